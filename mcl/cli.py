@@ -1,0 +1,126 @@
+"""The ``mcl`` command. Thin: each component contributes its sub-commands from
+``mcl/<component>/commands.py`` (a ``register(subparsers)`` function); this module
+only parses arguments, prints diagnostics and maps outcomes to exit codes.
+
+Exit codes: 0 success, 1 errors in the user's input (diagnostics printed),
+2 usage errors, 3 an internal error (a bug in mcl)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Iterable, Sequence
+
+from mcl import __version__
+from mcl.diagnostics import Diagnostic, McplError, SourceCache, render_json, render_text
+
+#: Components in the order their commands appear in ``mcl --help``.
+COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp")
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+DESCRIPTION = """\
+Many-Core Levels: write a kernel for an idealised machine, then refine it step by
+step toward real hardware with the compiler's performance feedback at every level.
+
+typical session:
+  mcl hwd list                              the hierarchy of hardware descriptions
+  mcl check kernel.mcpl                     syntax and semantic errors
+  mcl feedback kernel.mcpl                  what limits performance at the kernel's level
+  mcl translate --to gpu kernel.mcpl        the same kernel one or more levels down
+  mcl gen --target hopper kernel.mcpl -o out/   OpenCL kernel and launch plan
+  mcl run --target hopper kernel.mcpl --set n=2048   run, verify and time it
+  mcl lift explore sum.lift                 search implementations with Lift
+"""
+
+
+class UsageError(Exception):
+    """A wrong command line that argparse could not catch (exit status 2)."""
+
+
+def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--hwd-path", action="append", default=[], metavar="DIR",
+        help="extra directory of hardware descriptions (.hdl); may be repeated; "
+             "also read from MCL_HWD_PATH (separated by ':')")
+
+
+def hwd_search_path(args: argparse.Namespace) -> list[str]:
+    """Directories given with --hwd-path, then those of MCL_HWD_PATH."""
+    paths = list(getattr(args, "hwd_path", []) or [])
+    env = os.environ.get("MCL_HWD_PATH", "")
+    paths += [p for p in env.split(os.pathsep) if p]
+    return paths
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true",
+                        help="print diagnostics as JSON (for tools)")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the severity labels (default: auto)")
+
+
+def print_diagnostics(diagnostics: Iterable[Diagnostic], args: argparse.Namespace | None = None,
+                      sources: SourceCache | None = None, stream=None) -> int:
+    """Print diagnostics as text or JSON; return 1 if any is an error, else 0."""
+    diagnostics = list(diagnostics)
+    stream = stream or sys.stdout
+    if args is not None and getattr(args, "json", False):
+        print(render_json(diagnostics), file=stream)
+    elif diagnostics:
+        mode = getattr(args, "color", "auto") if args is not None else "auto"
+        color = mode == "always" or (mode == "auto" and stream.isatty()
+                                     and "NO_COLOR" not in os.environ)
+        print(render_text(diagnostics, sources, color=color), file=stream)
+    return EXIT_ERRORS if any(d.is_error for d in diagnostics) else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcl", description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"mcl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for component in COMPONENTS:
+        name = f"mcl.{component}.commands"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or usage error (2)
+        return int(e.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except McplError as e:
+        print_diagnostics(e.diagnostics, args, stream=sys.stderr)
+        return EXIT_ERRORS
+    except UsageError as e:
+        print(f"mcl: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("mcl: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception:  # a bug in mcl, not in the user's input
+        print("mcl: internal error: this is a bug in mcl, not in your input.\n"
+              "Please report it with the command line and the files involved.\n",
+              file=sys.stderr)
+        traceback.print_exc()
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""Choosing an OpenCL device and building programs on it, shared by the MCPL
+code generator and Lift.
+
+A device is chosen by a specification ``"PLATFORM:DEVICE"`` of case-insensitive
+substrings (either part may be empty), from ``--device`` or ``MCL_DEVICE``.
+Without one, a GPU is preferred, then any device; PoCL's CPU device is what a
+machine without a GPU has."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcl.diagnostics import McplError, error
+
+#: Where the NVIDIA driver's OpenCL library usually lies when it is installed.
+NVIDIA_LIBRARIES = ("/usr/lib/libnvidia-opencl.so.1",
+                    "/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1",
+                    "/usr/lib64/libnvidia-opencl.so.1")
+
+
+def _cl():
+    try:
+        import pyopencl
+    except ImportError as e:  # pragma: no cover - a dependency of the package
+        raise McplError(error("opencl-missing",
+                              f"pyopencl cannot be imported ({e})",
+                              hint="install the package again: pip install manycore-levels")) from e
+    return pyopencl
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    platform: str
+    name: str
+    kind: str            # "GPU", "CPU", "ACCELERATOR"
+    compute_units: int
+    local_memory: int    # bytes per work-group
+    max_work_group_size: int
+    global_memory: int
+    version: str
+
+    @property
+    def spec(self) -> str:
+        return f"{self.platform}:{self.name}"
+
+
+def _kind(dev) -> str:
+    cl = _cl()
+    t = dev.type
+    if t & cl.device_type.GPU:
+        return "GPU"
+    if t & cl.device_type.ACCELERATOR:
+        return "ACCELERATOR"
+    return "CPU"
+
+
+def describe(dev) -> DeviceInfo:
+    return DeviceInfo(platform=dev.platform.name.strip(), name=dev.name.strip(), kind=_kind(dev),
+                      compute_units=dev.max_compute_units, local_memory=dev.local_mem_size,
+                      max_work_group_size=dev.max_work_group_size,
+                      global_memory=dev.global_mem_size, version=dev.version.strip())
+
+
+def all_devices() -> list:
+    """Every OpenCL device of every platform (an empty list when there is none)."""
+    cl = _cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    devices = []
+    for p in platforms:
+        try:
+            devices.extend(p.get_devices())
+        except cl.Error:
+            continue
+    return devices
+
+
+def unregistered_nvidia_library() -> str | None:
+    """The path of an NVIDIA OpenCL library that the ICD loader does not list, if any."""
+    vendors = Path("/etc/OpenCL/vendors")
+    registered = ""
+    if vendors.is_dir():
+        registered = " ".join(p.read_text(errors="replace") for p in vendors.glob("*.icd"))
+    for lib in NVIDIA_LIBRARIES:
+        if Path(lib).exists() and "nvidia" not in registered.lower():
+            return lib
+    return None
+
+
+def registration_hint() -> str | None:
+    lib = unregistered_nvidia_library()
+    if lib is None:
+        return None
+    return (f"the NVIDIA OpenCL driver is installed ({lib}) but not registered; register it with:\n"
+            f"  echo {lib} > /etc/OpenCL/vendors/nvidia.icd")
+
+
+def select_device(spec: str | None = None):
+    """The device named by ``spec`` (or ``MCL_DEVICE``), else the best available."""
+    spec = spec if spec is not None else os.environ.get("MCL_DEVICE") or None
+    devices = all_devices()
+    if not devices:
+        hint = registration_hint() or ("install an OpenCL driver; `pip install "
+                                       "pocl-binary-distribution` gives a CPU device")
+        raise McplError(error("opencl-no-device", "no OpenCL device found", hint=hint))
+    if spec:
+        plat, _, name = spec.partition(":")
+        chosen = [d for d in devices
+                  if plat.lower() in d.platform.name.lower() and name.lower() in d.name.lower()]
+        if not chosen:
+            listing = ", ".join(f"'{describe(d).spec}'" for d in devices)
+            hint = f"available devices: {listing}"
+            extra = registration_hint()
+            if extra:
+                hint += "; " + extra
+            raise McplError(error("opencl-unknown-device",
+                                  f"no OpenCL device matches '{spec}'", hint=hint))
+        return chosen[0]
+    return sorted(devices, key=lambda d: {"GPU": 0, "ACCELERATOR": 1, "CPU": 2}[_kind(d)])[0]
+
+
+@dataclass
+class Runtime:
+    """A context and a profiling queue on one device."""
+
+    device: object
+    context: object
+    queue: object
+
+    @property
+    def info(self) -> DeviceInfo:
+        return describe(self.device)
+
+
+_runtimes: dict[str, Runtime] = {}
+
+
+def runtime(spec: str | None = None) -> Runtime:
+    """A (cached) context and profiling queue for the device ``spec`` selects."""
+    cl = _cl()
+    dev = select_device(spec)
+    key = describe(dev).spec
+    if key not in _runtimes:
+        ctx = cl.Context([dev])
+        queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        _runtimes[key] = Runtime(dev, ctx, queue)
+    return _runtimes[key]
+
+
+def build_program(context, source: str, options: list[str] | None = None,
+                  origin: str = "<generated>", line_map=None):
+    """Build OpenCL ``source``; a build failure becomes a diagnostic with the
+    compiler's log. ``line_map(cl_line) -> str | None`` may name the source
+    location (e.g. the MCPL line) that an OpenCL line came from."""
+    cl = _cl()
+    try:
+        return cl.Program(context, source).build(options=options or [])
+    except cl.RuntimeError as e:
+        log = str(e)
+        where = ""
+        if line_map is not None:
+            import re
+            m = re.search(r":(\d+):\d+: error", log)
+            if m:
+                loc = line_map(int(m.group(1)))
+                if loc:
+                    where = f" (from {loc})"
+        raise McplError(error("opencl-build-failed",
+                              f"the OpenCL compiler rejected the kernel of {origin}{where}:\n{log}",
+                              hint="this is usually a bug in the code generator; "
+                                   "please report it with the kernel")) from e

@@ -1,0 +1,18 @@
+def test_help_lists_commands(run_cli):
+    code, out, _ = run_cli("--help")
+    assert code == 0 and "devices" in out
+
+
+def test_no_command_is_a_usage_error(run_cli):
+    code, out, _ = run_cli()
+    assert code == 2 and "usage" in out
+
+
+def test_unknown_command_is_a_usage_error(run_cli):
+    code, _, err = run_cli("frobnicate")
+    assert code == 2 and "invalid choice" in err
+
+
+def test_devices_lists_pocl(run_cli):
+    code, out, _ = run_cli("devices")
+    assert code == 0 and "default:" in out
