@@ -16,7 +16,8 @@ Shape of the tree::
                             float[nb, mb][ts, ts] -> (("nb", "mb"), ("ts", "ts"))
     View(type, name)        the `as float[..] b` part of a declaration or statement
 
-  statements (all have ``comments``: the comment lines written just above them)
+  statements (all have ``comments``: the comment lines written just above them, with
+  "" standing for a blank line before the statement)
     Block(statements, end_comments)  Declaration(space, const, type, name, views, init)
     Assign(target, op, value)        IncDec(target, op)         ExprStmt(expr)
     Return(value)  If(cond, then, orelse)  For(init, cond, update, body)  While(cond, body)

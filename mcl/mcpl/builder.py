@@ -102,6 +102,7 @@ def _describe_expected(rules: list[Any]) -> list[str]:
     return words
 
 
+_BLANK_LINE_RE = re.compile(r"\n[ \t\r]*\n")
 _TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S")
 
 
@@ -302,16 +303,30 @@ class _Builder:
 
     def block(self, b: Any, comments: tuple[str, ...] = ()) -> ast.Block:
         out = []
+        prev_end: int | None = None
         for s in b.statements:
-            lead = self.take_comments(s._tx_position)
+            start = s._tx_position
+            lead = self.take_comments(start)
+            if prev_end is not None and self.blank_line_between(prev_end, start):
+                # A blank line is kept as an empty comment line: printed, it is
+                # an empty line again.
+                lead = ("",) + lead
             stmt = self.statement(s, lead)
+            prev_end = s._tx_position_end
             if stmt is not None:
-                trailing = self.take_trailing(s._tx_position_end)
+                trailing = self.take_trailing(prev_end)
                 if trailing:
+                    prev_end = self.comments[self._next_comment - 1][1]
                     stmt = _with_comments(stmt, stmt.comments + trailing)
                 out.append(stmt)
         end = self.take_comments(b._tx_position_end)
         return ast.Block(tuple(out), span=self.span(b), comments=comments, end_comments=end)
+
+    def blank_line_between(self, start: int, end: int) -> bool:
+        """Whether an empty line separates ``start`` from the first comment or ``end``."""
+        gap = self.source[start:end]
+        cut = gap.find("/")
+        return _BLANK_LINE_RE.search(gap if cut < 0 else gap[:cut]) is not None
 
     def statement(self, s: Any, comments: tuple[str, ...] = ()) -> ast.Stmt | None:
         kind = type(s).__name__

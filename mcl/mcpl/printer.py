@@ -11,7 +11,7 @@ from __future__ import annotations
 from mcl.mcpl import ast
 
 INDENT = "    "
-LINE_WIDTH = 100
+LINE_WIDTH = 90
 
 # Binding strength of expressions that are not binary operators.
 _TERNARY_PREC = 0
@@ -112,7 +112,8 @@ def _simple(s: ast.Stmt) -> str:
 
 
 def _comment_lines(comments: tuple[str, ...], pad: str) -> list[str]:
-    return [pad + c for c in comments]
+    # An empty comment stands for a blank line the programmer left.
+    return [pad + c if c else "" for c in comments]
 
 
 def _block_body(b: ast.Block, level: int) -> list[str]:
