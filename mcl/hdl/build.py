@@ -1,0 +1,418 @@
+"""From syntax to model: evaluates property values and units, types argument
+statements, and resolves reference statements (``on_chip;``,
+``perfect.hierarchy.threads;``) so that the model holds the real block.
+
+A :class:`Resolver` works over a set of parsed descriptions (a library), because a
+reference may lead into another description; it builds each top-level block once
+and detects reference cycles. Problems become diagnostics, never exceptions."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+
+from mcl.diagnostics import Diagnostic, Related, Span, error
+from mcl.hdl import language as L
+from mcl.hdl import model as M
+from mcl.hdl import syntax as S
+from mcl.hdl.units import (
+    COUNTABLE,
+    NUMBER,
+    UNLIMITED,
+    Symbolic,
+    dimension_of,
+    is_number,
+    normalise,
+    parse_unit,
+)
+
+
+def suggest(word: str, choices) -> str | None:
+    """The closest known word, for 'did you mean' hints."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+class _Failure(Exception):
+    """An expression that cannot be evaluated (the diagnostic is already recorded)."""
+
+
+class Resolver:
+    """Builds the models of a set of parsed descriptions. ``lookup(name)`` gives the
+    syntax of a description by name (None if there is none)."""
+
+    def __init__(self, lookup: Callable[[str], S.DescriptionSyntax | None]):
+        self._lookup = lookup
+        self._built: dict[tuple[str, str], M.Block | None] = {}
+        self._building: list[tuple[str, str]] = []
+        self._descriptions: dict[str, M.HardwareDescription] = {}
+        self.diagnostics: dict[str, list[Diagnostic]] = {}
+
+    def _report(self, desc: str, d: Diagnostic) -> None:
+        lst = self.diagnostics.setdefault(desc, [])
+        if d not in lst:
+            lst.append(d)
+
+    # ----------------------------------------------------------------- descriptions
+
+    def description(self, name: str) -> M.HardwareDescription | None:
+        """The model of a description (built on first request)."""
+        if name in self._descriptions:
+            return self._descriptions[name]
+        syn = self._lookup(name)
+        if syn is None:
+            return None
+        self.diagnostics.setdefault(name, [])
+        seen: dict[str, S.BlockStmt] = {}
+        for b in syn.blocks:
+            if b.name in seen:
+                self._report(name, error(
+                    "hdl-duplicate-block",
+                    f"there are two top-level blocks named '{b.name}' in '{name}'",
+                    b.name_span, "rename one of them; references find blocks by name",
+                    [Related(seen[b.name].name_span, "the first one is here")]))
+            else:
+                seen[b.name] = b
+        blocks = [self.top_block(name, b.name, b.name_span) for b in syn.blocks
+                  if seen.get(b.name) is b]
+        blocks = [b for b in blocks if b is not None]
+        parallelism = next((b for b in blocks if isinstance(b, M.Parallelism)), None)
+        device = next((b for b in blocks if b.kind == "device" and b.name == name), None)
+        hwd = M.HardwareDescription(
+            name=name, parent=syn.parent, file=syn.file, span=syn.span,
+            parallelism=parallelism, device=device if isinstance(device, M.DeviceBlock) else None,
+            blocks=tuple(blocks), parent_span=syn.parent_span, name_span=syn.name_span)
+        self._descriptions[name] = hwd
+        return hwd
+
+    # ----------------------------------------------------------------- blocks
+
+    def top_block(self, desc: str, name: str, use: Span | None) -> M.Block | None:
+        """The built top-level block ``name`` of description ``desc``."""
+        key = (desc, name)
+        if key in self._built:
+            return self._built[key]
+        if key in self._building:
+            cycle = self._building[self._building.index(key):] + [key]
+            text = " -> ".join(f"{d}.{b}" for d, b in cycle)
+            self._report(self._building[-1][0], error(
+                "hdl-reference-cycle", f"the references form a cycle: {text}",
+                use, "a block cannot contain itself; remove one of the references"))
+            return None
+        syn = self._lookup(desc)
+        stmt = next((b for b in syn.blocks if b.name == name), None) if syn else None
+        if stmt is None:
+            return None
+        self._building.append(key)
+        try:
+            block = self._block(desc, stmt)
+        finally:
+            self._building.pop()
+        self._built[key] = block
+        return block
+
+    def _block(self, desc: str, stmt: S.BlockStmt) -> M.Block | None:
+        cls = M.BLOCK_CLASSES.get(stmt.keyword)
+        if cls is None:
+            close = suggest(stmt.keyword, L.BLOCK_KEYWORDS)
+            self._report(desc, error(
+                "hdl-unknown-keyword", f"unknown block keyword '{stmt.keyword}'",
+                stmt.keyword_span,
+                f"did you mean '{close}'?" if close else
+                "a block starts with one of: " + ", ".join(L.BLOCK_KEYWORDS)))
+            return None
+        props: list[M.Property] = []
+        calls: list[M.Call] = []
+        flags: list[M.Flag] = []
+        placements: list[M.Placement] = []
+        for st in stmt.statements:
+            if isinstance(st, S.BlockStmt):
+                child = self._block(desc, st)
+                if child is not None:
+                    placements.append(M.Placement(child, st.span, None))
+            elif isinstance(st, S.PropertyStmt):
+                p = self._property(desc, st)
+                if p is not None:
+                    props.append(p)
+            elif isinstance(st, S.ArgStmt):
+                c = self._call(desc, st)
+                if c is not None:
+                    calls.append(c)
+            elif isinstance(st, S.NameStmt):
+                parts = st.name.parts
+                if len(parts) == 1 and parts[0] in L.FLAGS and not st.name.all_units:
+                    flags.append(M.Flag(parts[0], st.span))
+                    continue
+                target = self.reference(desc, st.name)
+                if target is not None:
+                    placements.append(M.Placement(target, st.span, parts))
+        return cls(kind=stmt.keyword, name=stmt.name, span=stmt.span,
+                   keyword_span=stmt.keyword_span, origin=desc, properties=tuple(props),
+                   calls=tuple(calls), flags=tuple(flags), placements=tuple(placements))
+
+    def reference(self, desc: str, name: S.Name) -> M.Block | None:
+        """Resolve a reference statement written in description ``desc``."""
+        parts = name.parts
+        syn = self._lookup(desc)
+        local = {b.name for b in syn.blocks} if syn else set()
+        if name.all_units:
+            self._report(desc, error(
+                "hdl-bad-reference", f"a reference statement cannot use '[*]': '{name.text}'",
+                name.span, "'[*]' is for connects(...); write the block's name alone"))
+            return None
+        if parts[0] in local:
+            start_desc, rest = desc, parts
+        elif len(parts) > 1 and self._lookup(parts[0]) is not None:
+            start_desc, rest = parts[0], parts[1:]
+            other = self._lookup(start_desc)
+            if not any(b.name == rest[0] for b in other.blocks):
+                close = suggest(rest[0], [b.name for b in other.blocks])
+                self._report(desc, error(
+                    "hdl-unresolved-reference",
+                    f"'{name.text}': description '{start_desc}' has no top-level block "
+                    f"'{rest[0]}'", name.span,
+                    f"did you mean '{start_desc}.{close}'?" if close else
+                    "top-level blocks of " + start_desc + ": "
+                    + ", ".join(b.name for b in other.blocks)))
+                return None
+        else:
+            if len(parts) == 1 and parts[0] in L.SYMBOLS:
+                msg = f"'{parts[0]}' is a value, not a statement"
+                hint = "write it as a property value, e.g. 'nr_units = unlimited;'"
+            else:
+                msg = f"unresolved reference '{name.text}'"
+                close = suggest(parts[0], list(local) + list(L.FLAGS))
+                hint = (f"did you mean '{close}'?" if close else
+                        "a reference names a top-level block of this description "
+                        "(on_chip;) or, qualified, of another one (perfect.hierarchy.threads;)")
+            self._report(desc, error("hdl-unresolved-reference", msg, name.span, hint))
+            return None
+        block = self.top_block(start_desc, rest[0], name.span)
+        walked = [start_desc, rest[0]] if start_desc != desc else [rest[0]]
+        for part in rest[1:]:
+            if block is None:
+                return None
+            child = block.child(part)
+            if child is None:
+                close = suggest(part, [c.name for c in block.children])
+                self._report(desc, error(
+                    "hdl-unresolved-reference",
+                    f"'{'.'.join(walked)}' has no block named '{part}' (in reference "
+                    f"'{name.text}')", name.span,
+                    f"did you mean '{close}'?" if close else
+                    "its blocks are: " + (", ".join(c.name for c in block.children) or "none")))
+                return None
+            block = child
+            walked.append(part)
+        return block
+
+    # ----------------------------------------------------------------- statements
+
+    def _property(self, desc: str, st: S.PropertyStmt) -> M.Property | None:
+        spec = L.PROPERTIES.get(st.name)
+        if spec is None:
+            close = suggest(st.name, L.PROPERTIES)
+            self._report(desc, error(
+                "hdl-unknown-property", f"unknown property '{st.name}'", st.name_span,
+                f"did you mean '{close}'?" if close else
+                "properties are: " + ", ".join(L.PROPERTIES)))
+            return None
+        try:
+            value = self._eval(desc, st.value)
+        except _Failure:
+            return None
+        if isinstance(value, bool) or value in ("full", "barrier"):
+            ok = spec.boolean if isinstance(value, bool) else value in spec.words
+            if not ok or st.unit is not None:
+                self._report(desc, error(
+                    "hdl-bad-value", f"'{st.name}' cannot be '{str(value).lower()}'",
+                    st.value.span, _value_hint(st.name, spec)))
+                return None
+            return M.Property(st.name, value, NUMBER, st.span)
+        if spec.boolean or spec.words:
+            self._report(desc, error(
+                "hdl-bad-value", f"'{st.name}' must be "
+                + (" or ".join(spec.words) if spec.words else "true or false"),
+                st.value.span, _value_hint(st.name, spec)))
+            return None
+        if isinstance(value, Symbolic) and not spec.symbolic:
+            self._report(desc, error(
+                "hdl-bad-value", f"'{st.name}' must be a number, not '{value}'",
+                st.value.span, _value_hint(st.name, spec)))
+            return None
+        if isinstance(value, Symbolic) and st.unit is None:
+            # `capacity = unlimited;` needs no unit: there is no number to scale
+            return M.Property(st.name, value, spec.dimensions[0], st.span)
+        unit_text = st.unit.text if st.unit is not None else spec.bare_unit
+        if unit_text is None:
+            self._report(desc, error(
+                "hdl-missing-unit", f"'{st.name}' needs a unit", st.span,
+                _value_hint(st.name, spec)))
+            return None
+        unit = parse_unit(unit_text) if unit_text else None
+        if unit_text and unit is None:
+            span = st.unit.span if st.unit is not None else st.span
+            close = suggest(unit_text, ["B", "kB", "MB", "GB", "bit", "cycles", "Hz", "MHz",
+                                        "GHz", "GB/s", "bit/s", "s"])
+            self._report(desc, error(
+                "hdl-unknown-unit", f"unknown unit '{unit_text}'", span,
+                (f"did you mean '{close}'? " if close else "")
+                + "units are a prefix k, M, G or T and B, bit, cycle(s), s or Hz, "
+                  "optionally per another (GB/s)"))
+            return None
+        dim = dimension_of(unit)
+        if dim not in spec.dimensions:
+            self._report(desc, error(
+                "hdl-wrong-unit",
+                f"'{st.name}' is not measured in {unit_text or 'plain numbers'}",
+                st.unit.span if st.unit is not None else st.span, _value_hint(st.name, spec)))
+            return None
+        if isinstance(value, Symbolic):
+            return M.Property(st.name, value, dim, st.span)
+        if st.name in ("nr_units", "max_nr_units", "nr_banks") and \
+                (not float(value).is_integer() or value < 0):
+            self._report(desc, error(
+                "hdl-bad-value", f"'{st.name}' must be a whole number, not {value}",
+                st.value.span, "write a non-negative integer, 'unlimited' or 'countable'"))
+            return None
+        result = normalise(value, unit)
+        if st.name in ("nr_units", "max_nr_units", "nr_banks"):
+            result = int(result)
+        return M.Property(st.name, result, dim, st.span)
+
+    def _call(self, desc: str, st: S.ArgStmt) -> M.Call | None:
+        if st.name not in L.CALLS:
+            close = suggest(st.name, L.CALLS)
+            self._report(desc, error(
+                "hdl-unknown-statement", f"unknown statement '{st.name}(...)'", st.name_span,
+                f"did you mean '{close}'?" if close else
+                "argument statements are: " + ", ".join(L.CALLS)))
+            return None
+        args = st.args
+
+        def bad(expected: str) -> None:
+            self._report(desc, error(
+                "hdl-bad-arguments", f"'{st.name}' takes {expected}", st.span,
+                f"write it as {_CALL_FORMS[st.name]}"))
+
+        try:
+            if st.name == "slots":
+                if len(args) != 2 or not isinstance(args[0], S.Name) or len(args[0].parts) != 1:
+                    return bad("a par_unit name and a number")
+                count = self._eval(desc, args[1])
+                if not (isinstance(count, Symbolic) or
+                        (is_number(count) and float(count).is_integer() and count >= 0)):
+                    return bad("a whole number of slots")
+                count = count if isinstance(count, Symbolic) else int(count)
+                return M.SlotsCall("slots", st.span, args[0].parts[0], count, args[0].span)
+            if st.name == "connects":
+                if len(args) < 2 or not all(isinstance(a, S.Name) for a in args):
+                    return bad("two (or more) device names")
+                return M.ConnectsCall("connects", st.span, tuple(
+                    M.Endpoint(a.parts, a.all_units, a.span) for a in args))
+            if st.name == "space":
+                if len(args) != 1 or not isinstance(args[0], S.Name) or len(args[0].parts) != 1:
+                    return bad("the name of one memory space")
+                return M.SpaceCall("space", st.span, args[0].parts[0], args[0].span)
+            if st.name == "op":
+                if len(args) != 2 or not isinstance(args[0], S.OperationSym | S.Str):
+                    return bad("an operation and a number of cycles")
+                cycles = self._eval(desc, args[1])
+                if not (is_number(cycles) or isinstance(cycles, Symbolic)) or \
+                        isinstance(cycles, bool):
+                    return bad("a number of cycles")
+                op = args[0].symbol if isinstance(args[0], S.OperationSym) else args[0].value
+                return M.OpCall("op", st.span, op, cycles)
+            if len(args) != 1 or not isinstance(args[0], S.Str):
+                return bad("the name of a feedback function as a string")
+            return M.FeedbackCall("performance_feedback", st.span, args[0].value)
+        except _Failure:
+            return None
+
+    def _eval(self, desc: str, e: S.Expr):
+        """Evaluate a value expression: numbers, + - * / and the symbolic words."""
+        if isinstance(e, S.Num):
+            return e.value
+        if isinstance(e, S.Name):
+            if len(e.parts) == 1 and not e.all_units:
+                word = e.parts[0]
+                if word == "unlimited":
+                    return UNLIMITED
+                if word == "countable":
+                    return COUNTABLE
+                if word in ("true", "false"):
+                    return word == "true"
+                if word in ("full", "barrier"):
+                    return word
+            self._report(desc, error(
+                "hdl-bad-value", f"'{e.text}' is not a value", e.span,
+                "write a number, unlimited, countable, true, false, full or barrier"))
+            raise _Failure
+        if isinstance(e, S.Neg):
+            v = self._eval(desc, e.operand)
+            if not is_number(v):
+                self._report(desc, error("hdl-bad-value", "only a number can be negated",
+                                         e.span, "remove the '-'"))
+                raise _Failure
+            return -v
+        if isinstance(e, S.BinOp):
+            a, b = self._eval(desc, e.left), self._eval(desc, e.right)
+            if isinstance(a, Symbolic) or isinstance(b, Symbolic):
+                if is_number(a) or is_number(b) or (isinstance(a, Symbolic)
+                                                     and isinstance(b, Symbolic)):
+                    return UNLIMITED if UNLIMITED in (a, b) else COUNTABLE
+            if not (is_number(a) and is_number(b)):
+                self._report(desc, error(
+                    "hdl-bad-value", f"'{e.op}' needs numbers on both sides", e.span,
+                    "arithmetic is on numbers only"))
+                raise _Failure
+            if e.op == "+":
+                return a + b
+            if e.op == "-":
+                return a - b
+            if e.op == "*":
+                return a * b
+            if b == 0:
+                self._report(desc, error("hdl-bad-value", "division by zero", e.span,
+                                         "divide by a number other than 0"))
+                raise _Failure
+            return a // b if isinstance(a, int) and isinstance(b, int) and a % b == 0 else a / b
+        what = "an operation" if isinstance(e, S.OperationSym) else "a string"
+        self._report(desc, error(
+            "hdl-bad-value", f"{what} is not a value here", e.span,
+            "operations and strings appear only in op(...) and performance_feedback(...)"))
+        raise _Failure
+
+
+_CALL_FORMS = {
+    "slots": "slots(par_unit, number);",
+    "connects": "connects(a, b); with device names, b.unit[*] for all units of a group",
+    "space": "space(memory_space);",
+    "op": 'op((+), cycles); or op("name", cycles);',
+    "performance_feedback": 'performance_feedback("function");',
+}
+
+
+def _value_hint(name: str, spec: L.PropertySpec) -> str:
+    examples = {
+        "capacity": "capacity = 48 kB;", "latency": "latency = 400 cycles;",
+        "bandwidth": "bandwidth = 177 GB/s;", "clock_frequency": "clock_frequency = 1.4 GHz;",
+        "cache_line_size": "cache_line_size = 128 B;", "width": "width = 384 bit;",
+        "addressable": "addressable = false;", "consistency": "consistency = barrier;",
+        "nr_units": "nr_units = 16;", "max_nr_units": "max_nr_units = 1024;",
+        "nr_banks": "nr_banks = 32;",
+    }
+    return f"for example: {examples.get(name, name + ' = 1;')}"
+
+
+def build_all(syntaxes: Mapping[str, S.DescriptionSyntax]) -> tuple[
+        dict[str, M.HardwareDescription], dict[str, list[Diagnostic]]]:
+    """Build every description of a mapping name -> syntax."""
+    r = Resolver(syntaxes.get)
+    models = {}
+    for name in syntaxes:
+        hwd = r.description(name)
+        if hwd is not None:
+            models[name] = hwd
+    return models, r.diagnostics
+

@@ -1,0 +1,269 @@
+"""The library of hardware descriptions: the bundled ones (``mcl/hwdescs/*.hdl``) plus
+those of user directories (``--hwd-path``, ``MCL_HWD_PATH``), the hierarchy that
+``specializes`` builds among them, and validation results per description."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from mcl.diagnostics import Diagnostic, McplError, Related, Span, error, has_errors
+from mcl.hdl import syntax as S
+from mcl.hdl.build import Resolver, suggest
+from mcl.hdl.model import HardwareDescription
+
+BUNDLED = Path(__file__).resolve().parent.parent / "hwdescs"
+ROOT = "perfect"
+_NAME_RE = re.compile(r"hardware_description\s+([A-Za-z_]\w*)")
+
+
+class HardwareLibrary:
+    """Hardware descriptions by name.
+
+    ``search_path``: directories of user ``.hdl`` files; a user description may
+    specialise a library one and may replace one of the same name (except
+    ``perfect``). ``files``: extra ``.hdl`` files (``mcl hwd check``). ``texts``:
+    file path -> text that wins over the file on disk (an editor's unsaved buffer)."""
+
+    def __init__(self, search_path: Sequence[str | Path] = (), files: Sequence[str | Path] = (),
+                 texts: Mapping[str, str] | None = None):
+        self._texts = dict(texts or {})
+        self._syntax: dict[str, S.DescriptionSyntax] = {}
+        self._file_diags: dict[str, list[Diagnostic]] = {}   # name -> load problems
+        self.load_diagnostics: list[Diagnostic] = []          # problems not tied to a name
+        self._broken: dict[str, list[Diagnostic]] = {}         # names whose file failed to parse
+        self._bundled: set[str] = set()
+        for path in sorted(BUNDLED.glob("*.hdl")):
+            self._add_file(path, bundled=True)
+        for d in search_path:
+            directory = Path(d)
+            if not directory.is_dir():
+                self.load_diagnostics.append(error(
+                    "hdl-path", f"hardware-description directory '{d}' does not exist",
+                    None, "check --hwd-path and MCL_HWD_PATH"))
+                continue
+            for path in sorted(directory.glob("*.hdl")):
+                self._add_file(path, bundled=False)
+        for f in files:
+            self._add_file(Path(f), bundled=False, explicit=True)
+        self._resolver = Resolver(self._syntax.get)
+        self._validated: dict[str, list[Diagnostic]] = {}
+
+    # ------------------------------------------------------------------ loading
+
+    def _read(self, path: Path) -> str:
+        key = str(path)
+        if key in self._texts:
+            return self._texts[key]
+        return path.read_text(encoding="utf-8")
+
+    def _add_file(self, path: Path, bundled: bool, explicit: bool = False) -> None:
+        try:
+            text = self._read(path)
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            self.load_diagnostics.append(error(
+                "hdl-file", f"cannot read hardware description '{path}': {reason}", None,
+                "check the file name; hardware descriptions are .hdl files"))
+            return
+        try:
+            syn = S.parse_text(text, str(path))
+        except McplError as e:
+            m = _NAME_RE.search(text)
+            name = m.group(1) if m else None
+            if name is None:
+                self.load_diagnostics.extend(e.diagnostics)
+            else:
+                self._broken[name] = list(e.diagnostics)
+                self._syntax.pop(name, None)
+            return
+        name = syn.name
+        self._broken.pop(name, None)
+        if name in self._syntax:
+            old = self._syntax[name]
+            if name == ROOT and name in self._bundled and not bundled:
+                self._file_diags.setdefault(name, []).append(error(
+                    "hdl-replaces-perfect", "the description 'perfect' is part of MCL and "
+                    "cannot be replaced", syn.name_span,
+                    "give your description another name and write 'specializes perfect;'"))
+                return
+            if not (name in self._bundled and not bundled):
+                # two user files define the same name: the later one would silently win
+                self._file_diags.setdefault(name, []).append(error(
+                    "hdl-duplicate-description",
+                    f"hardware description '{name}' is defined twice", syn.name_span,
+                    "rename one of them", [Related(old.name_span, "the other definition")]))
+                return
+            self._bundled.discard(name)
+        self._syntax[name] = syn
+        if bundled:
+            self._bundled.add(name)
+        stem = path.stem
+        if stem != name and not explicit:
+            self._file_diags.setdefault(name, []).append(error(
+                "hdl-file-name", f"the description '{name}' is in a file named '{path.name}'",
+                syn.name_span, f"rename the file to '{name}.hdl' so that it can be found"))
+
+    # ------------------------------------------------------------------ names and hierarchy
+
+    def names(self) -> list[str]:
+        """All descriptions, in hierarchy order (parents before children)."""
+        order: list[str] = []
+
+        def visit(n: str) -> None:
+            if n in order:
+                return
+            order.append(n)
+            for c in self.children(n):
+                visit(c)
+
+        for root in sorted(self.roots(), key=lambda r: (r != ROOT, r)):
+            visit(root)
+        for n in sorted(self._syntax):   # members of specializes cycles
+            if n not in order:
+                order.append(n)
+        return order
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._syntax
+
+    def is_bundled(self, name: str) -> bool:
+        return name in self._bundled
+
+    def file(self, name: str) -> str:
+        return self._syntax_of(name).file
+
+    def syntax(self, name: str) -> S.DescriptionSyntax:
+        return self._syntax_of(name)
+
+    def parent(self, name: str) -> str | None:
+        """The name given in ``specializes`` (None for a root)."""
+        return self._syntax_of(name).parent
+
+    def children(self, name: str) -> list[str]:
+        return sorted(n for n, s in self._syntax.items() if s.parent == name and n != name)
+
+    def roots(self) -> list[str]:
+        return sorted(n for n, s in self._syntax.items()
+                      if s.parent is None or s.parent not in self._syntax)
+
+    def ancestors(self, name: str) -> list[str]:
+        """Parent, grandparent, ... up to the root (stops at a cycle or a missing parent)."""
+        out: list[str] = []
+        p = self.parent(name)
+        while p is not None and p in self._syntax and p not in out and p != name:
+            out.append(p)
+            p = self._syntax[p].parent
+        return out
+
+    def is_descendant(self, name: str, ancestor: str) -> bool:
+        """Whether ``name`` lies strictly below ``ancestor`` in the hierarchy."""
+        return name in self._syntax and ancestor in self.ancestors(name)
+
+    def path(self, from_name: str, to_name: str) -> list[str]:
+        """The levels from ``from_name`` down to ``to_name``, both included; each
+        consecutive pair is one translation step. Raises McplError if ``to_name`` is
+        not ``from_name`` or one of its descendants."""
+        self._syntax_of(from_name)
+        self._syntax_of(to_name)
+        if from_name == to_name:
+            return [from_name]
+        up = self.ancestors(to_name)
+        if from_name not in up:
+            raise McplError(error(
+                "hdl-no-path", f"'{to_name}' is not below '{from_name}' in the hierarchy of "
+                f"hardware descriptions", None,
+                f"'{to_name}' descends from {' > '.join(reversed(up)) or 'nothing'}; "
+                "a kernel can only be translated down the hierarchy"))
+        chain = [to_name] + up[:up.index(from_name) + 1]
+        return chain[::-1]
+
+    def leaves(self) -> list[str]:
+        return [n for n in self.names() if not self.children(n)]
+
+    def _syntax_of(self, name: str) -> S.DescriptionSyntax:
+        syn = self._syntax.get(name)
+        if syn is None:
+            if name in self._broken:
+                raise McplError(self._broken[name])
+            close = suggest(name, self._syntax)
+            raise McplError(error(
+                "hdl-unknown-description", f"unknown hardware description '{name}'", None,
+                (f"did you mean '{close}'? " if close else "")
+                + "known: " + ", ".join(self.names())
+                + "; add directories of your own with --hwd-path or MCL_HWD_PATH"))
+        return syn
+
+    # ------------------------------------------------------------------ models
+
+    def model(self, name: str) -> HardwareDescription:
+        """The built model, even if it has errors (see :meth:`diagnostics`)."""
+        self._syntax_of(name)
+        hwd = self._resolver.description(name)
+        assert hwd is not None
+        return hwd
+
+    def get(self, name: str) -> HardwareDescription:
+        """The validated description; raises McplError with its errors if it is invalid."""
+        diags = self.diagnostics(name)
+        if has_errors(diags):
+            raise McplError([d for d in diags if d.is_error])
+        return self.model(name)
+
+    def diagnostics(self, name: str) -> list[Diagnostic]:
+        """Everything wrong with a description: load, reference and validation problems."""
+        if name in self._broken and name not in self._syntax:
+            return list(self._broken[name])
+        if name in self._validated:
+            return self._validated[name]
+        from mcl.hdl.validate import validate
+
+        hwd = self.model(name)
+        diags = list(self._file_diags.get(name, []))
+        diags += self._resolver.diagnostics.get(name, [])
+        for d in validate(hwd, self):
+            if d not in diags:
+                diags.append(d)
+        diags.sort(key=_order)
+        self._validated[name] = diags
+        return diags
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        out = list(self.load_diagnostics)
+        for broken in self._broken.values():
+            out += broken
+        for n in self.names():
+            out += self.diagnostics(n)
+        return out
+
+    def descriptions_in(self, file: str | Path) -> list[str]:
+        """Names of the descriptions read from a file."""
+        f = str(file)
+        return [n for n, s in self._syntax.items() if s.file == f]
+
+    def broken_in(self, file: str | Path) -> list[Diagnostic]:
+        f = str(file)
+        return [d for ds in self._broken.values() for d in ds if d.span and d.span.file == f]
+
+
+def _order(d: Diagnostic) -> tuple:
+    s = d.span or Span("", 0, 0, 0, 0)
+    return (s.file, s.line, s.column, d.code)
+
+
+@lru_cache(maxsize=16)
+def _library(search_path: tuple[str, ...]) -> HardwareLibrary:
+    return HardwareLibrary(search_path)
+
+
+def library(search_path: Sequence[str | Path] = ()) -> HardwareLibrary:
+    """The library for a search path, loaded once per process and search path."""
+    return _library(tuple(str(p) for p in search_path))
+
+
+def load_hardware(name: str, search_path: Sequence[str | Path] = ()) -> HardwareDescription:
+    """A validated hardware description by name (bundled or from ``search_path``).
+    Raises McplError with diagnostics if it is unknown or invalid."""
+    return library(search_path).get(name)
