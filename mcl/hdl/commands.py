@@ -1,0 +1,264 @@
+"""The ``mcl hwd`` commands: ``list`` (the hierarchy as a tree), ``show NAME`` (the
+parallelism hierarchy and the key device figures) and ``check FILE...`` (validate
+user descriptions)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mcl.cli import UsageError, add_hwd_path_option, add_output_options, hwd_search_path
+from mcl.diagnostics import Diagnostic, McplError, error
+from mcl.hdl import model as M
+from mcl.hdl.library import HardwareLibrary
+from mcl.hdl.units import BYTES, BYTES_PER_S, CYCLES, HZ, Symbolic, format_quantity
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("hwd", help="hardware descriptions: list, show, check",
+                       description="The hardware descriptions (HDL) mcl knows: the bundled "
+                                   "library and directories given with --hwd-path or "
+                                   "MCL_HWD_PATH.")
+    hsub = p.add_subparsers(dest="hwd_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: _usage(p))
+
+    pl = hsub.add_parser("list", help="the hierarchy of hardware descriptions as a tree")
+    add_hwd_path_option(pl)
+    pl.add_argument("--json", action="store_true", help="print the hierarchy as JSON")
+    pl.set_defaults(func=cmd_list)
+
+    ps = hsub.add_parser("show", help="the parallelism hierarchy and key figures of one level")
+    ps.add_argument("name", metavar="NAME", help="a hardware description, e.g. fermi")
+    add_hwd_path_option(ps)
+    ps.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ps.set_defaults(func=cmd_show)
+
+    pc = hsub.add_parser("check", help="validate hardware-description files")
+    pc.add_argument("files", nargs="+", metavar="FILE", help=".hdl files to check")
+    add_hwd_path_option(pc)
+    add_output_options(pc)
+    pc.set_defaults(func=cmd_check)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _library(args: argparse.Namespace, files=()) -> HardwareLibrary:
+    lib = HardwareLibrary(hwd_search_path(args), files=files)
+    if lib.load_diagnostics and not files:
+        raise McplError(lib.load_diagnostics)
+    return lib
+
+
+# --------------------------------------------------------------------------- list
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    lib = _library(args)
+    if args.json:
+        print(json.dumps([{"name": n, "parent": lib.parent(n), "file": lib.file(n),
+                           "bundled": lib.is_bundled(n), "leaf": not lib.children(n)}
+                          for n in lib.names()], indent=2))
+        return 0
+    lines: list[str] = []
+
+    def visit(name: str, prefix: str, last: bool, root: bool) -> None:
+        label = name + _tags(lib, name)
+        if root:
+            lines.append(label)
+            child_prefix = ""
+        else:
+            lines.append(prefix + ("└── " if last else "├── ") + label)
+            child_prefix = prefix + ("    " if last else "│   ")
+        kids = lib.children(name)
+        for i, c in enumerate(kids):
+            visit(c, child_prefix, i == len(kids) - 1, False)
+
+    for root in lib.roots():
+        visit(root, "", True, True)
+    print("\n".join(lines))
+    return 0
+
+
+def _tags(lib: HardwareLibrary, name: str) -> str:
+    tags = []
+    if not lib.children(name):
+        tags.append("leaf")
+    if not lib.is_bundled(name):
+        tags.append(lib.file(name))
+    if any(d.is_error for d in lib.diagnostics(name)):
+        tags.append("INVALID: mcl hwd check " + lib.file(name))
+    return f"  ({', '.join(tags)})" if tags else ""
+
+
+# --------------------------------------------------------------------------- show
+
+
+def _count(c) -> str:
+    return str(c) if isinstance(c, Symbolic) else f"{c:,}".replace(",", " ")
+
+
+def _q(value, dimension: str) -> str:
+    return format_quantity(value, dimension)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    lib = _library(args)
+    hwd = lib.get(args.name)
+    if args.json:
+        print(json.dumps(_figures(hwd, lib), indent=2, default=str))
+        return 0
+    out: list[str] = []
+    parents = " > ".join(list(reversed(lib.ancestors(hwd.name))) + [hwd.name])
+    out.append(f"{hwd.name}  ({parents}; {hwd.file})")
+    out.append("")
+    out.append("parallelism")
+    out += _hierarchy_lines(hwd)
+    unit = hwd.executing_unit()
+    out.append(f"  executing unit: {unit.name if unit else '-'}")
+    lock = hwd.lockstep_par_groups()
+    if lock:
+        out.append("  lock-step: " + ", ".join(g.name for g in lock))
+    out.append("")
+    out.append("device")
+    for pu in hwd.par_units():
+        for s in hwd.slots(pu.name):
+            out.append(f"  slots for {pu.name}: {_count(s.per_holder)} per {s.holder.name}"
+                       f" x {_count(s.holders)} = {_count(s.total)}")
+    for m in hwd.memories():
+        what = "cache " if isinstance(m, M.Cache) else "memory"
+        facts = [f"holds {', '.join(m.spaces)}", _q(m.capacity, BYTES)]
+        pos = hwd.position(m)
+        if pos is not None and pos.instances != 1:
+            facts[-1] += f" x {_count(pos.instances)}"
+        if isinstance(m, M.Cache) and m.cache_line_size:
+            facts.append(f"lines of {m.cache_line_size} B")
+        if m.nr_banks:
+            facts.append(f"{m.nr_banks} banks")
+        if not m.addressable:
+            facts.append("not addressable")
+        if m.latency is not None:
+            facts.append(_q(m.latency, CYCLES))
+        out.append(f"  {what} {m.name}: " + ", ".join(facts))
+    for ic in hwd.interconnects():
+        facts = [" <-> ".join(e.text for e in ic.endpoints)]
+        if ic.latency is not None:
+            facts.append(_q(ic.latency, CYCLES))
+        if ic.bandwidth is not None:
+            facts.append(_q(ic.bandwidth, BYTES_PER_S))
+        out.append(f"  link {ic.name}: " + ", ".join(facts))
+    clock = hwd.clock_frequency()
+    if clock:
+        out.append(f"  clock: {_q(clock, HZ)}")
+    lanes = hwd.execution_lanes()
+    if lanes:
+        out.append("  lanes for " + (unit.name if unit else "-") + ": "
+                   + ", ".join(f"{_count(s.holders)} x {s.holder.name}" for s in lanes))
+    peak = hwd.peak_flops()
+    out.append(f"  peak: {_q(peak, 'flop/s') if peak else 'unlimited or unknown'}")
+    default = hwd.default_memory_space()
+    if default is not None:
+        bw = hwd.memory_bandwidth(default.name)
+        out.append(f"  bandwidth of {default.name}: "
+                   f"{_q(bw, BYTES_PER_S) if bw else 'unlimited or unknown'}")
+    speed = hwd.spaces_by_speed()
+    if speed:
+        out.append("  memory spaces, fastest first: " + " > ".join(speed))
+    fb = hwd.feedback_functions()
+    if fb:
+        out.append("  performance feedback: " + ", ".join(fb))
+    print("\n".join(out))
+    return 0
+
+
+def _hierarchy_lines(hwd: M.HardwareDescription) -> list[str]:
+    out: list[str] = []
+
+    def spaces(scope, indent: str) -> None:
+        for ms in scope.memory_spaces:
+            flags = [f for f in ("default", "read_only") if ms.has_flag(f)]
+            holders = [m.name for m in hwd.memories_holding(ms.name)]
+            out.append(f"{indent}memory_space {ms.name}"
+                       + (f" ({', '.join(flags)})" if flags else "")
+                       + (f"  in {', '.join(holders)}" if holders else ""))
+
+    if hwd.parallelism is not None:
+        spaces(hwd.parallelism, "  ")
+    indent = "  "
+    for g in hwd.par_groups():
+        n = f"{'exactly' if g.exact else 'up to'} {_count(g.size)}"
+        out.append(f"{indent}par_group {g.name}: {n} units")
+        spaces(g, indent + "  ")
+        if g.unit is not None:
+            out.append(f"{indent}  par_unit {g.unit.name}")
+            spaces(g.unit, indent + "    ")
+        indent += "    "
+    return out
+
+
+def _figures(hwd: M.HardwareDescription, lib: HardwareLibrary) -> dict:
+    def val(v):
+        return str(v) if isinstance(v, Symbolic) else v
+
+    return {
+        "name": hwd.name, "parent": hwd.parent, "file": hwd.file,
+        "ancestors": lib.ancestors(hwd.name),
+        "par_groups": [{"name": g.name, "size": val(g.size), "exact": g.exact,
+                        "unit": g.unit.name if g.unit else None,
+                        "memory_spaces": [m.name for m in g.memory_spaces],
+                        "unit_memory_spaces": [m.name for m in g.unit.memory_spaces]
+                        if g.unit else []} for g in hwd.par_groups()],
+        "executing_unit": hwd.executing_unit().name if hwd.executing_unit() else None,
+        "memory_spaces": [{"name": m.name, "default": m.is_default, "read_only": m.read_only,
+                           "memories": [x.name for x in hwd.memories_holding(m.name)]}
+                          for m in hwd.memory_spaces()],
+        "memories": [{"name": m.name, "cache": isinstance(m, M.Cache), "spaces": list(m.spaces),
+                      "capacity": val(m.capacity), "nr_banks": m.nr_banks,
+                      "cache_line_size": m.cache_line_size if isinstance(m, M.Cache) else None}
+                     for m in hwd.memories()],
+        "slots": {u.name: [{"holder": s.holder.name, "per_holder": val(s.per_holder),
+                            "total": val(s.total)} for s in hwd.slots(u.name)]
+                  for u in hwd.par_units()},
+        "lockstep_par_groups": [g.name for g in hwd.lockstep_par_groups()],
+        "clock_frequency": hwd.clock_frequency(),
+        "peak_flops": hwd.peak_flops(),
+        "spaces_by_speed": hwd.spaces_by_speed(),
+        "feedback_functions": hwd.feedback_functions(),
+    }
+
+
+# --------------------------------------------------------------------------- check
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    files = [Path(f) for f in args.files]
+    diags: list[Diagnostic] = []
+    for f in files:
+        if f.suffix not in (".hdl",) and f.is_file():
+            raise UsageError(f"'{f}' is not a hardware description (.hdl file)")
+        if not f.is_file():
+            diags.append(error("hdl-file", f"cannot read hardware description '{f}': "
+                                           "no such file", None,
+                               "check the path; descriptions are .hdl files"))
+    existing = [f for f in files if f.is_file()]
+    lib = HardwareLibrary(hwd_search_path(args), files=existing)
+    diags += lib.load_diagnostics
+    for f in existing:
+        diags += [d for d in lib.broken_in(f) if d not in diags]
+        for name in lib.descriptions_in(f):
+            diags += [d for d in lib.diagnostics(name) if d not in diags]
+    from mcl.cli import print_diagnostics
+
+    code = print_diagnostics(diags, args)
+    if not args.json:
+        errors = sum(1 for d in diags if d.is_error)
+        warnings = len(diags) - errors
+        if code == 0:
+            print(f"{len(existing)} file(s) checked: no errors"
+                  + (f", {warnings} warning(s)" if warnings else ""))
+        else:
+            print(f"{errors} error(s), {warnings} warning(s)")
+    return code
