@@ -357,6 +357,31 @@ def substitute(n: Node, mapping: dict[Param, Expr]) -> Node:
     return with_children(n, new)
 
 
+def bind_sizes(n, values: dict):
+    """``n`` (a node or a Program) with size symbols replaced by numbers: sizes in
+    pattern parameters and in parameter types. ``values`` maps symbols (or their
+    names) to ints."""
+    from mcl.lift.types import subst
+    vals = {(size_symbol(k) if isinstance(k, str) else k): v for k, v in values.items()}
+    if isinstance(n, Program):
+        body = bind_sizes(n.body, vals)
+        return replace(n, body=body)
+    if isinstance(n, Param):
+        return replace(n, type=subst(n.type, vals)) if n.type is not None else n
+    if isinstance(n, Lambda):
+        return Lambda(tuple(bind_sizes(p, vals) for p in n.params), bind_sizes(n.body, vals),
+                      n.span)
+    if isinstance(n, Prim):
+        args = tuple(bind_sizes(a, vals) if isinstance(a, Node) else
+                     (sympy.sympify(a).subs(vals) if isinstance(a, sympy.Basic) else a)
+                     for a in n.args)
+        return Prim(n.name, args, n.dim, n.span)
+    kids = children(n)
+    if not kids:
+        return n
+    return with_children(n, [bind_sizes(c, vals) for c in kids])
+
+
 def free_params(n: Node) -> set[Param]:
     if isinstance(n, Param):
         return {n}
