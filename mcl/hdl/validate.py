@@ -230,7 +230,7 @@ class _Validator:
                     at(p.span),
                     (f"move {c.kind} '{c.name}' into " + " or ".join(_ARTICLE[h] for h in hosts))
                     if hosts else f"{c.kind} blocks are top-level only"))
-            if c.name in names and names[c.name].block is not c:
+            if c.name in names:
                 self.add(error("hdl-duplicate-block",
                                f"{b.kind} '{b.name}' holds two blocks named '{c.name}'",
                                at(p.span), "rename one; references find blocks by name",

@@ -1,0 +1,230 @@
+"""Each validation rule with a failing example: a minimal valid description, mutated."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hdl.conftest import codes
+
+VALID = """\
+hardware_description user;
+specializes perfect;
+
+parallelism hierarchy {
+  memory_space main { default; }
+  par_group blocks {
+    max_nr_units = 64;
+    par_unit block {
+      memory_space near { }
+      par_group threads {
+        max_nr_units = 128;
+        par_unit thread {
+          memory_space reg { default; }
+        }
+      }
+    }
+  }
+}
+
+device user {
+  mem;
+  link;
+  cores;
+}
+
+memory mem {
+  space(main);
+  capacity = 2 GB;
+}
+
+interconnect link {
+  connects(mem, cores.core[*]);
+  latency = 300 cycles;
+  bandwidth = 100 GB/s;
+}
+
+execution_group cores {
+  nr_units = 8;
+  clock_frequency = 1 GHz;
+  execution_unit core {
+    slots(block, 2);
+    scratch;
+    regs;
+    simd_group lanes {
+      nr_units = 32;
+      simd_unit lane {
+        slots(thread, 1);
+        perfect.ops;
+      }
+    }
+  }
+}
+
+cache scratch {
+  space(near);
+  capacity = 32 kB;
+  cache_line_size = 64 B;
+}
+
+memory regs {
+  space(reg);
+  addressable = false;
+  capacity = 64 kB;
+}
+"""
+
+
+def mutate(old: str, new: str) -> str:
+    assert old in VALID, old
+    return VALID.replace(old, new, 1)
+
+
+def test_the_base_example_is_valid(check):
+    hwd, diags = check(VALID)
+    assert diags == []
+    assert hwd.peak_flops() == 8 * 32 * 1e9
+    assert hwd.is_faster("near", "main")
+    assert [g.name for g in hwd.lockstep_par_groups()] == ["threads"]
+
+
+CASES = [
+    # (code, old text, new text, a piece of the source line the diagnostic points at)
+    ("hdl-syntax", "capacity = 2 GB;", "capacity = 2 GB", "}"),
+    ("hdl-syntax", "par_unit thread {", "par_unit thread", "memory_space reg"),
+    ("hdl-unknown-keyword", "memory mem {", "memroy mem {", "memroy"),
+    ("hdl-unknown-property", "capacity = 2 GB;", "capasity = 2 GB;", "capasity"),
+    ("hdl-unknown-unit", "capacity = 2 GB;", "capacity = 2 Gb;", "Gb"),
+    ("hdl-wrong-unit", "capacity = 2 GB;", "capacity = 2 GHz;", "GHz"),
+    ("hdl-missing-unit", "capacity = 2 GB;", "capacity = 2;", "capacity = 2;"),
+    ("hdl-bad-value", "nr_units = 8;", "nr_units = true;", "true"),
+    ("hdl-bad-value", "nr_units = 8;", "nr_units = 2.5;", "2.5"),
+    ("hdl-bad-value", "nr_units = 8;", "nr_units = 8 / 0;", "8 / 0"),
+    ("hdl-bad-value", "nr_units = 8;", "nr_units = cores;", "cores"),
+    ("hdl-unknown-statement", "space(main);", "spaces(main);", "spaces"),
+    ("hdl-bad-arguments", "slots(block, 2);", "slots(block);", "slots(block)"),
+    ("hdl-bad-arguments", "space(main);", "space(main, reg);", "space(main, reg)"),
+    ("hdl-property-not-allowed", "space(main);", "space(main);\n  nr_units = 2;", "nr_units"),
+    ("hdl-property-not-allowed", "par_unit thread {", "par_unit thread {\n latency = 1 cycle;",
+     "latency"),
+    ("hdl-property-not-allowed", "slots(block, 2);", "slots(block, 2);\n default;", "default"),
+    ("hdl-property-not-allowed", "space(main);", "space(main);\n slots(thread, 1);", "slots"),
+    ("hdl-duplicate-property", "capacity = 2 GB;", "capacity = 2 GB; capacity = 1 GB;",
+     "capacity"),
+    ("hdl-missing-property", "    max_nr_units = 64;\n", "", "par_group blocks"),
+    ("hdl-conflicting-property", "max_nr_units = 64;", "max_nr_units = 64; nr_units = 4;",
+     "max_nr_units = 64"),
+    ("hdl-missing-property", "  space(main);\n  capacity = 2 GB;", "  capacity = 2 GB;",
+     "memory mem"),
+    ("hdl-missing-property", "  cache_line_size = 64 B;\n", "", "cache scratch"),
+    ("hdl-missing-property", "  connects(mem, cores.core[*]);\n", "", "interconnect link"),
+    ("hdl-missing-property", "    slots(block, 2);\n", "", "execution_group cores"),
+    ("hdl-missing-property", "        slots(thread, 1);\n", "", "simd_group lanes"),
+    ("hdl-unknown-space", "space(near);", "space(nearby);", "nearby"),
+    ("hdl-unknown-par-unit", "slots(block, 2);", "slots(blocks, 2);", "blocks"),
+    ("hdl-unresolved-endpoint", "connects(mem, cores.core[*]);", "connects(mem, cpus.core[*]);",
+     "cpus"),
+    ("hdl-bad-endpoint", "connects(mem, cores.core[*]);", "connects(mem[*], cores.core[*]);",
+     "mem[*]"),
+    ("hdl-unresolved-reference", "  scratch;\n", "  scratchpad;\n", "scratchpad"),
+    ("hdl-unresolved-reference", "perfect.ops;", "perfect.opps;", "perfect.opps"),
+    ("hdl-unresolved-reference", "perfect.ops;", "perfect.cores.nothing;", "nothing"),
+    ("hdl-unresolved-reference", "perfect.ops;", "unlimited;", "unlimited"),
+    ("hdl-bad-nesting", "    regs;\n    simd_group", "    regs;\n    link;\n    simd_group",
+     "link;"),
+    ("hdl-bad-nesting", "memory_space near { }", "memory_space near { }\n mem;", "mem;"),
+    ("hdl-bad-nesting", "perfect.ops;", "perfect.hierarchy.threads;", "perfect.hierarchy"),
+    ("hdl-missing-block", "        par_unit thread {\n          memory_space reg { default; }\n"
+     "        }\n", "", "par_group threads"),
+    ("hdl-too-many", "  par_group blocks {", "  par_group other { nr_units = 2; par_unit o {} }\n"
+     "  par_group blocks {", "par_group blocks"),
+    ("hdl-duplicate-block", "  link;\n", "  link;\n  link;\n", None),
+    ("hdl-duplicate-block", "cache scratch {", "memory mem { space(main); }\ncache scratch {",
+     "mem"),
+    ("hdl-duplicate-name", "memory_space near { }", "memory_space main { }", "main"),
+    ("hdl-two-defaults", "memory_space near { }", "memory_space near { }\n memory_space near2 "
+     "{ default; } memory_space near3 { default; }", "near3"),
+    ("hdl-missing-device", "device user {", "device usr {", "hardware_description"),
+    ("hdl-missing-parallelism", "parallelism hierarchy {", "device_group hierarchy {",
+     "hardware_description"),
+    ("hdl-missing-parent", "specializes perfect;", "specializes perfekt;", "perfekt"),
+    ("hdl-specializes-cycle", "specializes perfect;", "specializes user;", "specializes"),
+    ("hdl-reference-cycle", "    regs;\n", "    regs;\n    cores;\n", None),
+    ("hdl-child-hierarchy", "max_nr_units = 128;", "max_nr_units = unlimited;", None),
+    ("hdl-child-memory-space", "          memory_space reg { default; }\n", "", "specializes"),
+    ("hdl-child-memory-space", "  memory_space main { default; }\n",
+     "  memory_space main { default; read_only; }\n", "specializes"),
+]
+
+
+@pytest.mark.parametrize("code,old,new,line", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_rule(check, code, old, new, line):
+    text = mutate(old, new)
+    _, diags = check(text)
+    assert code in codes(diags), [f"{d.code}: {d.message}" for d in diags]
+    d = next(d for d in diags if d.code == code)
+    assert d.span is not None and d.span.file.endswith("user.hdl")
+    assert d.span.line >= 1 and d.span.column >= 1
+    if line is not None:
+        source = text.splitlines()[d.span.line - 1]
+        assert line in source, (d, source)
+    assert d.hint, "every diagnostic says what to change"
+
+
+def test_unused_block_is_a_warning(check):
+    _, diags = check(VALID + "\nmemory spare { space(main); capacity = 1 kB; }\n")
+    assert codes(diags) == []
+    assert "hdl-unused-block" in [d.code for d in diags]
+
+
+def test_no_parent_is_a_warning(check):
+    _, diags = check(mutate("specializes perfect;\n", ""))
+    assert codes(diags) == []
+    assert "hdl-no-parent" in [d.code for d in diags]
+
+
+def test_specializes_cycle_between_two_files(tmp_path):
+    from mcl.hdl import HardwareLibrary
+
+    (tmp_path / "a.hdl").write_text(mutate("hardware_description user;",
+                                           "hardware_description a;")
+                                    .replace("specializes perfect;", "specializes b;")
+                                    .replace("device user {", "device a {"))
+    (tmp_path / "b.hdl").write_text(mutate("hardware_description user;",
+                                           "hardware_description b;")
+                                    .replace("specializes perfect;", "specializes a;")
+                                    .replace("device user {", "device b {"))
+    lib = HardwareLibrary([tmp_path])
+    assert "hdl-specializes-cycle" in codes(lib.diagnostics("a"))
+    assert "a" in lib.names() and "b" in lib.names()
+
+
+def test_replacing_perfect_is_refused(tmp_path):
+    from mcl.hdl import HardwareLibrary
+
+    (tmp_path / "perfect.hdl").write_text(
+        mutate("hardware_description user;", "hardware_description perfect;")
+        .replace("specializes perfect;\n", "").replace("device user {", "device perfect {"))
+    lib = HardwareLibrary([tmp_path])
+    assert "hdl-replaces-perfect" in codes(lib.diagnostics("perfect"))
+    assert lib.file("perfect").endswith("mcl/hwdescs/perfect.hdl")
+
+
+def test_file_name_must_match(tmp_path):
+    from mcl.hdl import HardwareLibrary
+
+    (tmp_path / "other.hdl").write_text(VALID)
+    lib = HardwareLibrary([tmp_path])
+    assert "hdl-file-name" in codes(lib.diagnostics("user"))
+
+
+def test_units_are_normalised(check):
+    hwd, diags = check(mutate("capacity = 2 GB;", "capacity = 32768 * 32 bit;")
+                       .replace("bandwidth = 100 GB/s;", "bandwidth = 8 Gbit/s;")
+                       .replace("capacity = 32 kB;", "capacity = 128B;"))
+    assert diags == []
+    assert hwd.memories_holding("main")[0].capacity == 32768 * 4
+    assert hwd.memory_bandwidth("main") == 1e9
+    assert hwd.memories_holding("near")[0].capacity == 128
+    assert hwd.clock_frequency() == 1e9
+    assert hwd.memory_latency("main") == 300
