@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from mcl.mcpl.builder import parse
 from mcl.mcpl.printer import print_expr, print_function, print_module, print_statement, print_type
+from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Symbol, check, load_module
 from mcl.mcpl.source import parse_file, read_source
 
-__all__ = ["parse", "parse_file", "read_source", "print_module", "print_function",
-           "print_statement", "print_expr", "print_type"]
+__all__ = [
+    "check", "load_module", "CheckedModule", "FunctionInfo", "Symbol",
+    "parse", "parse_file", "read_source",
+    "print_module", "print_function", "print_statement", "print_expr", "print_type",
+]

@@ -1,0 +1,273 @@
+"""Resolution results of an MCPL module and the loading of modules and their imports.
+
+``check(path_or_module)`` parses (if needed), loads imports (hardware descriptions
+and MCPL modules, relative to the importing file, on a search path and in the
+bundled standard library under ``mcl/mcpl/lib``), runs the checks of
+``mcl.mcpl.checks`` and returns a :class:`CheckedModule`: the module, its
+diagnostics and the tables later passes need (the declaration of every name,
+the memory space and type of every declaration, the par_group of every
+foreach, the hardware description of every function, what each function reads
+and writes, the loops around any node) so that no pass re-derives them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, McplError, Span, error, has_errors, sort_key
+from mcl.mcpl import ast
+
+#: The bundled standard library: ``import lib.atomics;`` reads ``lib/atomics.mcpl`` here.
+STDLIB = Path(__file__).with_name("lib")
+
+
+@dataclass(eq=False)
+class Symbol:
+    """A declared name: a parameter, a local variable, a view or a foreach/for index.
+
+    ``node`` is the declaring AST node (Param, Declaration or View). ``space`` is the
+    memory space (the explicit modifier or the default of the hardware description;
+    None for read-only scalars without either). ``written`` and ``read`` are filled
+    in by the checks."""
+
+    name: str
+    kind: str                  # "param" | "local" | "index" | "view" | "loop"
+    node: ast.Node
+    type: ast.Type
+    space: str | None = None
+    const: bool = False
+    function: str = ""
+    foreach: ast.ForEach | None = None   # for foreach indices: their loop
+    init: ast.Expr | None = None
+    written: bool = False
+    read: bool = False
+    # Foreach loops whose index this variable's value depends on (by id).
+    index_deps: frozenset[int] = frozenset()
+
+    @property
+    def span(self) -> Span:
+        return self.node.span
+
+    @property
+    def explicit_space(self) -> str | None:
+        return getattr(self.node, "space", None)
+
+
+@dataclass
+class FunctionInfo:
+    """What the checks learned about one function."""
+
+    function: ast.Function
+    hardware: Any = None                     # mcl.hdl HardwareDescription or None
+    params: tuple[Symbol, ...] = ()
+    module: str = ""                         # name of the module that defines it
+    reads: frozenset[str] = frozenset()      # parameter names read
+    writes: frozenset[str] = frozenset()     # parameter names written (also through calls)
+
+    @property
+    def is_library(self) -> bool:
+        """Whether it comes from the bundled standard library (lib.atomics, ...)."""
+        return Path(self.function.span.file).resolve().parent == STDLIB.resolve()
+
+    @property
+    def written_indices(self) -> frozenset[int]:
+        return frozenset(i for i, p in enumerate(self.function.params) if p.name in self.writes)
+
+
+@dataclass
+class CheckedModule:
+    """A module with its diagnostics and resolution tables (keyed by node identity)."""
+
+    module: ast.Module
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    #: imported modules by dotted name (checked), and hardware descriptions by name
+    modules: dict[str, CheckedModule] = field(default_factory=dict)
+    hardware: dict[str, Any] = field(default_factory=dict)
+    #: record types visible in the module (its own and imported ones)
+    types: dict[str, ast.TypeDef] = field(default_factory=dict)
+    _names: dict[int, Symbol] = field(default_factory=dict, repr=False)
+    _decls: dict[int, Symbol] = field(default_factory=dict, repr=False)
+    _loops: dict[int, tuple[ast.Stmt, ...]] = field(default_factory=dict, repr=False)
+    _groups: dict[int, Any] = field(default_factory=dict, repr=False)
+    _callees: dict[int, FunctionInfo] = field(default_factory=dict, repr=False)
+    _function_of: dict[int, ast.Function] = field(default_factory=dict, repr=False)
+
+    # ---- queries
+
+    @property
+    def has_errors(self) -> bool:
+        return has_errors(self.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+    def declaration_of(self, name: ast.Name | ast.Node) -> Symbol | None:
+        """The symbol a Name refers to (None if it is undeclared)."""
+        return self._names.get(id(name))
+
+    def symbol(self, decl: ast.Node) -> Symbol | None:
+        """The symbol declared by a Param, Declaration or View node."""
+        return self._decls.get(id(decl))
+
+    def space_of(self, decl: ast.Node) -> str | None:
+        """Memory space of a declaration or parameter: explicit, else the default."""
+        sym = self.symbol(decl)
+        return sym.space if sym else None
+
+    def type_of(self, decl: ast.Node) -> ast.Type | None:
+        sym = self.symbol(decl)
+        return sym.type if sym else None
+
+    def par_group_of(self, foreach: ast.ForEach) -> Any:
+        """The mcl.hdl ParGroup a foreach maps to (None if the group is unknown)."""
+        return self._groups.get(id(foreach))
+
+    def info(self, function: ast.Function | str) -> FunctionInfo | None:
+        name = function if isinstance(function, str) else function.name
+        return self.functions.get(name)
+
+    def hardware_of(self, function: ast.Function | str) -> Any:
+        """The hardware description (mcl.hdl model) a function is written for."""
+        info = self.info(function)
+        return info.hardware if info else None
+
+    def reads(self, function: ast.Function | str) -> frozenset[str]:
+        info = self.info(function)
+        return info.reads if info else frozenset()
+
+    def writes(self, function: ast.Function | str) -> frozenset[str]:
+        info = self.info(function)
+        return info.writes if info else frozenset()
+
+    def loops_around(self, node: ast.Node) -> tuple[ast.Stmt, ...]:
+        """The ForEach/For/While statements enclosing a statement or expression,
+        outermost first (the node itself not included)."""
+        return self._loops.get(id(node), ())
+
+    def foreach_around(self, node: ast.Node) -> tuple[ast.ForEach, ...]:
+        return tuple(s for s in self.loops_around(node) if isinstance(s, ast.ForEach))
+
+    def callee(self, call: ast.Call) -> FunctionInfo | None:
+        """The user or library function a call refers to (None for built-ins)."""
+        return self._callees.get(id(call))
+
+    def function_of(self, node: ast.Node) -> ast.Function | None:
+        """The function a statement or expression belongs to."""
+        return self._function_of.get(id(node))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def module_search_path(search_path: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
+    """Directories searched for imported modules: ``search_path``, then MCL_PATH."""
+    dirs = [Path(p) for p in search_path]
+    dirs += [Path(p) for p in os.environ.get("MCL_PATH", "").split(os.pathsep) if p]
+    return dirs
+
+
+def find_module(path: tuple[str, ...], importer: str | None,
+                search_path: Sequence[str | os.PathLike[str]] = ()) -> Path | None:
+    """The file of an imported module: relative to the importing file, on the search
+    path, then in the bundled standard library (``lib.*``)."""
+    dirs: list[Path] = []
+    if importer and not importer.startswith("<"):
+        dirs.append(Path(importer).resolve().parent)
+    dirs += module_search_path(search_path)
+    for d in dirs:
+        for ext in (".mcpl", ".mcl"):
+            f = d.joinpath(*path[:-1], path[-1] + ext)
+            if f.is_file():
+                return f
+    if path[0] == "lib" and len(path) > 1:
+        f = STDLIB.joinpath(*path[1:-1], path[-1] + ".mcpl")
+        if f.is_file():
+            return f
+    return None
+
+
+def hardware_library(search_path: Sequence[str | os.PathLike[str]] = ()) -> Any:
+    """The mcl.hdl library of hardware descriptions for a search path (cached there)."""
+    from mcl.hdl.library import library
+
+    return library(search_path)
+
+
+def load_module(path: str | os.PathLike[str],
+                search_path: Sequence[str | os.PathLike[str]] = ()) -> CheckedModule:
+    """Parse and check a module file with its imports (see :func:`check`)."""
+    return check(path, search_path)
+
+
+def check(path_or_module: str | os.PathLike[str] | ast.Module,
+          search_path: Sequence[str | os.PathLike[str]] = (),
+          *, source: str | None = None) -> CheckedModule:
+    """Resolve and check a module (a path, or an already parsed Module).
+
+    ``search_path``: extra directories holding hardware descriptions (.hdl) and
+    MCPL modules; MCL_PATH adds module directories. ``source`` checks this text
+    instead of the file's contents (the language server passes unsaved text).
+    Syntax errors do not raise: they come back as diagnostics of a CheckedModule
+    whose module is empty."""
+    loader = _Loader(tuple(str(p) for p in search_path))
+    return loader.check(path_or_module, source)
+
+
+class _Loader:
+    """Checks a module and, once each, the modules it imports (cycles are reported)."""
+
+    def __init__(self, search_path: tuple[str, ...]):
+        self.search_path = search_path
+        self.done: dict[str, CheckedModule] = {}
+        self.active: list[str] = []
+
+    def check(self, what: str | os.PathLike[str] | ast.Module,
+              source: str | None = None) -> CheckedModule:
+        from mcl.mcpl.builder import parse
+        from mcl.mcpl.checks import check_module
+        from mcl.mcpl.source import read_source
+
+        if isinstance(what, ast.Module):
+            module = what
+        else:
+            file = str(what)
+            try:
+                text = read_source(file) if source is None else source
+                module = parse(text, file)
+            except McplError as e:
+                empty = ast.Module("<error>", file=file)
+                return CheckedModule(empty, sorted(e.diagnostics, key=sort_key))
+        key = str(Path(module.file).resolve()) if not module.file.startswith("<") else module.file
+        self.active.append(key)
+        try:
+            return check_module(module, self)
+        finally:
+            self.active.pop()
+
+    def import_module(self, imp: ast.Import, importer: ast.Module
+                      ) -> tuple[CheckedModule | None, list[Diagnostic]]:
+        """The checked module an import names, or None with the reason."""
+        f = find_module(imp.path, importer.file, self.search_path)
+        if f is None:
+            return None, []
+        key = str(f.resolve())
+        if key in self.active:
+            return None, [error("mcpl-import-cycle",
+                                f"module '{imp.dotted}' imports itself (through a cycle)",
+                                imp.span, "remove one of the imports in the cycle")]
+        if key not in self.done:
+            self.done[key] = self.check(f)
+        checked = self.done[key]
+        diags = []
+        if checked.has_errors:
+            first = checked.errors[0]
+            diags.append(error("mcpl-import-errors",
+                               f"imported module '{imp.dotted}' has errors: {first.message}",
+                               imp.span, f"see {first.span}" if first.span else None))
+        return checked, diags
