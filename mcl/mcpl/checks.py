@@ -289,7 +289,7 @@ class _FunctionChecker:
         self.size_uses: list[tuple[ast.Name, Symbol]] = []
         self.unspaced: list[Symbol] = []
         self.symbols: list[Symbol] = []
-        self.param_reads: set[str] = set()
+        self._view_of: dict[int, Symbol] = {}   # view symbol -> the variable it views
 
     # ---- reporting
 
@@ -724,7 +724,6 @@ class _FunctionChecker:
         self.declare(sym)
         # Writes through the view are writes to the viewed variable.
         sym.init = ast.Name(target.name, span=v.span)
-        self._view_of = getattr(self, "_view_of", {})
         self._view_of[id(sym)] = target
 
     def check_element_count(self, v: ast.View, target: Symbol, target_type: ast.Type) -> None:
@@ -791,7 +790,7 @@ class _FunctionChecker:
         return t
 
     def mark_written(self, sym: Symbol, node: ast.Node) -> None:
-        target = getattr(self, "_view_of", {}).get(id(sym))
+        target = self._view_of.get(id(sym))
         if target is not None:
             self.mark_written(target, node)
         if sym.kind == "index":
@@ -931,8 +930,11 @@ class _FunctionChecker:
             return None
         self.result._names[id(e)] = sym
         if reading:
-            sym.read = True
-        return sym.type
+            # Reading through a view reads the viewed variable.
+            while sym is not None:
+                sym.read = True
+                sym = self._view_of.get(id(sym))
+        return self.result._names[id(e)].type
 
     def index(self, e: ast.Index, reading: bool) -> ast.Type | None:
         bt = self.expr(e.base, reading)

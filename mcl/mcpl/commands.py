@@ -1,0 +1,29 @@
+"""The `mcl check` command: parse and check MCPL modules, print their diagnostics."""
+
+from __future__ import annotations
+
+import argparse
+
+from mcl.cli import add_hwd_path_option, add_output_options, hwd_search_path, print_diagnostics
+from mcl.diagnostics import SourceCache
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "check", help="check MCPL modules for syntax and semantic errors",
+        description="Parse and check MCPL modules (.mcpl, legacy .mcl) against the hardware "
+                    "descriptions they import. Exits 0 only when there is no error.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="MCPL modules to check")
+    add_hwd_path_option(p)
+    add_output_options(p)
+    p.set_defaults(func=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from mcl.mcpl.resolve import check
+
+    search_path = hwd_search_path(args)
+    diagnostics = []
+    for f in args.files:
+        diagnostics += check(f, search_path).diagnostics
+    return print_diagnostics(diagnostics, args, SourceCache())
