@@ -69,7 +69,7 @@ class HardwareLibrary:
                 "check the file name; hardware descriptions are .hdl files"))
             return
         try:
-            syn = S.parse_text(text, str(path))
+            syn = _parse(text, str(path))
         except McplError as e:
             m = _NAME_RE.search(text)
             name = m.group(1) if m else None
@@ -246,6 +246,13 @@ class HardwareLibrary:
     def broken_in(self, file: str | Path) -> list[Diagnostic]:
         f = str(file)
         return [d for ds in self._broken.values() for d in ds if d.span and d.span.file == f]
+
+
+@lru_cache(maxsize=256)
+def _parse(text: str, file: str) -> S.DescriptionSyntax:
+    """Parse once per (text, file): syntax trees are immutable, so every library of
+    the process shares the bundled ones."""
+    return S.parse_text(text, file)
 
 
 def _order(d: Diagnostic) -> tuple:

@@ -1,0 +1,118 @@
+"""``mcl hwd list / show / check``: output, exit codes, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+from tests.hdl.test_validate import VALID
+
+
+def test_list_prints_the_tree(run_cli):
+    code, out, err = run_cli("hwd", "list")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "perfect"
+    assert any("fermi" in ln and "leaf" in ln for ln in lines)
+    assert out.index("nvidia") < out.index("fermi")
+
+
+def test_list_json(run_cli):
+    code, out, _ = run_cli("hwd", "list", "--json")
+    data = {d["name"]: d for d in json.loads(out)}
+    assert code == 0 and data["hopper"]["parent"] == "nvidia" and data["hopper"]["leaf"]
+
+
+def test_show_fermi(run_cli):
+    code, out, err = run_cli("hwd", "show", "fermi")
+    assert code == 0, err
+    assert "par_group warps: up to 32 units" in out
+    assert "par_group threads: exactly 32 units" in out
+    assert "slots for block: 8 per smp" in out
+    assert "peak: 1.34 TFLOP/s" in out
+    assert "lines of 128 B" in out
+
+
+def test_show_json(run_cli):
+    code, out, _ = run_cli("hwd", "show", "hopper", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["executing_unit"] == "thread"
+    assert [g["name"] for g in data["par_groups"]] == ["blocks", "warps", "threads"]
+
+
+def test_show_unknown_name(run_cli):
+    code, out, err = run_cli("hwd", "show", "fermy")
+    assert code == 1
+    assert "unknown hardware description 'fermy'" in err and "Traceback" not in err
+
+
+def test_check_valid_and_invalid_files(run_cli, tmp_path):
+    good = tmp_path / "user.hdl"
+    good.write_text(VALID)
+    code, out, err = run_cli("hwd", "check", good)
+    assert code == 0, out + err
+    bad = tmp_path / "bad.hdl"
+    bad.write_text(VALID.replace("hardware_description user;", "hardware_description bad;")
+                   .replace("device user {", "device bad {")
+                   .replace("space(near);", "space(nearby);"))
+    code, out, err = run_cli("hwd", "check", bad)
+    assert code == 1
+    assert f"{bad}:55:9: error: 'nearby' is not a memory space of 'bad'" in out
+    assert "^~~~~~" in out and "help:" in out
+
+
+def test_check_json(run_cli, tmp_path):
+    bad = tmp_path / "user.hdl"
+    bad.write_text(VALID.replace("capacity = 2 GB;", "capacity = 2 parsecs;"))
+    code, out, _ = run_cli("hwd", "check", "--json", bad)
+    data = json.loads(out)
+    assert code == 1 and data[0]["code"] == "hdl-unknown-unit"
+    assert data[0]["range"]["start"]["line"] == 33 - 5
+
+
+def test_check_missing_file(run_cli, tmp_path):
+    code, out, err = run_cli("hwd", "check", tmp_path / "nope.hdl")
+    assert code == 1 and "no such file" in out and "Traceback" not in out + err
+
+
+def test_check_syntax_error(run_cli, tmp_path):
+    f = tmp_path / "user.hdl"
+    f.write_text("hardware_description user;\nparallelism hierarchy {\n  memory_space x {\n")
+    code, out, _ = run_cli("hwd", "check", f)
+    assert code == 1 and "hdl-syntax" in out and f"{f}:4:1" in out
+
+
+def test_check_user_file_specialising_a_user_level(run_cli, tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "user.hdl").write_text(VALID)
+    child = tmp_path / "child.hdl"
+    child.write_text(VALID.replace("hardware_description user;", "hardware_description child;")
+                     .replace("specializes perfect;", "specializes user;")
+                     .replace("device user {", "device child {"))
+    code, out, err = run_cli("hwd", "check", "--hwd-path", lib, child)
+    assert code == 0, out + err
+    code, out, err = run_cli("hwd", "check", child)
+    assert code == 1 and "hdl-missing-parent" in out
+
+
+def test_hwd_path_from_environment(run_cli, tmp_path, monkeypatch):
+    (tmp_path / "user.hdl").write_text(VALID)
+    monkeypatch.setenv("MCL_HWD_PATH", str(tmp_path))
+    code, out, _ = run_cli("hwd", "list")
+    assert code == 0 and "user" in out
+
+
+def test_bad_hwd_path(run_cli, tmp_path):
+    code, _, err = run_cli("hwd", "list", "--hwd-path", tmp_path / "nope")
+    assert code == 1 and "does not exist" in err
+
+
+def test_usage_errors(run_cli, tmp_path):
+    code, _, _ = run_cli("hwd")
+    assert code == 2
+    code, _, _ = run_cli("hwd", "show")
+    assert code == 2
+    txt = tmp_path / "notes.txt"
+    txt.write_text("x")
+    code, _, err = run_cli("hwd", "check", txt)
+    assert code == 2 and ".hdl" in err
