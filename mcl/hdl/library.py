@@ -265,7 +265,7 @@ def _library(search_path: tuple[str, ...]) -> HardwareLibrary:
     return HardwareLibrary(search_path)
 
 
-def library(search_path: Sequence[str | Path] = ()) -> HardwareLibrary:
+def hardware_library(search_path: Sequence[str | Path] = ()) -> HardwareLibrary:
     """The library for a search path, loaded once per process and search path."""
     return _library(tuple(str(p) for p in search_path))
 
@@ -273,4 +273,4 @@ def library(search_path: Sequence[str | Path] = ()) -> HardwareLibrary:
 def load_hardware(name: str, search_path: Sequence[str | Path] = ()) -> HardwareDescription:
     """A validated hardware description by name (bundled or from ``search_path``).
     Raises McplError with diagnostics if it is unknown or invalid."""
-    return library(search_path).get(name)
+    return hardware_library(search_path).get(name)
