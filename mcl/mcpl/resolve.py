@@ -194,7 +194,7 @@ def find_module(path: tuple[str, ...], importer: str | None,
 
 def hardware_library(search_path: Sequence[str | os.PathLike[str]] = ()) -> Any:
     """The mcl.hdl library of hardware descriptions for a search path (cached there)."""
-    from mcl.hdl.library import library
+    from mcl.hdl.library import hardware_library as library
 
     return library(search_path)
 
