@@ -228,3 +228,17 @@ def test_units_are_normalised(check):
     assert hwd.memories_holding("near")[0].capacity == 128
     assert hwd.clock_frequency() == 1e9
     assert hwd.memory_latency("main") == 300
+
+
+def test_legacy_consistency_and_symbolic_values(check):
+    hwd, diags = check(mutate("memory_space near { }",
+                              "memory_space near { consistency = barrier; }")
+                       .replace("memory_space main { default; }",
+                                "memory_space main { default; consistency = full; }")
+                       .replace("capacity = 2 GB;", "capacity = countable;"))
+    assert diags == []
+    assert hwd.memory_space("near").consistency == "barrier"
+    assert hwd.memory_space("main").consistency == "full"
+    assert str(hwd.memories_holding("main")[0].capacity) == "countable"
+    _, diags = check(mutate("memory_space near { }", "memory_space near { consistency = 3; }"))
+    assert "hdl-bad-value" in codes(diags)
