@@ -1,0 +1,128 @@
+"""Code-generation targets: how a leaf level of the hierarchy maps to OpenCL.
+
+A target is a TOML data file ``<leaf>.target`` beside the leaf's hardware
+description: the OpenCL address space and barrier fence of each memory space,
+whether each par_group's index is a work-group or a work-item id, and a few
+device facts (float atomics, local-memory limit). The generator reads only
+this and the description; it never tests a level's name.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcl.diagnostics import McplError, error
+
+QUALIFIERS = ("__global", "__constant", "__local", "__private")
+FENCES = ("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE",
+          "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE")
+
+
+@dataclass(frozen=True)
+class SpaceMapping:
+    qualifier: str
+    fence: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """The OpenCL mapping of one leaf level (see the module docstring)."""
+
+    name: str
+    file: str
+    spaces: dict[str, SpaceMapping]
+    par_groups: dict[str, str]          # par_group -> "group" | "local"
+    float_atomic_add: str = "cas"       # "cas" | "native"
+    local_memory: int | None = None
+    max_work_group_size: int | None = None
+    build_options: tuple[str, ...] = ()
+    hardware: object = field(default=None, compare=False, repr=False)
+
+    def qualifier(self, space: str) -> str:
+        return self.spaces[space].qualifier
+
+    def fence(self, space: str) -> str:
+        return self.spaces[space].fence
+
+
+def _bad(file: str, message: str, hint: str | None = None) -> McplError:
+    return McplError(error("opencl-bad-target", f"{file}: {message}", hint=hint))
+
+
+def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
+    """The target of leaf ``name``: its ``.target`` file beside its description,
+    checked against the description (every memory space and par_group mapped)."""
+    from mcl.hdl import HardwareLibrary
+
+    lib = HardwareLibrary(search_path)
+    hw = lib.get(name)
+    file = Path(hw.file).with_suffix(".target")
+    if not file.is_file():
+        leaves = ", ".join(n for n in lib.leaves()
+                           if Path(lib.get(n).file).with_suffix(".target").is_file())
+        raise McplError(error(
+            "opencl-no-target", f"'{name}' has no code-generation target ({file.name} is "
+            "missing)", hint=f"generate for a leaf with a target file ({leaves}), or translate "
+            f"the kernel to one first: mcl translate --to <leaf>"))
+    try:
+        data = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise _bad(str(file), f"not valid TOML: {e}") from e
+    spaces: dict[str, SpaceMapping] = {}
+    for space, m in (data.get("spaces") or {}).items():
+        q, f = m.get("qualifier"), m.get("fence", "CLK_LOCAL_MEM_FENCE")
+        if q not in QUALIFIERS:
+            raise _bad(str(file), f"memory space '{space}': qualifier {q!r} is not one of "
+                       + ", ".join(QUALIFIERS))
+        if f not in FENCES:
+            raise _bad(str(file), f"memory space '{space}': fence {f!r} is not one of "
+                       + ", ".join(FENCES))
+        spaces[space] = SpaceMapping(q, f)
+    groups: dict[str, str] = {}
+    for g, m in (data.get("par_groups") or {}).items():
+        ids = m.get("ids")
+        if ids not in ("group", "local"):
+            raise _bad(str(file), f"par_group '{g}': ids must be \"group\" or \"local\"")
+        groups[g] = ids
+    for s in hw.memory_spaces():
+        if s.name not in spaces:
+            raise _bad(str(file), f"memory space '{s.name}' of {name}.hdl has no mapping",
+                       hint=f'add `{s.name} = {{ qualifier = "__global", fence = '
+                            '"CLK_GLOBAL_MEM_FENCE" }` under [spaces]')
+    kinds = []
+    for g in hw.par_groups():
+        if g.name not in groups:
+            raise _bad(str(file), f"par_group '{g.name}' of {name}.hdl has no mapping",
+                       hint=f'add `{g.name} = {{ ids = "group" }}` under [par_groups]')
+        kinds.append(groups[g.name])
+    # Work-group ids must be outside work-item ids: OpenCL has one level of groups.
+    if "local" in kinds and "group" in kinds[kinds.index("local"):]:
+        raise _bad(str(file), "a par_group mapped to work-group ids lies inside one mapped "
+                   "to work-item ids")
+    dev = data.get("device") or {}
+    fa = dev.get("float_atomic_add", "cas")
+    if fa not in ("cas", "native"):
+        raise _bad(str(file), "float_atomic_add must be \"cas\" or \"native\"")
+    return Target(name=name, file=str(file), spaces=spaces, par_groups=groups,
+                  float_atomic_add=fa, local_memory=dev.get("local_memory"),
+                  max_work_group_size=dev.get("max_work_group_size"),
+                  build_options=tuple(dev.get("build_options", ())), hardware=hw)
+
+
+def available_targets(search_path: Sequence[str | Path] = ()) -> list[str]:
+    """Names of the descriptions that have a target file."""
+    from mcl.hdl import HardwareLibrary
+
+    lib = HardwareLibrary(search_path)
+    out = []
+    for n in lib.names():
+        try:
+            f = lib.model(n).file
+        except McplError:
+            continue
+        if f and Path(f).with_suffix(".target").is_file():
+            out.append(n)
+    return out
