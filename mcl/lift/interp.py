@@ -112,7 +112,15 @@ class Interpreter:
             return _lift(v, t, d, nb), t
         if isinstance(e, Literal):
             t = e.type
-            return np.asarray(C.evaluate(C.CNum(e.text), {}), dtype=_dtype(t)), t
+            v = np.asarray(C.evaluate(C.CNum(e.text), {}), dtype=_dtype(t))
+            if isinstance(t, ArrayType):
+                dims = []
+                u = t
+                while isinstance(u, ArrayType):
+                    dims.append(int(u.size))
+                    u = u.elem
+                v = np.broadcast_to(v, (1,) * nb + tuple(dims))
+            return v, t
         if isinstance(e, Call):
             args = [self.expr(a, env, nb) for a in e.args]
             return self.apply(e.fun, args, env, nb)
@@ -121,6 +129,9 @@ class Interpreter:
     # ------------------------------------------------------------------ functions
     def apply(self, f: Fun, args: Sequence, env: dict, nb: int):
         if isinstance(f, Lambda):
+            if len(f.params) > 1 and len(args) == 1 and isinstance(args[0][1], TupleType):
+                v, t = args[0]
+                args = list(zip(v, t.elems, strict=True))
             inner = dict(env)
             for p, (v, t) in zip(f.params, args, strict=True):
                 inner[p] = (v, t, nb)
@@ -240,6 +251,14 @@ class Interpreter:
         f, init = p.args[0], p.args[1]
         z, zt = self.expr(init, env, nb)
         acc_t = rtype.elem
+        if isinstance(acc_t, ArrayType) and isinstance(zt, ScalarType):
+            # a scalar literal fills an array accumulator
+            dims = []
+            u = acc_t
+            while isinstance(u, ArrayType):
+                dims.append(int(u.size))
+                u = u.elem
+            z = np.broadcast_to(np.asarray(z), (1,) * nb + tuple(dims))
         v = _norm(v, t, nb)
         chunk = int(p.args[2]) if p.name == "partRed" else int(t.size)
         if p.name == "partRed":

@@ -26,6 +26,7 @@ from mcl.lift.types import (
     TupleType,
     Type,
     VectorType,
+    scalar_of,
     sizes_equal,
     types_equal,
 )
@@ -81,11 +82,17 @@ def type_of(e: Expr, env: dict[Param, Type] | None = None) -> Type:
 
 def _accumulator(f: Fun, init: Expr, elem: Type, env, who: str, node) -> Type:
     a = type_of(init, env)
+    if isinstance(init, Literal) and isinstance(a, ArrayType):
+        # an array accumulator filled with a scalar constant (register blocking)
+        r = fun_type(f, [a, elem], env, node)
+        if types_equal(r, a):
+            return a
     r = fun_type(f, [a, elem], env, node)
     if types_equal(r, a):
         return a
-    if isinstance(init, Literal) and isinstance(r, VectorType) and r.scalar == a:
-        # a scalar literal initialises every lane of a vector accumulator
+    if isinstance(init, Literal) and isinstance(r, VectorType | ArrayType) and \
+            scalar_of(r) == a:
+        # a scalar literal initialises every lane (element) of a vector (array) accumulator
         r2 = fun_type(f, [r, elem], env, node)
         if types_equal(r2, r):
             return r
@@ -99,6 +106,9 @@ def fun_type(f: Fun, args: list[Type], env: dict[Param, Type] | None = None,
     """The result type of applying ``f`` to arguments of types ``args``."""
     env = env or {}
     if isinstance(f, Lambda):
+        if len(f.params) > 1 and len(args) == 1 and isinstance(args[0], TupleType) and \
+                len(args[0].elems) == len(f.params):
+            args = list(args[0].elems)      # a lambda of k parameters unpacks a k-tuple
         if len(f.params) != len(args):
             _fail(call or f, f"the lambda takes {len(f.params)} argument(s) but is given "
                              f"{len(args)}")

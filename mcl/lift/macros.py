@@ -1,0 +1,384 @@
+"""Macro rules: fixed sequences of the basic rules that reach an optimisation
+goal in one step (seed 002, "register blocking as a macro rule"), each with
+numeric parameters chosen within the device's limits.
+
+* ``reduce-to-workgroup-tree``: reduce -> partial reductions per work-group,
+  each thread reducing a strided (coalesced), optionally vectorised chunk
+  sequentially, then a tree in local memory whose last steps are unrolled over
+  one warp without barriers: the structure of reduce6 (seed 000), derived as
+  in seed 002's walkthrough; a second, one-work-group kernel finishes.
+* ``map-reduce-to-workgroups``: ``map(row => reduce o map(g) $ row)`` (gemv,
+  dot products) with one work-group per element and the same tree per row.
+* ``mm-register-blocking``: matrix multiplication with each work-item
+  computing a block of C in private memory (register blocking) and coalesced
+  reads of B.
+
+Each is checked against the interpreter like every other rule."""
+
+from __future__ import annotations
+
+import itertools
+
+import sympy
+
+from mcl.lift.ir import (
+    JOIN,
+    Call,
+    Compose,
+    Expr,
+    Fun,
+    Lambda,
+    Literal,
+    Param,
+    Prim,
+    UserFun,
+    apply,
+    compose,
+    substitute,
+    walk,
+)
+from mcl.lift.rules import Limits, Rule, Site, _call_of, _is_assoc, rule
+from mcl.lift.types import ArrayType, ScalarType, TupleType
+
+
+def _i(k: int) -> sympy.Integer:
+    return sympy.Integer(int(k))
+
+
+def tree(f: Fun, z: Expr, size: int, warp: bool, warp_size: int = 32) -> Fun:
+    """Reduce ``T[size]`` (in local memory) to ``T[1]`` in global memory: halving
+    steps by ``mapLcl`` with barriers, the last ones in one warp without."""
+    rs = Prim("reduceSeq", (f, z))
+    steps: list[Fun] = []        # applied first to last
+    s = size
+    stop = 2 * warp_size if warp and size >= 2 * warp_size else 1
+    while s > stop:
+        steps.append(compose(JOIN, Prim("toLocal", (Prim("mapLcl", (rs,)),)),
+                             Prim("split", (_i(2),)), Prim("reorderStride", (_i(s // 2),))))
+        s //= 2
+    if s > 1:
+        lanes: list[Fun] = []
+        t = s
+        while t > 1:
+            lanes.append(compose(JOIN, Prim("mapLane", (rs,)), Prim("split", (_i(2),)),
+                                 Prim("reorderStride", (_i(t // 2),))))
+            t //= 2
+        steps.append(compose(JOIN, Prim("mapWarp", (compose(*reversed(lanes)),)),
+                             Prim("split", (_i(s),))))
+    steps.append(compose(JOIN, Prim("toGlobal", (Prim("mapLcl", (Prim("mapSeq", (Prim("id"),)),
+                                                                      )),)),
+                         Prim("split", (_i(1),))))
+    return compose(*reversed(steps))
+
+
+def first_stage(f: Fun, z: Expr, g: Fun | None, threads: int, chunk: int, width: int) -> Fun:
+    """Each of ``threads`` work-items reduces ``chunk`` elements read with stride
+    ``threads`` (coalesced); with ``width`` > 1 the elements are vectors."""
+    if g is None:
+        seq: Fun = Prim("reduceSeq", (f, z))
+        vseq: Fun = Prim("reduceSeq", (Prim("mapVec", (f,)), z))
+    else:
+        acc, y = Param("acc"), Param("y")
+        seq = Prim("reduceSeq", (Lambda((acc, y), apply(f, acc, apply(g, y))), z))
+        acc2, y2 = Param("acc"), Param("y")
+        vseq = Prim("reduceSeq", (Lambda((acc2, y2), apply(Prim("mapVec", (f,)), acc2,
+                                                             apply(vectorise(g), y2))), z))
+    per_thread = seq if width == 1 else compose(seq, Prim("asScalar"), vseq)
+    return compose(JOIN, Prim("toLocal", (Prim("mapLcl", (per_thread,)),)),
+                   Prim("split", (_i(chunk),)), Prim("reorderStride", (_i(threads),)))
+
+
+def vectorise(g: Fun) -> Fun:
+    """``g`` with every user function call made lane-wise (``mapVec``)."""
+    if isinstance(g, UserFun):
+        return Prim("mapVec", (g,))
+    if isinstance(g, Lambda):
+        return Lambda(g.params, _vec_expr(g.body))
+    raise ValueError("cannot vectorise")
+
+
+def _vec_expr(e: Expr) -> Expr:
+    if isinstance(e, Call):
+        args = tuple(_vec_expr(a) for a in e.args)
+        f = e.fun
+        if isinstance(f, UserFun):
+            f = Prim("mapVec", (f,))
+        elif isinstance(f, Prim) and f.name not in ("get",):
+            raise ValueError("cannot vectorise")
+        return Call(f, args)
+    if isinstance(e, Literal):
+        raise ValueError("cannot vectorise literals")
+    return e
+
+
+def _vectorisable(g: Fun | None) -> bool:
+    if g is None:
+        return True
+    for _, n in walk(g):
+        if isinstance(n, UserFun):
+            from mcl.lift import cexpr
+            if cexpr.has_branches(n.body) or not isinstance(n.ret, ScalarType):
+                return False
+        if isinstance(n, Literal):
+            return False
+        if isinstance(n, Prim) and n.name not in ("get",):
+            return False
+    return True
+
+
+def _vector_input(x: Expr, width: int) -> Expr:
+    """``asVector`` on the input (inside a zip, on every zipped array)."""
+    if isinstance(x, Call) and isinstance(x.fun, Prim) and x.fun.name == "zip":
+        return Call(x.fun, tuple(apply(Prim("asVector", (width,)), a) for a in x.args))
+    return apply(Prim("asVector", (width,)), x)
+
+
+def workgroup_reduction(f: Fun, z: Expr, g: Fun | None, x: Expr, n: int, threads: int,
+                        width: int, warp: bool, warp_size: int = 32) -> Expr:
+    """One work-group reduces all ``n`` elements of ``x`` (after ``g``) to ``T[1]``."""
+    chunk = n // (threads * width)
+    stage = first_stage(f, z, g, threads, chunk, width)
+    src = x if width == 1 else _vector_input(x, width)
+    return apply(compose(tree(f, z, threads, warp, warp_size), stage), src)
+
+
+def _powers(lo: int, hi: int) -> list[int]:
+    out, k = [], lo
+    while k <= hi:
+        out.append(k)
+        k *= 2
+    return out
+
+
+def reduction_choices(n: int, limits: Limits, elem_ok_vector: bool) -> list[tuple]:
+    """(elements per work-group, threads, vector width, warp tail) within the limits."""
+    out = []
+    widths = [1] + ([w for w in limits.vector_widths] if elem_ok_vector else [])
+    for bs, threads, w, warp in itertools.product(
+            _powers(1024, n), _powers(32, limits.max_work_group), widths, (True, False)):
+        if n % bs or bs % (threads * w) or bs // (threads * w) < 1:
+            continue
+        if warp and threads < 2 * limits.warp_size:
+            continue
+        if threads * 4 * 2 * max(w, 1) > limits.local_memory:
+            continue
+        groups = n // bs
+        if groups > 1 and groups > 65536:
+            continue
+        out.append((bs, threads, w, warp))
+    return out
+
+
+def _tail_threads(m: int, limits: Limits) -> int:
+    t = 1
+    while t * 2 <= min(m, 256, limits.max_work_group) and m % (t * 2) == 0:
+        t *= 2
+    return t
+
+
+def reduce_tree(s: Site) -> list[Expr]:
+    p = s.node.fun
+    f, z = p.args[0], p.args[1]
+    x = s.node.args[0]
+    n = int(s.arg_types[0].size)
+    out = []
+    for bs, threads, w, warp in reduction_choices(n, s.limits, True):
+        groups = n // bs
+        body = workgroup_reduction(f, z, None, Param("chunk"), bs, threads, w, warp,
+                                   s.limits.warp_size)
+        chunk = _find_param(body, "chunk")
+        stage1 = apply(JOIN, apply(Prim("mapWrg", (Lambda((chunk,), body),)),
+                                   apply(Prim("split", (_i(bs),)), x)))
+        if groups == 1:
+            out.append(stage1)
+            continue
+        t2 = _tail_threads(groups, s.limits)
+        body2 = workgroup_reduction(f, z, None, Param("chunk"), groups, t2, 1,
+                                    t2 >= 2 * s.limits.warp_size, s.limits.warp_size)
+        c2 = _find_param(body2, "chunk")
+        out.append(apply(JOIN, apply(Prim("mapWrg", (Lambda((c2,), body2),)),
+                                     apply(Prim("split", (_i(groups),)), stage1))))
+    return out
+
+
+def _find_param(e: Expr, name: str) -> Param:
+    for _, n in walk(e):
+        if isinstance(n, Param) and n.name == name:
+            return n
+    raise ValueError(name)
+
+
+rule(Rule("reduce-to-workgroup-tree", "macro",
+          "reduce(f, z) -> join o mapWrg(tree o join o toLocal(mapLcl(reduceSeq(f, z))) o "
+          "split(c) o reorderStride(t) [o asVector(w)]) o split(b), twice",
+          match=lambda s: (p := _call_of(s, "reduce")) is not None and s.arg_types is not None
+          and not s.enclosing and _is_assoc(p.args[0], s.arg_types[0].elem)
+          and s.arg_types[0].size.is_number,
+          rhs=reduce_tree, exact=False))
+
+
+# --- map of reductions (gemv, one work-group per row) ---------------------------------------
+
+def _row_reduction(lam: Lambda):
+    """``row => reduce(f, z) $ map(g) $ X`` or ``row => reduce(f, z) $ X``: (f, z, g, X)."""
+    b = lam.body
+    if not (isinstance(b, Call) and isinstance(b.fun, Prim) and b.fun.name == "reduce"):
+        return None
+    f, z = b.fun.args[0], b.fun.args[1]
+    x = b.args[0]
+    g = None
+    if isinstance(x, Call) and isinstance(x.fun, Prim) and x.fun.name == "map":
+        g, x = x.fun.args[0], x.args[0]
+    return f, z, g, x
+
+
+def map_reduce_workgroups(s: Site) -> list[Expr]:
+    lam = s.node.fun.args[0]
+    f, z, g, x = _row_reduction(lam)
+    (row,) = lam.params
+    elem = s.arg_types[0].elem
+    from mcl.lift.typecheck import type_of
+    env = dict(s.env)
+    env[row] = elem
+    xt = type_of(x, env)
+    n = int(xt.size)
+    out = []
+    scalar_input = isinstance(xt.elem, ScalarType) or (
+        isinstance(xt.elem, TupleType) and all(isinstance(t, ScalarType) for t in xt.elem.elems))
+    for threads, w, warp in itertools.product(_powers(32, s.limits.max_work_group),
+                                              [1, *s.limits.vector_widths], (True, False)):
+        if n % (threads * w) or (w > 1 and not (scalar_input and _vectorisable(g))):
+            continue
+        if warp and threads < 2 * s.limits.warp_size:
+            continue
+        r = Param(row.name)
+        body = workgroup_reduction(f, z, g, substitute(x, {row: r}), n, threads, w, warp,
+                                   s.limits.warp_size)
+        out.append(Call(Prim("mapWrg", (Lambda((r,), body),)), s.node.args))
+    return out
+
+
+rule(Rule("map-reduce-to-workgroups", "macro",
+          "map(row => reduce(f, z) o map(g) $ row) -> mapWrg(row => tree o "
+          "join o toLocal(mapLcl(reduceSeq(f o g))) o split(c) o reorderStride(t) $ row)",
+          match=lambda s: (p := _call_of(s, "map")) is not None and s.arg_types is not None
+          and not s.enclosing and isinstance(p.args[0], Lambda) and len(p.args[0].params) == 1
+          and _row_reduction(p.args[0]) is not None
+          and _is_assoc(_row_reduction(p.args[0])[0], _acc_elem(p.args[0], s)),
+          rhs=map_reduce_workgroups, exact=True))
+
+
+def _acc_elem(lam: Lambda, s: Site):
+    from mcl.lift.typecheck import type_of
+    f, z, g, x = _row_reduction(lam)
+    return type_of(z, {})
+
+
+# --- matrix multiplication ---------------------------------------------------------------------
+
+def _mm_shape(s: Site):
+    """``map(rowA => map(colB => reduce(+) o map(*) $ zip(rowA, colB)) o transpose $ B) $ A``."""
+    n = s.node
+    if not (isinstance(n, Call) and isinstance(n.fun, Prim) and n.fun.name == "map"):
+        return None
+    outer = n.fun.args[0]
+    if not (isinstance(outer, Lambda) and len(outer.params) == 1):
+        return None
+    body = outer.body
+    # strip a join around the inner map (join o map(...) o transpose $ B)
+    while isinstance(body, Call) and isinstance(body.fun, Prim) and body.fun.name == "join":
+        body = body.args[0]
+    if not (isinstance(body, Call) and isinstance(body.fun, Prim) and body.fun.name == "map"):
+        return None
+    inner = body.fun.args[0]
+    bt = body.args[0]
+    if not (isinstance(bt, Call) and isinstance(bt.fun, Prim) and bt.fun.name == "transpose"
+            and isinstance(bt.args[0], Param)):
+        return None
+    if not isinstance(inner, Lambda) or _row_reduction(inner) is None:
+        return None
+    f, z, g, x = _row_reduction(inner)
+    if not (isinstance(x, Call) and isinstance(x.fun, Prim) and x.fun.name == "zip"
+            and x.args == (outer.params[0], inner.params[0])):
+        return None
+    return f, z, g, n.args[0], bt.args[0]
+
+
+def mm_blocked(s: Site) -> list[Expr]:
+    f, z, g, a_expr, b_param = _mm_shape(s)
+    at = s.arg_types[0]
+    m, k = int(at.size), int(at.elem.size)
+    bt = s.env.get(b_param, b_param.type)
+    n = int(bt.elem.size)
+    out = []
+    for bm, bn in itertools.product((2, 4, 8), (2, 4, 8)):
+        if m % bm or n % bn:
+            continue
+        out.append(_mm_expr(f, z, g, a_expr, b_param, m, n, k, bm, bn))
+    return out
+
+
+def _mm_expr(f, z, g, a_expr, b_param, m, n, k, bm, bn) -> Expr:
+    # per block: acc[bm][bn] += a[i] * b[j] for every k
+    acc, p = Param("acc"), Param("p")
+    acc_row, a = Param("accRow"), Param("a")
+    c, b = Param("c"), Param("b")
+    inner = Lambda((c, b), apply(f, c, _apply_pair(g, a, b)))
+    row_update = Lambda((acc_row, a), apply(Prim("mapSeq", (inner,)),
+                                            Call(Prim("zip"), (acc_row, _get(p, 1)))))
+    step = Lambda((acc, p), apply(Prim("mapSeq", (row_update,)),
+                                  Call(Prim("zip"), (acc, _get(p, 0)))))
+    rows_a, cols_b = Param("rowsA"), Param("colsB")
+    zeros = Literal(z.text, ArrayType(ArrayType(z.type, _i(bn)), _i(bm))) \
+        if isinstance(z, Literal) else z
+    block = apply(Prim("toPrivate", (Prim("reduceSeq", (step, zeros)),)),
+                  Call(Prim("zip"), (apply(Prim("transpose"), rows_a),
+                                     apply(Prim("transpose"), cols_b))))
+    # [1][bm][bn] -> [bm][bn]
+    per_col_block = Lambda((cols_b,), apply(JOIN, block))
+    cols = apply(Prim("split", (_i(bn),)),
+                 apply(Prim("reorderStride", (_i(n // bn),)), apply(Prim("transpose"), b_param)))
+    # [N/bn][bm][bn] -> [bm][N/bn][bn] -> [bm][N] (permuted) -> [bm][N]
+    per_row_block = Lambda((rows_a,), apply(
+        Prim("map", (compose(Prim("reorderStride", (_i(bn),)), JOIN),)),
+        apply(Prim("transpose"), apply(Prim("mapGlb", (per_col_block,), 0), cols))))
+    return apply(JOIN, apply(Prim("mapGlb", (per_row_block,), 1),
+                             apply(Prim("split", (_i(bm),)), a_expr)))
+
+
+def _apply_pair(g: Fun | None, a: Expr, b: Expr) -> Expr:
+    """``g`` applied to the pair (a, b), with ``p._0``/``p._1`` replaced in its body."""
+    if g is None:
+        raise ValueError("mm needs the multiplication")
+    if isinstance(g, UserFun) and len(g.params) == 2:
+        return apply(g, a, b)
+    if not (isinstance(g, Lambda) and len(g.params) == 1):
+        raise ValueError("unsupported multiplication function")
+    (q,) = g.params
+
+    def go(e: Expr) -> Expr:
+        if isinstance(e, Call) and isinstance(e.fun, Prim) and e.fun.name == "get" \
+                and e.args[0] == q:
+            return (a, b)[e.fun.args[0]]
+        if isinstance(e, Call):
+            return Call(e.fun, tuple(go(x) for x in e.args))
+        if e == q:
+            raise ValueError("the pair is used as a whole")
+        return e
+    return go(g.body)
+
+
+def _get(e: Expr, i: int) -> Expr:
+    return Call(Prim("get", (i,)), (e,))
+
+
+rule(Rule("mm-register-blocking", "macro",
+          "map(rowA => map(colB => reduce o map(*) $ zip(rowA, colB)) o transpose $ B) $ A -> "
+          "join o mapGlb(1)(rowsA => ... mapGlb(0)(colsB => toPrivate(reduceSeq(acc[bm][bn] += "
+          "a*b)) ...) o split(bn) o reorderStride(N/bn) o transpose $ B) o split(bm) $ A",
+          match=lambda s: s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None,
+          rhs=mm_blocked, exact=True))
+
+
+__all__ = ["tree", "first_stage", "workgroup_reduction", "reduction_choices", "Compose",
+           "ArrayType"]
