@@ -305,6 +305,8 @@ class _Builder:
         out = []
         prev_end: int | None = None
         for s in b.statements:
+            if isinstance(s, str):  # an empty statement `;`
+                continue
             start = s._tx_position
             lead = self.take_comments(start)
             if prev_end is not None and self.blank_line_between(prev_end, start):
@@ -342,11 +344,11 @@ class _Builder:
             return self.var_decl(s.decl, comments)
         if kind == "IfStmt":
             cond = self.expr(s.cond)
-            then = self.sub_statement(s.then)
-            orelse = self.sub_statement(s.orelse) if s.orelse is not None else None
+            then = self.sub_statement(s.then, s)
+            orelse = self.sub_statement(s.orelse, s) if s.orelse is not None else None
             return ast.If(cond, then, orelse, span=span, comments=comments)
         if kind == "WhileStmt":
-            return ast.While(self.expr(s.cond), self.sub_statement(s.body), span=span,
+            return ast.While(self.expr(s.cond), self.sub_statement(s.body, s), span=span,
                              comments=comments)
         if kind == "ForStmt":
             init = update = None
@@ -357,14 +359,14 @@ class _Builder:
                 update = (self.assign(s.update) if type(s.update).__name__ == "Assign"
                           else self.incdec(s.update))
             cond = self.expr(s.cond) if s.cond is not None else None
-            return ast.For(init, cond, update, self.sub_statement(s.body), span=span,
+            return ast.For(init, cond, update, self.sub_statement(s.body, s), span=span,
                            comments=comments)
         if kind == "ForEachStmt":
             var = self.var_decl(s.var)
             if var.init is not None or var.views:
                 self.error("mcpl-syntax", "a foreach index cannot have an initial value or a "
                            "view", s.var, "write `foreach (int i in n threads)`")
-            return ast.ForEach(var, self.expr(s.size), s.group, self.sub_statement(s.body),
+            return ast.ForEach(var, self.expr(s.size), s.group, self.sub_statement(s.body, s),
                                span=span, comments=comments)
         if kind == "ReturnStmt":
             value = self.expr(s.value) if s.value is not None else None
@@ -379,8 +381,10 @@ class _Builder:
             return None
         raise AssertionError(f"unknown statement {kind}")  # the grammar has no other kind
 
-    def sub_statement(self, s: Any) -> ast.Stmt:
+    def sub_statement(self, s: Any, parent: Any = None) -> ast.Stmt:
         """The body of an if/for/while/foreach (an empty statement becomes an empty block)."""
+        if isinstance(s, str):  # `;`: textX gives the matched text, without a position
+            return ast.Block((), span=self.span(parent) if parent is not None else ast.NOWHERE)
         lead = self.take_comments(s._tx_position)
         stmt = self.statement(s, lead)
         return stmt if stmt is not None else ast.Block((), span=self.span(s))
