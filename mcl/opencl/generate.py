@@ -1,0 +1,1015 @@
+"""OpenCL code generation for MCPL functions written at a leaf level.
+
+``generate(module, target)`` turns each kernel (a function with foreach loops)
+into OpenCL C source and a :class:`~mcl.opencl.plan.LaunchPlan`. What a level
+means comes from its hardware description and its target file
+(:mod:`mcl.opencl.target`):
+
+* foreach loops become work-group or work-item ids (the par_group's ``ids``),
+  innermost loop in dimension 0; more loops of a kind than OpenCL's three
+  dimensions share the outermost one through division and remainder;
+* arrays, tiles and views are flattened to row-major index arithmetic written
+  with the MCPL names, so the OpenCL compiler can hoist and fold it;
+* memory spaces become address-space qualifiers; ``__local`` arrays move to the
+  top of the kernel as OpenCL requires; arrays private to a work-item stay in
+  place; parameters that size such arrays become compile-time constants
+  (``-D name=value``), listed in the plan;
+* ``barrier(space)`` becomes ``barrier(fence of space)``; math calls and
+  atomics become OpenCL built-ins (float ``atomicAdd`` through
+  ``atomic_cmpxchg`` when the target says the device has no float atomics).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcl.diagnostics import McplError, Span, error
+from mcl.mcpl import ast
+from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, evaluate
+from mcl.opencl.target import Target, load_target
+
+#: Words an MCPL name may be but an OpenCL C identifier may not.
+RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while bool true false half uchar ushort uint ulong size_t
+ptrdiff_t intptr_t uintptr_t kernel __kernel global __global local __local constant
+__constant private __private read_only write_only read_write image2d_t image3d_t
+sampler_t event_t complex imaginary vec_type_hint reqd_work_group_size
+""".split())
+
+#: OpenCL built-in functions a helper function must not be called like.
+BUILTIN_FUNCTIONS = frozenset("""
+min max clamp mix step smoothstep sign dot cross length distance normalize select abs fabs
+sqrt rsqrt exp exp2 log log2 log10 sin cos tan tanh erf floor ceil round pow fma fmin fmax
+mad barrier atomic_add atomic_sub atomic_inc atomic_dec atomic_min atomic_max atomic_xchg
+atomic_and atomic_or atomic_xor atomic_cmpxchg get_global_id get_local_id get_group_id
+""".split())
+
+#: MCPL built-in math -> OpenCL function (same name unless listed)
+_FLOAT_MATH = ("sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
+               "tanh", "erf", "fabs", "floor", "ceil", "round", "pow", "fmin", "fmax", "fma")
+#: lib.atomics and the built-in atomicAdd -> OpenCL 1.1 atomic functions (int)
+ATOMICS = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicMin": "atomic_min",
+           "atomicMax": "atomic_max", "atomicAnd": "atomic_and", "atomicOr": "atomic_or",
+           "atomicXor": "atomic_xor", "atomicInc": "atomic_inc", "atomicDec": "atomic_dec",
+           "atomicExchange": "atomic_xchg"}
+
+_RANK = {"bool": 0, "int": 1, "long": 2, "float": 3, "double": 4}
+_SIZES = {"float": 4, "double": 8, "int": 4, "long": 8, "bool": 1}
+_PREC = {**ast.BINARY_PRECEDENCE}
+_UNARY_PREC = 11
+_ATOM = 12
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    """One kernel: its OpenCL source and launch plan."""
+
+    name: str
+    source: str
+    plan: LaunchPlan
+
+
+@dataclass
+class _Var:
+    name: str
+    cname: str
+    type: ast.Type
+    kind: str                       # param | local | const | index | view
+    qualifier: str = "__private"
+    space: str | None = None
+    init: ast.Expr | None = None    # definition of a const scalar (for size expressions)
+    base: _Var | None = None        # views: the viewed variable
+    tiled: bool = False             # views: per-dimension tiling of a multi-dim base
+    by_pointer: bool = False        # a written scalar parameter, passed as a 1-element buffer
+    read: bool = False
+    written: bool = False
+
+    @property
+    def root(self) -> _Var:
+        v = self
+        while v.base is not None:
+            v = v.base
+        return v
+
+
+def _err(code: str, message: str, node: ast.Node | None, hint: str | None = None) -> McplError:
+    span = node.span if node is not None and node.span.file != "<generated>" else None
+    return McplError(error(code, message, span, hint))
+
+
+def _is_kernel(f: ast.Function) -> bool:
+    return any(isinstance(n, ast.ForEach) for n in ast.walk(f.body))
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def generate(module: ast.Module | str | os.PathLike[str], target: str | Target | None = None,
+             *, function: str | None = None,
+             search_path: Sequence[str | Path] = ()) -> list[GeneratedKernel]:
+    """OpenCL kernels and launch plans for the kernels of ``module`` (a path or a
+    parsed module). ``target``: a leaf name (default: each function's level); a
+    function written above it is translated down first. ``function`` picks one."""
+    if not isinstance(module, ast.Module):
+        from mcl.mcpl import parse_file
+        module = parse_file(str(module))
+    kernels = [f for f in module.functions if _is_kernel(f)
+               and (function is None or f.name == function)]
+    if not kernels:
+        what = f"a function '{function}' with" if function else "a function with"
+        raise McplError(error("opencl-no-kernel", f"{module.file} has no {what} foreach loops "
+                              "to generate a kernel from"))
+    out = []
+    for f in kernels:
+        tgt = target if isinstance(target, Target) else load_target(
+            target or f.hardware, search_path)
+        mod, fn = module, f
+        if f.hardware != tgt.name:
+            mod, fn = _translate(module, f, tgt.name, search_path)
+        out.append(_KernelGen(mod, fn, tgt).run())
+    return out
+
+
+def _translate(module: ast.Module, f: ast.Function, leaf: str,
+               search_path: Sequence[str | Path]) -> tuple[ast.Module, ast.Function]:
+    """``f`` brought down to ``leaf`` by mcl.translate (when that component exists)."""
+    try:
+        from mcl.translate import translate
+    except ImportError:
+        translate = None
+    if translate is None:
+        raise _err("opencl-not-leaf", f"'{f.name}' is written for '{f.hardware}', not for "
+                   f"'{leaf}', and translation is not available", f,
+                   f"write the function for '{leaf}' or translate it first")
+    result = translate(module, to=leaf)
+    mod = getattr(result, "module", result)
+    g = mod.function(f.name)
+    if g is None or g.hardware != leaf:
+        raise _err("opencl-not-leaf", f"translating '{f.name}' to '{leaf}' did not give a "
+                   f"'{leaf}' function", f)
+    return mod, g
+
+
+# --------------------------------------------------------------------------- the generator
+
+
+@dataclass
+class _Loop:
+    foreach: ast.ForEach
+    kind: str                   # "group" | "local"
+    dim: int = 0
+    id_expr: str = ""
+
+
+@dataclass
+class _KernelGen:
+    module: ast.Module
+    f: ast.Function
+    target: Target
+    lines: list[str] = field(default_factory=list)
+    origins: list[int] = field(default_factory=list)
+    hoisted: list[tuple[str, int]] = field(default_factory=list)
+    scopes: list[dict[str, _Var]] = field(default_factory=list)
+    specialized: dict[str, ast.Param] = field(default_factory=dict)
+    local_bytes: list[str] = field(default_factory=list)
+    float_atomics: set[str] = field(default_factory=set)
+    helpers: dict[str, str] = field(default_factory=dict)
+    records: dict[str, ast.TypeDef] = field(default_factory=dict)
+    volatile_arrays: set[str] = field(default_factory=set)
+    loops: dict[int, _Loop] = field(default_factory=dict)
+    enclosing: list[ast.ForEach] = field(default_factory=list)
+    indent: int = 1
+    line: int = 0
+    uses_double: bool = False
+
+    @property
+    def hw(self):
+        return self.target.hardware
+
+    # ---- scopes
+
+    def lookup(self, name: str, node: ast.Node | None = None) -> _Var:
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        raise _err("opencl-undeclared", f"'{name}' is not declared", node)
+
+    def declare(self, v: _Var) -> _Var:
+        self.scopes[-1][v.name] = v
+        return v
+
+    def cname(self, name: str) -> str:
+        return name + "_" if name in RESERVED else name
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+        self.origins.append(self.line)
+
+    # ---- the whole kernel
+
+    def run(self) -> GeneratedKernel:
+        f = self.f
+        self.uses_double = any(isinstance(n, ast.Type) and n.name == "double"
+                               for n in ast.walk(f))
+        self.scopes = [{}]
+        self.plan_loops()
+        self.find_lockstep_code()
+        params = [self.param(p) for p in f.params]
+        self.scopes.append({})
+        self.statements(f.body.statements)
+        return self.assemble(params)
+
+    def param(self, p: ast.Param) -> _Var:
+        t = p.type
+        if t.is_array or not p.const:
+            space = p.space or self.default_space([])
+            if space not in self.target.spaces:
+                raise _err("opencl-bad-space", f"memory space '{space}' of '{p.name}' is not "
+                           f"one of {self.target.name}", p)
+            v = _Var(p.name, self.cname(p.name), t, "param", self.target.qualifier(space), space,
+                     by_pointer=not t.is_array)
+            if v.qualifier not in ("__global", "__constant"):
+                raise _err("opencl-bad-space", f"'{p.name}' is in '{space}', which a kernel "
+                           "argument cannot be in", p, "pass arrays in device memory")
+        else:
+            v = _Var(p.name, self.cname(p.name), t, "param", space=None)
+        self.record_type(t)
+        return self.declare(v)
+
+    def default_space(self, groups: list[str]) -> str | None:
+        ms = self.hw.default_memory_space(groups)
+        return ms.name if ms is not None else None
+
+    # ---- foreach loops -> NDRange dimensions
+
+    def plan_loops(self) -> None:
+        chain: list[ast.ForEach] = []
+
+        def collect(stmts: Sequence[ast.Stmt]) -> None:
+            found = [s for s in stmts if isinstance(s, ast.ForEach)]
+            for s in stmts:
+                if not isinstance(s, ast.ForEach) and any(
+                        isinstance(n, ast.ForEach) for n in ast.walk(s)):
+                    raise _err("opencl-foreach-nesting", "a foreach inside another statement "
+                               "cannot become work-group or work-item ids", s,
+                               "put foreach loops directly inside each other")
+            if len(found) > 1:
+                raise _err("opencl-foreach-siblings", "two foreach loops side by side at the "
+                           "same level are not supported by the OpenCL generator", found[1],
+                           "split the function into two kernels")
+            if found:
+                chain.append(found[0])
+                body = found[0].body
+                collect(body.statements if isinstance(body, ast.Block) else (body,))
+
+        collect(self.f.body.statements)
+        by_kind: dict[str, list[_Loop]] = {"group": [], "local": []}
+        for fe in chain:
+            kind = self.target.par_groups.get(fe.group)
+            if kind is None:
+                raise _err("opencl-unknown-group", f"par_group '{fe.group}' is not one of "
+                           f"{self.target.name}", fe)
+            loop = _Loop(fe, kind)
+            by_kind[kind].append(loop)
+            self.loops[id(fe)] = loop
+        self.dims: dict[str, list[list[_Loop]]] = {}
+        self.shared_dims: dict[tuple[str, int], list[_Loop]] = {}
+        for kind, loops in by_kind.items():
+            inner_first = list(reversed(loops))
+            dims = [[lp] for lp in inner_first[:2]]
+            if len(inner_first) > 2:
+                dims.append(list(reversed(inner_first[2:])))   # outer first
+            self.dims[kind] = dims
+            fn = "get_group_id" if kind == "group" else "get_local_id"
+            for d, members in enumerate(dims):
+                if len(members) == 1:
+                    members[0].dim, members[0].id_expr = d, f"{fn}({d})"
+                    continue
+                # several loops share dimension d: the id is divided (inner loop
+                # fastest) when the loop is reached and the sizes are known
+                for lp in members:
+                    lp.dim, lp.id_expr = d, fn
+                self.shared_dims[(kind, d)] = members
+
+    def launch_sizes(self) -> tuple[list[str], list[str], list[str]]:
+        ndim = max(1, len(self.dims["group"]), len(self.dims["local"]))
+        groups, local, glob = [], [], []
+        for d in range(ndim):
+            g = self.product(self.dims["group"][d] if d < len(self.dims["group"]) else [])
+            ll = self.product(self.dims["local"][d] if d < len(self.dims["local"]) else [])
+            groups.append(g)
+            local.append(ll)
+            one = ast.Literal(1)
+            glob.append(self.plan_expr(ll if ast.same(g, one) else g if ast.same(ll, one)
+                                       else ast.Binary("*", g, ll)))
+        return [self.plan_expr(g) for g in groups], [self.plan_expr(x) for x in local], glob
+
+    def product(self, loops: list[_Loop]) -> ast.Expr:
+        if not loops:
+            return ast.Literal(1)
+        out: ast.Expr = loops[0].foreach.size
+        for lp in loops[1:]:
+            out = ast.Binary("*", out, lp.foreach.size)
+        return out
+
+    # ---- expressions in the parameters only (launch sizes, array sizes)
+
+    def inline(self, e: ast.Expr, depth: int = 0) -> ast.Expr:
+        """``e`` with const locals replaced by their definitions and hardware properties
+        by their values: an expression in the parameters."""
+        if depth > 64:
+            raise _err("opencl-bad-size", "a size is defined in terms of itself", e)
+
+        def rewrite(n: ast.Node) -> ast.Node | None:
+            if isinstance(n, ast.Name):
+                v = self.lookup(n.id, n)
+                if v.kind == "const" and v.init is not None:
+                    return _Paren(self.inline(v.init, depth + 1))
+                if v.kind == "param" and not v.type.is_array and not v.by_pointer:
+                    return None
+                raise _err("opencl-bad-size", f"a size depends on '{n.id}', which is neither "
+                           "a parameter nor a constant", n,
+                           "sizes of foreach loops and arrays may only use parameters and "
+                           "`const` values computed from them")
+            if isinstance(n, ast.HwdRef):
+                return self.hwd_literal(n)
+            return None
+        return ast.transform(e, rewrite)
+
+    def plan_expr(self, e: ast.Expr) -> str:
+        text = _CPrinter(self, plan=True).expr(self.inline(e))
+        return _fold(text)
+
+    def hwd_literal(self, n: ast.HwdRef) -> ast.Literal:
+        value = self.hw.resolve_property(n.path)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _err("opencl-bad-hwd-ref", f"'{'.'.join(n.path)}' is {value}, not a number "
+                       "the kernel can use", n)
+        return ast.Literal(value, "int" if isinstance(value, int) else "float")
+
+    # ---- warp-synchronous code
+
+    def find_lockstep_code(self) -> None:
+        """Shared arrays used under a condition on the index of a group of lock-step
+        units without a barrier (warp-synchronous code) are made volatile, so that
+        every access goes to memory."""
+        lock = {g.name for g in self.hw.lockstep_par_groups()}
+        chain = [self.loops[k].foreach for k in self.loops]
+        if not chain or chain[-1].group not in lock:
+            return
+        outer_local = {lp.foreach.var.name for lp in self.loops.values()
+                       if lp.kind == "local" and lp.foreach is not chain[-1]}
+        self.assumes_lockstep = False
+        for n in ast.walk(self.f.body):
+            if not isinstance(n, ast.If):
+                continue
+            cond_names = {m.id for m in ast.walk(n.cond) if isinstance(m, ast.Name)}
+            if not cond_names & outer_local:
+                continue
+            if any(isinstance(m, ast.Barrier) for m in ast.walk(n)):
+                continue
+            for m in ast.walk(n.then):
+                if isinstance(m, ast.Index) and isinstance(m.base, ast.Name):
+                    self.volatile_arrays.add(m.base.id)
+
+    # ---- statements
+
+    def statements(self, stmts: Sequence[ast.Stmt]) -> None:
+        for s in stmts:
+            self.statement(s)
+
+    def block(self, s: ast.Stmt) -> None:
+        """A nested statement in braces, with its own scope."""
+        self.scopes.append({})
+        self.indent += 1
+        if isinstance(s, ast.Block):
+            self.statements(s.statements)
+        else:
+            self.statement(s)
+        self.indent -= 1
+        self.scopes.pop()
+
+    def statement(self, s: ast.Stmt) -> None:
+        self.line = s.span.line
+        p = _CPrinter(self)
+        if isinstance(s, ast.Block):
+            self.emit("{")
+            self.block(s)
+            self.emit("}")
+        elif isinstance(s, ast.ForEach):
+            self.foreach(s)
+        elif isinstance(s, ast.Declaration):
+            self.declaration(s)
+        elif isinstance(s, ast.AsStatement):
+            if not isinstance(s.target, ast.Name):
+                raise _err("opencl-unsupported", "a view of something other than a variable",
+                           s)
+            base = self.lookup(s.target.id, s.target)
+            for view in s.views:
+                base = self.view(view, base)
+        elif isinstance(s, ast.Assign):
+            self.emit(p.assign(s) + ";")
+        elif isinstance(s, ast.IncDec):
+            self.mark_written(s.target)
+            self.emit(f"{p.expr(s.target)}{s.op};")
+        elif isinstance(s, ast.ExprStmt):
+            self.emit(p.expr(s.expr) + ";")
+        elif isinstance(s, ast.Return):
+            if s.value is not None:
+                raise _err("opencl-kernel-return", "a kernel cannot return a value", s,
+                           "write the result to an array parameter")
+            self.emit("return;")
+        elif isinstance(s, ast.If):
+            self.emit(f"if ({p.expr(s.cond)}) {{")
+            self.block(s.then)
+            orelse = s.orelse
+            while isinstance(orelse, ast.If):
+                self.line = orelse.span.line
+                self.emit(f"}} else if ({p.expr(orelse.cond)}) {{")
+                self.block(orelse.then)
+                orelse = orelse.orelse
+            if orelse is not None:
+                self.emit("} else {")
+                self.block(orelse)
+            self.emit("}")
+        elif isinstance(s, ast.For):
+            self.scopes.append({})
+            init = ""
+            if isinstance(s.init, ast.Declaration):
+                v = self.declare(_Var(s.init.name, self.cname(s.init.name), s.init.type, "local"))
+                init = f"{_ctype(s.init.type.name, self)} {v.cname}"
+                if s.init.init is not None:
+                    init += f" = {p.expr(s.init.init)}"
+            elif s.init is not None:
+                init = p.assign(s.init)
+            cond = p.expr(s.cond) if s.cond is not None else ""
+            if isinstance(s.update, ast.Assign):
+                upd = p.assign(s.update)
+            elif isinstance(s.update, ast.IncDec):
+                self.mark_written(s.update.target)
+                upd = f"{p.expr(s.update.target)}{s.update.op}"
+            else:
+                upd = ""
+            self.emit(f"for ({init}; {cond}; {upd}) {{")
+            self.block(s.body)
+            self.emit("}")
+            self.scopes.pop()
+        elif isinstance(s, ast.While):
+            self.emit(f"while ({p.expr(s.cond)}) {{")
+            self.block(s.body)
+            self.emit("}")
+        elif isinstance(s, ast.Barrier):
+            if s.space not in self.target.spaces:
+                raise _err("opencl-bad-space", f"barrier on '{s.space}', which is not a memory "
+                           f"space of {self.target.name}", s)
+            self.emit(f"barrier({self.target.fence(s.space)});")
+        elif isinstance(s, ast.Break):
+            self.emit("break;")
+        elif isinstance(s, ast.Continue):
+            self.emit("continue;")
+        else:  # pragma: no cover - every statement class is handled above
+            raise _err("opencl-unsupported", f"cannot generate {type(s).__name__}", s)
+
+    def foreach(self, s: ast.ForEach) -> None:
+        loop = self.loops[id(s)]
+        self.emit(f"// foreach ({s.var.type.name} {s.var.name} in "
+                  f"{_CPrinter(self).expr(s.size)} {s.group})")
+        v = self.declare(_Var(s.var.name, self.cname(s.var.name), s.var.type, "index"))
+        members = self.shared_dims.get((loop.kind, loop.dim))
+        id_expr = loop.id_expr
+        if members:
+            fn = f"{loop.id_expr}({loop.dim})"
+            inner = [self.plan_expr(m.foreach.size) for m in members[members.index(loop) + 1:]]
+            if inner:
+                fn = f"{fn} / ({' * '.join(f'({s})' for s in inner)})"
+            id_expr = fn if loop is members[0] else f"({fn}) % ({self.plan_expr(s.size)})"
+        self.emit(f"const int {v.cname} = {id_expr};")
+        self.enclosing.append(s)
+        body = s.body
+        self.statements(body.statements if isinstance(body, ast.Block) else (body,))
+
+    def declaration(self, d: ast.Declaration) -> None:
+        p = _CPrinter(self)
+        t = d.type
+        self.record_type(t)
+        groups = [fe.group for fe in self.enclosing]
+        space = d.space or self.default_space(groups)
+        qualifier = self.target.qualifier(space) if space in self.target.spaces else "__private"
+        if d.space and d.space not in self.target.spaces:
+            raise _err("opencl-bad-space", f"memory space '{d.space}' is not one of "
+                       f"{self.target.name}", d)
+        kind = "const" if d.const and not t.is_array else "local"
+        ctype = _ctype(t.name, self)
+        if qualifier == "__constant":
+            raise _err("opencl-bad-space", f"'{d.name}' is declared in read-only memory space "
+                       f"'{space}' inside a kernel", d, "pass it as a parameter instead")
+        innermost = len(self.enclosing) == len(self.loops)
+        if qualifier == "__global":
+            if t.is_array and not innermost:
+                raise _err("opencl-unsupported", f"'{d.name}' is an array in '{space}' shared "
+                           "by a group of units; the OpenCL generator supports such arrays "
+                           "only per unit (inside the innermost foreach)", d,
+                           "declare it inside the innermost foreach or pass it as a parameter")
+            qualifier = "__private"   # one copy per work-item
+        v = _Var(d.name, self.cname(d.name), t, kind, qualifier, space,
+                 init=d.init if kind == "const" else None)
+        if t.is_array:
+            sizes = [self.array_size(e) for e in t.sizes]
+            total = _fold(" * ".join(f"({s})" if not _simple(s) else s for s in sizes))
+            if qualifier == "__local":
+                if d.init is not None:
+                    raise _err("opencl-local-init", f"'{d.name}' is in '{space}', which cannot "
+                               "have an initial value", d, "assign it in the loop body")
+                vol = "volatile " if d.name in self.volatile_arrays else ""
+                self.hoisted.append((f"__local {vol}{ctype} {v.cname}[{total}];", d.span.line))
+                self.local_bytes.append(_fold(f"({total}) * {_SIZES.get(t.name, 4)}"))
+            else:
+                if d.init is not None:
+                    raise _err("opencl-unsupported", "an array with an initial value", d)
+                self.emit(f"{ctype} {v.cname}[{total}];")
+        else:
+            if qualifier == "__local":
+                if d.init is not None:
+                    raise _err("opencl-local-init", f"'{d.name}' is in '{space}', which cannot "
+                               "have an initial value", d, "assign it in the loop body")
+                vol = "volatile " if d.name in self.volatile_arrays else ""
+                self.hoisted.append((f"__local {vol}{ctype} {v.cname};", d.span.line))
+                self.local_bytes.append(str(_SIZES.get(t.name, 4)))
+            else:
+                const = "const " if d.const else ""
+                init = f" = {p.expr(d.init)}" if d.init is not None else ""
+                self.emit(f"{const}{ctype} {v.cname}{init};")
+        self.declare(v)
+        base = v
+        for view in d.views:
+            base = self.view(view, base)
+
+    def array_size(self, e: ast.Expr) -> str:
+        """A size of a local or private array as a compile-time expression: parameters it
+        needs become compile-time sizes."""
+        inlined = self.inline(e)
+        for n in ast.walk(inlined):
+            if isinstance(n, ast.Name):
+                param = next(p for p in self.f.params if p.name == n.id)
+                self.specialized[n.id] = param
+        return _fold(_CPrinter(self, plan=True).expr(inlined))
+
+    def view(self, view: ast.View, base: _Var) -> _Var:
+        if base.base is not None and base.tiled:
+            raise _err("opencl-unsupported", "a view of a tiled view", view)
+        bt = base.type
+        vt = view.type
+        tiled = (len(bt.dims) == 1 and len(vt.dims) > 1
+                 and all(len(level) == len(bt.dims[0]) for level in vt.dims))
+        if tiled:
+            tiled = self.same_sizes(bt, vt, view)
+        self.record_type(vt)
+        return self.declare(_Var(view.name, base.cname, vt, "view", base.qualifier, base.space,
+                                 base=base.root if not base.tiled else base, tiled=tiled))
+
+    def same_sizes(self, bt: ast.Type, vt: ast.Type, where: ast.Node) -> bool:
+        """Whether the view ``vt`` tiles each dimension of ``bt`` (the product of its
+        sizes per dimension equals the base's size), compared with sympy."""
+        from mcl.mcpl.symbolic import to_sympy
+        rank = len(bt.dims[0])
+        for k in range(rank):
+            prod = 1
+            for level in vt.dims:
+                s = to_sympy(self.inline(level[k]))
+                if s is None:
+                    return False
+                prod = prod * s
+            b = to_sympy(self.inline(bt.dims[0][k]))
+            if b is None or (prod - b).simplify() != 0:
+                return False
+        return True
+
+    # ---- reads and writes
+
+    def mark_written(self, target: ast.Expr) -> None:
+        root = _root_name(target)
+        if root is not None:
+            self.lookup(root.id, root).root.written = True
+
+    def record_type(self, t: ast.Type) -> None:
+        if t.is_primitive or t.name in self.records:
+            return
+        td = self.find_type(t.name)
+        if td is None:
+            raise _err("opencl-unknown-type", f"unknown type '{t.name}'", t)
+        for fld in td.fields:
+            self.record_type(fld.type)
+        self.records[t.name] = td
+
+    def imported_modules(self) -> Iterator[ast.Module]:
+        from mcl.mcpl.resolve import find_module
+        from mcl.mcpl.source import parse_file
+        for imp in self.module.imports:
+            path = find_module(imp.path, self.module.file)
+            if path is None:
+                continue
+            try:
+                yield parse_file(str(path))
+            except McplError:
+                continue
+
+    def find_type(self, name: str) -> ast.TypeDef | None:
+        for td in self.module.types:
+            if td.name == name:
+                return td
+        for m in self.imported_modules():
+            for td in m.types:
+                if td.name == name:
+                    return td
+        return None
+
+    def find_function(self, name: str) -> ast.Function | None:
+        f = self.module.function(name)
+        if f is not None:
+            return f
+        for m in self.imported_modules():
+            if m.name == self.f.hardware:
+                continue
+            g = m.function(name)
+            if g is not None and not _is_kernel(g):
+                return g
+        return None
+
+    def helper(self, name: str, node: ast.Call) -> str:
+        """The C name of a user function called from the kernel, generated once."""
+        if name in self.helpers:
+            return self.helpers[name].split("(")[0].split()[-1]
+        g = self.find_function(name)
+        if g is None:
+            raise _err("opencl-unknown-function", f"unknown function '{name}'", node)
+        if _is_kernel(g):
+            raise _err("opencl-unsupported", f"'{name}' has foreach loops; a kernel cannot call "
+                       "another kernel", node)
+        cname = f"mcl_{name}" if name in BUILTIN_FUNCTIONS or name in RESERVED else name
+        sub = _KernelGen(self.module, g, self.target, records=self.records,
+                         helpers=self.helpers, uses_double=self.uses_double)
+        sub.indent = 1
+        sub.scopes = [{}]
+        params = []
+        for p in g.params:
+            if p.type.is_array:
+                raise _err("opencl-unsupported", f"'{name}' takes an array; the OpenCL "
+                           "generator supports helper functions on scalars and records", node)
+            self.record_type(p.type)
+            v = sub.declare(_Var(p.name, sub.cname(p.name), p.type, "param"))
+            params.append(f"{_ctype(p.type.name, self)} {v.cname}")
+        sub.scopes.append({})
+        self.helpers[name] = ""     # allow recursion to find the name
+        sub.statements(g.body.statements)
+        if any(v.written for v in sub.scopes[0].values()):
+            raise _err("opencl-unsupported", f"'{name}' writes one of its parameters; the "
+                       "OpenCL generator supports helper functions that return their result",
+                       node)
+        self.float_atomics |= sub.float_atomics
+        body = "\n".join(sub.lines)
+        self.helpers[name] = (f"inline {_ctype(g.return_type.name, self)} {cname}"
+                              f"({', '.join(params) or 'void'})\n{{\n{body}\n}}\n")
+        return cname
+
+    # ---- output
+
+    def assemble(self, params: list[_Var]) -> GeneratedKernel:
+        f = self.f
+        t = self.target
+        args: list[Argument] = []
+        sig: list[str] = []
+        for v, p in zip(params, f.params, strict=True):
+            if v.name in self.specialized:
+                continue
+            elem = v.type.name
+            if v.type.is_array or v.by_pointer:
+                written = v.written
+                const = "" if written or v.qualifier == "__constant" else "const "
+                sig.append(f"{v.qualifier} {const}{_ctype(elem, self)}* restrict {v.cname}")
+                shape = tuple(_CPrinter(self, plan=True).expr(self.inline(e))
+                              for e in v.type.sizes) if v.type.is_array else ("1",)
+                args.append(Argument(v.name, "buffer", elem, DTYPES.get(elem, elem), shape,
+                                     v.space, v.qualifier, True, written))
+            else:
+                sig.append(f"const {_ctype(elem, self)} {v.cname}")
+                args.append(Argument(v.name, "scalar", elem, DTYPES.get(elem, elem)))
+        groups, local, glob = self.launch_sizes()
+        file = Path(self.module.file).name
+        head = [f"// Generated by mcl from {file}: function {f.name} at level {t.name}.",
+                f"// Launch plan: {f.name}.json (global size {', '.join(glob)}; "
+                f"local size {', '.join(local)}).", ""]
+        if self.uses_double:
+            head += ["#pragma OPENCL EXTENSION cl_khr_fp64 : enable", ""]
+        compile_time = []
+        for name, p in self.specialized.items():
+            default = None
+            if p.default is not None:
+                try:
+                    default = evaluate(_CPrinter(self, plan=True).expr(p.default), {})
+                except McplError:
+                    default = None
+            compile_time.append(CompileTimeSize(name, p.type.name, default))
+            head.append(f"// {name} sizes an array: it is a compile-time constant "
+                        f"(build with -D {name}=<value>)")
+            head.append(f"#ifndef {name}")
+            head.append(f"#define {name} {default}" if default is not None
+                        else f"#error \"build with -D {name}=<value>\"")
+            head += ["#endif", ""]
+        for td in self.records.values():
+            fields = " ".join(f"{_ctype(x.type.name, self)} {x.name};" for x in td.fields)
+            head.append(f"typedef struct {{ {fields} }} {self.cname(td.name)};")
+        if self.records:
+            head.append("")
+        for q in sorted(self.float_atomics):
+            head += _float_atomic_helper(q).splitlines() + [""]
+        for h in self.helpers.values():
+            head += h.splitlines() + [""]
+        head.append(f"__kernel void {self.cname(f.name)}(" + (",\n" + " " * (
+            len(f.name) + 19)).join(sig) + ")")
+        head.append("{")
+        origins = [0] * len(head)
+        for text, line in self.hoisted:
+            head.append("    " + text)
+            origins.append(line)
+        lines = head + self.lines + ["}", ""]
+        origins += self.origins + [0, 0]
+        line_map = {i + 1: o for i, o in enumerate(origins) if o}
+        local_mem = _fold(" + ".join(self.local_bytes)) if self.local_bytes else "0"
+        plan = LaunchPlan(
+            kernel=self.cname(f.name), source=f"{f.name}.cl", target=t.name,
+            mcpl=self.module.file, arguments=tuple(args), compile_time=tuple(compile_time),
+            num_groups=tuple(groups), local_size=tuple(local), global_size=tuple(glob),
+            local_memory_bytes=local_mem, build_options=t.build_options,
+            parameters=tuple(p.name for p in f.params),
+            assumes_lockstep=bool(self.volatile_arrays), line_map=line_map)
+        return GeneratedKernel(f.name, "\n".join(lines), plan)
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class _Paren(ast.Expr):
+    """An inlined definition: printed in parentheses when needed, like any operand."""
+
+    inner: ast.Expr
+
+
+def _root_name(e: ast.Expr) -> ast.Name | None:
+    while isinstance(e, ast.Index | ast.Field):
+        e = e.base
+    return e if isinstance(e, ast.Name) else None
+
+
+def _ctype(name: str, gen: _KernelGen) -> str:
+    return name if name in ast.PRIMITIVE_TYPES else gen.cname(name)
+
+
+def _simple(s: str) -> bool:
+    return s.replace("_", "").isalnum()
+
+
+def _fold(text: str) -> str:
+    """A purely numeric expression as its value (C semantics); others unchanged."""
+    try:
+        return str(evaluate(text, {}))
+    except (McplError, RecursionError):
+        return text
+
+
+def _float_atomic_helper(qualifier: str) -> str:
+    space = qualifier.strip("_")
+    return (f"// atomicAdd on a float in {space} memory: compare-and-swap on its bits\n"
+            f"inline void mcl_atomic_add_float_{space}(volatile {qualifier} float *p, float v)\n"
+            "{\n"
+            "    float old = *p;\n"
+            "    float seen;\n"
+            "    while ((seen = as_float(atomic_cmpxchg((volatile "
+            f"{qualifier} unsigned int *)p,\n"
+            "                    as_uint(old), as_uint(old + v)))) != old) {\n"
+            "        old = seen;\n"
+            "    }\n"
+            "}")
+
+
+class _CPrinter:
+    """Prints MCPL expressions as OpenCL C; ``plan``: sizes in the parameters only (no
+    flattening, no marking of reads)."""
+
+    def __init__(self, gen: _KernelGen, plan: bool = False):
+        self.gen = gen
+        self.plan = plan
+
+    def expr(self, e: ast.Expr) -> str:
+        return self.p(e)[0]
+
+    def p(self, e: ast.Expr) -> tuple[str, int]:
+        g = self.gen
+        if isinstance(e, _Paren):
+            return self.p(e.inner)
+        if isinstance(e, ast.Literal):
+            return self.literal(e), _ATOM
+        if isinstance(e, ast.Name):
+            if self.plan:
+                return e.id, _ATOM
+            v = g.lookup(e.id, e)
+            v.root.read = True
+            if v.by_pointer:
+                return f"{v.cname}[0]", _ATOM
+            return v.cname, _ATOM
+        if isinstance(e, ast.HwdRef):
+            return self.literal(g.hwd_literal(e)), _ATOM
+        if isinstance(e, ast.Index):
+            return self.index(e), _ATOM
+        if isinstance(e, ast.Field):
+            return f"{self.operand(e.base, _ATOM)}.{e.name}", _ATOM
+        if isinstance(e, ast.Unary):
+            return f"{e.op}{self.operand(e.operand, _UNARY_PREC)}", _UNARY_PREC
+        if isinstance(e, ast.Binary):
+            prec = _PREC[e.op]
+            left = self.operand(e.left, prec)
+            right = self.operand(e.right, prec + 1)
+            return f"{left} {e.op} {right}", prec
+        if isinstance(e, ast.Ternary):
+            return (f"{self.operand(e.cond, 1)} ? {self.operand(e.then, 1)} : "
+                    f"{self.operand(e.orelse, 1)}"), 0
+        if isinstance(e, ast.Cast):
+            return f"({_ctype(e.type.name, g)}){self.operand(e.operand, _UNARY_PREC)}", \
+                _UNARY_PREC
+        if isinstance(e, ast.Call):
+            return self.call(e), _ATOM
+        raise _err("opencl-unsupported", f"cannot generate {type(e).__name__}", e)
+
+    def operand(self, e: ast.Expr, prec: int) -> str:
+        text, p = self.p(e)
+        return text if p >= prec else f"({text})"
+
+    def literal(self, e: ast.Literal) -> str:
+        if e.kind == "bool":
+            return "true" if e.value else "false"
+        if e.kind == "float":
+            text = repr(float(e.value))
+            return text if self.gen.uses_double or self.plan else text + "f"
+        return str(e.value)
+
+    def assign(self, s: ast.Assign) -> str:
+        self.gen.mark_written(s.target)
+        root = _root_name(s.target)
+        var = self.gen.lookup(root.id, root).root if root is not None else None
+        was_read = var.read if var is not None else False
+        target = self.expr(s.target)
+        if var is not None and s.op == "=":
+            var.read = was_read     # a plain store does not read the array
+        return f"{target} {s.op} {self.expr(s.value)}"
+
+    # ---- arrays
+
+    def index(self, e: ast.Index) -> str:
+        base = e.base
+        if not isinstance(base, ast.Name):
+            raise _err("opencl-unsupported", "indexing something other than a variable", e)
+        v = self.gen.lookup(base.id, base)
+        if not v.type.is_array:
+            raise _err("opencl-not-array", f"'{base.id}' is not an array", e)
+        if [len(g) for g in e.groups] != [len(level) for level in v.type.dims]:
+            raise _err("opencl-index-count", f"'{base.id}' is indexed as "
+                       + "".join(f"[{len(g) * ','}]" for g in e.groups) + " but has shape "
+                       + "".join(f"[{len(level)}]" for level in v.type.dims), e)
+        v.root.read = True
+        idx = [i for grp in e.groups for i in grp]
+        if v.base is None:
+            offset = self.horner(idx, v.type.sizes)
+        elif v.tiled:
+            rank = len(v.base.type.dims[0])
+            per_dim = []
+            for k in range(rank):
+                parts = [grp[k] for grp in e.groups]
+                sizes = [level[k] for level in v.type.dims]
+                per_dim.append(self.horner_text([self.p(x) for x in parts], sizes))
+            offset = self.horner_parts(per_dim, v.base.type.sizes)
+        else:
+            offset = self.horner(idx, v.type.sizes)
+        return f"{v.root.cname}[{offset[0]}]"
+
+    def horner(self, idx: Sequence[ast.Expr], sizes: Sequence[ast.Expr]) -> tuple[str, int]:
+        return self.horner_text([self.p(i) for i in idx], sizes)
+
+    def horner_text(self, parts: list[tuple[str, int]], sizes: Sequence[ast.Expr]
+                    ) -> tuple[str, int]:
+        """Row-major offset ``((i0 * s1 + i1) * s2 + i2)...`` from printed indices."""
+        acc = parts[0]
+        for part, size in zip(parts[1:], sizes[1:], strict=True):
+            s_text, s_prec = self.p(size)
+            left = acc[0] if acc[1] >= 10 else f"({acc[0]})"
+            right = s_text if s_prec > 10 else f"({s_text})"
+            i_text = part[0] if part[1] >= 9 else f"({part[0]})"
+            acc = (f"{left} * {right} + {i_text}", 9)
+        return acc
+
+    def horner_parts(self, parts: list[tuple[str, int]], sizes: Sequence[ast.Expr]
+                     ) -> tuple[str, int]:
+        return self.horner_text(parts, sizes)
+
+    # ---- calls
+
+    def call(self, e: ast.Call) -> str:
+        g = self.gen
+        name = e.func
+        if name in ATOMICS and g.find_function(name) is None or name == "atomicAdd":
+            return self.atomic(e)
+        args = [self.expr(a) for a in e.args]
+        if name in _FLOAT_MATH:
+            types = [self.type_of(a) for a in e.args]
+            args = [a if t in ("float", "double") else f"(float){self.operand(x, _UNARY_PREC)}"
+                    for a, t, x in zip(args, types, e.args, strict=True)]
+            return f"{name}({', '.join(args)})"
+        if name in ("min", "max", "abs"):
+            types = [self.type_of(a) for a in e.args]
+            if any(t in ("float", "double") for t in types):
+                want = "double" if "double" in types else "float"
+                args = [a if t in ("float", "double") else f"({want}){self.operand(x, 11)}"
+                        for a, t, x in zip(args, types, e.args, strict=True)]
+                name = {"min": "fmin", "max": "fmax", "abs": "fabs"}[name]
+            return f"{name}({', '.join(args)})"
+        return f"{g.helper(name, e)}({', '.join(args)})"
+
+    def atomic(self, e: ast.Call) -> str:
+        g = self.gen
+        target = e.args[0]
+        root = _root_name(target)
+        if root is None:
+            raise _err("opencl-bad-atomic", f"the first argument of '{e.func}' must be a "
+                       "variable or an array element", e)
+        v = g.lookup(root.id, root).root
+        v.written = True
+        if v.qualifier not in ("__global", "__local"):
+            raise _err("opencl-bad-atomic", f"'{e.func}' on '{root.id}', which is private to "
+                       "one unit: atomics need global or local memory", e,
+                       "use a plain update on private variables")
+        ptr = f"&{self.operand(target, _UNARY_PREC)}"
+        rest = [self.expr(a) for a in e.args[1:]]
+        elem = self.type_of(target)
+        if elem in ("float", "double"):
+            if e.func != "atomicAdd" or elem == "double":
+                raise _err("opencl-bad-atomic", f"'{e.func}' on a '{elem}' is not available in "
+                           "OpenCL", e, "use an int variable or atomicAdd on float")
+            if g.target.float_atomic_add == "native":
+                return f"atomic_add({ptr}, {rest[0]})"
+            g.float_atomics.add(v.qualifier)
+            return f"mcl_atomic_add_float_{v.qualifier.strip('_')}({ptr}, {rest[0]})"
+        return f"{ATOMICS[e.func]}({', '.join([ptr, *rest])})"
+
+    def type_of(self, e: ast.Expr) -> str:
+        g = self.gen
+        if isinstance(e, _Paren):
+            return self.type_of(e.inner)
+        if isinstance(e, ast.Literal):
+            return {"int": "int", "float": "float", "bool": "bool"}[e.kind]
+        if isinstance(e, ast.Name | ast.Index):
+            root = e if isinstance(e, ast.Name) else e.base
+            if isinstance(root, ast.Name):
+                return g.lookup(root.id, root).type.name
+            return "float"
+        if isinstance(e, ast.Field):
+            base = self.type_of(e.base)
+            td = g.records.get(base) or g.find_type(base)
+            if td is not None:
+                for fld in td.fields:
+                    if fld.name == e.name:
+                        return fld.type.name
+            return "float"
+        if isinstance(e, ast.Cast):
+            return e.type.name
+        if isinstance(e, ast.Unary):
+            return "bool" if e.op == "!" else self.type_of(e.operand)
+        if isinstance(e, ast.Binary):
+            if _PREC[e.op] <= 7 and e.op not in ("|", "^", "&"):
+                return "bool"
+            return max(self.type_of(e.left), self.type_of(e.right),
+                       key=lambda t: _RANK.get(t, 3))
+        if isinstance(e, ast.Ternary):
+            return max(self.type_of(e.then), self.type_of(e.orelse),
+                       key=lambda t: _RANK.get(t, 3))
+        if isinstance(e, ast.HwdRef):
+            return "int" if isinstance(g.hwd_literal(e).value, int) else "float"
+        if isinstance(e, ast.Call):
+            if e.func in ("min", "max", "abs"):
+                return max((self.type_of(a) for a in e.args), key=lambda t: _RANK.get(t, 3))
+            if e.func in _FLOAT_MATH:
+                return "double" if any(self.type_of(a) == "double" for a in e.args) else "float"
+            if e.func in ATOMICS:
+                return self.type_of(e.args[0])
+            f = g.find_function(e.func)
+            return f.return_type.name if f is not None else "float"
+        return "float"
+
+
+def source_span(plan: LaunchPlan, cl_line: int) -> Span | None:
+    """The MCPL location an OpenCL line came from (for build errors)."""
+    line = plan.line_map.get(cl_line)
+    return Span(plan.mcpl, line, 1, line, 1) if line else None

@@ -1,0 +1,148 @@
+"""The launch plan of a generated kernel: what a host needs besides the source.
+
+Sizes are C expressions in the function's parameters (``(n + 127) / 128``),
+so that the Python runtime and the generated C host code evaluate the same
+text; :func:`evaluate` gives them C's integer semantics (``/`` truncates).
+"""
+
+from __future__ import annotations
+
+import ast as pyast
+import json
+from dataclasses import asdict, dataclass, field
+
+from mcl.diagnostics import McplError, error
+
+#: MCPL element types -> (OpenCL C type, numpy dtype name)
+DTYPES = {"float": "float32", "double": "float64", "int": "int32", "long": "int64",
+          "bool": "uint8"}
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One kernel argument, in the order ``clSetKernelArg`` takes them.
+
+    ``kind`` is "scalar" (passed by value) or "buffer" (an array; ``shape`` lists its
+    sizes as expressions, outermost first, tile levels concatenated)."""
+
+    name: str
+    kind: str
+    type: str                   # MCPL element type: float, int, ...
+    dtype: str                  # numpy dtype name
+    shape: tuple[str, ...] = ()
+    space: str | None = None
+    qualifier: str | None = None
+    read: bool = True
+    written: bool = False
+
+
+@dataclass(frozen=True)
+class CompileTimeSize:
+    """A parameter the kernel needs at build time (it sizes a local or private array):
+    the host passes ``-D name=value``."""
+
+    name: str
+    type: str
+    default: int | None = None
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    kernel: str
+    source: str                                  # file name of the .cl source
+    target: str
+    mcpl: str                                    # the MCPL file it came from
+    arguments: tuple[Argument, ...]
+    compile_time: tuple[CompileTimeSize, ...]
+    num_groups: tuple[str, ...]                  # per dimension
+    local_size: tuple[str, ...]
+    global_size: tuple[str, ...]
+    local_memory_bytes: str
+    build_options: tuple[str, ...] = ()
+    #: MCPL parameter names in declaration order (the Python call's keywords)
+    parameters: tuple[str, ...] = ()
+    #: the kernel relies on the lock-step execution of a par_group (warp-synchronous code)
+    assumes_lockstep: bool = False
+    #: generated line -> MCPL line (for build errors); not written to JSON
+    line_map: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def dims(self) -> int:
+        return len(self.global_size)
+
+    def argument(self, name: str) -> Argument | None:
+        for a in self.arguments:
+            if a.name == name:
+                return a
+        return None
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d.pop("line_map")
+        return json.dumps(d, indent=2) + "\n"
+
+    @staticmethod
+    def from_json(text: str) -> LaunchPlan:
+        d = json.loads(text)
+        d["arguments"] = tuple(Argument(**{**a, "shape": tuple(a["shape"])})
+                               for a in d["arguments"])
+        d["compile_time"] = tuple(CompileTimeSize(**c) for c in d["compile_time"])
+        for k in ("num_groups", "local_size", "global_size", "build_options", "parameters"):
+            d[k] = tuple(d.get(k, ()))
+        return LaunchPlan(**d)
+
+
+def _c_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def evaluate(expr: str, env: dict[str, int | float]) -> int:
+    """The value of a plan expression with C integer semantics; names from ``env``."""
+    def ev(n: pyast.AST) -> int | float:
+        if isinstance(n, pyast.Expression):
+            return ev(n.body)
+        if isinstance(n, pyast.Constant) and isinstance(n.value, int | float):
+            return n.value
+        if isinstance(n, pyast.Name):
+            if n.id not in env:
+                raise McplError(error("opencl-missing-size", f"the size '{n.id}' is needed "
+                                      f"to compute '{expr}' but was not given",
+                                      hint=f"pass {n.id}=... when calling the kernel"))
+            return env[n.id]
+        if isinstance(n, pyast.UnaryOp) and isinstance(n.op, pyast.USub):
+            return -ev(n.operand)
+        if isinstance(n, pyast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, pyast.Add):
+                return a + b
+            if isinstance(n.op, pyast.Sub):
+                return a - b
+            if isinstance(n.op, pyast.Mult):
+                return a * b
+            if isinstance(n.op, pyast.Div | pyast.FloorDiv):
+                if isinstance(a, int) and isinstance(b, int):
+                    return _c_div(a, b)
+                return a / b
+            if isinstance(n.op, pyast.Mod):
+                return a - _c_div(a, b) * b
+            if isinstance(n.op, pyast.LShift):
+                return a << b
+            if isinstance(n.op, pyast.RShift):
+                return a >> b
+        if isinstance(n, pyast.Call) and isinstance(n.func, pyast.Name) \
+                and n.func.id in ("min", "max") and len(n.args) == 2:
+            args = [ev(a) for a in n.args]
+            return min(args) if n.func.id == "min" else max(args)
+        raise McplError(error("opencl-bad-plan", f"cannot evaluate '{expr}'"))
+
+    try:
+        value = ev(pyast.parse(expr, mode="eval"))
+    except SyntaxError as e:
+        raise McplError(error("opencl-bad-plan", f"cannot evaluate '{expr}'")) from e
+    except ZeroDivisionError as e:
+        raise McplError(error("opencl-bad-size", f"'{expr}' divides by zero with "
+                              + ", ".join(f"{k}={v}" for k, v in env.items()))) from e
+    return int(value)
