@@ -1,0 +1,543 @@
+"""The case studies of issue 10, measured: every version in examples/<kernel>/ that
+lies on the path perfect -> ... -> hopper is compiled for the hopper target
+(higher levels through translation, inside ``mcl.compile``), verified against the
+kernel's reference.py and timed with OpenCL profiling events; the references of
+the field (cuBLAS, cuDNN, torch, the OpenCL copy ceiling, the reduce0..reduce6
+baselines of benchmarks/lift) are timed in the same run.
+
+    python benchmarks/case_studies/run.py [--kernels matmul,reduction] [--quick] [--out DIR]
+
+``--quick`` uses small sizes and few repetitions: it runs on PoCL (CPU) and tests
+this script, not the GPU. Results go to DIR/results.json (written after every
+kernel, so a run cut short still leaves what it measured); turn them into
+benchmarks/results/REPORT.md with report.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+EXAMPLES = ROOT / "examples"
+if str(ROOT) not in sys.path:          # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from cases import CASES, DEFAULT_KERNELS, Case  # noqa: E402
+
+TARGET = "hopper"
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def load_module(path: Path, name: str):
+    """Import a file that is not on the package path (reference.py, gpu_env.py)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def reference_module(kernel: str):
+    return load_module(EXAMPLES / kernel / "reference.py", f"reference_{kernel}")
+
+
+def short_error(e: BaseException, limit: int = 600) -> str:
+    """One readable line or a few: the message a report can quote."""
+    text = f"{type(e).__name__}: {e}".strip()
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+_LEVEL_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s+(?:void|int|long|float|double|bool)\b[^;{]*\(",
+                       re.MULTILINE)
+_VERSION_RE = re.compile(r"^([a-z_]+?)(?:_v(\d+))?$")
+
+
+def level_of(path: Path) -> str | None:
+    """The hardware description a version is written for: the identifier before the
+    first function's return type."""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", path.read_text(), flags=re.DOTALL)
+    m = _LEVEL_RE.search(text)
+    return m.group(1) if m else None
+
+
+def hopper_path() -> list[str]:
+    """Levels from the root of the hierarchy down to the target, from the HDL library."""
+    try:
+        from mcl.hdl import hardware_library
+        lib = hardware_library()
+        return list(reversed(lib.ancestors(TARGET))) + [TARGET]
+    except Exception:  # the library is the source of truth; this is only a fallback
+        return ["perfect", "accelerator", "gpu", "nvidia", TARGET]
+
+
+def versions(kernel: str) -> list[dict]:
+    """The versions of a kernel that can be brought to the target, in refinement order
+    (level, then version number; the translated file ``gpu.mcpl`` before ``gpu_v1``)."""
+    path = hopper_path()
+    found = []
+    for f in sorted((EXAMPLES / kernel).glob("*.mcpl")):
+        level = level_of(f)
+        if level not in path:
+            continue  # another branch (mic, xeon_phi, fermi): not translatable to hopper
+        m = _VERSION_RE.match(f.stem)
+        number = int(m.group(2)) if m and m.group(2) else 0
+        found.append({"version": f.stem, "file": str(f.relative_to(ROOT)), "level": level,
+                      "order": (path.index(level), number)})
+    found.sort(key=lambda v: v["order"])
+    for v in found:
+        del v["order"]
+    return found
+
+
+def git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=10).stdout.strip() or None
+    except Exception:
+        return None
+
+
+# ----------------------------------------------------------------------------- MCPL versions
+
+def compile_version(path: Path, device: str | None):
+    """The version as a callable kernel for the target (mcl.compile translates)."""
+    import mcl
+    return mcl.compile(str(path), target=TARGET, device=device)
+
+
+def kernel_parameters(kernel) -> tuple[str, ...] | None:
+    plan = getattr(kernel, "plan", None)
+    params = getattr(plan, "parameters", None) or getattr(kernel, "parameters", None)
+    return tuple(params) if params else None
+
+
+def call_arguments(kernel, args: dict) -> dict:
+    """The arguments the kernel takes (inputs() may add sizes a version does not use)."""
+    params = kernel_parameters(kernel)
+    return {k: v for k, v in args.items() if params is None or k in params}
+
+
+def outputs_of(result: Any, names: tuple[str, ...]) -> dict:
+    """The written parameters from whatever the callable returned (a dict, a tuple in
+    parameter order, or one array)."""
+    if isinstance(result, dict):
+        return {k: _to_numpy(v) for k, v in result.items()}
+    if isinstance(result, tuple | list):
+        return {k: _to_numpy(v) for k, v in zip(names, result, strict=False)}
+    return {names[0]: _to_numpy(result)}
+
+
+def _to_numpy(a: Any) -> np.ndarray:
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def verify(outputs: dict, expected: dict, tolerance: dict) -> dict:
+    """Compare every output with the reference; the worst errors are recorded."""
+    report: dict[str, Any] = {"ok": True, "outputs": {}}
+    for name, want in expected.items():
+        got = outputs.get(name)
+        if got is None:
+            report["ok"] = False
+            report["outputs"][name] = "not returned"
+            continue
+        got = np.asarray(got).reshape(want.shape) if np.size(got) == np.size(want) else got
+        if np.shape(got) != np.shape(want):
+            report["ok"] = False
+            report["outputs"][name] = f"shape {np.shape(got)} instead of {np.shape(want)}"
+            continue
+        g, w = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+        err = np.abs(g - w)
+        bad = ~(err <= tolerance.get("atol", 0.0) + tolerance.get("rtol", 0.0) * np.abs(w))
+        report["outputs"][name] = {"max_abs_error": float(err.max()) if err.size else 0.0,
+                                   "mismatches": int(bad.sum()), "elements": int(w.size)}
+        if bad.any():
+            report["ok"] = False
+    return report
+
+
+def _profile_seconds(event) -> float:
+    return (event.profile.end - event.profile.start) * 1e-9
+
+
+class Launcher:
+    """Runs a compiled kernel on device-resident arguments and returns its time in
+    seconds from OpenCL profiling events. Three ways, best first:
+
+    * ``kernel.enqueue(**args) -> cl.Event`` when the runtime offers it;
+    * the kernel's ``plan`` (mcl.opencl.plan.LaunchPlan) and ``source``: we build the
+      source with the plan's options and enqueue it ourselves;
+    * markers enqueued around a call of the kernel (includes launch overhead).
+    """
+
+    def __init__(self, kernel, args: dict, device: str | None):
+        import pyopencl as cl
+        import pyopencl.array as cla
+
+        from mcl.opencl.device import runtime
+
+        self.cl, self.kernel = cl, kernel
+        rt = getattr(kernel, "runtime", None) or runtime(device)
+        self.queue = rt.queue
+        self.args = {k: (cla.to_device(self.queue, np.ascontiguousarray(v))
+                         if isinstance(v, np.ndarray) and v.ndim > 0 else v)
+                     for k, v in call_arguments(kernel, args).items()}
+        self.method, self._run = self._choose(rt)
+
+    def _choose(self, rt) -> tuple[str, Callable[[], float]]:
+        enqueue = getattr(self.kernel, "enqueue", None)
+        if callable(enqueue):
+            return "kernel.enqueue event", lambda: _profile_seconds(enqueue(**self.args))
+        plan, source = getattr(self.kernel, "plan", None), getattr(self.kernel, "source", None)
+        if plan is not None and isinstance(source, str):
+            try:
+                return "launch-plan event", self._plan_launch(rt, plan, source)
+            except Exception as e:  # fall back, but say why in the results
+                self.plan_error = short_error(e)
+        return "markers around call", self._markers
+
+    def _plan_launch(self, rt, plan, source: str) -> Callable[[], float]:
+        from mcl.opencl.device import build_program
+        from mcl.opencl.plan import evaluate
+
+        env = {k: v for k, v in self.args.items() if np.isscalar(v)}
+        options = list(plan.build_options) + [
+            f"-D{c.name}={int(self.args[c.name])}" for c in plan.compile_time]
+        program = build_program(rt.context, source, options, origin=plan.mcpl)
+        knl = getattr(program, plan.kernel)
+        values = []
+        for a in plan.arguments:
+            v = self.args[a.name]
+            values.append(v.data if a.kind == "buffer" else np.dtype(a.dtype).type(v))
+        gsize = tuple(evaluate(e, env) for e in plan.global_size)
+        lsize = tuple(evaluate(e, env) for e in plan.local_size) or None
+        return lambda: _profile_seconds(knl(self.queue, gsize, lsize, *values))
+
+    def _markers(self) -> float:
+        cl = self.cl
+        before = cl.enqueue_marker(self.queue)
+        self.kernel(**self.args)
+        after = cl.enqueue_marker(self.queue)
+        after.wait()
+        return (after.profile.end - before.profile.end) * 1e-9
+
+    def __call__(self) -> float:
+        return self._run()
+
+
+def time_repeatedly(run: Callable[[], float], warmup: int, repeats: int,
+                    slow_s: float = 2.0) -> dict:
+    """Median and minimum of ``repeats`` timed runs after ``warmup`` untimed ones; a
+    kernel slower than ``slow_s`` gets three runs (a naive version at paper size)."""
+    first = run()
+    for _ in range(max(0, warmup - 1)):
+        run()
+    n = 3 if first > slow_s else repeats
+    times = [run() for _ in range(n)]
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+            "repeats": n, "warmup": max(1, warmup)}
+
+
+def fresh(args: dict) -> dict:
+    """A copy of the inputs (outputs that accumulate must start from zero each time)."""
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+
+
+def run_version(v: dict, ref, case: Case, args: dict, expected: dict, sizes: dict,
+                opts: argparse.Namespace) -> dict:
+    """Compile, verify and time one version at one size."""
+    out = dict(v)
+    need = getattr(ref, "DIVISIBLE_BY", {}).get(v["version"], {})
+    bad = {k: d for k, d in need.items() if int(sizes.get(k, 0)) % d}
+    if bad:
+        out.update(status="skipped", reason="needs " + ", ".join(
+            f"{k} divisible by {d}" for k, d in bad.items()))
+        return out
+    t0 = time.perf_counter()
+    try:
+        kernel = opts.compile(ROOT / v["file"], opts.device)
+    except Exception as e:
+        out.update(status="not compiled", reason=short_error(e))
+        return out
+    out["compile_s"] = time.perf_counter() - t0
+    try:
+        result = kernel(**call_arguments(kernel, fresh(args)))
+        out["verification"] = verify(outputs_of(result, tuple(ref.OUTPUTS)), expected,
+                                     ref.TOLERANCE)
+    except Exception as e:
+        out.update(status="failed", reason="run: " + short_error(e))
+        return out
+    if not out["verification"]["ok"]:
+        out.update(status="wrong", reason="results differ from reference.py")
+        return out
+    try:
+        launcher = Launcher(kernel, args, opts.device)
+        out["timing"] = time_repeatedly(launcher, opts.warmup, opts.repeats)
+        out["timing"]["method"] = launcher.method
+        if hasattr(launcher, "plan_error"):
+            out["timing"]["plan_error"] = launcher.plan_error
+        out["status"] = "ok"
+    except Exception as e:
+        out.update(status="failed", reason="timing: " + short_error(e))
+    return out
+
+
+# ----------------------------------------------------------------------------- references
+
+def torch_or_none():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def time_torch(torch, make: Callable, args: dict, warmup: int, repeats: int) -> dict:
+    fn = make(torch, args)
+    for _ in range(max(1, warmup)):
+        fn()
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(repeats):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return {"median_s": statistics.median(times), "min_s": min(times), "repeats": repeats,
+            "method": "CUDA events"}
+
+
+def references(case: Case, args: dict, opts: argparse.Namespace) -> list[dict]:
+    torch = torch_or_none()
+    out = []
+    for name, make in case.torch_refs.items():
+        entry: dict[str, Any] = {"name": name, "kind": "torch",
+                                 "primary": name == case.primary_ref}
+        if torch is None:
+            entry.update(status="unavailable", reason="torch with CUDA is not installed here")
+        else:
+            try:
+                entry["timing"] = time_torch(torch, make, args, opts.warmup, opts.repeats)
+                entry["status"] = "ok"
+            except Exception as e:
+                entry.update(status="failed", reason=short_error(e))
+            finally:
+                torch.cuda.empty_cache()
+        out.append(entry)
+    if case.kernel == "reduction":
+        out.extend(reduce_baselines(args, opts))
+    return out
+
+
+def reduce_baselines(args: dict, opts: argparse.Namespace) -> list[dict]:
+    """reduce0..reduce6 of benchmarks/lift (owned by the Lift component). The contract
+    we use: ``benchmarks/lift/reduce_baselines.py`` with
+    ``measure(name, x: np.ndarray, device, warmup, repeats) -> {"value", "median_s", ...}``."""
+    path = ROOT / "benchmarks" / "lift" / "reduce_baselines.py"
+    names = [f"reduce{i}" for i in range(7)]
+    if not path.exists():
+        return [{"name": n, "kind": "baseline", "status": "unavailable",
+                 "reason": "benchmarks/lift/reduce_baselines.py does not exist yet"}
+                for n in names]
+    try:
+        module = load_module(path, "reduce_baselines")
+    except Exception as e:
+        return [{"name": n, "kind": "baseline", "status": "failed", "reason": short_error(e)}
+                for n in names]
+    want = float(np.sum(args["input"], dtype=np.float64))
+    out = []
+    for n in getattr(module, "NAMES", names):
+        entry: dict[str, Any] = {"name": n, "kind": "baseline"}
+        try:
+            m = module.measure(n, args["input"], opts.device, opts.warmup, opts.repeats)
+            entry["timing"] = {k: m[k] for k in ("median_s", "min_s", "repeats") if k in m}
+            entry["timing"]["method"] = "benchmarks/lift"
+            ok = abs(float(m["value"]) - want) <= 1e-4 * abs(want) + 1e-3
+            entry.update(status="ok" if ok else "wrong", value=float(m["value"]))
+        except Exception as e:
+            entry.update(status="failed", reason=short_error(e))
+        out.append(entry)
+    return out
+
+
+def copy_ceiling(opts: argparse.Namespace) -> dict:
+    """The bandwidth ceiling of benchmarks/gpu_env.py, measured in this run."""
+    gpu_env = load_module(ROOT / "benchmarks" / "gpu_env.py", "gpu_env")
+    nbytes = (16 if opts.quick else 1024) * 2 ** 20
+    out: dict[str, Any] = {}
+    try:
+        out["opencl_copy"] = gpu_env.opencl_copy(nbytes, repeats=max(3, opts.repeats))
+    except Exception as e:
+        out["opencl_copy"] = {"status": "failed", "reason": short_error(e)}
+    try:
+        out["torch_copy"] = gpu_env.torch_copy(nbytes, repeats=max(3, opts.repeats))
+    except Exception as e:
+        out["torch_copy"] = {"status": "failed", "reason": short_error(e)}
+    return out
+
+
+def roofline(ref, args: dict) -> dict:
+    """The bound on time from the analyses (mcl.analyses.roofline) when it exists;
+    otherwise the compulsory flops and bytes of reference.py against the target's
+    peak figures in its hardware description."""
+    flops = int(ref.flops(**args)) if hasattr(ref, "flops") else 0
+    nbytes = int(ref.bytes_moved(**args)) if hasattr(ref, "bytes_moved") else 0
+    out: dict[str, Any] = {"flops": flops, "bytes": nbytes}
+    try:
+        from mcl.hdl import load_hardware
+        hw = load_hardware(TARGET)
+        peak, bandwidth = float(hw.peak_flops()), float(hw.memory_bandwidth("global"))
+        out.update(peak_flops=peak, bandwidth=bandwidth, source=f"hdl:{TARGET} peak figures",
+                   bound_s=max(flops / peak, nbytes / bandwidth))
+        out["bound_by"] = "compute" if flops / peak > nbytes / bandwidth else "memory"
+    except Exception as e:
+        out["error"] = short_error(e)
+    return out
+
+
+def analyses_roofline(path: Path, sizes: dict) -> dict | None:
+    """Per-version roofline of mcl.analyses, if that function exists (signature assumed:
+    ``roofline(path, target=..., sizes=...)`` returning a mapping or an object with
+    ``bound_s``)."""
+    try:
+        from mcl.analyses import roofline as analysis
+    except ImportError:
+        return None
+    try:
+        r = analysis(str(path), target=TARGET, sizes=sizes)
+        d = r if isinstance(r, dict) else getattr(r, "__dict__", {"value": str(r)})
+        return {k: (v if isinstance(v, int | float | str) else str(v)) for k, v in d.items()}
+    except Exception as e:
+        return {"error": short_error(e)}
+
+
+# ----------------------------------------------------------------------------- driver
+
+def run_kernel(kernel: str, opts: argparse.Namespace, deadline: float) -> dict:
+    case = CASES[kernel]
+    ref = reference_module(kernel)
+    vs = versions(kernel)
+    result: dict[str, Any] = {"metric": case.metric, "primary_ref": case.primary_ref,
+                              "versions": [v["version"] for v in vs], "runs": []}
+    rng = np.random.default_rng(10)
+    for sizes in (case.quick_sizes if opts.quick else case.sizes):
+        run: dict[str, Any] = {"sizes": sizes}
+        result["runs"].append(run)
+        if time.monotonic() > deadline:
+            run["skipped"] = "time budget spent"
+            continue
+        t0 = time.perf_counter()
+        args = ref.inputs(rng, **sizes)
+        run["inputs_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        expected = ref.reference(**fresh(args))
+        run["reference_s"] = time.perf_counter() - t0
+        run["verification"] = "numpy reference.py at the measured size (full output)"
+        run["roofline"] = roofline(ref, args)
+        run["references"] = references(case, args, opts)
+        run["results"] = []
+        for v in vs:
+            if time.monotonic() > deadline:
+                run["results"].append({**v, "status": "skipped", "reason": "time budget spent"})
+                continue
+            print(f"  {kernel} {sizes} {v['version']} ...", flush=True)
+            entry = run_version(v, ref, case, args, expected, sizes, opts)
+            a = analyses_roofline(ROOT / v["file"], sizes)
+            if a is not None:
+                entry["analyses_roofline"] = a
+            print(f"    {entry['status']} {entry.get('reason', '')}"
+                  f"{entry.get('timing', {}).get('median_s', '')}", flush=True)
+            run["results"].append(entry)
+        del args, expected
+    return result
+
+
+def device_description(spec: str | None) -> dict:
+    try:
+        from mcl.opencl.device import describe, select_device
+        info = describe(select_device(spec))
+        return {"opencl": info.spec, "kind": info.kind, "compute_units": info.compute_units}
+    except Exception as e:
+        return {"error": short_error(e)}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", default=",".join(DEFAULT_KERNELS),
+                    help=f"comma-separated, from {', '.join(CASES)}")
+    ap.add_argument("--quick", action="store_true",
+                    help="small sizes, 1 warm-up and 3 runs (tests the script on PoCL)")
+    ap.add_argument("--out", default="benchmarks/results/case_studies")
+    ap.add_argument("--device", default=None, help="PLATFORM:DEVICE (default: MCL_DEVICE)")
+    ap.add_argument("--repeats", type=int, default=None, help="timed runs (default 10)")
+    ap.add_argument("--warmup", type=int, default=None, help="untimed runs (default 2)")
+    ap.add_argument("--budget-s", type=float, default=480.0,
+                    help="stop starting new measurements after this many seconds")
+    opts = ap.parse_args(argv)
+    opts.repeats = opts.repeats or (3 if opts.quick else 10)
+    opts.warmup = opts.warmup or (1 if opts.quick else 2)
+    unknown = [k for k in opts.kernels.split(",") if k and k not in CASES]
+    if unknown:
+        ap.error(f"unknown kernels: {', '.join(unknown)}")
+    return opts
+
+
+def main(argv: list[str] | None = None,
+         compile_fn: Callable[[Path, str | None], Any] = compile_version) -> dict:
+    opts = parse_args(argv)
+    opts.compile = compile_fn
+    deadline = time.monotonic() + opts.budget_s
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {
+        "meta": {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                 "machine": platform.node(), "python": sys.version.split()[0],
+                 "commit": git_commit(), "quick": opts.quick, "target": TARGET,
+                 "device": device_description(opts.device),
+                 "warmup": opts.warmup, "repeats": opts.repeats,
+                 "MCL_DEVICE": os.environ.get("MCL_DEVICE")},
+        "ceiling": copy_ceiling(opts),
+        "kernels": {},
+    }
+    torch = torch_or_none()
+    if torch is not None:
+        results["meta"]["torch"] = torch.__version__
+        results["meta"]["gpu"] = torch.cuda.get_device_name()
+    path = out / "results.json"
+    for kernel in [k for k in opts.kernels.split(",") if k]:
+        print(f"{kernel}:", flush=True)
+        try:
+            results["kernels"][kernel] = run_kernel(kernel, opts, deadline)
+        except Exception as e:  # one broken kernel must not lose the others' results
+            results["kernels"][kernel] = {"error": short_error(e),
+                                          "traceback": traceback.format_exc()[-2000:]}
+        path.write_text(json.dumps(results, indent=1, default=str))
+    path.write_text(json.dumps(results, indent=1, default=str))
+    print(f"wrote {path}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
