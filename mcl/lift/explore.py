@@ -1,0 +1,332 @@
+"""Exploration (seed 001, "automatic rewriting strategy"): from a high-level
+program, apply rules until expressions are fully lowered, pick numeric
+parameters within the device's limits, then generate, compile, verify against
+the interpreter and time each candidate on an OpenCL device.
+
+Strategies: ``exhaustive`` (every rewrite sequence up to a depth), ``random``
+(random walks to lowered expressions) and ``mcts`` (Monte-Carlo tree search:
+UCT over rewrites, random walks as roll-outs, reward from the measured time).
+Results are memoised by expression and kept in a JSON file, so a search can be
+stopped and resumed; kernels that fail to build or give wrong results are
+recorded as such and the search goes on."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mcl.diagnostics import McplError
+from mcl.lift import macros as _macros  # noqa: F401  (registers the macro rules)
+from mcl.lift.codegen import Options, check_lowered, generate
+from mcl.lift.interp import random_inputs, run
+from mcl.lift.ir import Program, bind_sizes
+from mcl.lift.printer import key, show
+from mcl.lift.rules import RULES, Limits, Rewrite, rewrites
+
+#: How strongly random walks prefer each kind of rule (lowering makes progress).
+KIND_WEIGHT = {"macro": 6.0, "lowering": 3.0, "fusion": 2.0, "simplification": 2.0,
+               "algorithmic": 1.0}
+
+
+@dataclass
+class Evaluation:
+    key: str
+    expression: str
+    status: str                   # ok, wrong, codegen-error, build-error, run-error
+    time_s: float | None = None
+    local_size: int | None = None
+    message: str = ""
+    source: str = ""
+
+    def to_json(self) -> dict:
+        return self.__dict__.copy()
+
+
+@dataclass
+class Evaluator:
+    """Generates, compiles, verifies and times lowered programs on one device."""
+
+    program: Program                       # the high-level program (sizes bound)
+    sizes: dict
+    device: str | None = None
+    repeat: int = 10
+    tolerance: float = 1e-3
+    reference: Callable | None = None      # replaces the interpreter for huge sizes
+    seed: int = 0
+    _rt: object = None
+    _inputs: list | None = None
+    _expected: np.ndarray | None = None
+
+    def setup(self):
+        if self._inputs is None:
+            from mcl.opencl.device import runtime
+            self._rt = runtime(self.device)
+            self._inputs = random_inputs(self.program, self.sizes, np.random.default_rng(self.seed),
+                                         low=0.0, high=1.0)
+            ref = self.reference(*self._inputs) if self.reference else \
+                run(self.program, *self._inputs)
+            self._expected = np.asarray(ref, dtype=np.float64)
+
+    def limits(self) -> Limits:
+        self.setup()
+        info = self._rt.info
+        return Limits(max_work_group=info.max_work_group_size, local_memory=info.local_memory)
+
+    def __call__(self, prog: Program, local_size: int | None = None) -> Evaluation:
+        from mcl.lift.execute import Bound, compile_generated
+        self.setup()
+        k, text = key(prog.body), show(prog.body.body)
+        info = self._rt.info
+        opts = Options(max_work_group=info.max_work_group_size, local_size=local_size,
+                       local_memory=info.local_memory)
+        try:
+            gen = generate(prog, self.sizes, opts)
+        except McplError as e:
+            return Evaluation(k, text, "codegen-error", local_size=local_size,
+                              message=e.diagnostics[0].message)
+        try:
+            comp = compile_generated(gen, self._rt, prog.name)
+        except McplError as e:
+            return Evaluation(k, text, "build-error", local_size=local_size,
+                              message=e.diagnostics[0].message[:2000], source=gen.source)
+        try:
+            bound = Bound(comp, self._inputs)
+            bound.run()
+            got = bound.result().astype(np.float64)
+            exp = self._expected.reshape(got.shape)
+            err = float(np.max(np.abs(got - exp))) / max(1.0, float(np.max(np.abs(exp))))
+            if not np.isfinite(err) or err > self.tolerance:
+                return Evaluation(k, text, "wrong", local_size=local_size,
+                                  message=f"relative error {err:.3g}", source=gen.source)
+            times = bound.time(self.repeat)
+        except Exception as e:  # noqa: BLE001 - a failing kernel must not stop the search
+            return Evaluation(k, text, "run-error", local_size=local_size, message=str(e)[:500],
+                              source=gen.source)
+        return Evaluation(k, text, "ok", float(np.median(times)), local_size, source=gen.source)
+
+
+def is_lowered(prog: Program) -> bool:
+    try:
+        check_lowered(prog.body.body)
+        return True
+    except McplError:
+        return False
+
+
+@dataclass
+class Results:
+    """The resumable results file: every evaluation and the best-so-far curve."""
+
+    path: Path | None
+    meta: dict = field(default_factory=dict)
+    evaluations: dict[str, dict] = field(default_factory=dict)
+    curve: list[list[float]] = field(default_factory=list)
+
+    @staticmethod
+    def load(path: str | Path | None, meta: dict) -> Results:
+        r = Results(Path(path) if path else None, meta)
+        if r.path and r.path.exists():
+            data = json.loads(r.path.read_text())
+            if data.get("meta", {}).get("program") == meta.get("program") and \
+                    data.get("meta", {}).get("sizes") == meta.get("sizes"):
+                r.evaluations = data.get("evaluations", {})
+                r.curve = data.get("curve", [])
+        return r
+
+    def save(self) -> None:
+        if self.path:
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"meta": self.meta, "evaluations": self.evaluations,
+                                       "curve": self.curve, "best": self.best()}, indent=1))
+            tmp.replace(self.path)
+
+    def best(self) -> dict | None:
+        ok = [e for e in self.evaluations.values() if e["status"] == "ok"]
+        return min(ok, key=lambda e: e["time_s"]) if ok else None
+
+
+class Search:
+    """Shared machinery of the strategies: memoised evaluation and progress."""
+
+    def __init__(self, prog: Program, evaluate: Callable[[Program, int | None], Evaluation],
+                 results: Results, budget: int, limits: Limits, seed: int = 0,
+                 local_sizes: tuple[int, ...] = (64, 128, 256), progress=None,
+                 max_depth: int = 12):
+        self.prog = prog
+        self.evaluate = evaluate
+        self.results = results
+        self.budget = budget
+        self.limits = limits
+        self.rng = random.Random(seed)
+        self.local_sizes = local_sizes
+        self.progress = progress if progress is not None else sys.stderr
+        self.max_depth = max_depth
+        self.tried = 0
+        self.start = time.time()
+        self._moves: dict[str, list[Rewrite]] = {}
+
+    @property
+    def done(self) -> bool:
+        return self.tried >= self.budget
+
+    def moves(self, prog: Program) -> list[Rewrite]:
+        k = key(prog.body)
+        if k not in self._moves:
+            self._moves[k] = rewrites(prog, limits=self.limits, explore_only=True)
+        return self._moves[k]
+
+    def score(self, prog: Program) -> float | None:
+        """Evaluate (or recall) a lowered program; returns its time or None."""
+        ls = self.rng.choice(self.local_sizes) if _has_glb(prog) else None
+        k = key(prog.body) + (f" @local={ls}" if ls else "")
+        if k in self.results.evaluations:
+            e = self.results.evaluations[k]
+            return e["time_s"] if e["status"] == "ok" else None
+        if self.done:
+            return None
+        ev = self.evaluate(prog, ls)
+        self.tried += 1
+        self.results.evaluations[k] = ev.to_json()
+        best = self.results.best()
+        self.results.curve.append([len(self.results.evaluations), best["time_s"] if best
+                                   else None, time.time() - self.start])
+        self.results.save()
+        self._report(ev, best)
+        return ev.time_s if ev.status == "ok" else None
+
+    def _report(self, ev: Evaluation, best: dict | None) -> None:
+        if self.progress is False:
+            return
+        width = 30
+        filled = int(width * self.tried / max(1, self.budget))
+        b = f"{best['time_s'] * 1e3:.4f} ms" if best else "-"
+        t = f"{ev.time_s * 1e3:.4f} ms" if ev.time_s else ev.status
+        print(f"\r[{'#' * filled}{'-' * (width - filled)}] {self.tried}/{self.budget} "
+              f"last {t:>14}  best {b}", end="\n" if self.tried >= self.budget else "",
+              file=self.progress, flush=True)
+
+    def walk(self, prog: Program) -> Program | None:
+        """A random walk from ``prog`` to a lowered program (None: dead end)."""
+        for _ in range(self.max_depth):
+            if is_lowered(prog):
+                return prog
+            moves = self.moves(prog)
+            if not moves:
+                return None
+            weights = [KIND_WEIGHT.get(RULES[m.rule].kind, 1.0) for m in moves]
+            prog = self.rng.choices(moves, weights)[0].result
+        return prog if is_lowered(prog) else None
+
+
+def _has_glb(prog: Program) -> bool:
+    from mcl.lift.ir import prims
+    names = {p.name for p in prims(prog.body)}
+    return "mapGlb" in names and "mapWrg" not in names
+
+
+def random_search(s: Search) -> None:
+    attempts = 0
+    while not s.done and attempts < s.budget * 20:
+        attempts += 1
+        low = s.walk(s.prog)
+        if low is not None:
+            s.score(low)
+
+
+def exhaustive(s: Search, depth: int = 3) -> None:
+    frontier = [s.prog]
+    seen = {key(s.prog.body)}
+    for _ in range(depth + 1):
+        nxt = []
+        for p in frontier:
+            if s.done:
+                return
+            if is_lowered(p):
+                s.score(p)
+                continue
+            for m in s.moves(p):
+                k = key(m.result.body)
+                if k not in seen:
+                    seen.add(k)
+                    nxt.append(m.result)
+        frontier = nxt
+
+
+@dataclass
+class _Node:
+    prog: Program
+    parent: _Node | None = None
+    children: dict[int, _Node] = field(default_factory=dict)
+    visits: int = 0
+    reward: float = 0.0
+
+
+def mcts(s: Search, c: float = 1.4) -> None:
+    """UCT: select by upper confidence bound, expand one rewrite, roll out by a
+    random walk, back up 1/time relative to the best time seen."""
+    root = _Node(s.prog)
+    best_time = [math.inf]
+    attempts = 0
+    while not s.done and attempts < s.budget * 20:
+        attempts += 1
+        node = root
+        while True:
+            if is_lowered(node.prog):
+                break
+            moves = s.moves(node.prog)
+            if not moves:
+                break
+            untried = [i for i in range(len(moves)) if i not in node.children]
+            if untried:
+                weights = [KIND_WEIGHT.get(RULES[moves[i].rule].kind, 1.0) for i in untried]
+                i = s.rng.choices(untried, weights)[0]
+                child = _Node(moves[i].result, node)
+                node.children[i] = child
+                node = child
+                break
+            node = max(node.children.values(), key=lambda ch: ch.reward / max(1, ch.visits)
+                       + c * math.sqrt(math.log(max(1, node.visits)) / max(1, ch.visits)))
+        low = s.walk(node.prog)
+        t = s.score(low) if low is not None else None
+        if t is not None:
+            best_time[0] = min(best_time[0], t)
+        r = (best_time[0] / t) if t else 0.0
+        while node is not None:
+            node.visits += 1
+            node.reward += r
+            node = node.parent
+
+
+STRATEGIES = {"random": random_search, "exhaustive": exhaustive, "mcts": mcts}
+
+
+def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 200,
+            device: str | None = None, results_path: str | Path | None = None,
+            seed: int = 0, depth: int = 3, evaluator: Callable | None = None,
+            limits: Limits | None = None, progress=None, reference: Callable | None = None,
+            repeat: int = 10) -> Results:
+    """Search implementations of ``prog`` at the given sizes; returns the results
+    (``results.best()`` is the fastest correct candidate)."""
+    bound = bind_sizes(prog, sizes)
+    ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
+                                seed=seed)
+    if limits is None:
+        limits = ev.limits() if isinstance(ev, Evaluator) else Limits()
+    meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
+            "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}
+    results = Results.load(results_path, meta)
+    s = Search(bound, ev, results, budget, limits, seed, progress=progress)
+    if strategy == "exhaustive":
+        exhaustive(s, depth)
+    else:
+        STRATEGIES[strategy](s)
+    results.save()
+    return results
