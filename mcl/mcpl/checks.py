@@ -229,7 +229,7 @@ def check_module(module: ast.Module, loader: _Loader) -> CheckedModule:
     for f in own.values():
         info = result.functions[f.name]
         info.hardware = _function_hardware(f, result, library, diags)
-        _FunctionChecker(f, info, result, callable_functions, diags).run()
+        _FunctionChecker(f, info, result, callable_functions, diags, library).run()
     diags.sort(key=sort_key)
     return result
 
@@ -274,8 +274,10 @@ class _FunctionChecker:
     """Walks one function: scopes, types, memory spaces, foreach structure."""
 
     def __init__(self, f: ast.Function, info: FunctionInfo, result: CheckedModule,
-                 functions: dict[str, FunctionInfo], diags: list[Diagnostic]):
+                 functions: dict[str, FunctionInfo], diags: list[Diagnostic],
+                 library: Any = None):
         self.f = f
+        self.library = library
         self.info = info
         self.result = result
         self.functions = functions
@@ -353,10 +355,12 @@ class _FunctionChecker:
 
     def finish(self) -> None:
         for name, sym in self.size_uses:
-            if sym.kind in ("index", "loop") or (sym.written and not (
+            varies = sym.kind == "local" and not sym.const and bool(sym.index_deps)
+            if sym.kind in ("index", "loop") or varies or (sym.written and not (
                     sym.kind == "local" and sym.const)):
                 what = {"index": "a foreach index", "loop": "a loop variable"}.get(
-                    sym.kind, "written in this function")
+                    sym.kind, "computed from a foreach index" if varies else
+                    "written in this function")
                 self.error("mcpl-nonconstant-size",
                            f"array size uses '{name.id}', which is {what}", name,
                            "array sizes must be constant: use parameters and `const` "
@@ -922,6 +926,11 @@ class _FunctionChecker:
                 self.error("mcpl-bad-hwd-ref", f"'{e.id}' is a hardware description, not a "
                            "value", e, f"name a property, e.g. {e.id}.hierarchy.<par_group>."
                            "max_nr_units")
+                return None
+            if self.library is not None and e.id in self.library:
+                self.error("mcpl-hardware-not-imported",
+                           f"'{e.id}' is not an imported hardware description", e,
+                           f"add `import {e.id};` to use its properties")
                 return None
             known = [n for scope in self.scopes for n in scope]
             self.error("mcpl-undeclared", f"'{e.id}' is not declared", e,

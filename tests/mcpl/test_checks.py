@@ -1,0 +1,201 @@
+"""Each semantic check with a program that violates it and the message it gets;
+the examples check clean; the resolution tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcl.mcpl import ast, check, parse
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").rglob("*.mcpl"))
+LIB = sorted((ROOT / "mcl" / "mcpl" / "lib").glob("*.mcpl"))
+
+
+def diags(src: str, hw: str = "nvidia"):
+    module = parse(f"module t;\nimport {hw};\n{src}\n", "t.mcpl")
+    return check(module).diagnostics
+
+
+def kernel(body: str, hw: str = "nvidia", params: str = "int n, global float[n] a"):
+    return diags(f"{hw} void k({params}) {{\n{body}\n}}", hw)
+
+
+def codes(ds):
+    return [d.code for d in ds if d.is_error]
+
+
+@pytest.mark.parametrize("path", EXAMPLES + LIB, ids=lambda p: str(p.relative_to(ROOT)))
+def test_examples_check_clean(path):
+    result = check(path)
+    assert [str(d.span) + " " + d.message for d in result.diagnostics] == []
+
+
+INNER = "foreach (int b in n blocks) {{ foreach (int t in 32 threads) {{ {} }} }}"
+
+CASES = [
+    # (program body, code, words of the message, words of the hint)
+    (INNER.format("a[t] = q;"), "mcpl-undeclared", "'q' is not declared", None),
+    (INNER.format("a[t] = nn;"), "mcpl-undeclared", "'nn'", "did you mean 'n'?"),
+    (INNER.format("int x = 1; int x = 2;"), "mcpl-redeclared", "already declared", None),
+    (INNER.format("foo y;"), "mcpl-unknown-type", "unknown type 'foo'", None),
+    (INNER.format("a[t, t] = 1.0;"), "mcpl-index-count", "needs indices [i]", None),
+    (INNER.format("a[1.5] = 1.0;"), "mcpl-bad-index", "must be an integer", None),
+    (INNER.format("int s = 0; s[1] = 2;"), "mcpl-not-array", "not an array", None),
+    (INNER.format("a[t] = frob(1);"), "mcpl-unknown-function", "unknown function", None),
+    (INNER.format("a[t] = sqrt(1, 2);"), "mcpl-arg-count", "takes 1 argument", None),
+    (INNER.format("a[t] = a;"), "mcpl-array-assign", "whole arrays", None),
+    (INNER.format("int i = t % 2.0;"), "mcpl-bad-operand", "needs integers", None),
+    (INNER.format("t = 1;"), "mcpl-write-index", "cannot be changed", None),
+    (INNER.format("const int c = 1; c = 2;"), "mcpl-write-const", "is const", None),
+    (INNER.format("break;"), "mcpl-break-outside-loop", "not inside a for or while", None),
+    (INNER.format("return 1;"), "mcpl-return-value", "is void", None),
+    ("shared float[n] s;", "mcpl-space-not-visible",
+     "'shared' is not visible here: it belongs to par_unit 'block' of 'nvidia'",
+     "declare it inside `foreach (... blocks)`"),
+    (INNER.format("shard float x;"), "mcpl-unknown-space", "not a type or memory space",
+     "did you mean 'shared'?"),
+    (INNER.format("constant float c2; c2 = 1.0;"), "mcpl-write-read-only", "read-only", None),
+    (INNER.format("barrier(reg);"), "mcpl-barrier-private-space",
+     "barrier(reg) synchronises nothing", "shared"),
+    (INNER.format("barrier(memory);"), "mcpl-unknown-space", "not a memory space", None),
+    ("int x = 1;\nbarrier(global);", "mcpl-barrier-outside-foreach", "inside a foreach", None),
+    ("foreach (int t in n threads) { a[t] = 0.0; }", "mcpl-foreach-order",
+     "must be nested inside a foreach over 'blocks'", "foreach (int b in nb blocks)"),
+    ("foreach (int b in n blocks) { foreach (int t in 32 threads) { "
+     "foreach (int c in 2 blocks) { } } }", "mcpl-foreach-order", "cannot be inside", None),
+    ("foreach (int b in n block) { }", "mcpl-unknown-par-group",
+     "'block' is not a par_group", "'block' is a par_unit"),
+    ("foreach (int b in n blocks) { foreach (int t in b threads) { a[t] = 0.0; } }",
+     "mcpl-foreach-size-depends", "depends on the index 'b'", None),
+    ("foreach (int b in n blocks) { int m = b * 2; foreach (int t in m threads) { } }",
+     "mcpl-foreach-size-depends", "depends on the index 'b'", None),
+    ("foreach (int b in n blocks) { a[b] = 0.0; foreach (int t in 32 threads) { } }",
+     "mcpl-not-innermost", "inside the innermost foreach (over 'threads')", None),
+    ("a[0] = 1.0;\n" + INNER.format(""), "mcpl-not-innermost", "outside every foreach",
+     None),
+    (INNER.format("int m = t; reg float[m] v;"), "mcpl-nonconstant-size",
+     "array size uses 'm', which is computed from a foreach index", None),
+    (INNER.format("reg float[t] v;"), "mcpl-nonconstant-size", "a foreach index", None),
+    ("a as float[n][2] a2;", "mcpl-view-size", "has 2*n elements but 'a' has n", None),
+    ("a as int[n] a2;", "mcpl-view-element-type", "elements of type 'float'", None),
+    (INNER.format("if (a) { }"), "mcpl-bad-condition", "must be a number or bool", None),
+    (INNER.format("int x = gpu.hierarchy.blocks.max_nr_units;"), "mcpl-hardware-not-imported",
+     "'gpu' is not an imported hardware description", "import gpu;"),
+    (INNER.format("int x = nvidia.hierarchy.blocks.nope;"), "mcpl-bad-hwd-ref",
+     "not a property", None),
+]
+
+
+@pytest.mark.parametrize("body, code, message, hint", CASES, ids=[c[1] + "-" + str(i)
+                                                                  for i, c in enumerate(CASES)])
+def test_each_check(body, code, message, hint):
+    ds = [d for d in kernel(body) if d.code == code]
+    assert ds, f"expected {code}, got {[(d.code, d.message) for d in kernel(body)]}"
+    d = ds[0]
+    assert message in d.message
+    if hint is not None:
+        assert hint in (d.hint or "")
+    assert d.span is not None and d.span.file == "t.mcpl" and d.span.line >= 3
+
+
+def test_unknown_hardware_and_missing_import():
+    ds = diags("nvidai void k() { }", "perfect")
+    assert "mcpl-unknown-hardware" in codes(ds)
+    assert "did you mean 'nvidia'?" in ds[0].hint
+    ds = diags("gpu void k() { }", "perfect")
+    assert codes(ds) == ["mcpl-hardware-not-imported"]
+    assert "import gpu;" in ds[0].hint
+
+
+def test_array_and_written_need_a_space_without_default(tmp_path):
+    # A description like perfect but without default memory spaces.
+    text = (ROOT / "mcl" / "hwdescs" / "perfect.hdl").read_text()
+    text = text.replace("perfect", "nodefault").replace("default;", "")
+    (tmp_path / "nodefault.hdl").write_text(text)
+    src = ("module t;\nimport nodefault;\nnodefault void k(int n, main float[n] a) {\n"
+           "  foreach (int i in n threads) { float[4] v; float s = 1.0; s = 2.0; a[i] = n; }\n}")
+    c = check(parse(src, "t.mcpl"), [tmp_path])
+    errors = [d for d in c.diagnostics if d.code == "mcpl-no-space"]
+    assert [d.message.split("'")[1] for d in errors] == ["v", "s"]
+    assert "add a memory space" in errors[0].hint
+
+
+def test_read_scalar_needs_no_space():
+    assert codes(kernel(INNER.format("a[t] = n;"))) == []
+
+
+def test_several_errors_all_reported():
+    ds = kernel(INNER.format("a[t] = q; r = 2; a[t, t] = 1.0;"))
+    assert codes(ds) == ["mcpl-undeclared", "mcpl-undeclared", "mcpl-index-count"]
+
+
+def test_writes_inferred_through_calls():
+    src = """
+perfect void set(float x, const float v) { x = v; }
+perfect void twice(float y) { set(y, 2.0); }
+perfect void k(int n, main float[n] a, main float[n] b) {
+  foreach (int i in n threads) { twice(a[i]); b[i] = a[i]; }
+}"""
+    c = check(parse(f"module t;\nimport perfect;\n{src}", "t.mcpl"))
+    assert not c.has_errors, c.diagnostics
+    assert c.writes("set") == {"x"} and c.writes("twice") == {"y"}
+    assert c.writes("k") == {"a", "b"}
+    assert c.reads("k") >= {"n", "a"} and "b" not in c.reads("k")
+
+
+def test_library_functions_declare_writes():
+    c = check(parse("module t;\nimport perfect;\nimport lib.atomics;\n"
+                    "perfect void k(int n, main int[1] h) {\n"
+                    "  foreach (int i in n threads) { atomicMax(h[0], i); }\n}", "t.mcpl"))
+    assert not c.has_errors, c.diagnostics
+    assert c.writes("k") == {"h"}
+    call = next(x for x in ast.walk(c.module) if isinstance(x, ast.Call))
+    assert c.callee(call).is_library and c.callee(call).writes == {"x"}
+
+
+def test_unknown_import():
+    ds = diags("perfect void k() { }", "lib.nothing")
+    assert "mcpl-unknown-import" in codes(ds)
+
+
+def test_user_module_import(tmp_path):
+    (tmp_path / "helpers.mcpl").write_text(
+        "module helpers;\nimport perfect;\nperfect float twice(const float x) { return 2 * x; }\n")
+    main = tmp_path / "main.mcpl"
+    main.write_text("module main;\nimport perfect;\nimport helpers;\n"
+                    "perfect void k(int n, main float[n] a) {\n"
+                    "  foreach (int i in n threads) { a[i] = twice(a[i]); }\n}\n")
+    c = check(main)
+    assert not c.diagnostics, c.diagnostics
+    assert "helpers" in c.modules
+
+
+def test_import_cycle(tmp_path):
+    (tmp_path / "a.mcpl").write_text("module a;\nimport b;\n")
+    (tmp_path / "b.mcpl").write_text("module b;\nimport a;\n")
+    c = check(tmp_path / "a.mcpl")
+    assert any(d.code == "mcpl-import-cycle" for d in c.diagnostics) or any(
+        "cycle" in d.message for d in c.diagnostics)
+
+
+def test_resolution_tables():
+    c = check(ROOT / "examples" / "matmul" / "nvidia_v1.mcpl")
+    f = c.module.functions[0]
+    assert c.hardware_of(f).name == "nvidia"
+    loops = [n for n in ast.walk(f) if isinstance(n, ast.ForEach)]
+    assert [c.par_group_of(x).name for x in loops] == ["blocks", "blocks", "threads"]
+    decls = {n.name: n for n in ast.walk(f) if isinstance(n, ast.Declaration)}
+    assert c.space_of(decls["l_a"]) == "shared" and c.space_of(decls["sums"]) == "reg"
+    assert c.type_of(decls["l_a"]).name == "float"
+    uses = [n for n in ast.walk(f) if isinstance(n, ast.Name) and n.id == "tj"]
+    assert all(c.declaration_of(u).node is loops[2].var for u in uses)
+    assert [x.var.name for x in c.foreach_around(uses[-1])] == ["bi", "bj", "tj"]
+    assert c.writes(f) == {"c"} and {"a", "b", "n"} <= c.reads(f)
+
+
+def test_views_symbolic_sizes_from_consts():
+    ds = kernel("const int x = 4;\nconst int nb = n / x;\na as float[nb][x] a2;")
+    assert codes(ds) == []
