@@ -1,0 +1,715 @@
+"""The kernel model the analyses share: one walk over a checked function that
+records every loop (foreach, for, while) with its symbolic trip count, every
+array access with its symbolic index expressions and enclosing loops, and every
+arithmetic operation with its kind (computation, indexing, control flow).
+
+Index expressions are sympy expressions in loop indices and parameters: local
+scalars defined once are replaced by their definitions (the "interpreter of
+just the statements needed" of paper section 6.5). A name whose value comes
+from an array or is assigned several times is *unpredictable*; an expression
+that uses one is marked so instead of being guessed.
+
+With ``values`` (parameter defaults and ``--set``), parameters are numbers and
+integer division is C division; without, sizes stay symbolic and ``/`` is exact
+division (array shapes in MCPL are written so that sizes divide), which the
+counts then state as an approximation only where it matters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import sympy
+
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
+
+#: Built-in functions that compute (one operation each in the statistics).
+MATH_FUNCTIONS = frozenset({
+    "sqrt", "exp", "log", "sin", "cos", "tan", "fabs", "abs", "min", "max", "pow",
+    "floor", "ceil", "rsqrt", "erf", "tanh", "atan", "asin", "acos", "fma", "mad",
+})
+_INT_TYPES = ("int", "long", "bool")
+
+
+@lru_cache(maxsize=4096)
+def var_symbol(name: str) -> sympy.Symbol:
+    """The sympy symbol of an MCPL name (an integer; loop indices may be 0)."""
+    return sympy.Symbol(name, integer=True)
+
+
+@lru_cache(maxsize=4096)
+def size_symbol(name: str) -> sympy.Symbol:
+    """The sympy symbol of a size parameter (a positive integer)."""
+    return sympy.Symbol(name, integer=True, positive=True)
+
+
+class Unpredictable(Exception):
+    """An expression depends on data (an array element) or on a variable assigned
+    more than once: its value cannot be known before the kernel runs."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+@dataclass(eq=False)
+class Loop:
+    """A foreach, for or while loop with what the analyses need to know about it."""
+
+    node: ast.Stmt
+    kind: str                         # "foreach" | "for" | "while"
+    var: str | None                   # the index variable
+    start: sympy.Expr | None = None
+    step: sympy.Expr | None = None
+    trips: sympy.Expr | None = None   # number of iterations (None: unknown)
+    group: Any = None                 # mcl.hdl ParGroup of a foreach
+    approximate: bool = False         # the trip count is an estimate / upper bound
+    depends: frozenset[str] = frozenset()   # loop variables its range depends on
+    size_text: str = ""               # the size as written (`nrThreadsM`, `n`)
+
+    @property
+    def symbol(self) -> sympy.Symbol | None:
+        return var_symbol(self.var) if self.var else None
+
+    @property
+    def label(self) -> str:
+        """How a message names the loop: `the nrThreadsM threads tj`, `loop k`."""
+        if self.kind == "foreach":
+            return f"the {self.size_text} {self.node.group} {self.var}"
+        return f"loop {self.var}" if self.var else "the while loop"
+
+
+@dataclass(eq=False)
+class Access:
+    """One array element read or written: ``a[i, k]``."""
+
+    node: ast.Index
+    name: str                                   # the array (or view) name
+    symbol: Any                                 # mcl.mcpl Symbol of the array
+    space: str | None
+    element_bytes: int
+    indices: tuple[sympy.Expr | None, ...]      # one per dimension (all tile levels)
+    sizes: tuple[sympy.Expr | None, ...]        # the extent of each dimension
+    offset: sympy.Expr | None                   # flat element offset (None: unknown)
+    write: bool
+    loops: tuple[Loop, ...]
+    guarded: bool                               # inside an if (counts are upper bounds)
+    why_unpredictable: str | None = None
+    #: the loop variables each index depends on, directly or through a loop's range
+    depends: frozenset[str] = frozenset()
+
+    @property
+    def text(self) -> str:
+        return print_expr(self.node)
+
+    @property
+    def predictable(self) -> bool:
+        return self.why_unpredictable is None
+
+
+@dataclass(eq=False)
+class OpSite:
+    """Operations written at one place: ``kind`` is "compute", "index" or "control"."""
+
+    node: ast.Node
+    kind: str
+    count: int
+    loops: tuple[Loop, ...]
+    guarded: bool
+    name: str = ""      # the operator or function
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: ast.Call
+    callee: Any          # FunctionInfo
+    loops: tuple[Loop, ...]
+    guarded: bool
+
+
+@dataclass(eq=False)
+class LocalDecl:
+    """A declaration inside the function body, with the loops around it."""
+
+    node: ast.Declaration
+    symbol: Any
+    space: str | None
+    element_bytes: int
+    elements: sympy.Expr | None
+    loops: tuple[Loop, ...]
+
+
+@dataclass(eq=False)
+class Kernel:
+    """Everything recorded about one function (see the module docstring)."""
+
+    function: ast.Function
+    checked: Any
+    hardware: Any
+    values: dict[str, int]
+    numeric: bool
+    loops: list[Loop] = field(default_factory=list)
+    accesses: list[Access] = field(default_factory=list)
+    ops: list[OpSite] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    decls: list[LocalDecl] = field(default_factory=list)
+    imprecisions: list[tuple[ast.Node, str]] = field(default_factory=list)
+    #: symbols still free after substitution that a number would need
+    missing: set[str] = field(default_factory=set)
+
+    def executions(self, loops: tuple[Loop, ...]) -> tuple[sympy.Expr, bool]:
+        """How often code inside ``loops`` runs, and whether that is an estimate."""
+        total: sympy.Expr = sympy.Integer(1)
+        approx = False
+        for lp in loops:
+            if lp.trips is None:
+                total = total * sympy.Symbol(f"iterations_{lp.var or 'while'}",
+                                             integer=True, positive=True)
+                approx = True
+            else:
+                total = total * lp.trips
+            approx = approx or lp.approximate
+        return total, approx
+
+    def foreach_loops(self) -> list[Loop]:
+        return [lp for lp in self.loops if lp.kind == "foreach"]
+
+    def params(self) -> list[ast.Param]:
+        return list(self.function.params)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def element_bytes(t: ast.Type, checked: Any = None) -> int:
+    """Bytes of one element of a type (records: the sum of their fields)."""
+    size = ast.PRIMITIVE_TYPES.get(t.name)
+    if size is not None:
+        return size
+    td = checked.types.get(t.name) if checked is not None else None
+    if td is not None:
+        return sum(element_bytes(f.type, checked) for f in td.fields) or 4
+    return 4
+
+
+def parameter_values(function: ast.Function, values: Mapping[str, int] | None,
+                     defaults: bool = True) -> dict[str, int]:
+    """The numbers to use: parameter defaults (example values) overridden by ``values``."""
+    out: dict[str, int] = {}
+    if defaults:
+        for p in function.params:
+            if p.default is not None and not p.type.is_array:
+                v = _literal_number(p.default)
+                if v is not None:
+                    out[p.name] = v
+    for k, v in (values or {}).items():
+        out[k] = v
+    return out
+
+
+def _literal_number(e: ast.Expr) -> int | float | None:
+    if isinstance(e, ast.Literal) and e.kind in ("int", "float"):
+        return e.value
+    if isinstance(e, ast.Unary) and e.op == "-":
+        v = _literal_number(e.operand)
+        return -v if v is not None else None
+    return None
+
+
+def build_kernel(function: ast.Function, checked: Any, values: Mapping[str, int] | None,
+                 hardware: Any = None) -> Kernel:
+    """Walk ``function`` and record its loops, accesses and operations.
+
+    ``values``: numbers for parameters (None: fully symbolic)."""
+    hw = hardware if hardware is not None else (
+        checked.hardware_of(function) if checked is not None else None)
+    k = Kernel(function, checked, hw, dict(values or {}), numeric=bool(values))
+    _Builder(k).run()
+    return k
+
+
+class _Builder:
+    def __init__(self, k: Kernel):
+        self.k = k
+        self.checked = k.checked
+        self.scopes: list[dict[str, Any]] = [{}]
+        self.loops: list[Loop] = []
+        self.guard = 0
+        self.assigned = _assigned_names(k.function)
+        self.loop_vars: dict[str, Loop] = {}
+
+    # ---- names and values
+
+    def lookup(self, name: str) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def bind(self, name: str, value: Any) -> None:
+        self.scopes[-1][name] = value
+
+    def run(self) -> None:
+        for p in self.k.function.params:
+            if p.type.is_array:
+                self.bind(p.name, ("array", p))
+            elif p.name in self.k.values:
+                self.bind(p.name, sympy.Integer(int(self.k.values[p.name]))
+                          if float(self.k.values[p.name]).is_integer()
+                          else sympy.nsimplify(self.k.values[p.name]))
+            elif p.name in self.assigned:
+                self.bind(p.name, Unpredictable(f"parameter '{p.name}' is assigned"))
+            else:
+                self.bind(p.name, size_symbol(p.name))
+        self.block(self.k.function.body)
+
+    def sym(self, e: ast.Expr) -> sympy.Expr:
+        """``e`` as a sympy expression; raises Unpredictable."""
+        if isinstance(e, ast.Literal):
+            if e.kind == "bool":
+                return sympy.Integer(1 if e.value else 0)
+            if e.kind == "int":
+                return sympy.Integer(e.value)
+            return sympy.Float(e.value)
+        if isinstance(e, ast.Name):
+            v = self.lookup(e.id)
+            if isinstance(v, Unpredictable):
+                raise v
+            if isinstance(v, sympy.Basic):
+                return v
+            if isinstance(v, tuple):
+                raise Unpredictable(f"'{e.id}' is an array")
+            # undeclared here (a global constant of an import, ...): keep it symbolic
+            return size_symbol(e.id)
+        if isinstance(e, ast.HwdRef):
+            return self.hwd_value(e)
+        if isinstance(e, ast.Unary):
+            inner = self.sym(e.operand)
+            if e.op == "-":
+                return -inner
+            if e.op == "+":
+                return inner
+            raise Unpredictable(f"'{print_expr(e)}' is not arithmetic")
+        if isinstance(e, ast.Cast):
+            return self.sym(e.operand)
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/", "%"):
+            a, b = self.sym(e.left), self.sym(e.right)
+            if e.op == "+":
+                return a + b
+            if e.op == "-":
+                return a - b
+            if e.op == "*":
+                return a * b
+            if b == 0:
+                raise Unpredictable(f"division by zero in '{print_expr(e)}'")
+            if e.op == "/":
+                if a.is_Integer and b.is_Integer:
+                    q = abs(int(a)) // abs(int(b))
+                    return sympy.Integer(q if (a >= 0) == (b > 0) else -q)
+                return a / b
+            if a.is_Integer and b.is_Integer:
+                return sympy.Integer(int(a) % int(b))
+            return sympy.Mod(a, b)
+        if isinstance(e, ast.Binary) and e.op in ("<<", ">>"):
+            a, b = self.sym(e.left), self.sym(e.right)
+            return a * 2 ** b if e.op == "<<" else a / 2 ** b
+        if isinstance(e, ast.Call) and e.func in ("min", "max") and len(e.args) == 2:
+            a, b = self.sym(e.args[0]), self.sym(e.args[1])
+            return sympy.Min(a, b) if e.func == "min" else sympy.Max(a, b)
+        if isinstance(e, ast.Index):
+            raise Unpredictable(f"'{print_expr(e)}' is read from memory")
+        raise Unpredictable(f"'{print_expr(e)}' cannot be computed before the kernel runs")
+
+    def try_sym(self, e: ast.Expr | None) -> sympy.Expr | None:
+        if e is None:
+            return None
+        try:
+            return self.sym(e)
+        except Unpredictable:
+            return None
+
+    def hwd_value(self, e: ast.HwdRef) -> sympy.Expr:
+        hw = self.k.hardware
+        if self.checked is not None:
+            hw = self.checked.hardware.get(e.path[0], hw)
+        if hw is None:
+            raise Unpredictable(f"'{print_expr(e)}' needs its hardware description")
+        try:
+            v = hw.resolve_property(e.path)
+        except Exception as exc:  # an unknown path is reported by mcl check
+            raise Unpredictable(f"'{print_expr(e)}' is not a property") from exc
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise Unpredictable(f"'{print_expr(e)}' is not a number ({v})")
+        return sympy.Integer(int(v)) if float(v).is_integer() else sympy.Float(v)
+
+    def depends_of(self, expr: sympy.Expr | None) -> frozenset[str]:
+        """Loop variables ``expr`` depends on, also through loop ranges."""
+        if expr is None:
+            return frozenset()
+        out: set[str] = set()
+        todo = [s.name for s in expr.free_symbols]
+        while todo:
+            name = todo.pop()
+            if name in out:
+                continue
+            lp = self.loop_vars.get(name)
+            if lp is None:
+                continue
+            out.add(name)
+            todo.extend(lp.depends)
+        return frozenset(out)
+
+    # ---- statements
+
+    def block(self, b: ast.Stmt) -> None:
+        if isinstance(b, ast.Block):
+            self.scopes.append({})
+            for s in b.statements:
+                self.stmt(s)
+            self.scopes.pop()
+        else:
+            self.scopes.append({})
+            self.stmt(b)
+            self.scopes.pop()
+
+    def stmt(self, s: ast.Stmt) -> None:
+        if isinstance(s, ast.Block):
+            self.block(s)
+        elif isinstance(s, ast.Declaration):
+            self.declaration(s)
+        elif isinstance(s, ast.Assign):
+            self.assign(s)
+        elif isinstance(s, ast.IncDec):
+            self.target(s.target, read_too=True)
+            self.op(s, "index" if self.is_int_scalar(s.target) else "compute", s.op)
+        elif isinstance(s, ast.ExprStmt):
+            self.expr(s.expr, "compute")
+        elif isinstance(s, ast.Return):
+            if s.value is not None:
+                self.expr(s.value, "compute")
+        elif isinstance(s, ast.If):
+            self.expr(s.cond, "control")
+            self.guard += 1
+            self.block(s.then)
+            if s.orelse is not None:
+                self.block(s.orelse)
+            self.guard -= 1
+        elif isinstance(s, ast.For):
+            self.for_(s)
+        elif isinstance(s, ast.While):
+            self.expr(s.cond, "control")
+            lp = Loop(s, "while", None, approximate=True)
+            self.k.imprecisions.append((s, "a while loop runs an unknown number of times"))
+            self.enter(lp, s.body)
+        elif isinstance(s, ast.ForEach):
+            self.foreach(s)
+        elif isinstance(s, ast.AsStatement):
+            for v in s.views:
+                self.bind(v.name, ("array", v))
+        # Barrier, Break, Continue: nothing to count
+
+    def enter(self, lp: Loop, body: ast.Stmt) -> None:
+        self.k.loops.append(lp)
+        self.loops.append(lp)
+        self.scopes.append({})
+        if lp.var:
+            self.bind(lp.var, var_symbol(lp.var))
+            self.loop_vars[lp.var] = lp
+        self.block(body)
+        self.scopes.pop()
+        self.loops.pop()
+
+    def foreach(self, s: ast.ForEach) -> None:
+        trips = self.try_sym(s.size)
+        group = self.checked.par_group_of(s) if self.checked is not None else None
+        lp = Loop(s, "foreach", s.var.name, sympy.Integer(0), sympy.Integer(1), trips, group,
+                  trips is None, size_text=print_expr(s.size))
+        if trips is None:
+            self.k.imprecisions.append((s.size, f"the number of units '{print_expr(s.size)}' "
+                                                "is not known before the kernel runs"))
+        self.enter(lp, s.body)
+
+    def for_(self, s: ast.For) -> None:
+        var, start = None, None
+        self.scopes.append({})
+        if isinstance(s.init, ast.Declaration):
+            var = s.init.name
+            start = self.try_sym(s.init.init) if s.init.init is not None else None
+            if s.init.init is not None:
+                self.expr(s.init.init, "index")
+        elif isinstance(s.init, ast.Assign) and isinstance(s.init.target, ast.Name):
+            var = s.init.target.id
+            start = self.try_sym(s.init.value)
+            self.expr(s.init.value, "index")
+        step = _step_of(s.update, var, self)
+        bound, approx = None, False
+        if s.cond is not None:
+            bound, approx = _bound_of(s.cond, var, self)
+        trips = None
+        if start is not None and step is not None and bound is not None and step != 0:
+            span = bound - start
+            # Iterations counted as if every unit started where the first one does
+            # (k = tj; k < p; k += T runs p/T times on average over tj).
+            outer = {sym: 0 for sym in span.free_symbols if sym.name in self.loop_vars}
+            if outer:
+                span = span.subs(outer)
+                approx = True
+            if span.is_Integer and step.is_Integer:
+                trips = sympy.Integer(max(0, -(-int(span) // int(step))))
+            else:
+                trips = sympy.simplify(span / step)
+        else:
+            approx = True
+            self.k.imprecisions.append((s, f"the number of iterations of loop "
+                                           f"'{var or '?'}' is not known statically"))
+        deps = self.depends_of(start) | self.depends_of(step) | self.depends_of(bound)
+        lp = Loop(s, "for", var, start, step, trips, None, approx, deps,
+                  size_text=str(trips) if trips is not None else "?")
+        if s.cond is not None:
+            # the condition and the update run once per iteration
+            lp_ops_loops = tuple(self.loops) + (lp,)
+            for n in ast.walk(s.cond):
+                if isinstance(n, ast.Binary):
+                    self.k.ops.append(OpSite(n, "control", 1, lp_ops_loops, self.guard > 0, n.op))
+            if s.update is not None:
+                self.k.ops.append(OpSite(s.update, "control", 1, lp_ops_loops,
+                                         self.guard > 0, "update"))
+        self.enter(lp, s.body)
+        self.scopes.pop()
+
+    def declaration(self, d: ast.Declaration) -> None:
+        sym = self.checked.symbol(d) if self.checked is not None else None
+        if d.type.is_array:
+            self.bind(d.name, ("array", d))
+            for v in d.views:
+                self.bind(v.name, ("array", v))
+            elems = 1
+            try:
+                elems = sympy.Integer(1)
+                for size in d.type.sizes:
+                    elems = elems * self.sym(size)
+            except Unpredictable:
+                elems = None
+            space = sym.space if sym is not None else d.space
+            self.k.decls.append(LocalDecl(d, sym, space, element_bytes(d.type, self.checked),
+                                          elems, tuple(self.loops)))
+            return
+        space = sym.space if sym is not None else d.space
+        self.k.decls.append(LocalDecl(d, sym, space, element_bytes(d.type, self.checked),
+                                      sympy.Integer(1), tuple(self.loops)))
+        if d.init is not None:
+            kind = "index" if d.type.name in _INT_TYPES else "compute"
+            self.expr(d.init, kind)
+        if d.name in self.assigned or d.init is None:
+            self.bind(d.name, Unpredictable(f"'{d.name}' is assigned in the kernel"))
+        else:
+            try:
+                self.bind(d.name, self.sym(d.init))
+            except Unpredictable as u:
+                self.bind(d.name, u)
+
+    def assign(self, s: ast.Assign) -> None:
+        int_scalar = self.is_int_scalar(s.target)
+        kind = "index" if int_scalar else "compute"
+        self.expr(s.value, kind)
+        self.target(s.target, read_too=s.op != "=")
+        if s.op != "=":
+            self.op(s, kind, s.op)
+
+    def is_int_scalar(self, target: ast.Expr) -> bool:
+        if not isinstance(target, ast.Name):
+            return False
+        sym = self.checked.declaration_of(target) if self.checked is not None else None
+        return sym is not None and not sym.type.is_array and sym.type.name in _INT_TYPES
+
+    def target(self, t: ast.Expr, read_too: bool) -> None:
+        if isinstance(t, ast.Index):
+            if read_too:
+                self.access(t, write=False)
+            self.access(t, write=True)
+        elif isinstance(t, ast.Field):
+            self.target(t.base, read_too)
+
+    def op(self, node: ast.Node, kind: str, name: str) -> None:
+        self.k.ops.append(OpSite(node, kind, 1, tuple(self.loops), self.guard > 0, name))
+
+    def expr(self, e: ast.Expr, kind: str) -> None:
+        """Record the operations and accesses of an expression evaluated here."""
+        if isinstance(e, ast.Index):
+            self.access(e, write=False)
+            return
+        if isinstance(e, ast.Binary):
+            k = kind
+            if e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
+                k = "control" if kind != "compute" else kind
+            self.op(e, k, e.op)
+            self.expr(e.left, kind)
+            self.expr(e.right, kind)
+        elif isinstance(e, ast.Unary):
+            if e.op == "-":
+                self.op(e, kind, e.op)
+            self.expr(e.operand, kind)
+        elif isinstance(e, ast.Ternary):
+            self.expr(e.cond, "control")
+            self.expr(e.then, kind)
+            self.expr(e.orelse, kind)
+        elif isinstance(e, ast.Cast):
+            self.expr(e.operand, kind)
+        elif isinstance(e, ast.Field):
+            self.expr(e.base, kind)
+        elif isinstance(e, ast.Call):
+            callee = self.checked.callee(e) if self.checked is not None else None
+            if callee is not None:
+                self.k.calls.append(CallSite(e, callee, tuple(self.loops), self.guard > 0))
+            elif e.func in MATH_FUNCTIONS:
+                self.op(e, kind, e.func)
+            for a in e.args:
+                if isinstance(a, ast.Index) and callee is not None and \
+                        _written_arg(callee, e, a):
+                    self.access(a, write=False)
+                    self.access(a, write=True)
+                else:
+                    self.expr(a, kind)
+
+    def access(self, e: ast.Index, write: bool) -> None:
+        base = e.base
+        while isinstance(base, ast.Index):
+            base = base.base
+        if not isinstance(base, ast.Name):
+            self.k.imprecisions.append((e, f"'{print_expr(e)}' is not an array access the "
+                                           "analyses understand"))
+            return
+        sym = self.checked.declaration_of(base) if self.checked is not None else None
+        decl = self.lookup(base.id)
+        t = sym.type if sym is not None else (decl[1].type if isinstance(decl, tuple) else None)
+        if t is None or not t.is_array:
+            return
+        # indices are evaluated here: their arithmetic is indexing overhead
+        indices_ast: list[ast.Expr] = []
+        node: ast.Expr = e
+        groups: list[tuple[ast.Expr, ...]] = []
+        while isinstance(node, ast.Index):
+            groups.insert(0, node.groups_flat if hasattr(node, "groups_flat") else
+                          tuple(i for g in node.groups for i in g))
+            node = node.base
+        for g in groups:
+            indices_ast.extend(g)
+        for ix in indices_ast:
+            self.expr(ix, "index")
+        indices: list[sympy.Expr | None] = []
+        why = None
+        for ix in indices_ast:
+            try:
+                indices.append(self.sym(ix))
+            except Unpredictable as u:
+                indices.append(None)
+                why = why or u.why
+        sizes: list[sympy.Expr | None] = [self.try_sym(s) for s in t.sizes]
+        offset = _flat_offset(t, indices, sizes)
+        deps: frozenset[str] = frozenset()
+        for ix in indices:
+            deps |= self.depends_of(ix)
+        self.k.accesses.append(Access(
+            e, base.id, sym, sym.space if sym is not None else None,
+            element_bytes(t, self.checked), tuple(indices), tuple(sizes), offset, write,
+            tuple(self.loops), self.guard > 0, why, deps))
+
+
+def _written_arg(callee: Any, call: ast.Call, arg: ast.Expr) -> bool:
+    try:
+        i = call.args.index(arg)
+    except ValueError:
+        return False
+    return i in callee.written_indices
+
+
+def _flat_offset(t: ast.Type, indices: list[sympy.Expr | None],
+                 sizes: list[sympy.Expr | None]) -> sympy.Expr | None:
+    """The element offset of an access: row-major within a tile, tiles row-major."""
+    if len(indices) != len(sizes) or any(i is None for i in indices) or \
+            any(s is None for s in sizes):
+        return None
+    offset: sympy.Expr = sympy.Integer(0)
+    pos = 0
+    for level in t.dims:
+        n = len(level)
+        lvl_idx, lvl_sz = indices[pos:pos + n], sizes[pos:pos + n]
+        pos += n
+        flat: sympy.Expr = sympy.Integer(0)
+        for i, s in zip(lvl_idx, lvl_sz, strict=True):
+            flat = flat * s + i
+        tile: sympy.Expr = sympy.Integer(1)
+        for s in lvl_sz:
+            tile = tile * s
+        offset = offset * tile + flat
+    return sympy.expand(offset)
+
+
+def _step_of(update: ast.Stmt | None, var: str | None, b: _Builder) -> sympy.Expr | None:
+    if update is None or var is None:
+        return None
+    if isinstance(update, ast.IncDec) and isinstance(update.target, ast.Name) \
+            and update.target.id == var:
+        return sympy.Integer(1 if update.op == "++" else -1)
+    if isinstance(update, ast.Assign) and isinstance(update.target, ast.Name) \
+            and update.target.id == var:
+        if update.op in ("+=", "-="):
+            s = b.try_sym(update.value)
+            return None if s is None else (s if update.op == "+=" else -s)
+        if update.op == "=" and isinstance(update.value, ast.Binary) \
+                and update.value.op in ("+", "-") and isinstance(update.value.left, ast.Name) \
+                and update.value.left.id == var:
+            s = b.try_sym(update.value.right)
+            return None if s is None else (s if update.value.op == "+" else -s)
+    return None
+
+
+def _bound_of(cond: ast.Expr, var: str | None, b: _Builder) -> tuple[sympy.Expr | None, bool]:
+    """The exclusive bound of ``var < bound`` style conditions; ``&&`` of several
+    conditions takes the first on ``var`` and marks the count approximate."""
+    if var is None:
+        return None, True
+    if isinstance(cond, ast.Binary) and cond.op == "&&":
+        for side in (cond.left, cond.right):
+            bound, _ = _bound_of(side, var, b)
+            if bound is not None:
+                return bound, True
+        return None, True
+    if not isinstance(cond, ast.Binary):
+        return None, True
+    left, right, op = cond.left, cond.right, cond.op
+    if isinstance(right, ast.Name) and right.id == var and not (
+            isinstance(left, ast.Name) and left.id == var):
+        left, right = right, left
+        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+    if not (isinstance(left, ast.Name) and left.id == var):
+        return None, True
+    bound = b.try_sym(right)
+    if bound is None:
+        return None, True
+    if op == "<":
+        return bound, False
+    if op == "<=":
+        return bound + 1, False
+    if op in (">", ">="):
+        # a count-down loop: handled by a negative step over the same span
+        return bound + (0 if op == ">" else -1), False
+    return None, True
+
+
+def _assigned_names(f: ast.Function) -> set[str]:
+    """Names that are the target of an assignment or ++/-- somewhere in ``f``."""
+    out: set[str] = set()
+    for n in ast.walk(f.body):
+        if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+    return out
+
+
+def iter_functions(checked: Any) -> Iterator[ast.Function]:
+    """The functions of the module itself (not those of imports)."""
+    yield from checked.module.functions

@@ -1,0 +1,364 @@
+"""Data reuse (paper section 6.3), faster memories for reused data, and work per
+thread.
+
+Simple reuse: a read that does not depend on an enclosing loop or foreach index
+loads the same element once per iteration of that loop ("a[i, k] is loaded for
+each of the nrThreadsM threads tj"). Advanced reuse: an access that depends on
+every loop still reuses data when its index range is smaller than the number of
+accesses; the ratio accesses / index range per dimension and overall
+(convolution: (h·fh)/(h+fh)). For reused data, a memory space shared by the
+units of the foreach that is held by a faster memory is proposed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.analyses.kernel import Access, Kernel, Loop
+from mcl.analyses.values import number_text
+from mcl.diagnostics import Diagnostic, Related, info, warning
+
+#: Units of parallelism per execution slot above which computing several
+#: elements per unit is suggested: GPUs want some oversubscription to hide
+#: latency, two orders of magnitude is more than any of them needs.
+WORK_PER_THREAD_FACTOR = 64
+
+
+def shared_spaces(hw: Any, group: Any) -> list[Any]:
+    """Memory spaces shared by all units of ``group``: those of the parallelism
+    block and of the par_groups/par_units around it, and its own."""
+    out: list[Any] = []
+    if hw is None or group is None:
+        return out
+    if hw.parallelism is not None:
+        out += list(hw.parallelism.memory_spaces)
+    for g in hw.par_groups():
+        out += list(g.memory_spaces)
+        if g is group or g.name == group.name:
+            break
+        if g.unit is not None:
+            out += list(g.unit.memory_spaces)
+    return out
+
+
+def _slowest(hw: Any, space: str | None) -> bool:
+    """Whether no memory space of ``hw`` is slower than ``space`` (data there is
+    not yet in a faster memory)."""
+    if hw is None or space is None:
+        return True
+    return not any(hw.is_faster(space, ms.name) for ms in hw.memory_spaces()
+                   if ms.name != space and hw.memories_holding(ms.name))
+
+
+def faster_spaces(hw: Any, group: Any, space: str | None, read_only_ok: bool) -> list[str]:
+    """Spaces shared by the units of ``group`` held by a faster, addressable memory."""
+    if hw is None or space is None:
+        return []
+    out = []
+    for ms in shared_spaces(hw, group):
+        if ms.name == space or (ms.read_only and not read_only_ok):
+            continue
+        held = hw.memories_holding(ms.name)
+        if not held or not any(m.addressable for m in held):
+            continue
+        if hw.is_faster(ms.name, space):
+            out.append(ms.name)
+    return out
+
+
+def _local_loops(k: Kernel, acc: Access) -> tuple[Loop, ...]:
+    """The loops around an access since its array was last defined: inside the
+    array's declaration (a local array declared in a loop is a new array in each
+    iteration) and inside the loops around the writes to it that also enclose
+    this read (data written in loop ei is new data in each iteration of ei)."""
+    loops = acc.loops
+    for d in k.decls:
+        if d.symbol is not None and d.symbol is acc.symbol:
+            loops = acc.loops[len(d.loops):]
+            break
+    for w in k.accesses:
+        if not w.write or w.symbol is not acc.symbol or w.symbol is None \
+                or w.symbol.kind == "param":
+            continue
+        common = 0
+        while common < min(len(w.loops), len(acc.loops)) and \
+                w.loops[common] is acc.loops[common]:
+            common += 1
+        inner = acc.loops[common:]
+        if len(inner) < len(loops):
+            loops = inner
+    return loops
+
+
+def _is_written(k: Kernel, acc: Access) -> bool:
+    return any(a.write and a.symbol is acc.symbol for a in k.accesses)
+
+
+@dataclass
+class ReuseFinding:
+    access: Access
+    loops: tuple[Loop, ...]            # loops it does not depend on
+    times: sympy.Expr
+    times_value: sympy.Expr | None
+    faster: dict[int, list[str]]       # id(loop) -> faster spaces shared by its units
+
+
+@dataclass
+class RatioFinding:
+    access: Access
+    per_dim: list[tuple[int, sympy.Expr, sympy.Expr | None, Loop | None]]
+    overall: sympy.Expr
+    overall_value: sympy.Expr | None
+    faster: list[str]
+
+
+class ReuseAnalysis:
+    """Simple and advanced data reuse with faster-memory proposals."""
+
+    name = "reuse"
+
+    def analyze(self, sym: Kernel, num: Kernel | None) -> tuple[list[ReuseFinding],
+                                                                  list[RatioFinding]]:
+        simple: list[ReuseFinding] = []
+        ratios: list[RatioFinding] = []
+        hw = sym.hardware
+        seen: set[tuple[str, str]] = set()
+        num_acc = num.accesses if num is not None and \
+            len(num.accesses) == len(sym.accesses) else [None] * len(sym.accesses)
+        for acc, nacc in zip(sym.accesses, num_acc, strict=True):
+            if acc.write or not acc.predictable or not _slowest(hw, acc.space):
+                continue
+            key = (acc.name, acc.text)
+            if key in seen:
+                continue
+            loops = _local_loops(sym, acc)
+            indep = tuple(lp for lp in loops if lp.var and lp.var not in acc.depends
+                          and lp.trips is not None and lp.trips != 1)
+            read_only_ok = not _is_written(sym, acc)
+            if indep:
+                seen.add(key)
+                times = sympy.Integer(1)
+                for lp in indep:
+                    times *= lp.trips
+                times_value = None
+                if nacc is not None:
+                    nloops = {id(lp.node): lp for lp in nacc.loops}
+                    tv = sympy.Integer(1)
+                    for lp in indep:
+                        nl = nloops.get(id(lp.node))
+                        tv = tv * nl.trips if nl is not None and nl.trips is not None else None
+                        if tv is None:
+                            break
+                    times_value = tv
+                faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok)
+                          for lp in indep if lp.kind == "foreach"}
+                simple.append(ReuseFinding(acc, indep, sympy.simplify(times), times_value,
+                                           faster))
+                continue
+            ratio = self._ratio(acc, nacc, loops, hw, read_only_ok)
+            if ratio is not None:
+                seen.add(key)
+                ratios.append(ratio)
+        return simple, ratios
+
+    def _ratio(self, acc: Access, nacc: Access | None, loops: tuple[Loop, ...], hw: Any,
+               read_only_ok: bool) -> RatioFinding | None:
+        by_var = {lp.var: lp for lp in loops if lp.var}
+        nby_var = {lp.var: lp for lp in nacc.loops if lp.var} if nacc is not None else {}
+        per_dim = []
+        total_acc, total_range = sympy.Integer(1), sympy.Integer(1)
+        ntotal_acc, ntotal_range = sympy.Integer(1), sympy.Integer(1)
+        numeric_ok = nacc is not None
+        used: set[str] = set()
+        best_outer: Loop | None = None
+        for d, ix in enumerate(acc.indices):
+            if ix is None:
+                return None
+            vars_ = [by_var[s.name] for s in ix.free_symbols if s.name in by_var]
+            if not vars_ or any(lp.trips is None for lp in vars_):
+                continue
+            accesses, rng = sympy.Integer(1), sympy.Integer(0)
+            naccesses, nrng = sympy.Integer(1), sympy.Integer(0)
+            for lp in vars_:
+                coef = sympy.diff(ix, lp.symbol)
+                if coef.free_symbols & {v.symbol for v in vars_}:
+                    return None  # not affine in the loop indices
+                step = lp.step if lp.step is not None else 1
+                accesses *= lp.trips
+                rng += sympy.Abs(coef * step) * lp.trips
+                nl = nby_var.get(lp.var)
+                if nl is None or nl.trips is None:
+                    numeric_ok = False
+                    continue
+                ncoef = coef
+                nstep = nl.step if nl.step is not None else 1
+                naccesses *= nl.trips
+                nrng += sympy.Abs(ncoef * nstep) * nl.trips
+            if not used.isdisjoint(lp.var for lp in vars_):
+                return None  # a loop in two dimensions: the per-dimension ranges overlap
+            used |= {lp.var for lp in vars_}
+            total_acc *= accesses
+            total_range *= rng
+            ratio = sympy.simplify(accesses / rng)
+            nratio = None
+            if numeric_ok and nacc is not None:
+                nratio = sympy.nsimplify(naccesses / nrng)
+                ntotal_acc *= naccesses
+                ntotal_range *= nrng
+            outer = next((lp for lp in loops if lp.kind == "foreach" and lp in vars_), None)
+            if len(vars_) >= 2:
+                per_dim.append((d, ratio, nratio, outer))
+                if outer is not None and best_outer is None:
+                    best_outer = outer
+        if not per_dim:
+            return None
+        overall = sympy.simplify(total_acc / total_range)
+        overall_value = sympy.nsimplify(ntotal_acc / ntotal_range) if numeric_ok else None
+        if overall_value is not None and overall_value.is_number and overall_value <= 1:
+            return None
+        faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok) \
+            if best_outer is not None else []
+        return RatioFinding(acc, per_dim, overall, overall_value, faster)
+
+    def report(self, result: tuple[list[ReuseFinding], list[RatioFinding]],
+               hw: Any) -> list[Diagnostic]:
+        simple, ratios = result
+        out: list[Diagnostic] = []
+        for f in simple:
+            acc = f.access
+            names = " or ".join(lp.var for lp in f.loops)
+            each = " and ".join(_each(lp) for lp in f.loops)
+            times = " × ".join(lp.size_text for lp in f.loops)
+            if f.times_value is not None and times != number_text(f.times_value):
+                times += f" = {number_text(f.times_value)}"
+            d = info("feedback-reuse",
+                     f"{acc.text} does not depend on {names}: it is loaded for {each} "
+                     f"({times} times)", acc.node.span,
+                     "keep the value where the iterations can share it",
+                     [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")
+                      for lp in f.loops])
+            d.data.update(array=acc.name, loops=[lp.var for lp in f.loops],
+                          times=str(f.times),
+                          times_value=_num(f.times_value))
+            out.append(d)
+            for lp in f.loops:
+                spaces = f.faster.get(id(lp), [])
+                if not spaces:
+                    continue
+                space = spaces[0]
+                d = warning(
+                    "feedback-faster-memory",
+                    f"{space} memory can be leveraged for {acc.text}, shared by "
+                    f"{lp.label}: {acc.text} is loaded for each of them from {acc.space}",
+                    acc.node.span,
+                    f"load the elements once into a `{space}` array (cooperatively, then "
+                    f"barrier({space})) and read them from there",
+                    [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")])
+                d.data.update(array=acc.name, loop=lp.var, space=space, faster=spaces)
+                out.append(d)
+        for r in ratios:
+            acc = r.access
+            dims = "; ".join(
+                f"dimension {d + 1}: {_ratio_text(ratio, value)}"
+                for d, ratio, value, _ in r.per_dim)
+            d = info("feedback-reuse",
+                     f"{acc.text} depends on every loop around it, but reuses data: "
+                     f"reuse ratio {_ratio_text(r.overall, r.overall_value)} overall "
+                     f"({dims})", acc.node.span,
+                     "a ratio above 1 means that neighbouring units read the same elements")
+            d.data.update(array=acc.name, ratio=str(r.overall),
+                          ratio_value=_num(r.overall_value),
+                          per_dimension=[{"dimension": dd + 1, "ratio": str(x),
+                                          "value": _num(v)} for dd, x, v, _ in r.per_dim])
+            out.append(d)
+            if r.faster:
+                outer = next(o for _, _, _, o in r.per_dim if o is not None)
+                d = warning("feedback-faster-memory",
+                            f"{r.faster[0]} memory can be leveraged for {acc.text}, shared by "
+                            f"{outer.label}: neighbouring units read the same elements",
+                            acc.node.span,
+                            f"load a tile with its halo into `{r.faster[0]}` memory once")
+                d.data.update(array=acc.name, loop=outer.var, space=r.faster[0])
+                out.append(d)
+        return out
+
+
+def _each(lp: Loop) -> str:
+    if lp.kind == "foreach":
+        return f"each of {lp.label}"
+    return f"each iteration of loop {lp.var}"
+
+
+def _ratio_text(ratio: sympy.Expr, value: sympy.Expr | None) -> str:
+    text = str(ratio)
+    if value is not None and value.is_number:
+        return f"{text} = {float(value):.2f}" if ratio.free_symbols else f"{float(value):.2f}"
+    return text
+
+
+def _num(v: sympy.Expr | None) -> float | int | None:
+    if v is None or not getattr(v, "is_number", False):
+        return None
+    return int(v) if v.is_Integer else float(v)
+
+
+# --------------------------------------------------------------------------- work per thread
+
+
+class WorkPerThreadAnalysis:
+    """Units of parallelism against the execution slots of the description."""
+
+    name = "work-per-thread"
+
+    def analyze(self, sym: Kernel, num: Kernel | None) -> dict | None:
+        hw = sym.hardware
+        unit = hw.executing_unit() if hw is not None else None
+        if unit is None or not sym.foreach_loops():
+            return None
+        resident = hw.max_resident(unit.name)
+        if not isinstance(resident, int):
+            return None  # unlimited execution slots: any amount of work fits
+        kern = num if num is not None else sym
+        units = sympy.Integer(1)
+        for lp in kern.foreach_loops():
+            if lp.trips is None:
+                return {"needs": True}
+            units *= lp.trips
+        sym_units = " × ".join(lp.size_text for lp in sym.foreach_loops())
+        # Only units that compute one element each: a sequential loop around the
+        # writes of outputs already gives each unit several elements.
+        last = sym.foreach_loops()[-1]
+        writes = [a for a in sym.accesses if a.write and a.symbol is not None
+                  and a.symbol.kind in ("param", "view")]
+        several = False
+        for a in writes:
+            inner = a.loops[a.loops.index(last) + 1:] if last in a.loops else a.loops
+            several = several or any(lp.kind != "foreach" and lp.trips != 1 for lp in inner)
+        if several or not writes:
+            return None
+        return {"units": units, "sym_units": sym_units, "resident": resident,
+                "unit": unit.name, "loop": sym.foreach_loops()[0],
+                "output": writes[0].name, "needs": not units.is_number}
+
+    def report(self, result: dict | None, hw: Any) -> list[Diagnostic]:
+        if not result:
+            return []
+        if result.get("needs"):
+            return []
+        units, resident = result["units"], result["resident"]
+        if units < WORK_PER_THREAD_FACTOR * resident:
+            return []
+        lp = result["loop"]
+        d = info("feedback-work-per-thread",
+                 f"{result['sym_units']} = {number_text(units)} {result['unit']}s, each "
+                 f"computing one element of {result['output']}, but '{hw.name}' runs "
+                 f"{resident} at a time: "
+                 f"consider computing more than one element of {result['output']} per "
+                 f"{result['unit']}", lp.node.span,
+                 "add a sequential loop inside the foreach over a few elements (e.g. "
+                 "rows) and divide the number of units by as many")
+        d.data.update(units=int(units), resident=int(resident))
+        return [d]

@@ -1,0 +1,352 @@
+"""Operation statistics (paper section 6.2), host<->device transfers and the
+roofline: what a kernel computes and moves, as sympy expressions in its
+parameters, and what the description's peak figures make of it.
+
+``operation_counts`` is also the source of the GFLOP/s and GB/s that the
+OpenCL runner prints and of the roofline fractions of the benchmark report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from mcl.analyses.kernel import Kernel, build_kernel, element_bytes, size_symbol
+from mcl.mcpl import ast
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Bytes of one parameter moved between host and device before or after the run."""
+
+    param: str
+    direction: str          # "to device" | "to host"
+    bytes: sympy.Expr
+    span: Any = None
+
+
+@dataclass
+class OperationCounts:
+    """What one execution of a function does, as sympy expressions.
+
+    ``flops``: computational operations (arithmetic on the values the kernel
+    produces); ``index_ops`` / ``control_ops``: the overhead of computing
+    indices and of control flow; ``accesses`` / ``bytes``: element reads and
+    writes per memory space (registers included; ``data_accesses`` leaves out
+    memories that are not addressable); ``transfers``: host<->device copies
+    (empty where the description has no host link); ``approximate``: some
+    count is an upper bound or an estimate (conditions, unknown loop bounds)."""
+
+    flops: sympy.Expr
+    index_ops: sympy.Expr
+    control_ops: sympy.Expr
+    accesses: dict[str, sympy.Expr]
+    reads: dict[str, sympy.Expr]
+    writes: dict[str, sympy.Expr]
+    bytes: dict[str, sympy.Expr]
+    register_spaces: frozenset[str]
+    transfers: list[Transfer] = field(default_factory=list)
+    approximate: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def data_accesses(self) -> sympy.Expr:
+        """Accesses to addressable memory (the paper's "#data accesses")."""
+        return sympy.Add(*[v for k, v in self.accesses.items()
+                           if k not in self.register_spaces]) if self.accesses else sympy.Integer(0)
+
+    @property
+    def memory_bytes(self) -> sympy.Expr:
+        return sympy.Add(*[v for k, v in self.bytes.items()
+                           if k not in self.register_spaces]) if self.bytes else sympy.Integer(0)
+
+    @property
+    def transfer_bytes(self) -> sympy.Expr:
+        return sympy.Add(*[t.bytes for t in self.transfers]) if self.transfers else sympy.Integer(0)
+
+    @property
+    def arithmetic_intensity(self) -> sympy.Expr | None:
+        """Computational operations per byte of memory accessed."""
+        b = self.memory_bytes
+        return None if b == 0 else sympy.simplify(self.flops / b)
+
+    def evaluate(self, values: dict[str, int]) -> OperationCounts:
+        """The same counts with ``values`` substituted."""
+        subs = {size_symbol(k): v for k, v in values.items()}
+
+        def ev(e: sympy.Expr) -> sympy.Expr:
+            return sympy.sympify(e).subs(subs)
+
+        return OperationCounts(
+            ev(self.flops), ev(self.index_ops), ev(self.control_ops),
+            {k: ev(v) for k, v in self.accesses.items()},
+            {k: ev(v) for k, v in self.reads.items()},
+            {k: ev(v) for k, v in self.writes.items()},
+            {k: ev(v) for k, v in self.bytes.items()}, self.register_spaces,
+            [Transfer(t.param, t.direction, ev(t.bytes), t.span) for t in self.transfers],
+            self.approximate, list(self.reasons))
+
+
+def _register_spaces(hw: Any) -> frozenset[str]:
+    if hw is None:
+        return frozenset()
+    out = set()
+    for ms in hw.memory_spaces():
+        held = hw.memories_holding(ms.name)
+        if held and all(not m.addressable for m in held):
+            out.add(ms.name)
+    return frozenset(out)
+
+
+def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
+    """Operation counts from a built kernel model; calls are counted bottom-up."""
+    zero = sympy.Integer(0)
+    by_kind = {"compute": zero, "index": zero, "control": zero}
+    approx = False
+    reasons: list[str] = []
+    for site in k.ops:
+        n, a = k.executions(site.loops)
+        by_kind[site.kind] = by_kind[site.kind] + n * site.count
+        if a or site.guarded:
+            approx = True
+    accesses: dict[str, sympy.Expr] = {}
+    reads: dict[str, sympy.Expr] = {}
+    writes: dict[str, sympy.Expr] = {}
+    nbytes: dict[str, sympy.Expr] = {}
+    for acc in k.accesses:
+        n, a = k.executions(acc.loops)
+        space = acc.space or "?"
+        accesses[space] = accesses.get(space, zero) + n
+        target = writes if acc.write else reads
+        target[space] = target.get(space, zero) + n
+        nbytes[space] = nbytes.get(space, zero) + n * acc.element_bytes
+        if a or acc.guarded:
+            approx = True
+    # calls to user functions: their own counts with the arguments filled in
+    for call in k.calls:
+        callee_f = call.callee.function
+        if _depth > 8 or k.checked is None:
+            approx = True
+            continue
+        sub = build_kernel(callee_f, _checked_for(k.checked, call.callee), None,
+                           call.callee.hardware)
+        inner = counts_of_kernel(sub, _depth + 1)
+        n, a = k.executions(call.loops)
+        mapping = {}
+        for p, arg in zip(callee_f.params, call.node.args, strict=False):
+            if not p.type.is_array:
+                try:
+                    from mcl.analyses.kernel import _Builder
+                    mapping[size_symbol(p.name)] = _Builder(k).sym(arg)
+                except Exception:
+                    approx = True
+        by_kind["compute"] += n * inner.flops.subs(mapping)
+        by_kind["index"] += n * inner.index_ops.subs(mapping)
+        by_kind["control"] += n * inner.control_ops.subs(mapping)
+        for space, v in inner.accesses.items():
+            accesses[space] = accesses.get(space, zero) + n * v.subs(mapping)
+        for space, v in inner.reads.items():
+            reads[space] = reads.get(space, zero) + n * v.subs(mapping)
+        for space, v in inner.writes.items():
+            writes[space] = writes.get(space, zero) + n * v.subs(mapping)
+        for space, v in inner.bytes.items():
+            nbytes[space] = nbytes.get(space, zero) + n * v.subs(mapping)
+        approx = approx or a or call.guarded or inner.approximate
+    if approx:
+        reasons.append("conditions or loop bounds make some counts upper bounds")
+    for _node, why in k.imprecisions:
+        if why not in reasons:
+            reasons.append(why)
+    simp = _simplify
+    return OperationCounts(
+        simp(by_kind["compute"]), simp(by_kind["index"]), simp(by_kind["control"]),
+        {s: simp(v) for s, v in accesses.items()}, {s: simp(v) for s, v in reads.items()},
+        {s: simp(v) for s, v in writes.items()}, {s: simp(v) for s, v in nbytes.items()},
+        _register_spaces(k.hardware), transfers(k), approx or bool(k.imprecisions), reasons)
+
+
+def _simplify(e: sympy.Expr) -> sympy.Expr:
+    e = sympy.expand(e)
+    return sympy.factor_terms(e) if e.free_symbols else e
+
+
+def _checked_for(checked: Any, info: Any) -> Any:
+    """The checked module that holds ``info``'s function (an import or this one)."""
+    for mod in [checked, *checked.modules.values()]:
+        if mod.info(info.function.name) is info:
+            return mod
+    return checked
+
+
+# --------------------------------------------------------------------------- transfers
+
+
+def host_links(hw: Any) -> list[Any]:
+    """Interconnects between a host (a device block that is not a memory or an
+    execution unit) and a memory of the device."""
+    if hw is None:
+        return []
+    out = []
+    for ic in hw.interconnects():
+        ends = hw.connected(ic)
+        mems = [b for b in ends if b.kind in ("memory", "cache")]
+        hosts = [b for b in ends if b.kind in ("device_group", "device_unit", "device")]
+        if mems and hosts:
+            out.append(ic)
+    return out
+
+
+def host_link_for(hw: Any, space: str) -> Any:
+    """The host link of the memory holding ``space`` (None if there is none)."""
+    for ic in host_links(hw):
+        for b in hw.connected(ic):
+            if b.kind == "memory" and space in b.spaces:
+                return ic
+    return None
+
+
+def transfers(k: Kernel) -> list[Transfer]:
+    """Array parameters in a memory behind a host link: read ones go to the
+    device, written ones come back (paper section 5, level accelerator)."""
+    hw = k.hardware
+    if hw is None or not host_links(hw) or k.checked is None:
+        return []
+    info = k.checked.info(k.function)
+    reads = info.reads if info else frozenset()
+    writes = info.writes if info else frozenset()
+    out: list[Transfer] = []
+    for p in k.function.params:
+        if not p.type.is_array:
+            continue
+        space = k.checked.space_of(p) or p.space
+        if space is None or host_link_for(hw, space) is None:
+            continue
+        elems = sympy.Integer(1)
+        for s in p.type.sizes:
+            v = _param_size(k, s)
+            if v is None:
+                elems = None
+                break
+            elems = elems * v
+        if elems is None:
+            continue
+        nbytes = sympy.expand(elems * element_bytes(p.type, k.checked))
+        if p.name in reads:
+            out.append(Transfer(p.name, "to device", nbytes, p.span))
+        if p.name in writes:
+            out.append(Transfer(p.name, "to host", nbytes, p.span))
+    return out
+
+
+def _param_size(k: Kernel, e: ast.Expr) -> sympy.Expr | None:
+    from mcl.analyses.kernel import Unpredictable, _Builder
+    b = _Builder(k)
+    for p in k.function.params:
+        if not p.type.is_array:
+            b.bind(p.name, sympy.Integer(k.values[p.name]) if p.name in k.values
+                   else size_symbol(p.name))
+    try:
+        return b.sym(e)
+    except Unpredictable:
+        return None
+
+
+# --------------------------------------------------------------------------- roofline
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Attainable performance by the roofline model at given sizes.
+
+    ``intensity``: operations per byte if every access goes to memory (the
+    pessimistic bound); ``best_intensity``: if each array element crosses the
+    memory interface once (the compulsory traffic, the optimistic bound).
+    ``attainable`` / ``best_attainable``: min(peak, intensity × bandwidth) in
+    operations per second; ``bound``: "compute" or "bandwidth" for the
+    pessimistic intensity."""
+
+    peak_flops: float
+    bandwidth: float
+    flops: float
+    bytes: float
+    compulsory_bytes: float
+    intensity: float
+    best_intensity: float
+    attainable: float
+    best_attainable: float
+    bound: str
+    best_bound: str
+    space: str
+
+
+def roofline(function: ast.Function, checked: Any, values: dict[str, int] | None,
+             hardware: Any = None) -> Roofline | None:
+    """The roofline of ``function`` on ``hardware`` (default: its own description)
+    at ``values`` (plus parameter defaults); None where the description has no
+    finite peak or bandwidth, or a size has no value."""
+    from mcl.analyses.kernel import parameter_values
+
+    hw = hardware if hardware is not None else checked.hardware_of(function)
+    if hw is None:
+        return None
+    vals = parameter_values(function, values)
+    k = build_kernel(function, checked, vals, hw)
+    return roofline_of_kernel(k)
+
+
+def roofline_of_kernel(k: Kernel) -> Roofline | None:
+    hw = k.hardware
+    peak = hw.peak_flops() if hw is not None else None
+    counts = counts_of_kernel(k)
+    space = main_space(k)
+    if peak is None or space is None:
+        return None
+    bw = hw.memory_bandwidth(space)
+    if bw is None:
+        return None
+    flops = counts.flops
+    nbytes = counts.bytes.get(space, sympy.Integer(0))
+    compulsory = sympy.Integer(0)
+    for p in k.function.params:
+        if p.type.is_array and (k.checked.space_of(p) or p.space) == space:
+            size = _param_size(k, _product(p.type.sizes))
+            if size is None:
+                return None
+            compulsory += size * element_bytes(p.type, k.checked)
+    try:
+        f, b, c = float(flops), float(nbytes), float(compulsory)
+    except TypeError:
+        return None
+    if b <= 0 or f <= 0:
+        return None
+    ai = f / b
+    best = f / c if c > 0 else ai
+    att = min(peak, ai * bw)
+    best_att = min(peak, best * bw)
+    return Roofline(peak, bw, f, b, c, ai, best, att, best_att,
+                    "compute" if ai * bw >= peak else "bandwidth",
+                    "compute" if best * bw >= peak else "bandwidth", space)
+
+
+def _product(sizes: tuple[ast.Expr, ...]) -> ast.Expr:
+    e: ast.Expr = ast.Literal(1)
+    for s in sizes:
+        e = ast.Binary("*", e, s)
+    return e
+
+
+def main_space(k: Kernel) -> str | None:
+    """The memory space most of the parameters' data lives in (the device memory)."""
+    if k.checked is None:
+        return None
+    spaces: dict[str, int] = {}
+    for p in k.function.params:
+        if p.type.is_array:
+            s = k.checked.space_of(p) or p.space
+            if s:
+                spaces[s] = spaces.get(s, 0) + 1
+    if not spaces:
+        return None
+    return max(spaces, key=lambda s: spaces[s])

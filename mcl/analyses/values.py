@@ -1,0 +1,37 @@
+"""Showing symbolic results with their numbers: ``2*m*n*p = 17179869184``."""
+
+from __future__ import annotations
+
+import sympy
+
+
+def number_text(v: sympy.Expr | float | int) -> str:
+    """A number for a message: integers in full, others with 3 significant digits."""
+    v = sympy.sympify(v)
+    if v.is_Integer:
+        return str(int(v))
+    f = float(v)
+    if f.is_integer() and abs(f) < 1e15:
+        return str(int(f))
+    return f"{f:.3g}"
+
+
+def show(symbolic: sympy.Expr, value: sympy.Expr | None = None) -> str:
+    """``symbolic`` as written by sympy, with ``= value`` where it has free symbols
+    and the value is a number."""
+    symbolic = sympy.sympify(symbolic)
+    if not symbolic.free_symbols:
+        return number_text(symbolic)
+    text = str(symbolic)
+    if value is not None and sympy.sympify(value).is_number:
+        return f"{text} = {number_text(value)}"
+    return text
+
+
+def bytes_text(n: float) -> str:
+    """Bytes with a binary unit: 32768 -> '32 kB'."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= size:
+            q = n / size
+            return f"{q:g} {unit}" if q == int(q) else f"{q:.1f} {unit}"
+    return f"{int(n)} B"
