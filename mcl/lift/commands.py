@@ -1,0 +1,173 @@
+"""``mcl lift check|print|rewrite|gen|explore``: the Lift commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from mcl.cli import UsageError, add_output_options, print_diagnostics
+from mcl.diagnostics import SourceCache
+
+
+def _sizes(items: list[str]) -> dict[str, int]:
+    out = {}
+    for it in items or []:
+        m = re.fullmatch(r"([A-Za-z_]\w*)=(\d+)", it.strip())
+        if not m:
+            raise UsageError(f"--size expects NAME=INT, got '{it}'")
+        out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def _load(args):
+    from mcl.lift.parser import parse_file
+    return parse_file(args.file, getattr(args, "program", None))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lift", help="Lift: functional patterns, rewrite rules, exploration",
+                       description="Lift programs (.lift): type-check, print, rewrite, "
+                                   "generate OpenCL, explore implementations.")
+    lsub = p.add_subparsers(dest="lift_command", metavar="COMMAND")
+
+    def common(q, sizes=True):
+        q.add_argument("file", help="a .lift program")
+        q.add_argument("--program", help="the definition to use (default: main or the last)")
+        if sizes:
+            q.add_argument("--size", action="append", default=[], metavar="NAME=INT",
+                           help="value of a size symbol (repeatable)")
+        add_output_options(q)
+
+    q = lsub.add_parser("check", help="parse and type-check a program")
+    common(q, sizes=False)
+    q.set_defaults(func=cmd_check)
+
+    q = lsub.add_parser("print", help="print a program back in the textual syntax")
+    common(q, sizes=False)
+    q.add_argument("--canonical", action="store_true", help="rename parameters p0, p1, ...")
+    q.set_defaults(func=cmd_print)
+
+    q = lsub.add_parser("rewrite", help="list or apply rewrite rules")
+    common(q)
+    q.add_argument("--list", action="store_true", help="list the rewrites that apply")
+    q.add_argument("--rules", action="store_true", help="list every rule")
+    q.add_argument("--rule", action="append", default=[], help="apply this rule (repeatable, "
+                   "in order)")
+    q.add_argument("--at", help="position (e.g. 0.1.2; default: first match)")
+    q.add_argument("--choice", type=int, default=0, help="which parameter choice")
+    q.set_defaults(func=cmd_rewrite)
+
+    q = lsub.add_parser("gen", help="generate OpenCL for a fully lowered program")
+    common(q)
+    q.add_argument("-o", "--output", help="directory for kernel.cl and plan.json")
+    q.add_argument("--local-size", type=int, help="work-group size of mapGlb kernels")
+    q.set_defaults(func=cmd_gen)
+
+    q = lsub.add_parser("explore", help="search implementations on an OpenCL device")
+    common(q)
+    q.add_argument("--device", help="PLATFORM:DEVICE substrings (default: MCL_DEVICE or best)")
+    q.add_argument("--budget", type=int, default=200, help="candidates to evaluate")
+    q.add_argument("--strategy", choices=("mcts", "random", "exhaustive"), default="mcts")
+    q.add_argument("--depth", type=int, default=3, help="depth of the exhaustive strategy")
+    q.add_argument("--results", help="JSON results file (resumed when it exists)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--repeat", type=int, default=10, help="timed runs per candidate")
+    q.set_defaults(func=cmd_explore)
+    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+
+def cmd_check(args) -> int:
+    from mcl.lift.typecheck import check_program
+    prog = _load(args)
+    t = check_program(prog)
+    if args.json:
+        print(json.dumps({"program": prog.name, "type": str(t),
+                          "params": {p.name: str(p.type) for p in prog.params}}))
+    else:
+        params = ", ".join(f"{p.name}: {p.type}" for p in prog.params)
+        print(f"{args.file}: {prog.name}({params}) : {t}")
+    return 0
+
+
+def cmd_print(args) -> int:
+    from mcl.lift.printer import key, show_program
+    prog = _load(args)
+    print(key(prog.body) if args.canonical else show_program(prog), end="" if not
+          args.canonical else "\n")
+    return 0
+
+
+def cmd_rewrite(args) -> int:
+    from mcl.lift import macros  # noqa: F401  (registers the macro rules)
+    from mcl.lift.ir import bind_sizes
+    from mcl.lift.printer import show, show_program
+    from mcl.lift.rules import RULES, apply_rule, rewrites
+    if args.rules:
+        for r in RULES.values():
+            print(f"{r.name:28} {r.kind:15} {r.doc}")
+        return 0
+    prog = _load(args)
+    sizes = _sizes(args.size)
+    if sizes:
+        prog = bind_sizes(prog, sizes)
+    if args.list or not args.rule:
+        for rw in rewrites(prog):
+            print(f"{rw.rule:28} at {'.'.join(map(str, rw.path)) or 'root':10} "
+                  f"choice {rw.choice:<3} {show(rw.result.body.body)[:110]}")
+        return 0
+    path = tuple(int(x) for x in args.at.split(".")) if args.at else None
+    for i, name in enumerate(args.rule):
+        prog = apply_rule(prog, name, path if i == 0 else None, args.choice if i == 0 else 0)
+    print(show_program(prog), end="")
+    return 0
+
+
+def cmd_gen(args) -> int:
+    from mcl.lift.codegen import Options, generate
+    prog = _load(args)
+    gen = generate(prog, _sizes(args.size), Options(local_size=args.local_size))
+    if args.output:
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "kernel.cl").write_text(gen.source)
+        (out / "plan.json").write_text(json.dumps(gen.plan(), indent=2))
+        print(f"wrote {out / 'kernel.cl'} and {out / 'plan.json'}")
+    else:
+        print(gen.source)
+        print("// launch plan: " + json.dumps(gen.plan()))
+    return 0
+
+
+def cmd_explore(args) -> int:
+    from mcl.lift.explore import explore
+    prog = _load(args)
+    sizes = _sizes(args.size)
+    from mcl.lift.types import free_sizes
+    missing = sorted({s.name for p in prog.params for s in free_sizes(p.type)} - set(sizes))
+    if missing:
+        raise UsageError("exploration needs values for the sizes: "
+                         + " ".join(f"--size {m}=..." for m in missing))
+    results = explore(prog, sizes, args.strategy, args.budget, args.device, args.results,
+                      args.seed, args.depth, progress=sys.stderr, repeat=args.repeat)
+    best = results.best()
+    counts: dict[str, int] = {}
+    for e in results.evaluations.values():
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    if args.json:
+        print(json.dumps({"best": best, "counts": counts}, indent=2))
+        return 0 if best else 1
+    print("candidates: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    if not best:
+        print("no correct candidate was found")
+        return 1
+    print(f"best: {best['time_s'] * 1e3:.4f} ms"
+          + (f" (work-group size {best['local_size']})" if best.get("local_size") else ""))
+    print(f"expression: {best['expression']}")
+    print("OpenCL:\n" + best["source"])
+    return 0
+
+
+__all__ = ["register", "print_diagnostics", "SourceCache"]
