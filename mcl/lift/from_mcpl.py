@@ -76,9 +76,10 @@ class Arr:
 
 
 class Term:
-    """The value of an MCPL expression during symbolic evaluation."""
+    """The value of an MCPL expression during symbolic evaluation; every term has a
+    C ``type`` ('float', 'int', 'double', 'bool')."""
 
-    type: str = "float"
+    type: str
 
 
 @dataclass(frozen=True)
