@@ -1,1 +1,12 @@
-"""opencl"""
+"""The OpenCL back end: code generation for leaf levels (:mod:`.generate`, with the
+targets of :mod:`.target` and the launch plans of :mod:`.plan`), C host code
+(:mod:`.host_c`), device choice (:mod:`.device`) and the pyopencl runtime
+(:mod:`.runtime`): ``mcl.compile(path, target=...)`` gives a callable kernel."""
+
+from mcl.opencl.generate import GeneratedKernel, generate
+from mcl.opencl.plan import LaunchPlan
+from mcl.opencl.runtime import Kernel, compile  # noqa: A004 - mcl.compile is the API name
+from mcl.opencl.target import Target, available_targets, load_target
+
+__all__ = ["GeneratedKernel", "Kernel", "LaunchPlan", "Target", "available_targets", "compile",
+           "generate", "load_target"]

@@ -683,7 +683,7 @@ class _KernelGen:
         t = self.target
         args: list[Argument] = []
         sig: list[str] = []
-        for v, p in zip(params, f.params, strict=True):
+        for v in params:
             if v.name in self.specialized:
                 continue
             elem = v.type.name
@@ -694,7 +694,7 @@ class _KernelGen:
                 shape = tuple(_CPrinter(self, plan=True).expr(self.inline(e))
                               for e in v.type.sizes) if v.type.is_array else ("1",)
                 args.append(Argument(v.name, "buffer", elem, DTYPES.get(elem, elem), shape,
-                                     v.space, v.qualifier, True, written))
+                                     v.space, v.qualifier, v.read, written))
             else:
                 sig.append(f"const {_ctype(elem, self)} {v.cname}")
                 args.append(Argument(v.name, "scalar", elem, DTYPES.get(elem, elem)))

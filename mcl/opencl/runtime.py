@@ -1,0 +1,264 @@
+"""Running generated kernels from Python with pyopencl.
+
+``compile(path_or_module, target=..., device=None)`` returns a :class:`Kernel`;
+calling it with numpy arrays (or pyopencl arrays) and sizes as keywords
+checks every argument against the signature, launches the kernel with its
+launch plan and returns the written parameters. Programs are built once per
+set of compile-time sizes and cached on the Kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mcl.diagnostics import McplError, error
+from mcl.mcpl import ast
+from mcl.opencl import device as devices
+from mcl.opencl.generate import GeneratedKernel, generate
+from mcl.opencl.plan import LaunchPlan, evaluate
+
+
+def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | None = None,
+            device: str | None = None, *, function: str | None = None,
+            search_path: Sequence[str | Path] = (), context=None, queue=None) -> Kernel:
+    """A callable kernel for the function of an MCPL file or module (the only kernel,
+    or ``function``) at leaf ``target`` (default: the function's level), on the
+    device ``device`` selects ("PLATFORM:DEVICE" substrings; MCL_DEVICE; else the
+    best available) or on a given pyopencl ``context``/``queue``."""
+    kernels = generate(path_or_module, target, function=function, search_path=search_path)
+    if len(kernels) > 1:
+        names = ", ".join(k.name for k in kernels)
+        raise McplError(error("opencl-several-kernels", f"the module has several kernels "
+                              f"({names})", hint="choose one with function=..."))
+    if context is None:
+        rt = devices.runtime(device)
+        context, queue = rt.context, rt.queue
+    elif queue is None:
+        import pyopencl as cl
+        queue = cl.CommandQueue(context,
+                                properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return Kernel(kernels[0], context, queue)
+
+
+@dataclass
+class Kernel:
+    """A generated kernel bound to a context and queue. Call it with keywords."""
+
+    generated: GeneratedKernel
+    context: object
+    queue: object
+    _programs: dict[tuple, object] = field(default_factory=dict, repr=False)
+    #: the profiling event of the last launch (None if nothing was launched)
+    last_event: object = field(default=None, repr=False)
+
+    @property
+    def plan(self) -> LaunchPlan:
+        return self.generated.plan
+
+    @property
+    def source(self) -> str:
+        return self.generated.source
+
+    @property
+    def device(self):
+        return self.queue.device
+
+    # ---- building
+
+    def program(self, sizes: dict[str, int]):
+        """The built program for the compile-time sizes among ``sizes``."""
+        key = tuple(sizes[c.name] for c in self.plan.compile_time)
+        if key not in self._programs:
+            options = [*self.plan.build_options,
+                       *(f"-D{c.name}={v}" for c, v in zip(self.plan.compile_time, key,
+                                                           strict=True))]
+            plan = self.plan
+
+            def where(cl_line: int) -> str | None:
+                line = plan.line_map.get(cl_line)
+                return f"{plan.mcpl}:{line}" if line else None
+
+            self._programs[key] = devices.build_program(
+                self.context, self.source, options, origin=f"{plan.kernel} ({plan.mcpl})",
+                line_map=where)
+        return self._programs[key]
+
+    # ---- calling
+
+    def sizes(self, kwargs: dict) -> dict[str, int]:
+        """The scalar arguments: given ones, else inferred from array shapes, else the
+        parameter's example value is *not* used (a missing size is an error)."""
+        env: dict[str, int | float] = {}
+        for a in self.plan.arguments:
+            if a.kind == "scalar" and a.name in kwargs:
+                env[a.name] = kwargs[a.name]
+        for c in self.plan.compile_time:
+            if c.name in kwargs:
+                env[c.name] = int(kwargs[c.name])
+        # sizes that are a dimension of a given array, written as the bare name
+        for a in self.plan.arguments:
+            arr = kwargs.get(a.name)
+            if a.kind != "buffer" or arr is None or len(a.shape) != len(np.shape(arr)):
+                continue
+            for expr, n in zip(a.shape, np.shape(arr), strict=True):
+                if re.fullmatch(r"[A-Za-z_]\w*", expr) and expr not in env:
+                    env[expr] = int(n)
+        wanted = [a.name for a in self.plan.arguments if a.kind == "scalar"]
+        wanted += [c.name for c in self.plan.compile_time]
+        missing = [n for n in wanted if n not in env]
+        if missing:
+            raise McplError(error("opencl-missing-size",
+                                  f"'{self.plan.kernel}' needs the size"
+                                  f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
+                                  hint="pass " + ", ".join(f"{n}=..." for n in missing)))
+        return env
+
+    def __call__(self, **kwargs) -> dict[str, np.ndarray]:
+        """Launch with keyword arguments (arrays and sizes); wait; return the written
+        parameters by name (numpy arrays, or the given pyopencl arrays)."""
+        import pyopencl as cl
+        import pyopencl.array as cla
+
+        plan = self.plan
+        unknown = set(kwargs) - set(plan.parameters)
+        if unknown:
+            raise McplError(error("opencl-unknown-argument",
+                                  f"'{plan.kernel}' has no parameter "
+                                  + ", ".join(f"'{u}'" for u in sorted(unknown)),
+                                  hint="its parameters: " + ", ".join(plan.parameters)))
+        env = self.sizes(kwargs)
+        # Check every argument before anything is built or copied.
+        values = {}
+        for a in plan.arguments:
+            if a.kind == "scalar":
+                continue
+            shape = tuple(evaluate(e, env) for e in a.shape)
+            dt = np.dtype(a.dtype)
+            value = kwargs.get(a.name)
+            if value is None:
+                if a.read:
+                    raise McplError(error("opencl-missing-argument",
+                                          f"'{plan.kernel}' reads '{a.name}' but it was not "
+                                          "given", hint=f"pass {a.name}=<{a.dtype} array of "
+                                          f"shape {shape}>"))
+                value = np.zeros(shape, dt)
+            self.check_array(a.name, value, shape, dt)
+            values[a.name] = value
+        self.launch_sizes(env)
+        prog = self.program(env)
+        kernel = getattr(prog, plan.kernel)
+        args, outputs, copies = [], {}, []
+        for a in plan.arguments:
+            if a.kind == "scalar":
+                args.append(np.dtype(a.dtype).type(env[a.name]))
+                continue
+            value = values[a.name]
+            dt = np.dtype(a.dtype)
+            if isinstance(value, cla.Array):
+                args.append(value.data)
+                if a.written:
+                    outputs[a.name] = value
+                continue
+            host = np.ascontiguousarray(value)
+            flags = cl.mem_flags.READ_WRITE if a.written else cl.mem_flags.READ_ONLY
+            buf = cl.Buffer(self.context, flags | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=host if host.size else np.zeros(1, dt))
+            args.append(buf)
+            if a.written:
+                out = np.empty(host.shape, dt)
+                outputs[a.name] = out
+                copies.append((out, buf))
+        glob, local = self.launch_sizes(env, kernel)
+        if all(g > 0 for g in glob):
+            self.last_event = kernel(self.queue, glob, local, *args)
+        for out, buf in copies:
+            if out.size:
+                cl.enqueue_copy(self.queue, out, buf)
+        self.queue.finish()
+        return outputs
+
+    def check_array(self, name: str, value, shape: tuple[int, ...], dt: np.dtype) -> None:
+        got_shape = tuple(np.shape(value))
+        got_dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
+        if got_dtype != dt:
+            raise McplError(error("opencl-bad-dtype",
+                                  f"'{name}' has dtype {got_dtype}, but '{self.plan.kernel}' "
+                                  f"takes {dt}", hint=f"convert it: {name}.astype(np.{dt})"))
+        if got_shape != shape:
+            raise McplError(error("opencl-bad-shape",
+                                  f"'{name}' has shape {got_shape}, but '{self.plan.kernel}' "
+                                  f"takes {shape} with these sizes",
+                                  hint="the shape follows the parameter's type: "
+                                  + _shape_text(self.plan, name)))
+
+    def launch_sizes(self, env: dict, kernel=None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Global and local sizes for ``env``, checked against the device's limits."""
+        plan = self.plan
+        local = tuple(evaluate(e, env) for e in plan.local_size)
+        glob = tuple(evaluate(e, env) for e in plan.global_size)
+        dev = self.device
+        wg = int(np.prod(local))
+        limit = dev.max_work_group_size
+        if kernel is not None:
+            import pyopencl as cl
+            limit = min(limit, kernel.get_work_group_info(
+                cl.kernel_work_group_info.WORK_GROUP_SIZE, dev))
+        if wg > limit:
+            raise McplError(error(
+                "opencl-work-group-too-large",
+                f"'{plan.kernel}' needs work-groups of {wg} work-items "
+                f"({' x '.join(map(str, local))}), but {dev.name.strip()} allows at most "
+                f"{limit} for this kernel", hint="use fewer units in the par_groups mapped to "
+                "work-items (warps, threads, vectors)"))
+        for d, (n, m) in enumerate(zip(local, dev.max_work_item_sizes, strict=False)):
+            if n > m:
+                raise McplError(error("opencl-work-group-too-large",
+                                      f"'{plan.kernel}' needs {n} work-items in dimension {d}, "
+                                      f"but {dev.name.strip()} allows at most {m}"))
+        need = evaluate(plan.local_memory_bytes, env)
+        if need > dev.local_mem_size:
+            raise McplError(error(
+                "opencl-local-memory",
+                f"'{plan.kernel}' needs {need} bytes of local memory per work-group, but "
+                f"{dev.name.strip()} has {dev.local_mem_size}",
+                hint="use smaller arrays in the memory space mapped to __local"))
+        return glob, local
+
+    def time(self, repeat: int = 10, warmup: int = 2, **kwargs) -> float:
+        """The best kernel time in seconds over ``repeat`` launches (profiling events)."""
+        import pyopencl as cl
+        import pyopencl.array as cla
+
+        # Keep the data on the device so that only the kernel is timed.
+        dev_args = {}
+        for k, v in kwargs.items():
+            a = self.plan.argument(k)
+            if a is not None and a.kind == "buffer" and isinstance(v, np.ndarray):
+                dev_args[k] = cla.to_device(self.queue, np.ascontiguousarray(v))
+            else:
+                dev_args[k] = v
+        for a in self.plan.arguments:
+            if a.kind == "buffer" and a.name not in dev_args:
+                env = self.sizes(dev_args)
+                shape = tuple(evaluate(e, env) for e in a.shape)
+                dev_args[a.name] = cla.zeros(self.queue, shape, np.dtype(a.dtype))
+        best = float("inf")
+        for i in range(warmup + repeat):
+            self(**dev_args)
+            if i >= warmup and self.last_event is not None:
+                ev = self.last_event
+                ev.wait()
+                best = min(best, (ev.get_profiling_info(cl.profiling_info.END)
+                                  - ev.get_profiling_info(cl.profiling_info.START)) * 1e-9)
+        return best
+
+
+def _shape_text(plan: LaunchPlan, name: str) -> str:
+    a = plan.argument(name)
+    return f"{name}[{', '.join(a.shape)}]" if a is not None else name
