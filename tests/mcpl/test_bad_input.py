@@ -1,0 +1,101 @@
+"""Bad input never crashes the front end: unreadable, empty, huge and mutated files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcl.mcpl import check
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").rglob("*.mcpl"))
+TOKEN = re.compile(r"//[^\n]*|[A-Za-z_]\w*|\d+(?:\.\d*)?f?|<<=|>>=|[-+*/%&|^<>=!]=|&&|\|\||"
+                   r"\+\+|--|\S")
+
+
+def test_missing_file():
+    c = check("/no/such/file.mcpl")
+    assert [d.code for d in c.diagnostics] == ["mcpl-file"]
+
+
+def test_not_utf8(tmp_path):
+    f = tmp_path / "latin1.mcpl"
+    f.write_bytes(b"module m;\n// caf\xe9\n")
+    (d,) = check(f).diagnostics
+    assert d.code == "mcpl-encoding" and (d.span.line, d.span.column) == (2, 7)
+    assert "UTF-8" in d.hint
+
+
+def test_empty_file(tmp_path):
+    f = tmp_path / "empty.mcpl"
+    f.write_text("")
+    (d,) = check(f).diagnostics
+    assert d.code == "mcpl-syntax" and "'module'" in d.message and d.span.line == 1
+
+
+def test_directory(tmp_path):
+    assert check(tmp_path).diagnostics[0].code == "mcpl-file"
+
+
+def test_deep_nesting_is_a_diagnostic():
+    src = "module m;\nimport perfect;\nperfect void f() { int x = " + "(" * 400 + "1" + \
+        ")" * 400 + "; }\n"
+    c = check("deep.mcpl", source=src)
+    assert c.diagnostics and c.diagnostics[0].code == "mcpl-syntax"
+
+
+@pytest.mark.slow  # about 8 s: textX needs that long for 10 000 lines (see benchmarks/)
+def test_huge_module(tmp_path):
+    fn = ("perfect void k{0}(int n, main float[n] a) {{\n"
+          "    foreach (int i in n threads) {{\n        a[i] = a[i] * 2.0 + {0};\n    }}\n}}\n")
+    text = "module big;\nimport perfect;\n" + "".join(fn.format(k) for k in range(2000))
+    assert text.count("\n") >= 10_000
+    f = tmp_path / "big.mcpl"
+    f.write_text(text)
+    c = check(f)
+    assert c.diagnostics == [] and len(c.module.functions) == 2000
+
+
+def test_cli_check(run_cli, tmp_path):
+    code, out, _ = run_cli("check", *EXAMPLES[:3])
+    assert code == 0 and out == ""
+    bad = tmp_path / "bad.mcpl"
+    bad.write_text("module m;\nimport perfect;\nperfect void f(int n) {\n"
+                   "  foreach (int i in n threads) { q = 1; r = 2; }\n}\n")
+    code, out, _ = run_cli("check", bad)
+    assert code == 1 and out.count("error:") == 2 and "bad.mcpl:4:34" in out
+    code, out, _ = run_cli("check", "--json", bad)
+    assert code == 1 and '"code": "mcpl-undeclared"' in out
+    code, _, _ = run_cli("check", tmp_path / "missing.mcpl")
+    assert code == 1
+
+
+@st.composite
+def mutated(draw):
+    path = draw(st.sampled_from(EXAMPLES))
+    tokens = TOKEN.findall(path.read_text())
+    for _ in range(draw(st.integers(1, 3))):
+        if not tokens:
+            break
+        i = draw(st.integers(0, len(tokens) - 1))
+        kind = draw(st.sampled_from(["delete", "duplicate", "swap"]))
+        if kind == "delete":
+            del tokens[i]
+        elif kind == "duplicate":
+            tokens.insert(i, tokens[i])
+        elif i + 1 < len(tokens):
+            tokens[i], tokens[i + 1] = tokens[i + 1], tokens[i]
+    return str(path), "\n".join(tokens)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_examples_never_raise(case):
+    path, text = case
+    result = check(path, source=text)  # any exception here is a bug
+    for d in result.diagnostics:
+        assert d.span is None or d.span.line >= 1
