@@ -61,8 +61,11 @@ def reference_module(kernel: str):
 
 
 def short_error(e: BaseException, limit: int = 600) -> str:
-    """One readable line or a few: the message a report can quote."""
-    text = f"{type(e).__name__}: {e}".strip()
+    """The message a report can quote: the first line and any compiler ``error:``
+    lines (a build log is long)."""
+    lines = [ln.strip() for ln in f"{type(e).__name__}: {e}".strip().splitlines() if ln.strip()]
+    keep = lines[:1] + [ln for ln in lines[1:] if "error" in ln.lower()][:5]
+    text = " | ".join(dict.fromkeys(keep))
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
@@ -119,9 +122,23 @@ def git_commit() -> str | None:
 # ----------------------------------------------------------------------------- MCPL versions
 
 def compile_version(path: Path, device: str | None):
-    """The version as a callable kernel for the target (mcl.compile translates)."""
-    import mcl
-    return mcl.compile(str(path), target=TARGET, device=device)
+    """The version as a callable kernel for the target: ``mcl.compile`` (which
+    translates higher levels) when the OpenCL runtime offers it, else our small host
+    for ``mcl.opencl.generate`` (launch.py)."""
+    try:
+        from mcl.opencl import compile as mcl_compile
+    except ImportError:
+        from launch import generated_kernel
+        return generated_kernel(path, TARGET, device)
+    return mcl_compile(str(path), target=TARGET, device=device)
+
+
+def runtime_name() -> str:
+    try:
+        from mcl.opencl import compile  # noqa: F401
+    except ImportError:
+        return "benchmarks/case_studies/launch.py on mcl.opencl.generate"
+    return "mcl.compile"
 
 
 def kernel_parameters(kernel) -> tuple[str, ...] | None:
@@ -517,7 +534,7 @@ def main(argv: list[str] | None = None,
                  "commit": git_commit(), "quick": opts.quick, "target": TARGET,
                  "device": device_description(opts.device),
                  "warmup": opts.warmup, "repeats": opts.repeats,
-                 "MCL_DEVICE": os.environ.get("MCL_DEVICE")},
+                 "MCL_DEVICE": os.environ.get("MCL_DEVICE"), "runtime": runtime_name()},
         "ceiling": copy_ceiling(opts),
         "kernels": {},
     }
