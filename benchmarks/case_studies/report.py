@@ -103,7 +103,7 @@ def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
                   f"({raw.get('roofline', {}).get('bound_by', '?')}-bound, "
                   f"{raw.get('roofline', {}).get('source', 'no source')}).", ""]
         ref_name = prim["name"] if prim else (data.get("primary_ref") or "copy ceiling")
-        lines += [f"| version | level | time (ms) | {run.metric} | GB/s | vs {ref_name} "
+        lines += [f"| version | level | time (ms) | {run.metric} | compulsory GB/s | vs {ref_name} "
                   "| of copy ceiling | of roofline | × perfect | status |",
                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         previous: dict | None = None

@@ -223,6 +223,8 @@ class Launcher:
         enqueue = getattr(self.kernel, "enqueue", None)
         if callable(enqueue):
             return "kernel.enqueue event", lambda: _profile_seconds(enqueue(**self.args))
+        if hasattr(self.kernel, "last_event"):  # mcl.opencl.runtime.Kernel
+            return "kernel.last_event", self._last_event
         plan, source = getattr(self.kernel, "plan", None), getattr(self.kernel, "source", None)
         if plan is not None and isinstance(source, str):
             try:
@@ -248,6 +250,10 @@ class Launcher:
         lsize = tuple(evaluate(e, env) for e in plan.local_size) or None
         return lambda: _profile_seconds(knl(self.queue, gsize, lsize, *values))
 
+    def _last_event(self) -> float:
+        self.kernel(**self.args)
+        return _profile_seconds(self.kernel.last_event)
+
     def _markers(self) -> float:
         cl = self.cl
         before = cl.enqueue_marker(self.queue)
@@ -265,7 +271,9 @@ def time_repeatedly(run: Callable[[], float], warmup: int, repeats: int,
     """Median and minimum of ``repeats`` timed runs after ``warmup`` untimed ones; a
     kernel slower than ``slow_s`` gets three runs (a naive version at paper size)."""
     first = run()
-    for _ in range(max(0, warmup - 1)):
+    if first > 5 * slow_s:  # a naive version at paper size: one more run is enough
+        return {"median_s": first, "min_s": first, "max_s": first, "repeats": 1, "warmup": 0}
+    for _ in range(max(0, warmup - 1) if first <= slow_s else 0):
         run()
     n = 3 if first > slow_s else repeats
     times = [run() for _ in range(n)]
