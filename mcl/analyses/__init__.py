@@ -1,1 +1,276 @@
-"""analyses"""
+"""Performance feedback: the analyses of paper sections 5 and 6.2-6.5 (operation
+statistics, transfers, data reuse, faster memories, work per thread, cache
+behaviour, feedback functions of descriptions) and a roofline, each a class with
+``analyze()`` / ``report()``, combined by :func:`feedback` into diagnostics that
+are anchored at the expression, loop or declaration they are about.
+
+Public API::
+
+    feedback(module_or_checked, *, values=None, only=None, library=None) -> [Diagnostic]
+    operation_counts(function, checked, values=None) -> OperationCounts
+    roofline(function, checked, values, hardware=None) -> Roofline | None
+    PASSES                      the pass names `only` accepts
+    feedback_function(name)     decorator registering a description's feedback function
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sympy
+
+from mcl.analyses.cache import CacheAnalysis
+from mcl.analyses.functions import KernelView, feedback_function, lookup
+from mcl.analyses.kernel import Kernel, build_kernel, parameter_values
+from mcl.analyses.reuse import ReuseAnalysis, WorkPerThreadAnalysis
+from mcl.analyses.stats import (
+    OperationCounts,
+    Roofline,
+    Transfer,
+    counts_of_kernel,
+    host_link_for,
+    roofline,
+    roofline_of_kernel,
+)
+from mcl.analyses.values import bytes_text, number_text
+from mcl.diagnostics import Diagnostic, info
+from mcl.mcpl import ast
+
+__all__ = [
+    "PASSES", "OperationCounts", "Roofline", "Transfer", "feedback", "feedback_function",
+    "operation_counts", "roofline",
+]
+
+#: Pass names for ``only`` (and ``--only``); "functions" runs every feedback
+#: function the description names, the three after it select by their code.
+PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
+          "cache", "functions", "occupancy", "coalescing", "bank-conflicts")
+
+#: Most specific first: what the description's own rules say, then proposals
+#: for a concrete change at an expression, then observations, then statistics.
+_RANK = {
+    "feedback-occupancy": 0, "feedback-coalescing": 1, "feedback-bank-conflicts": 2,
+    "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
+    "feedback-work-per-thread": 6, "feedback-needs-value": 7, "feedback-transfer": 8,
+    "feedback-roofline": 9, "feedback-ops": 10, "feedback-function": 11,
+}
+
+
+def operation_counts(function: ast.Function, checked: Any,
+                     values: Mapping[str, int] | None = None) -> OperationCounts:
+    """Operation statistics of ``function``: symbolic, or with ``values`` (which
+    are used as given, without parameter defaults) substituted."""
+    k = build_kernel(function, checked, dict(values) if values else None)
+    return counts_of_kernel(k)
+
+
+def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
+             only: Iterable[str] | None = None, library: Any = None) -> list[Diagnostic]:
+    """All feedback for the functions of a module (an ast.Module, a path or a
+    CheckedModule), ranked most specific first.
+
+    ``values``: numbers for parameters, over their defaults. ``only``: pass names
+    from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (or search path
+    list) used when checking a module that is not yet checked."""
+    checked = _checked(module_or_checked, library)
+    selected = set(only) if only else set(PASSES)
+    out: list[Diagnostic] = []
+    for f in checked.module.functions:
+        hw = checked.hardware_of(f)
+        if hw is None:
+            continue
+        try:
+            out += function_feedback(f, checked, hw, values, selected)
+        except RecursionError:
+            out.append(info("feedback-imprecise", f"'{f.name}' is too deeply nested for the "
+                                                  "analyses", f.span))
+    unique: list[Diagnostic] = []
+    seen: set[tuple] = set()
+    for d in out:
+        key = (d.code, d.span, d.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(d)
+    unique.sort(key=_rank)
+    return unique
+
+
+def _rank(d: Diagnostic) -> tuple:
+    s = d.span
+    return (_RANK.get(d.code, 12), -int(d.severity), s.file if s else "",
+            s.line if s else 0, s.column if s else 0)
+
+
+def _checked(what: Any, library: Any) -> Any:
+    from mcl.mcpl.resolve import CheckedModule, check
+
+    if isinstance(what, CheckedModule):
+        return what
+    search = library if isinstance(library, list | tuple) else ()
+    return check(what, search)
+
+
+def _want(selected: set[str], *names: str) -> bool:
+    return any(n in selected for n in names)
+
+
+def function_feedback(f: ast.Function, checked: Any, hw: Any,
+                      values: Mapping[str, int] | None, selected: set[str]) -> list[Diagnostic]:
+    """The diagnostics of the selected passes for one function."""
+    sym = build_kernel(f, checked, None, hw)
+    vals = parameter_values(f, values)
+    num = build_kernel(f, checked, vals, hw) if vals else sym
+    out: list[Diagnostic] = []
+    missing: set[str] = set()
+    if _want(selected, "ops"):
+        out += _ops_report(sym, num)
+    if _want(selected, "transfer"):
+        out += _transfer_report(sym, num)
+    if _want(selected, "roofline"):
+        out += _roofline_report(num, missing)
+    if _want(selected, "reuse", "faster-memory"):
+        a = ReuseAnalysis()
+        for d in a.report(a.analyze(sym, num), hw):
+            if (d.code == "feedback-reuse" and "reuse" in selected) or \
+                    (d.code == "feedback-faster-memory" and "faster-memory" in selected):
+                out.append(d)
+    if _want(selected, "work-per-thread"):
+        a = WorkPerThreadAnalysis()
+        result = a.analyze(sym, num)
+        if result and result.get("needs"):
+            missing |= {s.name for s in sympy.sympify(result["units"]).free_symbols}
+        out += a.report(result, hw)
+    if _want(selected, "cache"):
+        a = CacheAnalysis()
+        out += a.report(a.analyze(sym, num), hw)
+    if _want(selected, "functions", "occupancy", "coalescing", "bank-conflicts"):
+        view = KernelView(sym, num, hw)
+        for name in hw.feedback_functions():
+            fn = lookup(name)
+            if fn is None:
+                out.append(info("feedback-function",
+                                f"'{hw.name}' names the feedback function '{name}', which is "
+                                "not known to this compiler", f.span,
+                                "plug-ins register functions in the entry point group "
+                                "'mcl.feedback_functions'"))
+                continue
+            for d in fn(view):
+                if "functions" in selected or d.code.removeprefix("feedback-") in selected:
+                    out.append(d)
+        missing |= view.missing
+    params = {p.name for p in f.params}
+    for name in sorted(missing & params):
+        out.append(info("feedback-needs-value",
+                        f"some analyses need a value for '{name}'", _param_span(f, name),
+                        f"give it an example value: `const int {name} = 2048` in the "
+                        f"parameter list, or `--set {name}=2048`"))
+    return out
+
+
+def _param_span(f: ast.Function, name: str):
+    return next((p.span for p in f.params if p.name == name), f.span)
+
+
+def _numeric(e: sympy.Expr) -> sympy.Expr | None:
+    e = sympy.sympify(e)
+    return e if e.is_number else None
+
+
+def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
+    c = counts_of_kernel(sym)
+    n = counts_of_kernel(num) if num is not sym else c
+    approx = "at most " if c.approximate else ""
+
+    def both(a: sympy.Expr, b: sympy.Expr) -> str:
+        if not sympy.sympify(a).free_symbols:
+            return number_text(a)
+        nb = _numeric(b)
+        return f"{a} (= {number_text(nb)})" if nb is not None else str(a)
+
+    spaces = ", ".join(f"{s}: {both(v, n.accesses.get(s, v))}" for s, v in c.accesses.items())
+    msg = (f"{approx}{both(c.flops, n.flops)} computational operations, "
+           f"{both(c.data_accesses, n.data_accesses)} data accesses"
+           + (f" ({spaces})" if spaces else "")
+           + f"; overhead: {both(c.index_ops, n.index_ops)} indexing and "
+             f"{both(c.control_ops, n.control_ops)} control-flow operations")
+    ai = n.arithmetic_intensity
+    if ai is not None and _numeric(ai) is not None:
+        msg += f"; {float(ai):.3g} operations per byte"
+    d = info("feedback-ops", msg, sym.function.span,
+             "; ".join(c.reasons) if c.reasons else None)
+    d.data.update(flops=str(c.flops), data_accesses=str(c.data_accesses),
+                  accesses={s: str(v) for s, v in c.accesses.items()},
+                  bytes={s: str(v) for s, v in c.bytes.items()},
+                  index_ops=str(c.index_ops), control_ops=str(c.control_ops),
+                  approximate=c.approximate)
+    nf = _numeric(n.flops)
+    if nf is not None:
+        d.data["flops_value"] = int(nf)
+    return [d]
+
+
+def _transfer_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
+    c = counts_of_kernel(sym)
+    if not c.transfers:
+        return []
+    n = counts_of_kernel(num) if num is not sym else c
+    hw = sym.hardware
+    out = []
+    to_dev = [t for t in c.transfers if t.direction == "to device"]
+    to_host = [t for t in c.transfers if t.direction == "to host"]
+    total = sympy.expand(c.transfer_bytes)
+    ntotal = _numeric(n.transfer_bytes)
+    parts = []
+    for label, ts in (("to the device", to_dev), ("back to the host", to_host)):
+        if ts:
+            parts.append(f"{' + '.join(str(t.bytes) for t in ts)} bytes {label} "
+                         f"({', '.join(t.param for t in ts)})")
+    msg = f"transfers over the host link: {'; '.join(parts)}; in total {total} bytes"
+    link = None
+    for t in c.transfers:
+        space = sym.checked.space_of(next(p for p in sym.function.params if p.name == t.param))
+        link = host_link_for(hw, space) if space else None
+        if link is not None:
+            break
+    data: dict = {"bytes": str(total),
+                  "transfers": [{"param": t.param, "direction": t.direction,
+                                 "bytes": str(t.bytes)} for t in c.transfers]}
+    if ntotal is not None:
+        msg += f" (= {bytes_text(float(ntotal))})"
+        data["bytes_value"] = int(ntotal)
+        bw = link.bandwidth if link is not None else None
+        if isinstance(bw, int | float) and bw > 0:
+            seconds = float(ntotal) / float(bw)
+            msg += f", {seconds * 1e3:.3g} ms over {link.name} at {bytes_text(bw)}/s"
+            data["seconds"] = seconds
+    d = info("feedback-transfer", msg, sym.function.span,
+             "keep data on the device between kernels where you can")
+    d.data.update(data)
+    out.append(d)
+    return out
+
+
+def _roofline_report(num: Kernel, missing: set[str]) -> list[Diagnostic]:
+    hw = num.hardware
+    if hw.peak_flops() is None:
+        return []
+    r = roofline_of_kernel(num)
+    if r is None:
+        c = counts_of_kernel(num)
+        missing |= {s.name for s in sympy.sympify(c.flops).free_symbols}
+        return []
+    msg = (f"roofline on '{hw.name}': {r.flops / 1e9:.3g} GFLOP and "
+           f"{r.bytes / 1e9:.3g} GB from {r.space} ({r.intensity:.3g} operations per byte): "
+           f"{r.bound}-bound, attainable {r.attainable / 1e9:.3g} GFLOP/s of "
+           f"{r.peak_flops / 1e9:.4g} peak ({r.bandwidth / 1e9:.4g} GB/s)")
+    if r.best_attainable > r.attainable * 1.01:
+        msg += (f"; if each element crossed the memory interface once "
+                f"({r.best_intensity:.3g} operations per byte): {r.best_bound}-bound, "
+                f"{r.best_attainable / 1e9:.3g} GFLOP/s")
+    d = info("feedback-roofline", msg, num.function.span,
+             "stop optimising when measured performance is close to the attainable figure")
+    d.data.update(peak_flops=r.peak_flops, bandwidth=r.bandwidth, intensity=r.intensity,
+                  best_intensity=r.best_intensity, attainable=r.attainable,
+                  best_attainable=r.best_attainable, bound=r.bound, best_bound=r.best_bound)
+    return [d]

@@ -53,8 +53,11 @@ def _slowest(hw: Any, space: str | None) -> bool:
                    if ms.name != space and hw.memories_holding(ms.name))
 
 
-def faster_spaces(hw: Any, group: Any, space: str | None, read_only_ok: bool) -> list[str]:
-    """Spaces shared by the units of ``group`` held by a faster, addressable memory."""
+def faster_spaces(hw: Any, group: Any, space: str | None, read_only_ok: bool,
+                  array_bytes: Any = None) -> list[str]:
+    """Spaces shared by the units of ``group`` held by a faster, addressable memory.
+    A read-only space (constant memory) is proposed only for an array that is never
+    written and that fits it whole (``array_bytes``, a number)."""
     if hw is None or space is None:
         return []
     out = []
@@ -64,6 +67,11 @@ def faster_spaces(hw: Any, group: Any, space: str | None, read_only_ok: bool) ->
         held = hw.memories_holding(ms.name)
         if not held or not any(m.addressable for m in held):
             continue
+        if ms.read_only:
+            caps = [m.capacity for m in held if isinstance(m.capacity, int | float)]
+            if not caps or array_bytes is None or not getattr(array_bytes, "is_number", False) \
+                    or array_bytes > max(caps):
+                continue
         if hw.is_faster(ms.name, space):
             out.append(ms.name)
     return out
@@ -91,6 +99,15 @@ def _local_loops(k: Kernel, acc: Access) -> tuple[Loop, ...]:
         if len(inner) < len(loops):
             loops = inner
     return loops
+
+
+def _array_bytes(acc: Access | None) -> sympy.Expr | None:
+    if acc is None or any(s is None for s in acc.sizes):
+        return None
+    total = sympy.Integer(acc.element_bytes)
+    for s in acc.sizes:
+        total *= s
+    return total
 
 
 def _is_written(k: Kernel, acc: Access) -> bool:
@@ -153,7 +170,8 @@ class ReuseAnalysis:
                         if tv is None:
                             break
                     times_value = tv
-                faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok)
+                size = _array_bytes(nacc)
+                faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok, size)
                           for lp in indep if lp.kind == "foreach"}
                 simple.append(ReuseFinding(acc, indep, sympy.simplify(times), times_value,
                                            faster))
@@ -219,7 +237,8 @@ class ReuseAnalysis:
         overall_value = sympy.nsimplify(ntotal_acc / ntotal_range) if numeric_ok else None
         if overall_value is not None and overall_value.is_number and overall_value <= 1:
             return None
-        faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok) \
+        faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok,
+                               _array_bytes(nacc)) \
             if best_outer is not None else []
         return RatioFinding(acc, per_dim, overall, overall_value, faster)
 

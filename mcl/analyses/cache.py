@@ -1,0 +1,247 @@
+"""Cache analysis (paper section 6.4): for each access to a memory space that a
+cache holds and each loop around it, the stride the loop causes, the best- and
+worst-case number of cache-line fetches, and whether the access does, may or
+does not benefit from the cache; lock-step execution (warps, vectors) counts as
+sharing a line. Also the "cache-oriented architecture" advice where caches are
+the only fast memory, and the size of temporary arrays against the caches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.analyses.kernel import Access, Kernel, Loop
+from mcl.analyses.reuse import _local_loops
+from mcl.analyses.values import bytes_text, number_text
+from mcl.diagnostics import Diagnostic, info, warning
+
+
+@dataclass
+class LoopCache:
+    loop: Loop
+    stride: int              # bytes between consecutive iterations
+    iterations: int
+    best: int
+    worst: int
+    verdict: str             # "does" | "may" | "does not"
+    lockstep: bool
+
+
+@dataclass
+class AccessCache:
+    access: Access
+    cache: Any
+    line: int
+    loops: list[LoopCache]
+
+
+def _nearest_cache(hw: Any, space: str) -> Any:
+    caches = [c for c in hw.caches_for(space) if c.cache_line_size]
+    if not caches:
+        return None
+    return min(caches, key=lambda c: c.capacity if isinstance(c.capacity, int | float)
+               else float("inf"))
+
+
+def _holder(hw: Any, block: Any) -> Any:
+    """The execution unit a cache or memory sits in (None: shared by the device)."""
+    pos = hw.position(block)
+    for a in reversed(pos.ancestors if pos else ()):
+        if a.kind == "execution_unit":
+            return a
+    return None
+
+
+def _units_in(hw: Any, holder: Any, par_unit: str) -> int | None:
+    """How many units of ``par_unit`` one ``holder`` holds (slots in it or below)."""
+    if holder is None:
+        return None
+    hpos = hw.position(holder)
+    total = 0
+    for s in hw.slots(par_unit):
+        spos = hw.position(s.holder)
+        if s.holder is holder:
+            return s.per_holder if isinstance(s.per_holder, int) else None
+        if spos is not None and holder in spos.ancestors and isinstance(s.per_holder, int):
+            # units held below the holder: per inner holder × inner holders per holder
+            inner = s.holders
+            outer = hpos.instances if hpos is not None else 1
+            if isinstance(inner, int) and isinstance(outer, int) and outer:
+                total = max(total, s.per_holder * inner // outer)
+    return total or None
+
+
+class CacheAnalysis:
+    """Best/worst-case cache-line fetches per access and loop."""
+
+    name = "cache"
+
+    def analyze(self, sym: Kernel, num: Kernel) -> dict:
+        hw = sym.hardware
+        result: dict = {"accesses": [], "oriented": False, "temporaries": [],
+                        "unpredictable": []}
+        if hw is None or not hw.caches():
+            return result
+        lockstep = {g.name for g in hw.lockstep_par_groups()}
+        if len(num.accesses) != len(sym.accesses):
+            return result
+        seen: set[tuple[str, str]] = set()
+        for sacc, nacc in zip(sym.accesses, num.accesses, strict=True):
+            if sacc.space is None:
+                continue
+            cache = _nearest_cache(hw, sacc.space)
+            if cache is None:
+                continue
+            key = (sacc.name, sacc.text)
+            if key in seen:
+                continue
+            seen.add(key)
+            if nacc.offset is None:
+                if not sacc.predictable:
+                    result["unpredictable"].append(sacc)
+                continue
+            line = int(cache.cache_line_size)
+            holder = _holder(hw, cache)
+            loops: list[LoopCache] = []
+            nloops = _local_loops(num, nacc)
+            for lp in nloops:
+                if lp.var is None or lp.trips is None or not lp.trips.is_number:
+                    continue
+                iters = int(lp.trips)
+                if iters <= 1:
+                    continue
+                step = lp.step if lp.step is not None else sympy.Integer(1)
+                s = sympy.expand(nacc.offset.subs(lp.symbol, lp.symbol + step) - nacc.offset)
+                if not s.is_number:
+                    continue  # the stride depends on other indices: not a constant stride
+                stride = abs(int(s)) * nacc.element_bytes
+                best = 1 if stride == 0 else min(iters, -(-(iters * stride) // line))
+                worst = iters
+                is_lockstep = lp.kind == "foreach" and lp.node.group in lockstep
+                if lp.kind == "foreach" and lp.group is not None and lp.group.unit is not None:
+                    reach = _units_in(hw, holder, lp.group.unit.name)
+                    if reach is not None:
+                        worst = min(worst, max(reach, best))
+                if stride == 0 and lp.kind != "foreach":
+                    verdict = "does"
+                elif is_lockstep and best < iters:
+                    verdict = "does"
+                elif best >= worst:
+                    verdict = "does not"
+                else:
+                    verdict = "may"
+                loops.append(LoopCache(lp, stride, iters, best, worst, verdict, is_lockstep))
+            result["accesses"].append(AccessCache(sacc, cache, line, loops))
+        result["oriented"] = _cache_oriented(hw, sym)
+        result["temporaries"] = _temporaries(hw, sym, num)
+        return result
+
+    def report(self, result: dict, hw: Any) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
+        sym_loops: dict[int, Loop] = {}
+        for ac in result["accesses"]:
+            bad = [lc for lc in ac.loops if lc.verdict == "does not"]
+            if not bad:
+                continue
+            worst = max(bad, key=lambda lc: (lc.best, lc.iterations))
+            acc = ac.access
+            sym_loop = next((lp for lp in acc.loops if lp.node is worst.loop.node), worst.loop)
+            sym_loops[id(worst.loop)] = sym_loop
+            count = number_text(worst.best)
+            if sym_loop.trips is not None and sym_loop.trips.free_symbols and \
+                    worst.best == worst.iterations:
+                count = f"{sym_loop.size_text} = {count}" if sym_loop.kind == "foreach" \
+                    else f"{sym_loop.trips} = {count}"
+            d = warning("feedback-cache",
+                        f"{acc.text} in loop {worst.loop.var} does not benefit from the cache "
+                        f"({ac.cache.name}, {ac.line} B lines): stride {worst.stride} B, "
+                        f"best case {count} cache-line fetches, worst case {worst.worst}",
+                        acc.node.span,
+                        f"compute more with each cache line of {acc.name}: reorder the loops "
+                        f"or reuse {acc.text} for several elements")
+            d.data.update(array=acc.name, loop=worst.loop.var, best=worst.best,
+                          worst=worst.worst, stride=worst.stride, cache=ac.cache.name,
+                          loops=[{"loop": lc.loop.var, "stride": lc.stride, "best": lc.best,
+                                  "worst": lc.worst, "verdict": lc.verdict}
+                                 for lc in ac.loops])
+            out.append(d)
+        for acc in result["unpredictable"]:
+            out.append(info("feedback-cache",
+                            f"{acc.text}: the index depends on data ({acc.why_unpredictable}), "
+                            "so its cache behaviour cannot be predicted", acc.node.span))
+        if result["oriented"]:
+            caches = ", ".join(f"{c.name} {bytes_text(c.capacity)}" for c in hw.caches()
+                               if isinstance(c.capacity, int | float))
+            out.append(info("feedback-cache",
+                            f"'{hw.name}' is a cache-oriented architecture: its only fast "
+                            f"memories are caches ({caches}); make sure that each access "
+                            "benefits from the cache", result["oriented"].span))
+        for t in result["temporaries"]:
+            d = warning("feedback-cache",
+                        f"try to adjust the size of {t['name']} ({t['bytes_text']} bytes, "
+                        f"{t['copies']} copies on a {t['holder']}) to the caches "
+                        f"({t['caches']})", t['node'].span,
+                        "a smaller temporary that fits the nearest cache, used in several "
+                        "passes, is usually faster")
+            d.data.update(array=t["name"], copies=t["copies"], bytes=t["bytes"])
+            out.append(d)
+        return out
+
+
+def _cache_oriented(hw: Any, k: Kernel) -> Any:
+    """The function, when caches are the only memories faster than the device
+    memory that programs can use (False otherwise)."""
+    if not hw.caches():
+        return False
+    cached = {s for c in hw.caches() for s in c.spaces}
+    for m in hw.memories():
+        if m.kind == "cache" or not m.addressable:
+            continue
+        if any(s not in cached for s in m.spaces) and any(
+                hw.is_faster(s, c) for s in m.spaces for c in cached):
+            return False
+    return k.function
+
+
+def _temporaries(hw: Any, sym: Kernel, num: Kernel) -> list[dict]:
+    """Local arrays in cached spaces whose copies (one per resident unit) exceed
+    the nearest cache."""
+    out: list[dict] = []
+    if len(sym.decls) != len(num.decls):
+        return out
+    for sd, nd in zip(sym.decls, num.decls, strict=True):
+        if not sd.node.type.is_array or sd.space is None:
+            continue
+        cache = _nearest_cache(hw, sd.space)
+        if cache is None or nd.elements is None or not nd.elements.is_number:
+            continue
+        holder = _holder(hw, cache)
+        # one copy per resident unit: foreach loops over the same group (a 2-D
+        # grid of threads) share that group's slots
+        per_group: dict[str, tuple[Any, int]] = {}
+        for lp in nd.loops:
+            if lp.kind != "foreach" or lp.group is None or lp.group.unit is None \
+                    or lp.trips is None or not lp.trips.is_number:
+                continue
+            g, n = per_group.get(lp.group.name, (lp.group, 1))
+            per_group[lp.group.name] = (g, n * int(lp.trips))
+        copies = 1
+        for g, n in per_group.values():
+            reach = _units_in(hw, holder, g.unit.name)
+            copies *= min(reach, n) if reach is not None else 1
+        nbytes = int(nd.elements) * nd.element_bytes
+        cap = cache.capacity if isinstance(cache.capacity, int | float) else None
+        if cap is None or nbytes * copies <= cap:
+            continue
+        sym_bytes = sympy.sympify(sd.elements) * sd.element_bytes \
+            if sd.elements is not None else nbytes
+        caches = ", ".join(f"{c.name} {bytes_text(c.capacity)}" for c in hw.caches_for(sd.space)
+                           if isinstance(c.capacity, int | float))
+        out.append({"name": sd.node.name, "node": sd.node, "bytes": nbytes,
+                    "bytes_text": str(sym_bytes), "copies": copies,
+                    "holder": holder.name if holder is not None else "device",
+                    "caches": f"{caches}; lines of {cache.cache_line_size} B"})
+    return out

@@ -1,0 +1,86 @@
+"""The `mcl feedback` command: performance feedback for MCPL kernels."""
+
+from __future__ import annotations
+
+import argparse
+
+from mcl.cli import (
+    UsageError,
+    add_hwd_path_option,
+    add_output_options,
+    hwd_search_path,
+    print_diagnostics,
+)
+from mcl.diagnostics import SourceCache
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "feedback", help="performance feedback for MCPL kernels",
+        description="Combine a kernel with the hardware description of its level and say "
+                    "what limits performance: operation counts, transfers, data reuse, "
+                    "faster memories, work per thread, caches, the description's feedback "
+                    "functions (occupancy, coalescing, bank conflicts) and a roofline.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="MCPL modules")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="a value for a parameter (over its default); may be repeated")
+    p.add_argument("--only", metavar="PASSES",
+                   help="comma-separated passes: ops, transfer, roofline, reuse, "
+                        "faster-memory, work-per-thread, cache, functions, occupancy, "
+                        "coalescing, bank-conflicts")
+    p.add_argument("--level", metavar="LEVEL",
+                   help="translate to this hardware description first and give the feedback "
+                        "of the translated version")
+    add_hwd_path_option(p)
+    add_output_options(p)
+    p.set_defaults(func=run_feedback)
+
+
+def parse_values(items: list[str]) -> dict[str, int]:
+    values: dict[str, int] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise UsageError(f"--set expects NAME=VALUE, got '{item}'")
+        try:
+            values[name.strip()] = int(text, 0)
+        except ValueError:
+            raise UsageError(f"--set {name}: '{text}' is not an integer") from None
+    return values
+
+
+def run_feedback(args: argparse.Namespace) -> int:
+    from mcl.analyses import PASSES, feedback
+    from mcl.mcpl.resolve import check
+
+    values = parse_values(args.set)
+    only = None
+    if args.only:
+        only = {s.strip() for s in args.only.split(",") if s.strip()}
+        unknown = only - set(PASSES)
+        if unknown:
+            raise UsageError(f"--only: unknown pass(es) {', '.join(sorted(unknown))}; "
+                             f"choose from {', '.join(PASSES)}")
+    search = hwd_search_path(args)
+    diagnostics = []
+    for f in args.files:
+        checked = check(f, search)
+        if checked.has_errors:
+            diagnostics += checked.errors
+            continue
+        if args.level:
+            checked = _translated(checked, args.level, search)
+        diagnostics += feedback(checked, values=values, only=only)
+    return print_diagnostics(diagnostics, args, SourceCache())
+
+
+def _translated(checked, level: str, search: list[str]):
+    try:
+        from mcl.translate import translate
+    except ImportError:
+        raise UsageError("--level needs mcl.translate, which is not available yet "
+                         "(translation is pending)") from None
+    from mcl.mcpl.resolve import check
+
+    module = translate(checked.module, to=level)
+    return check(module, search)

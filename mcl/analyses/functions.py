@@ -1,0 +1,477 @@
+"""Performance feedback functions (paper section 6.5): Python functions that a
+hardware description names with ``performance_feedback("name")``.
+
+A function receives a :class:`KernelView` (memory-space sizes, slots, the sizes
+of the parallelism hierarchy the program uses, the accesses with their memory
+spaces and executing unit, and an evaluator of just the statements needed to
+compute sizes, with ``reset()``/``increment()`` over the units of a foreach)
+and returns diagnostics. The registry maps names to functions; plug-ins add
+to it through the ``mcl.feedback_functions`` entry point group. A description
+never causes code to be imported: an unknown name is reported, not loaded.
+
+Provided: ``shMem`` (blocks per multiprocessor: occupancy limited by slots,
+threads, registers (estimated) and shared memory), ``coalescing`` (memory
+transactions per warp, and shared-memory bank conflicts), ``bankConflicts``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from mcl.analyses.kernel import Access, Kernel, Loop
+from mcl.analyses.values import bytes_text
+from mcl.diagnostics import Diagnostic, Related, info, warning
+
+FeedbackFunction = Callable[["KernelView"], list[Diagnostic]]
+_REGISTRY: dict[str, FeedbackFunction] = {}
+ENTRY_POINT_GROUP = "mcl.feedback_functions"
+
+
+def feedback_function(name: str) -> Callable[[FeedbackFunction], FeedbackFunction]:
+    """Register a feedback function under the name descriptions use."""
+    def register(fn: FeedbackFunction) -> FeedbackFunction:
+        _REGISTRY[name] = fn
+        return fn
+    return register
+
+
+def lookup(name: str) -> FeedbackFunction | None:
+    """The function registered as ``name`` (here or by a plug-in), or None."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    try:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name == name:
+                fn = ep.load()
+                _REGISTRY[name] = fn
+                return fn
+    except Exception:  # a broken plug-in must not break feedback for everyone
+        return None
+    return None
+
+
+def registered() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+# --------------------------------------------------------------------------- the kernel view
+
+
+@dataclass
+class KernelView:
+    """What a feedback function may ask about a kernel on its description.
+
+    ``sym`` has symbolic sizes (for messages), ``num`` numbers where parameter
+    values are known. ``missing`` collects the names a function needed a value
+    for; the driver turns them into ``feedback-needs-value``."""
+
+    sym: Kernel
+    num: Kernel
+    hardware: Any
+    missing: set[str] = field(default_factory=set)
+    _cursor: dict[str, int] = field(default_factory=dict)
+
+    # ---- sizes
+
+    def value(self, e: sympy.Expr | None) -> int | None:
+        """An integer for a size, or None (recording the names it needs)."""
+        if e is None:
+            return None
+        e = sympy.sympify(e)
+        if e.is_number:
+            return int(e) if e.is_Integer else int(math.floor(float(e)))
+        self.missing |= {s.name for s in e.free_symbols}
+        return None
+
+    def size_memory_space(self, space: str) -> int | None:
+        """Bytes declared in ``space`` by one unit of the scope owning it."""
+        total = 0
+        for d in self.num.decls:
+            if d.space != space:
+                continue
+            n = self.value(d.elements)
+            if n is None:
+                return None
+            total += n * d.element_bytes
+        return total
+
+    def declarations_in(self, space: str) -> list[Any]:
+        return [d for d in self.sym.decls if d.space == space]
+
+    def group_size(self, group: str) -> int | None:
+        """Units of par_group ``group`` per unit of the enclosing par_unit (the
+        product of the foreach loops over it, which may nest)."""
+        total = 1
+        found = False
+        for lp in self.num.foreach_loops():
+            if lp.node.group == group:
+                found = True
+                v = self.value(lp.trips)
+                if v is None:
+                    return None
+                total *= v
+        return total if found else None
+
+    def units_per(self, outer_unit: str, inner_unit: str) -> int | None:
+        """Units of ``inner_unit`` inside one unit of ``outer_unit``."""
+        groups = self.hardware.par_groups()
+        names = [g.unit.name if g.unit else "" for g in groups]
+        if outer_unit not in names or inner_unit not in names:
+            return None
+        total = 1
+        for g in groups[names.index(outer_unit) + 1:names.index(inner_unit) + 1]:
+            n = self.group_size(g.name)
+            if n is None:
+                return None
+            total *= n
+        return total
+
+    def slots(self, par_unit: str) -> list[Any]:
+        return self.hardware.slots(par_unit)
+
+    # ---- instructions
+
+    def accesses(self) -> list[tuple[Access, Access]]:
+        """Each access with its numeric twin (same position in both kernels)."""
+        if len(self.sym.accesses) != len(self.num.accesses):
+            return []
+        return list(zip(self.sym.accesses, self.num.accesses, strict=True))
+
+    def executing_unit(self) -> str | None:
+        u = self.hardware.executing_unit()
+        return u.name if u else None
+
+    # ---- iterating over units: reset()/increment() of the paper
+
+    def reset(self, var: str) -> None:
+        self._cursor[var] = 0
+
+    def increment(self, var: str) -> None:
+        self._cursor[var] = self._cursor.get(var, 0) + 1
+
+    def evaluate(self, acc: Access) -> int | None:
+        """The element offset of a (numeric) access at the cursor: loop indices set
+        by reset()/increment(), every other loop at its first iteration."""
+        if acc.offset is None:
+            return None
+        e = acc.offset
+        subs: dict = {}
+        for lp in acc.loops:
+            if lp.var is None:
+                continue
+            if lp.var in self._cursor:
+                subs[lp.symbol] = self._cursor[lp.var]
+            else:
+                subs[lp.symbol] = lp.start if lp.start is not None else 0
+        for _ in range(4):  # loop starts may use outer indices
+            e = e.subs(subs)
+            if e.is_number:
+                break
+        return self.value(e)
+
+
+# --------------------------------------------------------------------------- occupancy
+
+
+def _holder_of(view: KernelView, par_unit: str) -> Any:
+    slots = view.slots(par_unit)
+    return slots[0] if slots else None
+
+
+def _inside(view: KernelView, block: Any, holder: Any) -> bool:
+    pos = view.hardware.position(block)
+    return pos is not None and (block is holder or any(a is holder for a in pos.ancestors))
+
+
+def estimate_registers(k: Kernel) -> int:
+    """32-bit registers per unit: each distinct scalar and register-array element
+    of the kernel, the loop indices, two per array parameter (a 64-bit address)
+    and a few for the compiler's own use. An estimate, stated as such."""
+    names: dict[str, int] = {}
+    for d in k.decls:
+        if d.symbol is not None and d.symbol.kind == "param":
+            continue
+        if d.node.type.is_array:
+            if d.space in _register_spaces(k.hardware):
+                n = d.elements
+                names[d.node.name] = int(n) if n is not None and n.is_number else 1
+        else:
+            names[d.node.name] = max(1, d.element_bytes // 4)
+    for lp in k.loops:
+        if lp.var:
+            names.setdefault(lp.var, 1)
+    arrays = sum(1 for p in k.function.params if p.type.is_array)
+    return sum(names.values()) + 2 * arrays + 4
+
+
+def _register_spaces(hw: Any) -> set[str]:
+    out = set()
+    for ms in hw.memory_spaces():
+        held = hw.memories_holding(ms.name)
+        if held and all(not m.addressable for m in held):
+            out.add(ms.name)
+    return out
+
+
+@dataclass
+class Occupancy:
+    unit: str               # the par_unit resident on the holder (block)
+    holder: Any             # the execution unit (smp)
+    resident: int
+    slots: int
+    limits: dict[str, tuple[int, str]]   # reason -> (units that fit, explanation)
+    limiting: list[str]
+    anchor: Any
+
+
+def occupancy(view: KernelView) -> Occupancy | None:
+    """How many units of the outermost par_unit with slots fit on its holder."""
+    hw = view.hardware
+    executing = view.executing_unit()
+    for g in hw.par_groups():
+        u = g.unit
+        if u is None or u.name == executing:
+            continue
+        s = _holder_of(view, u.name)
+        if s is None or not isinstance(s.per_holder, int):
+            continue
+        holder = s.holder
+        limits: dict[str, tuple[int, str]] = {"slots": (s.per_holder, f"{s.per_holder} slots")}
+        # inner units with slots on the same holder (threads, warps)
+        for inner in hw.par_units()[hw.par_units().index(u) + 1:]:
+            for si in view.slots(inner.name):
+                if si.holder is not holder or not isinstance(si.per_holder, int):
+                    continue
+                per = view.units_per(u.name, inner.name)
+                if per is None or per == 0:
+                    continue
+                limits[f"{inner.name}s"] = (
+                    si.per_holder // per,
+                    f"{per} {inner.name}s per {u.name} of {si.per_holder} {inner.name} slots")
+        # memory spaces owned by the unit, held by a memory on the holder
+        anchor = g  # fall back to the foreach
+        for ms in u.memory_spaces:
+            used = view.size_memory_space(ms.name)
+            if not used:
+                continue
+            for m in hw.memories_holding(ms.name):
+                cap = m.capacity
+                if not isinstance(cap, int | float) or not _inside(view, m, holder):
+                    continue
+                limits[f"{ms.name} memory"] = (
+                    int(cap // used),
+                    f"{bytes_text(used)} of {bytes_text(cap)} {ms.name} memory per {u.name}")
+                decls = view.declarations_in(ms.name)
+                if decls:
+                    anchor = decls[0].node
+        # registers: a non-addressable memory on the holder, shared by all units
+        threads = view.units_per(u.name, executing) if executing else None
+        if threads:
+            regs_per = estimate_registers(view.num)
+            for m in hw.memories():
+                if m.addressable or not isinstance(m.capacity, int | float) \
+                        or not _inside(view, m, holder):
+                    continue
+                total = int(m.capacity // 4)
+                limits["registers"] = (
+                    total // (regs_per * threads),
+                    f"about {regs_per} registers per {executing} (estimated), "
+                    f"{regs_per * threads} of {total} per {u.name}")
+        resident = min(v for v, _ in limits.values())
+        limiting = [k for k, (v, _) in limits.items() if v == resident and k != "slots"]
+        if view.missing:
+            return None
+        return Occupancy(u.name, holder, resident, s.per_holder, limits, limiting, anchor)
+    return None
+
+
+@feedback_function("shMem")
+def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
+    """Blocks per multiprocessor and what limits them (paper Fig. 13/14)."""
+    occ = occupancy(view)
+    if occ is None:
+        return []
+    span = getattr(occ.anchor, "span", None)
+    if span is None:
+        span = next((lp.node.span for lp in view.sym.foreach_loops()), None)
+    holder = occ.holder.name
+    if occ.resident >= occ.slots:
+        d = info("feedback-occupancy",
+                 f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}", span)
+    else:
+        reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
+        scarce = [k for k in occ.limiting if k.endswith(" memory")]
+        hint = None
+        if scarce:
+            space = scarce[0].split()[0]
+            hint = (f"{space} memory is a scarce resource: it is divided among the "
+                    f"{occ.unit}s on a {holder}; reduce the amount of {space} memory by "
+                    f"storing/loading it in several phases")
+        elif any(k.endswith("s") and k != "registers" for k in occ.limiting):
+            hint = f"use fewer units per {occ.unit} so that more {occ.unit}s fit on a {holder}"
+        elif "registers" in occ.limiting:
+            hint = "use fewer variables per unit (registers are estimated)"
+        msg = (f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}"
+               + (f", limited by {', '.join(occ.limiting)} ({reasons})" if occ.limiting
+                  else ""))
+        d = warning("feedback-occupancy", msg, span, hint)
+    d.data.update(unit=occ.unit, holder=holder, resident=occ.resident, slots=occ.slots,
+                  limiting=occ.limiting,
+                  limits={k: v for k, (v, _) in occ.limits.items()})
+    return [d]
+
+
+# --------------------------------------------------------------------------- warps
+
+
+def lockstep_loop(view: KernelView) -> tuple[Loop, int] | None:
+    """The foreach over the lock-step par_group (warp lanes) and its width."""
+    groups = view.hardware.lockstep_par_groups()
+    for g in groups:
+        size = g.size
+        if not isinstance(size, int):
+            continue
+        for lp in view.num.foreach_loops():
+            if lp.node.group == g.name:
+                return lp, size
+    return None
+
+
+def _line_size(view: KernelView, space: str | None) -> int:
+    hw = view.hardware
+    if space is not None:
+        sizes = [c.cache_line_size for c in hw.caches_for(space) if c.cache_line_size]
+        if sizes:
+            return int(min(sizes))
+    return 128
+
+
+def _lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+    view._cursor.clear()
+    view.reset(lane.var)
+    out = []
+    for _ in range(width):
+        off = view.evaluate(acc)
+        if off is None:
+            return None
+        out.append(off)
+        view.increment(lane.var)
+    view._cursor.clear()
+    return out
+
+
+@feedback_function("coalescing")
+def coalescing(view: KernelView) -> list[Diagnostic]:
+    """Memory transactions per warp for accesses to cached device memory, and
+    bank conflicts in banked on-chip memory."""
+    found = lockstep_loop(view)
+    if found is None:
+        return []
+    lane, width = found
+    out: list[Diagnostic] = []
+    optimal: list[str] = []
+    hw = view.hardware
+    for sacc, nacc in view.accesses():
+        if lane not in nacc.loops or sacc.space is None:
+            continue
+        mems = hw.memories_holding(sacc.space)
+        if not mems or not all(m.addressable for m in mems):
+            continue
+        if any(m.nr_banks for m in mems):
+            continue  # on-chip banked memory: see bank_conflicts
+        offsets = _lane_offsets(view, nacc, lane, width)
+        if offsets is None:
+            if not sacc.predictable:
+                out.append(info("feedback-coalescing",
+                                f"{sacc.text}: the addresses depend on data, so whether a "
+                                f"warp's accesses coalesce is not known", sacc.node.span))
+            continue
+        line = _line_size(view, sacc.space)
+        eb = sacc.element_bytes
+        segments = {off * eb // line for off in offsets}
+        ideal = max(1, -(-(len(set(offsets)) * eb) // line))
+        if len(segments) <= ideal:
+            if sacc.name not in optimal:
+                optimal.append(sacc.name)
+            continue
+        d = warning("feedback-coalescing",
+                    f"{sacc.text}: a warp of {width} {lane.node.group} touches "
+                    f"{len(segments)} memory segments of {line} B where {ideal} would do "
+                    f"(stride {_stride(offsets) * eb} B between neighbouring {lane.var})",
+                    sacc.node.span,
+                    f"make neighbouring {lane.var} access neighbouring elements (the last "
+                    f"index should vary with {lane.var})")
+        d.data.update(array=sacc.name, segments=len(segments), ideal=ideal)
+        out.append(d)
+    if optimal and not out:
+        span = lane.node.span
+        d = info("feedback-coalescing",
+                 f"optimal memory access: the accesses to {', '.join(optimal)} by a warp of "
+                 f"{width} {lane.node.group} are coalesced", span)
+        d.data.update(arrays=optimal)
+        out.append(d)
+    return out + bank_conflicts(view)
+
+
+def _stride(offsets: list[int]) -> int:
+    return offsets[1] - offsets[0] if len(offsets) > 1 else 0
+
+
+@feedback_function("bankConflicts")
+def bank_conflicts(view: KernelView) -> list[Diagnostic]:
+    """N-way bank conflicts of a warp's accesses to banked memory (shared)."""
+    found = lockstep_loop(view)
+    if found is None:
+        return []
+    lane, width = found
+    hw = view.hardware
+    out: list[Diagnostic] = []
+    clean: list[str] = []
+    for sacc, nacc in view.accesses():
+        if lane not in nacc.loops or sacc.space is None:
+            continue
+        banked = [m for m in hw.memories_holding(sacc.space) if m.nr_banks]
+        if not banked:
+            continue
+        mem = banked[0]
+        width = mem.value("width")  # bytes per bank word (units are normalised to bytes)
+        word = int(width) if isinstance(width, int | float) and width > 0 else 4
+        offsets = _lane_offsets(view, nacc, lane, width)
+        if offsets is None:
+            continue
+        by_bank: dict[int, set[int]] = {}
+        for off in offsets:
+            addr = off * sacc.element_bytes // word
+            by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
+        degree = max(len(v) for v in by_bank.values())
+        if degree <= 1:
+            if sacc.text not in clean:
+                clean.append(sacc.text)
+            continue
+        d = warning("feedback-bank-conflicts",
+                    f"{sacc.text}: {degree}-way bank conflict: a warp's {width} "
+                    f"{lane.node.group} access different words in the same bank of "
+                    f"{mem.name} ({mem.nr_banks} banks)", sacc.node.span,
+                    "pad the array (e.g. one extra element per row) or change which index "
+                    f"varies with {lane.var}",
+                    [Related(lane.node.span, "the lock-step loop")])
+        d.data.update(array=sacc.name, degree=degree)
+        out.append(d)
+    if clean and not out:
+        d = info("feedback-bank-conflicts",
+                 f"no bank conflicts in the accesses to {sacc_space_names(view, clean)}",
+                 lane.node.span)
+        d.data.update(accesses=clean)
+        out.append(d)
+    return out
+
+
+def sacc_space_names(view: KernelView, texts: list[str]) -> str:
+    return ", ".join(texts)
