@@ -77,6 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--repeat", type=int, default=10, help="timed runs per candidate")
     q.set_defaults(func=cmd_explore)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+    from mcl.lift import from_mcpl  # MCPL kernels: from-mcpl, explore KERNEL.mcpl
+    from_mcpl.register(lsub)
 
 
 def cmd_check(args) -> int:
@@ -142,6 +144,9 @@ def cmd_gen(args) -> int:
 
 
 def cmd_explore(args) -> int:
+    if args.file.endswith((".mcpl", ".mcl")):
+        from mcl.lift.from_mcpl import cmd_explore_mcpl
+        return cmd_explore_mcpl(args)
     from mcl.lift.explore import explore
     prog = _load(args)
     sizes = _sizes(args.size)

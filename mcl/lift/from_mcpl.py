@@ -246,9 +246,11 @@ class _Failed(Exception):
 # ----------------------------------------------------------------------------- derivation
 
 def derive(what: str | Path | ast.Module, function: str | None = None,
-           output: str | None = None) -> Derivation:
-    """The Lift program of ``function`` (default: the module's only or first
-    non-library function) computing ``output`` (needed when it writes several arrays).
+           output: str | None = None, constants: dict[str, int] | None = None) -> Derivation:
+    """The Lift program of ``function`` (default: the module's first function)
+    computing ``output`` (needed when it writes several arrays). Integer parameters
+    used as values (``sum / (fh * fw)``) become program parameters, or the numbers in
+    ``constants`` where given (exploration binds all sizes).
     Raises McplError with one diagnostic per construct Lift cannot express."""
     if isinstance(what, ast.Module):
         module, path = what, Path(what.file) if what.file != "<string>" else None
@@ -269,14 +271,15 @@ def derive(what: str | Path | ast.Module, function: str | None = None,
                                   f"module '{module.name}' has no function '{function}'",
                                   module.span, hint="functions: " + ", ".join(f.name for f in fns)))
         fn = match[0]
-    d = _Deriver(fn).derive(output)
+    d = _Deriver(fn, constants or {}).derive(output)
     d.source = path
     return d
 
 
 class _Deriver:
-    def __init__(self, fn: ast.Function):
+    def __init__(self, fn: ast.Function, constants: dict[str, int]):
         self.fn = fn
+        self.constants = constants
         self.params = {p.name: p for p in fn.params}
         self.problems: list[Diagnostic] = []
         self.notes: list[Diagnostic] = []
@@ -1036,6 +1039,8 @@ class _Deriver:
             if isinstance(t, TLit):
                 return C.CNum(t.text)
             if isinstance(t, TScalar):
+                if t.type == "int" and t.name in self.constants:
+                    return C.CNum(str(int(self.constants[t.name])))
                 return leaf(self.lift_params[t.name], t.name, t.type, "scalar")
             if isinstance(t, TIndex):
                 return conv(t.value)

@@ -188,8 +188,6 @@ def compose(*funs: Fun) -> Fun:
     flat: list[Fun] = []
     for f in funs:
         flat.extend(f.funs if isinstance(f, Compose) else [f])
-    flat = [f for f in flat if not (isinstance(f, Prim) and f.name == "id" and len(flat) > 1)] \
-        or flat[:1]
     return flat[0] if len(flat) == 1 else Compose(tuple(flat))
 
 

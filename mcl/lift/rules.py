@@ -374,29 +374,57 @@ rule(Rule("asScalar-asVector", "simplification", "asScalar o asVector(w) -> id",
 # --- fusion -------------------------------------------------------------------------------
 
 
+def _in_compose(s: Site, outer: tuple, inner: tuple, make) -> list[Node]:
+    """The rule's pair of patterns adjacent inside a composition ``... o f o g o ...``."""
+    n = s.node
+    if not isinstance(n, Compose):
+        return []
+    out = []
+    for i in range(len(n.funs) - 1):
+        f, g = n.funs[i], n.funs[i + 1]
+        if isinstance(f, Prim) and isinstance(g, Prim) and f.name in outer and g.name in inner:
+            fused = make(f, g)
+            if fused is not None:
+                out.append(compose(*n.funs[:i], fused, *n.funs[i + 2:]))
+    return out
+
+
+def _fused_map(outer: Prim, inner: Prim) -> Prim | None:
+    if outer.name != inner.name or outer.dim != inner.dim:
+        return None
+    return Prim(outer.name, (compose(outer.args[0], inner.args[0]),), outer.dim)
+
+
 def _fuse_maps(s: Site) -> list[Node]:
+    if isinstance(s.node, Compose):
+        return _in_compose(s, ("map", "mapSeq"), ("map", "mapSeq"), _fused_map)
     outer, inner = s.node.fun, s.node.args[0].fun
-    return [Call(Prim(outer.name, (compose(outer.args[0], inner.args[0]),), outer.dim),
-                 s.node.args[0].args)]
+    return [Call(_fused_map(outer, inner), s.node.args[0].args)]
 
 
 rule(Rule("map-fusion", "fusion", "map(f) o map(g) -> map(f o g)",
-          match=lambda s: any(_inner_call(s, k, k) for k in ("map", "mapSeq"))
-          and s.node.fun.dim == s.node.args[0].fun.dim,
+          match=lambda s: (any(_inner_call(s, k, k) for k in ("map", "mapSeq"))
+                           and s.node.fun.dim == s.node.args[0].fun.dim)
+          or bool(_in_compose(s, ("map", "mapSeq"), ("map", "mapSeq"), _fused_map)),
           rhs=_fuse_maps))
 
 
-def _fuse_reduce(s: Site) -> list[Node]:
-    red, m = s.node.fun, s.node.args[0].fun
+def _fused_reduce(red: Prim, m: Prim) -> Prim:
     f, z, g = red.args[0], red.args[1], m.args[0]
     acc, y = Param("acc"), Param("y")
-    lam = Lambda((acc, y), apply(f, acc, apply(g, y)))
-    return [Call(Prim("reduceSeq", (lam, z)), s.node.args[0].args)]
+    return Prim("reduceSeq", (Lambda((acc, y), apply(f, acc, apply(g, y))), z))
+
+
+def _fuse_reduce(s: Site) -> list[Node]:
+    if isinstance(s.node, Compose):
+        return _in_compose(s, ("reduceSeq",), ("mapSeq",), _fused_reduce)
+    return [Call(_fused_reduce(s.node.fun, s.node.args[0].fun), s.node.args[0].args)]
 
 
 rule(Rule("reduceSeq-mapSeq-fusion", "fusion",
           "reduceSeq(f, z) o mapSeq(g) -> reduceSeq(fun(acc, y) => f(acc, g(y)), z)",
-          match=lambda s: _inner_call(s, "reduceSeq", "mapSeq"),
+          match=lambda s: _inner_call(s, "reduceSeq", "mapSeq")
+          or bool(_in_compose(s, ("reduceSeq",), ("mapSeq",), _fused_reduce)),
           rhs=_fuse_reduce))
 
 
