@@ -1,18 +1,51 @@
-"""Sub-commands of the OpenCL back end: ``mcl devices`` (and, with code
-generation, ``mcl gen`` and ``mcl run``)."""
+"""Sub-commands of the OpenCL back end: ``mcl devices``, ``mcl gen`` (kernel source,
+launch plan and optionally C host code) and ``mcl run`` (random inputs, run,
+verify against the example's reference, time)."""
 
 from __future__ import annotations
 
 import argparse
+import runpy
+from pathlib import Path
 
+from mcl.diagnostics import McplError, error
 from mcl.opencl import device
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from mcl.cli import add_hwd_path_option
+
     p = sub.add_parser("devices", help="list the OpenCL devices mcl can run on",
                        description="List OpenCL platforms and devices. Choose one with "
                                    "--device PLATFORM:DEVICE or MCL_DEVICE (substrings).")
     p.set_defaults(func=cmd_devices)
+
+    p = sub.add_parser("gen", help="generate OpenCL for a kernel at a leaf level",
+                       description="Write, per kernel, FUNCTION.cl and the launch plan "
+                                   "FUNCTION.json (and with --host c, FUNCTION_host.h/.c).")
+    p.add_argument("file", help="MCPL file")
+    p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
+    p.add_argument("--function", help="only this function")
+    p.add_argument("-o", "--output", default=".", help="output directory (default: .)")
+    p.add_argument("--host", choices=("c",), help="also write host code in this language")
+    add_hwd_path_option(p)
+    p.set_defaults(func=cmd_gen)
+
+    p = sub.add_parser("run", help="run a kernel on random inputs, verify and time it",
+                       description="Fill the inputs with random data (the example's "
+                                   "reference.py `inputs` when there is one), run, compare "
+                                   "with its `reference`, and print time, GFLOP/s and GB/s.")
+    p.add_argument("file", help="MCPL file")
+    p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
+    p.add_argument("--function", help="the kernel to run when the file has several")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="a size (default: the parameter's example value); may be repeated")
+    p.add_argument("--device", help="PLATFORM:DEVICE substrings (default: MCL_DEVICE, "
+                                    "else a GPU, else any device)")
+    p.add_argument("--repeat", type=int, default=10, help="timed runs (default: 10)")
+    p.add_argument("--seed", type=int, default=0)
+    add_hwd_path_option(p)
+    p.set_defaults(func=cmd_run)
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
@@ -30,3 +63,137 @@ def cmd_devices(args: argparse.Namespace) -> int:
     if devices:
         print(f"default: {device.describe(device.select_device()).spec}")
     return 0 if devices else 1
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    from mcl.cli import hwd_search_path
+    from mcl.opencl.generate import generate
+    from mcl.opencl.host_c import host_code
+
+    kernels = generate(args.file, args.target, function=args.function,
+                       search_path=hwd_search_path(args))
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    for k in kernels:
+        (out / f"{k.name}.cl").write_text(k.source)
+        (out / f"{k.name}.json").write_text(k.plan.to_json())
+        written = [f"{k.name}.cl", f"{k.name}.json"]
+        if args.host == "c":
+            header, source = host_code(k)
+            (out / f"{k.name}_host.h").write_text(header)
+            (out / f"{k.name}_host.c").write_text(source)
+            written += [f"{k.name}_host.h", f"{k.name}_host.c"]
+        print(f"{k.name}: " + ", ".join(str(out / w) for w in written))
+    return 0
+
+
+def _sizes(settings: list[str]) -> dict[str, int | float]:
+    from mcl.cli import UsageError
+
+    out: dict[str, int | float] = {}
+    for s in settings:
+        name, eq, value = s.partition("=")
+        if not eq:
+            raise UsageError(f"--set wants NAME=VALUE, not '{s}'")
+        try:
+            out[name.strip()] = int(value)
+        except ValueError:
+            try:
+                out[name.strip()] = float(value)
+            except ValueError as e:
+                raise UsageError(f"--set {name}: '{value}' is not a number") from e
+    return out
+
+
+def _reference(file: Path) -> dict | None:
+    ref = file.resolve().parent / "reference.py"
+    return runpy.run_path(str(ref)) if ref.is_file() else None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from mcl.cli import hwd_search_path
+    from mcl.mcpl import parse_file
+    from mcl.opencl.plan import evaluate
+    from mcl.opencl.runtime import compile as compile_kernel
+
+    module = parse_file(args.file)
+    kernel = compile_kernel(module, args.target, args.device, function=args.function,
+                            search_path=hwd_search_path(args))
+    plan = kernel.plan
+    f = module.function(args.function) if args.function else next(
+        g for g in module.functions if g.name == kernel.generated.name)
+    sizes = _sizes(args.set)
+    for p in f.params:   # the example values of the parameters not set
+        if not p.type.is_array and p.name not in sizes and p.default is not None:
+            from mcl.mcpl import print_expr
+            try:
+                sizes[p.name] = evaluate(print_expr(p.default), {})
+            except McplError:
+                sizes[p.name] = float(print_expr(p.default).rstrip("f"))
+    ref = _reference(Path(args.file))
+    rng = np.random.default_rng(args.seed)
+    if ref is not None and "inputs" in ref:
+        import inspect
+        wanted = inspect.signature(ref["inputs"]).parameters
+        data = ref["inputs"](rng, **{k: v for k, v in sizes.items() if k in wanted})
+        data = {**{k: v for k, v in sizes.items() if k in plan.parameters}, **data}
+    else:
+        data = dict(sizes)
+        for a in plan.arguments:
+            if a.kind == "buffer" and a.read:
+                shape = tuple(evaluate(e, sizes) for e in a.shape)
+                dt = np.dtype(a.dtype)
+                data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
+                                else rng.integers(0, 16, shape).astype(dt))
+    info = device.describe(kernel.device)
+    print(f"{plan.kernel} at {plan.target} on {info.spec}; "
+          + ", ".join(f"{k}={v}" for k, v in sizes.items()))
+    result = kernel(**data)
+    status = 0
+    if ref is not None and "reference" in ref:
+        expected = ref["reference"](**data)
+        tol = ref.get("TOLERANCE", {"rtol": 1e-5, "atol": 1e-6})
+        for name, want in expected.items():
+            got = result.get(name)
+            if got is None:
+                continue
+            ok = np.allclose(got, want, **tol)
+            err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
+            print(f"  {name}: {'matches' if ok else 'DIFFERS FROM'} the reference "
+                  f"(max abs error {err:.3g}; rtol {tol.get('rtol')}, atol {tol.get('atol')})")
+            status = status or (0 if ok else 1)
+    else:
+        print("  not verified: no reference.py beside the kernel")
+    seconds = kernel.time(repeat=args.repeat, **data)
+    line = f"  time {seconds * 1e3:.3f} ms (best of {args.repeat})"
+    flops, moved = _counts(module, f, ref, data)
+    if flops:
+        line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
+    if moved:
+        line += f", {moved / seconds / 1e9:.1f} GB/s"
+    print(line)
+    if status:
+        raise McplError(error("opencl-wrong-result", f"'{plan.kernel}' does not match the "
+                              "reference"))
+    return status
+
+
+def _counts(module, f, ref: dict | None, data: dict) -> tuple[float | None, float | None]:
+    """Floating-point operations and bytes moved: from the analyses when they offer
+    operation counts, else from the example's reference.py."""
+    try:
+        from mcl.analyses import operation_counts  # type: ignore[attr-defined]
+    except ImportError:
+        operation_counts = None
+    sizes = {k: v for k, v in data.items() if not hasattr(v, "shape")}
+    if operation_counts is not None:
+        try:
+            counts = operation_counts(module, f, sizes)
+            return getattr(counts, "flops", None), getattr(counts, "bytes", None)
+        except Exception:  # noqa: BLE001 - fall back to the reference's figures
+            pass
+    flops = ref["flops"](**sizes) if ref and "flops" in ref else None
+    moved = ref["bytes_moved"](**sizes) if ref and "bytes_moved" in ref else None
+    return flops, moved

@@ -486,8 +486,12 @@ class _KernelGen:
             fn = f"{loop.id_expr}({loop.dim})"
             inner = [self.plan_expr(m.foreach.size) for m in members[members.index(loop) + 1:]]
             if inner:
-                fn = f"{fn} / ({' * '.join(f'({s})' for s in inner)})"
-            id_expr = fn if loop is members[0] else f"({fn}) % ({self.plan_expr(s.size)})"
+                div = " * ".join(s if _simple(s) else f"({s})" for s in inner)
+                fn = f"{fn} / {div if _simple(div) else f'({div})'}"
+            size = self.plan_expr(s.size)
+            id_expr = fn if loop is members[0] else \
+                f"{fn if _simple(fn) or fn.endswith(')') and '/' not in fn else f'({fn})'} % " \
+                f"{size if _simple(size) else f'({size})'}"
         self.emit(f"const int {v.cname} = {id_expr};")
         self.enclosing.append(s)
         body = s.body
@@ -575,7 +579,11 @@ class _KernelGen:
     def same_sizes(self, bt: ast.Type, vt: ast.Type, where: ast.Node) -> bool:
         """Whether the view ``vt`` tiles each dimension of ``bt`` (the product of its
         sizes per dimension equals the base's size), compared with sympy."""
-        from mcl.mcpl.symbolic import to_sympy
+        from mcl.mcpl.symbolic import to_sympy as _to_sympy
+
+        def to_sympy(e: ast.Expr):
+            return _to_sympy(ast.transform(
+                e, lambda n: n.inner if isinstance(n, _Paren) else None))
         rank = len(bt.dims[0])
         for k in range(rank):
             prod = 1
@@ -730,7 +738,7 @@ class _KernelGen:
         for h in self.helpers.values():
             head += h.splitlines() + [""]
         head.append(f"__kernel void {self.cname(f.name)}(" + (",\n" + " " * (
-            len(f.name) + 19)).join(sig) + ")")
+            len(self.cname(f.name)) + 15)).join(sig) + ")")
         head.append("{")
         origins = [0] * len(head)
         for text, line in self.hoisted:

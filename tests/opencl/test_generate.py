@@ -1,0 +1,126 @@
+"""Kernel generation: every leaf-level example gives OpenCL and a plan; the shape of
+the generated code (flattened indices, fences, qualifiers, atomics, compile-time sizes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mcl.diagnostics import McplError
+from mcl.mcpl import parse
+from mcl.opencl import generate, load_target
+from mcl.opencl.plan import LaunchPlan, evaluate
+from tests.opencl.conftest import EXAMPLES, leaf_examples
+
+
+@pytest.mark.parametrize("file", leaf_examples(), ids=lambda f: f"{f.parent.name}/{f.stem}")
+def test_every_leaf_example_generates(file):
+    (k,) = generate(file)
+    assert f"__kernel void {k.plan.kernel}(" in k.source
+    # float literals stay single precision: no silent promotion to double
+    assert "double" not in k.source
+    plan = LaunchPlan.from_json(k.plan.to_json())
+    assert plan.arguments == k.plan.arguments and plan.global_size == k.plan.global_size
+    json.loads(k.plan.to_json())
+
+
+def test_matmul_hopper_v2_code_and_plan():
+    (k,) = generate(EXAMPLES / "matmul" / "hopper_v2.mcpl")
+    src = k.source
+    assert "__global float* restrict c" in src
+    assert "__global const float* restrict a" in src
+    assert "__local float l_a[1056];" in src          # bk * (bm + pad), hoisted
+    assert "float sums[64];" in src                  # private register tile
+    assert "c[ci * m + cj] = sums[ei * tn + ej];" in src
+    assert src.count("barrier(CLK_LOCAL_MEM_FENCE);") == 2
+    assert "const int t = get_local_id(0);" in src and "const int w = get_local_id(1);" in src
+    assert "const int bj = get_group_id(0);" in src and "const int bi = get_group_id(1);" in src
+    env = {"n": 300, "m": 129, "p": 7}
+    plan = k.plan
+    assert [evaluate(e, env) for e in plan.local_size] == [32, 8]
+    assert [evaluate(e, env) for e in plan.num_groups] == [2, 3]
+    assert [evaluate(e, env) for e in plan.global_size] == [64, 24]
+    assert evaluate(plan.local_memory_bytes, env) == (8 * 132 + 8 * 128) * 4
+    assert [a.name for a in plan.arguments] == ["n", "m", "p", "c", "a", "b"]
+    c = plan.argument("c")
+    assert c.written and not c.read and c.shape == ("n", "m")
+    assert not plan.argument("a").written
+
+
+def test_tiled_view_indexes_the_matrix_tile():
+    (k,) = generate(EXAMPLES / "matmul" / "fermi_v1.mcpl")
+    # a2[bi, l][ei, tj] of a float[nrBlocksN, y][x, nrThreadsM] view of a[n, p]
+    assert "a[(bi * x + ei) * p + l * nrThreadsM + tj]" in k.source
+
+
+def test_float_atomic_add_uses_compare_and_swap():
+    (k,) = generate(EXAMPLES / "reduction" / "hopper_v2.mcpl")
+    assert "atomic_cmpxchg" in k.source
+    assert "mcl_atomic_add_float_global(&result[0], l_data[0]);" in k.source
+    (h,) = generate(EXAMPLES / "histogram" / "hopper_v1.mcpl")
+    assert "atomic_add(&l_hist[w * nrBuckets + v[u]], 1);" in h.source
+    assert "atomic_add(&hist[k], total);" in h.source
+
+
+def test_parameters_that_size_arrays_are_compile_time():
+    (k,) = generate(EXAMPLES / "convolution" / "hopper_v1.mcpl")
+    assert [c.name for c in k.plan.compile_time] == ["fh", "fw"]
+    assert [c.default for c in k.plan.compile_time] == [9, 9]
+    assert "#define fh 9" in k.source
+    assert [a.name for a in k.plan.arguments] == ["h", "w", "output", "input", "filter"]
+    assert "__constant float* restrict filter" in k.source
+    assert evaluate(k.plan.local_memory_bytes, {"fh": 3, "fw": 5}) == (64 + 2) * (32 + 4) * 4
+
+
+def test_warp_synchronous_code_is_volatile():
+    (k,) = generate(EXAMPLES / "reduction" / "hopper_v1.mcpl")
+    assert "__local volatile float l_data[256];" in k.source
+    assert k.plan.assumes_lockstep
+    (k2,) = generate(EXAMPLES / "reduction" / "hopper_v2.mcpl")
+    assert not k2.plan.assumes_lockstep and "volatile float l_data" not in k2.source
+
+
+def test_xeon_phi_vectors_are_the_innermost_work_items():
+    (k,) = generate(EXAMPLES / "matmul" / "xeon_phi_v3.mcpl")
+    assert "const int v = get_local_id(0);" in k.source
+    assert "float bTemp[16];" in k.source      # dev array per vector lane: private
+    assert k.plan.local_size == ("16", "1")
+
+
+def test_more_foreach_loops_than_dimensions_divide_the_id():
+    src = """module m;
+import cpu;
+cpu void k(const int n, main float[n, n, n, n] a) {
+  foreach (int i in n threads) { foreach (int j in n threads) {
+    foreach (int k in n threads) { foreach (int l in n threads) {
+      foreach (int v in 8 vectors) { a[i, j, k, l] = v; } } } } }
+}
+"""
+    (k,) = generate(parse(src, "four.mcpl"), "cpu")
+    assert "const int l = get_group_id(0);" in k.source
+    assert "const int k = get_group_id(1);" in k.source
+    assert "const int i = get_group_id(2) / n;" in k.source
+    assert "const int j = get_group_id(2) % n;" in k.source
+    assert [evaluate(e, {"n": 3}) for e in k.plan.num_groups] == [3, 3, 9]
+
+
+def test_evaluate_has_c_semantics():
+    assert evaluate("-7 / 2", {}) == -3
+    assert evaluate("(n + 127) / 128 * min(4, m)", {"n": 129, "m": 9}) == 8
+    with pytest.raises(McplError, match="size 'q'"):
+        evaluate("q + 1", {})
+
+
+def test_not_a_leaf_without_translation_is_a_clear_error():
+    with pytest.raises(McplError) as e:
+        generate(EXAMPLES / "matmul" / "gpu_v1.mcpl")
+    assert "gpu" in str(e.value)
+
+
+def test_every_leaf_has_a_complete_target():
+    for leaf in ("fermi", "hopper", "xeon_phi", "cpu"):
+        t = load_target(leaf)
+        for s in t.hardware.memory_spaces():
+            assert t.qualifier(s.name).startswith("__")
+        assert set(t.par_groups) == {g.name for g in t.hardware.par_groups()}
