@@ -1,0 +1,204 @@
+"""Checking one editor buffer: the compiler's diagnostics and resolution tables for a
+document's current text, independent of the protocol (the server and the tests
+call :func:`analyse` directly).
+
+An MCPL buffer is parsed and checked with ``mcl.mcpl.check`` and, when it has no
+error, given to the performance feedback of ``mcl.analyses``. A buffer that does
+not parse still yields a module for symbols, hover and completion where
+possible: the lines the parser stopped at are blanked (keeping every position)
+and the text is parsed again. An HDL buffer is checked against the library with
+``mcl.hdl.check_text``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, McplError, Severity
+from mcl.lsp.settings import Settings
+from mcl.mcpl import ast
+
+log = logging.getLogger(__name__)
+
+MCPL_EXTENSIONS = (".mcpl", ".mcl")
+HDL_EXTENSIONS = (".hdl",)
+
+#: How many times a broken buffer is re-parsed with one more line blanked.
+MAX_REPAIRS = 4
+
+
+def language_of(path: str, language_id: str | None = None) -> str | None:
+    """``"mcpl"``, ``"hdl"`` or None, from the client's language id or the file extension."""
+    if language_id in ("mcpl", "hdl"):
+        return language_id
+    suffix = Path(path).suffix.lower()
+    if suffix in MCPL_EXTENSIONS:
+        return "mcpl"
+    if suffix in HDL_EXTENSIONS:
+        return "hdl"
+    return None
+
+
+@dataclass
+class Analysis:
+    """What the compiler knows about one version of one document.
+
+    ``diagnostics`` are the ones to show for this document (syntax, semantic,
+    feedback; those located in other files are left out). ``feedback`` is the part
+    of them that came from the analyses. ``checked`` is the checked module (of
+    the repaired text when the buffer does not parse); ``module`` its AST (None
+    if not even a repaired text parses). ``hardware`` is the description an HDL
+    buffer defines."""
+
+    file: str
+    text: str
+    language: str
+    version: int | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    feedback: list[Diagnostic] = field(default_factory=list)
+    checked: Any = None
+    module: ast.Module | None = None
+    parses: bool = True
+    hardware: Any = None
+    settings: Settings = field(default_factory=Settings)
+
+    @property
+    def is_mcpl(self) -> bool:
+        return self.language == "mcpl"
+
+    def library(self) -> Any:
+        """The hardware-description library the document was checked against."""
+        from mcl.mcpl.resolve import hardware_library
+
+        return hardware_library(self.settings.search_path)
+
+
+def analyse(file: str, text: str, language: str, settings: Settings | None = None,
+            version: int | None = None) -> Analysis:
+    """Check ``text`` as the contents of ``file`` (a file-system path)."""
+    settings = settings or Settings()
+    if language == "hdl":
+        return _analyse_hdl(file, text, settings, version)
+    return _analyse_mcpl(file, text, settings, version)
+
+
+def _analyse_mcpl(file: str, text: str, settings: Settings, version: int | None) -> Analysis:
+    from mcl.mcpl import check, parse
+
+    out = Analysis(file, text, "mcpl", version, settings=settings)
+    checked = check(file, settings.search_path, source=text)
+    syntax = [d for d in checked.diagnostics if d.code == "mcpl-syntax"]
+    if not syntax and not checked.module.name == "<error>":
+        out.checked, out.module = checked, checked.module
+        out.diagnostics = _own(checked.diagnostics, file)
+        if not checked.has_errors and settings.feedback:
+            out.feedback = _own(_run_feedback(checked, settings), file)
+            out.diagnostics += out.feedback
+        return out
+    # Syntax errors: show them (as `mcl check` does, only them), but keep a module
+    # of the repaired text for the other features.
+    out.parses = False
+    out.diagnostics = _own(checked.diagnostics, file)
+    repaired = text
+    for _ in range(MAX_REPAIRS):
+        lines = _error_lines(syntax)
+        if not lines:
+            break
+        repaired = blank_lines(repaired, lines)
+        try:
+            module = parse(repaired, file)
+        except McplError as e:
+            syntax = [d for d in e.diagnostics if d.code == "mcpl-syntax"]
+            continue
+        out.module = module
+        try:
+            out.checked = check(module, settings.search_path)
+        except Exception:  # the tables are a convenience here; never fail the buffer
+            log.exception("checking the repaired text of %s failed", file)
+        break
+    return out
+
+
+def _error_lines(diagnostics: list[Diagnostic]) -> set[int]:
+    return {d.span.line for d in diagnostics if d.span is not None and d.span.line > 0}
+
+
+_NOT_NEWLINE = re.compile(r"[^\n\r]")
+
+
+def blank_lines(text: str, lines: set[int]) -> str:
+    """``text`` with the given (1-based) lines replaced by spaces: every other
+    character keeps its line and column."""
+    parts = text.split("\n")
+    for n in lines:
+        if 1 <= n <= len(parts):
+            parts[n - 1] = _NOT_NEWLINE.sub(" ", parts[n - 1])
+    return "\n".join(parts)
+
+
+def _run_feedback(checked: Any, settings: Settings) -> list[Diagnostic]:
+    """Performance feedback of ``mcl.analyses`` (nothing while that component has no
+    ``feedback`` entry point). Feedback is advice: it is shown as information or
+    hint whatever severity a pass chose, so it never looks like an error."""
+    try:
+        import mcl.analyses as analyses
+    except ImportError:
+        return []
+    feedback = getattr(analyses, "feedback", None)
+    if feedback is None:
+        return []
+    kwargs: dict[str, Any] = {}
+    if settings.values:
+        kwargs["values"] = dict(settings.values)
+    if settings.feedback_passes is not None:
+        kwargs["only"] = list(settings.feedback_passes)
+    try:
+        found = list(feedback(checked, **kwargs))
+    except McplError as e:
+        found = list(e.diagnostics)
+    except Exception:
+        # A bug in one analysis must not take the syntax and semantic errors with it.
+        log.exception("performance feedback failed for %s", checked.module.file)
+        return []
+    out = []
+    for d in found:
+        if d.severity >= Severity.WARNING:
+            import dataclasses
+
+            d = dataclasses.replace(d, severity=Severity.INFO)
+        out.append(d)
+    return out
+
+
+def _analyse_hdl(file: str, text: str, settings: Settings, version: int | None) -> Analysis:
+    from mcl.hdl import check_text
+
+    out = Analysis(file, text, "hdl", version, settings=settings)
+    try:
+        hardware, diags = check_text(text, file, settings.search_path)
+    except McplError as e:
+        hardware, diags = None, list(e.diagnostics)
+    out.hardware = hardware
+    out.parses = hardware is not None
+    out.diagnostics = _own(diags, file)
+    return out
+
+
+def same_file(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
+
+
+def _own(diagnostics: list[Diagnostic], file: str) -> list[Diagnostic]:
+    """The diagnostics located in ``file`` plus those without a location (shown at the
+    top of the document); problems inside imported files are reported by the
+    compiler at the import statement already."""
+    return [d for d in diagnostics if d.span is None or same_file(d.span.file, file)]
