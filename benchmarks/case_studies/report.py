@@ -114,6 +114,11 @@ def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
                 lines.append(f"| {v['version']} | {v['level']} | — | — | — | — | — | — | — | "
                              f"{v['status']}: {reason[:160].replace('|', '/')} |")
                 continue
+            small = v.get("small_sizes") or {}
+            if small.get("failed"):
+                findings.append(f"{kernel}: **{v['version']}** is wrong at small sizes "
+                                f"{[f['sizes'] for f in small['failed']]} "
+                                f"({small['failed'][0]['error']}).")
             gb = run.gbps(t)
             lines.append(
                 f"| {v['version']} | {v['level']} | {_fmt(t * 1e3)} | {_fmt(run.value(t))} | "
@@ -248,7 +253,7 @@ def render(results: dict, plots: Path | None) -> str:
         "",
     ]
     head += [f"* {t}" for t in targets] or ["* nothing measured"]
-    head += ["", "## Findings about the analyses", ""]
+    head += ["", "## Findings (about the analyses, and versions that are wrong)", ""]
     head += [f"* {f}" for f in findings] or [
         "* No measured version was slower than its predecessor."]
     head.append("")

@@ -191,6 +191,28 @@ def verify(outputs: dict, expected: dict, tolerance: dict) -> dict:
     return report
 
 
+def verify_small_sizes(kernel, ref, version: str) -> dict:
+    """The version at the small test sizes of reference.py (sizes that do not divide
+    the block sizes exercise the guards that the paper sizes never reach)."""
+    rng = np.random.default_rng(1)
+    need = getattr(ref, "DIVISIBLE_BY", {}).get(version, {})
+    checked, failed = 0, []
+    for sizes in ref.SIZES:
+        if any(int(sizes.get(k, 0)) % d for k, d in need.items()):
+            continue
+        args = ref.inputs(rng, **sizes)
+        try:
+            got = outputs_of(kernel(**call_arguments(kernel, fresh(args))), tuple(ref.OUTPUTS))
+            ok = verify(got, ref.reference(**fresh(args)), ref.TOLERANCE)["ok"]
+        except Exception as e:
+            failed.append({"sizes": sizes, "error": short_error(e, 200)})
+            continue
+        checked += 1
+        if not ok:
+            failed.append({"sizes": sizes, "error": "results differ"})
+    return {"checked": checked, "failed": failed}
+
+
 def _profile_seconds(event) -> float:
     return (event.profile.end - event.profile.start) * 1e-9
 
@@ -303,6 +325,7 @@ def run_version(v: dict, ref, case: Case, args: dict, expected: dict, sizes: dic
         out.update(status="not compiled", reason=short_error(e))
         return out
     out["compile_s"] = time.perf_counter() - t0
+    out["small_sizes"] = verify_small_sizes(kernel, ref, v["version"])
     try:
         result = kernel(**call_arguments(kernel, fresh(args)))
         out["verification"] = verify(outputs_of(result, tuple(ref.OUTPUTS)), expected,
