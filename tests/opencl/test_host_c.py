@@ -1,0 +1,48 @@
+"""`mcl gen --host c`: the header and source compile with the system C compiler
+against the OpenCL headers (skipped when the machine has none)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.opencl.conftest import EXAMPLES
+
+HEADER_DIRS = ("/usr/include", "/usr/local/include", "/opt/homebrew/include")
+
+
+def _opencl_include() -> str | None:
+    for d in HEADER_DIRS:
+        if (Path(d) / "CL" / "cl.h").is_file():
+            return d
+    return None
+
+
+@pytest.mark.parametrize("example", ["matmul/hopper_v2.mcpl", "convolution/hopper_v1.mcpl",
+                                     "reduction/hopper_v2.mcpl"])
+def test_host_code_compiles(run_cli, tmp_path, example):
+    cc = shutil.which("gcc") or shutil.which("cc")
+    include = _opencl_include()
+    if cc is None or include is None:
+        pytest.skip("no C compiler or no OpenCL headers (CL/cl.h) on this machine")
+    code, out, err = run_cli("gen", "--host", "c", EXAMPLES / example, "-o", tmp_path)
+    assert code == 0, err
+    (c_file,) = tmp_path.glob("*_host.c")
+    r = subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-c", "-I", include, str(c_file),
+                        "-o", str(tmp_path / "host.o")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_host_code_names_the_plan():
+    from mcl.opencl import generate
+    from mcl.opencl.host_c import host_code
+    (k,) = generate(EXAMPLES / "convolution" / "hopper_v1.mcpl")
+    header, source = host_code(k)
+    assert "cl_int convolution_create(cl_context context, cl_device_id device, int fh, int fw" \
+        in header
+    assert "-Dfh=%ld -Dfw=%ld" in source
+    assert "size_t global[2] = {(size_t)((w + 32 - 1) / 32 * 32)" in source
+    assert "clEnqueueNDRangeKernel(queue, kernel, 2, NULL, global, local" in source

@@ -1,0 +1,95 @@
+"""The Python runtime: bad input gives clear errors before anything runs; every
+leaf-level example matches its reference on the OpenCL device (PoCL in CI) for
+all its test sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mcl
+from mcl.diagnostics import McplError
+from tests.opencl.conftest import EXAMPLES, leaf_examples, reference
+
+
+@pytest.fixture(scope="module")
+def matmul():
+    return mcl.compile(EXAMPLES / "matmul" / "hopper_v2.mcpl")
+
+
+def test_compile_is_the_public_api():
+    from mcl.opencl import compile as opencl_compile
+    assert mcl.compile is opencl_compile
+
+
+def test_wrong_dtype(matmul):
+    a, b = np.zeros((4, 3), np.float32), np.zeros((3, 5), np.float64)
+    with pytest.raises(McplError, match="'b' has dtype float64.*float32"):
+        matmul(a=a, b=b)
+
+
+def test_wrong_shape(matmul):
+    a, b = np.zeros((4, 3), np.float32), np.zeros((3, 5), np.float32)
+    with pytest.raises(McplError, match=r"'a' has shape \(4, 3\).*\(4, 2\)"):
+        matmul(a=a, b=b, p=2)
+
+
+def test_missing_size(matmul):
+    with pytest.raises(McplError, match="needs the size m"):
+        matmul(a=np.zeros((4, 3), np.float32))
+
+
+def test_missing_input_and_unknown_argument(matmul):
+    with pytest.raises(McplError, match="reads 'b'"):
+        matmul(n=4, m=5, p=3, a=np.zeros((4, 3), np.float32))
+    with pytest.raises(McplError, match="no parameter 'q'"):
+        matmul(q=1)
+
+
+def test_local_memory_larger_than_the_device():
+    k = mcl.compile(EXAMPLES / "histogram" / "hopper_v1.mcpl")
+    nr = 1 << 22    # 8 warps x 4 M buckets of int in local memory
+    with pytest.raises(McplError, match="bytes of local memory"):
+        k(n=10, nrBuckets=nr, input=np.zeros(10, np.int32), hist=np.zeros(nr, np.int32))
+
+
+def test_work_group_larger_than_the_device():
+    src = """module big;
+import cpu;
+cpu void k(const int n, main float[n] a) {
+  foreach (int i in n threads) { foreach (int v in 8 vectors) { a[i] = v; } }
+}
+"""
+    from mcl.mcpl import parse
+    from mcl.opencl.target import load_target
+    t = load_target("cpu")
+    # the same program with an absurd number of vector lanes per thread
+    module = parse(src.replace("8 vectors", "100000000 vectors"), "big.mcpl")
+    k = mcl.compile(module, t.name)
+    with pytest.raises(McplError, match="work-groups of 100000000"):
+        k(n=1, a=np.zeros(1, np.float32))
+
+
+def _cases():
+    for f in leaf_examples():
+        ref = reference(f)
+        divisible = ref.get("DIVISIBLE_BY", {}).get(f.stem, {})
+        for sizes in ref["SIZES"]:
+            if any(sizes[k] % d for k, d in divisible.items()):
+                continue
+            yield pytest.param(f, sizes, id=f"{f.parent.name}/{f.stem}-"
+                               + "-".join(f"{k}{v}" for k, v in sizes.items()))
+
+
+@pytest.mark.parametrize(("file", "sizes"), list(_cases()))
+def test_leaf_example_matches_reference(opencl_device, file, sizes):
+    from mcl.opencl import device
+    k = mcl.compile(file)
+    if k.plan.assumes_lockstep and device.describe(k.device).kind != "GPU":
+        pytest.skip("warp-synchronous code: correct only where warps run in lock-step")
+    ref = reference(file)
+    data = ref["inputs"](np.random.default_rng(1), **sizes)
+    got = k(**data)
+    want = ref["reference"](**data)
+    for name, expected in want.items():
+        np.testing.assert_allclose(got[name], expected, **ref["TOLERANCE"])
