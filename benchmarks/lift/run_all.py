@@ -68,6 +68,7 @@ def baseline_reductions(rt, x: np.ndarray, wg: int = 256, repeat: int = 20) -> d
     """reduce0..reduce6 of seed 000 on the OpenCL device: a full reduction by
     repeated passes; checked against numpy, then timed (all passes)."""
     import pyopencl as cl
+
     from mcl.opencl.device import build_program
     src = (HERE / "reduce_baselines.cl").read_text()
     prog = build_program(rt.context, src, [f"-DWG_SIZE={wg}"], "reduce_baselines.cl")
@@ -267,7 +268,7 @@ def markdown(r: dict) -> str:
     lines = [f"# Lift on {r['device']} ({r['date']})", ""]
     if "sum" in r:
         s = r["sum"]
-        lines += ["## sum of %d floats" % s["n"], "",
+        lines += [f"## sum of {s['n']} floats", "",
                   "| implementation | time (ms) | GB/s | vs best Lift |", "|---|---|---|---|"]
         if s["best"]:
             lines.append(f"| Lift (best found) | {s['best']['time_s'] * 1e3:.3f} | "
@@ -277,7 +278,8 @@ def markdown(r: dict) -> str:
         for k, v in s["baselines"].items():
             lines.append(f"| {k}{'' if v['correct'] else ' (WRONG)'} | {v['time_s'] * 1e3:.3f} | "
                          f"{v['GBps']:.0f} | Lift {(v['lift_speedup'] or 0):.2f}x faster |")
-        lines += ["", f"OpenCL copy: {s['copy_GBps']:.0f} GB/s. Search: {s['search_seconds']:.0f} s;"
+        lines += ["", f"OpenCL copy: {s['copy_GBps']:.0f} GB/s. "
+                  f"Search: {s['search_seconds']:.0f} s;"
                   f" best found after {s['best_found_after_candidates']} candidates "
                   f"({(s['best_found_after_s'] or 0):.0f} s).", ""]
     if "gemv" in r:

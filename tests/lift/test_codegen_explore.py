@@ -1,0 +1,191 @@
+import json
+
+import numpy as np
+import pytest
+from conftest import PROGRAMS, program
+
+from mcl.diagnostics import McplError
+from mcl.lift import macros  # noqa: F401
+from mcl.lift.codegen import Options, generate
+from mcl.lift.explore import Evaluation, explore
+from mcl.lift.interp import random_inputs, run
+from mcl.lift.ir import bind_sizes
+from mcl.lift.parser import parse
+from mcl.lift.printer import key, show
+from mcl.lift.rules import Limits, apply_rule
+
+REDUCE6 = """
+userfun add(x: float, y: float): float = x + y
+sum = fun(x: float[N]) =>
+  join o mapWrg(
+    join o toGlobal(mapLcl(mapSeq(id))) o split(1) o
+    join o mapWarp(
+       join o mapLane(reduceSeq(add, 0.0f)) o split(2) o reorderStride(1) o
+       join o mapLane(reduceSeq(add, 0.0f)) o split(2) o reorderStride(2) o
+       join o mapLane(reduceSeq(add, 0.0f)) o split(2) o reorderStride(4) o
+       join o mapLane(reduceSeq(add, 0.0f)) o split(2) o reorderStride(8) o
+       join o mapLane(reduceSeq(add, 0.0f)) o split(2) o reorderStride(16) o
+       join o mapLane(reduceSeq(add, 0.0f)) o split(2) o reorderStride(32)
+    ) o split(64) o
+    join o toLocal(mapLcl(reduceSeq(add, 0.0f))) o split(2) o reorderStride(64) o
+    join o toLocal(mapLcl(reduceSeq(add, 0.0f))) o split(N/128/128) o reorderStride(128)
+  ) o split(N/128) $ x
+"""
+
+
+def test_walkthrough_kernel_has_the_structure_of_reduce6():
+    g = generate(parse(REDUCE6), {"N": 1 << 20})
+    src = g.source
+    k = g.kernels[0]
+    assert k.local_size == (128,) and k.global_size == (128 * 128,)
+    # each work-item reads a strided (coalesced) chunk into a private accumulator
+    import re
+    assert re.search(r"acc_\d+ = add\(acc_\d+, x\[[^]]*128\*i_\d+[^]]*\]\)", src)
+    assert "for (int i_" in src
+    # a barrier after the work-group steps, none between the warp's lane steps
+    warp = src[src.index("get_local_id(0) / 32"):src.index("out[")]
+    lanes = warp[:warp.rindex("barrier")] if "barrier" in warp else warp
+    assert lanes.count("% 32") >= 6 and "barrier" not in lanes
+    assert "local volatile float" in src and src.count("barrier(CLK_LOCAL_MEM_FENCE)") >= 2
+    assert g.plan()["buffers"]["out"]["count"] == 128
+
+
+def test_views_cost_no_copies():
+    src = ("userfun twice(x: float): float = x * 2.0f\n"
+           "s = fun(x: float[64]) => join o mapGlb(mapSeq(twice)) o split(4) o "
+           "reorderStride(16) $ x")
+    g = generate(parse(src), {})
+    body = g.source.split("kernel_0")[1]
+    assert body.count("twice(") == 4 and "x[g_1 + 16]" in body
+    assert len(g.buffers) == 2
+
+
+def test_vectorised_loads_use_vector_types():
+    p = bind_sizes(program("sum"), {"N": 1 << 14})
+    lowered = apply_rule(p, "reduce-to-workgroup-tree", None, 0, Limits(vector_widths=(4,)))
+    # find a choice with 4-wide vectors
+    from mcl.lift.rules import rewrites
+    vec = [r for r in rewrites(p, limits=Limits(vector_widths=(4,)))
+           if r.rule == "reduce-to-workgroup-tree" and "asVector(4)" in show(r.result.body)]
+    assert vec
+    src = generate(vec[0].result, {}).source
+    assert "float4" in src and "add_v4" in src
+    assert lowered is not None
+
+
+def test_not_lowered_program_is_a_clear_error():
+    with pytest.raises(McplError) as e:
+        generate(program("sum"), {"N": 64})
+    d = e.value.diagnostics[0]
+    assert d.code == "lift-not-lowered" and "reduce" in d.message and d.span and d.hint
+
+
+def test_missing_size_is_a_clear_error():
+    with pytest.raises(McplError) as e:
+        generate(parse("userfun f(x: float): float = x\n"
+                       "s = fun(x: float[N]) => mapGlb(f) $ x"), {})
+    assert e.value.diagnostics[0].code == "lift-size"
+
+
+def test_invalid_nesting_is_rejected():
+    with pytest.raises(McplError) as e:
+        generate(parse("userfun f(x: float): float = x\n"
+                       "s = fun(x: float[64]) => join o mapGlb(mapLcl(f)) o split(8) $ x"), {})
+    assert "mapLcl" in e.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize("name, sizes, rule", [
+    ("sum", {"N": 1 << 12}, "reduce-to-workgroup-tree"),
+    ("mm", {"M": 16, "N": 16, "K": 8}, "mm-register-blocking"),
+])
+def test_generated_kernels_run_and_match_the_interpreter(rt, name, sizes, rule):
+    from mcl.lift.execute import run_generated
+    p = bind_sizes(program(name), sizes)
+    low = apply_rule(p, rule)
+    xs = random_inputs(p, sizes)
+    got = run_generated(generate(low, sizes, Options(local_size=4)), rt, xs)
+    np.testing.assert_allclose(got, run(p, *xs), rtol=1e-4, atol=1e-4)
+
+
+def _fake(sizes):
+    """Stands in for the device: generation only, 'time' = size of the kernel."""
+    calls = []
+
+    def ev(prog, ls):
+        calls.append(key(prog.body))
+        try:
+            g = generate(prog, sizes, Options(local_size=ls))
+        except McplError as e:
+            return Evaluation(key(prog.body), show(prog.body.body), "codegen-error",
+                              message=e.diagnostics[0].message)
+        return Evaluation(key(prog.body), show(prog.body.body), "ok", len(g.source) * 1e-9, ls,
+                          source=g.source)
+    ev.calls = calls
+    return ev
+
+
+@pytest.mark.parametrize("strategy", ["mcts", "random", "exhaustive"])
+def test_exploration_strategies_find_lowered_candidates(strategy, tmp_path):
+    sizes = {"N": 1 << 12}
+    res = explore(program("sum"), sizes, strategy, budget=6, evaluator=_fake(sizes),
+                  results_path=tmp_path / "r.json", progress=False, depth=1, limits=Limits())
+    best = res.best()
+    assert best and "mapWrg" in best["expression"]
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["best"]["key"] == best["key"] and data["curve"]
+
+
+def test_exploration_is_memoised_and_resumable(tmp_path):
+    sizes = {"N": 1 << 12}
+    f = tmp_path / "r.json"
+    ev1 = _fake(sizes)
+    explore(program("sum"), sizes, "random", budget=5, evaluator=ev1, results_path=f,
+            progress=False, seed=3, limits=Limits())
+    assert len(set(ev1.calls)) == len(ev1.calls) == 5
+    ev2 = _fake(sizes)
+    res = explore(program("sum"), sizes, "random", budget=5, evaluator=ev2, results_path=f,
+                  progress=False, seed=3, limits=Limits())
+    # the same walk again: known candidates come from the file, new ones are evaluated
+    assert not set(ev2.calls) & set(ev1.calls)
+    assert len(res.evaluations) == 5 + len(ev2.calls)
+
+
+def test_failing_candidates_are_recorded_and_the_search_goes_on(tmp_path):
+    sizes = {"M": 4, "N": 128}
+
+    def flaky(prog, ls):
+        return Evaluation(key(prog.body), show(prog.body.body), "build-error", message="no")
+    res = explore(program("gemv"), sizes, "random", budget=4, evaluator=flaky, progress=False,
+                  limits=Limits())
+    assert len(res.evaluations) == 4 and res.best() is None
+
+
+def test_explore_on_the_device(rt, tmp_path):
+    res = explore(program("sum"), {"N": 1 << 12}, "random", budget=3, progress=False,
+                  results_path=tmp_path / "r.json", repeat=2)
+    assert res.best() is not None
+
+
+def test_cli(run_cli, tmp_path):
+    s = str(PROGRAMS / "sum.lift")
+    code, out, _ = run_cli("lift", "check", s)
+    assert code == 0 and "float[1]" in out
+    code, out, _ = run_cli("lift", "print", s)
+    assert code == 0 and "reduce(add, 0.0f) $ x" in out
+    code, out, _ = run_cli("lift", "rewrite", s, "--size", "N=1024", "--list")
+    assert code == 0 and "reduce-partial" in out
+    code, out, _ = run_cli("lift", "rewrite", "--rules", s)
+    assert code == 0 and "map-to-mapLcl" in out
+    low = tmp_path / "low.lift"
+    code, out, _ = run_cli("lift", "rewrite", s, "--size", "N=4096", "--rule",
+                           "reduce-to-workgroup-tree")
+    assert code == 0 and "mapWrg" in out
+    low.write_text(out)
+    code, out, _ = run_cli("lift", "gen", low, "-o", tmp_path / "gen")
+    assert code == 0 and (tmp_path / "gen" / "kernel.cl").exists()
+    code, _, err = run_cli("lift", "gen", s, "--size", "N=64")
+    assert code == 1 and "not fully lowered" in err
+    code, _, err = run_cli("lift", "rewrite", s, "--rule", "split-join")
+    assert code == 1 and "does not apply" in err
+    code, _, err = run_cli("lift", "explore", s)
+    assert code == 2 and "--size N" in err
