@@ -169,7 +169,7 @@ class ReuseAnalysis:
                         tv = tv * nl.trips if nl is not None and nl.trips is not None else None
                         if tv is None:
                             break
-                    times_value = tv
+                    times_value = tv if tv is not None and tv.is_number else None
                 size = _array_bytes(nacc)
                 faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok, size)
                           for lp in indep if lp.kind == "foreach"}

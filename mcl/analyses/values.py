@@ -8,6 +8,8 @@ import sympy
 def number_text(v: sympy.Expr | float | int) -> str:
     """A number for a message: integers in full, others with 3 significant digits."""
     v = sympy.sympify(v)
+    if not v.is_number:
+        return str(v)
     if v.is_Integer:
         return str(int(v))
     f = float(v)

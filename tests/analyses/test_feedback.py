@@ -1,0 +1,222 @@
+"""Feedback on the paper's matmul walk-through (Table II, section 5) and the
+other examples: the same issues at the same places, numbers where the paper
+gives them, a stated imprecision where a kernel cannot be understood."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import sympy
+
+from mcl.analyses import feedback, operation_counts, roofline
+from mcl.cli import main
+from mcl.mcpl import check
+
+ROOT = Path(__file__).resolve().parents[2]
+MATMUL = ROOT / "examples" / "matmul"
+GOLDEN = Path(__file__).with_name("golden")
+VERSIONS = ["perfect", "accelerator", "gpu", "gpu_v1", "gpu_v2", "gpu_v3", "nvidia",
+            "nvidia_v1", "fermi", "fermi_v1", "mic", "mic_v1", "mic_v2", "xeon_phi",
+            "xeon_phi_v1", "xeon_phi_v2", "xeon_phi_v3"]
+
+_cache: dict[str, list] = {}
+
+
+def fb(version: str, **kw):
+    key = version + repr(sorted(kw.items()))
+    if key not in _cache:
+        _cache[key] = feedback(check(MATMUL / f"{version}.mcpl"), **kw)
+    return _cache[key]
+
+
+def codes(diags, code):
+    return [d for d in diags if d.code == code]
+
+
+def source_text(version: str, d) -> str:
+    line = (MATMUL / f"{version}.mcpl").read_text().splitlines()[d.span.line - 1]
+    return line[d.span.column - 1:]
+
+
+def render(diags) -> str:
+    return "\n".join(f"{d.span.line}:{d.span.column} {d.code}: {d.message}" for d in diags) + "\n"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_golden(version):
+    """The whole feedback per version, pinned (refresh with MCL_REFRESH_GOLDEN=1)."""
+    got = render(fb(version))
+    path = GOLDEN / f"matmul_{version}.txt"
+    if os.environ.get("MCL_REFRESH_GOLDEN") or not path.exists():
+        path.write_text(got)
+    assert got == path.read_text()
+
+
+def test_perfect_operation_statistics():
+    c = check(MATMUL / "perfect.mcpl")
+    counts = operation_counts(c.module.functions[0], c)
+    n, m, p = sympy.symbols("n m p", integer=True, positive=True)
+    assert sympy.simplify(counts.flops - 2 * n * m * p) == 0
+    assert sympy.simplify(counts.data_accesses - (2 * n * m * p + n * m)) == 0
+    assert not counts.approximate
+    assert not counts.transfers
+    assert not codes(fb("perfect"), "feedback-faster-memory")
+    assert not codes(fb("perfect"), "feedback-work-per-thread")
+
+
+def test_accelerator_transfers():
+    c = check(MATMUL / "accelerator.mcpl")
+    counts = operation_counts(c.module.functions[0], c)
+    n, m, p = sympy.symbols("n m p", integer=True, positive=True)
+    assert sympy.simplify(counts.transfer_bytes - (4 * n * p + 4 * m * p + 4 * n * m)) == 0
+    directions = {(t.param, t.direction) for t in counts.transfers}
+    assert directions == {("a", "to device"), ("b", "to device"), ("c", "to host")}
+    assert codes(fb("accelerator"), "feedback-transfer")
+
+
+def test_gpu_three_messages():
+    diags = fb("gpu")
+    faster = codes(diags, "feedback-faster-memory")
+    assert len(faster) == 1
+    assert faster[0].data["array"] == "a" and faster[0].data["loop"] == "tj"
+    assert faster[0].data["space"] == "local"
+    assert source_text("gpu", faster[0]).startswith("a[i, k]")
+    reuse_b = [d for d in codes(diags, "feedback-reuse") if d.data["array"] == "b"]
+    assert reuse_b and reuse_b[0].data["loops"] == ["bi"]
+    assert codes(diags, "feedback-work-per-thread")
+    # most specific first: the faster-memory proposal comes before the others
+    assert diags[0].code == "feedback-faster-memory"
+
+
+def test_gpu_v1_local_memory_message_gone_work_per_thread_stays():
+    diags = fb("gpu_v1")
+    assert not [d for d in codes(diags, "feedback-faster-memory") if d.data["loop"] == "tj"]
+    assert codes(diags, "feedback-work-per-thread")
+
+
+def test_gpu_v2_b_reused_over_blocks_and_loop():
+    diags = fb("gpu_v2")
+    assert not codes(diags, "feedback-work-per-thread")
+    b = [d for d in codes(diags, "feedback-reuse") if d.data["array"] == "b"]
+    assert b[0].data["loops"] == ["bi", "ei"]
+    assert b[0].data["times_value"] == 2048          # n times
+
+
+def test_gpu_v3_b_reused_over_blocks_only():
+    b = [d for d in codes(fb("gpu_v3"), "feedback-reuse") if d.data["array"] == "b"]
+    assert b[0].data["loops"] == ["bi"]
+    assert b[0].data["times_value"] == 512           # n / x times
+
+
+def test_nvidia_occupancy_one_of_eight_shared_memory_scarce():
+    occ = codes(fb("nvidia"), "feedback-occupancy")
+    assert len(occ) == 1
+    assert (occ[0].data["resident"], occ[0].data["slots"]) == (1, 8)
+    assert "1/8" in occ[0].message
+    assert "shared memory" in occ[0].data["limiting"]
+    assert "phases" in occ[0].hint
+    assert source_text("nvidia", occ[0]).startswith("shared float[x][p] l_a")
+
+
+def test_nvidia_v1_occupancy_four_of_eight():
+    occ = codes(fb("nvidia_v1"), "feedback-occupancy")
+    assert (occ[0].data["resident"], occ[0].data["slots"]) == (4, 8)
+    assert "shared memory" not in occ[0].data["limiting"]
+
+
+def test_fermi_optimal_access_no_bank_conflicts_b_256_fetches():
+    diags = fb("fermi")
+    co = codes(diags, "feedback-coalescing")
+    assert len(co) == 1 and co[0].data["arrays"] == ["a2", "b", "c"]
+    bank = codes(diags, "feedback-bank-conflicts")
+    assert len(bank) == 1 and "no bank conflicts" in bank[0].message
+    b = [d for d in codes(diags, "feedback-cache") if d.data.get("array") == "b"]
+    assert b[0].data["best"] == 256 and b[0].data["best"] == b[0].data["worst"]
+    assert "does not benefit" in b[0].message
+
+
+def test_mic_work_per_thread_then_gone():
+    assert codes(fb("mic"), "feedback-work-per-thread")
+    assert not codes(fb("mic"), "feedback-faster-memory")  # mic exposes no faster memory
+    assert not codes(fb("mic_v1"), "feedback-work-per-thread")
+    a = [d for d in codes(fb("mic_v1"), "feedback-reuse") if d.data["array"] == "a"]
+    assert "ej" in a[0].data["loops"]
+
+
+def test_xeon_phi_cache_oriented_and_b_p_fetches():
+    diags = codes(fb("xeon_phi"), "feedback-cache")
+    assert any("cache-oriented" in d.message for d in diags)
+    b = [d for d in diags if d.data.get("array") == "b"]
+    assert b[0].data["loop"] == "k" and b[0].data["best"] == 2048 and "p = 2048" in b[0].message
+
+
+def test_xeon_phi_temporary_size_advice_until_v3():
+    def temp(v):
+        return [d for d in codes(fb(v), "feedback-cache") if "adjust the size" in d.message]
+    assert temp("xeon_phi_v1") and temp("xeon_phi_v1")[0].data["array"] == "bTemp"
+    assert not temp("xeon_phi_v3")
+
+
+def test_convolution_reuse_ratio():
+    c = check(ROOT / "examples" / "convolution" / "perfect.mcpl")
+    diags = feedback(c, values={"h": 2048, "fh": 9}, only={"reuse"})
+    ratio = [d for d in diags if d.data.get("array") == "input"][0]
+    dim1 = ratio.data["per_dimension"][0]
+    assert dim1["ratio"] == "fh*h/(fh + h)"
+    assert round(dim1["value"], 2) == 8.96
+
+
+def test_roofline_fermi():
+    c = check(MATMUL / "fermi.mcpl")
+    r = roofline(c.module.functions[0], c, None)
+    assert r is not None and r.bound == "bandwidth" and r.best_bound == "compute"
+    assert r.attainable <= r.peak_flops
+
+
+def test_symbolic_without_values_needs_value(tmp_path):
+    text = (MATMUL / "nvidia.mcpl").read_text().replace(
+        "const int n = 2048, const int m = 2048, const int p = 2048",
+        "const int n, const int m, const int p")
+    f = tmp_path / "k.mcpl"
+    f.write_text(text)
+    diags = feedback(check(f))
+    needs = {d.message.split("'")[1] for d in codes(diags, "feedback-needs-value")}
+    assert "p" in needs
+    assert not codes(diags, "feedback-occupancy")
+    # and with values, the number comes back
+    diags = feedback(check(f), values={"n": 2048, "m": 2048, "p": 2048})
+    assert codes(diags, "feedback-occupancy")[0].data["resident"] == 1
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*/*.mcpl")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_example_gets_feedback_without_crashing(path):
+    diags = feedback(check(path))
+    assert any(d.code == "feedback-ops" for d in diags)
+
+
+def test_data_dependent_indices_are_stated(tmp_path):
+    f = tmp_path / "gather.mcpl"
+    f.write_text("module g;\nimport fermi;\n"
+                 "fermi void g(const int n = 1024, global int[n] idx, global float[n] x, "
+                 "global float[n] y) {\n"
+                 "  foreach (int b in n / 32 blocks) { foreach (int w in 1 warps) {\n"
+                 "    foreach (int t in 32 threads) {\n"
+                 "      int i = b * 32 + t;\n      y[i] = x[idx[i]];\n"
+                 "  } } }\n}\n")
+    diags = feedback(check(f))
+    assert any(d.code == "feedback-cache" and "depends on data" in d.message for d in diags)
+
+
+def test_cli(capsys):
+    rc = main(["feedback", str(MATMUL / "nvidia_v1.mcpl"), "--only", "occupancy"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "4/8" in out and "feedback-occupancy" in out
+    rc = main(["feedback", str(MATMUL / "perfect.mcpl"), "--set", "n=1024", "--json",
+               "--only", "ops"])
+    out = capsys.readouterr().out
+    assert rc == 0 and '"feedback-ops"' in out and "8589934592" in out   # 2 * 1024 * 2048^2
+    assert main(["feedback", str(MATMUL / "perfect.mcpl"), "--only", "nonsense"]) == 2
+    assert main(["feedback", str(MATMUL / "perfect.mcpl"), "--set", "n"]) == 2
