@@ -1,1 +1,52 @@
-"""lift"""
+"""Lift: programs as compositions of functional patterns, rewrite rules that
+derive hardware-specific implementations, a search over them, and OpenCL
+generation (seeds 001 and 002).
+
+Public API (for tools such as the MCPL -> Lift bridge):
+
+Types (``mcl.lift.types``)
+    ``ScalarType``, ``VectorType``, ``TupleType``, ``ArrayType(elem, size)`` with
+    sympy sizes; ``FLOAT``, ``INT``; ``array(elem, *sizes)``; ``size_symbol(name)``.
+
+IR and Python API (``mcl.lift.ir``)
+    Data: ``Param(name, type=...)``, ``Literal(text, type)``, ``Call(fun, args)``.
+    Functions: ``Prim(name, args, dim)`` (patterns, see ``PATTERNS``),
+    ``UserFun(name, params, ret, body)`` (body: ``mcl.lift.cexpr`` C expression),
+    ``Lambda(params, body)``, ``Compose(funs)``.
+    Builders: ``mk(name, *params, dim=0)``, ``map_(f)``, ``reduce_(f, init)``,
+    ``split(n)``, ``JOIN``, ``TRANSPOSE``, ``ID``, ``zip_(*xs)``, ``get(x, i)``,
+    ``apply(f, *args)`` (``f $ x``), ``compose(f, g)`` (``f o g``), ``fun(...)``,
+    ``lit(text)``; ``Program(name, body: Lambda, userfuns)``;
+    ``bind_sizes(node_or_program, {name: int})``; traversal ``walk``, ``at``,
+    ``replace_at``, ``substitute``, ``is_lowered``.
+
+Text (``mcl.lift.parser`` / ``mcl.lift.printer``)
+    ``parse(text, file) -> Program``, ``parse_file(path)``, ``parse_expr(text, env)``;
+    ``show(node)``, ``show_program(program)``, ``key(node)`` (memoisation key).
+
+Types and semantics
+    ``mcl.lift.typecheck.check_program(program) -> Type`` (raises ``LiftTypeError``,
+    an ``McplError`` with code ``lift-type``), ``type_of(expr, env)``,
+    ``fun_type(f, arg_types)``; ``mcl.lift.interp.run(program, *numpy_inputs)``,
+    ``random_inputs(program, sizes)``.
+
+Rules (``mcl.lift.rules``, ``mcl.lift.macros``)
+    ``RULES[name] -> Rule(name, kind, doc, match, rhs, condition, exact)``;
+    ``rewrites(program, rules=None, limits=None) -> [Rewrite(rule, path, choice,
+    result)]``; ``apply_rule(program, name, path=None, choice=0)``; ``Limits``.
+
+Code generation (``mcl.lift.codegen``, ``mcl.lift.execute``)
+    ``generate(program, sizes, Options()) -> Generated(source, kernels, buffers,
+    inputs, output, output_shape)`` with ``.plan()``; ``run_generated(gen, runtime,
+    inputs)``; ``Bound(compile_generated(gen, rt), inputs).time()``.
+
+Exploration (``mcl.lift.explore``)
+    ``explore(program, sizes, strategy='mcts'|'random'|'exhaustive', budget, device,
+    results_path, ...) -> Results`` (``.best()``, ``.curve``, ``.evaluations``).
+"""
+
+from mcl.lift.ir import Program
+from mcl.lift.parser import parse, parse_file
+from mcl.lift.printer import show, show_program
+
+__all__ = ["Program", "parse", "parse_file", "show", "show_program"]
