@@ -51,3 +51,33 @@ def example_cases() -> list[tuple[Path, str, str]]:
             continue
         cases += [(f, level, leaf) for leaf in LEAVES if lib.is_descendant(leaf, level)]
     return cases
+
+
+def load_reference(example: str):
+    """The reference.py module of an example."""
+    import importlib.util
+
+    path = EXAMPLES / example / "reference.py"
+    spec = importlib.util.spec_from_file_location(f"reference_{example}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def small_sizes(reference, stem: str, limit: int = 4, max_elements: int = 20_000) -> list[dict]:
+    """Small sizes of an example's SIZES (those that respect DIVISIBLE_BY for the
+    version), at most ``limit`` of them, none with a size product above
+    ``max_elements`` (the interpreter is slow)."""
+    divisible = getattr(reference, "DIVISIBLE_BY", {}).get(stem, {})
+    out = []
+    for sizes in reference.SIZES:
+        if any(sizes.get(k, 0) % d for k, d in divisible.items()):
+            continue
+        ints = [v for v in sizes.values() if isinstance(v, int)]
+        product = 1
+        for v in ints:
+            product *= max(v, 1)
+        if product <= max_elements:
+            out.append(sizes)
+    return out[:limit]
