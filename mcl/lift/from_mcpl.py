@@ -28,7 +28,7 @@ import sympy
 from mcl.diagnostics import Diagnostic, McplError, Span, error, info
 from mcl.lift import cexpr as C
 from mcl.lift import ir
-from mcl.lift.types import SCALARS, ScalarType, array
+from mcl.lift.types import SCALARS, ArrayType, ScalarType, array
 from mcl.mcpl import ast
 
 #: Index variables become these symbols inside index expressions, apart from sizes
@@ -334,8 +334,12 @@ class _Deriver:
         return Arr(self._lift_param(p.name, t), tuple(dims), p.type.name, p.name)
 
     def _lift_param(self, name: str, t) -> ir.Param:
+        """The program parameter of the MCPL parameter ``name`` (a size used as a value
+        is renamed: Lift's syntax keeps sizes and parameters apart)."""
         if name not in self.lift_params:
-            self.lift_params[name] = ir.Param(name, type=t)
+            lname = f"{name}_value" if t is not None and not isinstance(t, ArrayType) and \
+                name in self.sizes else name
+            self.lift_params[name] = ir.Param(lname, type=t)
         return self.lift_params[name]
 
     @staticmethod
@@ -444,6 +448,8 @@ class _Deriver:
                 return a
             if e.op == "-" and isinstance(a, TIndex):
                 return TIndex(-a.expr, TOp("neg", (a.value,), "int"))
+            if e.op == "-" and isinstance(a, TLit) and not a.text.startswith("-"):
+                return TLit("-" + a.text, a.type)     # a literal (a reduce may start from it)
             if e.op in ("-", "!"):
                 a = self._as_value(a)
                 return TOp("neg" if e.op == "-" else "!", (a,), a.type if e.op == "-" else "int")
@@ -875,14 +881,13 @@ class _Deriver:
             raise McplError(error("from-mcpl-write", f"'{name}' gets a value that is not an "
                                   "array", span))
         free = ir.free_params(body)
-        params = tuple(p for n, p in self.lift_params.items() if p in free)
-        order = list(self.params)
-        params = tuple(sorted(params, key=lambda p: order.index(p.name)))
+        used = [n for n in self.params if n in self.lift_params and self.lift_params[n] in free]
+        params = tuple(self.lift_params[n] for n in used)
         prog = ir.Program(self.fn.name, ir.Lambda(params, body), dict(self.userfuns))
         from mcl.lift.typecheck import check_program
         check_program(prog)     # a derivation bug, not a user error, if this fails
-        inputs = tuple(LiftInput(p.name, "array" if self.params[p.name].type.dims else "scalar")
-                       for p in params)
+        inputs = tuple(LiftInput(n, "array" if self.params[n].type.dims else "scalar")
+                       for n in used)
         return Derivation(prog, self.fn.name, output, inputs, tuple(sorted(self.sizes)),
                           notes=self.notes)
 
