@@ -57,6 +57,9 @@ def cmd_devices(args: argparse.Namespace) -> int:
         print(f"{i.platform}:{i.name}\n    {i.kind}, {i.compute_units} compute units, "
               f"{i.local_memory // 1024} kB local memory, work-groups up to "
               f"{i.max_work_group_size}, {i.global_memory / 2**30:.1f} GiB, {i.version}")
+        problem = device.build_problem(d)
+        if problem:
+            print(f"    cannot build programs: {problem}")
     hint = device.registration_hint()
     if hint:
         print(f"note: {hint}")

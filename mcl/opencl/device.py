@@ -99,13 +99,36 @@ def registration_hint() -> str | None:
             f"  echo {lib} > /etc/OpenCL/vendors/nvidia.icd")
 
 
+_PROBE_SOURCE = "__kernel void mcl_probe(__global float *a) { a[get_global_id(0)] += 1.0f; }"
+_probe_results: dict[int, str | None] = {}
+
+
+def build_problem(dev) -> str | None:
+    """Why ``dev`` cannot build OpenCL programs (None when it can).
+
+    Some driver builds enumerate a device whose compiler does not work on the
+    host (a PoCL built for another CPU fails with "unknown target CPU"); a tiny
+    build tells, once per process."""
+    key = dev.int_ptr
+    if key not in _probe_results:
+        cl = _cl()
+        try:
+            cl.Program(cl.Context([dev]), _PROBE_SOURCE).build()
+            _probe_results[key] = None
+        except cl.Error as e:
+            lines = [ln.strip() for ln in str(e).splitlines() if "error" in ln.lower()]
+            _probe_results[key] = (lines[-1] if lines else str(e).splitlines()[0])[:200]
+    return _probe_results[key]
+
+
 def select_device(spec: str | None = None):
-    """The device named by ``spec`` (or ``MCL_DEVICE``), else the best available."""
+    """The device named by ``spec`` (or ``MCL_DEVICE``), else the best available
+    that can build programs: a GPU, then an accelerator, then a CPU."""
     spec = spec if spec is not None else os.environ.get("MCL_DEVICE") or None
     devices = all_devices()
     if not devices:
-        hint = registration_hint() or ("install an OpenCL driver; `pip install "
-                                       "pocl-binary-distribution` gives a CPU device")
+        hint = registration_hint() or ("install an OpenCL driver; on Debian or Ubuntu "
+                                       "`apt-get install pocl-opencl-icd` gives a CPU device")
         raise McplError(error("opencl-no-device", "no OpenCL device found", hint=hint))
     if spec:
         plat, _, name = spec.partition(":")
@@ -119,8 +142,16 @@ def select_device(spec: str | None = None):
                 hint += "; " + extra
             raise McplError(error("opencl-unknown-device",
                                   f"no OpenCL device matches '{spec}'", hint=hint))
-        return chosen[0]
-    return sorted(devices, key=lambda d: {"GPU": 0, "ACCELERATOR": 1, "CPU": 2}[_kind(d)])[0]
+        working = [d for d in chosen if build_problem(d) is None]
+        return (working or chosen)[0]
+    order = {"GPU": 0, "ACCELERATOR": 1, "CPU": 2}
+    for dev in sorted(devices, key=lambda d: order[_kind(d)]):
+        if build_problem(dev) is None:
+            return dev
+    problems = "; ".join(f"{describe(d).spec}: {build_problem(d)}" for d in devices)
+    raise McplError(error(
+        "opencl-no-working-device", f"no OpenCL device can build programs ({problems})",
+        hint="on Debian or Ubuntu `apt-get install pocl-opencl-icd` gives a working CPU device"))
 
 
 @dataclass
