@@ -1241,6 +1241,16 @@ def register(lift_subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--out", metavar="FILE", help="write the program to FILE (.lift)")
     add_output_options(p)
     p.set_defaults(func=run_from_mcpl)
+    ex = lift_subparsers.choices.get("explore")
+    if ex is not None:   # `mcl lift explore KERNEL.mcpl`: options of the comparison
+        extra = [("--target", dict(metavar="LEAF", help="KERNEL.mcpl: the leaf level the MCPL "
+                                   "versions are compiled for (default: MCL_TARGET)")),
+                 ("--function", dict(help="KERNEL.mcpl: the function to derive")),
+                 ("--markdown", dict(action="store_true",
+                                     help="KERNEL.mcpl: print the table as markdown"))]
+        for flag, kw in extra:
+            if flag not in ex._option_string_actions:
+                ex.add_argument(flag, **kw)
 
 
 def run_from_mcpl(args: argparse.Namespace) -> int:
@@ -1266,3 +1276,24 @@ def run_from_mcpl(args: argparse.Namespace) -> int:
             print(f"verify {sizes}: {'ok' if c.ok else 'MISMATCH'} (max |error| {c.max_error:.3g})")
         return EXIT_ERRORS if bad else 0
     return 0
+
+
+def cmd_explore_mcpl(args: argparse.Namespace) -> int:
+    """``mcl lift explore KERNEL.mcpl``: derive, explore with Lift, compare with the MCPL
+    versions beside the kernel (see :mod:`mcl.lift.compare`)."""
+    import os
+    import sys
+
+    from mcl.cli import UsageError
+    from mcl.lift.commands import _sizes
+    from mcl.lift.compare import compare, table
+    from mcl.opencl import available_targets
+    leaf = getattr(args, "target", None) or os.environ.get("MCL_TARGET")
+    if not leaf:
+        raise UsageError("say which leaf level the MCPL versions are compiled for: --target "
+                         "LEAF (one of " + ", ".join(available_targets()) + ")")
+    c = compare(args.file, leaf, _sizes(args.size), args.budget, args.strategy, args.device,
+                args.seed, args.depth, args.results, args.repeat,
+                getattr(args, "function", None), progress=sys.stderr)
+    print(table(c, markdown=getattr(args, "markdown", False)), end="")
+    return 0 if any(r.status == "ok" for r in c.rows) else 1

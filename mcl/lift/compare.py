@@ -1,0 +1,242 @@
+"""MCPL refinement against Lift exploration, side by side: every MCPL version of an
+example folder, compiled for one leaf level with ``mcl.compile``, and the best
+implementation Lift's exploration finds for the program derived from the perfect
+version; each with its time, GFLOP/s, GB/s and the fraction of the roofline bound
+that ``mcl.analyses`` computes for the leaf."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from mcl.diagnostics import McplError
+from mcl.lift.from_mcpl import Derivation, derive, reference_module
+
+#: Versions first by how far they are refined: the level alone, then v1, v2, ...
+_LEVEL_ORDER = ("perfect", "accelerator")
+
+
+@dataclass
+class Row:
+    """One line of the comparison."""
+
+    version: str
+    status: str                        # "ok", "wrong", "error", "skipped"
+    time_s: float | None = None
+    note: str = ""
+    source: str = ""                   # OpenCL of the kernel (Lift: of the best candidate)
+
+
+@dataclass
+class Comparison:
+    kernel: str
+    leaf: str
+    sizes: dict
+    device: str
+    rows: list[Row] = field(default_factory=list)
+    flops: float | None = None          # the figures of merit's numerators
+    bytes: float | None = None
+    bound_s: float | None = None         # roofline: the least time the leaf allows
+    bound_note: str = ""
+    lift_expression: str = ""
+
+    def gflops(self, r: Row) -> float | None:
+        return self.flops / r.time_s / 1e9 if self.flops and r.time_s else None
+
+    def gbs(self, r: Row) -> float | None:
+        return self.bytes / r.time_s / 1e9 if self.bytes and r.time_s else None
+
+    def roofline_fraction(self, r: Row) -> float | None:
+        return self.bound_s / r.time_s if self.bound_s and r.time_s else None
+
+
+def versions(folder: Path) -> list[Path]:
+    """The MCPL versions of an example folder in refinement order."""
+    def order(p: Path):
+        m = re.fullmatch(r"(.*?)(?:_v(\d+))?", p.stem)
+        level, v = m.group(1), int(m.group(2) or 0)
+        first = _LEVEL_ORDER.index(level) if level in _LEVEL_ORDER else len(_LEVEL_ORDER)
+        return (first, level, v)
+    return sorted(folder.glob("*.mcpl"), key=order)
+
+
+def default_sizes(path: Path) -> dict[str, int]:
+    """The example values of the integer parameters of the kernel (``const int n = ...``)."""
+    from mcl.mcpl import ast, parse_file
+    out = {}
+    for f in parse_file(path).functions[:1]:
+        for p in f.params:
+            if p.type.name == "int" and not p.type.dims and isinstance(p.default, ast.Literal):
+                out[p.name] = int(p.default.value)
+    return out
+
+
+def _divisible(ref: ModuleType, stem: str, sizes: dict) -> str | None:
+    need = getattr(ref, "DIVISIBLE_BY", {}).get(stem, {})
+    bad = [f"{k} divisible by {d}" for k, d in need.items() if sizes.get(k, 0) % d]
+    return ", ".join(bad) or None
+
+
+def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None, str]:
+    """(least time in seconds, how it was found): operations over the attainable rate
+    with compulsory traffic (each array element crosses the memory interface once),
+    from mcl.analyses.stats.roofline of the first version written for ``leaf``."""
+    try:
+        from mcl.analyses.stats import roofline
+        from mcl.hdl import load_hardware
+        from mcl.mcpl import check
+    except ImportError as e:          # the analyses are not there yet
+        return None, f"roofline missing ({e})"
+    try:
+        hw = load_hardware(leaf)
+    except McplError as e:
+        return None, f"roofline missing: {e.diagnostics[0].message}"
+    for p in versions(folder):
+        try:
+            checked = check(p)
+            if checked.errors:
+                continue
+            f = checked.module.functions[0]
+            r = roofline(f, checked, sizes, hardware=hw if f.hardware != leaf else None)
+        except (McplError, ValueError, TypeError, KeyError):
+            continue
+        if r is not None and r.best_attainable > 0:
+            return r.flops / r.best_attainable, (
+                f"roofline of {leaf} ({r.best_bound} bound with compulsory traffic, "
+                f"mcl.analyses on {p.name}): {r.flops:.3g} operations, "
+                f"{r.compulsory_bytes:.3g} bytes")
+    return None, f"roofline missing: no version of {folder.name} has one on {leaf}"
+
+
+def _expected(ref: ModuleType, values: dict, output: str) -> np.ndarray:
+    return np.asarray(ref.reference(**{k: (v.copy() if isinstance(v, np.ndarray) else v)
+                                       for k, v in values.items()})[output])
+
+
+def measure_mcpl(path: Path, leaf: str, values: dict, expected: np.ndarray, output: str,
+                 tolerance: dict, device: str | None, repeat: int) -> Row:
+    """Compile one MCPL version for ``leaf``, check it against ``expected``, time it."""
+    import mcl
+    try:
+        kernel = mcl.compile(path, target=leaf, device=device)
+        args = {k: v for k, v in values.items() if k in kernel.plan.parameters}
+        got = kernel(**{k: (v.copy() if isinstance(v, np.ndarray) else v)
+                        for k, v in args.items()})[output]
+        got = np.asarray(got)
+        if got.shape != expected.shape or not np.allclose(got, expected, **tolerance):
+            err = float(np.max(np.abs(got - expected))) if got.shape == expected.shape else \
+                float("inf")
+            return Row(path.stem, "wrong", note=f"max |error| {err:.3g}", source=kernel.source)
+        return Row(path.stem, "ok", kernel.time(repeat, **args), source=kernel.source)
+    except McplError as e:
+        return Row(path.stem, "error", note=e.diagnostics[0].message.splitlines()[0][:160])
+
+
+def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy: str = "mcts",
+              device: str | None = None, seed: int = 0, depth: int = 3,
+              results: str | None = None, repeat: int = 10, progress=None,
+              evaluator=None, limits=None) -> tuple[Row, str]:
+    """Explore the derived program at ``sizes``; (row of the best candidate, its expression).
+    ``evaluator``/``limits`` replace the OpenCL device (as in mcl.lift.explore.explore)."""
+    from mcl.lift.explore import explore
+    names = [i.name for i in d.inputs]
+
+    def reference(*xs):
+        return _expected(ref, {**sizes, **dict(zip(names, xs, strict=True))}, d.output)
+
+    res = explore(d.program, sizes, strategy, budget, device, results, seed, depth,
+                  evaluator=evaluator, limits=limits, progress=progress, reference=reference,
+                  repeat=repeat)
+    counts: dict[str, int] = {}
+    for e in res.evaluations.values():
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    best = res.best()
+    if best is None:
+        return Row("Lift best", "error", note=f"no correct candidate ({summary})"), ""
+    return Row("Lift best", "ok", best["time_s"], note=f"{summary}",
+               source=best.get("source", "")), best["expression"]
+
+
+def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: int = 200,
+            strategy: str = "mcts", device: str | None = None, seed: int = 0, depth: int = 3,
+            results: str | None = None, repeat: int = 10, function: str | None = None,
+            progress=None, measure=None, evaluator=None, limits=None) -> Comparison:
+    """The comparison for the example folder of ``kernel`` (an MCPL file; its folder
+    holds the versions and reference.py) at ``sizes`` (default: the example values).
+    ``measure`` (default :func:`measure_mcpl`) and ``evaluator`` replace the device."""
+    measure = measure or measure_mcpl
+    kernel = Path(kernel)
+    folder = kernel.parent
+    ref = reference_module(kernel)
+    if ref is None:
+        raise McplError([_err(f"no reference.py beside {kernel}: the comparison needs "
+                              "inputs(), reference() and TOLERANCE")])
+    sizes = {**default_sizes(kernel), **(sizes or {})}
+    d = derive(kernel, function, constants=sizes)
+    values = ref.inputs(np.random.default_rng(seed), **{k: v for k, v in sizes.items()
+                                                         if k in _input_params(ref)})
+    sizes = {**sizes, **{k: v for k, v in values.items() if isinstance(v, int)}}
+    expected = _expected(ref, values, d.output)
+    tol = getattr(ref, "TOLERANCE", {"rtol": 1e-4, "atol": 1e-5})
+    cmp = Comparison(ref.KERNEL if hasattr(ref, "KERNEL") else folder.name, leaf, sizes,
+                     device or os.environ.get("MCL_DEVICE", "default"))
+    cmp.flops = float(ref.flops(**sizes)) if hasattr(ref, "flops") else None
+    cmp.bytes = float(ref.bytes_moved(**sizes)) if hasattr(ref, "bytes_moved") else None
+    cmp.bound_s, cmp.bound_note = _roofline_bound(folder, leaf, sizes)
+    for p in versions(folder):
+        why = _divisible(ref, p.stem, sizes)
+        if why:
+            cmp.rows.append(Row(p.stem, "skipped", note=f"needs {why}"))
+            continue
+        cmp.rows.append(measure(p, leaf, values, expected, d.output, tol, device, repeat))
+    row, cmp.lift_expression = lift_best(d, sizes, ref, budget, strategy, device, seed, depth,
+                                         results, repeat, progress, evaluator, limits)
+    cmp.rows.append(row)
+    return cmp
+
+
+def _input_params(ref: ModuleType) -> set[str]:
+    import inspect
+    return set(inspect.signature(ref.inputs).parameters) - {"rng"}
+
+
+def _err(message: str):
+    from mcl.diagnostics import error
+    return error("lift-compare", message)
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def table(c: Comparison, markdown: bool = False) -> str:
+    """The comparison as a text or markdown table, with the roofline note below it."""
+    head = ["version", "time (ms)", "GFLOP/s", "GB/s", "of roofline", "note"]
+    body = []
+    for r in c.rows:
+        frac = c.roofline_fraction(r)
+        body.append([r.version if r.status == "ok" else f"{r.version} ({r.status})",
+                     _num(r.time_s and r.time_s * 1e3, ".4f"), _num(c.gflops(r), ".1f"),
+                     _num(c.gbs(r), ".1f"), "—" if frac is None else f"{100 * frac:.1f}%",
+                     r.note])
+    sizes = ", ".join(f"{k}={v}" for k, v in c.sizes.items())
+    title = f"{c.kernel} on {c.leaf} ({sizes}; device {c.device})"
+    if markdown:
+        lines = [f"### {title}", "", "| " + " | ".join(head) + " |",
+                 "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(x.replace("|", "\\|") for x in row) + " |" for row in body]
+    else:
+        widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(head[:-1])]
+        fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
+        lines = [title, fmt.format(*head[:-1]) + "  note"]
+        lines += [fmt.format(*row[:-1]) + "  " + row[-1] for row in body]
+    lines += ["", c.bound_note + (f"; least time {c.bound_s * 1e3:.4f} ms" if c.bound_s else "")]
+    if c.lift_expression:
+        lines += ["", f"Lift best: {c.lift_expression}"]
+    return "\n".join(lines) + "\n"
