@@ -78,41 +78,66 @@ class Analysis:
 
 
 def analyse(file: str, text: str, language: str, settings: Settings | None = None,
-            version: int | None = None) -> Analysis:
-    """Check ``text`` as the contents of ``file`` (a file-system path)."""
+            version: int | None = None, parser: Any = None) -> Analysis:
+    """Check ``text`` as the contents of ``file`` (a file-system path). ``parser`` (an
+    :class:`mcl.lsp.incremental.IncrementalParser` kept per document) re-parses only
+    the functions that changed since the previous version."""
     settings = settings or Settings()
     if language == "hdl":
         return _analyse_hdl(file, text, settings, version)
-    return _analyse_mcpl(file, text, settings, version)
+    return _analyse_mcpl(file, text, settings, version, parser)
 
 
-def _analyse_mcpl(file: str, text: str, settings: Settings, version: int | None) -> Analysis:
-    from mcl.mcpl import check, parse
+def _parse(text: str, file: str, parser: Any) -> tuple[ast.Module | None, list[Diagnostic]]:
+    from mcl.mcpl import parse
+
+    if parser is not None:
+        return parser.parse(text, file)
+    try:
+        return parse(text, file), []
+    except McplError as e:
+        return None, list(e.diagnostics)
+
+
+def _analyse_mcpl(file: str, text: str, settings: Settings, version: int | None,
+                  parser: Any = None) -> Analysis:
+    from mcl.mcpl import check
 
     out = Analysis(file, text, "mcpl", version, settings=settings)
-    checked = check(file, settings.search_path, source=text)
-    syntax = [d for d in checked.diagnostics if d.code == "mcpl-syntax"]
-    if not syntax and not checked.module.name == "<error>":
-        out.checked, out.module = checked, checked.module
-        out.diagnostics = _own(checked.diagnostics, file)
-        if not checked.has_errors and settings.feedback:
-            out.feedback = _own(_run_feedback(checked, settings), file)
-            out.diagnostics += out.feedback
-        return out
+    module, syntax = _parse(text, file, parser)
+    if module is not None and not syntax:
+        checked = check(module, settings.search_path)
+        return _checked(out, checked, settings, parser)
     # Syntax errors: show them (as `mcl check` does, only them), but keep a module
     # of the repaired text for the other features.
+    return _repaired(out, text, syntax, settings, parser)
+
+
+def _checked(out: Analysis, checked: Any, settings: Settings, parser: Any) -> Analysis:
+    out.checked, out.module = checked, checked.module
+    out.diagnostics = _own(checked.diagnostics, out.file)
+    if not checked.has_errors and settings.feedback:
+        cache = getattr(parser, "feedback_cache", None)
+        out.feedback = _own(_run_feedback(checked, settings, cache), out.file)
+        out.diagnostics += out.feedback
+    return out
+
+
+def _repaired(out: Analysis, text: str, syntax: list[Diagnostic], settings: Settings,
+              parser: Any) -> Analysis:
+    from mcl.mcpl import check
+
+    file = out.file
     out.parses = False
-    out.diagnostics = _own(checked.diagnostics, file)
+    out.diagnostics = _own(syntax, file)
     repaired = text
     for _ in range(MAX_REPAIRS):
         lines = _error_lines(syntax)
         if not lines:
             break
         repaired = blank_lines(repaired, lines)
-        try:
-            module = parse(repaired, file)
-        except McplError as e:
-            syntax = [d for d in e.diagnostics if d.code == "mcpl-syntax"]
+        module, syntax = _parse(repaired, file, parser)
+        if module is None or syntax:
             continue
         out.module = module
         try:
@@ -140,32 +165,59 @@ def blank_lines(text: str, lines: set[int]) -> str:
     return "\n".join(parts)
 
 
-def _run_feedback(checked: Any, settings: Settings) -> list[Diagnostic]:
-    """Performance feedback of ``mcl.analyses`` (nothing while that component has no
-    ``feedback`` entry point). Feedback is advice: it is shown as information or
-    hint whatever severity a pass chose, so it never looks like an error."""
+def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None
+                  ) -> list[Diagnostic]:
+    """Performance feedback of ``mcl.analyses``, per function, re-using the results of
+    functions that did not change (``cache``, kept per document: the symbolic
+    analyses take about 15 ms per function, too much for every keystroke in a long
+    module). Feedback is advice: it is shown as information or hint whatever
+    severity a pass chose, so it never looks like an error."""
     try:
         import mcl.analyses as analyses
     except ImportError:
         return []
-    feedback = getattr(analyses, "feedback", None)
-    if feedback is None:
+    per_function = getattr(analyses, "function_feedback", None)
+    passes = getattr(analyses, "PASSES", None)
+    if per_function is None or passes is None:
         return []
-    kwargs: dict[str, Any] = {}
-    if settings.values:
-        kwargs["values"] = dict(settings.values)
-    if settings.feedback_passes is not None:
-        kwargs["only"] = list(settings.feedback_passes)
-    try:
-        found = list(feedback(checked, **kwargs))
-    except McplError as e:
-        found = list(e.diagnostics)
-    except Exception:
-        # A bug in one analysis must not take the syntax and semantic errors with it.
-        log.exception("performance feedback failed for %s", checked.module.file)
-        return []
-    out = []
+    selected = set(settings.feedback_passes) if settings.feedback_passes is not None \
+        else set(passes)
+    values = dict(settings.values) or None
+    names = {f.name: f for f in checked.module.functions}
+    fresh: dict = {}
+    found: list[Diagnostic] = []
+    for f in checked.module.functions:
+        hw = checked.hardware_of(f)
+        if hw is None:
+            continue
+        # A function's feedback depends on its text, the functions it calls, its
+        # level and the settings.
+        callees = tuple(sorted({names[c.func] for c in ast.walk(f.body)
+                                if isinstance(c, ast.Call) and c.func in names
+                                and c.func != f.name}, key=lambda g: g.name))
+        key = (f, callees, hw.name, tuple(sorted((values or {}).items())),
+               tuple(sorted(selected)))
+        got = cache.get(key) if cache is not None else None
+        if got is None:
+            try:
+                got = list(per_function(f, checked, hw, values, selected))
+            except McplError as e:
+                got = list(e.diagnostics)
+            except Exception:
+                # A bug in one analysis must not take the other diagnostics with it.
+                log.exception("performance feedback failed for %s", f.name)
+                got = []
+        fresh[key] = got
+        found += got
+    if cache is not None:
+        cache.clear()
+        cache.update(fresh)
+    out: list[Diagnostic] = []
+    seen: set[tuple] = set()
     for d in found:
+        if (d.code, d.span, d.message) in seen:
+            continue
+        seen.add((d.code, d.span, d.message))
         if d.severity >= Severity.WARNING:
             import dataclasses
 

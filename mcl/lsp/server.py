@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from mcl import __version__
 from mcl.lsp.analysis import Analysis, analyse, language_of
 from mcl.lsp.convert import to_lsp_diagnostic, uri_to_path
+from mcl.lsp.incremental import IncrementalParser
 from mcl.lsp.positions import PositionMapper
 from mcl.lsp.settings import Settings
 
@@ -38,6 +39,7 @@ class MclLanguageServer(LanguageServer):
         self.settings = Settings()
         self.analyses: dict[str, Analysis] = {}
         self._pending: dict[str, asyncio.Task] = {}
+        self.parsers: dict[str, IncrementalParser] = {}
         # One thread: checks of one server never run at the same time, so the
         # compiler's per-process caches are never used concurrently.
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcl-check")
@@ -73,16 +75,18 @@ class MclLanguageServer(LanguageServer):
         have = self.analyses.get(uri)
         if have is not None and (have.text == text or not fresh):
             return have
-        result = await self._run(uri_to_path(uri), text, lang, version)
+        result = await self._run(uri, text, lang, version)
         current = self.document(uri)
         if current is not None and current[1] == version:
             self.analyses[uri] = result
         return result
 
-    async def _run(self, path: str, text: str, lang: str, version: int | None) -> Analysis:
+    async def _run(self, uri: str, text: str, lang: str, version: int | None) -> Analysis:
+        parser = self.parsers.setdefault(uri, IncrementalParser())
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self._worker, functools.partial(analyse, path, text, lang, self.settings, version))
+            self._worker, functools.partial(analyse, uri_to_path(uri), text, lang,
+                                            self.settings, version, parser))
 
     # ------------------------------------------------------------------ diagnostics
 
@@ -104,7 +108,7 @@ class MclLanguageServer(LanguageServer):
             if doc is None:
                 return
             text, version, lang = doc
-            result = await self._run(uri_to_path(uri), text, lang, version)
+            result = await self._run(uri, text, lang, version)
             current = self.document(uri)
             if current is None or current[1] != version or current[0] != text:
                 return  # edited meanwhile: a newer check is already scheduled
@@ -189,6 +193,7 @@ def create_server() -> MclLanguageServer:
         if task is not None:
             task.cancel()
         ls.analyses.pop(uri, None)
+        ls.parsers.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
