@@ -9,13 +9,17 @@ diagnostics a GPU programmer can act on.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from bisect import bisect_right
+from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, LineIndex, McplError, Span, error
-from mcl.mcpl import ast
+from mcl.diagnostics import Diagnostic, McplError, Span, error
+from mcl.mcpl import ast, chunks
 
 GRAMMAR = Path(__file__).with_name("mcpl.tx")
 
@@ -37,25 +41,265 @@ def metamodel():
     return metamodel_from_file(str(GRAMMAR), autokwd=True, memoization=False)
 
 
+@lru_cache(maxsize=1)
+def item_metamodel():
+    """The same grammar with an entry rule for one top-level item (a ``type``
+    definition or a function): mcl.mcpl.chunks splits a module into items."""
+    from textx import metamodel_from_str
+
+    return metamodel_from_str("McplItem: TypeDef | Function;\n" + GRAMMAR.read_text(),
+                              autokwd=True, memoization=False)
+
+
 def parse(source: str, file: str = "<string>") -> ast.Module:
-    """Parse MCPL text into a Module. Raises McplError with diagnostics on syntax errors."""
+    """Parse MCPL text into a Module. Raises McplError with diagnostics on syntax errors
+    (every broken item is reported; the error's ``partial`` attribute holds the
+    module of the items that parsed)."""
+    module, diagnostics = parse_partial(source, file)
+    if diagnostics:
+        err = McplError(diagnostics)
+        err.partial = module  # type: ignore[attr-defined]
+        raise err
+    return module
+
+
+def parse_whole(source: str, file: str = "<string>") -> ast.Module:
+    """Parse MCPL text as one textX model (the reference for :func:`parse`, which
+    parses item by item and must give exactly the same Module, spans included).
+    Stops at the first syntax error."""
     from textx.exceptions import TextXSyntaxError
 
-    index = LineIndex(source)
+    index = _Lines(source)
     try:
         model = metamodel().model_from_str(source)
     except TextXSyntaxError as e:
         raise McplError(_syntax_diagnostic(e, source, index, file)) from None
     except RecursionError:
-        raise McplError(error(
-            "mcpl-syntax", "the program is nested too deeply to parse",
-            Span.point(file, 1, 1),
-            "split deeply nested expressions or blocks into smaller pieces")) from None
+        raise McplError(_too_deep(file, 1, 1)) from None
     builder = _Builder(source, file, index)
     module = builder.module(model)
     if builder.errors:
         raise McplError(builder.errors)
     return module
+
+
+def _too_deep(file: str, line: int, column: int) -> Diagnostic:
+    return error("mcpl-syntax", "the program is nested too deeply to parse",
+                 Span.point(file, line, column),
+                 "split deeply nested expressions or blocks into smaller pieces")
+
+
+# --------------------------------------------------------------------------- item by item
+
+#: At most this many parsed items are kept (least recently used go first).
+CACHE_SIZE = 8192
+
+
+@dataclass
+class _Cached:
+    line: int                      # the line the item started on when it was built
+    node: ast.TypeDef | ast.Function
+    queries: frozenset[str]        # names the builder asked "is this a hardware name?"
+    answer: frozenset[str]         # ... and those that were
+    trailing: bool                 # whether a comment after the item was taken
+
+
+_cache: OrderedDict[tuple[str, str, int], _Cached] = OrderedDict()
+
+
+def clear_cache() -> None:
+    """Forget every parsed item (tests and benchmarks measure cold parses with it)."""
+    _cache.clear()
+
+
+def parse_partial(source: str, file: str = "<string>"
+                  ) -> tuple[ast.Module, list[Diagnostic]]:
+    """Parse MCPL text item by item (mcl.mcpl.chunks): the header, then each type
+    definition and function on its own. Returns the Module of everything that
+    parsed and the diagnostics of everything that did not, in source order.
+
+    Items are cached by their text, file and start column: parsing a document
+    again after an edit (the language server does it on every keystroke) only
+    parses the items that changed; items that merely moved to other lines get
+    their spans shifted."""
+    from textx.exceptions import TextXSyntaxError
+
+    index = _Lines(source)
+    diagnostics: list[Diagnostic] = []
+    header_end, pos = chunks.header(source)
+    header_text = source[:header_end]
+    name, package, exports, imports = "<error>", None, (), ()
+    try:
+        model = metamodel().model_from_str(header_text)
+    except TextXSyntaxError as e:
+        diagnostics.append(_syntax_diagnostic(e, source, index, file, header_text))
+        hardware = set(_IMPORT_RE.findall(header_text))
+    else:
+        hb = _Builder(header_text, file, index)
+        name = model.name
+        package = ".".join(model.package.parts) if model.package else None
+        exports = tuple(model.exports)
+        imports = tuple(ast.Import(tuple(i.path.parts), span=hb.span(i)) for i in model.imports)
+        hardware = {i.path[0] for i in imports if len(i.path) == 1}
+        for n in exports:
+            hb.check_name(n, model)
+        diagnostics += hb.errors
+    items = chunks.items(source, pos)
+    for item in items:
+        if item.kind == "function":
+            m = chunks._WORD_RE.match(source, item.start)
+            if m:
+                hardware.add(m.group())
+    hardware_names = frozenset(hardware)
+
+    comments = [(m.start(), m.end(), m.group()) for m in chunks.COMMENT_RE.finditer(source)]
+    next_comment = 0
+
+    def take(before: int) -> tuple[str, ...]:
+        nonlocal next_comment
+        i = next_comment
+        while i < len(comments) and comments[i][1] <= before:
+            i += 1
+        out = tuple(c[2] for c in comments[next_comment:i])
+        next_comment = i
+        return out
+
+    module_end = chunks.skip_space(source, 0)
+    if imports:
+        module_end = max(module_end, header_end)
+    module_comments = take(module_end)
+    types: list[ast.TypeDef] = []
+    functions: list[ast.Function] = []
+    n = len(source)
+    pending = items
+    while pending:
+        item = pending.pop(0)
+        lead = take(item.start)
+        # A comment on the line of the closing '}' can belong to the last statement.
+        ext_end = item.end
+        if next_comment < len(comments):
+            c_start, c_end, _ = comments[next_comment]
+            if c_start >= item.end and "\n" not in source[item.end:c_start]:
+                ext_end = c_end
+        node, errors, trailing = _item(source, item, ext_end, file, index, hardware_names)
+        if node is None:
+            q = chunks.resync_point(source, item) if errors[0].code == "mcpl-syntax" else None
+            if q is not None:
+                # A missing '}' swallowed the items after it: report the error
+                # of the part before them and go on from there.
+                cut = chunks.Item(item.start, len(source[:q].rstrip()), item.kind)
+                _, errors, _ = _item(source, cut, cut.end, file, index, hardware_names)
+                pending = chunks.items(source, q)
+                take(cut.end)
+            else:
+                take(item.end)
+            diagnostics += errors or [error("mcpl-syntax", "this item cannot be parsed",
+                                            index.span(file, item.start, item.end))]
+            continue
+        take(ext_end if trailing else item.end)
+        if lead:
+            node = dataclasses.replace(node, comments=lead)
+        (types if isinstance(node, ast.TypeDef) else functions).append(node)
+    module_comments += take(n + 1)
+    module = ast.Module(name=name, imports=imports, types=tuple(types),
+                        functions=tuple(functions), package=package, exports=exports,
+                        file=file, comments=module_comments,
+                        span=index.span(file, 0, max(1, n)))
+    return module, diagnostics
+
+
+_IMPORT_RE = re.compile(r"\bimport\s+([A-Za-z_]\w*)\s*;")
+
+
+def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: _Lines,
+          hardware_names: frozenset[str]
+          ) -> tuple[ast.TypeDef | ast.Function | None, list[Diagnostic], bool]:
+    """(the AST of one item or None, its diagnostics, whether it took the comment
+    after it). Uses and fills the cache."""
+    from textx.exceptions import TextXSyntaxError
+
+    text = source[item.start:ext_end]
+    line, column = index.position(item.start)
+    key = (file, text, column)
+    hit = _cache.get(key)
+    if hit is not None and frozenset(q for q in hit.queries if q in hardware_names) == hit.answer:
+        _cache.move_to_end(key)
+        if hit.line != line:
+            hit = _Cached(line, _shift(hit.node, line - hit.line), hit.queries, hit.answer,
+                          hit.trailing)
+            _cache[key] = hit
+        return hit.node, [], hit.trailing
+    try:
+        model = item_metamodel().model_from_str(text[:item.end - item.start])
+    except TextXSyntaxError as e:
+        return None, [_syntax_diagnostic(e, source, index, file, text, item.start)], False
+    except RecursionError:
+        return None, [_too_deep(file, line, column)], False
+    builder = _Builder(text, file, _Lines(text, line, column), hardware_names)
+    try:
+        node = (builder.typedef(model, ()) if type(model).__name__ == "TypeDef"
+                else builder.function(model, ()))
+    except RecursionError:
+        return None, [_too_deep(file, line, column)], False
+    if builder.errors:
+        return None, builder.errors, False
+    trailing = builder._next_comment > sum(1 for c in builder.comments
+                                           if c[1] <= item.end - item.start)
+    _cache[key] = _Cached(line, node, frozenset(builder.hw_queries),
+                          frozenset(builder.hw_queries & hardware_names), trailing)
+    if len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return node, [], trailing
+
+
+def _shift(node: Any, lines: int) -> Any:
+    """``node`` with every span moved down by ``lines`` lines."""
+    if isinstance(node, ast.Node):
+        new = object.__new__(type(node))
+        d = new.__dict__
+        for k, v in node.__dict__.items():
+            if k == "span":
+                if v.file != "<generated>":
+                    v = Span(v.file, v.line + lines, v.column, v.end_line + lines, v.end_column)
+            elif isinstance(v, ast.Node | tuple):
+                v = _shift(v, lines)
+            d[k] = v
+        return new
+    if isinstance(node, tuple):
+        return tuple(_shift(x, lines) for x in node)
+    return node
+
+
+class _Lines:
+    """Maps offsets of a text to 1-based (line, column); the text may start at
+    line ``line`` and column ``column`` of a file (an item of a module)."""
+
+    def __init__(self, text: str, line: int = 1, column: int = 1):
+        self.text = text
+        self._starts = [0, *(m.end() for m in _NEWLINE_RE.finditer(text))]
+        self._line = line - 1
+        self._column = column - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.text)))
+        i = bisect_right(self._starts, offset) - 1
+        column = offset - self._starts[i] + 1
+        if i == 0:
+            column += self._column
+        return i + 1 + self._line, column
+
+    def offset(self, line: int, column: int) -> int:
+        """The offset of a 1-based (line, column) relative to this text."""
+        line = max(1, min(line, len(self._starts)))
+        return min(self._starts[line - 1] + column - 1, len(self.text))
+
+    def span(self, file: str, start: int, end: int) -> Span:
+        l1, c1 = self.position(start)
+        l2, c2 = self.position(max(end, start + 1) if end <= start else end)
+        return Span(file, l1, c1, l2, c2)
+
+
+_NEWLINE_RE = re.compile("\n")
 
 
 # --------------------------------------------------------------------------- syntax errors
@@ -106,11 +350,16 @@ _BLANK_LINE_RE = re.compile(r"\n[ \t\r]*\n")
 _TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S")
 
 
-def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str) -> Diagnostic:
+def _syntax_diagnostic(exc: Any, source: str, index: _Lines, file: str,
+                       text: str | None = None, base: int = 0) -> Diagnostic:
+    """The diagnostic of a textX syntax error in ``text`` (by default the whole
+    ``source``), which starts at offset ``base`` of ``source``; ``index`` maps
+    offsets of ``source``."""
     cause = exc.__cause__
     offset = getattr(cause, "position", None)
     if offset is None:
-        offset = index.offset(exc.line or 1, exc.col or 1)
+        offset = _Lines(source if text is None else text).offset(exc.line or 1, exc.col or 1)
+    offset += base
     m = _TOKEN_RE.match(source, _skip_space(source, offset))
     found = f"'{m.group()}'" if m else "the end of the file"
     start = m.start() if m else len(source)
@@ -146,12 +395,15 @@ def _skip_space(source: str, offset: int) -> int:
 class _Builder:
     """Walks a textX model once and produces AST nodes; collects errors."""
 
-    def __init__(self, source: str, file: str, index: LineIndex):
+    def __init__(self, source: str, file: str, index: _Lines,
+                 hardware_names: frozenset[str] = frozenset()):
         self.source = source
         self.file = file
         self.index = index
         self.errors: list[Diagnostic] = []
-        self.hardware_names: set[str] = set()
+        self.hardware_names: set[str] = set(hardware_names)
+        # Names asked about by hardware-reference recognition (the cache keys on them).
+        self.hw_queries: set[str] = set()
         self.comments = [(m.start(), m.end(), m.group()) for m in _COMMENT_RE.finditer(source)]
         self._next_comment = 0
 
@@ -483,6 +735,8 @@ class _Builder:
                              span=self.index.span(self.file, start, groups_end))
         if isinstance(node, ast.Field):
             path = _field_path(node)
+            if path is not None:
+                self.hw_queries.add(path[0])
             if path is not None and path[0] in self.hardware_names:
                 node = ast.HwdRef(path, span=node.span)
         return node
