@@ -20,6 +20,9 @@ SIZES = [
     {"n": 100, "m": 37, "p": 61},
     {"n": 64, "m": 64, "p": 64},
     {"n": 130, "m": 129, "p": 257},
+    # multiples for the versions of DIVISIBLE_BY, with an m that divides nothing
+    {"n": 8, "m": 40, "p": 256},
+    {"n": 24, "m": 300, "p": 512},
 ]
 
 #: The sizes of the paper (2048^3, Table II) and of the H100 case study (4096^3).

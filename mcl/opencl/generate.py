@@ -721,13 +721,14 @@ class _KernelGen:
                     default = evaluate(_CPrinter(self, plan=True).expr(p.default), {})
                 except McplError:
                     default = None
-            compile_time.append(CompileTimeSize(name, p.type.name, default))
+            size = CompileTimeSize(name, p.type.name, default)
+            compile_time.append(size)
             head.append(f"// {name} sizes an array: it is a compile-time constant "
-                        f"(build with -D {name}=<value>)")
-            head.append(f"#ifndef {name}")
-            head.append(f"#define {name} {default}" if default is not None
-                        else f"#error \"build with -D {name}=<value>\"")
-            head += ["#endif", ""]
+                        f"(build with -D {size.macro}=<value>)")
+            head.append(f"#ifndef {size.macro}")
+            head.append(f"#define {size.macro} {default}" if default is not None
+                        else f"#error \"build with -D {size.macro}=<value>\"")
+            head += ["#endif", f"#define {name} {size.macro}", ""]
         for td in self.records.values():
             fields = " ".join(f"{_ctype(x.type.name, self)} {x.name};" for x in td.fields)
             head.append(f"typedef struct {{ {fields} }} {self.cname(td.name)};")

@@ -39,11 +39,20 @@ class Argument:
 @dataclass(frozen=True)
 class CompileTimeSize:
     """A parameter the kernel needs at build time (it sizes a local or private array):
-    the host passes ``-D name=value``."""
+    the host passes ``-D MCL_<name>=value``. The prefix matters: a macro named like a
+    short parameter (``p``, ``n``) would also rewrite the OpenCL headers, which the
+    compiler includes before the kernel source."""
 
     name: str
     type: str
     default: int | None = None
+
+    @property
+    def macro(self) -> str:
+        return f"MCL_{self.name}"
+
+    def option(self, value: int) -> str:
+        return f"-D{self.macro}={value}"
 
 
 @dataclass(frozen=True)

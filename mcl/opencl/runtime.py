@@ -54,6 +54,7 @@ class Kernel:
     context: object
     queue: object
     _programs: dict[tuple, object] = field(default_factory=dict, repr=False)
+    _kernel_objects: dict[int, object] = field(default_factory=dict, repr=False)
     #: the profiling event of the last launch (None if nothing was launched)
     last_event: object = field(default=None, repr=False)
 
@@ -76,8 +77,8 @@ class Kernel:
         key = tuple(sizes[c.name] for c in self.plan.compile_time)
         if key not in self._programs:
             options = [*self.plan.build_options,
-                       *(f"-D{c.name}={v}" for c, v in zip(self.plan.compile_time, key,
-                                                           strict=True))]
+                       *(c.option(v) for c, v in zip(self.plan.compile_time, key,
+                                                     strict=True))]
             plan = self.plan
 
             def where(cl_line: int) -> str | None:
@@ -88,6 +89,14 @@ class Kernel:
                 self.context, self.source, options, origin=f"{plan.kernel} ({plan.mcpl})",
                 line_map=where)
         return self._programs[key]
+
+    def kernel_object(self, program):
+        """The kernel of ``program``, created once: each creation costs a driver call."""
+        key = id(program)
+        if key not in self._kernel_objects:
+            import pyopencl as cl
+            self._kernel_objects[key] = cl.Kernel(program, self.plan.kernel)
+        return self._kernel_objects[key]
 
     # ---- calling
 
@@ -152,7 +161,7 @@ class Kernel:
             values[a.name] = value
         self.launch_sizes(env)
         prog = self.program(env)
-        kernel = getattr(prog, plan.kernel)
+        kernel = self.kernel_object(prog)
         args, outputs, copies = [], {}, []
         for a in plan.arguments:
             if a.kind == "scalar":

@@ -67,7 +67,7 @@ def test_parameters_that_size_arrays_are_compile_time():
     (k,) = generate(EXAMPLES / "convolution" / "hopper_v1.mcpl")
     assert [c.name for c in k.plan.compile_time] == ["fh", "fw"]
     assert [c.default for c in k.plan.compile_time] == [9, 9]
-    assert "#define fh 9" in k.source
+    assert "#define MCL_fh 9" in k.source and "#define fh MCL_fh" in k.source
     assert [a.name for a in k.plan.arguments] == ["h", "w", "output", "input", "filter"]
     assert "__constant float* restrict filter" in k.source
     assert evaluate(k.plan.local_memory_bytes, {"fh": 3, "fw": 5}) == (64 + 2) * (32 + 4) * 4

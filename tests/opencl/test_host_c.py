@@ -43,6 +43,6 @@ def test_host_code_names_the_plan():
     header, source = host_code(k)
     assert "cl_int convolution_create(cl_context context, cl_device_id device, int fh, int fw" \
         in header
-    assert "-Dfh=%ld -Dfw=%ld" in source
+    assert "-DMCL_fh=%ld -DMCL_fw=%ld" in source
     assert "size_t global[2] = {(size_t)((w + 32 - 1) / 32 * 32)" in source
     assert "clEnqueueNDRangeKernel(queue, kernel, 2, NULL, global, local" in source
