@@ -1,10 +1,12 @@
 """Parse + check times of the MCPL front end: the matmul example (target: about
-50 ms after start-up) and a generated 10 000-line module (target: about 2 s).
+50 ms after start-up) and a generated 10 000-line module (target: about 2 s),
+cold (item cache empty) and warm (the language server re-parsing a document
+after an edit of one function, with and without a line added).
 
-Run: python benchmarks/mcpl_parse.py [--write]   (--write updates
+Run: python benchmarks/mcpl_parse.py [--write] [--repeat N]   (--write updates
 benchmarks/results/mcpl_parse.md). Times are the best of several runs in this
 process, after one warm-up run that loads textX, the grammar and the hardware
-descriptions."""
+descriptions; wall-clock and CPU time (the machine may be shared)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import time
 from pathlib import Path
 
 from mcl.mcpl import check, parse
+from mcl.mcpl.builder import clear_cache, parse_whole
 
 ROOT = Path(__file__).resolve().parent.parent
 MATMUL = ROOT / "examples" / "matmul" / "nvidia_v1.mcpl"
@@ -39,37 +42,67 @@ def big_module(lines: int = 10_000) -> str:
         FUNCTION.format(k=k) for k in range(lines // per + 1))
 
 
-def best(fn, repeat: int) -> float:
-    times = []
+def best(fn, repeat: int, setup=None) -> tuple[float, float]:
+    """(best wall-clock time, best CPU time) of ``fn`` over ``repeat`` runs."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        if setup is not None:
+            setup()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return min(walls), min(cpus)
+
+
+def edited(text: str, run: int, add_line: bool) -> str:
+    """``text`` with one statement of a function in the middle changed, differently
+    for each ``run`` (so that the changed item is never in the cache); with
+    ``add_line``, one or two lines are added, so every later item moves."""
+    i = text.index("s += a[i]", len(text) // 2)
+    if add_line:
+        return text[:i] + f"s += {run}.0;\n        " * (1 + run % 2) + text[i:]
+    return text[:i] + f"s += {run} * " + text[i + 5:]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--write", action="store_true", help="update the results file")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each big case")
     args = ap.parse_args()
     text = MATMUL.read_text()
-    check(MATMUL)  # warm-up: textX metamodel, hardware library
-    t_parse = best(lambda: parse(text, str(MATMUL)), 20)
-    t_check = best(lambda: check(MATMUL), 20)
+    check(MATMUL)  # warm-up: textX metamodels, hardware library
+    r = args.repeat
+    rows = []
+    n = text.count(chr(10))
+    rows.append((f"matmul nvidia_v1 ({n} lines): parse, cold", best(
+        lambda: parse(text, str(MATMUL)), 20, clear_cache), None))
+    rows.append(("matmul nvidia_v1: parse + check, cold", best(
+        lambda: check(MATMUL), 20, clear_cache), 0.050))
     big = big_module()
-    n_lines = big.count("\n")
-    t_big_parse = best(lambda: parse(big, "big.mcpl"), 2)
-    t_big_check = best(lambda: check("big.mcpl", source=big), 2)
-    rows = [
-        (f"matmul nvidia_v1 ({text.count(chr(10))} lines): parse", t_parse, None),
-        ("matmul nvidia_v1: parse + check", t_check, 0.050),
-        (f"generated module ({n_lines} lines): parse", t_big_parse, None),
-        (f"generated module ({n_lines} lines): parse + check", t_big_check, 2.0),
-    ]
-    out = ["| case | time | target |", "| --- | --- | --- |"]
-    for name, t, target in rows:
+    n = big.count("\n")
+    rows.append((f"generated module ({n} lines): whole-file textX parse (before)",
+                 best(lambda: parse_whole(big, "big.mcpl"), max(1, r - 1)), None))
+    rows.append((f"generated module ({n} lines): parse, cold",
+                 best(lambda: parse(big, "big.mcpl"), r, clear_cache), None))
+    rows.append((f"generated module ({n} lines): parse + check, cold",
+                 best(lambda: check("big.mcpl", source=big), r, clear_cache), 2.0))
+    parse(big, "big.mcpl")
+    rows.append(("generated module: parse, unchanged (all items cached)",
+                 best(lambda: parse(big, "big.mcpl"), r), None))
+    for add_line in (False, True):
+        what = "one function edited, lines added (later items move)" if add_line \
+            else "one function edited"
+        runs = iter(range(1, 1000))
+        rows.append((f"generated module: parse, {what}", best(
+            lambda a=add_line, runs=runs: parse(edited(big, next(runs), a), "big.mcpl"), r), None))
+        rows.append((f"generated module: parse + check, {what}", best(
+            lambda a=add_line, runs=runs: check("big.mcpl", source=edited(big, next(runs), a)),
+            r), None))
+    out = ["| case | wall | CPU | target |", "| --- | --- | --- | --- |"]
+    for name, (wall, cpu), target in rows:
         goal = f"{target * 1000:.0f} ms" if target else ""
-        out.append(f"| {name} | {t * 1000:.1f} ms | {goal} |")
+        out.append(f"| {name} | {wall * 1000:.1f} ms | {cpu * 1000:.1f} ms | {goal} |")
     table = "\n".join(out)
     print(table)
     if args.write:

@@ -44,11 +44,29 @@ def metamodel():
 @lru_cache(maxsize=1)
 def item_metamodel():
     """The same grammar with an entry rule for one top-level item (a ``type``
-    definition or a function): mcl.mcpl.chunks splits a module into items."""
+    definition or a function): mcl.mcpl.chunks splits a module into items.
+
+    Its ``Comment`` rule is renamed away: the builder blanks the comments of an
+    item (same offsets) before parsing it, which spares Arpeggio trying the
+    comment rule before every token (about 10% of the parse)."""
     from textx import metamodel_from_str
 
-    return metamodel_from_str("McplItem: TypeDef | Function;\n" + GRAMMAR.read_text(),
+    grammar = GRAMMAR.read_text()
+    assert "\nComment:" in grammar
+    grammar = grammar.replace("\nComment:", "\nUnusedComment_:")
+    return metamodel_from_str("McplItem: TypeDef | Function;\n" + grammar,
                               autokwd=True, memoization=False)
+
+
+def _blank_comments(text: str) -> str:
+    """``text`` with every comment replaced by spaces (line breaks kept, so
+    every offset stays the same)."""
+    if "/" not in text:
+        return text
+    return chunks.COMMENT_RE.sub(lambda m: _NOT_NEWLINE_RE.sub(" ", m.group()), text)
+
+
+_NOT_NEWLINE_RE = re.compile(r"[^\n]")
 
 
 def parse(source: str, file: str = "<string>") -> ast.Module:
@@ -230,7 +248,7 @@ def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: _Lines
             _cache[key] = hit
         return hit.node, [], hit.trailing
     try:
-        model = item_metamodel().model_from_str(text[:item.end - item.start])
+        model = _parse_item(_blank_comments(text[:item.end - item.start]))
     except TextXSyntaxError as e:
         return None, [_syntax_diagnostic(e, source, index, file, text, item.start)], False
     except RecursionError:
@@ -252,6 +270,94 @@ def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: _Lines
     return node, [], trailing
 
 
+class _Obj:
+    """A grammar object as textX would make it (attributes, ``_tx_position``,
+    ``_tx_position_end``; the class is named after the rule), without textX's
+    model construction."""
+
+
+@lru_cache(maxsize=1)
+def _item_rules() -> dict[str, Any]:
+    """For each rule of the item grammar: "match", "abstract", or (for a common
+    rule) (its class, its attributes' default values, the names of its list attributes)."""
+    from textx.const import RULE_ABSTRACT, RULE_MATCH
+
+    mm = item_metamodel()
+    rules: dict[str, Any] = {}
+    for name, cls in _grammar_classes(mm):
+        if cls._tx_type == RULE_MATCH:
+            rules[name] = "match"
+        elif cls._tx_type == RULE_ABSTRACT:
+            rules[name] = "abstract"
+        else:
+            inst = cls.__new__(cls)
+            mm._init_obj_attrs(inst)
+            defaults = {k: getattr(inst, k) for k in cls._tx_attrs}
+            lists = frozenset(k for k, v in defaults.items() if isinstance(v, list))
+            rules[name] = (type(name, (_Obj,), {}), defaults, lists)
+    return rules
+
+
+def _grammar_classes(mm: Any) -> list[tuple[str, Any]]:
+    out = []
+    for name in re.findall(r"^([A-Za-z_]\w*)\s*:", GRAMMAR.read_text(), re.MULTILINE):
+        if name != "Comment":
+            out.append((name, mm[name]))
+    return [("McplItem", mm["McplItem"]), *out]
+
+
+def _parse_item(text: str) -> Any:
+    """The grammar objects of one item: textX's Arpeggio parser, then a direct
+    conversion of the parse tree (textX's model construction, which handles
+    references, object processors and more that MCPL does not use, takes about
+    as long as the parse itself). Raises TextXSyntaxError like textX."""
+    parser = item_metamodel()._parser_blueprint.clone()
+    tree = parser.parse(text)
+    rules = _item_rules()
+    from arpeggio import Terminal
+
+    def node(n: Any) -> Any:
+        if type(n) is Terminal:
+            return n.value
+        kind = rules[n.rule_name]
+        if kind == "abstract":
+            if len(n) > 1:
+                return node(next(c for c in n if type(c) is not Terminal))
+            return node(n[0])
+        if kind == "match":
+            return "".join(str(node(c)) for c in n) if len(n) > 1 else node(n[0])
+        cls, defaults, lists = kind
+        obj = cls()
+        d = obj.__dict__
+        d.update(defaults)
+        for k in lists:
+            d[k] = []
+        d["_tx_position"] = n.position
+        d["_tx_position_end"] = n.position_end
+        for c in n:
+            if type(c) is Terminal:
+                continue
+            name = c.rule_name
+            if not name.startswith("__asgn"):
+                node(c)
+                continue
+            attr = c.rule._attr_name
+            op = name[name.rindex("_") + 1:]
+            if op == "optional":
+                d[attr] = True
+            elif op == "plain":
+                value = node(c[0])
+                if attr in lists:
+                    d[attr].append(value)
+                else:
+                    d[attr] = value
+            else:
+                d[attr].extend(node(x) for x in c if x.rule_name != "sep")
+        return obj
+
+    return node(tree[0])
+
+
 def _shift(node: Any, lines: int) -> Any:
     """``node`` with every span moved down by ``lines`` lines."""
     if isinstance(node, ast.Node):
@@ -261,13 +367,16 @@ def _shift(node: Any, lines: int) -> Any:
             if k == "span":
                 if v.file != "<generated>":
                     v = Span(v.file, v.line + lines, v.column, v.end_line + lines, v.end_column)
-            elif isinstance(v, ast.Node | tuple):
+            elif isinstance(v, _TREE):
                 v = _shift(v, lines)
             d[k] = v
         return new
     if isinstance(node, tuple):
         return tuple(_shift(x, lines) for x in node)
     return node
+
+
+_TREE = (ast.Node, tuple)
 
 
 class _Lines:

@@ -116,14 +116,13 @@ def test_builder_errors_of_several_items():
 
 def _counting(monkeypatch) -> list[str]:
     parsed: list[str] = []
-    mm = builder.item_metamodel()
-    original = mm.model_from_str
+    original = builder._parse_item
 
-    def model_from_str(text, *args, **kwargs):
+    def parse_item(text):
         parsed.append(text)
-        return original(text, *args, **kwargs)
+        return original(text)
 
-    monkeypatch.setattr(mm, "model_from_str", model_from_str)
+    monkeypatch.setattr(builder, "_parse_item", parse_item)
     return parsed
 
 
