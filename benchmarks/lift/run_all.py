@@ -176,7 +176,16 @@ def main(argv=None) -> int:
         return 1
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    report: dict = {"device": rt.info.spec, "date": time.strftime("%Y-%m-%d %H:%M")}
+    # Parts run with --only accumulate in one results file; each part is saved as soon
+    # as it is measured, so a run cut short keeps what it has.
+    results_file = out / "results.json"
+    report: dict = json.loads(results_file.read_text()) if results_file.exists() else {}
+    report.update({"device": rt.info.spec, "date": time.strftime("%Y-%m-%d %H:%M")})
+
+    def save() -> None:
+        results_file.write_text(json.dumps(report, indent=2))
+        (out / "results.md").write_text(markdown(report))
+
     todo = args.only or ["sum", "gemv", "mm"]
 
     if "sum" in todo:
@@ -210,6 +219,7 @@ def main(argv=None) -> int:
                          f"Lift sum of 2^{args.log2n} floats ({rt.info.name})")
         if best:
             (out / "sum_best.cl").write_text(best["source"])
+        save()
 
     if "gemv" in todo:
         n = args.gemv_n
@@ -234,6 +244,7 @@ def main(argv=None) -> int:
         best_so_far_plot(res, out / "gemv_best_so_far.png", f"Lift gemv {n}x{n}")
         if best:
             (out / "gemv_best.cl").write_text(best["source"])
+        save()
 
     if "mm" in todo:
         n = args.mm_n
@@ -258,8 +269,7 @@ def main(argv=None) -> int:
         if best:
             (out / "mm_best.cl").write_text(best["source"])
 
-    (out / "results.json").write_text(json.dumps(report, indent=2))
-    (out / "results.md").write_text(markdown(report))
+    save()
     print(markdown(report))
     return 0
 
