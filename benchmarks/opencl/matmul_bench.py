@@ -89,6 +89,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--device", default=None, help="PLATFORM:DEVICE (default: a GPU)")
     ap.add_argument("--out", default="benchmarks/results/opencl_matmul")
+    ap.add_argument("--versions", nargs="+", default=list(VERSIONS),
+                    help=f"versions of examples/matmul to time (default: {' '.join(VERSIONS)})")
     args = ap.parse_args()
 
     rt = device.runtime(args.device)
@@ -118,7 +120,7 @@ def main() -> int:
 
     import pyopencl.array as cla
     da, db = cla.to_device(rt.queue, a), cla.to_device(rt.queue, b)
-    for v in VERSIONS:
+    for v in args.versions:
         print(f"{v}", flush=True)
         entry: dict = {}
         try:
@@ -178,7 +180,7 @@ def main() -> int:
     ks = results["kernels"]
     ratios = {}
     if "gflops" in ks["cublas"]:
-        for v in VERSIONS:
+        for v in args.versions:
             if "gflops" in ks[v]:
                 ratios[f"{v}/cublas"] = ks[v]["gflops"] / ks["cublas"]["gflops"]
     if "gflops" in ks["perfect"] and "gflops" in naive:
