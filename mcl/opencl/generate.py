@@ -738,6 +738,14 @@ class _KernelGen:
             head += _float_atomic_helper(q).splitlines() + [""]
         for h in self.helpers.values():
             head += h.splitlines() + [""]
+        # A work-group size fixed at generation time is declared: the OpenCL compiler
+        # then plans registers for it (NVIDIA's otherwise assumes at most 256 work-items
+        # per group and refuses larger launches).
+        fixed = [_constant_size(x) for x in local]
+        if all(x is not None for x in fixed):
+            fixed += [1] * (3 - len(fixed))
+            head.append("__attribute__((reqd_work_group_size("
+                        + ", ".join(str(x) for x in fixed[:3]) + ")))")
         head.append(f"__kernel void {self.cname(f.name)}(" + (",\n" + " " * (
             len(self.cname(f.name)) + 15)).join(sig) + ")")
         head.append("{")
@@ -804,6 +812,14 @@ def _float_atomic_helper(qualifier: str) -> str:
             "        old = seen;\n"
             "    }\n"
             "}")
+
+
+def _constant_size(expr: str) -> int | None:
+    """The value of a launch-size expression that names no parameter, else None."""
+    try:
+        return int(evaluate(expr, {}))
+    except (McplError, ValueError, TypeError, ZeroDivisionError):
+        return None
 
 
 class _CPrinter:
