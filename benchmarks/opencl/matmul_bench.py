@@ -26,7 +26,7 @@ import mcl  # noqa: E402
 from mcl.opencl import device  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "matmul"
-VERSIONS = ("hopper", "hopper_v1", "hopper_v2", "hopper_v3")
+VERSIONS = ("hopper", "hopper_v1", "hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5")
 
 NAIVE = """
 __kernel void matmul_naive(const int n, const int m, const int p,
@@ -91,7 +91,12 @@ def main() -> int:
     ap.add_argument("--out", default="benchmarks/results/opencl_matmul")
     ap.add_argument("--versions", nargs="+", default=list(VERSIONS),
                     help=f"versions of examples/matmul to time (default: {' '.join(VERSIONS)})")
+    ap.add_argument("--watchdog", type=float, default=0,
+                    help="after this many seconds, print every thread's stack and exit")
     args = ap.parse_args()
+    if args.watchdog:
+        import faulthandler
+        faulthandler.dump_traceback_later(args.watchdog, exit=True)
 
     rt = device.runtime(args.device)
     info = device.describe(rt.device)
@@ -107,6 +112,59 @@ def main() -> int:
     results: dict = {"device": info.spec, "size": [n, m, p], "repeat": args.repeat,
                      "date": time.strftime("%Y-%m-%d %H:%M:%S"), "kernels": {}}
 
+    # OpenCL kernels first, cuBLAS last: every output is kept on the host and checked
+    # against the cuBLAS product at the end; timings of a wrong result are dropped.
+    import pyopencl as cl
+    import pyopencl.array as cla
+    da, db = cla.to_device(rt.queue, a), cla.to_device(rt.queue, b)
+    outputs: dict[str, np.ndarray] = {}
+
+    def measure(name: str, kernel) -> dict:
+        print(name, flush=True)
+        entry: dict = {}
+        try:
+            dc = cla.zeros(rt.queue, (n, m), np.float32)
+            kernel(n=n, m=m, p=p, a=da, b=db, c=dc)
+            outputs[name] = dc.get()
+            entry["seconds"] = kernel.time(repeat=args.repeat, n=n, m=m, p=p, a=da, b=db, c=dc)
+            entry["gflops"] = flops / entry["seconds"] / 1e9
+            print(f"  {entry['seconds'] * 1e3:.3f} ms, {entry['gflops']:.0f} GFLOP/s", flush=True)
+        except mcl.diagnostics.McplError as e:
+            entry["error"] = str(e)
+            print(f"  error: {e}", flush=True)
+        return entry
+
+    for v in args.versions:
+        results["kernels"][v] = measure(v, mcl.compile(EXAMPLES / f"{v}.mcpl", context=rt.context,
+                                                       queue=rt.queue))
+    # the perfect-level matmul, translated to hopper and generated, against naive OpenCL
+    perfect = mcl.compile(EXAMPLES / "perfect.mcpl", target="hopper", context=rt.context,
+                          queue=rt.queue)
+    from mcl.opencl.plan import evaluate
+    local = tuple(evaluate(e, {"n": n, "m": m, "p": p}) for e in perfect.plan.local_size)
+    results["kernels"]["perfect"] = {**measure("perfect", perfect), "local_size": list(local)}
+
+    print("naive hand-written OpenCL (same local size)", flush=True)
+    if len(local) < 2:
+        local = (local[0], 1)
+    prog = cl.Program(rt.context, NAIVE).build()
+    dc = cla.zeros(rt.queue, (n, m), np.float32)
+    glob = (-(-m // local[0]) * local[0], -(-n // local[1]) * local[1])
+    knl = cl.Kernel(prog, "matmul_naive")
+    run = lambda: knl(rt.queue, glob, local[:2], np.int32(n), np.int32(m),  # noqa: E731
+                      np.int32(p), dc.data, da.data, db.data)
+    naive: dict = {"local_size": list(local[:2])}
+    try:
+        run().wait()
+        outputs["naive_opencl"] = dc.get()
+        for _ in range(2):
+            run().wait()
+        naive["seconds"] = min(event_seconds(run()) for _ in range(args.repeat))
+        naive["gflops"] = flops / naive["seconds"] / 1e9
+    except cl.Error as e:
+        naive["error"] = str(e)
+    results["kernels"]["naive_opencl"] = naive
+
     print("cuBLAS SGEMM (torch.matmul, allow_tf32=False)", flush=True)
     cb = cublas(a, b, args.repeat)
     want = cb.pop("result", None)
@@ -117,65 +175,12 @@ def main() -> int:
         results["reference"] = "cuBLAS"
         cb["gflops"] = flops / cb["seconds"] / 1e9
     results["kernels"]["cublas"] = cb
-
-    import pyopencl.array as cla
-    da, db = cla.to_device(rt.queue, a), cla.to_device(rt.queue, b)
-    for v in args.versions:
-        print(f"{v}", flush=True)
-        entry: dict = {}
-        try:
-            k = mcl.compile(EXAMPLES / f"{v}.mcpl", context=rt.context, queue=rt.queue)
-            dc = cla.zeros(rt.queue, (n, m), np.float32)
-            k(n=n, m=m, p=p, a=da, b=db, c=dc)
-            entry.update(check(v, dc.get(), want))
-            if entry["verified"]:
-                entry["seconds"] = k.time(repeat=args.repeat, n=n, m=m, p=p, a=da, b=db, c=dc)
-                entry["gflops"] = flops / entry["seconds"] / 1e9
-        except mcl.diagnostics.McplError as e:
-            entry["error"] = str(e)
-            print(f"  error: {e}", flush=True)
-        results["kernels"][v] = entry
-
-    # the perfect-level matmul, translated to hopper and generated, against naive OpenCL
-    print("perfect (generated) vs naive hand-written OpenCL", flush=True)
-    import pyopencl as cl
-    local = (32, 8)
-    entry = {}
-    try:
-        k = mcl.compile(EXAMPLES / "perfect.mcpl", target="hopper", context=rt.context,
-                        queue=rt.queue)
-        from mcl.opencl.plan import evaluate
-        env = {"n": n, "m": m, "p": p}
-        local = tuple(evaluate(e, env) for e in k.plan.local_size)
-        dc = cla.zeros(rt.queue, (n, m), np.float32)
-        k(n=n, m=m, p=p, a=da, b=db, c=dc)
-        entry.update(check("perfect", dc.get(), want))
-        if entry["verified"]:
-            entry["seconds"] = k.time(repeat=args.repeat, n=n, m=m, p=p, a=da, b=db, c=dc)
-            entry["gflops"] = flops / entry["seconds"] / 1e9
-        entry["local_size"] = list(local)
-    except (mcl.diagnostics.McplError, ImportError, AttributeError) as e:
-        entry["error"] = f"{type(e).__name__}: {e}"
-        print(f"  error: {entry['error']}", flush=True)
-    results["kernels"]["perfect"] = entry
-
-    prog = cl.Program(rt.context, NAIVE).build()
-    dc = cla.zeros(rt.queue, (n, m), np.float32)
-    if len(local) < 2:
-        local = (local[0], 1)
-    glob = (-(-m // local[0]) * local[0], -(-n // local[1]) * local[1])
-    knl = prog.matmul_naive
-    run = lambda: knl(rt.queue, glob, local[:2], np.int32(n), np.int32(m),  # noqa: E731
-                      np.int32(p), dc.data, da.data, db.data)
-    run().wait()
-    naive = check("naive", dc.get(), want)
-    if naive["verified"]:
-        for _ in range(2):
-            run().wait()
-        naive["seconds"] = min(event_seconds(run()) for _ in range(args.repeat))
-        naive["gflops"] = flops / naive["seconds"] / 1e9
-    naive["local_size"] = list(local[:2])
-    results["kernels"]["naive_opencl"] = naive
+    for name, got in outputs.items():
+        entry = results["kernels"][name]
+        entry.update(check(name, got, want))
+        if not entry["verified"]:
+            entry.pop("seconds", None)
+            entry.pop("gflops", None)
 
     ks = results["kernels"]
     ratios = {}
