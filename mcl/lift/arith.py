@@ -26,7 +26,7 @@ class DivAtom:
     den: int
 
     def __str__(self) -> str:
-        return f"({self.num} / {self.den})"
+        return f"({_operand(self.num)} / {self.den})"
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class ModAtom:
     den: int
 
     def __str__(self) -> str:
-        return f"({self.num} % {self.den})"
+        return f"({_operand(self.num)} % {self.den})"
 
 
 Atom = Var | DivAtom | ModAtom
@@ -159,6 +159,14 @@ class Idx:
 
     def __str__(self) -> str:
         return self.c()
+
+
+def _operand(i: Idx) -> str:
+    """``i`` as the left operand of ``/`` or ``%``: a sum needs parentheses in C
+    (``a + b % k`` is ``a + (b % k)``)."""
+    s = i.c()
+    return f"({s})" if len(i.terms) + (1 if i.const else 0) > 1 or (
+        len(i.terms) == 1 and i.terms[0][1] != 1) else s
 
 
 def _atom_bounds(a: Atom) -> tuple[int, int]:

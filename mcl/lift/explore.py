@@ -78,7 +78,11 @@ class Evaluator:
     def limits(self) -> Limits:
         self.setup()
         info = self._rt.info
-        return Limits(max_work_group=info.max_work_group_size, local_memory=info.local_memory)
+        # Work-items of a CPU work-group do not run in lock-step: warp-synchronous
+        # code (mapWarp/mapLane without barriers) would be wrong there.
+        warp = 32 if info.kind == "GPU" else 1
+        return Limits(max_work_group=info.max_work_group_size, local_memory=info.local_memory,
+                      warp_size=warp)
 
     def __call__(self, prog: Program, local_size: int | None = None) -> Evaluation:
         from mcl.lift.execute import Bound, compile_generated
@@ -135,8 +139,11 @@ class Results:
         r = Results(Path(path) if path else None, meta)
         if r.path and r.path.exists():
             data = json.loads(r.path.read_text())
-            if data.get("meta", {}).get("program") == meta.get("program") and \
-                    data.get("meta", {}).get("sizes") == meta.get("sizes"):
+            old = data.get("meta", {})
+            # times are only comparable on one device; the strategy, seed and budget
+            # may change between runs (the key is the expression and work-group size)
+            if all(old.get(f) == meta.get(f) for f in ("program", "sizes", "source")) and \
+                    old.get("device_name", meta.get("device_name")) == meta.get("device_name"):
                 r.evaluations = data.get("evaluations", {})
                 r.curve = data.get("curve", [])
         return r
@@ -169,7 +176,10 @@ class Search:
         self.local_sizes = local_sizes
         self.progress = progress if progress is not None else sys.stderr
         self.max_depth = max_depth
-        self.tried = 0
+        self.tried = 0            # candidates of this search: evaluated now or recalled
+        self.evaluated = 0        # of which evaluated in this run
+        self.recalled = 0
+        self._recalled: set[str] = set()
         self.start = time.time()
         self._moves: dict[str, list[Rewrite]] = {}
 
@@ -188,12 +198,19 @@ class Search:
         ls = self.rng.choice(self.local_sizes) if _has_glb(prog) else None
         k = key(prog.body) + (f" @local={ls}" if ls else "")
         if k in self.results.evaluations:
+            # a candidate of an earlier (interrupted or shorter) run: it counts towards
+            # the budget once, so that resuming with the same budget does no new work
+            if k not in self._recalled and not self.done:
+                self._recalled.add(k)
+                self.tried += 1
+                self.recalled += 1
             e = self.results.evaluations[k]
             return e["time_s"] if e["status"] == "ok" else None
         if self.done:
             return None
         ev = self.evaluate(prog, ls)
         self.tried += 1
+        self.evaluated += 1
         self.results.evaluations[k] = ev.to_json()
         best = self.results.best()
         self.results.curve.append([len(self.results.evaluations), best["time_s"] if best
@@ -322,6 +339,8 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         limits = ev.limits() if isinstance(ev, Evaluator) else Limits()
     meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
             "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}
+    if isinstance(ev, Evaluator) and ev._rt is not None:
+        meta["device_name"] = ev._rt.info.spec
     results = Results.load(results_path, meta)
     s = Search(bound, ev, results, budget, limits, seed, progress=progress)
     if strategy == "exhaustive":

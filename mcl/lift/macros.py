@@ -150,12 +150,17 @@ def _powers(lo: int, hi: int) -> list[int]:
     return out
 
 
+def _warp_tails(limits: Limits) -> tuple[bool, ...]:
+    """Whether a tree may end in a warp without barriers (lock-step warps only)."""
+    return (True, False) if limits.warp_size > 1 else (False,)
+
+
 def reduction_choices(n: int, limits: Limits, elem_ok_vector: bool) -> list[tuple]:
     """(elements per work-group, threads, vector width, warp tail) within the limits."""
     out = []
     widths = [1] + ([w for w in limits.vector_widths] if elem_ok_vector else [])
     for bs, threads, w, warp in itertools.product(
-            _powers(1024, n), _powers(32, limits.max_work_group), widths, (True, False)):
+            _powers(1024, n), _powers(32, limits.max_work_group), widths, _warp_tails(limits)):
         if n % bs or bs % (threads * w) or bs // (threads * w) < 1:
             continue
         if warp and threads < 2 * limits.warp_size:
@@ -194,7 +199,8 @@ def reduce_tree(s: Site) -> list[Expr]:
             continue
         t2 = _tail_threads(groups, s.limits)
         body2 = workgroup_reduction(f, z, None, Param("chunk"), groups, t2, 1,
-                                    t2 >= 2 * s.limits.warp_size, s.limits.warp_size)
+                                    s.limits.warp_size > 1 and t2 >= 2 * s.limits.warp_size,
+                                    s.limits.warp_size)
         c2 = _find_param(body2, "chunk")
         out.append(apply(JOIN, apply(Prim("mapWrg", (Lambda((c2,), body2),)),
                                      apply(Prim("split", (_i(groups),)), stage1))))
@@ -246,7 +252,8 @@ def map_reduce_workgroups(s: Site) -> list[Expr]:
     scalar_input = isinstance(xt.elem, ScalarType) or (
         isinstance(xt.elem, TupleType) and all(isinstance(t, ScalarType) for t in xt.elem.elems))
     for threads, w, warp in itertools.product(_powers(32, s.limits.max_work_group),
-                                              [1, *s.limits.vector_widths], (True, False)):
+                                              [1, *s.limits.vector_widths],
+                                              _warp_tails(s.limits)):
         if n % (threads * w) or (w > 1 and not (scalar_input and _vectorisable(g))):
             continue
         if warp and threads < 2 * s.limits.warp_size:

@@ -444,13 +444,16 @@ rule(Rule("map-fission", "fusion", "map(f o g) -> map(f) o map(g)",
 # --- lowering -----------------------------------------------------------------------------
 
 
-def _lower_map(target: str, pre: Callable[[tuple[str, ...]], bool], dims=(0,)):
+def _lower_map(target: str, pre: Callable[[tuple[str, ...]], bool], dims=(0,),
+               warp: bool = False):
     def rhs(s: Site) -> list[Node]:
         p = s.node
         return [Prim(target, p.args, d) for d in dims]
+    # warp-synchronous patterns only where the device runs warps in lock-step
     return Rule(f"map-to-{target}", "lowering", f"map(f) -> {target}(f)",
                 match=lambda s: _prim(s, "map") is not None and not _is_layout_map(s.node),
-                condition=lambda s: pre(s.enclosing), rhs=rhs)
+                condition=lambda s: pre(s.enclosing) and (not warp or s.limits.warp_size > 1),
+                rhs=rhs)
 
 
 def _is_layout_map(p: Prim) -> bool:
@@ -467,7 +470,7 @@ rule(_lower_map("mapWrg", lambda st: not _par(st)))
 rule(_lower_map("mapLcl", lambda st: "mapWrg" in st and not (
     _par(st) & {"mapLcl", "mapWarp", "mapLane", "mapSeq"})))
 rule(_lower_map("mapWarp", lambda st: "mapWrg" in st and not (
-    _par(st) & {"mapLcl", "mapWarp", "mapLane", "mapSeq"})))
+    _par(st) & {"mapLcl", "mapWarp", "mapLane", "mapSeq"}), warp=True))
 rule(_lower_map("mapLane", lambda st: "mapWarp" in st and "mapLane" not in st))
 rule(_lower_map("mapSeq", lambda st: bool(_par(st) & {"mapLcl", "mapLane", "mapGlb",
                                                        "mapSeq"})))
@@ -495,6 +498,49 @@ rule(Rule("reorder-to-id", "lowering", "reorder -> id",
           rhs=lambda s: [s.node.args[0]]))
 
 
+# ----------------------------------------------------------------------------- post-conditions
+
+def nesting_problem(e: Node, partial: bool = True) -> str | None:
+    """Why the parallel maps of ``e`` cannot be nested the way they are (None: they
+    can). The lowering rules check what encloses the map they lower; this checks
+    the other direction too (a map lowered to mapWrg around one already lowered to
+    mapWrg or mapGlb), so that no rewrite produces an expression the code generator
+    must reject. With ``partial``, a map not yet lowered may still become the
+    mapWrg/mapWarp that a mapLcl/mapLane needs."""
+    def go(n: Node, ctx: tuple[str, ...]) -> str | None:
+        if isinstance(n, Prim) and (n.name in PARALLEL_MAPS or n.name == "mapSeq"):
+            k = n.name
+            pending = partial and "map" in ctx
+            same = f"{k}{n.dim}" in ctx
+            if k == "mapWrg" and (same or "mapGlb" in ctx or ctx_has(ctx, "mapLcl", "mapWarp",
+                                                                        "mapLane", "mapSeq")):
+                return "mapWrg inside another mapWrg, a mapGlb or a sequential map"
+            if k == "mapGlb" and (same or ctx_has(ctx, "mapWrg", "mapLcl", "mapWarp", "mapLane",
+                                                  "mapSeq")):
+                return "mapGlb inside another parallel or sequential map"
+            if k == "mapLcl" and (("mapWrg" not in ctx and not pending) or same or ctx_has(
+                    ctx, "mapWarp", "mapLane", "mapSeq", "mapGlb")):
+                return "mapLcl outside a mapWrg (or inside mapWarp/mapLane/mapSeq)"
+            if k == "mapWarp" and (("mapWrg" not in ctx and not pending) or ctx_has(
+                    ctx, "mapLcl", "mapWarp", "mapLane", "mapSeq", "mapGlb")):
+                return "mapWarp outside a mapWrg or inside a mapLcl"
+            if k == "mapLane" and (("mapWarp" not in ctx and not pending) or "mapLane" in ctx):
+                return "mapLane outside a mapWarp"
+            ctx = ctx + (k, f"{k}{n.dim}")
+        elif isinstance(n, Prim) and n.name == "map" and not _is_layout_map(n):
+            ctx = ctx + ("map",)
+        for c in children(n):
+            msg = go(c, ctx)
+            if msg:
+                return msg
+        return None
+    return go(e, ())
+
+
+def ctx_has(ctx: tuple[str, ...], *names: str) -> bool:
+    return any(c in ctx for c in names)
+
+
 # ----------------------------------------------------------------------------- driver
 
 @dataclass(frozen=True)
@@ -520,6 +566,8 @@ def rewrites(prog: Program, rules: list[Rule] | None = None, limits: Limits | No
             for i, new in enumerate(r.candidates(site)):
                 body = replace_at(prog.body.body, site.path, new)
                 cand = prog.with_body(Lambda(prog.body.params, body, prog.body.span))
+                if nesting_problem(body):
+                    continue
                 try:
                     check_program(cand)
                 except (LiftTypeError, McplError):

@@ -136,18 +136,104 @@ def test_exploration_strategies_find_lowered_candidates(strategy, tmp_path):
 
 
 def test_exploration_is_memoised_and_resumable(tmp_path):
+    from mcl.lift.parser import parse_file
     sizes = {"N": 1 << 12}
     f = tmp_path / "r.json"
     ev1 = _fake(sizes)
-    explore(program("sum"), sizes, "random", budget=5, evaluator=ev1, results_path=f,
-            progress=False, seed=3, limits=Limits())
+    explore(parse_file(PROGRAMS / "sum.lift"), sizes, "mcts", budget=5, evaluator=ev1,
+            results_path=f, progress=False, seed=3, limits=Limits())
     assert len(set(ev1.calls)) == len(ev1.calls) == 5
+    # a new parse (new parameter identities), the same search again: every candidate
+    # comes from the file, nothing is evaluated again
     ev2 = _fake(sizes)
-    res = explore(program("sum"), sizes, "random", budget=5, evaluator=ev2, results_path=f,
-                  progress=False, seed=3, limits=Limits())
-    # the same walk again: known candidates come from the file, new ones are evaluated
-    assert not set(ev2.calls) & set(ev1.calls)
-    assert len(res.evaluations) == 5 + len(ev2.calls)
+    res = explore(parse_file(PROGRAMS / "sum.lift"), sizes, "mcts", budget=5, evaluator=ev2,
+                  results_path=f, progress=False, seed=3, limits=Limits())
+    assert ev2.calls == [] and len(res.evaluations) == 5
+    # a larger budget resumes: only new candidates are evaluated
+    ev3 = _fake(sizes)
+    res = explore(parse_file(PROGRAMS / "sum.lift"), sizes, "mcts", budget=8, evaluator=ev3,
+                  results_path=f, progress=False, seed=3, limits=Limits())
+    assert not set(ev3.calls) & set(ev1.calls) and len(ev3.calls) == 3
+    assert len(res.evaluations) == 8
+
+
+def test_results_of_another_program_or_size_are_not_reused(tmp_path):
+    f = tmp_path / "r.json"
+    explore(program("sum"), {"N": 1 << 12}, "random", budget=2, evaluator=_fake({"N": 1 << 12}),
+            results_path=f, progress=False, limits=Limits())
+    ev = _fake({"N": 1 << 13})
+    explore(program("sum"), {"N": 1 << 13}, "random", budget=2, evaluator=ev, results_path=f,
+            progress=False, limits=Limits())
+    assert len(ev.calls) == 2
+
+
+def test_rewrites_never_produce_invalid_nesting():
+    """Lowering the outer map after the inner one (or the other way round) must not
+    give mapWrg(mapWrg), mapGlb(mapGlb), ...: such candidates wasted gemv's budget."""
+    import random
+
+    from mcl.lift.codegen import check_lowered
+    from mcl.lift.rules import nesting_problem, rewrites
+    sizes = {"M": 64, "N": 256}
+    p = bind_sizes(program("gemv"), sizes)
+    rng = random.Random(0)
+    lowered = 0
+    for _ in range(6):
+        q = p
+        for _ in range(10):
+            moves = rewrites(q, limits=Limits(max_work_group=256), explore_only=True)
+            for m in moves:
+                assert nesting_problem(m.result.body.body) is None, m.describe()
+            if not moves:
+                break
+            q = rng.choice(moves).result
+            try:
+                check_lowered(q.body.body)
+            except McplError:
+                continue
+            generate(q, sizes, Options(local_size=64))   # no lift-not-lowered error
+            lowered += 1
+            break
+    assert nesting_problem(parse(
+        "userfun f(x: float): float = x\n"
+        "p = fun(x: float[16][16]) => mapWrg(mapWrg(f)) $ x").body.body)
+    assert nesting_problem(parse(
+        "userfun f(x: float): float = x\n"
+        "p = fun(x: float[16][16]) => map(mapLcl(f)) $ x").body.body) is None
+
+
+def test_no_warp_synchronous_candidates_without_lock_step_warps():
+    from mcl.lift.rules import rewrites
+    sizes = {"N": 1 << 14}
+    p = bind_sizes(program("sum"), sizes)
+    moves = rewrites(p, limits=Limits(warp_size=1), explore_only=True)
+    assert moves and not any("mapWarp" in show(m.result.body.body) for m in moves)
+    assert any("mapWarp" in show(m.result.body.body)
+               for m in rewrites(p, limits=Limits(), explore_only=True))
+
+
+def test_kernels_declare_their_work_group_size():
+    g = generate(parse(REDUCE6), {"N": 1 << 20})
+    assert "__attribute__((reqd_work_group_size(128, 1, 1)))" in g.source
+    src = ("userfun twice(x: float): float = x * 2.0f\n"
+           "s = fun(x: float[64][64]) => mapGlb(1, mapGlb(twice)) $ x")
+    g = generate(parse(src), {}, Options(local_size=32))
+    assert g.kernels[0].local_size == (32, 1)
+    assert "reqd_work_group_size(32, 1, 1)" in g.source
+
+
+def test_modulo_and_division_of_sums_are_parenthesised():
+    from mcl.lift.arith import var
+    i, j = var("i", 32), var("j", 64)
+    assert ((256 * i + 4 * j) % 512).c() == "((256*i + 4*j) % 512)"
+    assert ((256 * i + 4 * j) // 512).c() == "((256*i + 4*j) / 512)"
+    # C semantics of the printed text match the index function
+    for a in (0, 5, 31):
+        for b in (0, 17, 63):
+            env = {"i": a, "j": b}
+            for e, want in (((256 * i + 4 * j) % 512, (256 * a + 4 * b) % 512),
+                            ((256 * i + 4 * j) // 512, (256 * a + 4 * b) // 512)):
+                assert eval(e.c().replace(" / ", " // "), {}, env) == want
 
 
 def test_failing_candidates_are_recorded_and_the_search_goes_on(tmp_path):
