@@ -86,6 +86,7 @@ class _Var:
     base: _Var | None = None        # views: the viewed variable
     tiled: bool = False             # views: per-dimension tiling of a multi-dim base
     by_pointer: bool = False        # a written scalar parameter, passed as a 1-element buffer
+    uniform: bool = False           # the index of a work-group loop: one value per work-group
     read: bool = False
     written: bool = False
 
@@ -158,12 +159,25 @@ def _translate(module: ast.Module, f: ast.Function, leaf: str,
 # --------------------------------------------------------------------------- the generator
 
 
+@dataclass(frozen=True)
+class _Helper:
+    """A generated helper function: its C name and which parameters (by position) are
+    passed as pointers, written and read."""
+
+    cname: str
+    by_pointer: frozenset[int]
+    written: frozenset[int]
+    read: frozenset[int]
+
+
 @dataclass
 class _Loop:
     foreach: ast.ForEach
     kind: str                   # "group" | "local"
     dim: int = 0
     id_expr: str = ""
+    #: the loops of its chain that share dimension ``dim``, outermost first
+    members: list[ast.ForEach] = field(default_factory=list)
 
 
 @dataclass
@@ -178,10 +192,19 @@ class _KernelGen:
     specialized: dict[str, ast.Param] = field(default_factory=dict)
     local_bytes: list[str] = field(default_factory=list)
     float_atomics: set[str] = field(default_factory=set)
-    helpers: dict[str, str] = field(default_factory=dict)
+    helpers: dict[tuple, str] = field(default_factory=dict)
+    helper_info: dict[tuple, _Helper] = field(default_factory=dict)
     records: dict[str, ast.TypeDef] = field(default_factory=dict)
     volatile_arrays: set[str] = field(default_factory=set)
     loops: dict[int, _Loop] = field(default_factory=dict)
+    siblings: dict[int, bool] = field(default_factory=dict)
+    leaves: set[int] = field(default_factory=set)
+    sizes: dict[int, str] = field(default_factory=dict)
+    extents: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: conditions of the smaller side-by-side loops around the current statement
+    guards: list[str] = field(default_factory=list)
+    #: per-group arrays in global memory: (plan argument, kernel parameter)
+    scratch_args: list[tuple[Argument, str]] = field(default_factory=list)
     enclosing: list[ast.ForEach] = field(default_factory=list)
     indent: int = 1
     line: int = 0
@@ -248,9 +271,13 @@ class _KernelGen:
     # ---- foreach loops -> NDRange dimensions
 
     def plan_loops(self) -> None:
-        chain: list[ast.ForEach] = []
+        """Give every foreach loop its OpenCL dimension and id. The loops form a tree:
+        side-by-side loops (phases of one work-group) share the dimensions of their
+        par_group; a dimension is as large as its largest loop and smaller loops are
+        guarded by their own size."""
+        chains: list[list[ast.ForEach]] = []
 
-        def collect(stmts: Sequence[ast.Stmt]) -> None:
+        def collect(stmts: Sequence[ast.Stmt], prefix: list[ast.ForEach]) -> None:
             found = [s for s in stmts if isinstance(s, ast.ForEach)]
             for s in stmts:
                 if not isinstance(s, ast.ForEach) and any(
@@ -259,63 +286,103 @@ class _KernelGen:
                                "cannot become work-group or work-item ids", s,
                                "put foreach loops directly inside each other")
             if len(found) > 1:
-                raise _err("opencl-foreach-siblings", "two foreach loops side by side at the "
-                           "same level are not supported by the OpenCL generator", found[1],
-                           "split the function into two kernels")
-            if found:
-                chain.append(found[0])
-                body = found[0].body
-                collect(body.statements if isinstance(body, ast.Block) else (body,))
+                first = found[0]
+                for other in found[1:]:
+                    if other.group != first.group:
+                        raise _err("opencl-foreach-siblings", f"a foreach over '{other.group}' "
+                                   f"beside one over '{first.group}': loops side by side must "
+                                   "be over the same par_group to share the work-items", other)
+                if self.target.par_groups.get(first.group) == "group":
+                    raise _err("opencl-foreach-siblings", f"two foreach loops over "
+                               f"'{first.group}' side by side: the second may start only when "
+                               "every work-group has finished the first, and a kernel cannot "
+                               "wait for all its work-groups", found[1],
+                               "split the function into two functions (two kernels)")
+            if not found and prefix:
+                chains.append(prefix)
+            for fe in found:
+                self.siblings[id(fe)] = len(found) > 1
+                body = fe.body
+                collect(body.statements if isinstance(body, ast.Block) else (body,),
+                        [*prefix, fe])
 
-        collect(self.f.body.statements)
-        by_kind: dict[str, list[_Loop]] = {"group": [], "local": []}
-        for fe in chain:
-            kind = self.target.par_groups.get(fe.group)
-            if kind is None:
-                raise _err("opencl-unknown-group", f"par_group '{fe.group}' is not one of "
-                           f"{self.target.name}", fe)
-            loop = _Loop(fe, kind)
-            by_kind[kind].append(loop)
-            self.loops[id(fe)] = loop
-        self.dims: dict[str, list[list[_Loop]]] = {}
-        self.shared_dims: dict[tuple[str, int], list[_Loop]] = {}
-        for kind, loops in by_kind.items():
-            inner_first = list(reversed(loops))
-            dims = [[lp] for lp in inner_first[:2]]
-            if len(inner_first) > 2:
-                dims.append(list(reversed(inner_first[2:])))   # outer first
-            self.dims[kind] = dims
+        collect(self.f.body.statements, [])
+        for chain in chains:
+            for fe in chain:
+                if self.target.par_groups.get(fe.group) is None:
+                    raise _err("opencl-unknown-group", f"par_group '{fe.group}' is not one of "
+                               f"{self.target.name}", fe)
+        self.leaves = {id(c[-1]) for c in chains}
+        self.dim_groups: dict[str, list[list[list[ast.ForEach]]]] = {"group": [], "local": []}
+        for kind in ("group", "local"):
+            per_chain = [[fe for fe in c if self.target.par_groups[fe.group] == kind]
+                         for c in chains]
+            lengths = {len(c) for c in per_chain}
+            if len(lengths) > 1:
+                raise _err("opencl-foreach-siblings", "foreach loops side by side must nest "
+                           "the same number of loops mapped to "
+                           f"{'work-groups' if kind == 'group' else 'work-items'}",
+                           next(c[-1] for c in chains if len(
+                               [fe for fe in c if self.target.par_groups[fe.group] == kind])
+                               != len(per_chain[0])))
+            length = lengths.pop() if lengths else 0
             fn = "get_group_id" if kind == "group" else "get_local_id"
-            for d, members in enumerate(dims):
-                if len(members) == 1:
-                    members[0].dim, members[0].id_expr = d, f"{fn}({d})"
-                    continue
-                # several loops share dimension d: the id is divided (inner loop
-                # fastest) when the loop is reached and the sizes are known
-                for lp in members:
-                    lp.dim, lp.id_expr = d, fn
-                self.shared_dims[(kind, d)] = members
+            # innermost loop in dimension 0, the next in 1, the rest share 2
+            slots = [[length - 1 - d] for d in range(min(2, length))]
+            if length > 2:
+                slots.append(list(range(length - 2)))
+            self.dim_groups[kind] = []
+            for d, depths in enumerate(slots):
+                groups_of_dim: list[list[ast.ForEach]] = []
+                for c in per_chain:
+                    members = [c[j] for j in depths]
+                    if [id(m) for m in members] not in [[id(m) for m in g]
+                                                        for g in groups_of_dim]:
+                        groups_of_dim.append(members)
+                self.dim_groups[kind].append(groups_of_dim)
+                for members in groups_of_dim:
+                    for fe in members:
+                        if id(fe) in self.loops and [id(m) for m in self.loops[id(fe)].members] \
+                                != [id(m) for m in members]:
+                            raise _err("opencl-foreach-siblings", "foreach loops side by side "
+                                       "inside loops that share one OpenCL dimension are not "
+                                       "supported", fe, "nest at most three loops mapped to "
+                                       "work-items around side-by-side loops")
+                        self.loops[id(fe)] = _Loop(fe, kind, d, f"{fn}({d})", members)
+
+    def size_of(self, fe: ast.ForEach) -> str:
+        """The size of a foreach loop as a plan expression (computed where the loop's
+        names are in scope, then remembered)."""
+        if id(fe) not in self.sizes:
+            self.sizes[id(fe)] = self.plan_expr(fe.size)
+        return self.sizes[id(fe)]
+
+    def extent(self, kind: str, d: int) -> str:
+        """The number of work-groups or work-items in dimension ``d``: the largest of
+        the loops (or products of loops) that share it."""
+        key = (kind, d)
+        if key not in self.extents:
+            sizes: list[str] = []
+            for members in self.dim_groups[kind][d]:
+                size = _product([self.size_of(m) for m in members])
+                if size not in sizes:
+                    sizes.append(size)
+            extent = sizes[0]
+            for x in sizes[1:]:
+                extent = _fold(f"max({extent}, {x})")
+            self.extents[key] = extent
+        return self.extents[key]
 
     def launch_sizes(self) -> tuple[list[str], list[str], list[str]]:
-        ndim = max(1, len(self.dims["group"]), len(self.dims["local"]))
+        ndim = max(1, len(self.dim_groups["group"]), len(self.dim_groups["local"]))
         groups, local, glob = [], [], []
         for d in range(ndim):
-            g = self.product(self.dims["group"][d] if d < len(self.dims["group"]) else [])
-            ll = self.product(self.dims["local"][d] if d < len(self.dims["local"]) else [])
+            g = self.extent("group", d) if d < len(self.dim_groups["group"]) else "1"
+            ll = self.extent("local", d) if d < len(self.dim_groups["local"]) else "1"
             groups.append(g)
             local.append(ll)
-            one = ast.Literal(1)
-            glob.append(self.plan_expr(ll if ast.same(g, one) else g if ast.same(ll, one)
-                                       else ast.Binary("*", g, ll)))
-        return [self.plan_expr(g) for g in groups], [self.plan_expr(x) for x in local], glob
-
-    def product(self, loops: list[_Loop]) -> ast.Expr:
-        if not loops:
-            return ast.Literal(1)
-        out: ast.Expr = loops[0].foreach.size
-        for lp in loops[1:]:
-            out = ast.Binary("*", out, lp.foreach.size)
-        return out
+            glob.append(_product([g, ll]))
+        return groups, local, glob
 
     # ---- expressions in the parameters only (launch sizes, array sizes)
 
@@ -359,11 +426,11 @@ class _KernelGen:
         units without a barrier (warp-synchronous code) are made volatile, so that
         every access goes to memory."""
         lock = {g.name for g in self.hw.lockstep_par_groups()}
-        chain = [self.loops[k].foreach for k in self.loops]
-        if not chain or chain[-1].group not in lock:
+        leaves = [lp.foreach for k, lp in self.loops.items() if k in self.leaves]
+        if not leaves or any(fe.group not in lock for fe in leaves):
             return
-        outer_local = {lp.foreach.var.name for lp in self.loops.values()
-                       if lp.kind == "local" and lp.foreach is not chain[-1]}
+        outer_local = {lp.foreach.var.name for k, lp in self.loops.items()
+                       if lp.kind == "local" and k not in self.leaves}
         self.assumes_lockstep = False
         for n in ast.walk(self.f.body):
             if not isinstance(n, ast.If):
@@ -380,7 +447,19 @@ class _KernelGen:
     # ---- statements
 
     def statements(self, stmts: Sequence[ast.Stmt]) -> None:
+        before: ast.ForEach | None = None
         for s in stmts:
+            if isinstance(s, ast.ForEach):
+                if before is None:   # sizes of side-by-side loops, with the names before them
+                    for x in stmts:
+                        if isinstance(x, ast.ForEach):
+                            self.size_of(x)
+                if before is not None and not _ends_with_barrier(before):
+                    # the loops run one after the other: the second sees what the first wrote
+                    self.line = s.span.line
+                    self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);   "
+                              "// the foreach loops before and after run one after the other")
+                before = s
             self.statement(s)
 
     def block(self, s: ast.Stmt) -> None:
@@ -439,23 +518,7 @@ class _KernelGen:
             self.emit("}")
         elif isinstance(s, ast.For):
             self.scopes.append({})
-            init = ""
-            if isinstance(s.init, ast.Declaration):
-                v = self.declare(_Var(s.init.name, self.cname(s.init.name), s.init.type, "local"))
-                init = f"{_ctype(s.init.type.name, self)} {v.cname}"
-                if s.init.init is not None:
-                    init += f" = {p.expr(s.init.init)}"
-            elif s.init is not None:
-                init = p.assign(s.init)
-            cond = p.expr(s.cond) if s.cond is not None else ""
-            if isinstance(s.update, ast.Assign):
-                upd = p.assign(s.update)
-            elif isinstance(s.update, ast.IncDec):
-                self.mark_written(s.update.target)
-                upd = f"{p.expr(s.update.target)}{s.update.op}"
-            else:
-                upd = ""
-            self.emit(f"for ({init}; {cond}; {upd}) {{")
+            self.emit(f"for ({self.for_header(s)}) {{")
             self.block(s.body)
             self.emit("}")
             self.scopes.pop()
@@ -479,25 +542,163 @@ class _KernelGen:
         loop = self.loops[id(s)]
         self.emit(f"// foreach ({s.var.type.name} {s.var.name} in "
                   f"{_CPrinter(self).expr(s.size)} {s.group})")
-        v = self.declare(_Var(s.var.name, self.cname(s.var.name), s.var.type, "index"))
-        members = self.shared_dims.get((loop.kind, loop.dim))
+        beside = self.siblings.get(id(s), False)
+        if beside:   # its index and declarations are its own, not its siblings'
+            self.emit("{")
+            self.indent += 1
+            self.scopes.append({})
+        v = self.declare(_Var(s.var.name, self.cname(s.var.name), s.var.type, "index",
+                              uniform=loop.kind == "group"))
+        members = [id(m) for m in loop.members]
         id_expr = loop.id_expr
-        if members:
-            fn = f"{loop.id_expr}({loop.dim})"
-            inner = [self.plan_expr(m.foreach.size) for m in members[members.index(loop) + 1:]]
+        if len(members) > 1:
+            fn = loop.id_expr
+            inner = [self.size_of(m) for m in loop.members[members.index(id(s)) + 1:]]
             if inner:
                 div = " * ".join(s if _simple(s) else f"({s})" for s in inner)
                 fn = f"{fn} / {div if _simple(div) else f'({div})'}"
-            size = self.plan_expr(s.size)
-            id_expr = fn if loop is members[0] else \
+            size = self.size_of(s)
+            id_expr = fn if members[0] == id(s) else \
                 f"{fn if _simple(fn) or fn.endswith(')') and '/' not in fn else f'({fn})'} % " \
                 f"{size if _simple(size) else f'({size})'}"
         self.emit(f"const int {v.cname} = {id_expr};")
+        # a loop smaller than its dimension (beside a larger one) runs where it is in range
+        guard = None
+        if members[0] == id(s) and _product([self.size_of(m) for m in loop.members]) \
+                != self.extent(loop.kind, loop.dim):
+            guard = self.size_of(s)
+            self.guards.append(f"{v.cname} < {guard if _simple(guard) else f'({guard})'}")
         self.enclosing.append(s)
         body = s.body
-        self.statements(body.statements if isinstance(body, ast.Block) else (body,))
+        stmts = body.statements if isinstance(body, ast.Block) else (body,)
+        if id(s) in self.leaves and self.guards:
+            self.guarded(stmts)
+        else:
+            self.statements(stmts)
+        self.enclosing.pop()
+        if guard is not None:
+            self.guards.pop()
+        if beside:
+            self.scopes.pop()
+            self.indent -= 1
+            self.emit("}")
 
-    def declaration(self, d: ast.Declaration) -> None:
+    def guarded(self, stmts: Sequence[ast.Stmt]) -> None:
+        """The body of a loop smaller than its work-group dimension: its statements run
+        only where the index is in range, but every work-item reaches each barrier
+        (OpenCL requires it), so barriers stay outside the condition. Variables are
+        declared outside the condition so that statements after a barrier see them."""
+        cond = " && ".join(self.guards)
+        run: list[ast.Stmt] = []
+
+        def flush() -> None:
+            if not run:
+                return
+            for st in run:
+                if isinstance(st, ast.Declaration):
+                    self.line = st.span.line
+                    self.declaration(st, split=True)
+            self.line = run[0].span.line
+            self.emit(f"if ({cond}) {{")
+            self.indent += 1
+            for st in run:
+                if isinstance(st, ast.Declaration):
+                    v = self.lookup(st.name, st)
+                    if st.init is not None and v.qualifier != "__local":
+                        self.line = st.span.line
+                        self.emit(f"{v.cname} = {_CPrinter(self).expr(st.init)};")
+                else:
+                    self.statement(st)
+            self.indent -= 1
+            self.emit("}")
+            run.clear()
+
+        for st in stmts:
+            if not any(isinstance(n, ast.Barrier) for n in ast.walk(st)):
+                run.append(st)
+                continue
+            flush()
+            self.line = st.span.line
+            if isinstance(st, ast.Barrier):
+                self.statement(st)
+            elif isinstance(st, ast.Block):
+                self.emit("{")
+                self.scopes.append({})
+                self.indent += 1
+                self.guarded(st.statements)
+                self.indent -= 1
+                self.scopes.pop()
+                self.emit("}")
+            elif isinstance(st, ast.For) and self.uniform_for(st):
+                self.scopes.append({})
+                header = self.for_header(st)
+                self.emit(f"for ({header}) {{")
+                self.scopes.append({})
+                self.indent += 1
+                body = st.body
+                self.guarded(body.statements if isinstance(body, ast.Block) else (body,))
+                self.indent -= 1
+                self.scopes.pop()
+                self.emit("}")
+                self.scopes.pop()
+            else:
+                raise _err("opencl-guarded-barrier", "a barrier inside this statement: the "
+                           "foreach around it is smaller than the one beside it, so the "
+                           "work-items beyond its size would skip the barrier", st,
+                           "put the barrier directly in the foreach body or in a for loop "
+                           "whose bounds are the same for every unit, or give the loops "
+                           "side by side the same size")
+        flush()
+
+    def uniform(self, e: ast.Expr | None, own: set[str]) -> bool:
+        """Whether ``e`` has the same value in every work-item of a work-group."""
+        if e is None:
+            return True
+        for n in ast.walk(e):
+            if isinstance(n, ast.Index):
+                return False
+            if isinstance(n, ast.Name) and n.id not in own:
+                v = self.lookup(n.id, n)
+                if not (v.uniform or v.kind == "const"
+                        or v.kind == "param" and not v.type.is_array and not v.by_pointer):
+                    return False
+        return True
+
+    def uniform_for(self, s: ast.For) -> bool:
+        own = set()
+        if isinstance(s.init, ast.Declaration):
+            own.add(s.init.name)
+            if not self.uniform(s.init.init, own):
+                return False
+        elif s.init is not None:
+            return False
+        upd = s.update.value if isinstance(s.update, ast.Assign) else None
+        target = s.update.target if isinstance(s.update, ast.Assign | ast.IncDec) else None
+        return (self.uniform(s.cond, own) and self.uniform(upd, own)
+                and isinstance(target, ast.Name) and target.id in own)
+
+    def for_header(self, s: ast.For) -> str:
+        p = _CPrinter(self)
+        init = ""
+        if isinstance(s.init, ast.Declaration):
+            v = self.declare(_Var(s.init.name, self.cname(s.init.name), s.init.type, "local"))
+            init = f"{_ctype(s.init.type.name, self)} {v.cname}"
+            if s.init.init is not None:
+                init += f" = {p.expr(s.init.init)}"
+        elif s.init is not None:
+            init = p.assign(s.init)
+        cond = p.expr(s.cond) if s.cond is not None else ""
+        if isinstance(s.update, ast.Assign):
+            upd = p.assign(s.update)
+        elif isinstance(s.update, ast.IncDec):
+            self.mark_written(s.update.target)
+            upd = f"{p.expr(s.update.target)}{s.update.op}"
+        else:
+            upd = ""
+        return f"{init}; {cond}; {upd}"
+
+    def declaration(self, d: ast.Declaration, split: bool = False) -> None:
+        """``split``: declare a scalar without its initial value (assigned later)."""
         p = _CPrinter(self)
         t = d.type
         self.record_type(t)
@@ -512,13 +713,11 @@ class _KernelGen:
         if qualifier == "__constant":
             raise _err("opencl-bad-space", f"'{d.name}' is declared in read-only memory space "
                        f"'{space}' inside a kernel", d, "pass it as a parameter instead")
-        innermost = len(self.enclosing) == len(self.loops)
+        innermost = bool(self.enclosing) and id(self.enclosing[-1]) in self.leaves
         if qualifier == "__global":
-            if t.is_array and not innermost:
-                raise _err("opencl-unsupported", f"'{d.name}' is an array in '{space}' shared "
-                           "by a group of units; the OpenCL generator supports such arrays "
-                           "only per unit (inside the innermost foreach)", d,
-                           "declare it inside the innermost foreach or pass it as a parameter")
+            if not innermost and (t.is_array or d.space and not d.const):
+                self.scratch(d, space)
+                return
             qualifier = "__private"   # one copy per work-item
         v = _Var(d.name, self.cname(d.name), t, kind, qualifier, space,
                  init=d.init if kind == "const" else None)
@@ -544,6 +743,8 @@ class _KernelGen:
                 vol = "volatile " if d.name in self.volatile_arrays else ""
                 self.hoisted.append((f"__local {vol}{ctype} {v.cname};", d.span.line))
                 self.local_bytes.append(str(_SIZES.get(t.name, 4)))
+            elif split:
+                self.emit(f"{ctype} {v.cname};")
             else:
                 const = "const " if d.const else ""
                 init = f" = {p.expr(d.init)}" if d.init is not None else ""
@@ -552,6 +753,43 @@ class _KernelGen:
         base = v
         for view in d.views:
             base = self.view(view, base)
+
+    def scratch(self, d: ast.Declaration, space: str) -> None:
+        """A variable in global memory shared by the units of the loops inside its
+        declaration (per-block scratch): the host allocates one slice per unit of
+        the enclosing loops in an extra buffer; the variable points at its slice."""
+        t = d.type
+        if d.init is not None:
+            raise _err("opencl-global-init", f"'{d.name}' is in '{space}' and shared by a group "
+                       "of units, so it cannot have an initial value", d,
+                       "assign it in the loop body (one unit, then a barrier)")
+        if any(a.name == d.name for a, _ in self.scratch_args):
+            raise _err("opencl-unsupported", f"two arrays named '{d.name}' in '{space}' in one "
+                       "kernel", d, "rename one of them")
+        ctype = _ctype(t.name, self)
+        sizes = [self.plan_expr(e) for e in t.sizes] if t.is_array else ["1"]
+        per_slice = _product(sizes)
+        loops = list(self.enclosing)
+        count = _product([self.plan_expr(fe.size) for fe in loops])
+        slice_ = ast.Literal(0) if not loops else ast.Name(loops[0].var.name)
+        for fe in loops[1:]:
+            slice_ = ast.Binary("+", ast.Binary("*", slice_, _Paren(self.inline(fe.size))),
+                                ast.Name(fe.var.name))
+        slice_text = _CPrinter(self).expr(slice_)
+        cname = self.cname(d.name)
+        base = f"{cname}_slices"
+        stride = per_slice if _simple(per_slice) else f"({per_slice})"
+        where = base if slice_text == "0" else f"{base} + (size_t)({slice_text}) * {stride}"
+        self.emit(f"__global {ctype}* const {cname} = {where};   "
+                  f"// one slice per unit of the loops around it")
+        v = _Var(d.name, cname, t, "local", "__global", space, by_pointer=not t.is_array)
+        self.scratch_args.append((Argument(d.name, "scratch", t.name, DTYPES.get(t.name, t.name),
+                                           (count, *sizes), space, "__global", True, True),
+                                  f"__global {ctype}* restrict {base}"))
+        self.declare(v)
+        base_var = v
+        for view in d.views:
+            base_var = self.view(view, base_var)
 
     def array_size(self, e: ast.Expr) -> str:
         """A size of a local or private array as a compile-time expression: parameters it
@@ -648,10 +886,14 @@ class _KernelGen:
                 return g
         return None
 
-    def helper(self, name: str, node: ast.Call) -> str:
-        """The C name of a user function called from the kernel, generated once."""
-        if name in self.helpers:
-            return self.helpers[name].split("(")[0].split()[-1]
+    def helper(self, name: str, node: ast.Call, spaces: tuple[str | None, ...]) -> _Helper:
+        """A user function called from the kernel, generated once per combination of
+        the address spaces of its pointer arguments. Parameters are passed by reference
+        (MCPL semantics) where that matters: arrays as pointers, and scalars the function
+        writes as pointers to the caller's variable; other scalars by value."""
+        key = (name, spaces)
+        if key in self.helper_info:
+            return self.helper_info[key]
         g = self.find_function(name)
         if g is None:
             raise _err("opencl-unknown-function", f"unknown function '{name}'", node)
@@ -659,30 +901,49 @@ class _KernelGen:
             raise _err("opencl-unsupported", f"'{name}' has foreach loops; a kernel cannot call "
                        "another kernel", node)
         cname = f"mcl_{name}" if name in BUILTIN_FUNCTIONS or name in RESERVED else name
-        sub = _KernelGen(self.module, g, self.target, records=self.records,
-                         helpers=self.helpers, uses_double=self.uses_double)
-        sub.indent = 1
-        sub.scopes = [{}]
-        params = []
-        for p in g.params:
-            if p.type.is_array:
-                raise _err("opencl-unsupported", f"'{name}' takes an array; the OpenCL "
-                           "generator supports helper functions on scalars and records", node)
-            self.record_type(p.type)
-            v = sub.declare(_Var(p.name, sub.cname(p.name), p.type, "param"))
-            params.append(f"{_ctype(p.type.name, self)} {v.cname}")
-        sub.scopes.append({})
-        self.helpers[name] = ""     # allow recursion to find the name
-        sub.statements(g.body.statements)
-        if any(v.written for v in sub.scopes[0].values()):
-            raise _err("opencl-unsupported", f"'{name}' writes one of its parameters; the "
-                       "OpenCL generator supports helper functions that return their result",
-                       node)
+        taken = {h.cname for (n, _), h in self.helper_info.items() if n == name}
+        if taken:
+            cname += "_" + "_".join((q or "val").strip("_") for q in spaces)
+        by_pointer: set[int] = set()
+        for _attempt in range(2):
+            sub = _KernelGen(self.module, g, self.target, records=self.records,
+                             helpers=self.helpers, helper_info=self.helper_info,
+                             uses_double=self.uses_double)
+            sub.indent = 1
+            sub.scopes = [{}]
+            params, pvars = [], []
+            for i, (p, q) in enumerate(zip(g.params, spaces, strict=True)):
+                self.record_type(p.type)
+                ctype = _ctype(p.type.name, self)
+                if p.type.is_array or i in by_pointer:
+                    v = sub.declare(_Var(p.name, sub.cname(p.name), p.type, "param", q,
+                                         by_pointer=not p.type.is_array))
+                    params.append(f"{q} {ctype}* {v.cname}")
+                else:
+                    v = sub.declare(_Var(p.name, sub.cname(p.name), p.type, "param"))
+                    params.append(f"{ctype} {v.cname}")
+                pvars.append(v)
+            sub.scopes.append({})
+            sub.statements(g.body.statements)
+            written = {i for i, v in enumerate(pvars) if v.written}
+            scalars = {i for i in written if not g.params[i].type.is_array}
+            if scalars <= by_pointer:
+                break
+            for i in scalars - by_pointer:
+                if spaces[i] is None:
+                    raise _err("opencl-helper-argument", f"'{name}' writes its parameter "
+                               f"'{g.params[i].name}', but the call passes a value that is not "
+                               "a variable", node, "pass a variable or an array element")
+            by_pointer |= scalars
         self.float_atomics |= sub.float_atomics
         body = "\n".join(sub.lines)
-        self.helpers[name] = (f"inline {_ctype(g.return_type.name, self)} {cname}"
-                              f"({', '.join(params) or 'void'})\n{{\n{body}\n}}\n")
-        return cname
+        info = _Helper(cname, frozenset(by_pointer), frozenset(written),
+                       frozenset(i for i, v in enumerate(pvars) if v.read))
+        # after the helpers it calls, which C needs declared first
+        self.helpers[key] = (f"inline {_ctype(g.return_type.name, self)} {cname}"
+                             f"({', '.join(params) or 'void'})\n{{\n{body}\n}}\n")
+        self.helper_info[key] = info
+        return info
 
     # ---- output
 
@@ -706,6 +967,9 @@ class _KernelGen:
             else:
                 sig.append(f"const {_ctype(elem, self)} {v.cname}")
                 args.append(Argument(v.name, "scalar", elem, DTYPES.get(elem, elem)))
+        for arg, param in self.scratch_args:
+            args.append(arg)
+            sig.append(param)
         groups, local, glob = self.launch_sizes()
         file = Path(self.module.file).name
         head = [f"// Generated by mcl from {file}: function {f.name} at level {t.name}.",
@@ -742,10 +1006,16 @@ class _KernelGen:
         # then plans registers for it (NVIDIA's otherwise assumes at most 256 work-items
         # per group and refuses larger launches).
         fixed = [_constant_size(x) for x in local]
+        platform_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
         if all(x is not None for x in fixed):
             fixed += [1] * (3 - len(fixed))
             head.append("__attribute__((reqd_work_group_size("
                         + ", ".join(str(x) for x in fixed[:3]) + ")))")
+            registers = _registers_per_work_item(t.hardware, fixed[0] * fixed[1] * fixed[2])
+            if registers is not None:
+                platform_options = tuple(
+                    (key, tuple(o.format(registers=registers) for o in opts))
+                    for key, opts in t.platform_options)
         head.append(f"__kernel void {self.cname(f.name)}(" + (",\n" + " " * (
             len(self.cname(f.name)) + 15)).join(sig) + ")")
         head.append("{")
@@ -763,7 +1033,8 @@ class _KernelGen:
             num_groups=tuple(groups), local_size=tuple(local), global_size=tuple(glob),
             local_memory_bytes=local_mem, build_options=t.build_options,
             parameters=tuple(p.name for p in f.params),
-            assumes_lockstep=bool(self.volatile_arrays), line_map=line_map)
+            assumes_lockstep=bool(self.volatile_arrays), platform_options=platform_options,
+            line_map=line_map)
         return GeneratedKernel(f.name, "\n".join(lines), plan)
 
 
@@ -791,6 +1062,53 @@ def _simple(s: str) -> bool:
     return s.replace("_", "").isalnum()
 
 
+def _ends_with_barrier(fe: ast.ForEach) -> bool:
+    """Whether every unit of ``fe`` ends with a barrier (then its successor needs none)."""
+    body = fe.body
+    stmts = body.statements if isinstance(body, ast.Block) else (body,)
+    if not stmts:
+        return False
+    last = stmts[-1]
+    return isinstance(last, ast.Barrier) or isinstance(last, ast.ForEach) and \
+        _ends_with_barrier(last)
+
+
+def _top_level(text: str) -> tuple[str, set[str]]:
+    """``text`` without parentheses around all of it, and the operators outside any
+    parentheses in it."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(text) - 1:
+                break
+        else:
+            text = text[1:-1].strip()
+            continue
+        break
+    ops, depth = set(), 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and ch in "+-*/%<>?&|^":
+            ops.add(ch)
+    return text, ops
+
+
+def _product(factors: Sequence[str]) -> str:
+    """The product of plan expressions, folded, with the parentheses C needs."""
+    parts = [f for f in factors if f != "1"]
+    if not parts:
+        return "1"
+    out = []
+    for i, f in enumerate(parts):
+        f, ops = _top_level(f)
+        allowed = {"*", "/", "%"} if i == 0 else {"*"}
+        out.append(f if ops <= allowed else f"({f})")
+    return _fold(" * ".join(out))
+
+
 def _fold(text: str) -> str:
     """A purely numeric expression as its value (C semantics); others unchanged."""
     try:
@@ -812,6 +1130,17 @@ def _float_atomic_helper(qualifier: str) -> str:
             "        old = seen;\n"
             "    }\n"
             "}")
+
+
+def _registers_per_work_item(hardware, work_group_size: int) -> int | None:
+    """32-bit registers a work-item may use so that its work-group fits in one
+    register file of the description (None when it has no register memory)."""
+    files = [m.capacity for m in hardware.memories()
+             if not m.addressable and isinstance(m.capacity, int)] if hardware else []
+    if not files or work_group_size <= 0:
+        return None
+    # 255 is the most one work-item can address on the GPUs these targets describe.
+    return max(16, min(255, min(files) // 4 // work_group_size))
 
 
 def _constant_size(expr: str) -> int | None:
@@ -947,6 +1276,8 @@ class _CPrinter:
         name = e.func
         if name in ATOMICS and g.find_function(name) is None or name == "atomicAdd":
             return self.atomic(e)
+        if name not in _FLOAT_MATH and name not in ("min", "max", "abs"):
+            return self.helper_call(e)
         args = [self.expr(a) for a in e.args]
         if name in _FLOAT_MATH:
             types = [self.type_of(a) for a in e.args]
@@ -960,8 +1291,53 @@ class _CPrinter:
                 args = [a if t in ("float", "double") else f"({want}){self.operand(x, 11)}"
                         for a, t, x in zip(args, types, e.args, strict=True)]
                 name = {"min": "fmin", "max": "fmax", "abs": "fabs"}[name]
-            return f"{name}({', '.join(args)})"
-        return f"{g.helper(name, e)}({', '.join(args)})"
+        return f"{name}({', '.join(args)})"
+
+    def helper_call(self, e: ast.Call) -> str:
+        g = self.gen
+        fn = g.find_function(e.func)
+        if fn is None:
+            raise _err("opencl-unknown-function", f"unknown function '{e.func}'", e)
+        if len(fn.params) != len(e.args):
+            raise _err("opencl-helper-argument", f"'{e.func}' takes {len(fn.params)} arguments, "
+                       f"not {len(e.args)}", e)
+        spaces: list[str | None] = []
+        for p, a in zip(fn.params, e.args, strict=True):
+            root = _root_name(a)
+            var = g.lookup(root.id, root) if root is not None else None
+            if p.type.is_array:
+                if not isinstance(a, ast.Name) or var is None or not var.type.is_array:
+                    raise _err("opencl-helper-argument", f"'{e.func}' takes an array as "
+                               f"'{p.name}': pass a whole array variable", a)
+                if var.base is not None and var.tiled:
+                    raise _err("opencl-helper-argument", f"'{root.id}' is a tiled view, whose "
+                               f"elements are not in the order '{e.func}' indexes them", a,
+                               "pass the array it views")
+                spaces.append(var.root.qualifier)
+            elif var is not None and var.kind in ("local", "param") and (
+                    isinstance(a, ast.Name) or var.type.is_array):
+                spaces.append(var.root.qualifier if var.type.is_array or var.by_pointer
+                              else "__private")
+            else:
+                spaces.append(None)
+        h = g.helper(e.func, e, tuple(spaces))
+        args = []
+        for i, (p, a) in enumerate(zip(fn.params, e.args, strict=True)):
+            if p.type.is_array:
+                v = g.lookup(a.id, a).root
+                v.read |= i in h.read
+                v.written |= i in h.written
+                args.append(v.cname)
+            elif i in h.by_pointer:
+                root = _root_name(a)
+                v = g.lookup(root.id, root).root
+                was_read = v.read
+                args.append(f"&{self.operand(a, _UNARY_PREC)}")
+                v.read = was_read or i in h.read
+                v.written = True
+            else:
+                args.append(self.expr(a))
+        return f"{h.cname}({', '.join(args)})"
 
     def atomic(self, e: ast.Call) -> str:
         g = self.gen

@@ -72,12 +72,20 @@ class LaunchPlan:
     parameters: tuple[str, ...] = ()
     #: the kernel relies on the lock-step execution of a par_group (warp-synchronous code)
     assumes_lockstep: bool = False
+    #: extra build options for platforms whose name contains the key (vendor options)
+    platform_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: generated line -> MCPL line (for build errors); not written to JSON
     line_map: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def dims(self) -> int:
         return len(self.global_size)
+
+    def options_for(self, platform: str) -> tuple[str, ...]:
+        """The build options for a device of ``platform`` (its name)."""
+        extra = [o for key, opts in self.platform_options if key.lower() in platform.lower()
+                 for o in opts]
+        return (*self.build_options, *extra)
 
     def argument(self, name: str) -> Argument | None:
         for a in self.arguments:
@@ -98,6 +106,7 @@ class LaunchPlan:
         d["compile_time"] = tuple(CompileTimeSize(**c) for c in d["compile_time"])
         for k in ("num_groups", "local_size", "global_size", "build_options", "parameters"):
             d[k] = tuple(d.get(k, ()))
+        d["platform_options"] = tuple((k, tuple(v)) for k, v in d.get("platform_options", ()))
         return LaunchPlan(**d)
 
 

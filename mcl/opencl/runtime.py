@@ -55,6 +55,7 @@ class Kernel:
     queue: object
     _programs: dict[tuple, object] = field(default_factory=dict, repr=False)
     _kernel_objects: dict[int, object] = field(default_factory=dict, repr=False)
+    _scratch: dict[str, object] = field(default_factory=dict, repr=False)
     #: the profiling event of the last launch (None if nothing was launched)
     last_event: object = field(default=None, repr=False)
 
@@ -76,7 +77,7 @@ class Kernel:
         """The built program for the compile-time sizes among ``sizes``."""
         key = tuple(sizes[c.name] for c in self.plan.compile_time)
         if key not in self._programs:
-            options = [*self.plan.build_options,
+            options = [*self.plan.options_for(self.device.platform.name),
                        *(c.option(v) for c, v in zip(self.plan.compile_time, key,
                                                      strict=True))]
             plan = self.plan
@@ -145,7 +146,7 @@ class Kernel:
         # Check every argument before anything is built or copied.
         values = {}
         for a in plan.arguments:
-            if a.kind == "scalar":
+            if a.kind != "buffer":
                 continue
             shape = tuple(evaluate(e, env) for e in a.shape)
             dt = np.dtype(a.dtype)
@@ -166,6 +167,11 @@ class Kernel:
         for a in plan.arguments:
             if a.kind == "scalar":
                 args.append(np.dtype(a.dtype).type(env[a.name]))
+                continue
+            if a.kind == "scratch":     # per-group arrays in global memory: the kernel's own
+                nbytes = int(np.prod([evaluate(e, env) for e in a.shape])) \
+                    * np.dtype(a.dtype).itemsize
+                args.append(self.scratch_buffer(a.name, max(nbytes, 1)))
                 continue
             value = values[a.name]
             dt = np.dtype(a.dtype)
@@ -192,9 +198,21 @@ class Kernel:
         self.queue.finish()
         return outputs
 
+    def scratch_buffer(self, name: str, nbytes: int):
+        """A device buffer of at least ``nbytes`` for a per-group array, kept between
+        launches (its contents are the kernel's business)."""
+        import pyopencl as cl
+        buf = self._scratch.get(name)
+        if buf is None or buf.size < nbytes:
+            buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+            self._scratch[name] = buf
+        return buf
+
     def check_array(self, name: str, value, shape: tuple[int, ...], dt: np.dtype) -> None:
         got_shape = tuple(np.shape(value))
-        got_dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
+        # Not getattr(value, "dtype", np.asarray(value).dtype): the default is evaluated
+        # eagerly and would copy a device array to the host element by element.
+        got_dtype = np.dtype(value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype)
         if got_dtype != dt:
             raise McplError(error("opencl-bad-dtype",
                                   f"'{name}' has dtype {got_dtype}, but '{self.plan.kernel}' "

@@ -39,6 +39,9 @@ class Target:
     local_memory: int | None = None
     max_work_group_size: int | None = None
     build_options: tuple[str, ...] = ()
+    #: platform-name substring -> build options; "{registers}" stands for the 32-bit
+    #: registers a work-item may use so that its whole work-group fits on one unit
+    platform_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
     hardware: object = field(default=None, compare=False, repr=False)
 
     def qualifier(self, space: str) -> str:
@@ -109,7 +112,10 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     return Target(name=name, file=str(file), spaces=spaces, par_groups=groups,
                   float_atomic_add=fa, local_memory=dev.get("local_memory"),
                   max_work_group_size=dev.get("max_work_group_size"),
-                  build_options=tuple(dev.get("build_options", ())), hardware=hw)
+                  build_options=tuple(dev.get("build_options", ())),
+                  platform_options=tuple((k, tuple(v.get("build_options", ())))
+                                         for k, v in (data.get("platform") or {}).items()),
+                  hardware=hw)
 
 
 def available_targets(search_path: Sequence[str | Path] = ()) -> list[str]:
