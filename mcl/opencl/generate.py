@@ -499,10 +499,10 @@ class _KernelGen:
         elif isinstance(s, ast.ExprStmt):
             self.emit(p.expr(s.expr) + ";")
         elif isinstance(s, ast.Return):
-            if s.value is not None:
+            if s.value is not None and _is_kernel(self.f):
                 raise _err("opencl-kernel-return", "a kernel cannot return a value", s,
                            "write the result to an array parameter")
-            self.emit("return;")
+            self.emit("return;" if s.value is None else f"return {p.expr(s.value)};")
         elif isinstance(s, ast.If):
             self.emit(f"if ({p.expr(s.cond)}) {{")
             self.block(s.then)
@@ -903,7 +903,7 @@ class _KernelGen:
         cname = f"mcl_{name}" if name in BUILTIN_FUNCTIONS or name in RESERVED else name
         taken = {h.cname for (n, _), h in self.helper_info.items() if n == name}
         if taken:
-            cname += "_" + "_".join((q or "val").strip("_") for q in spaces)
+            cname += "_" + "_".join(q.strip("_") for q in spaces if q is not None)
         by_pointer: set[int] = set()
         for _attempt in range(2):
             sub = _KernelGen(self.module, g, self.target, records=self.records,
@@ -1305,7 +1305,9 @@ class _CPrinter:
         for p, a in zip(fn.params, e.args, strict=True):
             root = _root_name(a)
             var = g.lookup(root.id, root) if root is not None else None
-            if p.type.is_array:
+            if p.const and not p.type.is_array:
+                spaces.append(None)     # passed by value
+            elif p.type.is_array:
                 if not isinstance(a, ast.Name) or var is None or not var.type.is_array:
                     raise _err("opencl-helper-argument", f"'{e.func}' takes an array as "
                                f"'{p.name}': pass a whole array variable", a)
