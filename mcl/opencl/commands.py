@@ -116,11 +116,15 @@ def _reference(file: Path) -> dict | None:
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from mcl.cli import hwd_search_path
+    from mcl.cli import UsageError, hwd_search_path
     from mcl.mcpl import parse_file
     from mcl.opencl.plan import evaluate
     from mcl.opencl.runtime import compile as compile_kernel
 
+    file = Path(args.file)
+    if not file.is_file():
+        raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
+                              hint="give the path of a .mcpl kernel"))
     module = parse_file(args.file)
     kernel = compile_kernel(module, args.target, args.device, function=args.function,
                             search_path=hwd_search_path(args))
@@ -128,6 +132,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
     sizes = _sizes(args.set)
+    scalars = [p.name for p in f.params if not p.type.is_array]
+    unknown = [k for k in sizes if k not in scalars]
+    if unknown:
+        raise UsageError(f"--set {unknown[0]}: '{f.name}' has no size parameter "
+                         f"'{unknown[0]}' (its sizes: {', '.join(scalars) or 'none'})")
     for p in f.params:   # the example values of the parameters not set
         if not p.type.is_array and p.name not in sizes and p.default is not None:
             from mcl.mcpl import print_expr
@@ -135,7 +144,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 sizes[p.name] = evaluate(print_expr(p.default), {})
             except McplError:
                 sizes[p.name] = float(print_expr(p.default).rstrip("f"))
-    ref = _reference(Path(args.file))
+    ref = _reference(file)
+    divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
+    for name, d in divisible.items():
+        if name in sizes and sizes[name] % d:
+            raise McplError(error("opencl-size-not-divisible",
+                                  f"{file.name} requires {name} to be a multiple of {d}, "
+                                  f"not {sizes[name]}",
+                                  hint=f"choose --set {name}={(sizes[name] // d + 1) * d}, or a "
+                                       "version of the kernel that handles any size"))
     rng = np.random.default_rng(args.seed)
     if ref is not None and "inputs" in ref:
         import inspect
@@ -153,50 +170,90 @@ def cmd_run(args: argparse.Namespace) -> int:
     info = device.describe(kernel.device)
     print(f"{plan.kernel} at {plan.target} on {info.spec}; "
           + ", ".join(f"{k}={v}" for k, v in sizes.items()))
+    inputs = {k: v.copy() if hasattr(v, "copy") else v for k, v in data.items()}
     result = kernel(**data)
-    status = 0
+    expected, tol, against = None, None, None
     if ref is not None and "reference" in ref:
         expected = ref["reference"](**data)
         tol = ref.get("TOLERANCE", {"rtol": 1e-5, "atol": 1e-6})
+        against = "the reference"
+    else:
+        perfect = _perfect_version(file, f, args)
+        if perfect is not None:
+            other = compile_kernel(perfect, plan.target, args.device, function=f.name,
+                                   search_path=hwd_search_path(args))
+            expected = other(**{k: v.copy() if hasattr(v, "copy") else v
+                                for k, v in inputs.items() if k in other.plan.parameters})
+            tol = {"rtol": 1e-4, "atol": 1e-5}
+            against = f"{perfect.name} (the perfect version, translated to {plan.target})"
+    status = 0
+    if expected is not None:
         for name, want in expected.items():
             got = result.get(name)
             if got is None:
                 continue
             ok = np.allclose(got, want, **tol)
             err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
-            print(f"  {name}: {'matches' if ok else 'DIFFERS FROM'} the reference "
+            print(f"  {name}: {'matches' if ok else 'DIFFERS FROM'} {against} "
                   f"(max abs error {err:.3g}; rtol {tol.get('rtol')}, atol {tol.get('atol')})")
             status = status or (0 if ok else 1)
     else:
-        print("  not verified: no reference.py beside the kernel")
-    seconds = kernel.time(repeat=args.repeat, **data)
+        print("  UNVERIFIED: no reference.py beside the kernel and no perfect.mcpl with a "
+              f"function '{f.name}' to compare with")
+    seconds = kernel.time(repeat=args.repeat, **inputs)
     line = f"  time {seconds * 1e3:.3f} ms (best of {args.repeat})"
-    flops, moved = _counts(module, f, ref, data)
+    flops, moved = _counts(module, f, plan, ref, data, hwd_search_path(args))
     if flops:
         line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
     if moved:
         line += f", {moved / seconds / 1e9:.1f} GB/s"
     print(line)
     if status:
-        raise McplError(error("opencl-wrong-result", f"'{plan.kernel}' does not match the "
-                              "reference"))
+        raise McplError(error("opencl-wrong-result", f"'{plan.kernel}' does not match "
+                              f"{against}"))
     return status
 
 
-def _counts(module, f, ref: dict | None, data: dict) -> tuple[float | None, float | None]:
-    """Floating-point operations and bytes moved: from the analyses when they offer
-    operation counts, else from the example's reference.py."""
+def _perfect_version(file: Path, f, args: argparse.Namespace):
+    """``perfect.mcpl`` beside ``file`` when it has a function of the same name and
+    ``f`` is written for a level below perfect (else None)."""
+    from mcl.cli import hwd_search_path
+    from mcl.hdl import HardwareLibrary
+    from mcl.mcpl import parse_file
+
+    other = file.resolve().parent / "perfect.mcpl"
+    if not other.is_file() or other == file.resolve():
+        return None
     try:
-        from mcl.analyses import operation_counts  # type: ignore[attr-defined]
-    except ImportError:
-        operation_counts = None
+        lib = HardwareLibrary(hwd_search_path(args))
+        if "perfect" not in lib.ancestors(f.hardware):
+            return None
+        module = parse_file(str(other))
+    except McplError:
+        return None
+    g = module.function(f.name)
+    return module if g is not None and g.hardware == "perfect" else None
+
+
+def _counts(module, f, plan, ref: dict | None, data: dict, search_path=()
+            ) -> tuple[float | None, float | None]:
+    """Floating-point operations and bytes moved in global memory: from the analyses'
+    operation counts, else from the example's reference.py."""
     sizes = {k: v for k, v in data.items() if not hasattr(v, "shape")}
-    if operation_counts is not None:
-        try:
-            counts = operation_counts(module, f, sizes)
-            return getattr(counts, "flops", None), getattr(counts, "bytes", None)
-        except Exception:  # noqa: BLE001 - fall back to the reference's figures
-            pass
+    try:
+        from mcl.analyses import operation_counts
+        from mcl.mcpl.resolve import check
+        from mcl.opencl.target import load_target
+
+        target = load_target(plan.target, search_path)
+        counts = operation_counts(f, check(module, search_path), sizes)
+        flops = float(counts.flops)
+        moved = float(sum(v for space, v in counts.bytes.items()
+                          if space in target.spaces
+                          and target.qualifier(space) in ("__global", "__constant")))
+        return flops or None, moved or None
+    except Exception:  # noqa: BLE001 - the analyses may not handle every kernel
+        pass
     flops = ref["flops"](**sizes) if ref and "flops" in ref else None
     moved = ref["bytes_moved"](**sizes) if ref and "bytes_moved" in ref else None
     return flops, moved

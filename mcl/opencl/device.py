@@ -195,9 +195,10 @@ def build_program(context, source: str, options: list[str] | None = None,
         where = ""
         if line_map is not None:
             import re
-            m = re.search(r":(\d+):\d+: error", log)
+            # NVIDIA and clang: "<file>:27:24: error: ..."; PoCL: "error: <file>:27:24: ..."
+            m = re.search(r":(\d+):\d+: error|error: \S+?:(\d+):\d+:", log)
             if m:
-                loc = line_map(int(m.group(1)))
+                loc = line_map(int(m.group(1) or m.group(2)))
                 if loc:
                     where = f" (from {loc})"
         raise McplError(error("opencl-build-failed",

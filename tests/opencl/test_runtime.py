@@ -93,3 +93,20 @@ def test_leaf_example_matches_reference(opencl_device, file, sizes):
     want = ref["reference"](**data)
     for name, expected in want.items():
         np.testing.assert_allclose(got[name], expected, **ref["TOLERANCE"])
+
+
+def test_build_error_names_the_mcpl_line(opencl_device):
+    from dataclasses import replace
+
+    from mcl.opencl.runtime import Kernel
+    k = mcl.compile(EXAMPLES / "vector_add" / "hopper_v1.mcpl")
+    lines = k.source.split("\n")
+    at = next(i for i, ln in enumerate(lines) if "c[k] = a[k] + b[k];" in ln)
+    lines[at] = lines[at].replace("a[k]", "undeclared_name")   # as if the generator erred
+    mcpl_line = k.plan.line_map[at + 1]
+    broken = Kernel(replace(k.generated, source="\n".join(lines)), k.context, k.queue)
+    with pytest.raises(McplError) as e:
+        broken(n=4, a=np.zeros(4, np.float32), b=np.zeros(4, np.float32))
+    text = str(e.value)
+    assert "undeclared_name" in text
+    assert f"hopper_v1.mcpl:{mcpl_line}: c[k] = a[k] + b[k];" in text

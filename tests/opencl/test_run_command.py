@@ -1,0 +1,73 @@
+"""`mcl run` end to end on the OpenCL device (small sizes): verified against the
+example's reference.py, else against perfect.mcpl beside the kernel, else marked
+unverified; bad input gives a clear message and a non-zero exit status."""
+
+from __future__ import annotations
+
+import shutil
+
+from tests.opencl.conftest import EXAMPLES
+
+KERNELS = EXAMPLES.parent / "tests" / "opencl" / "kernels"
+
+
+def test_run_against_reference(opencl_device, run_cli):
+    code, out, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
+                             "--set", "n=1000", "--repeat", "1")
+    assert code == 0, err
+    assert "matches the reference" in out
+    assert "GFLOP/s" in out and "GB/s" in out and "ms" in out
+
+
+def test_run_against_the_perfect_version(opencl_device, run_cli, tmp_path):
+    for name in ("hopper_v1.mcpl", "perfect.mcpl"):
+        shutil.copy(EXAMPLES / "vector_add" / name, tmp_path / name)
+    code, out, err = run_cli("run", tmp_path / "hopper_v1.mcpl", "--set", "n=777",
+                             "--repeat", "1")
+    assert code == 0, err
+    assert "matches vector_add_perfect (the perfect version" in out
+    assert "GFLOP/s" in out
+
+
+def test_run_without_reference_is_unverified(opencl_device, run_cli):
+    code, out, err = run_cli("run", KERNELS / "block_scratch.mcpl", "--set", "n=300",
+                             "--repeat", "1")
+    assert code == 0, err
+    assert "UNVERIFIED" in out
+
+
+def test_run_wrong_set_name(run_cli):
+    code, out, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
+                             "--set", "q=4")
+    assert code == 2
+    assert "no size parameter 'q'" in err and "its sizes: n" in err
+
+
+def test_run_bad_set_value(run_cli):
+    code, _, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl", "--set", "n")
+    assert code == 2 and "NAME=VALUE" in err
+
+
+def test_run_size_that_does_not_divide(run_cli):
+    code, out, err = run_cli("run", EXAMPLES / "matmul" / "fermi.mcpl",
+                             "--set", "n=6", "--set", "m=32", "--set", "p=256")
+    assert code == 1
+    assert "requires n to be a multiple of 4, not 6" in err
+
+
+def test_run_missing_file(run_cli, tmp_path):
+    code, _, err = run_cli("run", tmp_path / "nothing.mcpl")
+    assert code == 1
+    assert "no such MCPL file" in err
+
+
+def test_run_reports_a_wrong_result(opencl_device, run_cli, tmp_path):
+    # a "refined" version that adds one too many: the perfect version catches it
+    shutil.copy(EXAMPLES / "vector_add" / "perfect.mcpl", tmp_path / "perfect.mcpl")
+    src = (EXAMPLES / "vector_add" / "hopper_v1.mcpl").read_text()
+    assert "a[k] + b[k]" in src
+    (tmp_path / "hopper_v1.mcpl").write_text(src.replace("a[k] + b[k]", "a[k] + b[k] + 1.0"))
+    code, out, err = run_cli("run", tmp_path / "hopper_v1.mcpl", "--set", "n=5",
+                             "--repeat", "1")
+    assert code == 1
+    assert "DIFFERS FROM" in out and "does not match" in err
