@@ -6,17 +6,27 @@ the field (cuBLAS, cuDNN, torch, the OpenCL copy ceiling, the reduce0..reduce6
 baselines of benchmarks/lift) are timed in the same run.
 
     python benchmarks/case_studies/run.py [--kernels matmul,reduction] [--quick] [--out DIR]
+        [--budget-s S] [--watchdog S]
+
+The run has three phases, in this order, because an OpenCL call made after torch
+had initialised CUDA in the same process once stalled: (1) every OpenCL version of
+every kernel (and the OpenCL copy ceiling, and the Lift reduce baselines) is built,
+run at the small sizes and at the paper sizes, timed, and its outputs are kept on
+the host; (2) torch/cuBLAS/cuDNN references and the torch copy; (3) the numpy
+references are computed and every kept output is verified, and the roofline of
+mcl.analyses is evaluated for each version translated to the target.
 
 ``--quick`` uses small sizes and few repetitions: it runs on PoCL (CPU) and tests
 this script, not the GPU. Results go to DIR/results.json (written after every
-kernel, so a run cut short still leaves what it measured); turn them into
-benchmarks/results/REPORT.md with report.py.
+version, so a run cut short, e.g. by ``--watchdog``, still leaves what it measured);
+turn them into benchmarks/results/REPORT.md with report.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import faulthandler
 import importlib.util
 import json
 import os
@@ -308,44 +318,43 @@ def fresh(args: dict) -> dict:
     return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
 
 
-def run_version(v: dict, ref, case: Case, args: dict, expected: dict, sizes: dict,
-                opts: argparse.Namespace) -> dict:
-    """Compile, verify and time one version at one size."""
+def run_version(v: dict, ref, args: dict, sizes: dict,
+                opts: argparse.Namespace) -> tuple[dict, dict | None]:
+    """Compile one version, check it at reference.SIZES, run it once at ``sizes``
+    (outputs kept on the host, verified later) and time it. Returns the entry and
+    the outputs (None where it did not run)."""
     out = dict(v)
     need = getattr(ref, "DIVISIBLE_BY", {}).get(v["version"], {})
     bad = {k: d for k, d in need.items() if int(sizes.get(k, 0)) % d}
     if bad:
         out.update(status="skipped", reason="needs " + ", ".join(
             f"{k} divisible by {d}" for k, d in bad.items()))
-        return out
+        return out, None
     t0 = time.perf_counter()
     try:
         kernel = opts.compile(ROOT / v["file"], opts.device)
     except Exception as e:
         out.update(status="not compiled", reason=short_error(e))
-        return out
+        return out, None
     out["compile_s"] = time.perf_counter() - t0
     out["small_sizes"] = verify_small_sizes(kernel, ref, v["version"])
     try:
         t0 = time.perf_counter()
         result = kernel(**call_arguments(kernel, fresh(args)))
-        verify_s = time.perf_counter() - t0
-        out["verification"] = verify(outputs_of(result, tuple(ref.OUTPUTS)), expected,
-                                     ref.TOLERANCE)
+        outputs = outputs_of(result, tuple(ref.OUTPUTS))
+        first_s = time.perf_counter() - t0
     except Exception as e:
         out.update(status="failed", reason="run: " + short_error(e))
-        return out
-    if not out["verification"]["ok"]:
-        out.update(status="wrong", reason="results differ from reference.py")
-        return out
-    if verify_s > opts.too_slow_s:
+        return out, None
+    out["first_run_s"] = first_s
+    if first_s > opts.too_slow_s:
         # A naive version (e.g. 2^28 float atomics on one address through CAS) that would
-        # spend the run's budget: its one verified run, wall clock, is an upper bound.
-        out["timing"] = {"median_s": verify_s, "min_s": verify_s, "repeats": 1,
-                         "method": "wall clock of the verification run (too slow to repeat; "
+        # spend the run's budget: its one run, wall clock, is an upper bound.
+        out["timing"] = {"median_s": first_s, "min_s": first_s, "repeats": 1,
+                         "method": "wall clock of the first run (too slow to repeat; "
                                    "includes transfers)"}
         out["status"] = "ok"
-        return out
+        return out, outputs
     try:
         launcher = Launcher(kernel, args, opts.device)
         out["timing"] = time_repeatedly(launcher, opts.warmup, opts.repeats)
@@ -355,7 +364,9 @@ def run_version(v: dict, ref, case: Case, args: dict, expected: dict, sizes: dic
         out["status"] = "ok"
     except Exception as e:
         out.update(status="failed", reason="timing: " + short_error(e))
-    return out
+    finally:
+        del kernel
+    return out, outputs
 
 
 # ----------------------------------------------------------------------------- references
@@ -403,8 +414,6 @@ def references(case: Case, args: dict, opts: argparse.Namespace) -> list[dict]:
             finally:
                 torch.cuda.empty_cache()
         out.append(entry)
-    if case.kernel == "reduction":
-        out.extend(reduce_baselines(args, opts))
     return out
 
 
@@ -439,26 +448,21 @@ def reduce_baselines(args: dict, opts: argparse.Namespace) -> list[dict]:
     return out
 
 
-def copy_ceiling(opts: argparse.Namespace) -> dict:
-    """The bandwidth ceiling of benchmarks/gpu_env.py, measured in this run."""
+def copy_ceiling(opts: argparse.Namespace, which: str) -> dict:
+    """The bandwidth ceiling of benchmarks/gpu_env.py, measured in this run:
+    ``which`` is "opencl_copy" (phase 1) or "torch_copy" (phase 2)."""
     gpu_env = load_module(ROOT / "benchmarks" / "gpu_env.py", "gpu_env")
     nbytes = (16 if opts.quick else 1024) * 2 ** 20
-    out: dict[str, Any] = {}
     try:
-        out["opencl_copy"] = gpu_env.opencl_copy(nbytes, repeats=max(3, opts.repeats))
+        return getattr(gpu_env, which)(nbytes, repeats=max(3, opts.repeats))
     except Exception as e:
-        out["opencl_copy"] = {"status": "failed", "reason": short_error(e)}
-    try:
-        out["torch_copy"] = gpu_env.torch_copy(nbytes, repeats=max(3, opts.repeats))
-    except Exception as e:
-        out["torch_copy"] = {"status": "failed", "reason": short_error(e)}
-    return out
+        return {"status": "failed", "reason": short_error(e)}
 
 
 def roofline(ref, args: dict) -> dict:
-    """The bound on time from the analyses (mcl.analyses.roofline) when it exists;
-    otherwise the compulsory flops and bytes of reference.py against the target's
-    peak figures in its hardware description."""
+    """The compulsory flops and bytes of reference.py (the figures of merit) against
+    the target's peak figures in its hardware description. ``verify_phase`` replaces
+    ``bound_s`` by the analyses' bound of the perfect version where it has one."""
     flops = int(ref.flops(**args)) if hasattr(ref, "flops") else 0
     nbytes = int(ref.bytes_moved(**args)) if hasattr(ref, "bytes_moved") else 0
     out: dict[str, Any] = {"flops": flops, "bytes": nbytes}
@@ -466,7 +470,8 @@ def roofline(ref, args: dict) -> dict:
         from mcl.hdl import load_hardware
         hw = load_hardware(TARGET)
         peak, bandwidth = float(hw.peak_flops()), float(hw.memory_bandwidth("global"))
-        out.update(peak_flops=peak, bandwidth=bandwidth, source=f"hdl:{TARGET} peak figures",
+        out.update(peak_flops=peak, bandwidth=bandwidth,
+                   source=f"reference.py flops/bytes against hdl:{TARGET} peak figures",
                    bound_s=max(flops / peak, nbytes / bandwidth))
         out["bound_by"] = "compute" if flops / peak > nbytes / bandwidth else "memory"
     except Exception as e:
@@ -474,63 +479,135 @@ def roofline(ref, args: dict) -> dict:
     return out
 
 
-def analyses_roofline(path: Path, sizes: dict) -> dict | None:
-    """Per-version roofline of mcl.analyses, if that function exists (signature assumed:
-    ``roofline(path, target=..., sizes=...)`` returning a mapping or an object with
-    ``bound_s``)."""
+_CHECKED: dict[str, Any] = {}
+
+
+def _checked_for_target(path: Path):
+    """The version translated to the target (as mcl.compile does) and checked, once
+    per file."""
+    key = str(path)
+    if key not in _CHECKED:
+        from mcl.mcpl.resolve import check
+        from mcl.translate import translate
+        _CHECKED[key] = check(translate(str(path), TARGET))
+    return _CHECKED[key]
+
+
+def analyses_roofline(path: Path, args: dict) -> dict:
+    """The roofline of mcl.analyses (``roofline(function, checked, values,
+    hardware=None)``) for the version translated to the target, at the measured
+    sizes. ``bound_s`` is the time at the attainable rate if every access the version
+    makes goes to global memory (its own traffic: pessimistic); ``compulsory_bound_s``
+    if every array element crosses the memory interface once (optimistic)."""
     try:
         from mcl.analyses import roofline as analysis
-    except ImportError:
-        return None
-    try:
-        r = analysis(str(path), target=TARGET, sizes=sizes)
-        d = r if isinstance(r, dict) else getattr(r, "__dict__", {"value": str(r)})
-        return {k: (v if isinstance(v, int | float | str) else str(v)) for k, v in d.items()}
+        checked = _checked_for_target(path)
+        [function] = [f for f in checked.module.functions
+                      if checked.hardware_of(f) is not None][-1:]
+        names = {p.name for p in function.params}
+        values = {k: int(v) for k, v in args.items()
+                  if k in names and isinstance(v, int | np.integer)}
+        r = analysis(function, checked, values)
     except Exception as e:
         return {"error": short_error(e)}
+    if r is None:
+        return {"error": "no roofline: the analyses have no number for the operations or the "
+                         "bytes at these sizes (data-dependent loop bounds, or no operations)"}
+    return {"flops": r.flops, "bytes": r.bytes, "compulsory_bytes": r.compulsory_bytes,
+            "intensity": r.intensity, "bound": r.bound, "space": r.space,
+            "attainable_flops": r.attainable, "best_attainable_flops": r.best_attainable,
+            "bound_s": r.flops / r.attainable, "compulsory_bound_s": r.flops / r.best_attainable,
+            "source": f"mcl.analyses.roofline on the version translated to {TARGET}"}
 
 
 # ----------------------------------------------------------------------------- driver
 
-def run_kernel(kernel: str, opts: argparse.Namespace, deadline: float,
-               save: Callable[[dict], None] = lambda partial: None) -> dict:
+def opencl_phase(kernel: str, opts: argparse.Namespace, deadline: float,
+                 save: Callable[[], None]) -> tuple[dict, list]:
+    """Phase 1 for one kernel: every version at every size, outputs kept on the host.
+    Returns the kernel's results and, per run, (args, {version: outputs}) for the
+    later phases."""
     case = CASES[kernel]
     ref = reference_module(kernel)
     vs = versions(kernel)
     result: dict[str, Any] = {"metric": case.metric, "primary_ref": case.primary_ref,
                               "versions": [v["version"] for v in vs], "runs": []}
-    rng = np.random.default_rng(10)
-    for sizes in (case.quick_sizes if opts.quick else case.sizes):
+    kept: list = []
+    for index, sizes in enumerate(case.quick_sizes if opts.quick else case.sizes):
         run: dict[str, Any] = {"sizes": sizes}
         result["runs"].append(run)
         if time.monotonic() > deadline:
             run["skipped"] = "time budget spent"
+            kept.append(None)
             continue
         t0 = time.perf_counter()
-        args = ref.inputs(rng, **sizes)
+        args = ref.inputs(np.random.default_rng([10, index]), **sizes)
         run["inputs_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        expected = ref.reference(**fresh(args))
-        run["reference_s"] = time.perf_counter() - t0
-        run["verification"] = "numpy reference.py at the measured size (full output)"
         run["roofline"] = roofline(ref, args)
-        run["references"] = references(case, args, opts)
         run["results"] = []
+        outputs: dict[str, dict] = {}
         for v in vs:
             if time.monotonic() > deadline:
                 run["results"].append({**v, "status": "skipped", "reason": "time budget spent"})
                 continue
             print(f"  {kernel} {sizes} {v['version']} ...", flush=True)
-            entry = run_version(v, ref, case, args, expected, sizes, opts)
-            a = analyses_roofline(ROOT / v["file"], sizes)
-            if a is not None:
-                entry["analyses_roofline"] = a
+            entry, got = run_version(v, ref, args, sizes, opts)
+            if got is not None:
+                outputs[v["version"]] = got
             print(f"    {entry['status']} {entry.get('reason', '')}"
                   f"{entry.get('timing', {}).get('median_s', '')}", flush=True)
             run["results"].append(entry)
-            save(result)  # a run cut short by a time limit keeps every finished version
-        del args, expected
-    return result
+            save()  # a run cut short by a time limit keeps every finished version
+        if kernel == "reduction" and time.monotonic() < deadline:
+            run["references"] = reduce_baselines(args, opts)  # OpenCL: phase 1
+            save()
+        kept.append((args, outputs))
+    return result, kept
+
+
+def torch_phase(kernel: str, result: dict, kept: list, opts: argparse.Namespace,
+                save: Callable[[], None]) -> None:
+    """Phase 2 for one kernel: the torch references at every size phase 1 ran."""
+    case = CASES[kernel]
+    for run, k in zip(result["runs"], kept, strict=True):
+        if k is None:
+            continue
+        print(f"  {kernel} {run['sizes']} torch references ...", flush=True)
+        run["references"] = references(case, k[0], opts) + run.get("references", [])
+        save()
+
+
+def verify_phase(kernel: str, result: dict, kept: list, save: Callable[[], None]) -> None:
+    """Phase 3 for one kernel: numpy references, verification of the kept outputs,
+    the analyses' roofline per version (CPU only, after the GPU work)."""
+    ref = reference_module(kernel)
+    for run, k in zip(result["runs"], kept, strict=True):
+        if k is None:
+            continue
+        args, outputs = k
+        t0 = time.perf_counter()
+        expected = ref.reference(**fresh(args))
+        run["reference_s"] = time.perf_counter() - t0
+        run["verification"] = "numpy reference.py at the measured size (full output)"
+        perfect = next((v for v in run["results"] if v["version"] == "perfect"), None)
+        for entry in run["results"]:
+            entry["analyses_roofline"] = analyses_roofline(ROOT / entry["file"], args)
+            got = outputs.get(entry["version"])
+            if got is None:
+                continue
+            entry["verification"] = verify(got, expected, ref.TOLERANCE)
+            if not entry["verification"]["ok"] and entry.get("status") == "ok":
+                entry.update(status="wrong", reason="results differ from reference.py")
+        a = (perfect or {}).get("analyses_roofline") or {}
+        if "compulsory_bound_s" in a:
+            roof = run["roofline"]
+            roof["reference_bound_s"] = roof.get("bound_s")
+            roof["bound_s"] = a["compulsory_bound_s"]
+            roof["bound_by"] = "compute" if a["bound"] == "compute" else "memory"
+            roof["source"] = ("mcl.analyses.roofline of the perfect version translated to "
+                              f"{TARGET} (compulsory traffic)")
+        save()
+    kept.clear()
 
 
 def device_description(spec: str | None) -> dict:
@@ -554,9 +631,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--repeats", type=int, default=None, help="timed runs (default 10)")
     ap.add_argument("--warmup", type=int, default=None, help="untimed runs (default 2)")
     ap.add_argument("--budget-s", type=float, default=420.0,
-                    help="stop starting new measurements after this many seconds")
+                    help="phase 1 (OpenCL) starts no new version after this many seconds "
+                         "from the start; phases 2 and 3 follow")
     ap.add_argument("--too-slow-s", type=float, default=15.0,
-                    help="a version whose verified run takes longer is not run again")
+                    help="a version whose first run takes longer is not run again")
+    ap.add_argument("--watchdog", type=float, default=None, metavar="SECONDS",
+                    help="dump every thread's traceback and exit after SECONDS (a stalled "
+                         "driver call); results.json keeps what was measured")
     opts = ap.parse_args(argv)
     opts.repeats = opts.repeats or (3 if opts.quick else 10)
     opts.warmup = opts.warmup or (1 if opts.quick else 2)
@@ -570,7 +651,10 @@ def main(argv: list[str] | None = None,
          compile_fn: Callable[[Path, str | None], Any] = compile_version) -> dict:
     opts = parse_args(argv)
     opts.compile = compile_fn
-    deadline = time.monotonic() + opts.budget_s
+    if opts.watchdog:
+        faulthandler.dump_traceback_later(opts.watchdog, exit=True)
+    start = time.monotonic()
+    deadline = start + opts.budget_s
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
@@ -579,29 +663,59 @@ def main(argv: list[str] | None = None,
                  "commit": git_commit(), "quick": opts.quick, "target": TARGET,
                  "device": device_description(opts.device),
                  "warmup": opts.warmup, "repeats": opts.repeats,
+                 "budget_s": opts.budget_s, "watchdog_s": opts.watchdog,
+                 "order": "OpenCL versions of all kernels, then torch references, then "
+                          "numpy verification and analyses",
                  "MCL_DEVICE": os.environ.get("MCL_DEVICE"), "runtime": runtime_name()},
-        "ceiling": copy_ceiling(opts),
+        "ceiling": {},
         "kernels": {},
     }
+    path = out / "results.json"
+
+    def save() -> None:
+        results["meta"]["elapsed_s"] = round(time.monotonic() - start, 1)
+        path.write_text(json.dumps(results, indent=1, default=str))
+
+    kernels = [k for k in opts.kernels.split(",") if k]
+    kept: dict[str, list] = {}
+    # Phase 1: OpenCL only. torch is not imported before this phase ends.
+    results["ceiling"]["opencl_copy"] = copy_ceiling(opts, "opencl_copy")
+    for kernel in kernels:
+        print(f"{kernel} (OpenCL):", flush=True)
+        try:
+            results["kernels"][kernel], kept[kernel] = opencl_phase(
+                kernel, opts, deadline, save)
+        except Exception as e:  # one broken kernel must not lose the others' results
+            results["kernels"][kernel] = {"error": short_error(e),
+                                          "traceback": traceback.format_exc()[-2000:]}
+        save()
+    results["meta"]["opencl_phase_s"] = round(time.monotonic() - start, 1)
+    # Phase 2: torch (CUDA) references.
     torch = torch_or_none()
     if torch is not None:
         results["meta"]["torch"] = torch.__version__
         results["meta"]["gpu"] = torch.cuda.get_device_name()
-    path = out / "results.json"
-    for kernel in [k for k in opts.kernels.split(",") if k]:
-        print(f"{kernel}:", flush=True)
-        def save(partial: dict, kernel: str = kernel) -> None:
-            results["kernels"][kernel] = partial
-            path.write_text(json.dumps(results, indent=1, default=str))
-
-        try:
-            results["kernels"][kernel] = run_kernel(kernel, opts, deadline, save)
-        except Exception as e:  # one broken kernel must not lose the others' results
-            results["kernels"][kernel] = {"error": short_error(e),
-                                          "traceback": traceback.format_exc()[-2000:]}
-        path.write_text(json.dumps(results, indent=1, default=str))
-    path.write_text(json.dumps(results, indent=1, default=str))
-    print(f"wrote {path}")
+    results["ceiling"]["torch_copy"] = copy_ceiling(opts, "torch_copy")
+    for kernel in kernels:
+        if kernel in kept:
+            print(f"{kernel} (torch):", flush=True)
+            try:
+                torch_phase(kernel, results["kernels"][kernel], kept[kernel], opts, save)
+            except Exception as e:
+                results["kernels"][kernel]["torch_error"] = short_error(e)
+    save()
+    # Phase 3: verification against numpy and the analyses' rooflines (CPU).
+    for kernel in kernels:
+        if kernel in kept:
+            print(f"{kernel} (verification):", flush=True)
+            try:
+                verify_phase(kernel, results["kernels"][kernel], kept.pop(kernel), save)
+            except Exception as e:
+                results["kernels"][kernel]["verify_error"] = short_error(e)
+    save()
+    if opts.watchdog:
+        faulthandler.cancel_dump_traceback_later()
+    print(f"wrote {path} after {time.monotonic() - start:.0f} s")
     return results
 
 

@@ -36,7 +36,7 @@ PAPER_SIZES = [
 DIVISIBLE_BY = {
     "nvidia_v1": {"n": 4, "p": 256},
     "fermi": {"n": 4, "p": 256},
-    "fermi_v1": {"n": 8, "p": 256},
+    "fermi_v1": {"n": 8, "p": 128},
     "hopper": {"n": 4, "p": 256},
 }
 
