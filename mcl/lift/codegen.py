@@ -606,8 +606,8 @@ class Generator:
         else:
             self.emit(dst.store(src.load(), src.type))
 
-    def seq_loop(self, n: int, body, kind: str = "mapSeq") -> None:
-        if n <= self.opt.unroll:
+    def seq_loop(self, n: int, body, kind: str = "mapSeq", unroll: bool = True) -> None:
+        if unroll and n <= self.opt.unroll:
             for j in range(n):
                 body(Idx.of(j))
             return
@@ -705,23 +705,68 @@ class Generator:
         acc_t = rt.elem
         name = self.fresh("acc")
         unit = unit_type(acc_t)
-        n_units = units(acc_t)
+        group = self._group_level()
+        dist = group and self._distributed(acc_t)
+        own_t = acc_t.elem.elem if dist else acc_t
+        n_units = units(own_t)
         mem = Memory(name, "private", unit, n_units)
         self.emit(f"{unit.c_name()} {name}" + ("" if n_units == 1 else f"[{n_units}]") + ";")
-        acc = MemView(mem, acc_t, Idx.of(0))
+        own = MemView(mem, own_t, Idx.of(0))
+        acc = _DistributedView(self, acc_t, own) if dist else own
         init_v = self.gen(init, env, None)
-        self._fill(init_v, acc)
+        if dist:
+            if not isinstance(init_v, ValueView):
+                raise CodegenLimit("a distributed accumulator needs a scalar initial value")
+            self._fill(init_v, own)
+        else:
+            self._fill(init_v, acc)
         n = int(a.type.size)
 
         def step(j: Idx):
             r = self.apply(f, [acc, a.index(j)], env, acc)
             self.materialize(r, acc)
+            if group:
+                # the whole work-group runs this loop: the next step may overwrite the
+                # local memory this one read
+                self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
-        self.seq_loop(n, step, "reduceSeq")
+        self.seq_loop(n, step, "reduceSeq", unroll=not group)
         if out is not None:
             self.copy(acc, out.index(Idx.of(0)))
             return out
         return FnView(rt, lambda i: acc)
+
+    def _group_level(self) -> bool:
+        """Inside a mapWrg but in no mapLcl/mapWarp/mapLane/mapSeq: all work-items of
+        the group run this code together."""
+        kinds = [lp.kind for lp in self.k.loops]
+        if "mapWrg" not in kinds:
+            return False
+        last = max(i for i, kd in enumerate(kinds) if kd == "mapWrg")
+        return not any(kd in ("mapLcl", "mapWarp", "mapLane", "mapSeq", "reduceSeq")
+                       for kd in kinds[last + 1:])
+
+    def _distributed(self, acc_t: Type) -> bool:
+        """An accumulator ``T[l1][l0]...`` of a work-group-level reduceSeq whose outer
+        dimensions are the work-group's shape is held in private memory, work-item
+        (l1, l0) holding its own part (Lift's private memory under mapLcl: each
+        work-item only touches the part its mapLcl(1)/mapLcl(0) iteration gives it,
+        which ``_DistributedView`` checks)."""
+        ls = self.k.local_size
+        if ls is None:     # first pass: launch sizes unknown, no code is kept
+            ls = tuple(self.k.lcl_extents.get(d, 1) for d in range(2))
+        return (len(ls) == 2 and isinstance(acc_t, ArrayType) and isinstance(acc_t.elem, ArrayType)
+                and int(acc_t.size) == ls[1] and int(acc_t.elem.size) == ls[0] and ls[1] > 1)
+
+    def _own_index(self, i: Idx, dim: int) -> bool:
+        """``i`` is the id of a mapLcl(dim) that gives every work-item one iteration."""
+        if len(i.terms) != 1 or i.const or i.terms[0][1] != 1:
+            return False
+        v = i.terms[0][0]
+        ls = self.k.local_size
+        return any(lp.kind == "mapLcl" and lp.dim == dim and lp.var.terms == i.terms and
+                   (ls is None or lp.extent == ls[dim]) for lp in self.k.loops) and \
+            isinstance(v, Var)
 
     def _fill(self, value: View, dst: View) -> None:
         """Initialise ``dst``; a scalar initial value fills every element."""
@@ -730,6 +775,27 @@ class Generator:
             self.seq_loop(int(dst.type.size), lambda j: self._fill(value, dst.index(j)))
         else:
             self.copy(value, dst)
+
+
+class _DistributedView(View):
+    """An accumulator ``T[l1][l0][...]`` spread over the work-items of a group: each
+    holds ``T[...]`` in private memory; indexing the two outer dimensions by the
+    work-item's own mapLcl ids selects it, any other index is an error."""
+
+    def __init__(self, gen: Generator, t: ArrayType, own: View, dims: tuple[int, ...] = (1, 0)):
+        self.gen, self.type, self.own, self.dims = gen, t, own, dims
+
+    def index(self, i) -> View:
+        i = Idx.of(i)
+        if not self.gen._own_index(i, self.dims[0]):
+            raise CodegenLimit("a work-group's private accumulator is indexed by something "
+                               f"other than the work-item's own mapLcl({self.dims[0]}) id")
+        if len(self.dims) == 1:
+            return self.own
+        return _DistributedView(self.gen, self.type.elem, self.own, self.dims[1:])
+
+    def memory(self):
+        return self.own.memory()
 
 
 def _prod(xs) -> int:

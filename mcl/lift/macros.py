@@ -12,6 +12,10 @@ numeric parameters chosen within the device's limits.
 * ``mm-register-blocking``: matrix multiplication with each work-item
   computing a block of C in private memory (register blocking) and coalesced
   reads of B.
+* ``mm-tiling``: the tiling macro rule of the Lift papers: per work-group a
+  tm x tn tile of C; tiles of A (tm x tk) and B (tk x tn) copied to local memory
+  by the whole group each k-step; each work-item accumulating an rm x rn register
+  block (strided over the tile) in private memory; work-group (tn/rn) x (tm/rm).
 
 Each is checked against the interpreter like every other rule."""
 
@@ -389,3 +393,118 @@ rule(Rule("mm-register-blocking", "macro",
 
 __all__ = ["tree", "first_stage", "workgroup_reduction", "reduction_choices", "Compose",
            "ArrayType"]
+
+
+# --- matrix multiplication with local-memory tiles (Lift's tiling macro rule) -------------
+
+def _lcl2(f: Fun) -> Prim:
+    return Prim("mapLcl", (Prim("mapLcl", (f,), 0),), 1)
+
+
+def _to_local_tile(tile: Expr, rows: int, cols: int, l1: int, l0: int) -> Expr:
+    """Copy a [rows][cols] tile into local memory, all work-items of the (l1 x l0)
+    group together, consecutive work-items reading consecutive elements; the
+    result is viewed as [rows][cols] again."""
+    n = rows * cols
+    chunk = n // (l1 * l0)
+    # work-item t copies elements t*chunk ... t*chunk + chunk-1: local memory keeps the
+    # tile's own (row-major) layout
+    per_item = apply(Prim("split", (_i(l0),)), apply(Prim("split", (_i(chunk),)),
+                                                     apply(JOIN, tile)))
+    copied = apply(Prim("toLocal", (_lcl2(Prim("mapSeq", (Prim("id"),))),)), per_item)
+    return apply(Prim("split", (_i(cols),)), apply(JOIN, apply(JOIN, copied)))
+
+
+def _mm_tiled_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn) -> Expr:
+    l1, l0 = tm // rm, tn // rn
+    # per work-item: acc[rm][rn] += a[i] * b[j] for every k of the tile
+    acc2, q, acc_r, a, c, b = (Param(n) for n in ("acc", "q", "accRow", "a", "c", "b"))
+    inner = Lambda((c, b), apply(f, c, _apply_pair(g, a, b)))
+    row_update = Lambda((acc_r, a), apply(Prim("mapSeq", (inner,)),
+                                          Call(Prim("zip"), (acc_r, _get(q, 1)))))
+    kstep = Lambda((acc2, q), apply(Prim("mapSeq", (row_update,)),
+                                    Call(Prim("zip"), (acc2, _get(q, 0)))))
+    acc_blk, b_cols, acc_row, a_rows = (Param(n) for n in ("accBlock", "bCols", "accRows",
+                                                           "aRows"))
+    block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
+                              Call(Prim("zip"), (apply(Prim("transpose"), a_rows),
+                                                 apply(Prim("transpose"), b_cols)))))
+    la, lb = Param("tileA"), Param("tileB")
+    # work-item (l1, l0) computes rows i*l1 + l1 and columns j*l0 + l0 of the C tile:
+    # neighbouring work-items read neighbouring local memory (no bank conflicts) and
+    # write neighbouring elements of C
+    a_blocks = apply(Prim("split", (_i(rm),)), apply(Prim("reorderStride", (_i(l1),)), la))
+    b_blocks = apply(Prim("split", (_i(rn),)), apply(Prim("reorderStride", (_i(l0),)),
+                                                     apply(Prim("transpose"), lb)))
+    per_row = Lambda((acc_row, a_rows), apply(
+        Prim("mapLcl", (Lambda((acc_blk, b_cols), block),), 0),
+        Call(Prim("zip"), (acc_row, b_blocks))))
+    compute = apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (Param("acc_"), a_blocks)))
+    acc, p = Param("acc"), Param("p")
+    compute = substitute(compute, {_find_param(compute, "acc_"): acc})
+    step = Lambda((acc, p), apply(Lambda((la, lb), compute),
+                                  _to_local_tile(_get(p, 0), tm, tk, l1, l0),
+                                  _to_local_tile(_get(p, 1), tk, tn, l1, l0)))
+    zeros = Literal(z.text, ArrayType(ArrayType(ArrayType(ArrayType(z.type, _i(rn)), _i(rm)),
+                                                _i(l0)), _i(l1)))
+    rows_a, cols_b = Param("rowsA"), Param("colsB")
+    tiles_a = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tk),)),)), rows_a))
+    tiles_b = apply(Prim("split", (_i(tk),)), cols_b)
+    reduced = apply(JOIN, apply(Prim("reduceSeq", (step, zeros)),
+                                Call(Prim("zip"), (tiles_a, tiles_b))))     # [l1][l0][rm][rn]
+    written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),))),)),
+                    reduced)
+    c_tile = apply(Prim("map", (compose(Prim("reorderStride", (_i(rn),)), JOIN),)),
+                   apply(Prim("reorderStride", (_i(rm),)),
+                         apply(JOIN, apply(Prim("map", (Prim("transpose"),)), written))))
+    per_col_tile = Lambda((cols_b,), c_tile)
+    b_tiles = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tn),)),)), b_param))
+    per_row_tile = Lambda((rows_a,), apply(
+        Prim("map", (JOIN,)), apply(Prim("transpose"),
+                                    apply(Prim("mapWrg", (per_col_tile,), 0), b_tiles))))
+    return apply(JOIN, apply(Prim("mapWrg", (per_row_tile,), 1),
+                             apply(Prim("split", (_i(tm),)), a_expr)))
+
+
+def mm_tiling_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
+    """(tm, tn, tk, rm, rn): tiles of A (tm x tk) and B (tk x tn) in local memory,
+    register blocks rm x rn, a work-group of (tn/rn) x (tm/rm) work-items."""
+    out = []
+    for tm, tn, tk, rm, rn in itertools.product((128, 64, 32), (128, 64, 32), (16, 8),
+                                                (8, 4, 2), (8, 4, 2)):
+        l1, l0 = tm // rm, tn // rn
+        threads = l1 * l0
+        if m % tm or n % tn or k % tk or tm % rm or tn % rn:
+            continue
+        if not 32 <= threads <= min(256, limits.max_work_group):
+            continue
+        if (tm * tk) % threads or (tk * tn) % threads or l0 < 8:
+            continue
+        if (tm + tn) * tk * 4 > limits.local_memory:
+            continue
+        out.append((tm, tn, tk, rm, rn))
+    # the most work per work-item and per tile first (what fast SGEMMs do)
+    out.sort(key=lambda c: (-(c[3] * c[4]), -(c[0] * c[1]), -c[2]))
+    return out[:limits.max_choices]
+
+
+def mm_tiled(s: Site) -> list[Expr]:
+    f, z, g, a_expr, b_param = _mm_shape(s)
+    at = s.arg_types[0]
+    m, k = int(at.size), int(at.elem.size)
+    bt = s.env.get(b_param, b_param.type)
+    n = int(bt.elem.size)
+    if not isinstance(z, Literal):
+        return []
+    return [_mm_tiled_expr(f, z, g, a_expr, b_param, *c)
+            for c in mm_tiling_choices(m, n, k, s.limits)]
+
+
+rule(Rule("mm-tiling", "macro",
+          "map(rowA => map(colB => reduce o map(*) $ zip(rowA, colB)) o transpose $ B) $ A -> "
+          "join o mapWrg(1)(rowsA => mapWrg(0)(colsB => toGlobal(copy) o reduceSeq((acc, "
+          "(tA, tB)) => mapLcl(1)(mapLcl(0)(acc[rm][rn] += a*b over the k-tile)) $ "
+          "(toLocal(copy) tA, toLocal(copy) tB), 0) $ zip(k-tiles of rowsA, colsB)) ...) o "
+          "split(tm) $ A",
+          match=lambda s: s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None,
+          rhs=mm_tiled, exact=True))

@@ -275,3 +275,43 @@ def test_cli(run_cli, tmp_path):
     assert code == 1 and "does not apply" in err
     code, _, err = run_cli("lift", "explore", s)
     assert code == 2 and "--size N" in err
+
+
+def _mm_tiled(sizes, choice):
+    p = bind_sizes(program("mm"), sizes)
+    return p, apply_rule(p, "mm-tiling", choice=choice)
+
+
+@pytest.mark.parametrize("sizes", [{"M": 64, "N": 64, "K": 32}, {"M": 128, "N": 64, "K": 16}])
+def test_mm_tiling_preserves_the_result_in_the_interpreter(sizes):
+    from mcl.lift.macros import mm_tiling_choices
+    n = len(mm_tiling_choices(sizes["M"], sizes["N"], sizes["K"], Limits()))
+    assert n >= 3
+    for choice in (0, n // 2, n - 1):
+        p, q = _mm_tiled(sizes, choice)
+        xs = random_inputs(p, sizes)
+        np.testing.assert_allclose(run(q, *xs), run(p, *xs), rtol=1e-5, atol=1e-5)
+
+
+def test_mm_tiling_kernel_structure():
+    sizes = {"M": 256, "N": 256, "K": 64}
+    _, q = _mm_tiled(sizes, 0)          # 128x128 tiles, 8x8 register blocks, k-tile 16
+    g = generate(q, sizes)
+    k = g.kernels[0]
+    assert k.local_size == (16, 16) and k.global_size == (32, 32)
+    assert "reqd_work_group_size(16, 16, 1)" in g.source
+    assert k.local_bytes == (128 + 128) * 16 * 4
+    # the accumulator is the work-item's own 8x8 block, in private memory
+    assert "float acc_3[64];" in g.source and "local float" in g.source
+    # the k-tile loop is not unrolled and ends with a barrier before the next tiles load
+    loop = g.source[g.source.index("for (int i_4 = 0; i_4 < 4; i_4++)"):]
+    assert loop.count("barrier(CLK_LOCAL_MEM_FENCE)") >= 3
+
+
+def test_mm_tiling_runs_on_the_device(rt):
+    from mcl.lift.execute import run_generated
+    sizes = {"M": 64, "N": 128, "K": 32}
+    p, q = _mm_tiled(sizes, 1)
+    xs = random_inputs(p, sizes)
+    got = run_generated(generate(q, sizes), rt, xs)
+    np.testing.assert_allclose(got, xs[0].astype(np.float64) @ xs[1], rtol=1e-4, atol=1e-4)
