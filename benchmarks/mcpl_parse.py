@@ -1,7 +1,8 @@
 """Parse + check times of the MCPL front end: the matmul example (target: about
 50 ms after start-up) and a generated 10 000-line module (target: about 2 s),
-cold (item cache empty) and warm (the language server re-parsing a document
-after an edit of one function, with and without a line added).
+cold (item cache empty; in one process, and with worker processes parsing
+items too, see mcl/mcpl/parallel.py) and warm (the language server re-parsing
+a document after an edit of one function, with and without a line added).
 
 Run: python benchmarks/mcpl_parse.py [--write] [--repeat N]   (--write updates
 benchmarks/results/mcpl_parse.md). Times are the best of several runs in this
@@ -11,11 +12,14 @@ descriptions; wall-clock and CPU time (the machine may be shared)."""
 from __future__ import annotations
 
 import argparse
+import gc
+import os
+import pickle
 import platform
 import time
 from pathlib import Path
 
-from mcl.mcpl import check, parse
+from mcl.mcpl import check, parallel, parse
 from mcl.mcpl.builder import clear_cache, parse_whole
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,11 +114,39 @@ def main() -> None:
     n = big.count("\n")
     rows.append((f"generated module ({n} lines): whole-file textX parse (before)",
                  best(lambda: parse_whole(big, "big.mcpl"), max(1, r - 1)), None))
-    rows.append((f"generated module ({n} lines): parse, cold",
-                 best(lambda: parse(big, "big.mcpl"), r, clear_cache), None))
-    rows.append((f"generated module ({n} lines): parse + check, cold",
-                 best(lambda: check("big.mcpl", source=big), r, clear_cache), 2.0))
-    parse(big, "big.mcpl")
+    workers = parallel.workers()
+    one = f"generated module ({n} lines): {{}}, cold, one process"
+    many = f"generated module ({n} lines): {{}}, cold, {workers} worker process" \
+        f"{'es' * (workers != 1)} + this one"
+    os.environ["MCL_PARSE_WORKERS"] = "0"
+    rows.append((one.format("parse"), best(lambda: parse(big, "big.mcpl"), r, clear_cache),
+                 None))
+    rows.append((one.format("parse + check"),
+                 best(lambda: check("big.mcpl", source=big), r, clear_cache), None))
+    del os.environ["MCL_PARSE_WORKERS"]
+    if workers:
+        def cold_start() -> None:
+            clear_cache()
+            parallel.shutdown()
+
+        rows.append((many.format("parse + check") + ", processes started", best(
+            lambda: check("big.mcpl", source=big), r, cold_start), None))
+        rows.append((many.format("parse"), best(lambda: parse(big, "big.mcpl"), r, clear_cache),
+                     None))
+        rows.append((many.format("parse + check"),
+                     best(lambda: check("big.mcpl", source=big), r, clear_cache), 2.0))
+    module = parse(big, "big.mcpl")
+    rows.append(("generated module: check only (already parsed)",
+                 best(lambda: check(module), r), None))
+
+    def send_back() -> None:
+        # What the workers' results cost: pickled there, unpickled here.
+        gc.disable()
+        pickle.loads(pickle.dumps((module.functions, module.types), pickle.HIGHEST_PROTOCOL))
+        gc.enable()
+
+    rows.append(("generated module: pickle + unpickle of all its items (for comparison)",
+                 best(send_back, r), None))
     rows.append(("generated module: parse, unchanged (all items cached)",
                  best(lambda: parse(big, "big.mcpl"), r), None))
     for add_line in (False, True):

@@ -378,27 +378,45 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
-def _nodes_in(value: Any) -> Iterator[Node]:
-    if isinstance(value, Node):
-        yield value
-    elif isinstance(value, tuple):
-        for v in value:
-            yield from _nodes_in(v)
+def _add_nodes(value: Any, out: list[Node]) -> None:
+    """Append the nodes in a tuple (nested tuples flattened) to ``out``, in order."""
+    for v in value:
+        if isinstance(v, Node):
+            out.append(v)
+        elif isinstance(v, tuple):
+            _add_nodes(v, out)
+
+
+def _child_list(node: Node) -> list[Node]:
+    out: list[Node] = []
+    cls = type(node)
+    names = _CHILD_FIELDS.get(cls) or _child_fields(cls)
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            out.append(value)
+        elif isinstance(value, tuple) and value:
+            _add_nodes(value, out)
+    return out
 
 
 def children(node: Node) -> Iterator[Node]:
     """The direct child nodes of ``node`` in source order (nested tuples flattened)."""
-    for name in _child_fields(type(node)):
-        yield from _nodes_in(getattr(node, name))
+    return iter(_child_list(node))
 
 
 def walk(node: Node) -> Iterator[Node]:
     """All nodes of the subtree rooted at ``node``, pre-order (parents before children)."""
     stack = [node]
+    pop = stack.pop
+    extend = stack.extend
     while stack:
-        n = stack.pop()
+        n = pop()
         yield n
-        stack.extend(reversed(list(children(n))))
+        kids = _child_list(n)
+        if kids:
+            kids.reverse()
+            extend(kids)
 
 
 def _map_value(value: Any, fn: Callable[[Node], Node]) -> Any:

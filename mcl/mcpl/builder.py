@@ -73,13 +73,62 @@ _NOT_NEWLINE_RE = re.compile(r"[^\n]")
 def parse(source: str, file: str = "<string>") -> ast.Module:
     """Parse MCPL text into a Module. Raises McplError with diagnostics on syntax errors
     (every broken item is reported; the error's ``partial`` attribute holds the
-    module of the items that parsed)."""
-    module, diagnostics = parse_partial(source, file)
+    module of the items that parsed, its ``unparsed`` attribute an
+    :class:`Unparsed` that says what is missing from it)."""
+    module, diagnostics, unparsed = _parse_partial_no_gc(source, file)
     if diagnostics:
         err = McplError(diagnostics)
         err.partial = module  # type: ignore[attr-defined]
+        err.unparsed = unparsed  # type: ignore[attr-defined]
         raise err
     return module
+
+
+@dataclass(frozen=True)
+class Unparsed:
+    """What the partial module of a text with syntax errors lacks, so that the
+    checks do not report the consequences of a syntax error as errors of their
+    own (a call to a function whose definition did not parse is not a call to
+    an unknown function)."""
+
+    functions: frozenset[str] = frozenset()   # names of functions that did not parse
+    types: frozenset[str] = frozenset()       # names of type definitions that did not parse
+    header: bool = False     # the header did not parse: its imports are unknown
+    unnamed: bool = False    # a definition that did not parse has no recognisable name
+
+    @property
+    def any_name(self) -> bool:
+        """Whether any function or type name may be missing (imports or a name lost)."""
+        return self.header or self.unnamed
+
+    def function(self, name: str) -> bool:
+        """Whether a function of this name may be one that did not parse."""
+        return self.any_name or name in self.functions
+
+    def type(self, name: str) -> bool:
+        """Whether a type of this name may be one that did not parse."""
+        return self.any_name or name in self.types
+
+
+_FUNCTION_NAME_RE = re.compile(
+    r"\s*[A-Za-z_]\w*\s+[A-Za-z_]\w*(?:\s*\[[^\]{};]*\])*\s+([A-Za-z_]\w*)\s*\(")
+_TYPE_NAME_RE = re.compile(r"\s*type\s+([A-Za-z_]\w*)")
+
+
+def _unparsed_names(texts: list[tuple[str, str]], header: bool) -> Unparsed:
+    """The :class:`Unparsed` of items (kind, text) that did not parse."""
+    functions: set[str] = set()
+    types: set[str] = set()
+    unnamed = False
+    for kind, text in texts:
+        text = _blank_comments(text)
+        m = (_TYPE_NAME_RE if kind == "type" else _FUNCTION_NAME_RE).match(text)
+        if m:
+            (types if kind == "type" else functions).add(m.group(1))
+        elif "{" in text:
+            # Something that may define a name (a stray `f();` at the top level does not).
+            unnamed = True
+    return Unparsed(frozenset(functions), frozenset(types), header, unnamed)
 
 
 def parse_whole(source: str, file: str = "<string>") -> ast.Module:
@@ -131,6 +180,13 @@ def clear_cache() -> None:
     _cache.clear()
 
 
+def is_cached(file: str, text: str, column: int, hardware_names: frozenset[str]) -> bool:
+    """Whether the item ``text`` at ``column`` of ``file`` would come from the cache."""
+    hit = _cache.get((file, text, column))
+    return hit is not None and \
+        frozenset(q for q in hit.queries if q in hardware_names) == hit.answer
+
+
 def parse_partial(source: str, file: str = "<string>"
                   ) -> tuple[ast.Module, list[Diagnostic]]:
     """Parse MCPL text item by item (mcl.mcpl.chunks): the header, then each type
@@ -144,7 +200,16 @@ def parse_partial(source: str, file: str = "<string>"
 
     Python's cyclic garbage collector is paused meanwhile: parsing allocates
     many short-lived objects, and with the cache's trees alive every collection
-    walks them all (about 20% of a cold parse of 10 000 lines)."""
+    walks them all (about 20% of a cold parse of 10 000 lines).
+
+    A large module whose items are not cached is parsed by worker processes as
+    well (mcl.mcpl.parallel); the result is the same."""
+    module, diagnostics, _ = _parse_partial_no_gc(source, file)
+    return module, diagnostics
+
+
+def _parse_partial_no_gc(source: str, file: str
+                         ) -> tuple[ast.Module, list[Diagnostic], Unparsed]:
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -154,7 +219,8 @@ def parse_partial(source: str, file: str = "<string>"
             gc.enable()
 
 
-def _parse_partial(source: str, file: str) -> tuple[ast.Module, list[Diagnostic]]:
+def _parse_partial(source: str, file: str
+                   ) -> tuple[ast.Module, list[Diagnostic], Unparsed]:
     from textx.exceptions import TextXSyntaxError
 
     index = _Lines(source)
@@ -162,9 +228,11 @@ def _parse_partial(source: str, file: str) -> tuple[ast.Module, list[Diagnostic]
     header_end, pos = chunks.header(source)
     header_text = source[:header_end]
     name, package, exports, imports = "<error>", None, (), ()
+    header_ok = True
     try:
         model = metamodel().model_from_str(header_text)
     except TextXSyntaxError as e:
+        header_ok = False
         diagnostics.append(_syntax_diagnostic(e, source, index, file, header_text))
         hardware = set(_IMPORT_RE.findall(header_text))
     else:
@@ -201,8 +269,12 @@ def _parse_partial(source: str, file: str) -> tuple[ast.Module, list[Diagnostic]
     if imports:
         module_end = max(module_end, header_end)
     module_comments = take(module_end)
+    from mcl.mcpl import parallel
+
+    pre = parallel.prefetch(source, file, index, items, comments, hardware_names)
     types: list[ast.TypeDef] = []
     functions: list[ast.Function] = []
+    broken: list[tuple[str, str]] = []   # (kind, text) of the items that did not parse
     n = len(source)
     pending = items
     while pending:
@@ -214,7 +286,8 @@ def _parse_partial(source: str, file: str) -> tuple[ast.Module, list[Diagnostic]
             c_start, c_end, _ = comments[next_comment]
             if c_start >= item.end and "\n" not in source[item.end:c_start]:
                 ext_end = c_end
-        node, errors, trailing = _item(source, item, ext_end, file, index, hardware_names)
+        node, errors, trailing = _item(source, item, ext_end, file, index, hardware_names,
+                                       pre)
         if node is None:
             q = chunks.resync_point(source, item) if errors[0].code == "mcpl-syntax" else None
             if q is not None:
@@ -224,8 +297,10 @@ def _parse_partial(source: str, file: str) -> tuple[ast.Module, list[Diagnostic]
                 _, errors, _ = _item(source, cut, cut.end, file, index, hardware_names)
                 pending = chunks.items(source, q)
                 take(cut.end)
+                broken.append((cut.kind, cut.text(source)))
             else:
                 take(item.end)
+                broken.append((item.kind, item.text(source)))
             diagnostics += errors or [error("mcpl-syntax", "this item cannot be parsed",
                                             index.span(file, item.start, item.end))]
             continue
@@ -238,17 +313,18 @@ def _parse_partial(source: str, file: str) -> tuple[ast.Module, list[Diagnostic]
                         functions=tuple(functions), package=package, exports=exports,
                         file=file, comments=module_comments,
                         span=index.span(file, 0, max(1, n)))
-    return module, diagnostics
+    return module, diagnostics, _unparsed_names(broken, not header_ok)
 
 
 _IMPORT_RE = re.compile(r"\bimport\s+([A-Za-z_]\w*)\s*;")
 
 
 def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: _Lines,
-          hardware_names: frozenset[str]
+          hardware_names: frozenset[str], pre: dict | None = None
           ) -> tuple[ast.TypeDef | ast.Function | None, list[Diagnostic], bool]:
     """(the AST of one item or None, its diagnostics, whether it took the comment
-    after it). Uses and fills the cache."""
+    after it). Uses and fills the cache; ``pre`` holds items parsed by worker
+    processes for this call (mcl.mcpl.parallel), keyed like :func:`built_key`."""
     from textx.exceptions import TextXSyntaxError
 
     text = source[item.start:ext_end]
@@ -262,27 +338,50 @@ def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: _Lines
                           hit.trailing)
             _cache[key] = hit
         return hit.node, [], hit.trailing
-    try:
-        model = _parse_item(_blank_comments(text[:item.end - item.start]))
-    except TextXSyntaxError as e:
-        return None, [_syntax_diagnostic(e, source, index, file, text, item.start)], False
-    except RecursionError:
-        return None, [_too_deep(file, line, column)], False
-    builder = _Builder(text, file, _Lines(text, line, column), hardware_names)
-    try:
-        node = (builder.typedef(model, ()) if type(model).__name__ == "TypeDef"
-                else builder.function(model, ()))
-    except RecursionError:
-        return None, [_too_deep(file, line, column)], False
-    if builder.errors:
-        return None, builder.errors, False
-    trailing = builder._next_comment > sum(1 for c in builder.comments
-                                           if c[1] <= item.end - item.start)
-    _cache[key] = _Cached(line, node, frozenset(builder.hw_queries),
-                          frozenset(builder.hw_queries & hardware_names), trailing)
+    item_len = item.end - item.start
+    built = pre.pop(built_key(text, item_len, line, column), None) if pre else None
+    if built is None:
+        try:
+            built = build_item(text, item_len, file, line, column, hardware_names)
+        except TextXSyntaxError as e:
+            return None, [_syntax_diagnostic(e, source, index, file, text, item.start)], False
+        except RecursionError:
+            return None, [_too_deep(file, line, column)], False
+    node, errors, trailing, queries = built
+    if node is None:
+        return None, errors, False
+    _cache[key] = _Cached(line, node, queries, queries & hardware_names, trailing)
     if len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return node, [], trailing
+
+
+def built_key(text: str, item_len: int, line: int, column: int) -> tuple[str, int, int, int]:
+    """The key of an item built for one parse (the file and the hardware names are
+    those of the parse)."""
+    return text, item_len, line, column
+
+
+def build_item(text: str, item_len: int, file: str, line: int, column: int,
+               hardware_names: frozenset[str]
+               ) -> tuple[ast.TypeDef | ast.Function | None, list[Diagnostic], bool,
+                          frozenset[str]]:
+    """Parse and build one item: ``text`` is the item (its first ``item_len``
+    characters) and possibly a comment after it; it starts at ``line`` and
+    ``column`` of ``file``. Returns (the node or None, the builder's errors,
+    whether the comment after the item was taken, the names asked "is this a
+    hardware name?"). Raises TextXSyntaxError or RecursionError.
+
+    Depends on nothing but its arguments (worker processes call it too)."""
+    model = _parse_item(_blank_comments(text[:item_len]))
+    builder = _Builder(text, file, _Lines(text, line, column), hardware_names)
+    node = (builder.typedef(model, ()) if type(model).__name__ == "TypeDef"
+            else builder.function(model, ()))
+    queries = frozenset(builder.hw_queries)
+    if builder.errors:
+        return None, builder.errors, False, queries
+    trailing = builder._next_comment > sum(1 for c in builder.comments if c[1] <= item_len)
+    return node, [], trailing, queries
 
 
 class _Obj:

@@ -26,6 +26,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Symbol
 
 if TYPE_CHECKING:
+    from mcl.mcpl.builder import Unparsed
     from mcl.mcpl.resolve import _Loader
 
 # Numeric types by rank: an operation on two of them has the type of the higher.
@@ -78,24 +79,25 @@ def infer_writes(functions: dict[str, ast.Function],
     passes: dict[str, list[tuple[str, int, int]]] = {}  # (callee, arg index, param index)
     for name, f in functions.items():
         index = {p.name: i for i, p in enumerate(f.params)}
-        shadowed = _declared_names(f)
-        written: set[int] = set()
-        calls: list[tuple[str, int, int]] = []
+        # Local names that shadow parameters (rare; then writes to them are not
+        # the parameter's): found in the same walk, applied after it.
+        shadowed: set[str] = set()
+        targets: list[str] = []
+        calls: list[tuple[str, int, str]] = []
         for node in ast.walk(f.body):
-            target = None
             if isinstance(node, ast.Assign | ast.IncDec):
                 target = _root(node.target)
-            elif isinstance(node, ast.AsStatement):
-                continue
-            if target is not None and target.id in index and target.id not in shadowed:
-                written.add(index[target.id])
-            if isinstance(node, ast.Call):
+                if target is not None and target.id in index:
+                    targets.append(target.id)
+            elif isinstance(node, ast.Call):
                 for ai, arg in enumerate(node.args):
                     r = _root(arg)
-                    if r is not None and r.id in index and r.id not in shadowed:
-                        calls.append((node.func, ai, index[r.id]))
-        direct[name] = written
-        passes[name] = calls
+                    if r is not None and r.id in index:
+                        calls.append((node.func, ai, r.id))
+            elif isinstance(node, ast.Declaration) and node.name in index:
+                shadowed.add(node.name)
+        direct[name] = {index[t] for t in targets if t not in shadowed}
+        passes[name] = [(callee, ai, index[p]) for callee, ai, p in calls if p not in shadowed]
     result = {n: set(w) for n, w in direct.items()}
     changed = True
     while changed:
@@ -116,23 +118,45 @@ def infer_writes(functions: dict[str, ast.Function],
     return {n: frozenset(w) for n, w in result.items()}
 
 
-def _declared_names(f: ast.Function) -> set[str]:
-    """Local names that shadow parameters (rare; then writes to them are not the param's)."""
-    params = {p.name for p in f.params}
-    out = set()
-    for node in ast.walk(f.body):
-        if isinstance(node, ast.Declaration) and node.name in params:
-            out.add(node.name)
-    return out
-
-
 # --------------------------------------------------------------------------- module
 
 
-def check_module(module: ast.Module, loader: _Loader) -> CheckedModule:
-    """Check a parsed module; imports are loaded through ``loader``."""
+@dataclass(frozen=True)
+class _Missing:
+    """Names that may be missing because their definitions did not parse (in this
+    module or in an imported one): problems that follow from their absence are
+    not reported, since the syntax error is."""
+
+    functions: frozenset[str] = frozenset()
+    types: frozenset[str] = frozenset()
+    any_name: bool = False     # any function or type may be missing
+    imports: bool = False      # the imports are unknown (the header did not parse)
+
+    def function(self, name: str) -> bool:
+        return self.any_name or name in self.functions
+
+    def type(self, name: str) -> bool:
+        return self.any_name or name in self.types
+
+    def add(self, other: Unparsed | None, own: bool) -> _Missing:
+        if other is None:
+            return self
+        # An imported module whose own imports are unknown still defines what it defines.
+        lost_name = other.any_name if own else other.unnamed
+        return _Missing(self.functions | other.functions, self.types | other.types,
+                        self.any_name or lost_name, self.imports or (own and other.header))
+
+
+_NOTHING_MISSING = _Missing()
+
+
+def check_module(module: ast.Module, loader: _Loader,
+                 unparsed: Unparsed | None = None) -> CheckedModule:
+    """Check a parsed module; imports are loaded through ``loader``. ``unparsed``
+    says which items of the module's text did not parse (see builder.Unparsed)."""
     result = CheckedModule(module)
     diags = result.diagnostics
+    missing = _NOTHING_MISSING.add(unparsed, own=True)
     # ---- imports: hardware descriptions and modules
     imported_functions: dict[str, FunctionInfo] = {}
     imported_from: dict[str, str] = {}
@@ -165,6 +189,8 @@ def check_module(module: ast.Module, loader: _Loader) -> CheckedModule:
             continue
         checked, problems = loader.import_module(imp, module)
         diags.extend(problems)
+        if checked is not None:
+            missing = missing.add(getattr(loader, "unparsed", {}).get(id(checked)), own=False)
         if checked is None:
             if not problems:
                 known = sorted(library.names()) if library is not None else []
@@ -202,7 +228,7 @@ def check_module(module: ast.Module, loader: _Loader) -> CheckedModule:
                 diags.append(error("mcpl-redeclared",
                                    f"field '{f.name}' appears twice in type '{t.name}'", f.span))
             names.add(f.name)
-            _check_type_name(f.type, result, diags)
+            _check_type_name(f.type, result, diags, missing)
             if f.type.name == t.name and not f.type.dims:
                 diags.append(error("mcpl-recursive-type",
                                    f"type '{t.name}' contains itself", f.span,
@@ -226,25 +252,28 @@ def check_module(module: ast.Module, loader: _Loader) -> CheckedModule:
         result.functions[name] = FunctionInfo(
             f, module=module.name, writes=frozenset(f.params[i].name for i in summaries[name]))
     callable_functions = {**imported_functions, **result.functions}
+    hardware_memos: dict[int, dict] = {}   # by id of the model, held by result.hardware
     for f in own.values():
         info = result.functions[f.name]
-        info.hardware = _function_hardware(f, result, library, diags)
-        _FunctionChecker(f, info, result, callable_functions, diags, library).run()
+        info.hardware = _function_hardware(f, result, library, diags, missing)
+        _FunctionChecker(f, info, result, callable_functions, diags, library, missing,
+                         hardware_memos).run()
     diags.sort(key=sort_key)
     return result
 
 
 def _function_hardware(f: ast.Function, result: CheckedModule, library: Any,
-                       diags: list[Diagnostic]) -> Any:
+                       diags: list[Diagnostic], missing: _Missing = _NOTHING_MISSING) -> Any:
     if f.hardware in result.hardware:
         return result.hardware[f.hardware]
     if library is None:
         return None
     if f.hardware in library:
-        diags.append(error(
-            "mcpl-hardware-not-imported",
-            f"function '{f.name}' is written for '{f.hardware}', which is not imported",
-            f.span, f"add `import {f.hardware};` after the module line"))
+        if not missing.imports:
+            diags.append(error(
+                "mcpl-hardware-not-imported",
+                f"function '{f.name}' is written for '{f.hardware}', which is not imported",
+                f.span, f"add `import {f.hardware};` after the module line"))
         try:
             return library.get(f.hardware)
         except McplError:
@@ -257,9 +286,12 @@ def _function_hardware(f: ast.Function, result: CheckedModule, library: Any,
     return None
 
 
-def _check_type_name(t: ast.Type, result: CheckedModule, diags: list[Diagnostic]) -> bool:
+def _check_type_name(t: ast.Type, result: CheckedModule, diags: list[Diagnostic],
+                     missing: _Missing = _NOTHING_MISSING) -> bool:
     if t.name in ast.PRIMITIVE_TYPES or t.name in result.types:
         return True
+    if missing.type(t.name):
+        return False
     diags.append(error("mcpl-unknown-type", f"unknown type '{t.name}'", t.span,
                        _suggest(t.name, [*ast.PRIMITIVE_TYPES, *result.types])
                        or "types are int, long, float, double, bool and records "
@@ -270,19 +302,56 @@ def _check_type_name(t: ast.Type, result: CheckedModule, diags: list[Diagnostic]
 # --------------------------------------------------------------------------- functions
 
 
+class _Hardware:
+    """A hardware description (mcl.hdl model) that remembers the answers to the
+    questions the checks ask for every declaration and loop (which memory
+    spaces exist and are visible, the par_groups, ...): the model computes them
+    afresh each time, and a large module asks them tens of thousands of times.
+    The checkers of all functions of a module share ``memo`` (one per model;
+    models do not change)."""
+
+    def __init__(self, model: Any, memo: dict):
+        self._model = model
+        self._memo = memo
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._model, name)
+        if not callable(value):
+            return value
+        memo = self._memo
+
+        def ask(*args: Any) -> Any:
+            key = (name, *(tuple(a) if isinstance(a, list) else a for a in args))
+            try:
+                return memo[key]
+            except KeyError:
+                pass
+            except TypeError:  # an argument that cannot be a key
+                return value(*args)
+            memo[key] = answer = value(*args)
+            return answer
+
+        return ask
+
+
 class _FunctionChecker:
     """Walks one function: scopes, types, memory spaces, foreach structure."""
 
     def __init__(self, f: ast.Function, info: FunctionInfo, result: CheckedModule,
                  functions: dict[str, FunctionInfo], diags: list[Diagnostic],
-                 library: Any = None):
+                 library: Any = None, missing: _Missing = _NOTHING_MISSING,
+                 hardware_memos: dict[int, dict] | None = None):
         self.f = f
         self.library = library
+        self.missing = missing
+        if hardware_memos is None:
+            hardware_memos = {}
         self.info = info
         self.result = result
         self.functions = functions
         self.diags = diags
-        self.hwd = info.hardware
+        self.hwd = None if info.hardware is None else \
+            _Hardware(info.hardware, hardware_memos.setdefault(id(info.hardware), {}))
         self.groups: list[str] = [g.name for g in self.hwd.par_groups()] if self.hwd else []
         self.scopes: list[dict[str, Symbol]] = []
         self.loops: tuple[ast.Stmt, ...] = ()
@@ -669,7 +738,7 @@ class _FunctionChecker:
     # ---- declarations
 
     def check_type(self, t: ast.Type, constant_sizes: bool = True) -> None:
-        _check_type_name(t, self.result, self.diags)
+        _check_type_name(t, self.result, self.diags, self.missing)
         if t.name == "void" and t.dims:
             self.error("mcpl-bad-type", "an array of void", t)
         for level in t.dims:
@@ -870,6 +939,8 @@ class _FunctionChecker:
             if bt is None:
                 return None
             rec = self.result.types.get(bt.name)
+            if rec is None and not bt.dims and self.missing.type(bt.name):
+                return None
             if bt.dims or rec is None:
                 self.error("mcpl-not-record", f"'{_show(bt)}' has no field '{e.name}'", e,
                            "fields belong to records declared with `type`")
@@ -928,6 +999,8 @@ class _FunctionChecker:
                            "max_nr_units")
                 return None
             if self.library is not None and e.id in self.library:
+                if self.missing.imports:
+                    return None
                 self.error("mcpl-hardware-not-imported",
                            f"'{e.id}' is not an imported hardware description", e,
                            f"add `import {e.id};` to use its properties")
@@ -1010,6 +1083,8 @@ class _FunctionChecker:
             return callee.return_type
         builtin = BUILTINS.get(e.func)
         if builtin is None:
+            if self.missing.function(e.func):
+                return None
             known = [*self.functions, *BUILTINS]
             self.error("mcpl-unknown-function", f"unknown function '{e.func}'", e,
                        _suggest(e.func, known) or "define it in this module or import a "
@@ -1078,6 +1153,12 @@ class _FunctionChecker:
         hw = self.result.hardware.get(e.path[0])
         if hw is None and self.hwd is not None and e.path[0] == self.hwd.name:
             hw = self.hwd
+        if hw is None and self.missing.imports and self.library is not None \
+                and e.path[0] in self.library:
+            try:
+                hw = self.library.get(e.path[0])
+            except McplError:
+                return None
         if hw is None:
             self.error("mcpl-hardware-not-imported",
                        f"'{e.path[0]}' is not an imported hardware description", e,
