@@ -296,12 +296,12 @@ def markdown(r: dict) -> str:
         g = r["gemv"]
         lines += [f"## gemv {g['n']}x{g['n']}", "",
                   f"Lift {g['best_GBps'] or 0:.0f} GB/s, torch.addmv {g['torch_GBps']:.0f} GB/s: "
-                  f"ratio {(g['ratio_vs_torch'] or 0):.2f}", ""]
+                  f"ratio {(g['ratio_vs_torch'] or 0):.3f}", ""]
     if "mm" in r:
         m = r["mm"]
         lines += [f"## mm {m['n']}^3 (no TF32)", "",
                   f"Lift {m['best_TFLOPs'] or 0:.1f} TFLOP/s, cuBLAS {m['cublas_TFLOPs']:.1f} "
-                  f"TFLOP/s: ratio {(m['ratio_vs_cublas'] or 0):.2f}", ""]
+                  f"TFLOP/s: ratio {(m['ratio_vs_cublas'] or 0):.3f}", ""]
     return "\n".join(lines) + "\n"
 
 
