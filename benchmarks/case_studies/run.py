@@ -8,8 +8,8 @@ baselines of benchmarks/lift) are timed in the same run.
     python benchmarks/case_studies/run.py [--kernels matmul,reduction] [--quick] [--out DIR]
         [--budget-s S] [--watchdog S]
 
-The run has three phases, in this order, because an OpenCL call made after torch
-had initialised CUDA in the same process once stalled: (1) every OpenCL version of
+The run has three phases, so that no OpenCL measurement shares the GPU with
+torch's allocations and every figure is verified in one place: (1) every OpenCL version of
 every kernel (and the OpenCL copy ceiling, and the Lift reduce baselines) is built,
 run at the small sizes and at the paper sizes, timed, and its outputs are kept on
 the host; (2) torch/cuBLAS/cuDNN references and the torch copy; (3) the numpy
