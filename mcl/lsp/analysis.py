@@ -2,18 +2,21 @@
 document's current text, independent of the protocol (the server and the tests
 call :func:`analyse` directly).
 
-An MCPL buffer is parsed and checked with ``mcl.mcpl.check`` and, when it has no
-error, given to the performance feedback of ``mcl.analyses``. A buffer that does
-not parse still yields a module for symbols, hover and completion where
-possible: the lines the parser stopped at are blanked (keeping every position)
-and the text is parsed again. An HDL buffer is checked against the library with
-``mcl.hdl.check_text``.
+An MCPL buffer is parsed item by item with ``mcl.mcpl.builder.parse_partial``
+(whose cache re-parses only the items that changed), checked with
+``mcl.mcpl.check`` and, when it has no error, given to the performance feedback
+of ``mcl.analyses``. A buffer that does not parse still yields a module for
+symbols, hover and completion: the items that parse, with the item being typed
+repaired by blanking the lines the parser stopped at (keeping every position).
+An HDL buffer is checked against the library with ``mcl.hdl.check_text``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ log = logging.getLogger(__name__)
 MCPL_EXTENSIONS = (".mcpl", ".mcl")
 HDL_EXTENSIONS = (".hdl",)
 
-#: How many times a broken buffer is re-parsed with one more line blanked.
+#: How many times a broken buffer is re-parsed with more lines blanked.
 MAX_REPAIRS = 4
 
 
@@ -50,8 +53,8 @@ class Analysis:
     ``diagnostics`` are the ones to show for this document (syntax, semantic,
     feedback; those located in other files are left out). ``feedback`` is the part
     of them that came from the analyses. ``checked`` is the checked module (of
-    the repaired text when the buffer does not parse); ``module`` its AST (None
-    if not even a repaired text parses). ``hardware`` is the description an HDL
+    what parses, repaired, when the buffer does not parse); ``module`` its AST
+    (None only for HDL documents). ``hardware`` is the description an HDL
     buffer defines."""
 
     file: str
@@ -77,74 +80,130 @@ class Analysis:
         return hardware_library(self.settings.search_path)
 
 
+class Cancelled(Exception):
+    """The document changed (or was closed) while its feedback was computed: the
+    result would be stale, so the work stops early."""
+
+
 def analyse(file: str, text: str, language: str, settings: Settings | None = None,
-            version: int | None = None, parser: Any = None) -> Analysis:
-    """Check ``text`` as the contents of ``file`` (a file-system path). ``parser`` (an
-    :class:`mcl.lsp.incremental.IncrementalParser` kept per document) re-parses only
-    the functions that changed since the previous version."""
+            version: int | None = None, *, feedback: bool = True,
+            feedback_cache: dict | None = None,
+            cancelled: Callable[[], bool] | None = None) -> Analysis:
+    """Check ``text`` as the contents of ``file`` (a file-system path).
+
+    Parsing goes through ``mcl.mcpl.builder.parse_partial``, whose item cache
+    re-parses only the top-level items whose text changed since an earlier
+    version. With ``feedback`` False the performance feedback is left out (the
+    server adds it later with :func:`add_feedback`, so that hover and completion
+    need not wait for it). ``feedback_cache`` (a dict kept per document) keeps the
+    feedback of functions that did not change; ``cancelled`` is asked between
+    functions and stops the feedback with :class:`Cancelled`."""
     settings = settings or Settings()
     if language == "hdl":
         return _analyse_hdl(file, text, settings, version)
-    return _analyse_mcpl(file, text, settings, version, parser)
-
-
-def _parse(text: str, file: str, parser: Any) -> tuple[ast.Module | None, list[Diagnostic]]:
-    from mcl.mcpl import parse
-
-    if parser is not None:
-        return parser.parse(text, file)
-    try:
-        return parse(text, file), []
-    except McplError as e:
-        return None, list(e.diagnostics)
-
-
-def _analyse_mcpl(file: str, text: str, settings: Settings, version: int | None,
-                  parser: Any = None) -> Analysis:
-    from mcl.mcpl import check
-
-    out = Analysis(file, text, "mcpl", version, settings=settings)
-    module, syntax = _parse(text, file, parser)
-    if module is not None and not syntax:
-        checked = check(module, settings.search_path)
-        return _checked(out, checked, settings, parser)
-    # Syntax errors: show them (as `mcl check` does, only them), but keep a module
-    # of the repaired text for the other features.
-    return _repaired(out, text, syntax, settings, parser)
-
-
-def _checked(out: Analysis, checked: Any, settings: Settings, parser: Any) -> Analysis:
-    out.checked, out.module = checked, checked.module
-    out.diagnostics = _own(checked.diagnostics, out.file)
-    if not checked.has_errors and settings.feedback:
-        cache = getattr(parser, "feedback_cache", None)
-        out.feedback = _own(_run_feedback(checked, settings, cache), out.file)
-        out.diagnostics += out.feedback
+    out = _analyse_mcpl(file, text, settings, version)
+    if feedback:
+        out = add_feedback(out, feedback_cache, cancelled)
     return out
 
 
-def _repaired(out: Analysis, text: str, syntax: list[Diagnostic], settings: Settings,
-              parser: Any) -> Analysis:
-    from mcl.mcpl import check
+def add_feedback(analysis: Analysis, feedback_cache: dict | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> Analysis:
+    """``analysis`` with the performance feedback of its settings' passes added (a new
+    Analysis; the same one when feedback does not apply: an HDL document, feedback
+    switched off, a document with errors)."""
+    checked = analysis.checked
+    if (not analysis.is_mcpl or not analysis.parses or checked is None
+            or checked.has_errors or not analysis.settings.feedback or analysis.feedback):
+        return analysis
+    found = _own(_run_feedback(checked, analysis.settings, feedback_cache, cancelled),
+                 analysis.file)
+    if not found:
+        return analysis
+    return dataclasses.replace(analysis, feedback=found,
+                               diagnostics=analysis.diagnostics + found)
 
-    file = out.file
+
+def _analyse_mcpl(file: str, text: str, settings: Settings, version: int | None
+                  ) -> Analysis:
+    from mcl.mcpl import check
+    from mcl.mcpl.builder import parse_partial
+
+    out = Analysis(file, text, "mcpl", version, settings=settings)
+    module, syntax = parse_partial(text, file)
+    if not syntax:
+        checked = check(module, settings.search_path)
+        out.checked, out.module = checked, checked.module
+        out.diagnostics = _own(checked.diagnostics, file)
+        return out
+    # Syntax errors: show them (as `mcl check` does, only them), but keep a module
+    # for the other features.
     out.parses = False
     out.diagnostics = _own(syntax, file)
+    out.module = module
+    out.module, out.checked = _repaired(text, file, module, syntax, settings)
+    return out
+
+
+def _repaired(text: str, file: str, module: ast.Module, syntax: list[Diagnostic],
+              settings: Settings) -> tuple[ast.Module, Any]:
+    """The module and check tables to use for a buffer that does not parse.
+
+    ``parse_partial`` already returns the items that parse; the item being edited
+    is missing from it. Blanking the lines the parser stopped at (every other
+    character keeps its place) usually makes that item parse too, so that names
+    in scope, hover and symbols keep working inside the function being typed.
+    Only the blanked items are parsed again (the others come from the cache)."""
+    from mcl.mcpl import check
+    from mcl.mcpl.builder import parse_partial
+
     repaired = text
     for _ in range(MAX_REPAIRS):
         lines = _error_lines(syntax)
         if not lines:
             break
-        repaired = blank_lines(repaired, lines)
-        module, syntax = _parse(repaired, file, parser)
-        if module is None or syntax:
-            continue
-        out.module = module
-        try:
-            out.checked = check(module, settings.search_path)
-        except Exception:  # the tables are a convenience here; never fail the buffer
-            log.exception("checking the repaired text of %s failed", file)
-        break
+        # The parser often stops at the token after the mistake (`x = a *` then
+        # `int y` on the next line stops at `y`): try the line before too.
+        before = _lines_before(repaired, lines)
+        attempts = [lines, before, lines | before] if before - lines else [lines]
+        first: tuple[str, ast.Module, list[Diagnostic]] | None = None
+        for blank in attempts:
+            candidate_text = blank_lines(repaired, blank)
+            candidate, errors = parse_partial(candidate_text, file)
+            if first is None:
+                first = (candidate_text, candidate, errors)
+            if not errors:
+                first = (candidate_text, candidate, errors)
+                break
+        assert first is not None
+        repaired, candidate, syntax = first
+        if _completeness(candidate) >= _completeness(module):
+            module = candidate
+        if not syntax:
+            break
+    try:
+        checked = check(module, settings.search_path)
+    except Exception:  # the tables are a convenience here; never fail the buffer
+        log.exception("checking the repaired text of %s failed", file)
+        checked = None
+    return module, checked
+
+
+def _completeness(module: ast.Module) -> tuple[bool, int]:
+    # parse_partial names a module whose header does not parse "<error>".
+    return module.name != "<error>", len(module.functions) + len(module.types)
+
+
+def _lines_before(text: str, lines: set[int]) -> set[int]:
+    """For each line, the closest line before it that is not blank."""
+    parts = text.split("\n")
+    out = set()
+    for n in lines:
+        k = n - 1
+        while k >= 1 and not parts[k - 1].strip():
+            k -= 1
+        if k >= 1:
+            out.add(k)
     return out
 
 
@@ -165,8 +224,8 @@ def blank_lines(text: str, lines: set[int]) -> str:
     return "\n".join(parts)
 
 
-def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None
-                  ) -> list[Diagnostic]:
+def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> list[Diagnostic]:
     """Performance feedback of ``mcl.analyses``, per function, re-using the results of
     functions that did not change (``cache``, kept per document: the symbolic
     analyses take about 15 ms per function, too much for every keystroke in a long
@@ -199,6 +258,11 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None
                tuple(sorted(selected)))
         got = cache.get(key) if cache is not None else None
         if got is None:
+            if cancelled is not None and cancelled():
+                # Keep what was computed: the next version re-uses it.
+                if cache is not None:
+                    cache.update(fresh)
+                raise Cancelled
             try:
                 got = list(per_function(f, checked, hw, values, selected))
             except McplError as e:
@@ -219,8 +283,6 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None
             continue
         seen.add((d.code, d.span, d.message))
         if d.severity >= Severity.WARNING:
-            import dataclasses
-
             d = dataclasses.replace(d, severity=Severity.INFO)
         out.append(d)
     return out

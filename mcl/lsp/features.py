@@ -9,9 +9,14 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from mcl.lsp.convert import path_to_uri
+from mcl.lsp.analysis import Analysis
+from mcl.lsp.convert import path_to_uri, uri_to_path
 from mcl.lsp.navigation import file_text
 from mcl.lsp.positions import PositionMapper
+
+#: How long completion and document symbols wait for the check of a document before
+#: answering from an older analysis or from the text alone (seconds).
+ANSWER_WITHIN = 0.5
 
 
 def forget_hardware_library() -> None:
@@ -73,8 +78,9 @@ def register(server: Any, wrap: Callable) -> None:
             return lsp.CompletionList(is_incomplete=False, items=[])
         text, _, lang = doc
         # An older analysis is good enough for names in scope; waiting for a check
-        # of a large document at every keystroke is not.
-        analysis = await ls.analysis(uri, fresh=False)
+        # of a large document at every keystroke is not: without any analysis yet
+        # (a large document just opened) the answer is lexical.
+        analysis = await ls.analysis(uri, fresh=False, wait=ANSWER_WITHIN)
         line, col = ls.mapper(text).from_lsp(params.position)
         items = completion.complete(text, lang, line, col, analysis, ls.settings)
         return lsp.CompletionList(is_incomplete=False, items=items)
@@ -83,9 +89,15 @@ def register(server: Any, wrap: Callable) -> None:
     @wrap
     async def on_symbols(ls: Any, params: lsp.DocumentSymbolParams
                          ) -> list[lsp.DocumentSymbol]:
-        analysis = await ls.analysis(params.text_document.uri)
-        if analysis is None:
+        uri = params.text_document.uri
+        doc = ls.document(uri)
+        if doc is None:
             return []
+        text, version, lang = doc
+        analysis = await ls.analysis(uri, wait=ANSWER_WITHIN)
+        if analysis is None or analysis.text != text:
+            # Still checking (a large document): the outline of the text as it is.
+            analysis = Analysis(uri_to_path(uri), text, lang, version, parses=False)
         return symbols.document_symbols(analysis, ls.mapper(analysis.text))
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(

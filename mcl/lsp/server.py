@@ -12,26 +12,62 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import queue
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from mcl import __version__
-from mcl.lsp.analysis import Analysis, analyse, language_of
+from mcl.lsp.analysis import Analysis, Cancelled, add_feedback, analyse, language_of
 from mcl.lsp.convert import to_lsp_diagnostic, uri_to_path
-from mcl.lsp.incremental import IncrementalParser
 from mcl.lsp.positions import PositionMapper
 from mcl.lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
+class _Worker(Executor):
+    """Runs submitted calls one after the other in one daemon thread.
+
+    One thread: checks of one server never run at the same time, so the
+    compiler's per-process caches (parsed items, hardware libraries) are never
+    used concurrently. A daemon thread: on ``exit`` the server must not wait for
+    the check of a 10 000-line document to finish. A call cancelled before it
+    started (its document changed again) is skipped."""
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="mcl-check", daemon=True).start()
+
+    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+        self._calls.put((future, fn, args, kwargs))
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            future, fn, args, kwargs = self._calls.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as e:  # handed to whoever awaits the future
+                future.set_exception(e)
+
+
 class MclLanguageServer(LanguageServer):
     """The server's state: settings, the latest analysis of each open document and
-    the pending (debounced) checks."""
+    the pending (debounced) checks.
+
+    A check has two phases in the worker thread: parsing and checking (the
+    tables hover, definition and completion need: stored as soon as they are
+    ready), then performance feedback (about 15 ms per changed function, stopped
+    early when the document changes again); the diagnostics of a version are
+    published once, with its feedback."""
 
     def __init__(self) -> None:
         super().__init__("mcl", __version__,
@@ -39,10 +75,15 @@ class MclLanguageServer(LanguageServer):
         self.settings = Settings()
         self.analyses: dict[str, Analysis] = {}
         self._pending: dict[str, asyncio.Task] = {}
-        self.parsers: dict[str, IncrementalParser] = {}
-        # One thread: checks of one server never run at the same time, so the
-        # compiler's per-process caches are never used concurrently.
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcl-check")
+        # The first phase running for a document: (text, settings, future); requests
+        # for the same text share it instead of queueing another.
+        self._inflight: dict[str, tuple[str, Settings, asyncio.Future]] = {}
+        # Per document, the feedback of functions that did not change.
+        self._feedback_caches: dict[str, dict] = {}
+        # The latest version of each open document, read by the worker thread to
+        # notice that its work has become stale.
+        self._versions: dict[str, int | None] = {}
+        self._worker = _Worker()
 
     # ------------------------------------------------------------------ documents
 
@@ -65,28 +106,69 @@ class MclLanguageServer(LanguageServer):
             return None
         return doc.source, doc.version, lang
 
-    async def analysis(self, uri: str, fresh: bool = True) -> Analysis | None:
-        """The analysis of a document's current text (computed now if the latest one is
-        older, unless ``fresh`` is False: completion prefers an older answer to waiting)."""
+    def opened(self, uri: str, version: int | None) -> None:
+        self._versions[uri] = version
+
+    def closed(self, uri: str) -> None:
+        task = self._pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self._versions.pop(uri, None)
+        self.analyses.pop(uri, None)
+        self._inflight.pop(uri, None)
+        self._feedback_caches.pop(uri, None)
+
+    def _is_current(self, uri: str, text: str) -> bool:
+        current = self.document(uri)
+        return current is not None and current[0] == text
+
+    async def analysis(self, uri: str, fresh: bool = True,
+                       wait: float | None = None) -> Analysis | None:
+        """The analysis of a document's current text, without its feedback unless that
+        is ready (computed now if the latest one is older). With ``fresh`` False an
+        older analysis is good enough (completion prefers it to waiting); with
+        ``wait``, at most that many seconds are spent waiting, after which the
+        latest analysis (maybe None) is returned and the check goes on."""
         doc = self.document(uri)
         if doc is None:
             return None
         text, version, lang = doc
         have = self.analyses.get(uri)
-        if have is not None and (have.text == text or not fresh):
+        if have is not None and ((have.text == text and have.settings is self.settings)
+                                 or not fresh):
             return have
-        result = await self._run(uri, text, lang, version)
-        current = self.document(uri)
-        if current is not None and current[1] == version:
-            self.analyses[uri] = result
-        return result
+        future = self._tables(uri, text, lang, version)
+        if wait is None:
+            return await asyncio.shield(future)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), wait)
+        except TimeoutError:
+            return have
 
-    async def _run(self, uri: str, text: str, lang: str, version: int | None) -> Analysis:
-        parser = self.parsers.setdefault(uri, IncrementalParser())
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._worker, functools.partial(analyse, uri_to_path(uri), text, lang,
-                                            self.settings, version, parser))
+    def _tables(self, uri: str, text: str, lang: str, version: int | None) -> asyncio.Future:
+        """The first phase (parse and check, no feedback) for this text, shared."""
+        settings = self.settings
+        got = self._inflight.get(uri)
+        if got is not None and got[0] == text and got[1] is settings:
+            return got[2]
+        future = asyncio.get_running_loop().run_in_executor(
+            self._worker, functools.partial(analyse, uri_to_path(uri), text, lang, settings,
+                                            version, feedback=False))
+        self._inflight[uri] = (text, settings, future)
+
+        def done(f: asyncio.Future) -> None:
+            got = self._inflight.get(uri)
+            if got is not None and got[2] is f:
+                del self._inflight[uri]
+            if f.cancelled() or f.exception() is not None:
+                return
+            have = self.analyses.get(uri)
+            if self._is_current(uri, text) and settings is self.settings and \
+                    (have is None or have.text != text or have.settings is not settings):
+                self.analyses[uri] = f.result()
+
+        future.add_done_callback(done)
+        return future
 
     # ------------------------------------------------------------------ diagnostics
 
@@ -108,14 +190,23 @@ class MclLanguageServer(LanguageServer):
             if doc is None:
                 return
             text, version, lang = doc
-            result = await self._run(uri, text, lang, version)
-            current = self.document(uri)
-            if current is None or current[1] != version or current[0] != text:
+            settings = self.settings
+            result = await asyncio.shield(self._tables(uri, text, lang, version))
+            if not self._is_current(uri, text) or settings is not self.settings:
                 return  # edited meanwhile: a newer check is already scheduled
+
+            def stale() -> bool:  # asked by the worker thread between functions
+                return self._versions.get(uri) != version or self.settings is not settings
+
+            cache = self._feedback_caches.setdefault(uri, {})
+            result = await asyncio.get_running_loop().run_in_executor(
+                self._worker, functools.partial(add_feedback, result, cache, stale))
+            if not self._is_current(uri, text) or settings is not self.settings:
+                return
             self.analyses[uri] = result
             self.publish(uri, result)
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, Cancelled):
+            return
         except Exception:
             log.exception("checking %s failed", uri)
             self.window_log_message(lsp.LogMessageParams(
@@ -170,11 +261,13 @@ def create_server() -> MclLanguageServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: MclLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.opened(params.text_document.uri, params.text_document.version)
         ls.schedule_check(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: MclLanguageServer,
                          params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.opened(params.text_document.uri, params.text_document.version)
         ls.schedule_check(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -186,14 +279,19 @@ def create_server() -> MclLanguageServer:
             features.forget_hardware_library()
             ls.recheck_all()
 
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def did_change_watched_files(ls: MclLanguageServer,
+                                       params: lsp.DidChangeWatchedFilesParams) -> None:
+        # The editor package watches **/*.hdl: a description changed on disk
+        # (saved elsewhere, created, deleted) changes what open kernels mean.
+        if any(language_of(uri_to_path(c.uri)) == "hdl" for c in params.changes):
+            features.forget_hardware_library()
+            ls.recheck_all()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: MclLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        task = ls._pending.pop(uri, None)
-        if task is not None:
-            task.cancel()
-        ls.analyses.pop(uri, None)
-        ls.parsers.pop(uri, None)
+        ls.closed(uri)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -1,9 +1,10 @@
 """Document symbols: the outline of an MCPL module (types, functions, their parameters
 and foreach structure) and of a hardware description (its nested blocks).
 
-The MCPL outline comes from the AST (of the repaired text when the buffer does
-not parse, see :mod:`mcl.lsp.analysis`), or from a lexical scan when not even
-that parses. The HDL outline is always lexical: it only needs keywords, names
+The MCPL outline comes from the AST (of the items that parse, repaired, when
+the buffer does not parse, see :mod:`mcl.lsp.analysis`), completed by a lexical
+scan for functions too broken to parse and used alone while a large document
+is still being checked. The HDL outline is always lexical: it only needs keywords, names
 and braces, so it works on a description in the middle of an edit too."""
 
 from __future__ import annotations
@@ -23,9 +24,18 @@ K = lsp.SymbolKind
 def document_symbols(analysis: Analysis, mapper: PositionMapper) -> list[lsp.DocumentSymbol]:
     if analysis.language == "hdl":
         return hdl_outline(analysis.text, mapper)
-    if analysis.module is not None:
-        return _module_symbols(analysis.module, analysis.text, mapper)
-    return mcpl_outline(analysis.text, mapper)
+    if analysis.module is None:
+        return mcpl_outline(analysis.text, mapper)
+    out = _module_symbols(analysis.module, analysis.text, mapper)
+    if not analysis.parses:
+        # Functions too broken to repair are missing from the module: add them
+        # from the lexical outline, in source order.
+        known = {f.name for f in analysis.module.functions}
+        extra = [s for s in mcpl_outline(analysis.text, mapper) if s.name not in known]
+        if extra:
+            out = sorted(out + extra, key=lambda s: (s.range.start.line,
+                                                     s.range.start.character))
+    return out
 
 
 # --------------------------------------------------------------------------- MCPL from the AST

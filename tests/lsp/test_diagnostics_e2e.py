@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from tests.lsp.conftest import EXAMPLES, ROOT, edit, open_document, wait_diagnostics
+from tests.lsp.conftest import EXAMPLES, ROOT, edit, open_document, text_at, wait_diagnostics
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -81,3 +81,24 @@ async def test_a_hardware_description_is_checked(client):
         [lsp.TextDocumentContentChangeWholeDocument(text=broken)]))
     diags = await wait_diagnostics(client, uri, 2)
     assert any(d.severity == lsp.DiagnosticSeverity.Error for d in diags)
+
+
+async def test_feedback_is_information_or_hints_with_codes_on_the_exact_range(client):
+    text = MATMUL.read_text()
+    uri = open_document(client, MATMUL, version=5)
+    diags = await wait_diagnostics(client, uri, 5)
+    feedback = [d for d in diags if d.source == "mcl feedback"]
+    assert feedback and len(feedback) == len(diags)   # the example has no error
+    assert all(d.severity in (lsp.DiagnosticSeverity.Information,
+                              lsp.DiagnosticSeverity.Hint) for d in feedback)
+    assert all(str(d.code).startswith("feedback-") and d.data["code"] == d.code
+               for d in feedback)
+    codes = {d.code for d in feedback}
+    assert {"feedback-ops", "feedback-roofline", "feedback-reuse"} <= codes
+    # a reuse finding marks the array access it is about, and says what to try
+    reuse = [d for d in feedback if d.code == "feedback-reuse"]
+    assert {text_at(text, d.range) for d in reuse} == {"a[i, k]", "b[k, j]"}
+    assert all("\nhelp: " in d.message for d in reuse)
+    # the function-wide ones start at the function's header
+    ops = next(d for d in feedback if d.code == "feedback-ops")
+    assert text_at(text, ops.range).startswith("gpu void matmul(")

@@ -176,3 +176,136 @@ async def test_a_failing_request_is_an_error_and_the_next_one_works(client, gpu_
         await client.code_action_resolve_async(broken)
     text = await hover_text(client, gpu_uri, where("+= a[i", "a"))
     assert "dev float[n, p] a" in text
+
+
+# --------------------------------------------------------------------------- HDL documents
+
+HDL = ROOT / "mcl" / "hwdescs" / "gpu.hdl"
+HDL_TEXT = HDL.read_text()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def hdl_uri(client):
+    uri = open_document(client, HDL, language="hdl")
+    await wait_diagnostics(client, uri, 1)
+    return uri
+
+
+async def test_hover_in_a_description(client, hdl_uri):
+    text = await hover_text(client, hdl_uri, where("space(local)", "local", HDL_TEXT))
+    assert "memory_space **local**" in text and "private to each `block`" in text
+    text = await hover_text(client, hdl_uri, where("threads.thread;", "thread;", HDL_TEXT))
+    assert "par_unit **thread** (defined in `perfect`)" in text
+    text = await hover_text(client, hdl_uri, where("specializes accelerator", "accelerator",
+                                                   HDL_TEXT))
+    assert "hardware description **accelerator**" in text
+    text = await hover_text(client, hdl_uri, where("connects(mem", "mem", HDL_TEXT))
+    assert "memory **mem**" in text and "capacity = 4 GB" in text
+
+
+def hdl_line(uri: str, line: int) -> str:
+    return Path(uri.removeprefix("file://")).read_text().splitlines()[line]
+
+
+async def test_definition_in_a_description(client, hdl_uri):
+    async def define(snippet: str, word: str) -> lsp.Location:
+        locs = await client.text_document_definition_async(lsp.DefinitionParams(
+            doc(hdl_uri), where(snippet, word, HDL_TEXT)))
+        assert len(locs) == 1
+        return locs[0]
+
+    # into another description of the library
+    loc = await define("accelerator.pcie", "pcie")
+    assert loc.uri.endswith("/mcl/hwdescs/accelerator.hdl")
+    line = hdl_line(loc.uri, loc.range.start.line)
+    assert line[loc.range.start.character:loc.range.end.character] == "pcie"
+    assert "interconnect" in line
+    loc = await define("specializes accelerator", "accelerator")
+    assert loc.uri.endswith("/mcl/hwdescs/accelerator.hdl")
+    assert hdl_line(loc.uri, loc.range.start.line).startswith("hardware_description")
+    loc = await define("threads.thread;", "thread;")
+    assert loc.uri.endswith("/mcl/hwdescs/perfect.hdl")
+    assert "par_unit thread" in hdl_line(loc.uri, loc.range.start.line)
+    # within the same description
+    loc = await define("slots(block", "block")
+    assert loc.uri == hdl_uri
+    line = HDL_TEXT.splitlines()[loc.range.start.line]
+    assert "par_unit block" in line
+    assert line[loc.range.start.character:loc.range.end.character] == "block"
+
+
+async def test_completion_in_a_description(client, hdl_uri):
+    pos = where("space(local)", "local", HDL_TEXT)
+    items = await client.text_document_completion_async(lsp.CompletionParams(
+        doc(hdl_uri), pos))
+    assert {"dev", "local", "reg"} <= {i.label for i in items.items}
+
+
+# --------------------------------------------------------------------------- broken documents
+
+
+async def test_a_document_that_does_not_parse_still_gets_completion_and_symbols(client):
+    # a half-typed statement in matmul, and a second function that is fine
+    second = TEXT[TEXT.index("gpu void"):].replace("void matmul(", "void second(")
+    text = TEXT.replace("        int i = bi;", "        int i = bi *\n        int i2 = bi;") \
+        + "\n" + second
+    uri = open_document(client, EXAMPLES / "matmul" / "broken.mcpl", text)
+    diags = await wait_diagnostics(client, uri, 1)
+    assert [d.code for d in diags] == ["mcpl-syntax"]
+    syms = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(doc(uri)))
+    functions = {s.name: s for s in syms if s.kind == lsp.SymbolKind.Function}
+    assert set(functions) == {"matmul", "second"}
+    loops = [c.name for c in functions["matmul"].children if c.name.startswith("foreach")]
+    assert loops == ["foreach bi in n blocks"]
+    # names in scope inside the broken function, and its level's memory spaces
+    pos = where("c[i, j] = sum;", "c", text)
+    items = await client.text_document_completion_async(lsp.CompletionParams(doc(uri), pos))
+    labels = {i.label for i in items.items}
+    assert {"a", "b", "c", "n", "sum", "bi", "tj"} <= labels
+    assert {"local", "foreach", "second"} <= labels
+    # hover still works in the broken function
+    hover = await hover_text(client, uri, where("+= a[i", "a", text))
+    assert "dev float[n, p] a" in hover
+
+
+async def test_definition_of_functions_types_and_imported_modules(client):
+    path = EXAMPLES / "histogram" / "perfect.mcpl"
+    text = path.read_text() + """
+type pair {
+  float x;
+  int y;
+}
+
+perfect float twice(float v) {
+  return 2.0 * v;
+}
+
+perfect void use(const int n = 16, main float[n] out, main int[n] top) {
+  foreach (int i in n threads) {
+    pair q;
+    q.x = 1.0;
+    out[i] = twice(q.x);
+    atomicMax(top[i], 3);
+  }
+}
+"""
+    uri = open_document(client, EXAMPLES / "histogram" / "more.mcpl", text)
+    diags = await wait_diagnostics(client, uri, 1)
+    assert not [d for d in diags if d.severity == lsp.DiagnosticSeverity.Error]
+
+    async def define(snippet: str, word: str) -> lsp.Location:
+        locs = await client.text_document_definition_async(lsp.DefinitionParams(
+            doc(uri), where(snippet, word, text)))
+        assert len(locs) == 1
+        return locs[0]
+
+    loc = await define("pair q", "pair")           # a record type
+    assert loc.uri == uri and loc.range.start == where("type pair", "pair", text)
+    loc = await define("twice(q", "twice")         # a function of this module
+    assert loc.uri == uri and loc.range.start == where("float twice", "twice", text)
+    loc = await define("atomicMax(top", "atomicMax")   # a function of an imported module
+    lib = ROOT / "mcl" / "mcpl" / "lib" / "atomics.mcpl"
+    assert loc.uri == lib.as_uri()
+    assert loc.range.start == where("void atomicMax", "atomicMax", lib.read_text())
+    loc = await define("import lib.atomics", "atomics")   # the imported module
+    assert loc.uri == lib.as_uri()

@@ -1,0 +1,75 @@
+"""Checking one buffer (mcl.lsp.analysis), in process: what a document that does not
+parse still offers, the per-function feedback cache and its cancellation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcl.lsp.analysis import Cancelled, add_feedback, analyse
+from mcl.lsp.positions import PositionMapper
+from mcl.lsp.settings import Settings
+from mcl.lsp.symbols import document_symbols
+
+ROOT = Path(__file__).resolve().parents[2]
+GPU = ROOT / "examples" / "matmul" / "gpu.mcpl"
+TEXT = GPU.read_text()
+SECOND = "\n" + TEXT[TEXT.index("gpu void"):].replace("void matmul(", "void second(")
+
+
+def test_a_broken_line_is_blanked_so_its_function_keeps_its_tables():
+    text = TEXT.replace("int i = bi;", "int i = bi +;")
+    a = analyse(str(GPU), text, "mcpl")
+    assert not a.parses and [d.code for d in a.diagnostics] == ["mcpl-syntax"]
+    f = a.module.function("matmul")
+    assert f is not None and a.checked is not None
+    # the repaired module keeps every position of the buffer
+    assert f.span == analyse(str(GPU), TEXT, "mcpl").module.function("matmul").span
+
+
+def test_an_unrepairable_function_leaves_the_others_and_appears_in_the_outline():
+    broken = (TEXT + SECOND).replace("void matmul(", "void matmul(((", 1)
+    a = analyse(str(GPU), broken, "mcpl")
+    assert not a.parses and a.diagnostics[0].code == "mcpl-syntax"
+    assert [f.name for f in a.module.functions] == ["second"]
+    names = [s.name for s in document_symbols(a, PositionMapper(broken))]
+    assert "second" in names and "matmul" in names
+
+
+def test_a_broken_header_still_gives_functions():
+    broken = TEXT.replace("import gpu;", "import gpu")
+    a = analyse(str(GPU), broken, "mcpl")
+    assert not a.parses
+    assert a.module.function("matmul") is not None
+
+
+def test_feedback_of_unchanged_functions_is_reused():
+    cache: dict = {}
+    text = TEXT + SECOND
+    first = analyse(str(GPU), text, "mcpl", feedback_cache=cache)
+    assert first.feedback and len(cache) == 2
+    reused = {id(v) for v in cache.values()}
+    edited = text.replace("c[i, j] = sum;", "c[i, j] = sum + 0.0;", 1)
+    again = analyse(str(GPU), edited, "mcpl", feedback_cache=cache)
+    assert again.feedback
+    assert len(cache) == 2 and len({id(v) for v in cache.values()} & reused) == 1
+
+
+def test_feedback_stops_when_the_document_changed():
+    tables = analyse(str(GPU), TEXT, "mcpl", feedback=False)
+    assert tables.checked is not None and not tables.feedback
+    cache: dict = {}
+    with pytest.raises(Cancelled):
+        add_feedback(tables, cache, cancelled=lambda: True)
+    assert add_feedback(tables, cache, cancelled=lambda: False).feedback
+
+
+def test_feedback_is_advice_never_an_error_and_follows_the_settings():
+    a = analyse(str(GPU), TEXT, "mcpl")
+    assert a.feedback and all(d.code.startswith("feedback-") for d in a.feedback)
+    assert all(d.severity.name in ("INFO", "HINT") for d in a.feedback)
+    off = analyse(str(GPU), TEXT, "mcpl", Settings(feedback=False))
+    assert not off.feedback
+    roofline = analyse(str(GPU), TEXT, "mcpl", Settings(feedback_passes=("roofline",)))
+    assert {d.code for d in roofline.feedback} == {"feedback-roofline"}
