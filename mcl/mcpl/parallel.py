@@ -23,6 +23,7 @@ tried again in this process.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import signal
@@ -104,6 +105,10 @@ def _pool() -> Any:
         _give_up()
         return None
     _executor_pid = os.getpid()
+    # Stopped while the interpreter is whole: an executor collected during its
+    # teardown prints an ignored exception.
+    atexit.unregister(shutdown)
+    atexit.register(shutdown)
     return _executor
 
 
@@ -156,12 +161,13 @@ def prefetch(source: str, file: str, index: Any, items: list[chunks.Item],
     here at the same time, when there are enough of them; returns the built
     items keyed by ``builder.built_key`` (empty when the module is small or
     processes are not available)."""
-    if sum(item.end - item.start for item in items) < PARALLEL_MIN_CHARS:
-        return {}
-    if _pool() is None:
+    if sum(item.end - item.start for item in items) < PARALLEL_MIN_CHARS or workers() < 1:
         return {}
     jobs = _jobs(source, file, index, items, comments, hardware_names)
     if sum(len(job[0]) for job in jobs) < PARALLEL_MIN_CHARS:
+        return {}
+    pool = _pool()
+    if pool is None:
         return {}
     batches: list[list[Job]] = [[]]
     size = 0
@@ -171,7 +177,6 @@ def prefetch(source: str, file: str, index: Any, items: list[chunks.Item],
             size = 0
         batches[-1].append(job)
         size += len(job[0])
-    pool = _pool()
     try:
         futures = [pool.submit(_build_batch, file, hardware_names, b) for b in batches]
     except Exception:  # the processes could not be started

@@ -151,3 +151,11 @@ def test_falls_back_when_a_worker_dies(monkeypatch):
     clear_cache()
     assert parse_partial(text, "x.mcpl") == sequential(text, "x.mcpl")
     assert parallel.stats["fallbacks"] == fallbacks + 1 and parallel._executor is None
+
+
+@pytest.mark.parametrize("depth", [60, 400])
+def test_deep_nesting_same_as_one_process(workers_only, depth):
+    """Nested too deeply to parse (400), or deep enough to strain pickling (60)."""
+    text = "module m;\nimport perfect;\nperfect void f() { int x = " + "(" * depth + "1" + \
+        ")" * depth + "; }\nperfect void g() { int y = " + "-" * 300 + "1; }\n"
+    assert in_workers(text, "deep.mcpl")[0] == sequential(text, "deep.mcpl")
