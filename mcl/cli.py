@@ -21,6 +21,15 @@ from mcl.diagnostics import Diagnostic, McplError, SourceCache, render_json, ren
 #: Components in the order their commands appear in ``mcl --help``.
 COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp")
 
+#: Which component registers each top-level command, so that ``mcl feedback`` imports
+#: the commands of ``mcl.analyses`` only (importing every component costs numpy,
+#: pyopencl, pygls, Lift, ... at start-up). A command missing here still works: the
+#: parser is then built from every component.
+COMMAND_COMPONENTS = {
+    "hwd": "hdl", "check": "mcpl", "feedback": "analyses", "translate": "translate",
+    "devices": "opencl", "gen": "opencl", "run": "opencl", "lift": "lift", "lsp": "lsp",
+}
+
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 DESCRIPTION = """\
@@ -79,21 +88,30 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], args: argparse.Namespac
     return EXIT_ERRORS if any(d.is_error for d in diagnostics) else EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``mcl`` parser; with ``command`` (a top-level command name), only the
+    component that registers it contributes its commands."""
     parser = argparse.ArgumentParser(
         prog="mcl", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mcl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for component in COMPONENTS:
+    only = COMMAND_COMPONENTS.get(command) if command else None
+    for component in (only,) if only else COMPONENTS:
         name = f"mcl.{component}.commands"
         if importlib.util.find_spec(name) is not None:
             importlib.import_module(name).register(sub)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The top-level command in ``argv`` (its first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or usage error (2)

@@ -139,7 +139,8 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         a = WorkPerThreadAnalysis()
         result = a.analyze(sym, num)
         if result and result.get("needs"):
-            missing |= {s.name for s in sympy.sympify(result["units"]).free_symbols}
+            # no "units" where a foreach's size is not known statically (stated elsewhere)
+            missing |= {s.name for s in sympy.sympify(result.get("units", 0)).free_symbols}
         out += a.report(result, hw)
     if _want(selected, "cache"):
         a = CacheAnalysis()
@@ -180,7 +181,7 @@ def _numeric(e: sympy.Expr) -> sympy.Expr | None:
 def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     c = counts_of_kernel(sym)
     n = counts_of_kernel(num) if num is not sym else c
-    approx = "at most " if c.approximate else ""
+    approx = "at most " if c.upper_bound else ""
 
     def both(a: sympy.Expr, b: sympy.Expr) -> str:
         if not sympy.sympify(a).free_symbols:
@@ -203,7 +204,7 @@ def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
                   accesses={s: str(v) for s, v in c.accesses.items()},
                   bytes={s: str(v) for s, v in c.bytes.items()},
                   index_ops=str(c.index_ops), control_ops=str(c.control_ops),
-                  approximate=c.approximate)
+                  approximate=c.approximate, upper_bound=c.upper_bound)
     nf = _numeric(n.flops)
     if nf is not None:
         d.data["flops_value"] = int(nf)

@@ -63,24 +63,19 @@ def run_feedback(args: argparse.Namespace) -> int:
                              f"choose from {', '.join(PASSES)}")
     search = hwd_search_path(args)
     diagnostics = []
+    sources = SourceCache()
     for f in args.files:
         checked = check(f, search)
         if checked.has_errors:
             diagnostics += checked.errors
             continue
         if args.level:
-            checked = _translated(checked, args.level, search)
+            from mcl.analyses.level import feedback_at_level
+
+            at = feedback_at_level(checked, args.level, values=values, only=only,
+                                   search_path=search)
+            sources.add(at.file, at.text)  # carets under the translated text's lines
+            diagnostics += at.diagnostics
+            continue
         diagnostics += feedback(checked, values=values, only=only)
-    return print_diagnostics(diagnostics, args, SourceCache())
-
-
-def _translated(checked, level: str, search: list[str]):
-    try:
-        from mcl.translate import translate
-    except ImportError:
-        raise UsageError("--level needs mcl.translate, which is not available yet "
-                         "(translation is pending)") from None
-    from mcl.mcpl.resolve import check
-
-    module = translate(checked.module, to=level)
-    return check(module, search)
+    return print_diagnostics(diagnostics, args, sources)

@@ -86,7 +86,13 @@ class KernelView:
             return None
         e = sympy.sympify(e)
         if e.is_number:
-            return int(e) if e.is_Integer else int(math.floor(float(e)))
+            if e.is_Integer:
+                return int(e)
+            try:  # zoo, nan or a complex number (x / 0, sqrt(-1)): no size
+                f = float(e)
+            except (TypeError, ValueError):
+                return None
+            return int(math.floor(f)) if math.isfinite(f) else None
         self.missing |= {s.name for s in e.free_symbols}
         return None
 
@@ -256,7 +262,9 @@ def occupancy(view: KernelView) -> Occupancy | None:
                     si.per_holder // per,
                     f"{per} {inner.name}s per {u.name} of {si.per_holder} {inner.name} slots")
         # memory spaces owned by the unit, held by a memory on the holder
-        anchor = g  # fall back to the foreach
+        # at the foreach over the group (not at the group: it is in the description)
+        anchor = next((lp.node for lp in view.sym.foreach_loops()
+                       if lp.group is g or getattr(lp.group, "name", None) == g.name), None)
         for ms in u.memory_spaces:
             used = view.size_memory_space(ms.name)
             if not used:

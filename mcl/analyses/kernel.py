@@ -24,6 +24,7 @@ from typing import Any
 
 import sympy
 
+from mcl.analyses.values import simplified
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 
@@ -162,17 +163,18 @@ class Kernel:
     missing: set[str] = field(default_factory=set)
 
     def executions(self, loops: tuple[Loop, ...]) -> tuple[sympy.Expr, bool]:
-        """How often code inside ``loops`` runs, and whether that is an estimate."""
+        """How often code inside ``loops`` runs, and whether that is an upper bound
+        (loops whose number of iterations is unknown count as ``iterations_<var>``)."""
         total: sympy.Expr = sympy.Integer(1)
         approx = False
         for lp in loops:
             if lp.trips is None:
+                # exact in terms of an unknown count (stated as an imprecision), not a bound
                 total = total * sympy.Symbol(f"iterations_{lp.var or 'while'}",
                                              integer=True, positive=True)
-                approx = True
             else:
                 total = total * lp.trips
-            approx = approx or lp.approximate
+                approx = approx or lp.approximate
         return total, approx
 
     def foreach_loops(self) -> list[Loop]:
@@ -461,7 +463,7 @@ class _Builder:
             if span.is_Integer and step.is_Integer:
                 trips = sympy.Integer(max(0, -(-int(span) // int(step))))
             else:
-                trips = sympy.simplify(span / step)
+                trips = simplified(span / step)
         else:
             approx = True
             self.k.imprecisions.append((s, f"the number of iterations of loop "

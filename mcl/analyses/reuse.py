@@ -18,7 +18,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
-from mcl.analyses.values import number_text
+from mcl.analyses.values import number_text, simplified
 from mcl.diagnostics import Diagnostic, Related, info, warning
 
 #: Units of parallelism per execution slot above which computing several
@@ -173,7 +173,7 @@ class ReuseAnalysis:
                 size = _array_bytes(nacc)
                 faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok, size)
                           for lp in indep if lp.kind == "foreach"}
-                simple.append(ReuseFinding(acc, indep, sympy.simplify(times), times_value,
+                simple.append(ReuseFinding(acc, indep, simplified(times), times_value,
                                            faster))
                 continue
             ratio = self._ratio(acc, nacc, loops, hw, read_only_ok)
@@ -220,7 +220,7 @@ class ReuseAnalysis:
             used |= {lp.var for lp in vars_}
             total_acc *= accesses
             total_range *= rng
-            ratio = sympy.simplify(accesses / rng)
+            ratio = simplified(accesses / rng)
             nratio = None
             if numeric_ok and nacc is not None:
                 nratio = sympy.nsimplify(naccesses / nrng)
@@ -233,7 +233,7 @@ class ReuseAnalysis:
                     best_outer = outer
         if not per_dim:
             return None
-        overall = sympy.simplify(total_acc / total_range)
+        overall = simplified(total_acc / total_range)
         overall_value = sympy.nsimplify(ntotal_acc / ntotal_range) if numeric_ok else None
         if overall_value is not None and overall_value.is_number and overall_value <= 1:
             return None
@@ -368,7 +368,7 @@ class WorkPerThreadAnalysis:
         if result.get("needs"):
             return []
         units, resident = result["units"], result["resident"]
-        if units < WORK_PER_THREAD_FACTOR * resident:
+        if not (units.is_real and units.is_finite) or units < WORK_PER_THREAD_FACTOR * resident:
             return []
         lp = result["loop"]
         d = info("feedback-work-per-thread",

@@ -14,6 +14,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Kernel, build_kernel, element_bytes, size_symbol
+from mcl.analyses.values import simplified
 from mcl.mcpl import ast
 
 
@@ -37,7 +38,9 @@ class OperationCounts:
     writes per memory space (registers included; ``data_accesses`` leaves out
     memories that are not addressable); ``transfers``: host<->device copies
     (empty where the description has no host link); ``approximate``: some
-    count is an upper bound or an estimate (conditions, unknown loop bounds)."""
+    count is not exact (``reasons`` say why); ``upper_bound``: some count is an
+    upper bound (conditions, loop bounds that depend on outer indices), where
+    unknown numbers of iterations appear as symbols ``iterations_<var>``."""
 
     flops: sympy.Expr
     index_ops: sympy.Expr
@@ -50,6 +53,7 @@ class OperationCounts:
     transfers: list[Transfer] = field(default_factory=list)
     approximate: bool = False
     reasons: list[str] = field(default_factory=list)
+    upper_bound: bool = False
 
     @property
     def data_accesses(self) -> sympy.Expr:
@@ -70,7 +74,7 @@ class OperationCounts:
     def arithmetic_intensity(self) -> sympy.Expr | None:
         """Computational operations per byte of memory accessed."""
         b = self.memory_bytes
-        return None if b == 0 else sympy.simplify(self.flops / b)
+        return None if b == 0 else simplified(self.flops / b)
 
     def evaluate(self, values: dict[str, int]) -> OperationCounts:
         """The same counts with ``values`` substituted."""
@@ -86,7 +90,7 @@ class OperationCounts:
             {k: ev(v) for k, v in self.writes.items()},
             {k: ev(v) for k, v in self.bytes.items()}, self.register_spaces,
             [Transfer(t.param, t.direction, ev(t.bytes), t.span) for t in self.transfers],
-            self.approximate, list(self.reasons))
+            self.approximate, list(self.reasons), self.upper_bound)
 
 
 def _register_spaces(hw: Any) -> frozenset[str]:
@@ -105,7 +109,9 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
     zero = sympy.Integer(0)
     by_kind = {"compute": zero, "index": zero, "control": zero}
     approx = False
+    inexact = False  # a callee's counts are not exact
     reasons: list[str] = []
+    inner_reasons: list[str] = []
     for site in k.ops:
         n, a = k.executions(site.loops)
         by_kind[site.kind] = by_kind[site.kind] + n * site.count
@@ -153,10 +159,12 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
             writes[space] = writes.get(space, zero) + n * v.subs(mapping)
         for space, v in inner.bytes.items():
             nbytes[space] = nbytes.get(space, zero) + n * v.subs(mapping)
-        approx = approx or a or call.guarded or inner.approximate
+        approx = approx or a or call.guarded or inner.upper_bound
+        inexact = inexact or inner.approximate
+        inner_reasons += [why for why in inner.reasons if why not in inner_reasons]
     if approx:
         reasons.append("conditions or loop bounds make some counts upper bounds")
-    for _node, why in k.imprecisions:
+    for why in [why for _node, why in k.imprecisions] + inner_reasons:
         if why not in reasons:
             reasons.append(why)
     simp = _simplify
@@ -164,7 +172,9 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
         simp(by_kind["compute"]), simp(by_kind["index"]), simp(by_kind["control"]),
         {s: simp(v) for s, v in accesses.items()}, {s: simp(v) for s, v in reads.items()},
         {s: simp(v) for s, v in writes.items()}, {s: simp(v) for s, v in nbytes.items()},
-        _register_spaces(k.hardware), transfers(k), approx or bool(k.imprecisions), reasons)
+        _register_spaces(k.hardware), transfers(k),
+        approx or inexact or bool(k.imprecisions), reasons,
+        approx)
 
 
 def _simplify(e: sympy.Expr) -> sympy.Expr:

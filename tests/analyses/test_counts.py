@@ -1,0 +1,71 @@
+"""The "approximate" marks of operation statistics: "at most" only where a count
+is an upper bound (conditions, estimated loop bounds); an unknown number of
+iterations is a symbol ``iterations_<var>`` with the reason stated, not a bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcl.analyses import feedback, operation_counts
+from mcl.mcpl import check
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WHILE = """module w;
+import perfect;
+perfect void halve(const int n = 1024, float[n] x) {
+  foreach (int i in n threads) {
+    float v = x[i];
+    while (v > 1.0) {
+      v = v / 2.0;
+    }
+    x[i] = v;
+  }
+}
+"""
+
+
+def ops(checked):
+    [d] = [d for d in feedback(checked, only={"ops"})]
+    return d
+
+
+def test_guarded_counts_are_upper_bounds():
+    c = check(ROOT / "examples" / "matmul" / "gpu.mcpl")  # if (j < m) around the body
+    counts = operation_counts(c.module.functions[0], c)
+    assert counts.approximate and counts.upper_bound
+    d = ops(c)
+    assert d.message.startswith("at most ")
+    assert "upper bounds" in d.hint
+    assert d.data["upper_bound"] is True
+
+
+def test_exact_counts_have_no_mark():
+    c = check(ROOT / "examples" / "matmul" / "perfect.mcpl")
+    counts = operation_counts(c.module.functions[0], c)
+    assert not counts.approximate and not counts.upper_bound
+    d = ops(c)
+    assert not d.message.startswith("at most") and d.hint is None
+
+
+def test_unknown_iterations_are_a_stated_symbol_not_a_bound(tmp_path):
+    f = tmp_path / "w.mcpl"
+    f.write_text(WHILE)
+    c = check(f)
+    assert not c.has_errors
+    counts = operation_counts(c.module.functions[0], c)
+    assert counts.approximate and not counts.upper_bound
+    assert "iterations_while" in {s.name for s in counts.flops.free_symbols}
+    d = ops(c)
+    assert not d.message.startswith("at most")
+    assert "iterations_while" in d.message
+    assert "while loop runs an unknown number of times" in d.hint
+
+
+def test_data_dependent_loop_bounds_are_stated():
+    c = check(ROOT / "examples" / "spmv_csr" / "perfect.mcpl")  # k from rowPtr[r]
+    counts = operation_counts(c.module.functions[0], c)
+    assert counts.approximate and not counts.upper_bound
+    d = ops(c)
+    assert "iterations_k" in d.message and not d.message.startswith("at most")
+    assert "'k' is not known statically" in d.hint
