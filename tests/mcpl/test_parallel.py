@@ -97,14 +97,27 @@ def test_mutations_same_as_one_process(workers_only, text):
 
 @pytest.mark.slow  # about 5 s on two cores
 def test_ten_thousand_lines(monkeypatch):
-    monkeypatch.delenv("MCL_PARSE_WORKERS", raising=False)
-    if parallel.workers() < 1 or parallel._pool() is None:
-        pytest.skip("one CPU, or no worker processes here")
+    monkeypatch.setenv("MCL_PARSE_WORKERS", "1")
+    if parallel._pool() is None:
+        pytest.skip("no worker processes here")
     text = big_module()
     assert text.count("\n") >= 10_000
     result, batches = in_workers(text, "big.mcpl")
     assert batches > 0 and not result[1]
     assert result == sequential(text, "big.mcpl")
+
+
+def test_workers_leave_busy_cpus_alone(monkeypatch):
+    monkeypatch.delenv("MCL_PARSE_WORKERS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(parallel, "_others_running", lambda: 0)
+    assert parallel.workers() == 3
+    monkeypatch.setattr(parallel, "_others_running", lambda: 2)
+    assert parallel.workers() == 2
+    monkeypatch.setattr(parallel, "_others_running", lambda: 4)
+    assert parallel.workers() == 0
+    monkeypatch.setenv("MCL_PARSE_WORKERS", "2")
+    assert parallel.workers() == 2
 
 
 def test_small_modules_stay_in_this_process(monkeypatch):
