@@ -10,8 +10,8 @@ exactly as if it had built them itself (``builder.build_item`` depends only on
 its arguments). An item that does not parse in a worker is parsed again by the
 builder, so that every diagnostic comes from one code path.
 
-Processes are used only where that is safe and pays: the ``fork`` start method
-exists (Linux and other Unixes: workers inherit the loaded grammar), no other
+Processes are used only where that is safe and pays: on Linux, with the
+``fork`` start method (workers inherit the loaded grammar), no other
 thread is running when the pool is made (a forked child of a threaded process
 can deadlock on a lock another thread held; the language server parses on a
 thread and therefore parses here alone), the items to parse add up to at least
@@ -28,6 +28,7 @@ import atexit
 import gc
 import os
 import signal
+import sys
 import threading
 from bisect import bisect_right
 from typing import Any
@@ -106,7 +107,9 @@ def _pool() -> Any:
     if _executor is not None and _executor_pid == os.getpid():
         return _executor
     _executor = None  # a pool inherited through fork belongs to the parent
-    if _unavailable or threading.active_count() > 1:
+    # fork only on Linux: macOS has it, but its system libraries are not safe to
+    # use in a forked child (which is why Python spawns there by default).
+    if _unavailable or threading.active_count() > 1 or not sys.platform.startswith("linux"):
         return None
     try:
         import multiprocessing
