@@ -132,22 +132,13 @@ def git_commit() -> str | None:
 # ----------------------------------------------------------------------------- MCPL versions
 
 def compile_version(path: Path, device: str | None):
-    """The version as a callable kernel for the target: ``mcl.compile`` (which
-    translates higher levels) when the OpenCL runtime offers it, else our small host
-    for ``mcl.opencl.generate`` (launch.py)."""
-    try:
-        from mcl.opencl import compile as mcl_compile
-    except ImportError:
-        from launch import generated_kernel
-        return generated_kernel(path, TARGET, device)
+    """The version as a callable kernel for the target (``mcl.compile`` translates
+    higher levels down to it)."""
+    from mcl.opencl import compile as mcl_compile
     return mcl_compile(str(path), target=TARGET, device=device)
 
 
 def runtime_name() -> str:
-    try:
-        from mcl.opencl import compile  # noqa: F401
-    except ImportError:
-        return "benchmarks/case_studies/launch.py on mcl.opencl.generate"
     return "mcl.compile"
 
 
