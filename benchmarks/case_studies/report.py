@@ -55,13 +55,31 @@ class Run:
         self.bound_s = roof.get("bound_s")
         self.metric = data.get("metric", "GB/s")
 
-    def value(self, seconds: float) -> float:
-        """The figure of merit (GFLOP/s or GB/s) of a run of ``seconds``."""
-        work = self.flops if self.metric == "GFLOP/s" else self.bytes
-        return work / seconds / 1e9
+    def value(self, seconds: float, entry: dict | None = None) -> float:
+        """The figure of merit (GFLOP/s or GB/s) of a run of ``seconds`` (of ``entry``'s
+        own work where it ran at a reduced size)."""
+        work = (entry or {}).get("work") or {"flops": self.flops, "bytes": self.bytes}
+        return (work["flops"] if self.metric == "GFLOP/s" else work["bytes"]) / seconds / 1e9
 
-    def gbps(self, seconds: float) -> float | None:
-        return self.bytes / seconds / 1e9 if self.bytes else None
+    def rate(self, entry: dict) -> float | None:
+        """The figure of merit of a measured entry, at the size it ran at."""
+        t = _median(entry)
+        return self.value(t, entry) if t else None
+
+    def bound_by(self) -> str:
+        """Which roof the bound is. Derived from the figures where they are there: the
+        bound is the compute bound exactly when it equals flops / peak (results.json
+        of earlier runs labelled matmul's compute bound "memory")."""
+        roof = self.run.get("roofline", {})
+        f = roof.get("bound_flops") or roof.get("flops")
+        peak = roof.get("bound_peak_flops") or roof.get("peak_flops")
+        if self.bound_s and f and peak:
+            return "compute" if abs(f / peak - self.bound_s) <= 1e-6 * self.bound_s else "memory"
+        return roof.get("bound_by", "?")
+
+    def gbps(self, seconds: float, entry: dict | None = None) -> float | None:
+        nbytes = ((entry or {}).get("work") or {}).get("bytes", self.bytes)
+        return nbytes / seconds / 1e9 if nbytes else None
 
     def primary(self) -> dict | None:
         for r in self.run.get("references", []):
@@ -78,16 +96,27 @@ class Run:
     def timed(self) -> list[dict]:
         return [v for v in self.run.get("results", []) if v.get("status") == "ok"]
 
+    def full_size(self) -> list[dict]:
+        """The timed versions measured at the run's (paper) size."""
+        return [v for v in self.timed() if "reduced" not in v]
+
 
 def _median(entry: dict) -> float | None:
     return (entry.get("timing") or {}).get("median_s")
+
+
+def _sizes(sizes: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sizes.items())
+
+
+REDUCED_MARK = "†"
 
 
 def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
                    findings: list[str], targets: list[str]) -> list[str]:
     lines = [f"## {kernel}", ""]
     if "error" in data:
-        return lines + [f"The benchmark of this kernel failed: `{data['error']}`", ""]
+        lines += [f"The benchmark of this kernel failed: `{data['error']}`", ""]
     for raw in data.get("runs", []):
         run = Run(kernel, data, raw, ceiling_gbps(results))
         sizes = ", ".join(f"{k} = {v}" for k, v in raw["sizes"].items())
@@ -97,16 +126,17 @@ def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
             continue
         prim = run.primary()
         t_ref = _median(prim) if prim else None
-        t_perfect = next((_median(v) for v in run.timed() if v["version"] == "perfect"), None)
+        perfect = next((v for v in run.timed() if v["version"] == "perfect"), None)
         lines += [f"Verification: {raw.get('verification', '—')}. Roofline bound: "
                   f"{_fmt((run.bound_s or 0) * 1e3)} ms "
-                  f"({raw.get('roofline', {}).get('bound_by', '?')}-bound, "
+                  f"({run.bound_by()}-bound, "
                   f"{raw.get('roofline', {}).get('source', 'no source')}).", ""]
         ref_name = prim["name"] if prim else (data.get("primary_ref") or "copy ceiling")
         lines += [f"| version | level | time (ms) | {run.metric} | compulsory GB/s | vs {ref_name} "
                   "| of copy ceiling | of roofline | × perfect | status |",
                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         previous: dict | None = None
+        notes: list[str] = []
         for v in raw.get("results", []):
             t = _median(v)
             if t is None:
@@ -119,20 +149,56 @@ def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
                 findings.append(f"{kernel}: **{v['version']}** is wrong at small sizes "
                                 f"{[f['sizes'] for f in small['failed']]} "
                                 f"({small['failed'][0]['error']}).")
-            gb = run.gbps(t)
+            reduced = "reduced" in v
+            rate = run.rate(v)
+            gb = run.gbps(t, v)
+            mark = f" {REDUCED_MARK}" if reduced else ""
+            if reduced:  # ratios of rates: never a time at one size over one at another
+                r = v["reduced"]
+                notes.append(f"{REDUCED_MARK} **{v['version']}** was measured at "
+                             f"{_sizes(v.get('sizes', {}))}, not at the paper size: "
+                             + (r.get("reason") or "one run at the paper size was predicted "
+                                f"to take {_fmt(r.get('predicted_paper_s'))} s") + ".")
+                vs_ref = _pct(rate / run.value(t_ref)) + mark if t_ref else "—"
+                bound = (v.get("roofline") or {}).get("bound_s")
+                of_roof = _pct(bound / t) + mark if bound else "—"
+                x_perf = _fmt(rate / run.rate(perfect)) + mark if perfect else "—"
+                time_cell = f"{_fmt(t * 1e3)}{mark}"
+                status = "ok, reduced size"
+            else:
+                vs_ref = _pct(t_ref / t) if t_ref else "—"
+                of_roof = _pct(run.bound_s / t) if run.bound_s else "—"
+                if perfect and "reduced" in perfect:
+                    x_perf = _fmt(rate / run.rate(perfect)) + f" {REDUCED_MARK}"
+                else:
+                    x_perf = _fmt(_median(perfect) / t) if perfect else "—"
+                time_cell, status = _fmt(t * 1e3), "ok"
+            if v.get("status") != "ok":  # timed, but wrong: said, and never the best
+                status = (f"{v.get('status')}: "
+                          f"{v.get('reason', '')[:160].replace('|', '/')}").rstrip(": ")
             lines.append(
-                f"| {v['version']} | {v['level']} | {_fmt(t * 1e3)} | {_fmt(run.value(t))} | "
-                f"{_fmt(gb)} | {_pct(t_ref / t) if t_ref else '—'} | "
+                f"| {v['version']}{mark} | {v['level']} | {time_cell} | {_fmt(rate)} | "
+                f"{_fmt(gb)} | {vs_ref} | "
                 f"{_pct(gb / run.ceiling) if gb and run.ceiling else '—'} | "
-                f"{_pct(run.bound_s / t) if run.bound_s else '—'} | "
-                f"{_fmt(t_perfect / t) if t_perfect else '—'} | ok |")
-            if previous is not None and t > _median(previous) * 1.02:
+                f"{of_roof} | {x_perf} | {status} |")
+            if v.get("status") != "ok":
+                continue
+            if (previous is not None and v.get("sizes") == previous.get("sizes")
+                    and t > _median(previous) * 1.02):  # only at one size: a finding
+                if reduced:
+                    what = (f"{_fmt(t * 1e3)} ms against {_fmt(_median(previous) * 1e3)} ms, "
+                            f"both at {_sizes(v['sizes'])}")
+                else:
+                    what = f"{_fmt(t * 1e3)} ms against {_fmt(_median(previous) * 1e3)} ms"
                 findings.append(
                     f"{kernel} ({sizes}): **{v['version']}** is slower than "
-                    f"{previous['version']} ({_fmt(t * 1e3)} ms against "
-                    f"{_fmt(_median(previous) * 1e3)} ms): the feedback that prompted it "
+                    f"{previous['version']} ({what}): the feedback that prompted it "
                     f"(examples/{kernel}/NOTES.md) did not predict this.")
             previous = v
+        if notes:
+            lines += [""] + [f"{n} Its ratios are ratios of {run.metric}, each at its own "
+                             "size; of roofline is against the bound at its size."
+                             for n in notes]
         lines += ["", "References measured in the same run:", "",
                   f"| reference | time (ms) | {run.metric} | GB/s | status |",
                   "| --- | ---: | ---: | ---: | --- |"]
@@ -147,7 +213,7 @@ def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
                          f"{_fmt(run.ceiling_s() * 1e3)} | {_fmt(run.value(run.ceiling_s()))} | "
                          f"{_fmt(run.ceiling)} | ok |")
         lines.append("")
-        check_targets(kernel, sizes, run, t_ref, t_perfect, targets)
+        check_targets(kernel, sizes, run, t_ref, perfect, targets)
         if plots is not None:
             img = plot(kernel, sizes, run, raw, plots)
             if img:
@@ -156,10 +222,11 @@ def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
 
 
 def check_targets(kernel: str, sizes: str, run: Run, t_ref: float | None,
-                  t_perfect: float | None, out: list[str]) -> None:
-    timed = run.timed()
+                  perfect: dict | None, out: list[str]) -> None:
+    timed = run.full_size()
     if not timed:
-        out.append(f"{kernel} ({sizes}): no version ran, no target can be checked.")
+        out.append(f"{kernel} ({sizes}): no version ran at this size, no target can be "
+                   "checked.")
         return
     best = min(timed, key=_median)
     t_best = _median(best)
@@ -177,13 +244,21 @@ def check_targets(kernel: str, sizes: str, run: Run, t_ref: float | None,
                        f"the {against} (target {_pct(frac)}): {verdict}.")
         else:
             out.append(f"{kernel} ({sizes}): the reference was not measured; target unchecked.")
-    if t_perfect:
-        within = t_ref is not None and t_perfect <= 1.2 * t_ref
-        sp = t_perfect / t_best
-        verdict = "met" if sp >= SPEEDUP_TARGET or within else "**missed**"
-        note = ", perfect already within 20% of the reference" if within else ""
-        out.append(f"{kernel} ({sizes}): best is {_fmt(sp)}× perfect (target "
-                   f"{SPEEDUP_TARGET:g}×{note}): {verdict}.")
+    if perfect is None:
+        return
+    if "reduced" in perfect:  # rates: the perfect version ran at a smaller size
+        sp = run.rate(best) / run.rate(perfect)
+        within = t_ref is not None and run.rate(perfect) * 1.2 >= run.value(t_ref)
+        how = (f" (perfect measured at {_sizes(perfect.get('sizes', {}))}: ratio of "
+               f"{run.metric})")
+    else:
+        sp = _median(perfect) / t_best
+        within = t_ref is not None and _median(perfect) <= 1.2 * t_ref
+        how = ""
+    verdict = "met" if sp >= SPEEDUP_TARGET or within else "**missed**"
+    note = ", perfect already within 20% of the reference" if within else ""
+    out.append(f"{kernel} ({sizes}): best is {_fmt(sp)}× perfect{how} (target "
+               f"{SPEEDUP_TARGET:g}×{note}): {verdict}.")
 
 
 def plot(kernel: str, sizes: str, run: Run, raw: dict, folder: Path) -> Path | None:
@@ -196,8 +271,8 @@ def plot(kernel: str, sizes: str, run: Run, raw: dict, folder: Path) -> Path | N
     timed = run.timed()
     if not timed:
         return None
-    names = [v["version"] for v in timed]
-    values = [run.value(_median(v)) for v in timed]
+    names = [v["version"] + (f" {REDUCED_MARK}" if "reduced" in v else "") for v in timed]
+    values = [run.rate(v) for v in timed]
     fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(names) + 2), 3.6))
     ax.bar(names, values, color="#4477aa")
     for i, r in enumerate(x for x in raw.get("references", []) if _median(x)):
@@ -247,7 +322,10 @@ def render(results: dict, plots: Path | None) -> str:
         "ceiling* = the version's GB/s (compulsory bytes of reference.py) over the copy "
         "bandwidth; *of roofline* = bound time / version time, the bound from the target's "
         "peak flops and bandwidth (source named per table); *× perfect* = speed-up over the "
-        "perfect version. The feedback behind each version is in examples/<kernel>/NOTES.md.",
+        "perfect version. A version marked † ran at a smaller size than the table's "
+        "(one run at the paper size was predicted to exceed the run's --max-version-s "
+        f"{meta.get('max_version_s', '—')} s): its ratios are ratios of rates, each at its "
+        "own size. The feedback behind each version is in examples/<kernel>/NOTES.md.",
         "",
         "## Targets of issue 10",
         "",

@@ -6,15 +6,22 @@ the field (cuBLAS, cuDNN, torch, the OpenCL copy ceiling, the reduce0..reduce6
 baselines of benchmarks/lift) are timed in the same run.
 
     python benchmarks/case_studies/run.py [--kernels matmul,reduction] [--quick] [--out DIR]
-        [--budget-s S] [--watchdog S]
+        [--budget-s S] [--max-version-s S] [--watchdog S]
 
-The run has three phases, so that no OpenCL measurement shares the GPU with
-torch's allocations and every figure is verified in one place: (1) every OpenCL version of
-every kernel (and the OpenCL copy ceiling, and the Lift reduce baselines) is built,
-run at the small sizes and at the paper sizes, timed, and its outputs are kept on
-the host; (2) torch/cuBLAS/cuDNN references and the torch copy; (3) the numpy
-references are computed and every kept output is verified, and the roofline of
-mcl.analyses is evaluated for each version translated to the target.
+The run has two phases, so that no OpenCL measurement shares the GPU with torch's
+allocations: (1) every OpenCL version of every kernel (and the OpenCL copy ceiling,
+and the Lift reduce baselines) is built, checked at the small sizes of reference.py,
+timed, and verified at once against the numpy reference.py (with the roofline of
+mcl.analyses for the version translated to the target), so that a run cut short keeps
+verified figures; (2) torch/cuBLAS/cuDNN references and the torch copy.
+
+A running OpenCL kernel cannot be interrupted, so before a version runs at a paper
+size it runs once on a ladder of smaller sizes (the case's size parameters halved
+together, from about 1/256 of the work); its time per unit of work predicts the
+paper size. Where one run is predicted to take longer than ``--max-version-s``, the
+version is measured and verified at the largest size of the ladder predicted to fit
+in a quarter of that limit, and its entry says so (``sizes``, ``reduced``): the
+report never mixes its time with times at the paper size.
 
 ``--quick`` uses small sizes and few repetitions: it runs on PoCL (CPU) and tests
 this script, not the GPU. Results go to DIR/results.json (written after every
@@ -290,18 +297,23 @@ class Launcher:
 
 
 def time_repeatedly(run: Callable[[], float], warmup: int, repeats: int,
-                    slow_s: float = 2.0) -> dict:
+                    slow_s: float = 2.0, budget_s: float = float("inf")) -> dict:
     """Median and minimum of ``repeats`` timed runs after ``warmup`` untimed ones; a
-    kernel slower than ``slow_s`` gets three runs (a naive version at paper size)."""
+    kernel slower than ``slow_s`` gets three runs (a naive version at paper size), and
+    no more runs than fit in ``budget_s`` (the first one always runs)."""
     first = run()
-    if first > 5 * slow_s:  # a naive version at paper size: one more run is enough
+    if first > 5 * slow_s or budget_s < 2 * first:  # one more run is enough / fits
         return {"median_s": first, "min_s": first, "max_s": first, "repeats": 1, "warmup": 0}
-    for _ in range(max(0, warmup - 1) if first <= slow_s else 0):
-        run()
+    warm = max(0, warmup - 1) if first <= slow_s else 0
     n = 3 if first > slow_s else repeats
+    fits = int((budget_s - first) / first) if first > 0 else n + warm
+    warm = min(warm, max(0, fits - 1))
+    n = max(1, min(n, fits - warm))
+    for _ in range(warm):
+        run()
     times = [run() for _ in range(n)]
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "repeats": n, "warmup": max(1, warmup)}
+            "repeats": n, "warmup": 1 + warm}
 
 
 def fresh(args: dict) -> dict:
@@ -309,26 +321,178 @@ def fresh(args: dict) -> dict:
     return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
 
 
-def run_version(v: dict, ref, args: dict, sizes: dict,
-                opts: argparse.Namespace) -> tuple[dict, dict | None]:
-    """Compile one version, check it at reference.SIZES, run it once at ``sizes``
-    (outputs kept on the host, verified later) and time it. Returns the entry and
-    the outputs (None where it did not run)."""
+# ----------------------------------------------------------------------------- fitting the size
+
+def size_ladder(sizes: dict, keys: tuple[str, ...], need: dict | None = None,
+                fraction: float = 1 / 256) -> list[dict]:
+    """Smaller sizes than ``sizes``, ascending, then ``sizes`` itself: the size
+    parameters ``keys`` halved together j times (j from the first that brings their
+    product to ``fraction`` or below, down to 1), rounded down to multiples of
+    the version's divisors ``need`` (DIVISIBLE_BY)."""
+    need = need or {}
+    keys = tuple(k for k in keys if isinstance(sizes.get(k), int | np.integer))
+    if not keys:
+        return [dict(sizes)]
+    top = max(1, int(np.ceil(np.log2(1 / fraction) / len(keys))))
+    out: list[dict] = []
+    for j in range(top, 0, -1):
+        s = dict(sizes)
+        for k in keys:
+            d = max(1, int(need.get(k, 1)))
+            s[k] = max(d, int(sizes[k]) // 2 ** j // d * d)
+        if s != sizes and (not out or s != out[-1]):
+            out.append(s)
+    return out + [dict(sizes)]
+
+
+def work_of(ref, args: dict, metric: str) -> float:
+    """The work a run does, for extrapolating times across sizes: the figure of merit's
+    flops or bytes of reference.py, else the product of the integer sizes."""
+    names = ("flops", "bytes_moved") if metric == "GFLOP/s" else ("bytes_moved", "flops")
+    for name in names:
+        f = getattr(ref, name, None)
+        if f is not None:
+            w = float(f(**args))
+            if w > 0:
+                return w
+    return float(np.prod([float(v) for v in args.values()
+                          if isinstance(v, int | np.integer) and v > 0] or [1.0]))
+
+
+def fit_size(measure: Callable[[int], float], work: Callable[[int], float], rungs: int,
+             limit_s: float, headroom: float = 4.0) -> dict:
+    """Which rung of a ladder of sizes (ascending; the last is the paper size) to
+    measure a version at, without ever starting a run predicted to exceed
+    ``limit_s``. ``measure(i)``: seconds of one run at rung i; ``work(i)``: its work.
+    From rung 0 up, the time per unit of work of the largest rung measured predicts
+    the paper size; where that prediction exceeds ``limit_s``, the largest rung
+    predicted within ``limit_s / headroom`` is measured next (a closer prediction),
+    until no larger rung fits. Returns ``{"rung", "predicted_s", "probes"}``:
+    ``predicted_s`` is one run at the paper size, ``probes`` the (rung, seconds) runs."""
+    last = rungs - 1
+    if last <= 0:
+        return {"rung": 0, "predicted_s": None, "probes": []}
+    i, probes = 0, []
+    while True:
+        t = measure(i)
+        probes.append((i, t))
+        rate = t / work(i)
+        predicted = rate * work(last)
+        if predicted <= limit_s:
+            return {"rung": last, "predicted_s": predicted, "probes": probes}
+        larger = [k for k in range(i + 1, last) if rate * work(k) <= limit_s / headroom]
+        if not larger:
+            return {"rung": i, "predicted_s": predicted, "probes": probes}
+        i = larger[-1]
+
+
+class RunInputs:
+    """The inputs of one problem size and of the smaller sizes of its ladder (made
+    once, shared by the versions), and the numpy references for them."""
+
+    def __init__(self, ref, index: int, sizes: dict, args: dict, metric: str):
+        self.ref, self.index, self.metric = ref, index, metric
+        self.sizes = sizes
+        self._args = {self.key(sizes): args}
+        self._work: dict[tuple, float] = {}
+        self._expected: dict[tuple, dict] = {}
+        self.reference_s: dict[tuple, float] = {}
+
+    @staticmethod
+    def key(sizes: dict) -> tuple:
+        return tuple(sorted(sizes.items()))
+
+    @property
+    def paper(self) -> dict:
+        return self._args[self.key(self.sizes)]
+
+    def get(self, sizes: dict) -> dict:
+        k = self.key(sizes)
+        if k not in self._args:
+            seed = [10, self.index] + [int(v) for v in sizes.values()
+                                       if isinstance(v, int | np.integer)]
+            self._args[k] = self.ref.inputs(np.random.default_rng(seed), **sizes)
+        return self._args[k]
+
+    def work(self, sizes: dict) -> float:
+        k = self.key(sizes)
+        if k not in self._work:
+            try:  # most references need only the sizes: no inputs are made
+                self._work[k] = work_of(self.ref, dict(sizes), self.metric)
+            except TypeError:  # a figure that depends on the inputs (nnz)
+                self._work[k] = work_of(self.ref, self.get(sizes), self.metric)
+        return self._work[k]
+
+    def expected(self, sizes: dict) -> dict:
+        k = self.key(sizes)
+        if k not in self._expected:
+            t0 = time.perf_counter()
+            self._expected[k] = self.ref.reference(**fresh(self.get(sizes)))
+            self.reference_s[k] = time.perf_counter() - t0
+        return self._expected[k]
+
+
+def choose_size(kernel, keys: tuple[str, ...], need: dict, inputs: RunInputs,
+                opts: argparse.Namespace) -> dict:
+    """The size to measure a version at (see ``fit_size``), with the probe runs."""
+    rungs = size_ladder(inputs.sizes, keys, need)
+
+    def measure(i: int) -> float:
+        run = opts.timer(kernel, inputs.get(rungs[i]), opts.device)
+        t = run()
+        if t < 0.5:  # the first run may pay one-time costs (a build for this size)
+            t = min(t, run())
+        return t
+
+    fit = fit_size(measure, lambda i: inputs.work(rungs[i]), len(rungs), opts.max_version_s)
+    fit["sizes"] = rungs[fit["rung"]]
+    fit["probes"] = [{"sizes": rungs[i], "s": t} for i, t in fit["probes"]]
+    return fit
+
+
+def run_version(v: dict, ref, inputs: RunInputs, keys: tuple[str, ...],
+                opts: argparse.Namespace) -> tuple[dict, dict | None, dict]:
+    """Compile one version, check it at reference.SIZES, choose the size to measure it
+    at (the paper size unless one run is predicted to exceed --max-version-s), run it
+    once there (outputs returned for verification) and time it. Returns the entry,
+    the outputs (None where it did not run) and the sizes it ran at."""
     out = dict(v)
+    sizes = inputs.sizes
     need = getattr(ref, "DIVISIBLE_BY", {}).get(v["version"], {})
     bad = {k: d for k, d in need.items() if int(sizes.get(k, 0)) % d}
     if bad:
         out.update(status="skipped", reason="needs " + ", ".join(
             f"{k} divisible by {d}" for k, d in bad.items()))
-        return out, None
+        return out, None, sizes
     t0 = time.perf_counter()
     try:
         kernel = opts.compile(ROOT / v["file"], opts.device)
     except Exception as e:
         out.update(status="not compiled", reason=short_error(e))
-        return out, None
+        return out, None, sizes
     out["compile_s"] = time.perf_counter() - t0
     out["small_sizes"] = verify_small_sizes(kernel, ref, v["version"])
+    spent = 0.0
+    try:
+        fit = choose_size(kernel, keys, need, inputs, opts)
+        spent += sum(p["s"] for p in fit["probes"])
+        out["size_probe"] = {k: fit[k] for k in ("probes", "predicted_s")}
+        if fit["sizes"] != sizes:
+            sizes = fit["sizes"]
+            out["sizes"] = sizes
+            out["reduced"] = {
+                "paper_sizes": inputs.sizes, "predicted_paper_s": fit["predicted_s"],
+                "max_version_s": opts.max_version_s,
+                "reason": f"one run at the paper size is predicted to take "
+                          f"{fit['predicted_s']:.3g} s (> --max-version-s "
+                          f"{opts.max_version_s:g}); measured at the largest size of the "
+                          f"ladder predicted to fit"}
+    except Exception as e:  # the probe failed: the paper size as before
+        out["size_probe"] = {"error": short_error(e)}
+    args = inputs.get(sizes)
+    if "reduced" in out:
+        out["roofline"] = roofline(ref, args)  # reference.py figures at the measured size
+        out["work"] = {"flops": out["roofline"]["flops"], "bytes": out["roofline"]["bytes"]}
     try:
         t0 = time.perf_counter()
         result = kernel(**call_arguments(kernel, fresh(args)))
@@ -336,20 +500,21 @@ def run_version(v: dict, ref, args: dict, sizes: dict,
         first_s = time.perf_counter() - t0
     except Exception as e:
         out.update(status="failed", reason="run: " + short_error(e))
-        return out, None
+        return out, None, sizes
     out["first_run_s"] = first_s
+    spent += first_s
     if first_s > opts.too_slow_s:
-        # A naive version (e.g. 2^28 float atomics on one address through CAS) that would
-        # spend the run's budget: its one run, wall clock, is an upper bound.
+        # A version slower than predicted: its one run, wall clock, is an upper bound.
         out["timing"] = {"median_s": first_s, "min_s": first_s, "repeats": 1,
                          "method": "wall clock of the first run (too slow to repeat; "
                                    "includes transfers)"}
         out["status"] = "ok"
-        return out, outputs
+        return out, outputs, sizes
     try:
-        launcher = Launcher(kernel, args, opts.device)
-        out["timing"] = time_repeatedly(launcher, opts.warmup, opts.repeats)
-        out["timing"]["method"] = launcher.method
+        launcher = opts.timer(kernel, args, opts.device)
+        out["timing"] = time_repeatedly(launcher, opts.warmup, opts.repeats,
+                                        budget_s=max(0.0, opts.max_version_s - spent))
+        out["timing"]["method"] = getattr(launcher, "method", "timer")
         if hasattr(launcher, "plan_error"):
             out["timing"]["plan_error"] = launcher.plan_error
         out["status"] = "ok"
@@ -357,7 +522,7 @@ def run_version(v: dict, ref, args: dict, sizes: dict,
         out.update(status="failed", reason="timing: " + short_error(e))
     finally:
         del kernel
-    return out, outputs
+    return out, outputs, sizes
 
 
 # ----------------------------------------------------------------------------- references
@@ -452,8 +617,8 @@ def copy_ceiling(opts: argparse.Namespace, which: str) -> dict:
 
 def roofline(ref, args: dict) -> dict:
     """The compulsory flops and bytes of reference.py (the figures of merit) against
-    the target's peak figures in its hardware description. ``verify_phase`` replaces
-    ``bound_s`` by the analyses' bound of the perfect version where it has one."""
+    the target's peak figures in its hardware description. ``use_analyses_bound``
+    replaces ``bound_s`` by the analyses' bound of the perfect version where it has one."""
     flops = int(ref.flops(**args)) if hasattr(ref, "flops") else 0
     nbytes = int(ref.bytes_moved(**args)) if hasattr(ref, "bytes_moved") else 0
     out: dict[str, Any] = {"flops": flops, "bytes": nbytes}
@@ -505,7 +670,8 @@ def analyses_roofline(path: Path, args: dict) -> dict:
         return {"error": "no roofline: the analyses have no number for the operations or the "
                          "bytes at these sizes (data-dependent loop bounds, or no operations)"}
     return {"flops": r.flops, "bytes": r.bytes, "compulsory_bytes": r.compulsory_bytes,
-            "intensity": r.intensity, "bound": r.bound, "space": r.space,
+            "intensity": r.intensity, "bound": r.bound, "best_bound": r.best_bound,
+            "peak_flops": r.peak_flops, "bandwidth": r.bandwidth, "space": r.space,
             "attainable_flops": r.attainable, "best_attainable_flops": r.best_attainable,
             "bound_s": r.flops / r.attainable, "compulsory_bound_s": r.flops / r.best_attainable,
             "source": f"mcl.analyses.roofline on the version translated to {TARGET}"}
@@ -513,16 +679,56 @@ def analyses_roofline(path: Path, args: dict) -> dict:
 
 # ----------------------------------------------------------------------------- driver
 
+def use_analyses_bound(roof: dict, analyses: dict) -> None:
+    """Replace the bound of reference.py's figures in ``roof`` by the compulsory bound of
+    mcl.analyses (``compulsory_bound_s``, flops / best attainable rate). Its label is
+    the analyses' ``best_bound`` — the one that belongs to that bound; ``bound`` is the
+    label of the pessimistic bound (every access to global memory), which is
+    "bandwidth" for a matmul whose compulsory bound is the compute bound."""
+    if "compulsory_bound_s" not in analyses:
+        return
+    roof["reference_bound_s"] = roof.get("bound_s")
+    roof["bound_s"] = analyses["compulsory_bound_s"]
+    best = analyses.get("best_bound")
+    if best is None and analyses.get("peak_flops"):  # results of an older analyses
+        best = ("compute" if analyses["flops"] / analyses["peak_flops"]
+                >= analyses["compulsory_bound_s"] * (1 - 1e-9) else "bandwidth")
+    roof["bound_by"] = "compute" if best == "compute" else "memory"
+    roof["bound_flops"] = analyses.get("flops")
+    roof["bound_peak_flops"] = analyses.get("peak_flops")
+    roof["source"] = ("mcl.analyses.roofline of the perfect version translated to "
+                      f"{TARGET} (compulsory traffic)")
+
+
+def verify_entry(entry: dict, outputs: dict | None, ref, inputs: RunInputs,
+                 sizes: dict) -> None:
+    """Verification right after the measurement (a run cut short keeps it), against
+    reference.py at the size the version ran at, and the analyses' roofline there."""
+    entry["analyses_roofline"] = analyses_roofline(ROOT / entry["file"], inputs.get(sizes))
+    if outputs is None:
+        return
+    try:
+        entry["verification"] = verify(outputs, inputs.expected(sizes), ref.TOLERANCE)
+    except Exception as e:
+        entry["verification"] = {"ok": False, "error": short_error(e)}
+    if not entry["verification"]["ok"] and entry.get("status") == "ok":
+        entry.update(status="wrong", reason="results differ from reference.py")
+
+
 def opencl_phase(kernel: str, opts: argparse.Namespace, deadline: float,
-                 save: Callable[[], None]) -> tuple[dict, list]:
-    """Phase 1 for one kernel: every version at every size, outputs kept on the host.
-    Returns the kernel's results and, per run, (args, {version: outputs}) for the
-    later phases."""
+                 save: Callable[[], None], into: dict | None = None) -> tuple[dict, list]:
+    """Phase 1 for one kernel: every version at every size, each verified as soon as
+    it is measured. The kernel's results go into ``into[kernel]`` before the first
+    version runs (so that every ``save`` writes them, also of a kernel cut short).
+    Returns them and, per run, the inputs at the paper size (None where it did not
+    run) for the torch phase."""
     case = CASES[kernel]
     ref = reference_module(kernel)
     vs = versions(kernel)
     result: dict[str, Any] = {"metric": case.metric, "primary_ref": case.primary_ref,
                               "versions": [v["version"] for v in vs], "runs": []}
+    if into is not None:
+        into[kernel] = result
     kept: list = []
     for index, sizes in enumerate(case.quick_sizes if opts.quick else case.sizes):
         run: dict[str, Any] = {"sizes": sizes}
@@ -534,25 +740,33 @@ def opencl_phase(kernel: str, opts: argparse.Namespace, deadline: float,
         t0 = time.perf_counter()
         args = ref.inputs(np.random.default_rng([10, index]), **sizes)
         run["inputs_s"] = time.perf_counter() - t0
+        inputs = RunInputs(ref, index, sizes, args, case.metric)
         run["roofline"] = roofline(ref, args)
+        if vs and vs[0]["version"] == "perfect":
+            use_analyses_bound(run["roofline"], analyses_roofline(ROOT / vs[0]["file"], args))
+        run["verification"] = ("numpy reference.py at the measured size (full output), "
+                               "right after each version")
         run["results"] = []
-        outputs: dict[str, dict] = {}
         for v in vs:
             if time.monotonic() > deadline:
                 run["results"].append({**v, "status": "skipped", "reason": "time budget spent"})
                 continue
             print(f"  {kernel} {sizes} {v['version']} ...", flush=True)
-            entry, got = run_version(v, ref, args, sizes, opts)
-            if got is not None:
-                outputs[v["version"]] = got
-            print(f"    {entry['status']} {entry.get('reason', '')}"
-                  f"{entry.get('timing', {}).get('median_s', '')}", flush=True)
+            entry, got, ran_at = run_version(v, ref, inputs, case.scale, opts)
             run["results"].append(entry)
+            save()  # before the verification: a stall there keeps the timing
+            verify_entry(entry, got, ref, inputs, ran_at)
+            del got
+            reduced = f" at {ran_at} (reduced)" if "reduced" in entry else ""
+            print(f"    {entry['status']} {entry.get('reason', '')}"
+                  f"{entry.get('timing', {}).get('median_s', '')}{reduced}", flush=True)
             save()  # a run cut short by a time limit keeps every finished version
+        run["reference_s"] = inputs.reference_s.get(inputs.key(sizes))
         if kernel == "reduction" and time.monotonic() < deadline:
             run["references"] = reduce_baselines(args, opts)  # OpenCL: phase 1
             save()
-        kept.append((args, outputs))
+        kept.append(args)
+        del inputs
     return result, kept
 
 
@@ -560,43 +774,11 @@ def torch_phase(kernel: str, result: dict, kept: list, opts: argparse.Namespace,
                 save: Callable[[], None]) -> None:
     """Phase 2 for one kernel: the torch references at every size phase 1 ran."""
     case = CASES[kernel]
-    for run, k in zip(result["runs"], kept, strict=True):
-        if k is None:
+    for run, args in zip(result["runs"], kept, strict=True):
+        if args is None:
             continue
         print(f"  {kernel} {run['sizes']} torch references ...", flush=True)
-        run["references"] = references(case, k[0], opts) + run.get("references", [])
-        save()
-
-
-def verify_phase(kernel: str, result: dict, kept: list, save: Callable[[], None]) -> None:
-    """Phase 3 for one kernel: numpy references, verification of the kept outputs,
-    the analyses' roofline per version (CPU only, after the GPU work)."""
-    ref = reference_module(kernel)
-    for run, k in zip(result["runs"], kept, strict=True):
-        if k is None:
-            continue
-        args, outputs = k
-        t0 = time.perf_counter()
-        expected = ref.reference(**fresh(args))
-        run["reference_s"] = time.perf_counter() - t0
-        run["verification"] = "numpy reference.py at the measured size (full output)"
-        perfect = next((v for v in run["results"] if v["version"] == "perfect"), None)
-        for entry in run["results"]:
-            entry["analyses_roofline"] = analyses_roofline(ROOT / entry["file"], args)
-            got = outputs.get(entry["version"])
-            if got is None:
-                continue
-            entry["verification"] = verify(got, expected, ref.TOLERANCE)
-            if not entry["verification"]["ok"] and entry.get("status") == "ok":
-                entry.update(status="wrong", reason="results differ from reference.py")
-        a = (perfect or {}).get("analyses_roofline") or {}
-        if "compulsory_bound_s" in a:
-            roof = run["roofline"]
-            roof["reference_bound_s"] = roof.get("bound_s")
-            roof["bound_s"] = a["compulsory_bound_s"]
-            roof["bound_by"] = "compute" if a["bound"] == "compute" else "memory"
-            roof["source"] = ("mcl.analyses.roofline of the perfect version translated to "
-                              f"{TARGET} (compulsory traffic)")
+        run["references"] = references(case, args, opts) + run.get("references", [])
         save()
     kept.clear()
 
@@ -623,7 +805,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--warmup", type=int, default=None, help="untimed runs (default 2)")
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="phase 1 (OpenCL) starts no new version after this many seconds "
-                         "from the start; phases 2 and 3 follow")
+                         "from the start; phase 2 (torch) follows")
+    ap.add_argument("--max-version-s", type=float, default=20.0,
+                    help="a version whose one run at the paper size is predicted (from "
+                         "runs at smaller sizes) to take longer is measured at the largest "
+                         "smaller size predicted to take a quarter of this, and marked")
     ap.add_argument("--too-slow-s", type=float, default=15.0,
                     help="a version whose first run takes longer is not run again")
     ap.add_argument("--watchdog", type=float, default=None, metavar="SECONDS",
@@ -639,9 +825,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None,
-         compile_fn: Callable[[Path, str | None], Any] = compile_version) -> dict:
+         compile_fn: Callable[[Path, str | None], Any] = compile_version,
+         timer_fn: Callable[[Any, dict, str | None], Callable[[], float]] = Launcher) -> dict:
+    """``compile_fn(path, device)`` gives a version's callable kernel; ``timer_fn(kernel,
+    args, device)`` a callable returning the seconds of one run (tests pass stand-ins)."""
     opts = parse_args(argv)
-    opts.compile = compile_fn
+    opts.compile, opts.timer = compile_fn, timer_fn
     if opts.watchdog:
         faulthandler.dump_traceback_later(opts.watchdog, exit=True)
     start = time.monotonic()
@@ -655,8 +844,9 @@ def main(argv: list[str] | None = None,
                  "device": device_description(opts.device),
                  "warmup": opts.warmup, "repeats": opts.repeats,
                  "budget_s": opts.budget_s, "watchdog_s": opts.watchdog,
-                 "order": "OpenCL versions of all kernels, then torch references, then "
-                          "numpy verification and analyses",
+                 "max_version_s": opts.max_version_s, "too_slow_s": opts.too_slow_s,
+                 "order": "OpenCL versions of all kernels, each verified against numpy "
+                          "and analysed right after it is measured, then torch references",
                  "MCL_DEVICE": os.environ.get("MCL_DEVICE"), "runtime": runtime_name()},
         "ceiling": {},
         "kernels": {},
@@ -675,9 +865,10 @@ def main(argv: list[str] | None = None,
         print(f"{kernel} (OpenCL):", flush=True)
         try:
             results["kernels"][kernel], kept[kernel] = opencl_phase(
-                kernel, opts, deadline, save)
+                kernel, opts, deadline, save, into=results["kernels"])
         except Exception as e:  # one broken kernel must not lose the others' results
-            results["kernels"][kernel] = {"error": short_error(e),
+            partial = results["kernels"].get(kernel) or {}
+            results["kernels"][kernel] = {**partial, "error": short_error(e),
                                           "traceback": traceback.format_exc()[-2000:]}
         save()
     results["meta"]["opencl_phase_s"] = round(time.monotonic() - start, 1)
@@ -694,15 +885,6 @@ def main(argv: list[str] | None = None,
                 torch_phase(kernel, results["kernels"][kernel], kept[kernel], opts, save)
             except Exception as e:
                 results["kernels"][kernel]["torch_error"] = short_error(e)
-    save()
-    # Phase 3: verification against numpy and the analyses' rooflines (CPU).
-    for kernel in kernels:
-        if kernel in kept:
-            print(f"{kernel} (verification):", flush=True)
-            try:
-                verify_phase(kernel, results["kernels"][kernel], kept.pop(kernel), save)
-            except Exception as e:
-                results["kernels"][kernel]["verify_error"] = short_error(e)
     save()
     if opts.watchdog:
         faulthandler.cancel_dump_traceback_later()

@@ -118,3 +118,177 @@ def test_report_main_writes_markdown(tmp_path):
     path.write_text(json.dumps(_synthetic()))
     assert report.main([str(path), "--out", str(tmp_path), "--no-plots"]) == 0
     assert (tmp_path / "REPORT.md").read_text().startswith("# Case studies of issue 10")
+
+
+# ----------------------------------------------------------------------------- size fitting
+# A running OpenCL kernel cannot be interrupted (the perfect reduction, 2^28 float
+# atomics on one address, stalled a whole H100 run): the driver times each version on
+# smaller sizes first and never starts a run predicted to exceed --max-version-s.
+
+
+def test_size_ladder_halves_the_size_parameters_and_keeps_divisors():
+    ladder = run.size_ladder({"n": 2 ** 28}, ("n",))
+    assert [s["n"] for s in ladder] == [2 ** k for k in range(20, 29)]
+    mm = run.size_ladder({"n": 4096, "m": 4096, "p": 4096}, ("n", "m", "p"), {"p": 256})
+    assert mm[0] == {"n": 512, "m": 512, "p": 512} and mm[-1]["p"] == 4096
+    assert all(s["p"] % 256 == 0 for s in mm)
+    tiny = run.size_ladder({"n": 64, "m": 64, "p": 256}, ("n", "m", "p"), {"p": 256})
+    assert all(s["p"] == 256 for s in tiny) and tiny[-1] == {"n": 64, "m": 64, "p": 256}
+    conv = run.size_ladder({"h": 4096, "w": 4096, "fh": 9, "fw": 9}, ("h", "w"))
+    assert all(s["fh"] == 9 for s in conv) and conv[0]["h"] == 256
+
+
+def _fit(seconds_per_work, works, limit):
+    measured = []
+
+    def measure(i):
+        measured.append(i)
+        return seconds_per_work(works[i]) * works[i]
+    fit = run.fit_size(measure, lambda i: works[i], len(works), limit)
+    return fit, measured
+
+
+def test_fit_size_runs_the_paper_size_when_predicted_within_the_limit():
+    works = [2.0 ** k for k in range(20, 29)]
+    fit, measured = _fit(lambda w: 1e-9, works, 20.0)
+    assert fit["rung"] == len(works) - 1 and measured == [0]
+    assert fit["predicted_s"] == pytest.approx(2 ** 28 * 1e-9)
+
+
+def test_fit_size_extrapolates_and_measures_the_largest_size_that_fits():
+    works = [2.0 ** k for k in range(20, 29)]
+    # 1 µs per element: 268 s at 2^28, far over 20 s; 2^22 is 4.2 s <= 20 / 4
+    fit, measured = _fit(lambda w: 1e-6, works, 20.0)
+    assert fit["predicted_s"] == pytest.approx(2 ** 28 * 1e-6)
+    assert works[fit["rung"]] == 2 ** 22
+    assert measured == [0, 2]  # never a run predicted to take more than 20 / 4 s
+    assert max(t for _, t in fit["probes"]) <= 20.0 / 4 * 1.0001
+
+
+def test_fit_size_measures_again_where_the_small_size_overestimated():
+    works = [2.0 ** k for k in range(20, 29)]
+    # per-element time falls with size (launch overhead at small sizes): the paper
+    # size turns out to fit once a larger size is measured
+    fit, measured = _fit(lambda w: 1e-6 if w < 2 ** 22 else 5e-8, works, 20.0)
+    assert measured == [0, 2] and fit["rung"] == len(works) - 1
+
+
+class _CostedKernel(_NumpyKernel):
+    """A stand-in whose time is a cost model (seconds per element), not a clock."""
+
+    def __init__(self, ref, wrong: bool, per_element: float):
+        super().__init__(ref, wrong)
+        self.per_element = per_element
+
+
+def _costed_compile(path: Path, device):
+    ref = run.reference_module(path.parent.name)
+    per_element = 1e-3 if path.stem == "perfect" else 1e-9
+    return _CostedKernel(ref, wrong=path.stem == "gpu_v2", per_element=per_element)
+
+
+def _fake_timer(kernel, args, device):
+    def one_run() -> float:
+        return kernel.per_element * int(args["n"])
+    one_run.method = "fake cost model"
+    return one_run
+
+
+def test_driver_measures_a_too_slow_version_at_a_smaller_size(tmp_path):
+    """The perfect reduction at 1 ms per element would take 100 s at the quick size
+    (n = 100 000): it is measured (and verified) at the largest ladder size predicted
+    to take 20 / 4 s, marked, and every later version still runs at the full size."""
+    results = run.main(["--quick", "--kernels", "reduction", "--out", str(tmp_path),
+                        "--max-version-s", "20"],
+                       compile_fn=_costed_compile, timer_fn=_fake_timer)
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["meta"]["max_version_s"] == 20
+    the_run = saved["kernels"]["reduction"]["runs"][0]
+    entries = {v["version"]: v for v in the_run["results"]}
+    perfect = entries["perfect"]
+    assert perfect["status"] == "ok"
+    assert perfect["sizes"] == {"n": 3125}
+    assert perfect["reduced"]["paper_sizes"] == {"n": 100_000}
+    assert perfect["reduced"]["predicted_paper_s"] == pytest.approx(100.0)
+    assert perfect["timing"]["median_s"] == pytest.approx(3.125)
+    assert perfect["verification"]["ok"]  # verified at the size it ran at
+    assert perfect["work"]["bytes"] == 4 * 3125
+    for name, v in entries.items():
+        if name == "perfect":
+            continue
+        assert "reduced" not in v and "sizes" not in v, name
+        assert v["status"] == ("wrong" if name == "gpu_v2" else "ok"), name
+    assert results["kernels"]["reduction"]["runs"][0]["results"][0]["sizes"] == {"n": 3125}
+    # the report marks the row and never divides times at different sizes
+    text = report.render(saved, plots=None)
+    row = next(ln for ln in text.splitlines() if ln.startswith("| perfect "))
+    assert "†" in row and "ok, reduced size" in row
+    assert "**perfect** was measured at n = 3125, not at the paper size" in text
+    assert "(perfect measured at n = 3125: ratio of GB/s)" in text
+
+
+def test_time_repeatedly_keeps_within_its_budget():
+    calls = []
+
+    def one_run():
+        calls.append(1)
+        return 1.5
+    t = run.time_repeatedly(one_run, warmup=2, repeats=10, budget_s=6.0)
+    assert len(calls) <= 4 and t["repeats"] >= 1
+    calls.clear()
+    t = run.time_repeatedly(one_run, warmup=2, repeats=10, budget_s=2.0)
+    assert calls == [1] and t["repeats"] == 1
+
+
+# ----------------------------------------------------------------------------- roofline label
+
+def test_matmul_bound_is_labelled_compute():
+    """The H100 report said "memory-bound" for matmul's 2.05 ms at 4096^3, which is
+    137 GFLOP at 66.9 TFLOP/s: the label came from the analyses' pessimistic ``bound``
+    while the time was the compulsory bound (``best_bound``)."""
+    sizes = {"n": 4096, "m": 4096, "p": 4096}
+    a = run.analyses_roofline(ROOT / "examples" / "matmul" / "perfect.mcpl", sizes)
+    if "error" in a:
+        pytest.skip(a["error"])
+    assert a["bound"] == "bandwidth" and a["best_bound"] == "compute"
+    roof = {"flops": 2 * 4096 ** 3, "bytes": 0, "bound_s": 1.0, "bound_by": "memory"}
+    run.use_analyses_bound(roof, a)
+    assert roof["bound_by"] == "compute"
+    assert roof["bound_s"] == pytest.approx(2 * 4096 ** 3 / a["peak_flops"])
+    # a memory-bound kernel keeps its label
+    b = run.analyses_roofline(ROOT / "examples" / "reduction" / "perfect.mcpl", {"n": 2 ** 28})
+    if "error" not in b:
+        roof = {"flops": 2 ** 28, "bound_s": 1.0}
+        run.use_analyses_bound(roof, b)
+        assert roof["bound_by"] == "memory"
+
+
+def test_report_derives_the_bound_label_from_the_figures():
+    """results.json of the H100 run (before the fix) says "memory" for a bound that
+    equals flops / peak; the report says compute."""
+    data = _synthetic()
+    the_run = data["kernels"]["reduction"]["runs"][0]
+    the_run["roofline"] = {"flops": 137438953472, "bytes": 0, "peak_flops": 66908160000000.0,
+                           "bandwidth": 3.35e12, "bound_s": 0.0020541433731251914,
+                           "bound_by": "memory", "source": "test"}
+    assert "(compute-bound, test)" in report.render(data, plots=None)
+    the_run["roofline"]["bound_s"] = 0.01  # larger than the compute time: memory
+    assert "(memory-bound, test)" in report.render(data, plots=None)
+
+
+def test_a_run_cut_short_keeps_verified_versions(tmp_path):
+    """Verification follows each measurement: a run stopped in the middle of a kernel
+    (the H100 run was killed inside the reduction) keeps what it verified."""
+    def compile_then_stop(path: Path, device):
+        if path.stem == "gpu_v3":
+            raise KeyboardInterrupt  # stands in for the kill: not an Exception
+        return _costed_compile(path, device)
+    with pytest.raises(KeyboardInterrupt):
+        run.main(["--quick", "--kernels", "reduction", "--out", str(tmp_path)],
+                 compile_fn=compile_then_stop, timer_fn=_fake_timer)
+    saved = json.loads((tmp_path / "results.json").read_text())
+    entries = saved["kernels"]["reduction"]["runs"][0]["results"]
+    assert [v["version"] for v in entries] == ["perfect", "gpu_v1", "gpu_v2"]
+    assert [v["verification"]["ok"] for v in entries] == [True, True, False]
+    assert entries[2]["status"] == "wrong"
+    assert "gpu_v2" in report.render(saved, plots=None)
