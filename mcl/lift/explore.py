@@ -61,6 +61,10 @@ class Evaluator:
     tolerance: float = 1e-3
     reference: Callable | None = None      # replaces the interpreter for huge sizes
     seed: int = 0
+    #: longer kernels (the generator unrolls sequential maps and reductions over
+    #: private arrays) are recorded as codegen errors instead of being compiled: a
+    #: 2 MB gesummv candidate kept PoCL's compiler busy for minutes
+    max_source: int = 256 * 1024
     _rt: object = None
     _inputs: list | None = None
     _expected: np.ndarray | None = None
@@ -96,6 +100,11 @@ class Evaluator:
         except McplError as e:
             return Evaluation(k, text, "codegen-error", local_size=local_size,
                               message=e.diagnostics[0].message)
+        if len(gen.source) > self.max_source:
+            return Evaluation(k, text, "codegen-error", local_size=local_size,
+                              message=f"kernel source too long ({len(gen.source)} characters, "
+                                      f"{gen.source.count(chr(10))} lines; limit "
+                                      f"{self.max_source}): not compiled")
         try:
             comp = compile_generated(gen, self._rt, prog.name)
         except McplError as e:
@@ -166,7 +175,7 @@ class Search:
     def __init__(self, prog: Program, evaluate: Callable[[Program, int | None], Evaluation],
                  results: Results, budget: int, limits: Limits, seed: int = 0,
                  local_sizes: tuple[int, ...] = (64, 128, 256), progress=None,
-                 max_depth: int = 12):
+                 max_depth: int = 12, max_finish: int = 40):
         self.prog = prog
         self.evaluate = evaluate
         self.results = results
@@ -176,6 +185,7 @@ class Search:
         self.local_sizes = local_sizes
         self.progress = progress if progress is not None else sys.stderr
         self.max_depth = max_depth
+        self.max_finish = max_finish
         self.tried = 0            # candidates of this search: evaluated now or recalled
         self.evaluated = 0        # of which evaluated in this run
         self.recalled = 0
@@ -231,7 +241,13 @@ class Search:
               file=self.progress, flush=True)
 
     def walk(self, prog: Program) -> Program | None:
-        """A random walk from ``prog`` to a lowered program (None: dead end)."""
+        """A random walk from ``prog`` to a lowered program (None: dead end).
+
+        At most ``max_depth`` steps choose among every rewrite; then the walk is
+        finished with the rules that only lower what is left (``FINISHING``), so
+        that a program with many patterns to lower (gesummv: two maps, two
+        reductions, their zips) still ends lowered instead of being dropped
+        because the free steps kept splitting and partially reducing."""
         for _ in range(self.max_depth):
             if is_lowered(prog):
                 return prog
@@ -240,7 +256,27 @@ class Search:
                 return None
             weights = [KIND_WEIGHT.get(RULES[m.rule].kind, 1.0) for m in moves]
             prog = self.rng.choices(moves, weights)[0].result
+        for _ in range(self.max_finish):
+            if is_lowered(prog):
+                return prog
+            moves = [m for m in self.moves(prog) if _finishing(m.rule)]
+            if not moves:
+                return None
+            weights = [KIND_WEIGHT.get(RULES[m.rule].kind, 1.0) for m in moves]
+            prog = self.rng.choices(moves, weights)[0].result
         return prog if is_lowered(prog) else None
+
+
+#: Rules that finish a walk: they lower or simplify and never add patterns that
+#: need lowering again without bound (partRed-lower gives a map and a reduce, each
+#: lowered by one more step).
+FINISHING_KINDS = ("lowering", "simplification")
+FINISHING_RULES = ("partRed-to-reduce", "partRed-lower", "map-partRed-lower", "iterate-one",
+                   "iterate-decompose", "reorder-to-id")
+
+
+def _finishing(rule: str) -> bool:
+    return RULES[rule].kind in FINISHING_KINDS or rule in FINISHING_RULES
 
 
 def _has_glb(prog: Program) -> bool:

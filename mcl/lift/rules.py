@@ -320,6 +320,23 @@ rule(Rule("partRed-lower", "algorithmic",
                                            apply(Prim("split", (s.node.fun.args[2],)),
                                                  s.node.args[0])))]))
 
+
+
+def _map_of_partred(s: Site) -> bool:
+    p = s.node
+    return isinstance(p, Prim) and p.name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl") \
+        and isinstance(p.args[0], Prim) and p.args[0].name == "partRed"
+
+
+# partRed-split leaves partRed as the function of a map (no call of it that
+# partRed-lower could match): lower it there, or the map can never be lowered
+rule(Rule("map-partRed-lower", "algorithmic",
+          "map(partRed(f, z, k)) -> map(join o map(reduce(f, z)) o split(k))",
+          match=_map_of_partred,
+          rhs=lambda s: [Prim(s.node.name, (compose(
+              JOIN, Prim("map", (Prim("reduce", s.node.args[0].args[:2]),)),
+              Prim("split", (s.node.args[0].args[2],))),), s.node.dim)]))
+
 # --- vectorisation ------------------------------------------------------------------------
 
 
@@ -465,11 +482,18 @@ def _par(stack) -> set[str]:
     return {x for x in stack if x in PARALLEL_MAPS or x == "mapSeq"}
 
 
-rule(_lower_map("mapGlb", lambda st: not _par(st)))
-rule(_lower_map("mapWrg", lambda st: not _par(st)))
-rule(_lower_map("mapLcl", lambda st: "mapWrg" in st and not (
+# mapGlb/mapWrg only outside every map still to lower: once an inner map is a mapGlb
+# or mapWrg, no rule can lower the map around it (it cannot become a mapGlb/mapWrg
+# of the same dimension nor a mapSeq around them), so the program could never be
+# fully lowered (a two-level derived program such as gesummv's ended there).
+rule(_lower_map("mapGlb", lambda st: not _par(st) and "map" not in st))
+rule(_lower_map("mapWrg", lambda st: not _par(st) and "map" not in st))
+# likewise mapLcl/mapWarp only where no map between them and the mapWrg is still to
+# lower: that map could only become a mapLcl (around a mapLcl of the same dimension)
+# or a mapSeq (which cannot hold a mapLcl)
+rule(_lower_map("mapLcl", lambda st: "mapWrg" in st and "map" not in st and not (
     _par(st) & {"mapLcl", "mapWarp", "mapLane", "mapSeq"})))
-rule(_lower_map("mapWarp", lambda st: "mapWrg" in st and not (
+rule(_lower_map("mapWarp", lambda st: "mapWrg" in st and "map" not in st and not (
     _par(st) & {"mapLcl", "mapWarp", "mapLane", "mapSeq"}), warp=True))
 rule(_lower_map("mapLane", lambda st: "mapWarp" in st and "mapLane" not in st))
 rule(_lower_map("mapSeq", lambda st: bool(_par(st) & {"mapLcl", "mapLane", "mapGlb",
@@ -529,6 +553,12 @@ def nesting_problem(e: Node, partial: bool = True) -> str | None:
             ctx = ctx + (k, f"{k}{n.dim}")
         elif isinstance(n, Prim) and n.name == "map" and not _is_layout_map(n):
             ctx = ctx + ("map",)
+        elif partial and isinstance(n, Prim) and n.name == "reduce" and \
+                ctx_has(ctx, "mapWrg", "mapWarp") and not ctx_has(ctx, "map", "mapLcl", "mapLane",
+                                                                  "mapSeq"):
+            # reduce-to-reduceSeq needs a mapLcl/mapLane/mapSeq around it and no rule
+            # puts one there: a dead end for the search
+            return "reduce inside a mapWrg/mapWarp outside every map that could run it"
         for c in children(n):
             msg = go(c, ctx)
             if msg:

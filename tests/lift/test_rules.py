@@ -23,6 +23,7 @@ SOURCES = [
     "s = fun(x: float[64]) => reduce(add, 0.0f) o reorder o map(absval) $ x",
     "s = fun(x: float[64]) => reduce(add, 0.0f) o partRed(add, 0.0f, 4) $ x",
     "s = fun(x: float[64]) => reduce(add, 0.0f) o partRed(add, 0.0f, 64) $ x",
+    "s = fun(x: float[64]) => join o map(partRed(add, 0.0f, 4)) o split(16) $ x",
     "s = fun(x: float[64]) => iterate(3, join o map(reduce(add, 0.0f)) o split(2)) $ x",
     "s = fun(x: float[64]) => iterate(1, join o map(reduce(add, 0.0f)) o split(2)) $ x",
     "s = fun(x: float[64]) => map(absval) o id $ x",
