@@ -66,6 +66,29 @@ def hwd_search_path(args: argparse.Namespace) -> list[str]:
     return paths
 
 
+def parse_assignments(items: Iterable[str] | None, option: str,
+                      allow_float: bool = False) -> dict[str, int | float]:
+    """``NAME=VALUE`` options (``--set n=2048``, ``--size N=1024``) as a dict; integers
+    (also ``0x..``), and decimals where ``allow_float``. A malformed item is a usage error."""
+    out: dict[str, int | float] = {}
+    for item in items or []:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise UsageError(f"{option} expects NAME=VALUE, got '{item}'")
+        try:
+            out[name] = int(text, 0)
+            continue
+        except ValueError:
+            if not allow_float:
+                raise UsageError(f"{option} {name}: '{text}' is not an integer") from None
+        try:
+            out[name] = float(text)
+        except ValueError:
+            raise UsageError(f"{option} {name}: '{text}' is not a number") from None
+    return out
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print diagnostics as JSON (for tools)")

@@ -16,3 +16,14 @@ def test_unknown_command_is_a_usage_error(run_cli):
 def test_devices_lists_pocl(run_cli):
     code, out, _ = run_cli("devices")
     assert code == 0 and "default:" in out
+
+
+def test_assignments_parse_integers_and_reject_malformed_items():
+    import pytest
+
+    from mcl.cli import UsageError, parse_assignments
+    assert parse_assignments(["n=2048", "m=0x10"], "--set") == {"n": 2048, "m": 16}
+    assert parse_assignments(["d=0.001"], "--set", allow_float=True) == {"d": 0.001}
+    for bad in (["n"], ["=3"], ["n=x"], ["d=0.5"]):
+        with pytest.raises(UsageError):
+            parse_assignments(bad, "--set")

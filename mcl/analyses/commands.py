@@ -9,6 +9,7 @@ from mcl.cli import (
     add_hwd_path_option,
     add_output_options,
     hwd_search_path,
+    parse_assignments,
     print_diagnostics,
 )
 from mcl.diagnostics import SourceCache
@@ -36,24 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_feedback)
 
 
-def parse_values(items: list[str]) -> dict[str, int]:
-    values: dict[str, int] = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name.strip().isidentifier():
-            raise UsageError(f"--set expects NAME=VALUE, got '{item}'")
-        try:
-            values[name.strip()] = int(text, 0)
-        except ValueError:
-            raise UsageError(f"--set {name}: '{text}' is not an integer") from None
-    return values
-
-
 def run_feedback(args: argparse.Namespace) -> int:
     from mcl.analyses import PASSES, feedback
     from mcl.mcpl.resolve import check
 
-    values = parse_values(args.set)
+    values = parse_assignments(args.set, "--set")
     only = None
     if args.only:
         only = {s.strip() for s in args.only.split(",") if s.strip()}

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
-from mcl.cli import UsageError, add_output_options, print_diagnostics
+from mcl.cli import UsageError, add_output_options, parse_assignments, print_diagnostics
 from mcl.diagnostics import SourceCache
-
-
-def _sizes(items: list[str]) -> dict[str, int]:
-    out = {}
-    for it in items or []:
-        m = re.fullmatch(r"([A-Za-z_]\w*)=(\d+)", it.strip())
-        if not m:
-            raise UsageError(f"--size expects NAME=INT, got '{it}'")
-        out[m.group(1)] = int(m.group(2))
-    return out
 
 
 def _load(args):
@@ -112,7 +101,7 @@ def cmd_rewrite(args) -> int:
             print(f"{r.name:28} {r.kind:15} {r.doc}")
         return 0
     prog = _load(args)
-    sizes = _sizes(args.size)
+    sizes = parse_assignments(args.size, "--size")
     if sizes:
         prog = bind_sizes(prog, sizes)
     if args.list or not args.rule:
@@ -130,7 +119,8 @@ def cmd_rewrite(args) -> int:
 def cmd_gen(args) -> int:
     from mcl.lift.codegen import Options, generate
     prog = _load(args)
-    gen = generate(prog, _sizes(args.size), Options(local_size=args.local_size))
+    sizes = parse_assignments(args.size, "--size")
+    gen = generate(prog, sizes, Options(local_size=args.local_size))
     if args.output:
         out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)
@@ -149,7 +139,7 @@ def cmd_explore(args) -> int:
         return cmd_explore_mcpl(args)
     from mcl.lift.explore import explore
     prog = _load(args)
-    sizes = _sizes(args.size)
+    sizes = parse_assignments(args.size, "--size")
     from mcl.lift.types import free_sizes
     missing = sorted({s.name for p in prog.params for s in free_sizes(p.type)} - set(sizes))
     if missing:

@@ -1284,15 +1284,15 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
     import os
     import sys
 
-    from mcl.cli import UsageError
-    from mcl.lift.commands import _sizes
+    from mcl.cli import UsageError, parse_assignments
     from mcl.lift.compare import compare, table
     from mcl.opencl import available_targets
     leaf = getattr(args, "target", None) or os.environ.get("MCL_TARGET")
     if not leaf:
         raise UsageError("say which leaf level the MCPL versions are compiled for: --target "
                          "LEAF (one of " + ", ".join(available_targets()) + ")")
-    c = compare(args.file, leaf, _sizes(args.size), args.budget, args.strategy, args.device,
+    sizes = parse_assignments(args.size, "--size")
+    c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
                 args.seed, args.depth, args.results, args.repeat,
                 getattr(args, "function", None), progress=sys.stderr)
     print(table(c, markdown=getattr(args, "markdown", False)), end="")

@@ -90,24 +90,6 @@ def cmd_gen(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sizes(settings: list[str]) -> dict[str, int | float]:
-    from mcl.cli import UsageError
-
-    out: dict[str, int | float] = {}
-    for s in settings:
-        name, eq, value = s.partition("=")
-        if not eq:
-            raise UsageError(f"--set wants NAME=VALUE, not '{s}'")
-        try:
-            out[name.strip()] = int(value)
-        except ValueError:
-            try:
-                out[name.strip()] = float(value)
-            except ValueError as e:
-                raise UsageError(f"--set {name}: '{value}' is not a number") from e
-    return out
-
-
 def _reference(file: Path) -> dict | None:
     ref = file.resolve().parent / "reference.py"
     return runpy.run_path(str(ref)) if ref.is_file() else None
@@ -131,7 +113,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
-    sizes = _sizes(args.set)
+    from mcl.cli import parse_assignments
+
+    sizes = parse_assignments(args.set, "--set", allow_float=True)
     scalars = [p.name for p in f.params if not p.type.is_array]
     unknown = [k for k in sizes if k not in scalars]
     if unknown:
