@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 import traceback
@@ -121,9 +120,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     only = COMMAND_COMPONENTS.get(command) if command else None
     for component in (only,) if only else COMPONENTS:
-        name = f"mcl.{component}.commands"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name).register(sub)
+        importlib.import_module(f"mcl.{component}.commands").register(sub)
     return parser
 
 

@@ -27,3 +27,13 @@ def test_assignments_parse_integers_and_reject_malformed_items():
     for bad in (["n"], ["=3"], ["n=x"], ["d=0.5"]):
         with pytest.raises(UsageError):
             parse_assignments(bad, "--set")
+
+
+def test_each_command_is_registered_by_the_component_the_table_names():
+    from mcl.cli import COMMAND_COMPONENTS, COMPONENTS, build_parser
+    everything = build_parser()._subparsers._group_actions[0].choices
+    assert set(everything) == set(COMMAND_COMPONENTS)
+    for command, component in COMMAND_COMPONENTS.items():
+        assert component in COMPONENTS
+        only = build_parser(command)._subparsers._group_actions[0].choices
+        assert command in only, f"{component} does not register '{command}'"
