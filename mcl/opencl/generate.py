@@ -116,9 +116,14 @@ def generate(module: ast.Module | str | os.PathLike[str], target: str | Target |
     """OpenCL kernels and launch plans for the kernels of ``module`` (a path or a
     parsed module). ``target``: a leaf name (default: each function's level); a
     function written above it is translated down first. ``function`` picks one."""
-    if not isinstance(module, ast.Module):
-        from mcl.mcpl import parse_file
-        module = parse_file(str(module))
+    # Code is generated only from programs the front end accepts: the generator
+    # relies on the checks (foreach nesting, memory spaces, ...) having passed.
+    from mcl.mcpl import check
+    checked = check(module if isinstance(module, ast.Module) else str(module), search_path)
+    errors = [d for d in checked.diagnostics if d.is_error]
+    if errors:
+        raise McplError(errors)
+    module = checked.module
     kernels = [f for f in module.functions if _is_kernel(f)
                and (function is None or f.name == function)]
     if not kernels:
@@ -138,17 +143,9 @@ def generate(module: ast.Module | str | os.PathLike[str], target: str | Target |
 
 def _translate(module: ast.Module, f: ast.Function, leaf: str,
                search_path: Sequence[str | Path]) -> tuple[ast.Module, ast.Function]:
-    """``f`` brought down to ``leaf`` by mcl.translate (when that component exists)."""
-    try:
-        from mcl.translate import translate
-    except ImportError:
-        translate = None
-    if translate is None:
-        raise _err("opencl-not-leaf", f"'{f.name}' is written for '{f.hardware}', not for "
-                   f"'{leaf}', and translation is not available", f,
-                   f"write the function for '{leaf}' or translate it first")
-    result = translate(module, to=leaf)
-    mod = getattr(result, "module", result)
+    """``f`` brought down to ``leaf`` by mcl.translate."""
+    from mcl.translate import translate
+    mod = translate(module, to=leaf, search_path=search_path)
     g = mod.function(f.name)
     if g is None or g.hardware != leaf:
         raise _err("opencl-not-leaf", f"translating '{f.name}' to '{leaf}' did not give a "

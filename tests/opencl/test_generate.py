@@ -124,3 +124,18 @@ def test_every_leaf_has_a_complete_target():
         for s in t.hardware.memory_spaces():
             assert t.qualifier(s.name).startswith("__")
         assert set(t.par_groups) == {g.name for g in t.hardware.par_groups()}
+
+
+def test_no_code_for_a_program_the_front_end_rejects(tmp_path):
+    # foreach loops nested against the description: `mcl check` rejects it, so must gen
+    src = tmp_path / "bad.mcpl"
+    src.write_text("""module m;
+import hopper;
+hopper void f(const int n, global float[n] a) {
+    foreach (int t in 32 threads) { foreach (int w in 1 warps) {
+        foreach (int b in n blocks) { a[b] = 1.0; } } }
+}
+""")
+    with pytest.raises(McplError) as e:
+        generate(str(src))
+    assert {d.code for d in e.value.diagnostics} >= {"mcpl-foreach-order"}
