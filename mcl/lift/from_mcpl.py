@@ -252,12 +252,18 @@ def derive(what: str | Path | ast.Module, function: str | None = None,
     used as values (``sum / (fh * fw)``) become program parameters, or the numbers in
     ``constants`` where given (exploration binds all sizes).
     Raises McplError with one diagnostic per construct Lift cannot express."""
+    from mcl.mcpl import check
     if isinstance(what, ast.Module):
-        module, path = what, Path(what.file) if what.file != "<string>" else None
+        path = Path(what.file) if what.file != "<string>" else None
     else:
-        from mcl.mcpl import parse_file
         path = Path(what)
-        module = parse_file(path)
+    # Only programs the front end accepts are derived: its errors come first, and the
+    # derivation can rely on the checks (nesting, sizes, names) having passed.
+    checked = check(what if isinstance(what, ast.Module) else str(path))
+    errors = [d for d in checked.diagnostics if d.is_error]
+    if errors:
+        raise McplError(errors)
+    module = checked.module
     fns = [f for f in module.functions]
     if not fns:
         raise McplError(error("from-mcpl-function", f"module '{module.name}' has no function",

@@ -184,3 +184,23 @@ def test_cli_prints_program_and_explains(run_cli):
     code, out, err = run_cli("lift", "from-mcpl", EXAMPLES / "histogram" / "perfect.mcpl")
     assert code == 1
     assert "perfect.mcpl:14:" in err and "from-mcpl-data-index" in err
+
+
+def test_front_end_errors_come_before_any_derivation(tmp_path):
+    # the size of the inner foreach depends on i: `mcl check` rejects it, so derive
+    # reports that, not a consequence of it
+    from mcl.diagnostics import McplError
+    from mcl.lift.from_mcpl import derive
+    src = tmp_path / "k.mcpl"
+    src.write_text("""module m;
+import perfect;
+perfect void f(const int n, main float[n] a, main float[n] b) {
+    foreach (int i in n threads) {
+        foreach (int j in i threads) { a[i] = b[j]; }
+    }
+}
+""")
+    import pytest
+    with pytest.raises(McplError) as e:
+        derive(src)
+    assert [d.code for d in e.value.diagnostics] == ["mcpl-foreach-size-depends"]
