@@ -166,7 +166,7 @@ class Kernel:
                 value = np.zeros(shape, dt)
             self.check_array(a.name, value, shape, dt)
             values[a.name] = value
-        self.launch_sizes(env)
+        glob, local = self.launch_sizes(env)  # checked before anything is built
         prog = self.program(env)
         kernel = self.kernel_object(prog)
         args, outputs, copies = [], {}, []
@@ -195,7 +195,6 @@ class Kernel:
                 out = np.empty(host.shape, dt)
                 outputs[a.name] = out
                 copies.append((out, buf))
-        glob, local = self.launch_sizes(env)
         if all(g > 0 for g in glob):
             try:
                 self.last_event = kernel(self.queue, glob, local, *args)
