@@ -12,6 +12,7 @@ Public API (other components code against these names):
   consecutive pair one translation step), ``.is_descendant(n, ancestor)``,
   ``.leaves()``, ``.roots()``, ``.diagnostics(n)``, ``.all_diagnostics()``.
 * ``load_hardware(name, search_path=())`` and ``hardware_library(search_path=())``: cached
+  (``forget_hardware_libraries()`` drops the cache)
   per process and search path.
 * ``HardwareDescription`` (``.name``, ``.parent``, ``.file``, ``.span``,
   ``.parallelism``, ``.device``) with the queries ``par_groups()`` (outermost
@@ -51,7 +52,12 @@ from mcl.hdl.hierarchy import (
     equivalent_memory_space,
     equivalent_par_groups,
 )
-from mcl.hdl.library import HardwareLibrary, hardware_library, load_hardware
+from mcl.hdl.library import (
+    HardwareLibrary,
+    forget_hardware_libraries,
+    hardware_library,
+    load_hardware,
+)
 from mcl.hdl.model import (
     Block,
     Cache,
@@ -94,6 +100,7 @@ __all__ = [
     "ExecutionUnit", "GroupMapping", "HardwareDescription", "HardwareLibrary", "Instructions",
     "Interconnect", "Memory", "MemorySpace", "MemorySpeed", "NotEquivalent", "ParGroup",
     "ParUnit", "Parallelism", "Slots", "Symbolic", "check_text", "count_key", "count_product",
-    "equivalent_memory_space", "equivalent_par_groups", "hardware_library", "load_hardware",
+    "equivalent_memory_space", "equivalent_par_groups", "forget_hardware_libraries",
+    "hardware_library", "load_hardware",
     "parse_file", "parse_text",
 ]

@@ -270,6 +270,12 @@ def hardware_library(search_path: Sequence[str | Path] = ()) -> HardwareLibrary:
     return _library(tuple(str(p) for p in search_path))
 
 
+def forget_hardware_libraries() -> None:
+    """Drop the cached libraries, so that the next use reads the descriptions from disk
+    again (the language server calls this when a .hdl file changes)."""
+    _library.cache_clear()
+
+
 def load_hardware(name: str, search_path: Sequence[str | Path] = ()) -> HardwareDescription:
     """A validated hardware description by name (bundled or from ``search_path``).
     Raises McplError with diagnostics if it is unknown or invalid."""

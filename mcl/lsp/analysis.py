@@ -75,7 +75,7 @@ class Analysis:
 
     def library(self) -> Any:
         """The hardware-description library the document was checked against."""
-        from mcl.mcpl.resolve import hardware_library
+        from mcl.hdl import hardware_library
 
         return hardware_library(self.settings.search_path)
 

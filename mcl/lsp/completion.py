@@ -184,7 +184,7 @@ def _unique(items: list[lsp.CompletionItem]) -> list[lsp.CompletionItem]:
 
 
 def _library(settings: Settings) -> Any:
-    from mcl.mcpl.resolve import hardware_library
+    from mcl.hdl import hardware_library
 
     try:
         return hardware_library(settings.search_path)

@@ -19,16 +19,6 @@ from mcl.lsp.positions import PositionMapper
 ANSWER_WITHIN = 0.5
 
 
-def forget_hardware_library() -> None:
-    """Drop the process's cached hardware-description libraries so that the next check
-    reads the descriptions from disk again."""
-    from mcl.hdl import library as library_module
-
-    cached = getattr(library_module, "_library", None)
-    if cached is not None and hasattr(cached, "cache_clear"):
-        cached.cache_clear()
-
-
 def _location(ls: Any, span: Any, analysis: Any) -> lsp.Location:
     text = file_text(span.file, analysis)
     mapper = PositionMapper(text, ls.encoding) if text is not None else None

@@ -22,6 +22,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from mcl import __version__
+from mcl.hdl import forget_hardware_libraries
 from mcl.lsp.analysis import Analysis, Cancelled, add_feedback, analyse, language_of
 from mcl.lsp.convert import to_lsp_diagnostic, uri_to_path
 from mcl.lsp.positions import PositionMapper
@@ -276,7 +277,7 @@ def create_server() -> MclLanguageServer:
         if language_of(path) == "hdl":
             # Kernels are checked against the descriptions on disk: a saved
             # description changes what every open kernel means.
-            features.forget_hardware_library()
+            forget_hardware_libraries()
             ls.recheck_all()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -285,7 +286,7 @@ def create_server() -> MclLanguageServer:
         # The editor package watches **/*.hdl: a description changed on disk
         # (saved elsewhere, created, deleted) changes what open kernels mean.
         if any(language_of(uri_to_path(c.uri)) == "hdl" for c in params.changes):
-            features.forget_hardware_library()
+            forget_hardware_libraries()
             ls.recheck_all()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -298,7 +299,7 @@ def create_server() -> MclLanguageServer:
     async def did_change_configuration(ls: MclLanguageServer,
                                        params: lsp.DidChangeConfigurationParams) -> None:
         ls.configure(params.settings)
-        features.forget_hardware_library()
+        forget_hardware_libraries()
         ls.recheck_all()
 
     features.register(server, _logged)

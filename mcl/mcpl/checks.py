@@ -162,7 +162,7 @@ def check_module(module: ast.Module, loader: _Loader,
     imported_from: dict[str, str] = {}
     library = None
     try:
-        from mcl.mcpl.resolve import hardware_library
+        from mcl.hdl import hardware_library
 
         library = hardware_library(loader.search_path)
     except McplError as e:
@@ -1135,7 +1135,7 @@ class _FunctionChecker:
         if callee_hw == self.f.hardware or self.hwd is None:
             return
         try:
-            from mcl.mcpl.resolve import hardware_library
+            from mcl.hdl import hardware_library
 
             lib = hardware_library()
             ok = callee_hw in lib and (self.f.hardware not in lib or

@@ -193,13 +193,6 @@ def find_module(path: tuple[str, ...], importer: str | None,
     return None
 
 
-def hardware_library(search_path: Sequence[str | os.PathLike[str]] = ()) -> Any:
-    """The mcl.hdl library of hardware descriptions for a search path (cached there)."""
-    from mcl.hdl.library import hardware_library as library
-
-    return library(search_path)
-
-
 def load_module(path: str | os.PathLike[str],
                 search_path: Sequence[str | os.PathLike[str]] = ()) -> CheckedModule:
     """Parse and check a module file with its imports (see :func:`check`)."""
