@@ -8,6 +8,7 @@ text; :func:`evaluate` gives them C's integer semantics (``/`` truncates).
 from __future__ import annotations
 
 import ast as pyast
+import functools
 import json
 from dataclasses import asdict, dataclass, field
 
@@ -117,6 +118,12 @@ def _c_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+@functools.lru_cache(maxsize=1024)
+def _parsed(expr: str) -> pyast.Expression:
+    """Plan expressions are evaluated at every launch: parse each text once."""
+    return pyast.parse(expr, mode="eval")
+
+
 def evaluate(expr: str, env: dict[str, int | float]) -> int:
     """The value of a plan expression with C integer semantics; names from ``env``."""
     def ev(n: pyast.AST) -> int | float:
@@ -157,7 +164,7 @@ def evaluate(expr: str, env: dict[str, int | float]) -> int:
         raise McplError(error("opencl-bad-plan", f"cannot evaluate '{expr}'"))
 
     try:
-        value = ev(pyast.parse(expr, mode="eval"))
+        value = ev(_parsed(expr))
     except SyntaxError as e:
         raise McplError(error("opencl-bad-plan", f"cannot evaluate '{expr}'")) from e
     except ZeroDivisionError as e:
