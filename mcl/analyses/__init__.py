@@ -39,7 +39,7 @@ from mcl.mcpl import ast
 
 __all__ = [
     "PASSES", "OperationCounts", "Roofline", "Transfer", "feedback", "feedback_function",
-    "operation_counts", "roofline",
+    "function_feedback", "operation_counts", "ranked", "roofline",
 ]
 
 #: Pass names for ``only`` (and ``--only``); "functions" runs every feedback
@@ -85,9 +85,15 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
         except RecursionError:
             out.append(info("feedback-imprecise", f"'{f.name}' is too deeply nested for the "
                                                   "analyses", f.span))
+    return ranked(out)
+
+
+def ranked(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Feedback without repeats (the same finding reached through two functions),
+    most specific first."""
     unique: list[Diagnostic] = []
     seen: set[tuple] = set()
-    for d in out:
+    for d in diagnostics:
         key = (d.code, d.span, d.message)
         if key not in seen:
             seen.add(key)

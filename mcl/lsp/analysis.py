@@ -231,16 +231,10 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None,
     analyses take about 15 ms per function, too much for every keystroke in a long
     module). Feedback is advice: it is shown as information or hint whatever
     severity a pass chose, so it never looks like an error."""
-    try:
-        import mcl.analyses as analyses
-    except ImportError:
-        return []
-    per_function = getattr(analyses, "function_feedback", None)
-    passes = getattr(analyses, "PASSES", None)
-    if per_function is None or passes is None:
-        return []
+    from mcl.analyses import PASSES, function_feedback, ranked
+
     selected = set(settings.feedback_passes) if settings.feedback_passes is not None \
-        else set(passes)
+        else set(PASSES)
     values = dict(settings.values) or None
     names = {f.name: f for f in checked.module.functions}
     fresh: dict = {}
@@ -264,7 +258,7 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None,
                     cache.update(fresh)
                 raise Cancelled
             try:
-                got = list(per_function(f, checked, hw, values, selected))
+                got = list(function_feedback(f, checked, hw, values, selected))
             except McplError as e:
                 got = list(e.diagnostics)
             except Exception:
@@ -276,16 +270,8 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None,
     if cache is not None:
         cache.clear()
         cache.update(fresh)
-    out: list[Diagnostic] = []
-    seen: set[tuple] = set()
-    for d in found:
-        if (d.code, d.span, d.message) in seen:
-            continue
-        seen.add((d.code, d.span, d.message))
-        if d.severity >= Severity.WARNING:
-            d = dataclasses.replace(d, severity=Severity.INFO)
-        out.append(d)
-    return out
+    return [dataclasses.replace(d, severity=Severity.INFO) if d.severity >= Severity.WARNING
+            else d for d in ranked(found)]
 
 
 def _analyse_hdl(file: str, text: str, settings: Settings, version: int | None) -> Analysis:
