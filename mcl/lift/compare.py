@@ -86,12 +86,10 @@ def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None,
     """(least time in seconds, how it was found): operations over the attainable rate
     with compulsory traffic (each array element crosses the memory interface once),
     from mcl.analyses.stats.roofline of the first version written for ``leaf``."""
-    try:
-        from mcl.analyses.stats import roofline
-        from mcl.hdl import load_hardware
-        from mcl.mcpl import check
-    except ImportError as e:          # the analyses are not there yet
-        return None, f"roofline missing ({e})"
+    from mcl.analyses.stats import roofline
+    from mcl.hdl import load_hardware
+    from mcl.mcpl import check
+
     try:
         hw = load_hardware(leaf)
     except McplError as e:

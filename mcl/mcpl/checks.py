@@ -167,8 +167,6 @@ def check_module(module: ast.Module, loader: _Loader,
         library = hardware_library(loader.search_path)
     except McplError as e:
         diags.extend(e.diagnostics)
-    except ImportError:  # the HDL component is missing: only the MCPL checks run
-        library = None
     seen_imports: set[str] = set()
     for imp in module.imports:
         if imp.dotted in seen_imports:
