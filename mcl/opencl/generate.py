@@ -28,6 +28,7 @@ from pathlib import Path
 
 from mcl.diagnostics import McplError, Span, error
 from mcl.mcpl import ast
+from mcl.opencl import vectorize
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, evaluate
 from mcl.opencl.target import Target, load_target
 
@@ -206,6 +207,10 @@ class _KernelGen:
     indent: int = 1
     line: int = 0
     uses_double: bool = False
+    #: every name of the function (generated names must differ from them)
+    names: set[str] = field(default_factory=set)
+    #: the definitions of integer locals declared once and never assigned
+    fixed: dict[str, ast.Expr] = field(default_factory=dict)
 
     @property
     def hw(self):
@@ -236,6 +241,8 @@ class _KernelGen:
         f = self.f
         self.uses_double = any(isinstance(n, ast.Type) and n.name == "double"
                                for n in ast.walk(f))
+        self.names = _names(f)
+        self.fixed = _fixed(f)
         self.scopes = [{}]
         self.plan_loops()
         self.find_lockstep_code()
@@ -514,11 +521,7 @@ class _KernelGen:
                 self.block(orelse)
             self.emit("}")
         elif isinstance(s, ast.For):
-            self.scopes.append({})
-            self.emit(f"for ({self.for_header(s)}) {{")
-            self.block(s.body)
-            self.emit("}")
-            self.scopes.pop()
+            self.for_loop(s)
         elif isinstance(s, ast.While):
             self.emit(f"while ({p.expr(s.cond)}) {{")
             self.block(s.body)
@@ -674,6 +677,155 @@ class _KernelGen:
         return (self.uniform(s.cond, own) and self.uniform(upd, own)
                 and isinstance(target, ast.Name) and target.id in own)
 
+    def for_loop(self, s: ast.For) -> None:
+        counted = vectorize.counted_loop(s)
+        start = trip = None
+        if counted is not None:
+            var, first, bound, inclusive = counted
+            start, end = self.constant(first), self.constant(bound)
+            if start is not None and end is not None:
+                trip = end - start + inclusive
+        if trip is not None:
+            vec = vectorize.analyse(s, var, trip, self.find, self.volatile_arrays)
+            if vec is not None and self.vector_loop(s, vec, start):
+                return
+            if 0 < trip <= vectorize.MAX_UNROLL:
+                self.emit("#pragma unroll")
+        self.scopes.append({})
+        self.emit(f"for ({self.for_header(s)}) {{")
+        self.block(s.body)
+        self.emit("}")
+        self.scopes.pop()
+
+    def constant(self, e: ast.Expr) -> int | None:
+        """The value of ``e`` if it is a constant of the program (literals, ``const``
+        values, hardware properties), else None."""
+        try:
+            return _constant_size(self.plan_expr(e))
+        except McplError:
+            return None
+
+    def find(self, name: str) -> _Var | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def vector_loop(self, s: ast.For, vec: vectorize.VectorLoop, start: int) -> bool:
+        """Emit ``s`` as runs of 4 iterations, each a vector path guarded by its
+        conditions and alignment, with the iterations one by one as the fallback
+        (see :mod:`mcl.opencl.vectorize`). False (nothing emitted) if a name clashes."""
+        var = vec.var
+        run = f"{self.cname(var)}_run"
+        if run in self.names:
+            return False
+        width = vectorize.WIDTH
+        p = _CPrinter(self)
+        self.scopes.append({})
+        if vec.trip == width:
+            base: ast.Expr = ast.Literal(start)
+            self.emit("{   " + f"// loop {var}: 4 iterations as one vector access")
+        else:
+            if vec.trip <= vectorize.MAX_UNROLL:
+                self.emit("#pragma unroll")
+            self.emit(f"for (int {run} = {start}; {run} < {start + vec.trip}; {run} += {width}) "
+                      f"{{   // loop {var}: runs of 4 iterations as vector accesses")
+            self.declare(_Var(run, run, ast.Type("int"), "local"))
+            base = ast.Name(run)
+        self.indent += 1
+        defs = {d.name: d.init for d in vec.decls}
+        read = {id(v): v.read for scope in self.scopes for v in scope.values()}
+        conds = [p.expr(c) for c in vectorize.lane_conditions(vec, base)]
+        for acc in vec.memory_accesses():
+            first = vectorize.substitute(acc.index, vectorize.lane(var, base, 0), defs)
+            if not self.aligned(acc.name, first):
+                elem = self.lookup(acc.name).type.name
+                conds.append(f"((size_t)&{p.expr(first)} & {width * _SIZES[elem] - 1}) == 0")
+        if conds:
+            self.emit(f"if ({conds[0]}" + ("" if len(conds) > 1 else ") {"))
+            for i, c in enumerate(conds[1:], 1):
+                self.emit(f"    && {c}" + (") {" if i == len(conds) - 1 else ""))
+            self.indent += 1
+        self.scopes.append({})
+        self.emit(f"const int {self.cname(var)} = {p.expr(base)};")
+        self.declare(_Var(var, self.cname(var), ast.Type("int"), "local"))
+        for d in vec.decls:
+            self.declaration(d)
+        for i, copy in enumerate(vec.copies):
+            self.vector_copy(copy, var, i)
+        self.scopes.pop()
+        if conds:   # the fallback: the run's iterations one by one
+            for scope in self.scopes:   # (it reads what the original loop reads)
+                for v in scope.values():
+                    v.read = read.get(id(v), v.read)
+            self.indent -= 1
+            self.emit("} else {")
+            self.indent += 1
+            self.emit("#pragma unroll")
+            self.scopes.append({})
+            b = p.expr(base)
+            end = p.expr(vectorize.lane(var, base, width)[var])
+            self.emit(f"for (int {self.cname(var)} = {b}; {self.cname(var)} < {end}; "
+                      f"{self.cname(var)}++) {{")
+            self.declare(_Var(var, self.cname(var), ast.Type("int"), "local"))
+            self.block(s.body)
+            self.emit("}")
+            self.scopes.pop()
+            self.indent -= 1
+            self.emit("}")
+        self.indent -= 1
+        self.emit("}")
+        self.scopes.pop()
+        return True
+
+    def aligned(self, name: str, index: ast.Index) -> bool:
+        """Whether ``&name[index]`` is aligned for a vector access whatever the values
+        of the names in it: the array starts aligned (an OpenCL buffer, or a local
+        array declared aligned) and the offset is a multiple of the vector width."""
+        v = self.lookup(name)
+        if not (v.qualifier == "__local" or v.kind == "param"):
+            return False
+        return vectorize.multiple_of(
+            vectorize.flat_index(index, v.type.sizes), vectorize.WIDTH,
+            lambda n: self.fixed.get(n.id), self.constant)
+
+    def vector_copy(self, copy: vectorize.Copy, var: str, i: int) -> None:
+        """One assignment of a vectorised loop body, for all 4 lanes at once."""
+        p = _CPrinter(self)
+        width = vectorize.WIDTH
+        self.line = copy.stmt.span.line
+        here = ast.Name(var)
+
+        def lanes(e: ast.Expr) -> list[str]:
+            return [p.expr(vectorize.substitute(e, vectorize.lane(var, here, j), {}))
+                    if j else p.expr(e) for j in range(width)]
+
+        def vector(acc: vectorize.Access, const: str) -> str:
+            v = self.lookup(acc.name)
+            return f"*({v.qualifier} {const}{v.type.name}{width}*)&{p.expr(acc.index)}"
+
+        self.mark_written(copy.stmt.target)
+        t, val = copy.target, copy.value
+        elem = self.lookup(t.name).type.name
+        if isinstance(val, vectorize.Access) and val.memory and not t.memory:
+            self.emit(f"const {elem}{width} {self.cname(var)}_v{i} = {vector(val, 'const ')};")
+            values = [f"{self.cname(var)}_v{i}.s{j}" for j in range(width)]
+        elif isinstance(val, vectorize.Access) and not val.memory:
+            values = lanes(val.index)
+        elif not isinstance(val, vectorize.Access):
+            values = [p.expr(val)] * width
+        if t.memory:
+            if isinstance(val, vectorize.Access) and val.memory:
+                rhs = vector(val, "const ")
+            elif not isinstance(val, vectorize.Access):
+                rhs = f"({elem}{width})({values[0]})"
+            else:
+                rhs = f"({elem}{width})({', '.join(values)})"
+            self.emit(f"{vector(t, '')} = {rhs};")
+        else:
+            for target, value in zip(lanes(t.index), values, strict=True):
+                self.emit(f"{target} = {value};")
+
     def for_header(self, s: ast.For) -> str:
         p = _CPrinter(self)
         init = ""
@@ -726,7 +878,11 @@ class _KernelGen:
                     raise _err("opencl-local-init", f"'{d.name}' is in '{space}', which cannot "
                                "have an initial value", d, "assign it in the loop body")
                 vol = "volatile " if d.name in self.volatile_arrays else ""
-                self.hoisted.append((f"__local {vol}{ctype} {v.cname}[{total}];", d.span.line))
+                # aligned for vector accesses (mcl.opencl.vectorize)
+                align = (f" __attribute__((aligned({vectorize.WIDTH * _SIZES[t.name]})))"
+                         if t.name in vectorize.VECTOR_TYPES and not vol else "")
+                self.hoisted.append((f"__local {vol}{ctype} {v.cname}[{total}]{align};",
+                                     d.span.line))
                 self.local_bytes.append(_fold(f"({total}) * {_SIZES.get(t.name, 4)}"))
             else:
                 if d.init is not None:
@@ -1043,6 +1199,33 @@ class _Paren(ast.Expr):
     """An inlined definition: printed in parentheses when needed, like any operand."""
 
     inner: ast.Expr
+
+
+def _names(f: ast.Function) -> set[str]:
+    """Every name used or declared in ``f``."""
+    out = {p.name for p in f.params}
+    for n in ast.walk(f):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Declaration):
+            out.add(n.name)
+    return out
+
+
+def _fixed(f: ast.Function) -> dict[str, ast.Expr]:
+    """The initial values of the scalar locals of ``f`` that are declared once and
+    never assigned: each such name stands for its definition wherever it is seen."""
+    count: dict[str, int] = {}
+    init: dict[str, ast.Expr] = {}
+    assigned = {p.name for p in f.params}
+    for n in ast.walk(f):
+        if isinstance(n, ast.Declaration):
+            count[n.name] = count.get(n.name, 0) + 1
+            if n.init is not None and not n.type.is_array and n.type.name == "int":
+                init[n.name] = n.init
+        elif isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
+            assigned.add(n.target.id)
+    return {k: e for k, e in init.items() if count[k] == 1 and k not in assigned}
 
 
 def _root_name(e: ast.Expr) -> ast.Name | None:

@@ -30,7 +30,7 @@ def test_matmul_hopper_v2_code_and_plan():
     src = k.source
     assert "__global float* restrict c" in src
     assert "__global const float* restrict a" in src
-    assert "__local float l_a[1056];" in src          # bk * (bm + pad), hoisted
+    assert "__local float l_a[1056] __attribute__((aligned(16)));" in src   # bk * (bm + pad)
     assert "float sums[64];" in src                  # private register tile
     assert "c[ci * m + cj] = sums[ei * tn + ej];" in src
     assert src.count("barrier(CLK_LOCAL_MEM_FENCE);") == 2

@@ -1,0 +1,75 @@
+// vec4.cl with BK = 16: half the phases, twice the loads in flight.
+#define BK 16
+__attribute__((reqd_work_group_size(32, 8, 1)))
+__kernel void matmul(const int n, const int m, const int p,
+                     __global float* restrict c,
+                     __global const float* restrict a,
+                     __global const float* restrict b)
+{
+    __local float l_a[2 * BK * 132] __attribute__((aligned(16)));
+    __local float l_b[2 * BK * 128] __attribute__((aligned(16)));
+    const int bi = get_group_id(1), bj = get_group_id(0);
+    const int tid = get_local_id(1) * 32 + get_local_id(0);
+    const int ti = tid / 16, tj = tid % 16;
+    const int ar = tid / 2, aq = (tid % 2) * 4;
+    const int bq = tid / 32, bc = (tid % 32) * 4;
+    const int nrPhases = p / BK;
+    __global const float* pa = a + (bi * 128 + ar) * p + aq;
+    __global const float* pb = b + bq * m + bj * 128 + bc;
+    float sums[64];
+    for (int e = 0; e < 64; e++) sums[e] = 0.0f;
+    float4 an[BK / 8], bn[BK / 8];
+    #pragma unroll
+    for (int h = 0; h < BK / 8; h++) {
+        an[h] = *(__global const float4*)(pa + 8 * h);
+        bn[h] = *(__global const float4*)(pb + 8 * h * m);
+        l_a[(8 * h + aq + 0) * 132 + ar] = an[h].s0; l_a[(8 * h + aq + 1) * 132 + ar] = an[h].s1;
+        l_a[(8 * h + aq + 2) * 132 + ar] = an[h].s2; l_a[(8 * h + aq + 3) * 132 + ar] = an[h].s3;
+        *(__local float4*)&l_b[(8 * h + bq) * 128 + bc] = bn[h];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int l = 0; l < nrPhases; l++) {
+        const int cur = l % 2;
+        const bool more = l + 1 < nrPhases;
+        if (more) {
+            #pragma unroll
+            for (int h = 0; h < BK / 8; h++) {
+                an[h] = *(__global const float4*)(pa + (l + 1) * BK + 8 * h);
+                bn[h] = *(__global const float4*)(pb + ((l + 1) * BK + 8 * h) * m);
+            }
+        }
+        __local const float* la = l_a + cur * BK * 132;
+        __local const float* lb = l_b + cur * BK * 128;
+        #pragma unroll
+        for (int q = 0; q < BK; q++) {
+            float4 a0 = *(__local const float4*)&la[q * 132 + 4 * ti];
+            float4 a1 = *(__local const float4*)&la[q * 132 + 64 + 4 * ti];
+            float4 b0 = *(__local const float4*)&lb[q * 128 + 4 * tj];
+            float4 b1 = *(__local const float4*)&lb[q * 128 + 64 + 4 * tj];
+            float af[8] = {a0.s0, a0.s1, a0.s2, a0.s3, a1.s0, a1.s1, a1.s2, a1.s3};
+            float bf[8] = {b0.s0, b0.s1, b0.s2, b0.s3, b1.s0, b1.s1, b1.s2, b1.s3};
+            #pragma unroll
+            for (int ei = 0; ei < 8; ei++)
+                #pragma unroll
+                for (int ej = 0; ej < 8; ej++)
+                    sums[ei * 8 + ej] = fma(af[ei], bf[ej], sums[ei * 8 + ej]);
+        }
+        if (more) {
+            __local float* na = l_a + (1 - cur) * BK * 132;
+            __local float* nb = l_b + (1 - cur) * BK * 128;
+            #pragma unroll
+            for (int h = 0; h < BK / 8; h++) {
+                na[(8 * h + aq + 0) * 132 + ar] = an[h].s0; na[(8 * h + aq + 1) * 132 + ar] = an[h].s1;
+                na[(8 * h + aq + 2) * 132 + ar] = an[h].s2; na[(8 * h + aq + 3) * 132 + ar] = an[h].s3;
+                *(__local float4*)&nb[(8 * h + bq) * 128 + bc] = bn[h];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int ei = 0; ei < 8; ei++) {
+        const int ci = bi * 128 + (ei / 4) * 64 + 4 * ti + ei % 4;
+        __global float* pc = c + ci * m + bj * 128 + 4 * tj;
+        *(__global float4*)pc = (float4)(sums[ei * 8 + 0], sums[ei * 8 + 1], sums[ei * 8 + 2], sums[ei * 8 + 3]);
+        *(__global float4*)(pc + 64) = (float4)(sums[ei * 8 + 4], sums[ei * 8 + 5], sums[ei * 8 + 6], sums[ei * 8 + 7]);
+    }
+}

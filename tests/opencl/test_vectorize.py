@@ -1,0 +1,130 @@
+"""Counted loops: unrolled, and copies in runs of 4 turned into vector accesses with
+an element-by-element fallback (mcl.opencl.vectorize). Results on the OpenCL device
+(PoCL in CI) for aligned, misaligned and partial runs; the shape of the code; the
+loops that must stay scalar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mcl
+from mcl.mcpl import ast, parse
+from mcl.opencl import generate, vectorize
+
+KERNELS = Path(__file__).parent / "kernels"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("n, m, offset", [(3, 64, 0), (2, 70, 0), (2, 64, 1), (4, 130, 3),
+                                          (1, 3, 2)])
+def test_runs_give_the_same_result_aligned_or_not(opencl_device, n, m, offset):
+    k = mcl.compile(KERNELS / "runs.mcpl")
+    x = np.random.default_rng(m + offset).uniform(-1, 1, (n, m + offset)).astype(np.float32)
+    got = k(n=n, m=m, offset=offset, input=x, output=np.zeros((n, m), np.float32))
+    np.testing.assert_array_equal(got["output"], 2 * x[:, offset:])
+
+
+def test_runs_code():
+    (k,) = generate(KERNELS / "runs.mcpl")
+    src = k.source
+    # global runs: a vector path checked at run time (m and offset are unknown) ...
+    assert "*(__global const float4*)&input[i * (m + offset) + offset + c]" in src
+    assert "if (c0 + 3 < m" in src   # one lane decides a bound that grows with u
+    assert "((size_t)&input[" in src and "((size_t)&output[" in src
+    # ... local runs at offsets that are multiples of 4: no check, no fallback
+    assert "*(__local float4*)&row[4 * t + u] = (float4)(x[u], x[u + 1], x[u + 2], x[u + 3]);" \
+        in src
+    assert "((size_t)&row" not in src
+    assert "__local float row[64] __attribute__((aligned(16)));" in src
+    # a computation is not a copy: unrolled only
+    assert "#pragma unroll\n    for (int u = 0; u < 4; u++) {\n        x[u] = 2.0f * x[u];" in src
+
+
+def _kernel(body: str, decls: str = "") -> str:
+    text = f"""module t;
+import hopper;
+hopper void t(const int n, global float[n] a, global float[n] b) {{
+  foreach (int i in n / 64 blocks) {{
+    shared float[64] s;
+    foreach (int w in 1 warps) {{
+      foreach (int t in 16 threads) {{
+        reg float[8] x;
+        float acc = 0.0;
+        {decls}
+        {body}
+        b[i * 64 + t] = acc + x[0];
+      }}
+    }}
+  }}
+}}
+"""
+    (k,) = generate(parse(text, "t.mcpl"))
+    return k.source
+
+
+@pytest.mark.parametrize("body", [
+    # stride 2: not adjacent
+    "for (int u = 0; u < 4; u++) { x[u] = a[i * 64 + 8 * t + 2 * u]; }",
+    # C division in the index
+    "for (int u = 0; u < 4; u++) { x[u] = a[i * 64 + (4 * t + u) / 2]; }",
+    # a written array read at another index: reordering would change the result
+    "for (int u = 0; u < 4; u++) { s[4 * t + u] = s[4 * t + u + 1]; }",
+    # accumulation into a scalar
+    "for (int u = 0; u < 4; u++) { acc = acc + a[i * 64 + 4 * t + u]; }",
+    # a call
+    "for (int u = 0; u < 4; u++) { x[u] = sqrt(a[i * 64 + 4 * t + u]); }",
+    # trip count not a multiple of 4
+    "for (int u = 0; u < 6; u++) { x[u] = a[i * 64 + 4 * t + u]; }",
+    # trip count not a constant
+    "for (int u = 0; u < n % 8; u++) { x[u] = a[i * 64 + 4 * t + u]; }",
+])
+def test_loops_that_stay_scalar(body):
+    assert "float4" not in _kernel(body)
+
+
+def test_constant_trip_counts_are_unrolled_and_others_not():
+    src = _kernel("for (int u = 0; u < 8; u++) { x[u] = 1.0; }"
+                  "for (int u = 0; u < n % 8; u++) { x[u] = 2.0; }")
+    assert "#pragma unroll\n    for (int u = 0; u < 8; u++)" in src
+    assert "#pragma unroll\n    for (int u = 0; u < n % 8; u++)" not in src
+
+
+def test_longer_loops_run_in_chunks_of_4():
+    src = _kernel("for (int u = 0; u < 8; u++) { x[u] = a[i * 64 + 8 * t + u]; }")
+    assert "for (int u_run = 0; u_run < 8; u_run += 4)" in src
+    assert "*(__global const float4*)&a[i * 64 + 8 * t + u]" in src
+
+
+@pytest.mark.parametrize("text, k, expected", [
+    ("8 * t + 4", 4, True),
+    ("8 * t + 2", 4, False),
+    ("(c * 8 + q) * 132 + 4 * ti", 4, True),
+    ("(c * 8 + q) * 130 + 4 * ti", 4, False),
+    ("t / 2 * 4", 4, True),       # an unknown integer times 4
+    ("(4 * t) / 2", 4, False),    # C division: unknown
+    ("bc + 4", 4, True),          # bc = (t % 32) * 4, declared once and never assigned
+    ("n * t", 4, False),
+])
+def test_multiple_of(text, k, expected):
+    e = parse(f"module m; perfect void f(int t) {{ int z = {text}; }}", "m.mcpl") \
+        .functions[0].body.statements[0].init
+    fixed = {"bc": parse("module m; perfect void f(int t) { int z = (t % 32) * 4; }", "m.mcpl")
+             .functions[0].body.statements[0].init}
+
+    def constant(x: ast.Expr) -> int | None:
+        return x.value if isinstance(x, ast.Literal) and x.kind == "int" else None
+
+    assert vectorize.multiple_of(e, k, lambda n: fixed.get(n.id), constant) is expected
+
+
+def test_matmul_v6_uses_vector_loads_everywhere_it_can():
+    (k,) = generate(EXAMPLES / "matmul" / "hopper_v6.mcpl")
+    src = k.source
+    assert src.count("*(__global const float4*)&a[") == 2       # phase 0 and the next phases
+    assert src.count("*(__global const float4*)&b[") == 2
+    assert src.count("*(__local const float4*)&l_a[") == 1      # the fragments
+    assert src.count("*(__local const float4*)&l_b[") == 1
+    assert "*(__global float4*)&c[" in src
