@@ -26,7 +26,7 @@ import mcl  # noqa: E402
 from mcl.opencl import device  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "matmul"
-VERSIONS = ("hopper", "hopper_v1", "hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5")
+VERSIONS = ("hopper", "hopper_v1", "hopper_v2", "hopper_v3", "hopper_v4", "hopper_v5", "hopper_v6")
 
 NAIVE = """
 __kernel void matmul_naive(const int n, const int m, const int p,
