@@ -6,6 +6,7 @@ generator prints indexes memory the way a programmer would."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -100,8 +101,24 @@ class Idx:
     def is_const(self) -> bool:
         return not self.terms
 
+    def factor(self) -> int:
+        """A number every value of the index is a multiple of (0 for the index 0)."""
+        g = self.const
+        for a, c in self.terms:
+            g = math.gcd(g, c * _atom_factor(a))
+        return g
+
     def multiple_of(self, k: int) -> bool:
-        return self.const % k == 0 and all(c % k == 0 for _, c in self.terms)
+        return self.factor() % k == 0
+
+    def _small_const(self, k: int) -> Idx | None:
+        """``x`` when ``self = x + c`` with x >= 0 a multiple of some g dividing k and
+        0 < c < g: then ``self / k = x / k`` and ``self % k = x % k + c`` (the lanes
+        of a vector whose first lane is at x stay in x's block of k)."""
+        x = Idx(self.terms, 0)
+        if not self.terms or x.bounds()[0] < 0:
+            return None
+        return x if 0 < self.const < math.gcd(x.factor(), k) else None
 
     # --------------------------------------------------------------- div / mod
     def __floordiv__(self, k: int) -> Idx:
@@ -124,6 +141,9 @@ class Idx:
         out = self._norm(whole, q)
         if rlo >= 0 and rhi < k:
             return out
+        x = rest_idx._small_const(k)
+        if x is not None:
+            return out + x // k
         if rlo >= 0 and rest_idx.terms and len(rest_idx.terms) == 1 and rest_idx.const == 0:
             atom, c = rest_idx.terms[0]
             if isinstance(atom, DivAtom) and c == 1:
@@ -141,6 +161,9 @@ class Idx:
         lo, hi = r.bounds()
         if lo >= 0 and hi < k:
             return r
+        x = r._small_const(k)
+        if x is not None:
+            return x % k + r.const
         if len(r.terms) == 1 and r.const == 0 and r.terms[0][1] == 1:
             atom = r.terms[0][0]
             if isinstance(atom, ModAtom) and atom.den % k == 0:
@@ -167,6 +190,11 @@ def _operand(i: Idx) -> str:
     s = i.c()
     return f"({s})" if len(i.terms) + (1 if i.const else 0) > 1 or (
         len(i.terms) == 1 and i.terms[0][1] != 1) else s
+
+
+def _atom_factor(a: Atom) -> int:
+    """A number every value of the atom is a multiple of: ``(4*i) % 8`` is one of 4."""
+    return math.gcd(a.num.factor(), a.den) if isinstance(a, ModAtom) else 1
 
 
 def _atom_bounds(a: Atom) -> tuple[int, int]:

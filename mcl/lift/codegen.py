@@ -58,6 +58,7 @@ from mcl.lift.views import (
     View,
     inverse_out,
     layout_view,
+    unit_bytes,
     unit_type,
     units,
 )
@@ -200,7 +201,7 @@ class _KernelState:
     lines: list[str] = field(default_factory=list)
     indent: int = 1
     loops: list[_Loop] = field(default_factory=list)
-    local_decls: list[str] = field(default_factory=list)
+    local_memories: list[Memory] = field(default_factory=list)
     local_bytes: int = 0
     memories: list[Memory] = field(default_factory=list)
     lcl_extents: dict[int, int] = field(default_factory=dict)
@@ -370,7 +371,7 @@ class Generator:
         attr = f"__attribute__((reqd_work_group_size({', '.join(str(x) for x in local)}"
         attr += ", 1" * (3 - len(local)) + ")))"
         src = [f"kernel {attr}\nvoid {name}({', '.join(params)}) {{"]
-        src += ["    " + d for d in state.local_decls]
+        src += ["    " + _local_declaration(m) for m in state.local_memories]
         src += state.lines
         src.append("}")
         self.kernels.append(Kernel(name, "\n".join(src), names, gsize, local, state.local_bytes))
@@ -582,9 +583,8 @@ class Generator:
         in_warp = any(lp.kind in ("mapWarp", "mapLane") for lp in self.k.loops)
         mem = Memory(name, space, unit, total, volatile=in_warp)
         if space == "local":
-            q = "volatile " if in_warp else ""
-            self.k.local_decls.append(f"local {q}{unit.c_name()} {name}[{total}];")
-            self.k.local_bytes += total * _bytes(unit)
+            self.k.local_memories.append(mem)
+            self.k.local_bytes += total * unit_bytes(unit)
         else:
             self.buffers[name] = mem
         return MemView(mem, t, offset)
@@ -805,11 +805,10 @@ def _prod(xs) -> int:
     return r
 
 
-def _bytes(unit: ScalarType | VectorType) -> int:
-    import numpy as np
-    if isinstance(unit, VectorType):
-        return np.dtype(unit.scalar.dtype).itemsize * unit.width
-    return np.dtype(unit.dtype).itemsize
+def _local_declaration(m: Memory) -> str:
+    q = "volatile " if m.volatile else ""
+    aligned = f" __attribute__((aligned({m.align})))" if m.align else ""
+    return f"local {q}{m.unit.c_name()} {m.name}[{m.size}]{aligned};"
 
 
 def _flatten_loads(v: View) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy
 
 from mcl.lift.arith import Idx
@@ -34,6 +35,13 @@ def unit_type(t: Type) -> ScalarType | VectorType:
     raise CodegenLimit(f"a value of type {t} cannot be stored in one OpenCL buffer")
 
 
+def unit_bytes(unit: ScalarType | VectorType) -> int:
+    """Bytes of one storage unit."""
+    if isinstance(unit, VectorType):
+        return unit_bytes(unit.scalar) * unit.width
+    return np.dtype(unit.dtype).itemsize
+
+
 class CodegenLimit(Exception):
     """An expression the code generator cannot (yet) turn into OpenCL."""
 
@@ -49,6 +57,7 @@ class Memory:
     role: str = "temp"    # "input", "output", "temp", "scalar"
     volatile: bool = False
     used: bool = field(default=False)
+    align: int = 0        # bytes; local arrays read or written as vectors are aligned
 
     @property
     def is_var(self) -> bool:
@@ -158,51 +167,71 @@ class TupleView(View):
 
 @dataclass(eq=False)
 class VecElem(View):
-    """A vector made of ``w`` consecutive scalars of an array view (asVector)."""
+    """A vector made of ``w`` consecutive elements of an array view of scalars
+    (asVector). Lanes adjacent in global or local memory are read and written at
+    once: as an element of the memory seen as an array of vectors where the first
+    lane's offset is a multiple of ``w`` (OpenCL aligns buffers to at least 128
+    bytes; a local array accessed so is declared aligned to the vector's size), with
+    vload/vstore elsewhere. Other lanes (private memory, a transposed view) are read
+    and written one by one."""
 
     type: VectorType
     base: View          # array of scalars
     start: Idx
 
-    def _scalar(self) -> MemView | None:
-        v = self.base.index(self.start)
-        return v if isinstance(v, MemView) else None
+    def _lanes(self) -> list[View]:
+        return [self.base.index(self.start + k) for k in range(self.type.width)]
 
     def base_memory(self) -> Memory | None:
-        s = self._scalar()
-        return s.mem if s else None
+        v = self.base.index(self.start)
+        return v.mem if isinstance(v, MemView) else None
 
-    def _vector_ref(self) -> str | None:
-        s = self._scalar()
-        w = self.type.width
-        if s is None:
+    def _adjacent(self) -> MemView | None:
+        """The first lane, when every lane follows the one before in global or local memory."""
+        lanes = self._lanes()
+        first = lanes[0]
+        if not (isinstance(first, MemView) and first.mem.space in ("global", "local")):
             return None
-        s.mem.used = True
-        if s.offset.multiple_of(w) and s.mem.space in ("global", "local"):
-            q = "volatile " if s.mem.volatile else ""
-            return f"(({s.mem.space} {q}{self.type.c_name()}*){s.mem.name})[{(s.offset // w).c()}]"
+        if all(isinstance(v, MemView) and v.mem is first.mem and v.offset == first.offset + k
+               for k, v in enumerate(lanes)):
+            return first
         return None
 
-    def load(self) -> str:
-        ref = self._vector_ref()
-        if ref:
-            return ref
-        s = self._scalar()
+    def _vector_ref(self, s: MemView) -> str | None:
         w = self.type.width
-        if s is not None and s.mem.space in ("global", "local") and not s.mem.volatile:
-            return f"vload{w}(0, {s.mem.name} + {s.offset.c()})"
-        parts = [self.base.index(self.start + k).load() for k in range(w)]
-        return f"({self.type.c_name()})({', '.join(parts)})"
+        if not s.offset.multiple_of(w):
+            return None
+        s.mem.align = max(s.mem.align, unit_bytes(self.type))
+        q = "volatile " if s.mem.volatile else ""
+        return f"(({s.mem.space} {q}{self.type.c_name()}*){s.mem.name})[{(s.offset // w).c()}]"
+
+    def load(self) -> str:
+        s = self._adjacent()
+        if s is not None:
+            s.mem.used = True
+            ref = self._vector_ref(s)
+            if ref:
+                return ref
+            if not s.mem.volatile:
+                return f"vload{self.type.width}(0, {s.mem.name} + {s.offset.c()})"
+        return f"({self.type.c_name()})({', '.join(v.load() for v in self._lanes())})"
 
     def store(self, value: str, vtype: Type) -> str:
-        ref = self._vector_ref()
-        if ref:
-            return f"{ref} = {_cast(value, vtype, self.type)};"
-        s = self._scalar()
-        w = self.type.width
-        if s is not None and s.mem.space in ("global", "local"):
-            return f"vstore{w}({_cast(value, vtype, self.type)}, 0, {s.mem.name} + {s.offset.c()});"
-        raise CodegenLimit("cannot store a vector into this view")
+        s = self._adjacent()
+        vec = _cast(value, vtype, self.type)
+        if s is not None:
+            s.mem.used = True
+            ref = self._vector_ref(s)
+            if ref:
+                return f"{ref} = {vec};"
+            if not s.mem.volatile:
+                return f"vstore{self.type.width}({vec}, 0, {s.mem.name} + {s.offset.c()});"
+        lanes = self._lanes()
+        if isinstance(vtype, ScalarType):
+            return " ".join(v.store(value, vtype) for v in lanes)
+        # the value is computed once, in a variable local to the block
+        stores = " ".join(v.store(f"v_.s{k:x}", self.type.scalar) for k, v in enumerate(lanes))
+        return f"{{ {self.type.c_name()} v_ = {value}; {stores} }}"
 
 
 @dataclass(eq=False)
