@@ -193,6 +193,7 @@ class _Loop:
     var: Idx
     extent: int
     dim: int = 0
+    writes: Memory | None = None      # where a parallel map's results go
 
 
 @dataclass
@@ -536,6 +537,14 @@ class Generator:
             if mem is not None and mem.space == space:
                 # the consumer's memory is already in the requested space
                 return self.apply(p.args[0], [a], env, out)
+            f = p.args[0]
+            if isinstance(f, Compose) and _is_layout_fun(f.funs[0]):
+                # toLocal(transpose o ... o mapLcl(g)): the memory holds f's result and
+                # the layout patterns after the map say where the map writes its results
+                self.k.force_space.append(space)
+                dst = self.allocate(fun_type(f, [a.type], tenv), a)
+                self.k.force_space.pop()
+                return self.materialize(self.apply(f, [a], env, dst), dst)
             self.k.force_space.append(space)
             try:
                 return self.apply(p.args[0], [a], env, None)
@@ -645,16 +654,20 @@ class Generator:
         if kind == "mapSeq":
             self.seq_loop(n, body)
             return out
-        self.parallel_loop(kind, p.dim, n, body)
-        if kind in ("mapLcl", "mapWarp"):
-            mem = out.memory()
+        mem = out.memory()
+        self.parallel_loop(kind, p.dim, n, body, mem)
+        # a map inside another writing the same memory (mapLcl(1, mapLcl(0, f))) needs
+        # no barrier of its own: the outer one's follows
+        if kind in ("mapLcl", "mapWarp") and not any(
+                lp.kind in ("mapLcl", "mapWarp") and lp.writes is mem for lp in self.k.loops):
             if mem is not None and mem.space == "local":
                 self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
             elif mem is not None and mem.space == "global" and mem.role == "temp":
                 self.emit("barrier(CLK_GLOBAL_MEM_FENCE);")
         return out
 
-    def parallel_loop(self, kind: str, dim: int, n: int, body) -> None:
+    def parallel_loop(self, kind: str, dim: int, n: int, body,
+                      writes: Memory | None = None) -> None:
         k = self.k
         w = self.opt.warp_size
         if kind == "mapWrg":
@@ -691,7 +704,7 @@ class Generator:
         else:
             self.emit(f"for (int {name} = {idf}; {name} < {n}; {name} += {step}) {{")
         k.indent += 1
-        k.loops.append(_Loop(kind, v, n, dim))
+        k.loops.append(_Loop(kind, v, n, dim, writes))
         body(v)
         k.loops.pop()
         k.indent -= 1
