@@ -3,9 +3,13 @@
 
 * maps become loops over ids (or a single id when the launch covers the array),
   followed by a barrier for ``mapLcl``/``mapWarp`` and none for ``mapLane``;
-* ``reduceSeq`` is an accumulator loop in a private variable;
+* ``reduceSeq`` is an accumulator loop in a private variable; reading
+  ``prefetch(g) $ xs`` it computes g of the next element during each step;
 * split/join/transpose/reorderStride/zip/asVector/... are views (``views.py``);
+  vectors of adjacent elements are read and written at once (``VecElem``);
 * ``toLocal``/``toGlobal``/``toPrivate`` choose where results are allocated;
+  ``toLocal(transpose o ... o mapLcl(f))`` allocates the layout's result, which
+  the map writes through;
 * sizes of memory come from the types; a launch plan says how to run it.
 
 Every top-level ``mapGlb``/``mapWrg`` is one kernel; a program whose chain holds
@@ -420,6 +424,8 @@ class Generator:
             return ValueView(e.type, C.to_c(C.CNum(e.text)))  # array literals fill
         if isinstance(e, Call):
             f = e.fun
+            if isinstance(f, Prim) and f.name == "reduceSeq" and _prefetched(e.args[0]):
+                return self.reduce_seq(f, self._pipeline(e.args[0], env), env, out)
             if isinstance(f, Prim) and (f.name in LAYOUT + ("id",) or (
                     f.name == "map" and _is_layout_fun(f.args[0]))) and len(e.args) == 1 \
                     and out is not None:
@@ -526,6 +532,9 @@ class Generator:
             return self.map(p, a, env, out)
         if name == "reduceSeq":
             return self.reduce_seq(p, a, env, out)
+        if name == "prefetch":
+            raise not_lowered(p, "prefetch computes the elements of a reduceSeq's input ahead "
+                                 "of the reduction: it must be that input (or zipped into it)")
         if name == "iterate":
             cur = a
             for i in range(p.args[0]):
@@ -716,38 +725,59 @@ class Generator:
         tenv = self.type_env(env)
         rt = fun_type(p, [a.type], tenv)
         acc_t = rt.elem
-        name = self.fresh("acc")
-        unit = unit_type(acc_t)
         group = self._group_level()
-        dist = group and self._distributed(acc_t)
-        own_t = acc_t.elem.elem if dist else acc_t
-        n_units = units(own_t)
-        mem = Memory(name, "private", unit, n_units)
-        self.emit(f"{unit.c_name()} {name}" + ("" if n_units == 1 else f"[{n_units}]") + ";")
-        own = MemView(mem, own_t, Idx.of(0))
-        acc = _DistributedView(self, acc_t, own) if dist else own
+        acc, own = self._private(acc_t, "acc", group and self._distributed(acc_t))
         init_v = self.gen(init, env, None)
-        if dist:
+        if acc is not own:
             if not isinstance(init_v, ValueView):
                 raise CodegenLimit("a distributed accumulator needs a scalar initial value")
             self._fill(init_v, own)
         else:
             self._fill(init_v, acc)
         n = int(a.type.size)
+        pipeline = a if isinstance(a, _Pipeline) else None
+        if pipeline:
+            pipeline.start(group)
 
         def step(j: Idx):
+            if pipeline:
+                pipeline.fetch(j + 1)
             r = self.apply(f, [acc, a.index(j)], env, acc)
             self.materialize(r, acc)
             if group:
                 # the whole work-group runs this loop: the next step may overwrite the
                 # local memory this one read
                 self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+            if pipeline:
+                pipeline.advance(j + 1)
 
         self.seq_loop(n, step, "reduceSeq", unroll=not group)
         if out is not None:
             self.copy(acc, out.index(Idx.of(0)))
             return out
         return FnView(rt, lambda i: acc)
+
+    def _private(self, t: Type, base: str, dist: bool) -> tuple[View, MemView]:
+        """Private memory for a value of type ``t``, declared here, and the part of it
+        the work-item holds: all of it, or with ``dist`` (at the work-group level, a
+        value shaped like the group: ``_distributed``) only its own part."""
+        own_t = t.elem.elem if dist else t
+        name, unit, n = self.fresh(base), unit_type(t), units(own_t)
+        self.emit(f"{unit.c_name()} {name}" + ("" if n == 1 else f"[{n}]") + ";")
+        own = MemView(Memory(name, "private", unit, n), own_t, Idx.of(0))
+        return (_DistributedView(self, t, own) if dist else own), own
+
+    def _pipeline(self, e: Call, env: dict) -> _Pipeline:
+        """The input of a reduceSeq that prefetches: ``prefetch(g) $ xs`` or a zip of
+        such arrays and others."""
+        parts = e.args if e.fun.name == "zip" else (e,)
+        sources = []
+        for x in parts:
+            if _is_prefetch(x):
+                sources.append((x.fun.args[0], self.gen(x.args[0], env, None)))
+            else:
+                sources.append((None, self.gen(x, env, None)))
+        return _Pipeline(self, type_of(e, self.type_env(env)), sources, env, e.fun.name == "zip")
 
     def _group_level(self) -> bool:
         """Inside a mapWrg but in no mapLcl/mapWarp/mapLane/mapSeq: all work-items of
@@ -760,8 +790,9 @@ class Generator:
                        for kd in kinds[last + 1:])
 
     def _distributed(self, acc_t: Type) -> bool:
-        """An accumulator ``T[l1][l0]...`` of a work-group-level reduceSeq whose outer
-        dimensions are the work-group's shape is held in private memory, work-item
+        """A private value ``T[l1][l0]...`` at the work-group level (a reduceSeq's
+        accumulator, prefetched data) whose outer dimensions are the work-group's
+        shape is held in private memory, work-item
         (l1, l0) holding its own part (Lift's private memory under mapLcl: each
         work-item only touches the part its mapLcl(1)/mapLcl(0) iteration gives it,
         which ``_DistributedView`` checks)."""
@@ -790,8 +821,88 @@ class Generator:
             self.copy(value, dst)
 
 
+class _Pipeline(View):
+    """The input of a reduceSeq whose elements are computed ahead (``prefetch(g) $ xs``,
+    possibly zipped with other arrays): g of element j + 1 is computed, into private
+    memory, while the reduction works on element j, so that g's memory accesses (the
+    next tiles' loads) overlap that work. Private memory holds the current and the
+    next element; ``index`` gives the current one."""
+
+    def __init__(self, gen: Generator, t: ArrayType, sources: list, env: dict, zipped: bool):
+        self.gen, self.type, self.sources, self.env, self.zipped = gen, t, sources, env, zipped
+        self.types = [None if g is None else fun_type(g, [xs.type.elem], gen.type_env(env))
+                      for g, xs in sources]
+        self.distributed = [False] * len(sources)
+        self.current: list[tuple[View, MemView] | None] = []
+        self.next: list[tuple[View, MemView] | None] = []
+
+    def _buffers(self) -> list[tuple[View, MemView] | None]:
+        """Private memory for g of one element, declared here."""
+        return [None if t is None else self.gen._private(t, "ahead", d)
+                for t, d in zip(self.types, self.distributed, strict=True)]
+
+    def _fill(self, bufs, j: Idx) -> None:
+        for (g, xs), buf in zip(self.sources, bufs, strict=True):
+            if g is not None:
+                r = self.gen.apply(g, [xs.index(j)], self.env, buf[0])
+                self.gen.materialize(r, buf[0])
+
+    def _past_end(self, j: Idx) -> bool:
+        return j.is_const and j.const >= int(self.type.size)
+
+    def _guarded(self, j: Idx, body) -> None:
+        """``body`` for element j of the array, which may be one past its end."""
+        n = int(self.type.size)
+        if j.is_const:
+            body()
+            return
+        self.gen.emit(f"if ({j.c()} < {n}) {{")
+        self.gen.k.indent += 1
+        body()
+        self.gen.k.indent -= 1
+        self.gen.emit("}")
+
+    def start(self, group: bool) -> None:
+        # decided once: every buffer of the loop has the current one's shape
+        self.distributed = [group and t is not None and self.gen._distributed(t)
+                            for t in self.types]
+        self.current = self._buffers()
+        self._fill(self.current, Idx.of(0))
+
+    def fetch(self, j: Idx) -> None:
+        if self._past_end(j):
+            return
+        self.next = self._buffers()
+        self._guarded(j, lambda: self._fill(self.next, j))
+
+    def advance(self, j: Idx) -> None:
+        if self._past_end(j):
+            return
+
+        def rotate():
+            for cur, nxt in zip(self.current, self.next, strict=True):
+                if cur is not None:
+                    self.gen.copy(nxt[1], cur[1])
+        self._guarded(j, rotate)
+
+    def index(self, i) -> View:
+        parts = tuple(xs.index(i) if buf is None else buf[0]
+                      for (_, xs), buf in zip(self.sources, self.current, strict=True))
+        return TupleView(self.type.elem, parts) if self.zipped else parts[0]
+
+
+def _is_prefetch(e: Expr) -> bool:
+    return isinstance(e, Call) and isinstance(e.fun, Prim) and e.fun.name == "prefetch"
+
+
+def _prefetched(e: Expr) -> bool:
+    """``e`` is ``prefetch(g) $ xs`` or a zip of arrays one of which is."""
+    return _is_prefetch(e) or (isinstance(e, Call) and isinstance(e.fun, Prim) and
+                               e.fun.name == "zip" and any(map(_is_prefetch, e.args)))
+
+
 class _DistributedView(View):
-    """An accumulator ``T[l1][l0][...]`` spread over the work-items of a group: each
+    """A private value ``T[l1][l0][...]`` spread over the work-items of a group: each
     holds ``T[...]`` in private memory; indexing the two outer dimensions by the
     work-item's own mapLcl ids selects it, any other index is an error."""
 

@@ -176,7 +176,8 @@ class Interpreter:
         ax = nb
         if name in ("id", "reorder"):
             return v, t
-        if name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl", "mapWarp", "mapLane"):
+        if name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl", "mapWarp", "mapLane",
+                    "prefetch"):
             n = int(t.size)
             v = _norm(v, t, nb)
             r, rt = self.apply(p.args[0], [(v, t.elem)], env, nb + 1)

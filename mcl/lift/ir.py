@@ -157,9 +157,14 @@ for _spec in [
     PatternSpec("get", ("int",), 1, True, doc="component of a tuple"),
     PatternSpec("asVector", ("int",), 1, True, True, doc="T[n] -> T<w>[n/w]"),
     PatternSpec("asScalar", (), 1, True, True, doc="T<w>[n] -> T[n*w]"),
-    PatternSpec("toLocal", ("fun",), 1, True, True, doc="results of f in local memory"),
+    PatternSpec("toLocal", ("fun",), 1, True, True,
+                doc="results of f in local memory (laid out as f's result: toLocal(transpose o "
+                    "mapLcl(g)) writes g's results transposed)"),
     PatternSpec("toGlobal", ("fun",), 1, True, True, doc="results of f in global memory"),
     PatternSpec("toPrivate", ("fun",), 1, True, True, doc="results of f in private memory"),
+    PatternSpec("prefetch", ("fun",), 1, True, True,
+                doc="map(f), the input of a reduceSeq: f of the next element is computed "
+                    "while the reduceSeq works on the current one (software pipelining)"),
     PatternSpec("slide", ("size", "size"), 1, True, doc="windows: slide(size, step)"),
     PatternSpec("pad", ("size", "size"), 1, True, doc="pad(l, r): repeat the edge values"),
 ]:

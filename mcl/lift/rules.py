@@ -124,7 +124,8 @@ def _fun_inputs(p: Prim, ins, env) -> list[Type] | None:
     if ins is None:
         return None
     try:
-        if p.name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl", "mapWarp", "mapLane"):
+        if p.name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl", "mapWarp", "mapLane",
+                      "prefetch"):
             return [ins[0].elem]
         if p.name in ("reduce", "reduceSeq", "partRed"):
             r = fun_type(p, ins, env)
