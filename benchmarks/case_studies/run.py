@@ -574,33 +574,26 @@ def references(case: Case, args: dict, opts: argparse.Namespace) -> list[dict]:
 
 
 def reduce_baselines(args: dict, opts: argparse.Namespace) -> list[dict]:
-    """reduce0..reduce6 of benchmarks/lift (owned by the Lift component). The contract
-    we use: ``benchmarks/lift/reduce_baselines.py`` with
-    ``measure(name, x: np.ndarray, device, warmup, repeats) -> {"value", "median_s", ...}``."""
-    path = ROOT / "benchmarks" / "lift" / "reduce_baselines.py"
+    """reduce0..reduce6: the OpenCL kernels of the Lift benchmarks
+    (benchmarks/lift/reduce_baselines.cl, run by ``baseline_reductions`` of
+    benchmarks/lift/run_all.py: every pass of a full reduction, checked against
+    numpy, then timed)."""
+    from mcl.opencl.device import runtime
+
     names = [f"reduce{i}" for i in range(7)]
-    if not path.exists():
-        return [{"name": n, "kind": "baseline", "status": "unavailable",
-                 "reason": "benchmarks/lift/reduce_baselines.py does not exist yet"}
-                for n in names]
     try:
-        module = load_module(path, "reduce_baselines")
+        lift = load_module(ROOT / "benchmarks" / "lift" / "run_all.py", "lift_run_all")
+        measured = lift.baseline_reductions(runtime(opts.device), args["input"],
+                                            repeat=max(3, opts.repeats))
     except Exception as e:
         return [{"name": n, "kind": "baseline", "status": "failed", "reason": short_error(e)}
                 for n in names]
-    want = float(np.sum(args["input"], dtype=np.float64))
     out = []
-    for n in getattr(module, "NAMES", names):
-        entry: dict[str, Any] = {"name": n, "kind": "baseline"}
-        try:
-            m = module.measure(n, args["input"], opts.device, opts.warmup, opts.repeats)
-            entry["timing"] = {k: m[k] for k in ("median_s", "min_s", "repeats") if k in m}
-            entry["timing"]["method"] = "benchmarks/lift"
-            ok = abs(float(m["value"]) - want) <= 1e-4 * abs(want) + 1e-3
-            entry.update(status="ok" if ok else "wrong", value=float(m["value"]))
-        except Exception as e:
-            entry.update(status="failed", reason=short_error(e))
-        out.append(entry)
+    for n in names:
+        m = measured[n]
+        out.append({"name": n, "kind": "baseline", "value": m["value"],
+                    "status": "ok" if m["correct"] else "wrong",
+                    "timing": {"median_s": m["time_s"], "method": "benchmarks/lift"}})
     return out
 
 
