@@ -440,9 +440,25 @@ class Generator:
                     if f.name == "map":
                         return self.map(f, v, env, None)
                     return layout_view(f.name, f.args, v, t_in, t_out)
-            args = [self.gen(a, env, None) for a in e.args]
-            return self.apply(f, args, env, out)
+            return self.apply(f, self._arguments(e.args, env), env, out)
         raise TypeError(e)
+
+    def _arguments(self, exprs: tuple[Expr, ...], env: dict) -> list[View]:
+        """The arguments of one call. They are independent (none reads what another
+        writes), so the barrier ending one argument's code (after a mapLcl into
+        local memory) waits until the next argument's code is done: one barrier for
+        two tiles copied into local memory (Lift's barrier elimination)."""
+        views, barriers = [], []
+        for a in exprs:
+            views.append(self.gen(a, env, None))
+            last = self.k.lines[-1].strip() if self.k.lines else ""
+            if last.startswith("barrier("):
+                self.k.lines.pop()
+                if last not in barriers:
+                    barriers.append(last)
+        for b in barriers:
+            self.emit(b)
+        return views
 
     def apply(self, f: Fun, args: list[View], env: dict, out: View | None) -> View:
         if isinstance(f, Lambda):
