@@ -16,6 +16,12 @@ numeric parameters chosen within the device's limits.
   tm x tn tile of C; tiles of A (tm x tk) and B (tk x tn) copied to local memory
   by the whole group each k-step; each work-item accumulating an rm x rn register
   block (strided over the tile) in private memory; work-group (tn/rn) x (tm/rm).
+* ``mm-tiling-vectorised``: the same tiling vectorised (seed 002's asVector /
+  asScalar / mapVec patterns): the tiles are copied with w-wide vector loads
+  (A's transposed in local memory), each work-item owns runs of w adjacent rows
+  and columns of the C tile, loads its parts of the tiles into registers as
+  vectors and writes C as vectors. The sizes divide by construction, so every
+  vector access is aligned (the code generator emits 128-bit accesses for float4).
 
 Each is checked against the interpreter like every other rule."""
 
@@ -332,13 +338,7 @@ def mm_blocked(s: Site) -> list[Expr]:
 def _mm_expr(f, z, g, a_expr, b_param, m, n, k, bm, bn) -> Expr:
     # per block: acc[bm][bn] += a[i] * b[j] for every k
     acc, p = Param("acc"), Param("p")
-    acc_row, a = Param("accRow"), Param("a")
-    c, b = Param("c"), Param("b")
-    inner = Lambda((c, b), apply(f, c, _apply_pair(g, a, b)))
-    row_update = Lambda((acc_row, a), apply(Prim("mapSeq", (inner,)),
-                                            Call(Prim("zip"), (acc_row, _get(p, 1)))))
-    step = Lambda((acc, p), apply(Prim("mapSeq", (row_update,)),
-                                  Call(Prim("zip"), (acc, _get(p, 0)))))
+    step = Lambda((acc, p), _block_update(f, g, acc, _get(p, 0), _get(p, 1)))
     rows_a, cols_b = Param("rowsA"), Param("colsB")
     zeros = Literal(z.text, ArrayType(ArrayType(z.type, _i(bn)), _i(bm))) \
         if isinstance(z, Literal) else z
@@ -355,6 +355,16 @@ def _mm_expr(f, z, g, a_expr, b_param, m, n, k, bm, bn) -> Expr:
         apply(Prim("transpose"), apply(Prim("mapGlb", (per_col_block,), 0), cols))))
     return apply(JOIN, apply(Prim("mapGlb", (per_row_block,), 1),
                              apply(Prim("split", (_i(bm),)), a_expr)))
+
+
+def _block_update(f: Fun, g: Fun, acc: Expr, a_part: Expr, b_part: Expr) -> Expr:
+    """``acc[i][j] = f(acc[i][j], g(a_part[i], b_part[j]))``: one step of a register
+    block's reduction (one k), sequentially in one work-item."""
+    acc_row, a, c, b = (Param(n) for n in ("accRow", "a", "c", "b"))
+    inner = Lambda((c, b), apply(f, c, _apply_pair(g, a, b)))
+    row_update = Lambda((acc_row, a), apply(Prim("mapSeq", (inner,)),
+                                            Call(Prim("zip"), (acc_row, b_part))))
+    return apply(Prim("mapSeq", (row_update,)), Call(Prim("zip"), (acc, a_part)))
 
 
 def _apply_pair(g: Fun | None, a: Expr, b: Expr) -> Expr:
@@ -415,15 +425,41 @@ def _to_local_tile(tile: Expr, rows: int, cols: int, l1: int, l0: int) -> Expr:
     return apply(Prim("split", (_i(cols),)), apply(JOIN, apply(JOIN, copied)))
 
 
+def _block_zeros(z: Literal, l1: int, l0: int, rm: int, rn: int) -> Literal:
+    """The initial value of a work-group's accumulators: [l1][l0] blocks of rm x rn."""
+    return Literal(z.text, ArrayType(ArrayType(ArrayType(ArrayType(z.type, _i(rn)), _i(rm)),
+                                               _i(l0)), _i(l1)))
+
+
+def _mm_work_groups(a_expr: Expr, b_param: Param, tm: int, tn: int, tk: int, step: Lambda,
+                    zeros: Literal, write, prefetch: tuple[Fun, Fun] | None = None) -> Expr:
+    """One work-group per tm x tn tile of C: ``reduceSeq(step, zeros)`` over the pairs
+    of k-tiles (tm x tk of A, tk x tn of B) gives the work-items' blocks
+    [l1][l0][rm][rn]; ``write`` takes them (an expression) to the C tile [tm][tn].
+    With ``prefetch`` (functions of a tile of A and of B), the step receives their
+    results, computed one k-step ahead."""
+    rows_a, cols_b = Param("rowsA"), Param("colsB")
+    tiles_a = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tk),)),)), rows_a))
+    tiles_b = apply(Prim("split", (_i(tk),)), cols_b)
+    if prefetch is not None:
+        tiles_a = apply(Prim("prefetch", (prefetch[0],)), tiles_a)
+        tiles_b = apply(Prim("prefetch", (prefetch[1],)), tiles_b)
+    reduced = apply(JOIN, apply(Prim("reduceSeq", (step, zeros)),
+                                Call(Prim("zip"), (tiles_a, tiles_b))))
+    per_col_tile = Lambda((cols_b,), write(reduced))
+    b_tiles = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tn),)),)), b_param))
+    per_row_tile = Lambda((rows_a,), apply(
+        Prim("map", (JOIN,)), apply(Prim("transpose"),
+                                    apply(Prim("mapWrg", (per_col_tile,), 0), b_tiles))))
+    return apply(JOIN, apply(Prim("mapWrg", (per_row_tile,), 1),
+                             apply(Prim("split", (_i(tm),)), a_expr)))
+
+
 def _mm_tiled_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn) -> Expr:
     l1, l0 = tm // rm, tn // rn
     # per work-item: acc[rm][rn] += a[i] * b[j] for every k of the tile
-    acc2, q, acc_r, a, c, b = (Param(n) for n in ("acc", "q", "accRow", "a", "c", "b"))
-    inner = Lambda((c, b), apply(f, c, _apply_pair(g, a, b)))
-    row_update = Lambda((acc_r, a), apply(Prim("mapSeq", (inner,)),
-                                          Call(Prim("zip"), (acc_r, _get(q, 1)))))
-    kstep = Lambda((acc2, q), apply(Prim("mapSeq", (row_update,)),
-                                    Call(Prim("zip"), (acc2, _get(q, 0)))))
+    acc2, q = Param("acc"), Param("q")
+    kstep = Lambda((acc2, q), _block_update(f, g, acc2, _get(q, 0), _get(q, 1)))
     acc_blk, b_cols, acc_row, a_rows = (Param(n) for n in ("accBlock", "bCols", "accRows",
                                                            "aRows"))
     block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
@@ -439,34 +475,23 @@ def _mm_tiled_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn) -> Expr:
     per_row = Lambda((acc_row, a_rows), apply(
         Prim("mapLcl", (Lambda((acc_blk, b_cols), block),), 0),
         Call(Prim("zip"), (acc_row, b_blocks))))
-    compute = apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (Param("acc_"), a_blocks)))
     acc, p = Param("acc"), Param("p")
-    compute = substitute(compute, {_find_param(compute, "acc_"): acc})
+    compute = apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (acc, a_blocks)))
     step = Lambda((acc, p), apply(Lambda((la, lb), compute),
                                   _to_local_tile(_get(p, 0), tm, tk, l1, l0),
                                   _to_local_tile(_get(p, 1), tk, tn, l1, l0)))
-    zeros = Literal(z.text, ArrayType(ArrayType(ArrayType(ArrayType(z.type, _i(rn)), _i(rm)),
-                                                _i(l0)), _i(l1)))
-    rows_a, cols_b = Param("rowsA"), Param("colsB")
-    tiles_a = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tk),)),)), rows_a))
-    tiles_b = apply(Prim("split", (_i(tk),)), cols_b)
-    reduced = apply(JOIN, apply(Prim("reduceSeq", (step, zeros)),
-                                Call(Prim("zip"), (tiles_a, tiles_b))))     # [l1][l0][rm][rn]
-    written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),))),)),
-                    reduced)
-    c_tile = apply(Prim("map", (compose(Prim("reorderStride", (_i(rn),)), JOIN),)),
-                   apply(Prim("reorderStride", (_i(rm),)),
-                         apply(JOIN, apply(Prim("map", (Prim("transpose"),)), written))))
-    per_col_tile = Lambda((cols_b,), c_tile)
-    b_tiles = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tn),)),)), b_param))
-    per_row_tile = Lambda((rows_a,), apply(
-        Prim("map", (JOIN,)), apply(Prim("transpose"),
-                                    apply(Prim("mapWrg", (per_col_tile,), 0), b_tiles))))
-    return apply(JOIN, apply(Prim("mapWrg", (per_row_tile,), 1),
-                             apply(Prim("split", (_i(tm),)), a_expr)))
+
+    def write(reduced: Expr) -> Expr:
+        written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),
+                                                                 ))),)), reduced)
+        return apply(Prim("map", (compose(Prim("reorderStride", (_i(rn),)), JOIN),)),
+                     apply(Prim("reorderStride", (_i(rm),)),
+                           apply(JOIN, apply(Prim("map", (Prim("transpose"),)), written))))
+    return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
+                           write)
 
 
-def mm_tiling_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
+def _tilings(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
     """(tm, tn, tk, rm, rn): tiles of A (tm x tk) and B (tk x tn) in local memory,
     register blocks rm x rn, a work-group of (tn/rn) x (tm/rm) work-items."""
     out = []
@@ -483,6 +508,12 @@ def mm_tiling_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
         if (tm + tn) * tk * 4 > limits.local_memory:
             continue
         out.append((tm, tn, tk, rm, rn))
+    return out
+
+
+def mm_tiling_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
+    """The tilings (``_tilings``) the rule offers."""
+    out = _tilings(m, n, k, limits)
     # the most work per work-item and per tile first (what fast SGEMMs do)
     out.sort(key=lambda c: (-(c[3] * c[4]), -(c[0] * c[1]), -c[2]))
     return out[:limits.max_choices]
@@ -508,3 +539,116 @@ rule(Rule("mm-tiling", "macro",
           "split(tm) $ A",
           match=lambda s: s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None,
           rhs=mm_tiled, exact=True))
+
+
+# --- matrix multiplication with vectorised tiles --------------------------------------------
+
+def _tile_to_registers(rows: int, cols: int, l1: int, l0: int, w: int) -> Fun:
+    """A [rows][cols] tile -> [l1][l0][c] vectors in private memory: each work-item's
+    share of the tile, ``w``-wide vectors along its rows, consecutive work-items
+    reading consecutive vectors of global memory."""
+    chunk = rows * cols // (w * l1 * l0)
+    return compose(Prim("toPrivate", (_lcl2(Prim("mapSeq", (Prim("id"),))),)),
+                   Prim("split", (_i(l0),)), Prim("split", (_i(chunk),)), JOIN,
+                   Prim("map", (Prim("asVector", (w,)),)))
+
+
+def _registers_to_local(rows: int, cols: int, w: int, transposed: bool) -> Fun:
+    """The work-items' shares of a tile (``_tile_to_registers``) -> the tile in local
+    memory as [rows][cols], or as [cols][rows] when ``transposed``: the layout
+    patterns inside ``toLocal`` after the copy say where the copy writes."""
+    layout = [Prim("transpose")] if transposed else []
+    layout += [Prim("map", (Prim("asScalar"),)), Prim("split", (_i(cols // w),)), JOIN, JOIN]
+    return Prim("toLocal", (compose(*layout, _lcl2(Prim("mapSeq", (Prim("id"),)))),))
+
+
+def _runs(tile: Expr, items: int, runs: int, w: int) -> Expr:
+    """[k][n] -> [items][k][runs] vectors: work-item i's ``runs`` vectors of each row
+    are vectors i, items + i, 2*items + i, ...: runs of ``w`` adjacent elements, so
+    that neighbouring work-items read neighbouring vectors of local memory."""
+    return apply(Prim("transpose"), apply(Prim("map", (compose(
+        Prim("split", (_i(runs),)), Prim("reorderStride", (_i(items),)),
+        Prim("asVector", (w,))),)), tile))
+
+
+def _private_vectors(x: Expr) -> Expr:
+    """Vectors copied into private memory (registers), seen as scalars."""
+    return apply(Prim("asScalar"), apply(Prim("toPrivate", (Prim("mapSeq", (Prim("id"),)),)), x))
+
+
+def _mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w) -> Expr:
+    l1, l0 = tm // rm, tn // rn
+    ra, rb = rm // w, rn // w
+    # per work-item and k: acc[rm][rn] += a[i] * b[j], the work-item's parts a and b of
+    # the k-th rows of the tiles loaded into registers as ra and rb vectors first
+    acc2, q, fa, fb = (Param(n) for n in ("acc", "q", "aFrag", "bFrag"))
+    kstep = Lambda((acc2, q), apply(Lambda((fa, fb), _block_update(f, g, acc2, fa, fb)),
+                                    _private_vectors(_get(q, 0)), _private_vectors(_get(q, 1))))
+    acc_blk, b_runs, acc_rows, a_runs = (Param(n) for n in ("accBlock", "bRuns", "accRows",
+                                                            "aRuns"))
+    block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
+                              Call(Prim("zip"), (a_runs, b_runs))))
+    # tileA holds A's tile transposed ([tk][tm]): a work-item's rows are adjacent there
+    la, lb = Param("tileA"), Param("tileB")
+    per_row = Lambda((acc_rows, a_runs), apply(
+        Prim("mapLcl", (Lambda((acc_blk, b_runs), block),), 0),
+        Call(Prim("zip"), (acc_rows, _runs(lb, l0, rb, w)))))
+    acc, p = Param("acc"), Param("p")
+    compute = apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (acc, _runs(la, l1, ra, w))))
+    # p: the work-items' shares of the k-step's tiles, loaded one k-step ahead
+    step = Lambda((acc, p), apply(Lambda((la, lb), compute),
+                                  apply(_registers_to_local(tm, tk, w, True), _get(p, 0)),
+                                  apply(_registers_to_local(tk, tn, w, False), _get(p, 1))))
+
+    def write(reduced: Expr) -> Expr:
+        vectors = apply(Prim("map", (Prim("map", (Prim("map", (Prim("asVector", (w,)),)),)),)),
+                        reduced)
+        written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),
+                                                                 ))),)), vectors)
+        # [l1][l0][rm][rb] vectors -> the C tile: the work-items' runs back in place
+        return apply(Prim("map", (compose(Prim("asScalar"), Prim("reorderStride", (_i(rb),)),
+                                          JOIN),)),
+                     apply(JOIN, apply(Prim("reorderStride", (_i(ra),)), apply(JOIN, apply(
+                         Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
+                         written)))))
+    return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
+                           write, (_tile_to_registers(tm, tk, l1, l0, w),
+                                   _tile_to_registers(tk, tn, l1, l0, w)))
+
+
+def mm_vectorised_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
+    """(tm, tn, tk, rm, rn, w): tilings (``_tilings``) with w-wide vectors, where the
+    runs of w rows and columns of a work-item and its share of each tile copy are
+    whole vectors."""
+    out = []
+    for (tm, tn, tk, rm, rn), w in itertools.product(_tilings(m, n, k, limits),
+                                                     limits.vector_widths):
+        threads = (tm // rm) * (tn // rn)
+        if rm % w or rn % w or tk % w or (tm * tk) % (threads * w) or (tk * tn) % (threads * w):
+            continue
+        out.append((tm, tn, tk, rm, rn, w))
+    # the most work per work-item and per tile, the widest vectors, then k-tiles of 8
+    # first (the hand-written SGEMM this derivation follows uses 128x128 tiles, 8x8
+    # blocks, float4 and k-tiles of 8)
+    out.sort(key=lambda c: (-(c[3] * c[4]), -(c[0] * c[1]), -c[5], c[2]))
+    return out[:limits.max_choices]
+
+
+def mm_tiled_vectorised(s: Site) -> list[Expr]:
+    f, z, g, a_expr, b_param = _mm_shape(s)
+    at = s.arg_types[0]
+    m, k = int(at.size), int(at.elem.size)
+    n = int(s.env.get(b_param, b_param.type).elem.size)
+    if not isinstance(z, Literal):
+        return []
+    return [_mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, *c)
+            for c in mm_vectorised_choices(m, n, k, s.limits)]
+
+
+rule(Rule("mm-tiling-vectorised", "macro",
+          "mm-tiling with w-wide vectors: tiles copied to local memory by vectors "
+          "(asVector(w); A's tile transposed), each work-item owning runs of w adjacent rows "
+          "and columns whose k-th parts it loads into private memory as vectors "
+          "(asScalar o toPrivate(mapSeq(id))), C written as vectors",
+          match=lambda s: s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None,
+          rhs=mm_tiled_vectorised, exact=True))
