@@ -39,18 +39,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--canonical", action="store_true", help="rename parameters p0, p1, ...")
     q.set_defaults(func=cmd_print)
 
+    def rule_options(q):
+        q.add_argument("--rule", action="append", default=[], help="apply this rule (repeatable, "
+                       "in order)")
+        q.add_argument("--at", help="position of the first rule (e.g. 0.1.2; default: first "
+                       "match)")
+        q.add_argument("--choice", type=int, default=0, help="parameter choice of the first rule")
+
     q = lsub.add_parser("rewrite", help="list or apply rewrite rules")
     common(q)
     q.add_argument("--list", action="store_true", help="list the rewrites that apply")
     q.add_argument("--rules", action="store_true", help="list every rule")
-    q.add_argument("--rule", action="append", default=[], help="apply this rule (repeatable, "
-                   "in order)")
-    q.add_argument("--at", help="position (e.g. 0.1.2; default: first match)")
-    q.add_argument("--choice", type=int, default=0, help="which parameter choice")
+    rule_options(q)
     q.set_defaults(func=cmd_rewrite)
 
-    q = lsub.add_parser("gen", help="generate OpenCL for a fully lowered program")
+    q = lsub.add_parser("gen", help="generate OpenCL for a fully lowered program",
+                        description="Generate OpenCL for a fully lowered program, or for the "
+                                    "program the rules given with --rule derive (e.g. --rule "
+                                    "mm-tiling-vectorised).")
     common(q)
+    rule_options(q)
     q.add_argument("-o", "--output", help="directory for kernel.cl and plan.json")
     q.add_argument("--local-size", type=int, help="work-group size of mapGlb kernels")
     q.set_defaults(func=cmd_gen)
@@ -95,7 +103,7 @@ def cmd_rewrite(args) -> int:
     from mcl.lift import macros  # noqa: F401  (registers the macro rules)
     from mcl.lift.ir import bind_sizes
     from mcl.lift.printer import show, show_program
-    from mcl.lift.rules import RULES, apply_rule, rewrites
+    from mcl.lift.rules import RULES, rewrites
     if args.rules:
         for r in RULES.values():
             print(f"{r.name:28} {r.kind:15} {r.doc}")
@@ -109,17 +117,28 @@ def cmd_rewrite(args) -> int:
             print(f"{rw.rule:28} at {'.'.join(map(str, rw.path)) or 'root':10} "
                   f"choice {rw.choice:<3} {show(rw.result.body.body)[:110]}")
         return 0
+    print(show_program(_apply_rules(prog, args)), end="")
+    return 0
+
+
+def _apply_rules(prog, args):
+    """``prog`` rewritten by the rules of ``--rule``, in order."""
+    from mcl.lift import macros  # noqa: F401  (registers the macro rules)
+    from mcl.lift.rules import apply_rule
     path = tuple(int(x) for x in args.at.split(".")) if args.at else None
     for i, name in enumerate(args.rule):
         prog = apply_rule(prog, name, path if i == 0 else None, args.choice if i == 0 else 0)
-    print(show_program(prog), end="")
-    return 0
+    return prog
 
 
 def cmd_gen(args) -> int:
     from mcl.lift.codegen import Options, generate
+    from mcl.lift.ir import bind_sizes
     prog = _load(args)
     sizes = parse_assignments(args.size, "--size")
+    if args.rule:
+        # macro rules choose their parameters for numeric sizes
+        prog = _apply_rules(bind_sizes(prog, sizes), args)
     gen = generate(prog, sizes, Options(local_size=args.local_size))
     if args.output:
         out = Path(args.output)

@@ -365,9 +365,11 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
             device: str | None = None, results_path: str | Path | None = None,
             seed: int = 0, depth: int = 3, evaluator: Callable | None = None,
             limits: Limits | None = None, progress=None, reference: Callable | None = None,
-            repeat: int = 10) -> Results:
+            repeat: int = 10, seeds: tuple[Program, ...] = ()) -> Results:
     """Search implementations of ``prog`` at the given sizes; returns the results
-    (``results.best()`` is the fastest correct candidate)."""
+    (``results.best()`` is the fastest correct candidate). ``seeds`` are lowered
+    programs (derivations expected to be fast) evaluated before the search, within
+    its budget, so that a short search is never worse than them."""
     bound = bind_sizes(prog, sizes)
     ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
                                 seed=seed)
@@ -379,6 +381,8 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         meta["device_name"] = ev._rt.info.spec
     results = Results.load(results_path, meta)
     s = Search(bound, ev, results, budget, limits, seed, progress=progress)
+    for p in seeds:
+        s.score(bind_sizes(p, sizes))
     if strategy == "exhaustive":
         exhaustive(s, depth)
     else:
