@@ -9,7 +9,10 @@ versions do; `--tile` changes the tile for kernels that cover another one. A
 holds hand-written OpenCL for comparison).
 
     python benchmarks/opencl/matmul_variants.py examples/matmul/hopper_v6.mcpl \
-        benchmarks/opencl/matmul_hand/*.cl --size 4096 --out DIR
+        benchmarks/opencl/matmul_hand/*.cl "benchmarks/opencl/matmul_hand/vec4.cl -DBK=16" \
+        --size 4096 --out DIR
+
+A file name followed by build options (one argument) builds the file with them.
 """
 
 from __future__ import annotations
@@ -90,10 +93,11 @@ def main() -> int:
     lx, ly = (int(x) for x in args.local.split("x"))
     results = {"size": n, "cublas_ms": cublas_ms, "device": dev.name, "variants": {}}
     for f in args.files:
-        name = Path(f).stem
+        f, *extra = f.split()
+        name = " ".join([Path(f).stem, *extra])
         row: dict = {}
         try:
-            options = args.options.split()
+            options = args.options.split() + extra
             if f.endswith(".mcpl"):
                 from mcl.opencl import generate
                 (kernel,) = generate(f, args.target)

@@ -2,8 +2,10 @@
 // the thread map of examples/matmul/hopper_v4 (128 x 128 tile per 256 work-items,
 // 8 x 8 results each as runs of 4, bk = BK, double-buffered local tiles) with
 // 128-bit loads from global and local memory and no bounds checks
-// (n, m must be multiples of 128, p of BK).
+// (n, m must be multiples of 128, p of BK; BK = 8 unless built with -DBK=...).
+#ifndef BK
 #define BK 8
+#endif
 __attribute__((reqd_work_group_size(32, 8, 1)))
 __kernel void matmul(const int n, const int m, const int p,
                      __global float* restrict c,
