@@ -108,7 +108,8 @@ def main() -> int:
             row["options"] = options
             prog = cl.Program(ctx, src).build(options=options)
             log = prog.get_build_info(dev, cl.program_build_info.LOG)
-            row["ptxas"] = " | ".join(l.strip() for l in log.splitlines() if "ptxas" in l or "Used" in l)
+            row["ptxas"] = " | ".join(line.strip() for line in log.splitlines()
+                                      if "ptxas" in line or "Used" in line)
             row["ptx"] = ptx_stats(prog.binaries[0].decode(errors="replace"))
             k = prog.matmul
             k.set_args(np.int32(n), np.int32(m), np.int32(p), dc, da, db)
