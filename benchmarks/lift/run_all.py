@@ -284,8 +284,8 @@ def main(argv=None) -> int:
         best_so_far_plot(res, out / "mm_best_so_far.png", f"Lift mm {n}^3")
         if best:
             (out / "mm_best.cl").write_text(best["source"])
-        if vec and vec["source"]:
-            (out / "mm_vectorised.cl").write_text(vec["source"])
+        if vec and vec["source"] and (not best or vec["source"] != best["source"]):
+            (out / "mm_vectorised.cl").write_text(vec["source"])   # when it is not the best
 
     save()
     print(markdown(report))
