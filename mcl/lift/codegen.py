@@ -77,6 +77,11 @@ class Options:
     local_size: int | None = None       # for kernels with mapGlb only
     unroll: int = 16                    # sequential loops up to this trip count are unrolled
     local_memory: int | None = None     # bytes; None: no check
+    #: bytes of private arrays one work-item may declare: a GPU thread has at most 255
+    #: registers, larger arrays live in slow off-chip memory, and on a CPU the arrays
+    #: of a whole work-group are on one thread's stack (a candidate with 16 KB per
+    #: work-item overflowed PoCL's). None: no check.
+    private_memory: int | None = 4096
 
 
 @dataclass
@@ -208,6 +213,8 @@ class _KernelState:
     loops: list[_Loop] = field(default_factory=list)
     local_memories: list[Memory] = field(default_factory=list)
     local_bytes: int = 0
+    private_bytes: int = 0
+    probe: bool = False               # the first pass (launch sizes unknown, code dropped)
     memories: list[Memory] = field(default_factory=list)
     lcl_extents: dict[int, int] = field(default_factory=dict)
     wrg_extents: dict[int, int] = field(default_factory=dict)
@@ -350,7 +357,7 @@ class Generator:
         name = f"kernel_{len(self.kernels)}"
         saved_counter = self.counter
         # first pass: learn the extents of the maps, which fix the launch sizes
-        probe = _KernelState(name)
+        probe = _KernelState(name, probe=True)
         self.k = probe
         self._kernel_body(f, args, out, env)
         local, groups, glob = self._launch(probe)
@@ -595,6 +602,7 @@ class Generator:
         n = units(t)
         name = self.fresh({"global": "g", "local": "l", "private": "p"}[space])
         if space == "private":
+            self._count_private(n * unit_bytes(unit))
             mem = Memory(name, "private", unit, n)
             decl = f"{unit.c_name()} {name}" + ("" if n == 1 else f"[{n}]") + ";"
             self.emit(decl)
@@ -773,12 +781,22 @@ class Generator:
             return out
         return FnView(rt, lambda i: acc)
 
+    def _count_private(self, nbytes: int) -> None:
+        """Adds a private array to the kernel's total (every one counts, as if all were
+        live at once); over ``Options.private_memory`` the candidate is not generated."""
+        self.k.private_bytes += nbytes
+        limit = self.opt.private_memory
+        if limit is not None and self.k.private_bytes > limit and not self.k.probe:
+            raise CodegenLimit(f"private arrays of {self.k.private_bytes} bytes per work-item "
+                               f"(limit {limit}): too large for registers")
+
     def _private(self, t: Type, base: str, dist: bool) -> tuple[View, MemView]:
         """Private memory for a value of type ``t``, declared here, and the part of it
         the work-item holds: all of it, or with ``dist`` (at the work-group level, a
         value shaped like the group: ``_distributed``) only its own part."""
         own_t = t.elem.elem if dist else t
         name, unit, n = self.fresh(base), unit_type(t), units(own_t)
+        self._count_private(n * unit_bytes(unit))
         self.emit(f"{unit.c_name()} {name}" + ("" if n == 1 else f"[{n}]") + ";")
         own = MemView(Memory(name, "private", unit, n), own_t, Idx.of(0))
         return (_DistributedView(self, t, own) if dist else own), own

@@ -141,15 +141,16 @@ def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy
               evaluator=None, limits=None) -> tuple[Row, str]:
     """Explore the derived program at ``sizes``; (row of the best candidate, its expression).
     ``evaluator``/``limits`` replace the OpenCL device (as in mcl.lift.explore.explore)."""
-    from mcl.lift.explore import explore
+    from mcl.lift.explore import direct_lowering, explore
     names = [i.name for i in d.inputs]
+    direct = direct_lowering(d.program)
 
     def reference(*xs):
         return _expected(ref, {**sizes, **dict(zip(names, xs, strict=True))}, d.output)
 
     res = explore(d.program, sizes, strategy, budget, device, results, seed, depth,
                   evaluator=evaluator, limits=limits, progress=progress, reference=reference,
-                  repeat=repeat)
+                  repeat=repeat, seeds=(direct,) if direct is not None else ())
     counts: dict[str, int] = {}
     for e in res.evaluations.values():
         counts[e["status"]] = counts.get(e["status"], 0) + 1

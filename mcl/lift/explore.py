@@ -260,6 +260,10 @@ class Search:
             if is_lowered(prog):
                 return prog
             moves = [m for m in self.moves(prog) if _finishing(m.rule)]
+            # a sequential map feeding a sequential reduction is fused before anything
+            # else: otherwise it is lowered to a private array as long as its input
+            # (a whole matrix row), which no register file holds
+            moves = [m for m in moves if m.rule == "reduceSeq-mapSeq-fusion"] or moves
             if not moves:
                 return None
             weights = [KIND_WEIGHT.get(RULES[m.rule].kind, 1.0) for m in moves]
@@ -272,7 +276,7 @@ class Search:
 #: lowered by one more step).
 FINISHING_KINDS = ("lowering", "simplification")
 FINISHING_RULES = ("partRed-to-reduce", "partRed-lower", "map-partRed-lower", "iterate-one",
-                   "iterate-decompose", "reorder-to-id")
+                   "iterate-decompose", "reorder-to-id", "reduceSeq-mapSeq-fusion")
 
 
 def _finishing(rule: str) -> bool:
@@ -283,6 +287,31 @@ def _has_glb(prog: Program) -> bool:
     from mcl.lift.ir import prims
     names = {p.name for p in prims(prog.body)}
     return "mapGlb" in names and "mapWrg" not in names
+
+
+#: The rules of the direct lowering, in order of preference.
+DIRECT_RULES = ("reduceSeq-mapSeq-fusion", "map-to-mapGlb", "reduce-to-reduceSeq",
+                "map-to-mapSeq")
+
+
+def direct_lowering(prog: Program, limits: Limits | None = None,
+                    max_steps: int = 100) -> Program | None:
+    """The program lowered the way a first hand-written kernel would be: the outermost
+    map over work-items (mapGlb), everything inside sequential, each sequential map
+    that feeds a reduction fused into it (no private array); None where these rules
+    do not lower it (a reduction outside every map needs the macro rules). Used as an
+    exploration seed: the search then never reports less than the direct kernel."""
+    for _ in range(max_steps):
+        moves = [m for m in rewrites(prog, limits=limits, explore_only=True)
+                 if m.rule in DIRECT_RULES]
+        if is_lowered(prog):
+            moves = [m for m in moves if m.rule == DIRECT_RULES[0]]
+            if not moves:
+                return prog
+        if not moves:
+            return None
+        prog = min(moves, key=lambda m: (DIRECT_RULES.index(m.rule), len(m.path))).result
+    return prog if is_lowered(prog) else None
 
 
 def random_search(s: Search) -> None:

@@ -316,3 +316,39 @@ def test_mm_tiling_runs_on_the_device(rt):
     xs = random_inputs(p, sizes)
     got = run_generated(generate(q, sizes), rt, xs)
     np.testing.assert_allclose(got, xs[0].astype(np.float64) @ xs[1], rtol=1e-4, atol=1e-4)
+
+
+GESUMMV_ROWS = """
+userfun mult(x: float, y: float): float = x * y
+userfun add(x: float, y: float): float = x + y
+rows = fun(a: float[N][M], x: float[M]) =>
+  mapGlb(fun(row) => reduceSeq(add, 0.0f) o join o
+                     toPrivate(mapSeq(mapSeq(fun(p) => mult(p._0, p._1)))) o
+                     split(K) $ zip(row, x)) $ a
+"""
+
+
+@pytest.mark.parametrize("m, ok", [(512, True), (2048, False)])
+def test_private_arrays_over_the_limit_are_not_generated(m, ok):
+    """A materialised product row of M floats per work-item: 4 KB is the default limit
+    (an array of 16 KB per work-item overflowed PoCL's stack)."""
+    prog, sizes = parse(GESUMMV_ROWS), {"N": 8, "M": m, "K": 32}
+    if ok:
+        assert "float p_" in generate(prog, sizes).source
+        return
+    with pytest.raises(McplError, match=r"private arrays of 819\d bytes per work-item"):
+        generate(prog, sizes)
+    generate(prog, sizes, Options(private_memory=None))
+
+
+def test_direct_lowering_fuses_maps_into_reductions():
+    from mcl.lift.explore import direct_lowering
+    p = program("gemv")
+    low = direct_lowering(p)
+    text = show(low.body.body)
+    assert text.startswith("mapGlb(") and "mapSeq(fun(" not in text.split("reduceSeq")[1]
+    assert "toPrivate" not in text
+    sizes = {"N": 16, "M": 24}
+    xs = random_inputs(p, sizes)
+    np.testing.assert_allclose(run(bind_sizes(low, sizes), *xs),
+                               run(bind_sizes(p, sizes), *xs), rtol=1e-5)
