@@ -60,6 +60,8 @@ if str(HERE) not in sys.path:
 
 from cases import CASES, DEFAULT_KERNELS, Case  # noqa: E402
 
+from mcl.opencl.sizing import fit_size, size_ladder, work_of  # noqa: E402
+
 TARGET = "hopper"
 
 
@@ -322,69 +324,6 @@ def fresh(args: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- fitting the size
-
-def size_ladder(sizes: dict, keys: tuple[str, ...], need: dict | None = None,
-                fraction: float = 1 / 256) -> list[dict]:
-    """Smaller sizes than ``sizes``, ascending, then ``sizes`` itself: the size
-    parameters ``keys`` halved together j times (j from the first that brings their
-    product to ``fraction`` or below, down to 1), rounded down to multiples of
-    the version's divisors ``need`` (DIVISIBLE_BY)."""
-    need = need or {}
-    keys = tuple(k for k in keys if isinstance(sizes.get(k), int | np.integer))
-    if not keys:
-        return [dict(sizes)]
-    top = max(1, int(np.ceil(np.log2(1 / fraction) / len(keys))))
-    out: list[dict] = []
-    for j in range(top, 0, -1):
-        s = dict(sizes)
-        for k in keys:
-            d = max(1, int(need.get(k, 1)))
-            s[k] = max(d, int(sizes[k]) // 2 ** j // d * d)
-        if s != sizes and (not out or s != out[-1]):
-            out.append(s)
-    return out + [dict(sizes)]
-
-
-def work_of(ref, args: dict, metric: str) -> float:
-    """The work a run does, for extrapolating times across sizes: the figure of merit's
-    flops or bytes of reference.py, else the product of the integer sizes."""
-    names = ("flops", "bytes_moved") if metric == "GFLOP/s" else ("bytes_moved", "flops")
-    for name in names:
-        f = getattr(ref, name, None)
-        if f is not None:
-            w = float(f(**args))
-            if w > 0:
-                return w
-    return float(np.prod([float(v) for v in args.values()
-                          if isinstance(v, int | np.integer) and v > 0] or [1.0]))
-
-
-def fit_size(measure: Callable[[int], float], work: Callable[[int], float], rungs: int,
-             limit_s: float, headroom: float = 4.0) -> dict:
-    """Which rung of a ladder of sizes (ascending; the last is the paper size) to
-    measure a version at, without ever starting a run predicted to exceed
-    ``limit_s``. ``measure(i)``: seconds of one run at rung i; ``work(i)``: its work.
-    From rung 0 up, the time per unit of work of the largest rung measured predicts
-    the paper size; where that prediction exceeds ``limit_s``, the largest rung
-    predicted within ``limit_s / headroom`` is measured next (a closer prediction),
-    until no larger rung fits. Returns ``{"rung", "predicted_s", "probes"}``:
-    ``predicted_s`` is one run at the paper size, ``probes`` the (rung, seconds) runs."""
-    last = rungs - 1
-    if last <= 0:
-        return {"rung": 0, "predicted_s": None, "probes": []}
-    i, probes = 0, []
-    while True:
-        t = measure(i)
-        probes.append((i, t))
-        rate = t / work(i)
-        predicted = rate * work(last)
-        if predicted <= limit_s:
-            return {"rung": last, "predicted_s": predicted, "probes": probes}
-        larger = [k for k in range(i + 1, last) if rate * work(k) <= limit_s / headroom]
-        if not larger:
-            return {"rung": i, "predicted_s": predicted, "probes": probes}
-        i = larger[-1]
-
 
 class RunInputs:
     """The inputs of one problem size and of the smaller sizes of its ladder (made

@@ -569,6 +569,8 @@ class _Builder:
                 self.k.calls.append(CallSite(e, callee, tuple(self.loops), self.guard > 0))
             elif e.func in MATH_FUNCTIONS:
                 self.op(e, kind, e.func)
+            elif e.func == "atomicAdd":   # built in (lib.atomics' others have bodies)
+                self.op(e, kind, "+")
             for a in e.args:
                 if isinstance(a, ast.Index) and callee is not None and \
                         _written_arg(callee, e, a):

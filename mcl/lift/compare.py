@@ -26,7 +26,7 @@ class Row:
     """One line of the comparison."""
 
     version: str
-    status: str                        # "ok", "wrong", "error", "skipped"
+    status: str                        # "ok", "wrong", "error", "skipped", "too slow"
     time_s: float | None = None
     note: str = ""
     source: str = ""                   # OpenCL of the kernel (Lift: of the best candidate)
@@ -44,6 +44,7 @@ class Comparison:
     bound_s: float | None = None         # roofline: the least time the leaf allows
     bound_note: str = ""
     lift_expression: str = ""
+    other_branches: list[str] = field(default_factory=list)   # versions for other leaves
 
     def gflops(self, r: Row) -> float | None:
         return self.flops / r.time_s / 1e9 if self.flops and r.time_s else None
@@ -85,30 +86,50 @@ def _divisible(ref: ModuleType, stem: str, sizes: dict) -> str | None:
 def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None, str]:
     """(least time in seconds, how it was found): operations over the attainable rate
     with compulsory traffic (each array element crosses the memory interface once),
-    from mcl.analyses.stats.roofline of the first version written for ``leaf``."""
+    from mcl.analyses.stats.roofline of the least refined version brought down to
+    ``leaf`` (its operations are the algorithm's; refined versions may add some)."""
     from mcl.analyses.stats import roofline
-    from mcl.hdl import load_hardware
     from mcl.mcpl import check
+    from mcl.translate import translate
 
-    try:
-        hw = load_hardware(leaf)
-    except McplError as e:
-        return None, f"roofline missing: {e.diagnostics[0].message}"
-    for p in versions(folder):
+    why = f"no version of {folder.name} has one on {leaf}"
+    for p in on_path(versions(folder), leaf):
         try:
-            checked = check(p)
+            checked = check(translate(p, to=leaf))
             if checked.errors:
                 continue
             f = checked.module.functions[0]
-            r = roofline(f, checked, sizes, hardware=hw if f.hardware != leaf else None)
-        except (McplError, ValueError, TypeError, KeyError):
+            r = roofline(f, checked, sizes)
+        except McplError as e:
+            why = e.diagnostics[0].message
+            continue
+        except (ValueError, TypeError, KeyError) as e:
+            why = str(e)
             continue
         if r is not None and r.best_attainable > 0:
             return r.flops / r.best_attainable, (
                 f"roofline of {leaf} ({r.best_bound} bound with compulsory traffic, "
-                f"mcl.analyses on {p.name}): {r.flops:.3g} operations, "
+                f"mcl.analyses on {p.name} translated to {leaf}): {r.flops:.3g} operations, "
                 f"{r.compulsory_bytes:.3g} bytes")
-    return None, f"roofline missing: no version of {folder.name} has one on {leaf}"
+    return None, f"roofline missing: {why}"
+
+
+def on_path(paths: list[Path], leaf: str) -> list[Path]:
+    """The versions written for ``leaf`` or a level above it (those that can be
+    translated to it); versions for other branches of the hierarchy are left out."""
+    from mcl.hdl import hardware_library
+    from mcl.mcpl import parse_file
+    lib = hardware_library()
+    out = []
+    for p in paths:
+        try:
+            levels = {f.hardware for f in parse_file(p).functions}
+        except McplError:
+            out.append(p)      # reported as an error row
+            continue
+        if any(lv == leaf or (lv in lib and lib.is_descendant(leaf, lv)) for lv in levels):
+            out.append(p)
+    return out
 
 
 def _expected(ref: ModuleType, values: dict, output: str) -> np.ndarray:
@@ -116,21 +137,88 @@ def _expected(ref: ModuleType, values: dict, output: str) -> np.ndarray:
                                        for k, v in values.items()})[output])
 
 
-def measure_mcpl(path: Path, leaf: str, values: dict, expected: np.ndarray, output: str,
-                 tolerance: dict, device: str | None, repeat: int) -> Row:
-    """Compile one MCPL version for ``leaf``, check it against ``expected``, time it."""
+@dataclass
+class Inputs:
+    """The inputs of the comparison at the measured size and, made on demand, at the
+    smaller sizes of the ladder a slow version is probed on (see mcl.opencl.sizing)."""
+
+    ref: ModuleType
+    sizes: dict
+    values: dict
+    output: str
+    seed: int = 0
+    _smaller: dict = field(default_factory=dict)
+
+    def at(self, sizes: dict) -> dict:
+        if sizes == self.sizes:
+            return self.values
+        key = tuple(sorted(sizes.items()))
+        if key not in self._smaller:
+            self._smaller[key] = self.ref.inputs(
+                np.random.default_rng(self.seed), **{k: v for k, v in sizes.items()
+                                                     if k in _input_params(self.ref)})
+        return self._smaller[key]
+
+    def ladder(self, need: dict) -> list[dict]:
+        from mcl.opencl.sizing import size_ladder
+        keys = getattr(self.ref, "SCALE", None) or tuple(
+            k for k in _input_params(self.ref) if isinstance(self.sizes.get(k), int))
+        return size_ladder(self.sizes, tuple(keys), need)
+
+    def work(self, sizes: dict) -> float:
+        from mcl.opencl.sizing import work_of
+        metric = "GB/s" if hasattr(self.ref, "bytes_moved") else "GFLOP/s"
+        return work_of(self.ref, dict(sizes), metric)
+
+
+def _fresh(args: dict) -> dict:
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+
+
+def _sizes_text(sizes: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
+                 tolerance: dict, device: str | None, repeat: int,
+                 max_version_s: float | None = None) -> Row:
+    """Compile one MCPL version for ``leaf``, check it against ``expected``, time it.
+    With ``max_version_s``, the version is first timed on smaller sizes (a ladder
+    down to 1/256 of the work) and not run at all where one run at the compared size
+    is predicted to take longer: a running kernel cannot be interrupted."""
     import mcl
+    from mcl.opencl.sizing import fit_size
     try:
         kernel = mcl.compile(path, target=leaf, device=device)
-        args = {k: v for k, v in values.items() if k in kernel.plan.parameters}
-        got = kernel(**{k: (v.copy() if isinstance(v, np.ndarray) else v)
-                        for k, v in args.items()})[output]
-        got = np.asarray(got)
+
+        def args_at(sizes: dict) -> dict:
+            return {k: v for k, v in inputs.at(sizes).items() if k in kernel.plan.parameters}
+
+        one_run = None
+        if max_version_s is not None:
+            need = getattr(inputs.ref, "DIVISIBLE_BY", {}).get(path.stem, {})
+            rungs = inputs.ladder(need)
+            fit = fit_size(lambda i: kernel.time(1, warmup=0, **args_at(rungs[i])),
+                           lambda i: inputs.work(rungs[i]), len(rungs), max_version_s)
+            one_run = fit["predicted_s"]
+            if fit["rung"] != len(rungs) - 1:
+                small, t = rungs[fit["probes"][-1][0]], fit["probes"][-1][1]
+                return Row(path.stem, "too slow", note=(
+                    f"one run predicted to take {one_run:.3g} s (limit {max_version_s:g} s), "
+                    f"from {t * 1e3:.3g} ms at {_sizes_text(small)}: not run"),
+                    source=kernel.source)
+        args = args_at(inputs.sizes)
+        got = np.asarray(kernel(**_fresh(args))[inputs.output])
         if got.shape != expected.shape or not np.allclose(got, expected, **tolerance):
             err = float(np.max(np.abs(got - expected))) if got.shape == expected.shape else \
                 float("inf")
             return Row(path.stem, "wrong", note=f"max |error| {err:.3g}", source=kernel.source)
-        return Row(path.stem, "ok", kernel.time(repeat, **args), source=kernel.source)
+        warmup = 2
+        if one_run and max_version_s:   # slow versions are timed fewer times
+            runs = max(1, int(max_version_s / max(one_run, 1e-9)))
+            warmup, repeat = min(warmup, runs // 4), max(1, min(repeat, runs - runs // 4))
+        return Row(path.stem, "ok", kernel.time(repeat, warmup=warmup, **args),
+                   source=kernel.source)
     except McplError as e:
         return Row(path.stem, "error", note=e.diagnostics[0].message.splitlines()[0][:160])
 
@@ -165,10 +253,14 @@ def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy
 def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: int = 200,
             strategy: str = "mcts", device: str | None = None, seed: int = 0, depth: int = 3,
             results: str | None = None, repeat: int = 10, function: str | None = None,
-            progress=None, measure=None, evaluator=None, limits=None) -> Comparison:
+            progress=None, measure=None, evaluator=None, limits=None,
+            max_version_s: float | None = None) -> Comparison:
     """The comparison for the example folder of ``kernel`` (an MCPL file; its folder
-    holds the versions and reference.py) at ``sizes`` (default: the example values).
-    ``measure`` (default :func:`measure_mcpl`) and ``evaluator`` replace the device."""
+    holds the versions and reference.py) at ``sizes`` (default: the example values):
+    the versions written for ``leaf`` or a level above it, then Lift's best.
+    ``max_version_s`` leaves out versions predicted to run longer (see
+    :func:`measure_mcpl`). ``measure`` (default :func:`measure_mcpl`) and
+    ``evaluator`` replace the device."""
     measure = measure or measure_mcpl
     kernel = Path(kernel)
     folder = kernel.parent
@@ -181,6 +273,8 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
     values = ref.inputs(np.random.default_rng(seed), **{k: v for k, v in sizes.items()
                                                          if k in _input_params(ref)})
     sizes = {**sizes, **{k: v for k, v in values.items() if isinstance(v, int)}}
+    inputs = Inputs(ref, {k: v for k, v in sizes.items() if k in _input_params(ref)}, values,
+                    d.output, seed)
     expected = _expected(ref, values, d.output)
     tol = getattr(ref, "TOLERANCE", {"rtol": 1e-4, "atol": 1e-5})
     cmp = Comparison(ref.KERNEL if hasattr(ref, "KERNEL") else folder.name, leaf, sizes,
@@ -188,12 +282,17 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
     cmp.flops = float(ref.flops(**sizes)) if hasattr(ref, "flops") else None
     cmp.bytes = float(ref.bytes_moved(**sizes)) if hasattr(ref, "bytes_moved") else None
     cmp.bound_s, cmp.bound_note = _roofline_bound(folder, leaf, sizes)
-    for p in versions(folder):
+    every = versions(folder)
+    chosen = on_path(every, leaf)
+    cmp.other_branches = [p.stem for p in every if p not in chosen]
+    for p in chosen:
         why = _divisible(ref, p.stem, sizes)
         if why:
             cmp.rows.append(Row(p.stem, "skipped", note=f"needs {why}"))
             continue
-        cmp.rows.append(measure(p, leaf, values, expected, d.output, tol, device, repeat))
+        if progress:
+            print(f"{p.stem} ...", file=progress, flush=True)
+        cmp.rows.append(measure(p, leaf, inputs, expected, tol, device, repeat, max_version_s))
     row, cmp.lift_expression = lift_best(d, sizes, ref, budget, strategy, device, seed, depth,
                                          results, repeat, progress, evaluator, limits)
     cmp.rows.append(row)
@@ -244,6 +343,9 @@ def table(c: Comparison, markdown: bool = False) -> str:
         lines = [title, fmt.format(*head[:-1]) + "  note"]
         lines += [fmt.format(*row[:-1]) + "  " + row[-1] for row in body]
     lines += ["", c.bound_note + (f"; least time {c.bound_s * 1e3:.4f} ms" if c.bound_s else "")]
+    if c.other_branches:
+        lines += ["", f"Not for {c.leaf} (written for another branch of the hierarchy): "
+                  + ", ".join(c.other_branches)]
     if c.lift_expression:
         lines += ["", f"Lift best: {c.lift_expression}"]
     return "\n".join(lines) + "\n"

@@ -1253,7 +1253,11 @@ def register(lift_subparsers: argparse._SubParsersAction) -> None:
                                    "versions are compiled for (default: MCL_TARGET)")),
                  ("--function", dict(help="KERNEL.mcpl: the function to derive")),
                  ("--markdown", dict(action="store_true",
-                                     help="KERNEL.mcpl: print the table as markdown"))]
+                                     help="KERNEL.mcpl: print the table as markdown")),
+                 ("--max-version-s", dict(type=float, default=20.0, metavar="S",
+                                          help="KERNEL.mcpl: leave out MCPL versions whose "
+                                          "one run is predicted (from runs at smaller sizes) "
+                                          "to take longer than S seconds (default 20)"))]
         for flag, kw in extra:
             if flag not in ex._option_string_actions:
                 ex.add_argument(flag, **kw)
@@ -1300,6 +1304,7 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
     sizes = parse_assignments(args.size, "--size")
     c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
                 args.seed, args.depth, args.results, args.repeat,
-                getattr(args, "function", None), progress=sys.stderr)
+                getattr(args, "function", None), progress=sys.stderr,
+                max_version_s=getattr(args, "max_version_s", None))
     print(table(c, markdown=getattr(args, "markdown", False)), end="")
     return 0 if any(r.status == "ok" for r in c.rows) else 1

@@ -120,59 +120,6 @@ def test_report_main_writes_markdown(tmp_path):
     assert (tmp_path / "REPORT.md").read_text().startswith("# Case studies of issue 10")
 
 
-# ----------------------------------------------------------------------------- size fitting
-# A running OpenCL kernel cannot be interrupted (the perfect reduction, 2^28 float
-# atomics on one address, stalled a whole H100 run): the driver times each version on
-# smaller sizes first and never starts a run predicted to exceed --max-version-s.
-
-
-def test_size_ladder_halves_the_size_parameters_and_keeps_divisors():
-    ladder = run.size_ladder({"n": 2 ** 28}, ("n",))
-    assert [s["n"] for s in ladder] == [2 ** k for k in range(20, 29)]
-    mm = run.size_ladder({"n": 4096, "m": 4096, "p": 4096}, ("n", "m", "p"), {"p": 256})
-    assert mm[0] == {"n": 512, "m": 512, "p": 512} and mm[-1]["p"] == 4096
-    assert all(s["p"] % 256 == 0 for s in mm)
-    tiny = run.size_ladder({"n": 64, "m": 64, "p": 256}, ("n", "m", "p"), {"p": 256})
-    assert all(s["p"] == 256 for s in tiny) and tiny[-1] == {"n": 64, "m": 64, "p": 256}
-    conv = run.size_ladder({"h": 4096, "w": 4096, "fh": 9, "fw": 9}, ("h", "w"))
-    assert all(s["fh"] == 9 for s in conv) and conv[0]["h"] == 256
-
-
-def _fit(seconds_per_work, works, limit):
-    measured = []
-
-    def measure(i):
-        measured.append(i)
-        return seconds_per_work(works[i]) * works[i]
-    fit = run.fit_size(measure, lambda i: works[i], len(works), limit)
-    return fit, measured
-
-
-def test_fit_size_runs_the_paper_size_when_predicted_within_the_limit():
-    works = [2.0 ** k for k in range(20, 29)]
-    fit, measured = _fit(lambda w: 1e-9, works, 20.0)
-    assert fit["rung"] == len(works) - 1 and measured == [0]
-    assert fit["predicted_s"] == pytest.approx(2 ** 28 * 1e-9)
-
-
-def test_fit_size_extrapolates_and_measures_the_largest_size_that_fits():
-    works = [2.0 ** k for k in range(20, 29)]
-    # 1 µs per element: 268 s at 2^28, far over 20 s; 2^22 is 4.2 s <= 20 / 4
-    fit, measured = _fit(lambda w: 1e-6, works, 20.0)
-    assert fit["predicted_s"] == pytest.approx(2 ** 28 * 1e-6)
-    assert works[fit["rung"]] == 2 ** 22
-    assert measured == [0, 2]  # never a run predicted to take more than 20 / 4 s
-    assert max(t for _, t in fit["probes"]) <= 20.0 / 4 * 1.0001
-
-
-def test_fit_size_measures_again_where_the_small_size_overestimated():
-    works = [2.0 ** k for k in range(20, 29)]
-    # per-element time falls with size (launch overhead at small sizes): the paper
-    # size turns out to fit once a larger size is measured
-    fit, measured = _fit(lambda w: 1e-6 if w < 2 ** 22 else 5e-8, works, 20.0)
-    assert measured == [0, 2] and fit["rung"] == len(works) - 1
-
-
 class _CostedKernel(_NumpyKernel):
     """A stand-in whose time is a cost model (seconds per element), not a clock."""
 

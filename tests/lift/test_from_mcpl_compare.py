@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from mcl.lift.compare import Comparison, Row, compare, default_sizes, table, versions
 from mcl.lift.explore import Evaluation
@@ -52,8 +53,8 @@ def test_compare_with_interpreter_evaluator():
         return Evaluation(key(prog.body), show(prog.body.body), "ok" if ok else "wrong",
                           1e-3 * (1 + len(checked)))
 
-    def measure(path, leaf, values, expected, output, tol, device, repeat):
-        assert output == "c" and expected.shape == (64,)
+    def measure(path, leaf, inputs, expected, tol, device, repeat, max_version_s):
+        assert inputs.output == "c" and expected.shape == (64,)
         return Row(path.stem, "ok", 4e-3)
 
     c = compare(EXAMPLES / "vector_add" / "perfect.mcpl", "hopper", sizes, budget=5,
@@ -63,3 +64,50 @@ def test_compare_with_interpreter_evaluator():
     assert c.rows[-1].status == "ok" and c.rows[-1].time_s == 2e-3
     assert c.bytes == 12 * 64 and c.bound_s is not None and c.bound_s > 0
     assert "mapGlb" in c.lift_expression or "mapWrg" in c.lift_expression
+
+
+def test_only_versions_on_the_path_to_the_leaf_are_compared():
+    measured = []
+
+    def measure(path, leaf, inputs, expected, tol, device, repeat, max_version_s):
+        measured.append(path.stem)
+        return Row(path.stem, "ok", 1e-3)
+
+    c = compare(EXAMPLES / "matmul" / "perfect.mcpl", "hopper", {"n": 64, "m": 64, "p": 64},
+                budget=1, strategy="random", measure=measure,
+                evaluator=lambda prog, local_size=None: Evaluation(
+                    key(prog.body), show(prog.body.body), "ok", 1e-3), limits=Limits())
+    assert "perfect" in measured and "hopper_v1" in measured and "gpu_v1" in measured
+    assert not any(v.startswith(("mic", "xeon_phi", "fermi")) for v in measured)
+    assert {"fermi", "mic", "xeon_phi"} <= set(c.other_branches)
+    assert "Not for hopper" in table(c)
+
+
+@pytest.mark.parametrize("kernel", ["gesummv", "matmul", "reduction"])
+def test_roofline_bound_of_the_perfect_version_translated_to_the_leaf(kernel):
+    from mcl.lift.compare import _roofline_bound
+    folder = EXAMPLES / kernel
+    sizes = default_sizes(folder / "perfect.mcpl")
+    bound, note = _roofline_bound(folder, "hopper", sizes)
+    assert bound is not None and bound > 0, note
+    assert "perfect.mcpl translated to hopper" in note
+
+
+def test_a_version_predicted_too_slow_is_not_run(rt):
+    """Timed at 1/256 of the size first; a limit it cannot meet leaves it out, with the
+    prediction in the note; a generous limit runs it at the compared size."""
+    from mcl.lift.compare import Inputs, measure_mcpl
+    from mcl.lift.from_mcpl import reference_module
+    path = EXAMPLES / "vector_add" / "perfect.mcpl"
+    ref = reference_module(path)
+    sizes = {"n": 1 << 16}
+    values = ref.inputs(np.random.default_rng(0), **sizes)
+    inputs = Inputs(ref, sizes, values, "c")
+    expected = ref.reference(**values)["c"]
+    slow = measure_mcpl(path, "hopper", inputs, expected, ref.TOLERANCE, None, 2,
+                        max_version_s=1e-9)
+    assert slow.status == "too slow" and slow.time_s is None
+    assert "n=256" in slow.note and "not run" in slow.note
+    fast = measure_mcpl(path, "hopper", inputs, expected, ref.TOLERANCE, None, 2,
+                        max_version_s=60.0)
+    assert fast.status == "ok" and fast.time_s > 0
