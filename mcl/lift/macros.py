@@ -9,6 +9,15 @@ numeric parameters chosen within the device's limits.
   in seed 002's walkthrough; a second, one-work-group kernel finishes.
 * ``map-reduce-to-workgroups``: ``map(row => reduce o map(g) $ row)`` (gemv,
   dot products) with one work-group per element and the same tree per row.
+  Also a row body combining k >= 1 row reductions with a final function,
+  ``map(row => map(h) $ zip(R1, ..., Rk))`` or ``map(row => map(h) $ R1)`` (gesummv:
+  ``h`` = y_f(alpha, A_i.x, beta, B_i.x)): the whole work-group does each reduction
+  in turn (strided first stage, tree whose T[1] stays in local memory), then one
+  work-item applies h to the k results and writes the row's output,
+  ``join o toGlobal(mapLcl(mapSeq(h))) o split(1) $ zip(T1, ..., Tk)``. Its choices
+  (at most 12): scalar or the widest vectors of the limits, with or without the warp
+  tail, the three largest work-group sizes up to 512 that divide the row and whose k
+  trees fit in local memory.
 * ``mm-register-blocking``: matrix multiplication with each work-item
   computing a block of C in private memory (register blocking) and coalesced
   reads of B.
@@ -55,9 +64,12 @@ def _i(k: int) -> sympy.Integer:
     return sympy.Integer(int(k))
 
 
-def tree(f: Fun, z: Expr, size: int, warp: bool, warp_size: int = 32) -> Fun:
+def tree(f: Fun, z: Expr, size: int, warp: bool, warp_size: int = 32,
+         to_global: bool = True) -> Fun:
     """Reduce ``T[size]`` (in local memory) to ``T[1]`` in global memory: halving
-    steps by ``mapLcl`` with barriers, the last ones in one warp without."""
+    steps by ``mapLcl`` with barriers, the last ones in one warp without. With
+    ``to_global`` False the ``T[1]`` stays in local memory (for a consumer in the
+    same work-group)."""
     rs = Prim("reduceSeq", (f, z))
     steps: list[Fun] = []        # applied first to last
     s = size
@@ -75,6 +87,8 @@ def tree(f: Fun, z: Expr, size: int, warp: bool, warp_size: int = 32) -> Fun:
             t //= 2
         steps.append(compose(JOIN, Prim("mapWarp", (compose(*reversed(lanes)),)),
                              Prim("split", (_i(s),))))
+    if not to_global:
+        return compose(*reversed(steps))
     steps.append(compose(JOIN, Prim("toGlobal", (Prim("mapLcl", (Prim("mapSeq", (Prim("id"),)),
                                                                       )),)),
                          Prim("split", (_i(1),))))
@@ -93,7 +107,9 @@ def first_stage(f: Fun, z: Expr, g: Fun | None, threads: int, chunk: int, width:
         acc2, y2 = Param("acc"), Param("y")
         vseq = Prim("reduceSeq", (Lambda((acc2, y2), apply(Prim("mapVec", (f,)), acc2,
                                                              apply(vectorise(g), y2))), z))
-    per_thread = seq if width == 1 else compose(seq, Prim("asScalar"), vseq)
+    # with vectors, g is applied in the vector loop: the lanes are then combined by f alone
+    per_thread = seq if width == 1 else compose(Prim("reduceSeq", (f, z)), Prim("asScalar"),
+                                                vseq)
     return compose(JOIN, Prim("toLocal", (Prim("mapLcl", (per_thread,)),)),
                    Prim("split", (_i(chunk),)), Prim("reorderStride", (_i(threads),)))
 
@@ -144,12 +160,14 @@ def _vector_input(x: Expr, width: int) -> Expr:
 
 
 def workgroup_reduction(f: Fun, z: Expr, g: Fun | None, x: Expr, n: int, threads: int,
-                        width: int, warp: bool, warp_size: int = 32) -> Expr:
-    """One work-group reduces all ``n`` elements of ``x`` (after ``g``) to ``T[1]``."""
+                        width: int, warp: bool, warp_size: int = 32,
+                        to_global: bool = True) -> Expr:
+    """One work-group reduces all ``n`` elements of ``x`` (after ``g``) to ``T[1]``
+    (in global memory, or with ``to_global`` False in local memory)."""
     chunk = n // (threads * width)
     stage = first_stage(f, z, g, threads, chunk, width)
     src = x if width == 1 else _vector_input(x, width)
-    return apply(compose(tree(f, z, threads, warp, warp_size), stage), src)
+    return apply(compose(tree(f, z, threads, warp, warp_size, to_global), stage), src)
 
 
 def _powers(lo: int, hi: int) -> list[int]:
@@ -233,11 +251,15 @@ rule(Rule("reduce-to-workgroup-tree", "macro",
           rhs=reduce_tree, exact=False))
 
 
-# --- map of reductions (gemv, one work-group per row) ---------------------------------------
+# --- map of reductions (gemv, gesummv: one work-group per row) ------------------------------
 
 def _row_reduction(lam: Lambda):
     """``row => reduce(f, z) $ map(g) $ X`` or ``row => reduce(f, z) $ X``: (f, z, g, X)."""
-    b = lam.body
+    return _reduction_parts(lam.body)
+
+
+def _reduction_parts(b: Expr):
+    """``reduce(f, z) $ map(g) $ X`` or ``reduce(f, z) $ X``: (f, z, g, X), else None."""
     if not (isinstance(b, Call) and isinstance(b.fun, Prim) and b.fun.name == "reduce"):
         return None
     f, z = b.fun.args[0], b.fun.args[1]
@@ -248,47 +270,108 @@ def _row_reduction(lam: Lambda):
     return f, z, g, x
 
 
+def _row_reductions(lam: Lambda):
+    """The body of a map over rows as k >= 1 row reductions and a final function:
+    ``row => R`` (gemv: final None), ``row => map(h) $ zip(R1, ..., Rk)`` (gesummv:
+    ``h`` on the tuple of the k results) or ``row => map(h) $ R1``, each ``Ri`` a
+    ``reduce(f, z) [o map(g)] $ X``. Returns ([(f, z, g, X), ...], h, zipped) or None."""
+    one = _reduction_parts(lam.body)
+    if one is not None:
+        return [one], None, False
+    b = lam.body
+    if not (isinstance(b, Call) and isinstance(b.fun, Prim) and b.fun.name == "map"
+            and isinstance(b.fun.args[0], Lambda | UserFun)):
+        return None
+    x = b.args[0]
+    zipped = isinstance(x, Call) and isinstance(x.fun, Prim) and x.fun.name == "zip"
+    parts = [_reduction_parts(a) for a in (x.args if zipped else (x,))]
+    if not parts or any(p is None for p in parts):
+        return None
+    return parts, b.fun.args[0], zipped
+
+
+def _rows_match(s: Site) -> bool:
+    p = _call_of(s, "map")
+    if p is None or s.arg_types is None or s.enclosing:
+        return False
+    lam = p.args[0]
+    if not (isinstance(lam, Lambda) and len(lam.params) == 1):
+        return False
+    shape = _row_reductions(lam)
+    if shape is None:
+        return False
+    from mcl.lift.typecheck import type_of
+    return all(_is_assoc(f, type_of(z, {})) for f, z, _, _ in shape[0])
+
+
+def _scalar_input(xt) -> bool:
+    return isinstance(xt.elem, ScalarType) or (
+        isinstance(xt.elem, TupleType) and all(isinstance(t, ScalarType) for t in xt.elem.elems))
+
+
+def rows_choices(n: int, k: int, limits: Limits, vector_ok: bool) -> list[tuple]:
+    """(threads, vector width, warp tail) for k reductions of n elements per work-group:
+    scalar and the widest vectors of the limits, per (width, tail) the three largest
+    work-group sizes up to 512 that divide the row and whose k trees fit in local memory
+    (at most 12 choices)."""
+    widths = [1] + ([max(limits.vector_widths)] if vector_ok and limits.vector_widths else [])
+    out = []
+    for w, warp in itertools.product(widths, _warp_tails(limits)):
+        ts = [t for t in _powers(32, min(512, limits.max_work_group))
+              if n % (t * w) == 0 and not (warp and t < 2 * limits.warp_size)
+              and k * t * 4 * 2 * w <= limits.local_memory]
+        out.extend((t, w, warp) for t in reversed(ts[-3:]))
+    return out
+
+
 def map_reduce_workgroups(s: Site) -> list[Expr]:
     lam = s.node.fun.args[0]
-    f, z, g, x = _row_reduction(lam)
+    reds, h, zipped = _row_reductions(lam)
     (row,) = lam.params
     elem = s.arg_types[0].elem
     from mcl.lift.typecheck import type_of
     env = dict(s.env)
     env[row] = elem
-    xt = type_of(x, env)
-    n = int(xt.size)
+    xts = [type_of(x, env) for _, _, _, x in reds]
+    n = int(xts[0].size)
+    if any(int(t.size) != n for t in xts):
+        return []
+    vector_ok = all(_scalar_input(t) and _vectorisable(g)
+                    for t, (_, _, g, _) in zip(xts, reds, strict=True))
+    if h is None:
+        # one reduction (gemv): every work-group size, vector width and tail
+        choices = [(t, w, warp) for t, w, warp in itertools.product(
+                       _powers(32, s.limits.max_work_group), [1, *s.limits.vector_widths],
+                       _warp_tails(s.limits))
+                   if not (n % (t * w) or (w > 1 and not vector_ok)
+                           or (warp and t < 2 * s.limits.warp_size))]
+    else:
+        choices = rows_choices(n, len(reds), s.limits, vector_ok)
     out = []
-    scalar_input = isinstance(xt.elem, ScalarType) or (
-        isinstance(xt.elem, TupleType) and all(isinstance(t, ScalarType) for t in xt.elem.elems))
-    for threads, w, warp in itertools.product(_powers(32, s.limits.max_work_group),
-                                              [1, *s.limits.vector_widths],
-                                              _warp_tails(s.limits)):
-        if n % (threads * w) or (w > 1 and not (scalar_input and _vectorisable(g))):
-            continue
-        if warp and threads < 2 * s.limits.warp_size:
-            continue
+    for threads, w, warp in choices:
         r = Param(row.name)
-        body = workgroup_reduction(f, z, g, substitute(x, {row: r}), n, threads, w, warp,
-                                   s.limits.warp_size)
+        results = [workgroup_reduction(f, z, g, substitute(x, {row: r}), n, threads, w, warp,
+                                       s.limits.warp_size, to_global=h is None)
+                   for f, z, g, x in reds]
+        if h is None:
+            body = results[0]
+        else:
+            # the k results (each T[1] in local memory) combined by one work-item
+            final = Prim("toGlobal", (Prim("mapLcl", (Prim("mapSeq", (substitute(h, {row: r}),
+                                                                      )),)),))
+            arg = Call(Prim("zip"), tuple(results)) if zipped else results[0]
+            body = apply(compose(JOIN, final, Prim("split", (_i(1),))), arg)
         out.append(Call(Prim("mapWrg", (Lambda((r,), body),)), s.node.args))
     return out
 
 
 rule(Rule("map-reduce-to-workgroups", "macro",
           "map(row => reduce(f, z) o map(g) $ row) -> mapWrg(row => tree o "
-          "join o toLocal(mapLcl(reduceSeq(f o g))) o split(c) o reorderStride(t) $ row)",
-          match=lambda s: (p := _call_of(s, "map")) is not None and s.arg_types is not None
-          and not s.enclosing and isinstance(p.args[0], Lambda) and len(p.args[0].params) == 1
-          and _row_reduction(p.args[0]) is not None
-          and _is_assoc(_row_reduction(p.args[0])[0], _acc_elem(p.args[0], s)),
-          rhs=map_reduce_workgroups, exact=True))
-
-
-def _acc_elem(lam: Lambda, s: Site):
-    from mcl.lift.typecheck import type_of
-    f, z, g, x = _row_reduction(lam)
-    return type_of(z, {})
+          "join o toLocal(mapLcl(reduceSeq(f o g))) o split(c) o reorderStride(t) $ row); "
+          "map(row => map(h) $ zip(R1, ..., Rk)) with each Ri such a reduction -> "
+          "mapWrg(row => join o toGlobal(mapLcl(mapSeq(h))) o split(1) $ zip(T1, ..., Tk)), "
+          "Ti the work-group's tree of Ri left in local memory",
+          match=_rows_match, rhs=map_reduce_workgroups, exact=True))
 
 
 # --- matrix multiplication ---------------------------------------------------------------------
