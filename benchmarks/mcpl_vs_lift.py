@@ -11,7 +11,8 @@ others' results.
 
     python benchmarks/mcpl_vs_lift.py --leaf hopper --budget 40 --out benchmarks/results
 
-writes OUT/mcpl_vs_lift.md and OUT/mcpl_vs_lift_<kernel>.json.
+writes OUT/mcpl_vs_lift.md, OUT/mcpl_vs_lift_<kernel>.json, Lift's evaluations in
+OUT/explore_<kernel>.json and the progress of every kernel in OUT/run_log.txt.
 """
 
 from __future__ import annotations
@@ -38,13 +39,17 @@ def one(kernel: str, args: argparse.Namespace) -> dict:
     ref = reference_module(path)
     sizes = dict(ref.PAPER_SIZES[0]) if args.sizes == "paper" else dict(ref.SIZES[-1])
     t0 = time.time()
+    explored = Path(args.out) / f"explore_{kernel}.json"
+    explored.unlink(missing_ok=True)      # one run: no evaluation recalled from an earlier one
     c = compare(path, args.leaf, sizes, args.budget, args.strategy, args.device, seed=0,
-                repeat=args.repeat, progress=sys.stderr)
+                repeat=args.repeat, results=str(explored), progress=sys.stderr,
+                max_version_s=args.max_version_s)
     rows = [{"version": r.version, "status": r.status, "time_s": r.time_s,
              "GFLOPs": c.gflops(r), "GBs": c.gbs(r), "roofline_fraction": c.roofline_fraction(r),
              "note": r.note} for r in c.rows]
     return {"kernel": kernel, "leaf": args.leaf, "sizes": c.sizes, "device": c.device,
             "budget": args.budget, "strategy": args.strategy, "rows": rows,
+            "max_version_s": args.max_version_s, "other_branches": c.other_branches,
             "bound_s": c.bound_s, "bound_note": c.bound_note,
             "lift_expression": c.lift_expression, "wall_s": time.time() - t0,
             "table": table(c, markdown=True)}
@@ -77,7 +82,9 @@ def summary(records: list[dict], missing: dict[str, str]) -> str:
         lines.append(f"| {k} | not measured: {why} | | | | | |")
     if records:
         lines += ["", f"Device: {records[0]['device']}; leaf: {records[0]['leaf']}; "
-                  f"Lift budget: {records[0]['budget']} candidates ({records[0]['strategy']})."]
+                  f"Lift budget: {records[0]['budget']} candidates ({records[0]['strategy']}); "
+                  f"an MCPL version whose one run is predicted (from runs at smaller sizes) to "
+                  f"take more than {records[0].get('max_version_s')} s is not run (too slow)."]
     for rec in records:
         lines += ["", rec["table"].rstrip()]
     return "\n".join(lines) + "\n"
@@ -94,8 +101,11 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="paper", choices=("paper", "test"),
                     help="PAPER_SIZES[0] of reference.py, or its largest test size")
     ap.add_argument("--kernels", nargs="*", default=list(KERNELS))
-    ap.add_argument("--per-kernel", type=float, default=100.0,
+    ap.add_argument("--per-kernel", type=float, default=300.0,
                     help="seconds a kernel's comparison may take")
+    ap.add_argument("--max-version-s", type=float, default=10.0,
+                    help="MCPL versions whose one run is predicted (from runs at smaller "
+                         "sizes) to take longer are not run")
     ap.add_argument("--summarize", action="store_true",
                     help="only rebuild OUT/mcpl_vs_lift.md from the JSON files in OUT (to merge "
                          "runs made in parts)")
@@ -115,22 +125,32 @@ def main(argv=None) -> int:
         print(rec["table"])
         return 0
     records, missing = [], {}
+    (out / "run_log.txt").write_text(f"mcpl_vs_lift.py {' '.join(argv or sys.argv[1:])}\n")
     for k in args.kernels:
         cmd = [sys.executable, __file__, "--one", k, "--out", str(out), "--leaf", args.leaf,
                "--budget", str(args.budget), "--strategy", args.strategy,
-               "--repeat", str(args.repeat), "--sizes", args.sizes]
+               "--repeat", str(args.repeat), "--sizes", args.sizes,
+               "--max-version-s", str(args.max_version_s)]
         if args.device:
             cmd += ["--device", args.device]
         result = out / f"mcpl_vs_lift_{k}.json"
         result.unlink(missing_ok=True)
-        try:
-            proc = subprocess.run(cmd, timeout=args.per_kernel, capture_output=True, text=True)
-            sys.stdout.write(proc.stdout)
-            if proc.returncode:
-                missing[k] = (proc.stderr.strip().splitlines() or ["failed"])[-1][:200]
-                sys.stderr.write(proc.stderr[-3000:])
-        except subprocess.TimeoutExpired:
-            missing[k] = f"took more than {args.per_kernel:.0f} s"
+        t0 = time.time()
+        print(f"== {k}", file=sys.stderr, flush=True)
+        with open(out / "run_log.txt", "a") as log:
+            log.write(f"\n== {k}: {' '.join(cmd[2:])}\n")
+            log.flush()
+            try:   # the child's progress and errors go to the log, its table to stdout
+                proc = subprocess.run(cmd, timeout=args.per_kernel, stdout=subprocess.PIPE,
+                                      stderr=log, text=True)
+                sys.stdout.write(proc.stdout)
+                if proc.returncode:
+                    missing[k] = f"exit status {proc.returncode} (see run_log.txt)"
+            except subprocess.TimeoutExpired:
+                missing[k] = f"took more than {args.per_kernel:.0f} s"
+            log.write(f"\n== {k}: {missing.get(k, 'done')} after {time.time() - t0:.0f} s\n")
+        print(f"== {k}: {missing.get(k, 'done')} after {time.time() - t0:.0f} s",
+              file=sys.stderr, flush=True)
         if result.exists() and k not in missing:
             records.append(json.loads(result.read_text()))
         (out / "mcpl_vs_lift.md").write_text(summary(records, missing))

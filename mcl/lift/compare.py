@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -163,7 +164,9 @@ class Inputs:
         from mcl.opencl.sizing import size_ladder
         keys = getattr(self.ref, "SCALE", None) or tuple(
             k for k in _input_params(self.ref) if isinstance(self.sizes.get(k), int))
-        return size_ladder(self.sizes, tuple(keys), need)
+        # from 1/65536 of the work: one run of the perfect reduction at 1/256 of 2^28
+        # elements (2^20 float atomics on one address) already takes 40 s on an H100
+        return size_ladder(self.sizes, tuple(keys), need, fraction=2.0 ** -16)
 
     def work(self, sizes: dict) -> float:
         from mcl.opencl.sizing import work_of
@@ -184,7 +187,7 @@ def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
                  max_version_s: float | None = None) -> Row:
     """Compile one MCPL version for ``leaf``, check it against ``expected``, time it.
     With ``max_version_s``, the version is first timed on smaller sizes (a ladder
-    down to 1/256 of the work) and not run at all where one run at the compared size
+    from 1/65536 of the work up) and not run at all where one run at the compared size
     is predicted to take longer: a running kernel cannot be interrupted."""
     import mcl
     from mcl.opencl.sizing import fit_size
@@ -245,7 +248,8 @@ def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
     best = res.best()
     if best is None:
-        return Row("Lift best", "error", note=f"no correct candidate ({summary})"), ""
+        return Row("Lift best", "error", note=f"no correct candidate ({summary})" if summary
+                   else "the search reached no fully lowered program at these sizes"), ""
     return Row("Lift best", "ok", best["time_s"], note=f"{summary}",
                source=best.get("source", "")), best["expression"]
 
@@ -290,9 +294,12 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
         if why:
             cmp.rows.append(Row(p.stem, "skipped", note=f"needs {why}"))
             continue
-        if progress:
-            print(f"{p.stem} ...", file=progress, flush=True)
+        t0 = time.perf_counter()
         cmp.rows.append(measure(p, leaf, inputs, expected, tol, device, repeat, max_version_s))
+        if progress:
+            r = cmp.rows[-1]
+            print(f"{p.stem}: {r.status}" + (f" {r.time_s * 1e3:.4f} ms" if r.time_s else "")
+                  + f" ({time.perf_counter() - t0:.1f} s)", file=progress, flush=True)
     row, cmp.lift_expression = lift_best(d, sizes, ref, budget, strategy, device, seed, depth,
                                          results, repeat, progress, evaluator, limits)
     cmp.rows.append(row)

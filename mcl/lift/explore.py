@@ -65,6 +65,8 @@ class Evaluator:
     #: private arrays) are recorded as codegen errors instead of being compiled: a
     #: 2 MB gesummv candidate kept PoCL's compiler busy for minutes
     max_source: int = 256 * 1024
+    #: seconds the timed runs of one candidate may take (estimated from its first run)
+    max_candidate_s: float = 5.0
     _rt: object = None
     _inputs: list | None = None
     _expected: np.ndarray | None = None
@@ -112,14 +114,18 @@ class Evaluator:
                               message=e.diagnostics[0].message[:2000], source=gen.source)
         try:
             bound = Bound(comp, self._inputs)
+            t0 = time.perf_counter()
             bound.run()
+            first = time.perf_counter() - t0
             got = bound.result().astype(np.float64)
             exp = self._expected.reshape(got.shape)
             err = float(np.max(np.abs(got - exp))) / max(1.0, float(np.max(np.abs(exp))))
             if not np.isfinite(err) or err > self.tolerance:
                 return Evaluation(k, text, "wrong", local_size=local_size,
                                   message=f"relative error {err:.3g}", source=gen.source)
-            times = bound.time(self.repeat)
+            # a slow candidate (one thread summing 2^28 elements) is timed fewer times
+            reps = max(1, min(self.repeat, int(self.max_candidate_s / first)))
+            times = bound.time(reps, warmup=2 if reps == self.repeat else 0)
         except Exception as e:  # noqa: BLE001 - a failing kernel must not stop the search
             return Evaluation(k, text, "run-error", local_size=local_size, message=str(e)[:500],
                               source=gen.source)

@@ -94,7 +94,7 @@ def test_roofline_bound_of_the_perfect_version_translated_to_the_leaf(kernel):
 
 
 def test_a_version_predicted_too_slow_is_not_run(rt):
-    """Timed at 1/256 of the size first; a limit it cannot meet leaves it out, with the
+    """Timed at a small fraction of the size first; a limit it cannot meet leaves it out, with the
     prediction in the note; a generous limit runs it at the compared size."""
     from mcl.lift.compare import Inputs, measure_mcpl
     from mcl.lift.from_mcpl import reference_module
@@ -107,7 +107,7 @@ def test_a_version_predicted_too_slow_is_not_run(rt):
     slow = measure_mcpl(path, "hopper", inputs, expected, ref.TOLERANCE, None, 2,
                         max_version_s=1e-9)
     assert slow.status == "too slow" and slow.time_s is None
-    assert "n=256" in slow.note and "not run" in slow.note
+    assert "at n=1:" in slow.note and "not run" in slow.note
     fast = measure_mcpl(path, "hopper", inputs, expected, ref.TOLERANCE, None, 2,
                         max_version_s=60.0)
     assert fast.status == "ok" and fast.time_s > 0
