@@ -46,7 +46,8 @@ def one(kernel: str, args: argparse.Namespace) -> dict:
                 max_version_s=args.max_version_s)
     rows = [{"version": r.version, "status": r.status, "time_s": r.time_s,
              "GFLOPs": c.gflops(r), "GBs": c.gbs(r), "roofline_fraction": c.roofline_fraction(r),
-             "note": r.note} for r in c.rows]
+             "note": r.note, "size_probes": [{"sizes": z, "s": t} for z, t in r.probes]}
+            for r in c.rows]
     return {"kernel": kernel, "leaf": args.leaf, "sizes": c.sizes, "device": c.device,
             "budget": args.budget, "strategy": args.strategy, "rows": rows,
             "max_version_s": args.max_version_s, "other_branches": c.other_branches,

@@ -31,6 +31,7 @@ class Row:
     time_s: float | None = None
     note: str = ""
     source: str = ""                   # OpenCL of the kernel (Lift: of the best candidate)
+    probes: list = field(default_factory=list)  # [(sizes, seconds)] of the size probes
 
 
 @dataclass
@@ -197,19 +198,20 @@ def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
         def args_at(sizes: dict) -> dict:
             return {k: v for k, v in inputs.at(sizes).items() if k in kernel.plan.parameters}
 
-        one_run = None
+        one_run, probes = None, []
         if max_version_s is not None:
             need = getattr(inputs.ref, "DIVISIBLE_BY", {}).get(path.stem, {})
             rungs = inputs.ladder(need)
             fit = fit_size(lambda i: kernel.time(1, warmup=0, **args_at(rungs[i])),
                            lambda i: inputs.work(rungs[i]), len(rungs), max_version_s)
             one_run = fit["predicted_s"]
+            probes = [(rungs[i], t) for i, t in fit["probes"]]
             if fit["rung"] != len(rungs) - 1:
-                small, t = rungs[fit["probes"][-1][0]], fit["probes"][-1][1]
+                small, t = probes[-1]
                 return Row(path.stem, "too slow", note=(
                     f"one run predicted to take {one_run:.3g} s (limit {max_version_s:g} s), "
                     f"from {t * 1e3:.3g} ms at {_sizes_text(small)}: not run"),
-                    source=kernel.source)
+                    source=kernel.source, probes=probes)
         args = args_at(inputs.sizes)
         got = np.asarray(kernel(**_fresh(args))[inputs.output])
         if got.shape != expected.shape or not np.allclose(got, expected, **tolerance):
@@ -221,7 +223,7 @@ def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
             runs = max(1, int(max_version_s / max(one_run, 1e-9)))
             warmup, repeat = min(warmup, runs // 4), max(1, min(repeat, runs - runs // 4))
         return Row(path.stem, "ok", kernel.time(repeat, warmup=warmup, **args),
-                   source=kernel.source)
+                   source=kernel.source, probes=probes)
     except McplError as e:
         return Row(path.stem, "error", note=e.diagnostics[0].message.splitlines()[0][:160])
 
@@ -232,16 +234,15 @@ def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy
               evaluator=None, limits=None) -> tuple[Row, str]:
     """Explore the derived program at ``sizes``; (row of the best candidate, its expression).
     ``evaluator``/``limits`` replace the OpenCL device (as in mcl.lift.explore.explore)."""
-    from mcl.lift.explore import direct_lowering, explore
+    from mcl.lift.explore import explore
     names = [i.name for i in d.inputs]
-    direct = direct_lowering(d.program)
 
     def reference(*xs):
         return _expected(ref, {**sizes, **dict(zip(names, xs, strict=True))}, d.output)
 
     res = explore(d.program, sizes, strategy, budget, device, results, seed, depth,
                   evaluator=evaluator, limits=limits, progress=progress, reference=reference,
-                  repeat=repeat, seeds=(direct,) if direct is not None else ())
+                  repeat=repeat, seed_macros=True)
     counts: dict[str, int] = {}
     for e in res.evaluations.values():
         counts[e["status"]] = counts.get(e["status"], 0) + 1

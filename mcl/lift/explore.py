@@ -29,7 +29,7 @@ from mcl.lift.codegen import Options, check_lowered, generate
 from mcl.lift.interp import random_inputs, run
 from mcl.lift.ir import Program, bind_sizes
 from mcl.lift.printer import key, show
-from mcl.lift.rules import RULES, Limits, Rewrite, rewrites
+from mcl.lift.rules import RULES, Limits, Rewrite, apply_rule, rewrites
 
 #: How strongly random walks prefer each kind of rule (lowering makes progress).
 KIND_WEIGHT = {"macro": 6.0, "lowering": 3.0, "fusion": 2.0, "simplification": 2.0,
@@ -320,6 +320,27 @@ def direct_lowering(prog: Program, limits: Limits | None = None,
     return prog if is_lowered(prog) else None
 
 
+def macro_seeds(prog: Program, limits: Limits | None = None) -> list[Program]:
+    """Lowered programs to evaluate first: the direct lowering, then for every macro
+    rule that applies, its first choice (lowered directly where the rule leaves
+    something to lower). ``prog`` has its sizes bound."""
+    out = []
+    direct = direct_lowering(prog, limits)
+    if direct is not None:
+        out.append(direct)
+    for name, r in RULES.items():
+        if r.kind != "macro":
+            continue
+        try:
+            p = apply_rule(prog, name, limits=limits)
+        except McplError:
+            continue
+        p = p if is_lowered(p) else direct_lowering(p, limits)
+        if p is not None:
+            out.append(p)
+    return out
+
+
 def random_search(s: Search) -> None:
     attempts = 0
     while not s.done and attempts < s.budget * 20:
@@ -400,16 +421,21 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
             device: str | None = None, results_path: str | Path | None = None,
             seed: int = 0, depth: int = 3, evaluator: Callable | None = None,
             limits: Limits | None = None, progress=None, reference: Callable | None = None,
-            repeat: int = 10, seeds: tuple[Program, ...] = ()) -> Results:
+            repeat: int = 10, seeds: tuple[Program, ...] = (),
+            seed_macros: bool = False) -> Results:
     """Search implementations of ``prog`` at the given sizes; returns the results
     (``results.best()`` is the fastest correct candidate). ``seeds`` are lowered
     programs (derivations expected to be fast) evaluated before the search, within
-    its budget, so that a short search is never worse than them."""
+    its budget, so that a short search is never worse than them; ``seed_macros`` adds
+    the direct lowering and the first choice of every macro rule that applies
+    (:func:`macro_seeds`)."""
     bound = bind_sizes(prog, sizes)
     ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
                                 seed=seed)
     if limits is None:
         limits = ev.limits() if isinstance(ev, Evaluator) else Limits()
+    if seed_macros:
+        seeds = (*seeds, *macro_seeds(bound, limits))
     meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
             "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}
     if isinstance(ev, Evaluator) and ev._rt is not None:

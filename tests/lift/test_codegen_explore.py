@@ -352,3 +352,12 @@ def test_direct_lowering_fuses_maps_into_reductions():
     xs = random_inputs(p, sizes)
     np.testing.assert_allclose(run(bind_sizes(low, sizes), *xs),
                                run(bind_sizes(p, sizes), *xs), rtol=1e-5)
+
+
+def test_macro_seeds_are_lowered_and_include_every_applicable_macro():
+    from mcl.lift.explore import is_lowered, macro_seeds
+    sizes = {"M": 256, "N": 256, "K": 256}
+    seeds = macro_seeds(bind_sizes(program("mm"), sizes), Limits())
+    assert len(seeds) >= 3 and all(is_lowered(p) for p in seeds)
+    texts = [show(p.body.body) for p in seeds]
+    assert texts[0].startswith("mapGlb(") and any("asVector(4)" in t for t in texts)
