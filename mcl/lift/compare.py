@@ -203,7 +203,8 @@ def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
             need = getattr(inputs.ref, "DIVISIBLE_BY", {}).get(path.stem, {})
             rungs = inputs.ladder(need)
             fit = fit_size(lambda i: kernel.time(1, warmup=0, **args_at(rungs[i])),
-                           lambda i: inputs.work(rungs[i]), len(rungs), max_version_s)
+                           lambda i: inputs.work(rungs[i]), len(rungs), max_version_s,
+                           max_step=64.0)
             one_run = fit["predicted_s"]
             probes = [(rungs[i], t) for i, t in fit["probes"]]
             if fit["rung"] != len(rungs) - 1:

@@ -37,14 +37,18 @@ def size_ladder(sizes: dict, keys: tuple[str, ...], need: dict | None = None,
 
 
 def fit_size(measure: Callable[[int], float], work: Callable[[int], float], rungs: int,
-             limit_s: float, headroom: float = 4.0) -> dict:
+             limit_s: float, headroom: float = 4.0, max_step: float | None = None) -> dict:
     """Which rung of a ladder of sizes (ascending; the last is the paper size) to
     measure a version at, without ever starting a run predicted to exceed
     ``limit_s``. ``measure(i)``: seconds of one run at rung i; ``work(i)``: its work.
     From rung 0 up, the time per unit of work of the largest rung measured predicts
     the paper size; where that prediction exceeds ``limit_s``, the largest rung
     predicted within ``limit_s / headroom`` is measured next (a closer prediction),
-    until no larger rung fits. Returns ``{"rung", "predicted_s", "probes"}``:
+    until no larger rung fits. ``max_step`` bounds each step to that factor of work
+    (the paper size included): time per unit of work is not constant for every
+    kernel (float atomics on one address cost 50 times more per element at 2^20
+    elements than at 2^12, from contention), and small steps keep a wrong
+    prediction small. Returns ``{"rung", "predicted_s", "probes"}``:
     ``predicted_s`` is one run at the paper size, ``probes`` the (rung, seconds) runs."""
     last = rungs - 1
     if last <= 0:
@@ -55,9 +59,12 @@ def fit_size(measure: Callable[[int], float], work: Callable[[int], float], rung
         probes.append((i, t))
         rate = t / work(i)
         predicted = rate * work(last)
-        if predicted <= limit_s:
+        reach = [k for k in range(i + 1, rungs)
+                 if max_step is None or work(k) <= max_step * work(i)]
+        if predicted <= limit_s and last in reach:
             return {"rung": last, "predicted_s": predicted, "probes": probes}
-        larger = [k for k in range(i + 1, last) if rate * work(k) <= limit_s / headroom]
+        cap = limit_s if predicted <= limit_s else limit_s / headroom
+        larger = [k for k in reach if k < last and rate * work(k) <= cap]
         if not larger:
             return {"rung": i, "predicted_s": predicted, "probes": probes}
         i = larger[-1]

@@ -55,3 +55,35 @@ def test_fit_size_measures_again_where_the_small_size_overestimated():
     # size turns out to fit once a larger size is measured
     fit, measured = _fit(lambda w: 1e-6 if w < 2 ** 22 else 5e-8, works, 20.0)
     assert measured == [0, 2] and fit["rung"] == len(works) - 1
+
+
+def test_fit_size_with_max_step_climbs_in_bounded_steps():
+    """Contended atomics: time per element grows with the size (here 50x from 2^12 to
+    2^20). Unbounded, the first prediction from 2^12 sends the next probe to a size
+    that runs 40 s; steps of at most 64x keep every probe near its prediction."""
+    works = [2.0 ** k for k in range(12, 29)]
+
+    def per_element(w):
+        return 1e-6 * min(50.0, max(1.0, w / 2 ** 14))
+    fit, measured = _fit(per_element, works, 10.0)
+    assert max(t for _, t in fit["probes"]) > 10.0             # the surprise, unbounded
+    fit, measured = _fit_step(per_element, works, 10.0, 64.0)
+    assert fit["rung"] != len(works) - 1                       # too slow, found out
+    assert max(t for _, t in fit["probes"]) < 10.0
+    assert all(works[b] <= 64 * works[a] for a, b in zip(measured, measured[1:], strict=False))
+
+
+def test_fit_size_with_max_step_reaches_the_paper_size_of_a_fast_kernel():
+    works = [2.0 ** k for k in range(12, 29)]
+    fit, measured = _fit_step(lambda w: 1e-10, works, 10.0, 64.0)
+    assert fit["rung"] == len(works) - 1
+    assert [works[i] for i in measured] == [2.0 ** 12, 2.0 ** 18, 2.0 ** 24]
+
+
+def _fit_step(seconds_per_work, works, limit, step):
+    measured = []
+
+    def measure(i):
+        measured.append(i)
+        return seconds_per_work(works[i]) * works[i]
+    return fit_size(measure, lambda i: works[i], len(works), limit, max_step=step), measured
