@@ -269,6 +269,15 @@ class _Builder:
                 self.bind(p.name, size_symbol(p.name))
         self.block(self.k.function.body)
 
+    def _divide(self, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+        """``a / b`` in C: a quotient of loop indices by a positive constant is
+        rounded down (``t / 16`` is the row of thread t; indices are not negative),
+        so that evaluating lanes gives the addresses the hardware sees; sizes divide
+        exactly (array shapes in MCPL are written so that they divide)."""
+        if b.is_Integer and b > 0 and any(x.name in self.loop_vars for x in a.free_symbols):
+            return sympy.floor(a / b)
+        return a / b
+
     def sym(self, e: ast.Expr) -> sympy.Expr:
         """``e`` as a sympy expression; raises Unpredictable."""
         if isinstance(e, ast.Literal):
@@ -312,13 +321,13 @@ class _Builder:
                 if a.is_Integer and b.is_Integer:
                     q = abs(int(a)) // abs(int(b))
                     return sympy.Integer(q if (a >= 0) == (b > 0) else -q)
-                return a / b
+                return self._divide(a, b)
             if a.is_Integer and b.is_Integer:
                 return sympy.Integer(int(a) % int(b))
             return sympy.Mod(a, b)
         if isinstance(e, ast.Binary) and e.op in ("<<", ">>"):
             a, b = self.sym(e.left), self.sym(e.right)
-            return a * 2 ** b if e.op == "<<" else a / 2 ** b
+            return a * 2 ** b if e.op == "<<" else self._divide(a, 2 ** b)
         if isinstance(e, ast.Call) and e.func in ("min", "max") and len(e.args) == 2:
             a, b = self.sym(e.args[0]), self.sym(e.args[1])
             return sympy.Min(a, b) if e.func == "min" else sympy.Max(a, b)
