@@ -295,15 +295,19 @@ def _has_glb(prog: Program) -> bool:
     return "mapGlb" in names and "mapWrg" not in names
 
 
-#: The rules of the direct lowering, in order of preference.
-DIRECT_RULES = ("reduceSeq-mapSeq-fusion", "map-to-mapGlb", "reduce-to-reduceSeq",
-                "map-to-mapSeq")
+#: The rules of the direct lowering, in order of preference: a map whose function
+#: computes with one inner map (a 2-D result: matmul, convolution) becomes
+#: mapGlb(1, ... mapGlb(0, ...) ...), one work-item per element; other outer maps mapGlb.
+DIRECT_RULES = ("reduceSeq-mapSeq-fusion", "map-map-to-mapGlb2d", "map-to-mapGlb",
+                "reduce-to-reduceSeq", "map-to-mapSeq")
 
 
 def direct_lowering(prog: Program, limits: Limits | None = None,
                     max_steps: int = 100) -> Program | None:
     """The program lowered the way a first hand-written kernel would be: the outermost
-    map over work-items (mapGlb), everything inside sequential, each sequential map
+    map over work-items (mapGlb; for a map of maps with only layout patterns between
+    them, mapGlb(1) and mapGlb(0), one work-item per element), everything inside
+    sequential, each sequential map
     that feeds a reduction fused into it (no private array); None where these rules
     do not lower it (a reduction outside every map needs the macro rules). Used as an
     exploration seed: the search then never reports less than the direct kernel."""

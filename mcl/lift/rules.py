@@ -23,6 +23,7 @@ from mcl.diagnostics import McplError, error
 from mcl.lift import cexpr as C
 from mcl.lift.ir import (
     JOIN,
+    LAYOUT,
     PARALLEL_MAPS,
     Call,
     Compose,
@@ -499,6 +500,69 @@ rule(_lower_map("mapWarp", lambda st: "mapWrg" in st and "map" not in st and not
 rule(_lower_map("mapLane", lambda st: "mapWarp" in st and "mapLane" not in st))
 rule(_lower_map("mapSeq", lambda st: bool(_par(st) & {"mapLcl", "mapLane", "mapGlb",
                                                        "mapSeq"})))
+
+
+# --- two-dimensional lowering ---------------------------------------------------------------
+# map(g o map(f) o h) -> mapGlb(1, g o mapGlb(0, f) o h): one work-item per element of a
+# 2-D result (matmul, convolution) instead of one per row. map-to-mapGlb cannot do it in
+# two steps (an inner map only becomes mapSeq once the outer one is a mapGlb), so the
+# rule lowers both maps at once. The inner map must be the only computation of the outer
+# map's function: g and h only rearrange data (join, transpose, map(slide(..)), ...) and,
+# in a lambda, the inner map's inputs are views of the lambda's parameter and the
+# program's inputs. Anything else (a reduction feeding the inner map, gesummv's row
+# results) would be computed again by every work-item of dimension 0, or read what other
+# work-items write without a barrier; the rule does not apply there.
+
+
+def _layout_fun(f: Fun) -> bool:
+    from mcl.lift.codegen import _is_layout_fun
+    return _is_layout_fun(f)
+
+
+def _layout_expr(e: Expr) -> bool:
+    """A view of parameters: only layout patterns applied to parameters."""
+    if isinstance(e, Param):
+        return True
+    return isinstance(e, Call) and _layout_fun(e.fun) and all(_layout_expr(a) for a in e.args)
+
+
+def _computing_map(f: Fun) -> bool:
+    return isinstance(f, Prim) and f.name == "map" and not _layout_fun(f.args[0])
+
+
+def inner_map_path(f: Fun) -> Path | None:
+    """The path, within ``f``, of the one map that ``f`` computes with: ``f`` is that
+    map, a composition of it with layout functions, or a lambda whose body applies
+    layout functions to that map applied to views (None: ``f`` has no such map)."""
+    if _computing_map(f):
+        return ()
+    if isinstance(f, Compose):
+        comp = [i for i, g in enumerate(f.funs) if not _layout_fun(g)]
+        return (comp[0],) if len(comp) == 1 and _computing_map(f.funs[comp[0]]) else None
+    if isinstance(f, Lambda):
+        e, path = f.body, (0,)
+        while isinstance(e, Call):
+            if _computing_map(e.fun):
+                return path + (0,) if all(_layout_expr(a) for a in e.args) else None
+            if len(e.args) != 1 or not _layout_fun(e.fun):
+                return None
+            e, path = e.args[0], path + (1,)
+    return None
+
+
+def _lower_2d(s: Site) -> list[Node]:
+    f = s.node.args[0]
+    path = inner_map_path(f)
+    inner = at(f, path)
+    return [Prim("mapGlb", (replace_at(f, path, Prim("mapGlb", inner.args, 0)),), 1)]
+
+
+rule(Rule("map-map-to-mapGlb2d", "lowering",
+          "map(g o map(f) o h) -> mapGlb(1, g o mapGlb(0, f) o h) (g, h layout only)",
+          match=lambda s: _prim(s, "map") is not None and inner_map_path(s.node.args[0])
+          is not None,
+          condition=lambda s: not _par(s.enclosing) and "map" not in s.enclosing,
+          rhs=_lower_2d))
 rule(Rule("reduce-to-reduceSeq", "lowering", "reduce(f, z) -> reduceSeq(f, z)",
           match=lambda s: _prim(s, "reduce") is not None,
           condition=lambda s: bool(_par(s.enclosing) & {"mapLcl", "mapLane", "mapGlb",
@@ -543,6 +607,9 @@ def nesting_problem(e: Node, partial: bool = True) -> str | None:
             if k == "mapGlb" and (same or ctx_has(ctx, "mapWrg", "mapLcl", "mapWarp", "mapLane",
                                                   "mapSeq")):
                 return "mapGlb inside another parallel or sequential map"
+            if k == "mapGlb" and "mapGlb" in ctx and _COMPUTE in ctx[_last(ctx, "mapGlb"):]:
+                return ("mapGlb inside a mapGlb of another dimension with computation between "
+                        "them (only layout patterns may lie between the two)")
             if k == "mapLcl" and (("mapWrg" not in ctx and not pending) or same or ctx_has(
                     ctx, "mapWarp", "mapLane", "mapSeq", "mapGlb")):
                 return "mapLcl outside a mapWrg (or inside mapWarp/mapLane/mapSeq)"
@@ -560,12 +627,39 @@ def nesting_problem(e: Node, partial: bool = True) -> str | None:
             # reduce-to-reduceSeq needs a mapLcl/mapLane/mapSeq around it and no rule
             # puts one there: a dead end for the search
             return "reduce inside a mapWrg/mapWarp outside every map that could run it"
-        for c in children(n):
-            msg = go(c, ctx)
+        kids = children(n)
+        inside_glb = "mapGlb" in ctx and _COMPUTE not in ctx[_last(ctx, "mapGlb"):]
+        for i, c in enumerate(kids):
+            msg = go(c, ctx + (_COMPUTE,) if inside_glb and _computes_around(n, i) else ctx)
             if msg:
                 return msg
         return None
     return go(e, ())
+
+
+#: marks, in nesting_problem's context, that something inside the innermost mapGlb
+#: computes with (or for) the node below: a mapGlb of another dimension there would have
+#: every work-item of that dimension redo the computation, or read what the others write
+_COMPUTE = "<compute>"
+
+
+def _last(ctx: tuple[str, ...], name: str) -> int:
+    return len(ctx) - 1 - ctx[::-1].index(name)
+
+
+def _computes_around(n: Node, i: int) -> bool:
+    """Child ``i`` of ``n`` is combined with computation: an argument of a function that
+    is not a view, a function of a computed argument, a part of a composition with
+    other computing parts, the function of a pattern that is not a map or layout."""
+    if isinstance(n, Call):
+        if i == 0:
+            return not all(_layout_expr(a) for a in n.args)
+        return not _layout_fun(n.fun)
+    if isinstance(n, Compose):
+        return not all(_layout_fun(g) for j, g in enumerate(n.funs) if j != i)
+    if isinstance(n, Prim):
+        return n.name not in LAYOUT + ("id", "map", "mapGlb", "toGlobal")
+    return False
 
 
 def ctx_has(ctx: tuple[str, ...], *names: str) -> bool:
