@@ -20,6 +20,7 @@ from typing import Any
 
 import sympy
 
+from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
 from mcl.analyses.kernel import Kernel, build_kernel, parameter_values
@@ -45,12 +46,13 @@ __all__ = [
 #: Pass names for ``only`` (and ``--only``); "functions" runs every feedback
 #: function the description names, the three after it select by their code.
 PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
-          "cache", "functions", "occupancy", "coalescing", "bank-conflicts")
+          "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts")
 
 #: Most specific first: what the description's own rules say, then proposals
 #: for a concrete change at an expression, then observations, then statistics.
 _RANK = {
-    "feedback-occupancy": 0, "feedback-coalescing": 1, "feedback-bank-conflicts": 2,
+    "feedback-occupancy": 0, "feedback-atomics": 1, "feedback-coalescing": 1,
+    "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
     "feedback-work-per-thread": 6, "feedback-needs-value": 7, "feedback-transfer": 8,
     "feedback-roofline": 9, "feedback-ops": 10, "feedback-function": 11,
@@ -150,6 +152,9 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         out += a.report(result, hw)
     if _want(selected, "cache"):
         a = CacheAnalysis()
+        out += a.report(a.analyze(sym, num), hw)
+    if _want(selected, "atomics"):
+        a = AtomicsAnalysis()
         out += a.report(a.analyze(sym, num), hw)
     if _want(selected, "functions", "occupancy", "coalescing", "bank-conflicts"):
         view = KernelView(sym, num, hw)

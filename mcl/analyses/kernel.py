@@ -133,6 +133,19 @@ class CallSite:
 
 
 @dataclass(eq=False)
+class AtomicSite:
+    """A call of the built-in atomicAdd or of a function of lib.atomics: a
+    read-modify-write that the hardware serialises per element."""
+
+    node: ast.Call
+    name: str
+    target: Access | None       # the element updated (None: not an array element)
+    loops: tuple[Loop, ...]
+    guarded: bool
+    pinned: frozenset[str] = frozenset()   # loop variables an enclosing if fixes (tid == 0)
+
+
+@dataclass(eq=False)
 class LocalDecl:
     """A declaration inside the function body, with the loops around it."""
 
@@ -157,6 +170,7 @@ class Kernel:
     accesses: list[Access] = field(default_factory=list)
     ops: list[OpSite] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
+    atomics: list[AtomicSite] = field(default_factory=list)
     decls: list[LocalDecl] = field(default_factory=list)
     imprecisions: list[tuple[ast.Node, str]] = field(default_factory=list)
     #: symbols still free after substitution that a number would need
@@ -241,6 +255,8 @@ class _Builder:
         self.scopes: list[dict[str, Any]] = [{}]
         self.loops: list[Loop] = []
         self.guard = 0
+        #: per enclosing if: the loop variables its condition fixes to one value
+        self.pinned: list[frozenset[str]] = []
         self.assigned = _assigned_names(k.function)
         self.loop_vars: dict[str, Loop] = {}
 
@@ -268,6 +284,30 @@ class _Builder:
             else:
                 self.bind(p.name, size_symbol(p.name))
         self.block(self.k.function.body)
+
+    def pinned_by(self, cond: ast.Expr) -> frozenset[str]:
+        """The loop variables a condition fixes to one value: ``tid == 0`` (with
+        ``tid = w * 32 + t``: w and t, as loop indices are not negative), ``j == 3``,
+        and the terms of ``&&``."""
+        if isinstance(cond, ast.Binary) and cond.op == "&&":
+            return self.pinned_by(cond.left) | self.pinned_by(cond.right)
+        if not (isinstance(cond, ast.Binary) and cond.op == "=="):
+            return frozenset()
+        try:
+            d = sympy.expand(self.sym(cond.left) - self.sym(cond.right))
+        except Unpredictable:
+            return frozenset()
+        loop_syms = [x for x in d.free_symbols if x.name in self.loop_vars]
+        if len(loop_syms) != len(d.free_symbols) or not loop_syms:
+            return frozenset()
+        poly = sympy.Poly(d, *loop_syms) if d.is_polynomial(*loop_syms) else None
+        if poly is None or poly.total_degree() != 1:
+            return frozenset()
+        coeffs = [poly.coeff_monomial(x) for x in loop_syms]
+        if len(loop_syms) == 1 or (poly.coeff_monomial(1) == 0 and
+                                   (all(c > 0 for c in coeffs) or all(c < 0 for c in coeffs))):
+            return frozenset(x.name for x in loop_syms)
+        return frozenset()
 
     def _divide(self, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
         """``a / b`` in C: a quotient of loop indices by a positive constant is
@@ -405,9 +445,12 @@ class _Builder:
         elif isinstance(s, ast.If):
             self.expr(s.cond, "control")
             self.guard += 1
+            self.pinned.append(self.pinned_by(s.cond))
             self.block(s.then)
+            self.pinned[-1] = frozenset()
             if s.orelse is not None:
                 self.block(s.orelse)
+            self.pinned.pop()
             self.guard -= 1
         elif isinstance(s, ast.For):
             self.for_(s)
@@ -587,6 +630,13 @@ class _Builder:
                     self.access(a, write=True)
                 else:
                     self.expr(a, kind)
+            if e.func == "atomicAdd" or (callee is not None and callee.module == "atomics"
+                                         and callee.is_library):
+                target = e.args[0] if e.args else None
+                acc = next((x for x in reversed(self.k.accesses) if x.node is target), None)
+                self.k.atomics.append(AtomicSite(e, e.func, acc, tuple(self.loops),
+                                                 self.guard > 0,
+                                                 frozenset().union(*self.pinned)))
 
     def access(self, e: ast.Index, write: bool) -> None:
         base = e.base

@@ -340,6 +340,33 @@ def roofline_of_kernel(k: Kernel) -> Roofline | None:
                     "compute" if best * bw >= peak else "bandwidth", space)
 
 
+def least_time(k: Kernel) -> float | None:
+    """The least time the kernel can take on its hardware: its parameters' arrays in
+    device memory cross the memory interface once at full bandwidth, and (where the
+    operation count is known) its operations run at peak. None without numbers."""
+    hw, space = k.hardware, main_space(k)
+    bw = hw.memory_bandwidth(space) if hw is not None and space is not None else None
+    if bw is None:
+        return None
+    compulsory = sympy.Integer(0)
+    for p in k.function.params:
+        if p.type.is_array and (k.checked.space_of(p) or p.space) == space:
+            size = _param_size(k, _product(p.type.sizes))
+            if size is None:
+                return None
+            compulsory += size * element_bytes(p.type, k.checked)
+    try:
+        t = float(compulsory) / bw
+    except TypeError:
+        return None
+    peak = hw.peak_flops()
+    try:
+        flops = float(counts_of_kernel(k).flops)
+    except TypeError:
+        flops = None
+    return max(t, flops / peak) if flops and peak else t
+
+
 def _product(sizes: tuple[ast.Expr, ...]) -> ast.Expr:
     e: ast.Expr = ast.Literal(1)
     for s in sizes:

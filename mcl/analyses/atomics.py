@@ -1,0 +1,172 @@
+"""Atomic updates and their contention.
+
+An atomic read-modify-write (the built-in ``atomicAdd``, the functions of
+``lib.atomics``) on one element is serialised by the memory that holds it: the
+updates of every unit that hits the same element wait for each other. The
+analysis finds, for each atomic call, the loops around it whose index the updated
+element does not depend on (and that no enclosing ``if (tid == 0)`` fixes): each
+of their iterations updates the same element again. Their product is the number
+of updates per element; each costs at least one latency of the memory holding
+the element, so ``updates × latency / clock`` is a lower bound on the time the
+updates take, one after the other. The float ``atomicAdd`` of OpenCL 1.2
+devices is a compare-and-swap loop whose retries make contended updates far
+slower than that (2^20 updates of one float take about 40 s on an H100), so the
+bound is stated as a bound.
+
+Where that bound is a sizeable part of the kernel's least time (its roofline),
+the message is a warning that proposes combining values first: a tree in faster
+memory per block, one atomic update per block. Updates of elements chosen by
+data (a histogram) are reported with the number of updates and what decides
+their contention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from mcl.analyses.kernel import AtomicSite, Kernel, Loop
+from mcl.analyses.values import number_text
+from mcl.diagnostics import Diagnostic, info, warning
+
+#: Above this fraction of the kernel's least time (roofline), serialised updates
+#: are a warning; below it they are stated as information.
+SIGNIFICANT = 0.25
+
+
+@dataclass
+class AtomicFinding:
+    site: AtomicSite
+    sharing: tuple[Loop, ...]          # loops whose iterations update the same element
+    updates: sympy.Expr | None         # updates per element (None: chosen by data)
+    num_updates: sympy.Expr | None     # the same with the parameter values
+    total: sympy.Expr                  # updates in all
+    num_total: sympy.Expr
+    seconds: float | None              # lower bound of the serialised updates
+    least_s: float | None              # the kernel's least time (roofline)
+
+
+def _trips(loops: tuple[Loop, ...]) -> sympy.Expr:
+    out: sympy.Expr = sympy.Integer(1)
+    for lp in loops:
+        out *= lp.trips if lp.trips is not None else sympy.Symbol(
+            f"iterations_{lp.var or 'while'}", integer=True, positive=True)
+    return out
+
+
+def _number(e: sympy.Expr | None) -> float | None:
+    if e is None:
+        return None
+    try:
+        return float(e)
+    except TypeError:
+        return None
+
+
+class AtomicsAnalysis:
+    """Updates per element of every atomic call, and a lower bound on their time."""
+
+    name = "atomics"
+
+    def analyze(self, sym: Kernel, num: Kernel | None) -> list[AtomicFinding]:
+        from mcl.analyses.stats import least_time
+
+        num = num if num is not None and len(num.atomics) == len(sym.atomics) else None
+        least = least_time(num) if num is not None and sym.atomics else None
+        out = []
+        for i, site in enumerate(sym.atomics):
+            nloops = {lp.var: lp for lp in (num.atomics[i] if num else site).loops}
+            loops = tuple(lp for lp in site.loops if lp.var not in site.pinned)
+            total = _trips(loops)
+            ntotal = _trips(tuple(nloops.get(lp.var, lp) for lp in loops))
+            if site.target is None or not site.target.predictable:
+                out.append(AtomicFinding(site, (), None, None, total, ntotal, None, least))
+                continue
+            sharing = tuple(lp for lp in loops if lp.var not in site.target.depends
+                            and lp.trips != 1)
+            updates = _trips(sharing)
+            nupdates = _trips(tuple(nloops.get(lp.var, lp) for lp in sharing))
+            if updates == 1 or nupdates == 1:
+                continue
+            out.append(AtomicFinding(site, sharing, updates, nupdates, total, ntotal,
+                                     self._seconds(sym.hardware, site, nupdates), least))
+        return out
+
+    @staticmethod
+    def _seconds(hw: Any, site: AtomicSite, updates: sympy.Expr) -> float | None:
+        n = _number(updates)
+        if hw is None or n is None or site.target is None or site.target.space is None:
+            return None
+        latency, clock = hw.memory_latency(site.target.space), hw.clock_frequency()
+        if latency is None or not clock:
+            return None
+        return n * float(latency) / float(clock)
+
+    def report(self, findings: list[AtomicFinding], hw: Any) -> list[Diagnostic]:
+        out = []
+        for f in findings:
+            call = f.site.node
+            target = f.site.target.text if f.site.target is not None else "its first argument"
+            if f.updates is None:
+                out.append(info(
+                    "feedback-atomics",
+                    f"{f.site.name}({target}, ...): {_amount(f.total, f.num_total)} atomic "
+                    f"updates of elements chosen by the data; updates of the same element are "
+                    f"serialised, so their time depends on how often values repeat",
+                    call.span, "where few elements take most updates, combine updates "
+                    "in faster memory per block first (a private copy of the elements "
+                    "per block or warp) and update each element once per block"))
+                continue
+            who = ", ".join(lp.label for lp in f.sharing)
+            amount = _amount(_written(f.sharing, f.updates), f.num_updates)
+            msg = (f"{f.site.name}({target}, ...): each element is updated by each of "
+                   f"{who}: {amount} updates of one element, serialised")
+            space = f.site.target.space if f.site.target is not None else None
+            latency = hw.memory_latency(space) if hw is not None and space else None
+            if f.seconds is not None:
+                msg += (f"; at least {_seconds_text(f.seconds)} (one {space} memory latency "
+                        f"of {number_text(latency)} cycles each)")
+            significant = f.seconds is None or f.least_s is None or \
+                f.seconds >= SIGNIFICANT * f.least_s
+            if f.seconds is not None and f.least_s is not None:
+                msg += f", against a least kernel time of {_seconds_text(f.least_s)}"
+            if f.site.pinned:   # already one update per group (if (tid == 0))
+                groups = " and ".join(f"{lp.node.group}" for lp in f.sharing
+                                      if lp.kind == "foreach") or "iterations"
+                hint = (f"the values are already combined before the update: use fewer "
+                        f"{groups}, each combining more values")
+            else:
+                hint = ("combine the values of a block first (a tree in faster memory) and "
+                        "let one unit per block update the element: fewer updates of it")
+            d = (warning if significant else info)("feedback-atomics", msg, call.span,
+                                                   hint if significant else None)
+            d.data.update(updates=str(f.updates), seconds=f.seconds, least_seconds=f.least_s,
+                          loops=[lp.var for lp in f.sharing])
+            out.append(d)
+        return out
+
+
+def _written(loops: tuple[Loop, ...], e: sympy.Expr) -> str:
+    """The number of iterations as the kernel writes the sizes (``nrBlocks``)."""
+    texts = [lp.size_text for lp in loops]
+    return " * ".join(texts) if loops and all(texts) else str(e)
+
+
+def _amount(e: sympy.Expr | str, value: sympy.Expr | None) -> str:
+    """``n (= 268435456)``: the expression, with its value where it has one."""
+    n = _number(value)
+    if n is None:
+        return str(e)
+    if str(e) == number_text(n) or str(e) == str(int(n)):
+        return number_text(n)
+    return f"{e} (= {number_text(n)})"
+
+
+def _seconds_text(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"

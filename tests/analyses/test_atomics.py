@@ -1,0 +1,88 @@
+"""The atomics analysis: updates per element of every atomic call (loops whose index
+the element does not depend on, less those an enclosing ``if (tid == 0)`` fixes), a
+lower bound on their serialised time, and whether that matters next to the kernel's
+least time."""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import mcl
+from mcl.hdl import load_hardware
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _atomics(path) -> list:
+    return [d for d in mcl.feedback(mcl.check(path), only=["atomics"])
+            if d.code == "feedback-atomics"]
+
+
+def test_every_thread_updating_one_element():
+    (d,) = _atomics(EXAMPLES / "reduction" / "perfect.mcpl")
+    assert d.severity.name.lower() == "warning"
+    assert "each of the n threads i: n (= 268435456) updates of one element" in d.message
+    assert d.data["loops"] == ["i"]
+    assert "tree in faster memory" in d.hint
+
+
+@pytest.mark.parametrize("version, blocks, severity", [
+    ("gpu_v1", 1048576, "warning"),     # 2^20 blocks: at least 419 ms against 7.16 ms
+    ("hopper_v2", 1056, "warning"),     # at least 320 µs against a least time of 321 µs
+    ("hopper_v3", 132, "info"),         # 40 µs: a small part of the least time
+])
+def test_one_update_per_block(version, blocks, severity):
+    (d,) = _atomics(EXAMPLES / "reduction" / f"{version}.mcpl")
+    assert f"each of the nrBlocks blocks bi: nrBlocks (= {blocks}) updates" in d.message
+    assert d.severity.name.lower() == severity
+    hw = load_hardware(version.split("_")[0])
+    space = "global" if version.startswith("hopper") else "dev"
+    assert d.data["seconds"] == pytest.approx(
+        blocks * hw.memory_latency(space) / hw.clock_frequency())
+    assert d.data["least_seconds"] > 0
+    if severity == "warning":
+        assert "use fewer blocks" in d.hint
+
+
+def test_elements_chosen_by_data():
+    (d,) = _atomics(EXAMPLES / "histogram" / "perfect.mcpl")
+    assert d.severity.name.lower() == "info" and "chosen by the data" in d.message
+
+
+def _kernel(tmp_path, guard: str) -> Path:
+    body = "atomicAdd(result[0], l[t]);" if not guard else \
+        f"if ({guard}) {{ atomicAdd(result[0], l[t]); }}"
+    path = tmp_path / "k.mcpl"
+    path.write_text(textwrap.dedent(f"""\
+        module k;
+
+        import hopper;
+
+        hopper void k(const int n = 1048576, global float[n] input, global float[1] result) {{
+          foreach (int bi in n / 256 blocks) {{
+            shared float[256] l;
+            foreach (int w in 8 warps) {{
+              foreach (int t in 32 threads) {{
+                int tid = w * 32 + t;
+                l[tid] = input[bi * 256 + tid];
+                {body}
+              }}
+            }}
+          }}
+        }}
+        """))
+    return path
+
+
+@pytest.mark.parametrize("guard, updates", [
+    ("", 1048576),               # every thread: blocks * warps * threads
+    ("tid == 0", 4096),          # tid = w * 32 + t == 0 fixes w and t
+    ("t == 0", 32768),           # one lane per warp
+    ("t == 0 && w == 0", 4096),
+    ("t < 1", 1048576),          # not recognised: counted as every thread (a bound)
+])
+def test_conditions_that_fix_the_updating_unit(tmp_path, guard, updates):
+    (d,) = _atomics(_kernel(tmp_path, guard))
+    assert f"(= {updates}) updates of one element" in d.message or \
+        f": {updates} updates of one element" in d.message
