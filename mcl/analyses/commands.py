@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from mcl.analyses import PASSES
 from mcl.cli import (
     UsageError,
     add_hwd_path_option,
@@ -26,9 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a value for a parameter (over its default); may be repeated")
     p.add_argument("--only", metavar="PASSES",
-                   help="comma-separated passes: ops, transfer, roofline, reuse, "
-                        "faster-memory, work-per-thread, cache, functions, occupancy, "
-                        "coalescing, bank-conflicts")
+                   help="comma-separated passes: " + ", ".join(PASSES))
     p.add_argument("--level", metavar="LEVEL",
                    help="translate to this hardware description first and give the feedback "
                         "of the translated version")
