@@ -375,6 +375,42 @@ def _lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list
     return out
 
 
+#: Elements of the runs the OpenCL generator turns into one 128-bit access per unit
+#: (mcl.opencl.vectorize): a counted loop of a multiple of 4 iterations whose
+#: consecutive iterations access consecutive elements.
+RUN = 4
+
+
+def _run_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+    """The element offsets a warp accesses in one run, when the innermost loop around
+    ``acc`` is such a loop (one 128-bit access per lane; None otherwise)."""
+    if not acc.loops or acc.loops[-1].kind != "for" or acc.loops[-1] is lane:
+        return None
+    run = acc.loops[-1]
+    trips, step = view.value(run.trips), view.value(run.step) if run.step is not None else 1
+    start = view.value(run.start) if run.start is not None else 0
+    if trips is None or trips % RUN or step != 1 or start is None:
+        return None
+    rows = []
+    for j in range(RUN):
+        view._cursor.clear()
+        view._cursor[run.var] = start + j
+        view._cursor[lane.var] = 0
+        row = []
+        for _ in range(width):
+            off = view.evaluate(acc)
+            if off is None:
+                view._cursor.clear()
+                return None
+            row.append(off)
+            view.increment(lane.var)
+        rows.append(row)
+    view._cursor.clear()
+    if any(rows[j][k] != rows[0][k] + j for j in range(RUN) for k in range(width)):
+        return None
+    return [off for row in rows for off in row]
+
+
 @feedback_function("coalescing")
 def coalescing(view: KernelView) -> list[Diagnostic]:
     """Memory transactions per warp for accesses to cached device memory, and
@@ -403,16 +439,22 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
             continue
         line = _line_size(view, sacc.space)
         eb = sacc.element_bytes
+        run = _run_offsets(view, nacc, lane, width)
+        if run is not None:   # one 128-bit access per lane: judge the whole run
+            offsets = run
         segments = {off * eb // line for off in offsets}
         ideal = max(1, -(-(len(set(offsets)) * eb) // line))
         if len(segments) <= ideal:
             if sacc.name not in optimal:
                 optimal.append(sacc.name)
             continue
+        what = f"a warp of {width} {lane.node.group}" + (
+            f" (each reading a run of {RUN} adjacent elements)" if run is not None else "")
+        stride = _stride(offsets if run is None else run[:width])
         d = warning("feedback-coalescing",
-                    f"{sacc.text}: a warp of {width} {lane.node.group} touches "
+                    f"{sacc.text}: {what} touches "
                     f"{len(segments)} memory segments of {line} B where {ideal} would do "
-                    f"(stride {_stride(offsets) * eb} B between neighbouring {lane.var})",
+                    f"(stride {stride * eb} B between neighbouring {lane.var})",
                     sacc.node.span,
                     f"make neighbouring {lane.var} access neighbouring elements (the last "
                     f"index should vary with {lane.var})")
