@@ -266,10 +266,11 @@ class Search:
             if is_lowered(prog):
                 return prog
             moves = [m for m in self.moves(prog) if _finishing(m.rule)]
-            # a sequential map feeding a sequential reduction is fused before anything
-            # else: otherwise it is lowered to a private array as long as its input
-            # (a whole matrix row), which no register file holds
-            moves = [m for m in moves if m.rule == "reduceSeq-mapSeq-fusion"] or moves
+            # a sequential map feeding a sequential reduction (directly or through a
+            # join) is fused before anything else: otherwise it is lowered to an array
+            # as long as its input (a whole matrix row; every window of a convolution),
+            # which no register file holds
+            moves = [m for m in moves if m.rule in FUSION_RULES] or moves
             if not moves:
                 return None
             weights = [KIND_WEIGHT.get(RULES[m.rule].kind, 1.0) for m in moves]
@@ -282,7 +283,11 @@ class Search:
 #: lowered by one more step).
 FINISHING_KINDS = ("lowering", "simplification")
 FINISHING_RULES = ("partRed-to-reduce", "partRed-lower", "map-partRed-lower", "iterate-one",
-                   "iterate-decompose", "reorder-to-id", "reduceSeq-mapSeq-fusion")
+                   "iterate-decompose", "reorder-to-id", "reduceSeq-mapSeq-fusion",
+                   "reduceSeq-join-mapSeq-fusion")
+#: Fusions of a sequential map into the sequential reduction it feeds (the reduction
+#: then accumulates g's results in a register instead of reading them from an array).
+FUSION_RULES = ("reduceSeq-mapSeq-fusion", "reduceSeq-join-mapSeq-fusion")
 
 
 def _finishing(rule: str) -> bool:
@@ -298,8 +303,10 @@ def _has_glb(prog: Program) -> bool:
 #: The rules of the direct lowering, in order of preference: a map whose function
 #: computes with one inner map (a 2-D result: matmul, convolution) becomes
 #: mapGlb(1, ... mapGlb(0, ...) ...), one work-item per element; other outer maps mapGlb.
-DIRECT_RULES = ("reduceSeq-mapSeq-fusion", "map-map-to-mapGlb2d", "map-to-mapGlb",
-                "reduce-to-reduceSeq", "map-to-mapSeq")
+#: The fusions come first (FUSION_RULES): a reduction of a joined map of maps (a
+#: convolution's window) accumulates in a register rather than in a temporary array.
+DIRECT_RULES = FUSION_RULES + ("map-map-to-mapGlb2d", "map-to-mapGlb",
+                               "reduce-to-reduceSeq", "map-to-mapSeq")
 
 
 def direct_lowering(prog: Program, limits: Limits | None = None,
@@ -307,15 +314,15 @@ def direct_lowering(prog: Program, limits: Limits | None = None,
     """The program lowered the way a first hand-written kernel would be: the outermost
     map over work-items (mapGlb; for a map of maps with only layout patterns between
     them, mapGlb(1) and mapGlb(0), one work-item per element), everything inside
-    sequential, each sequential map
-    that feeds a reduction fused into it (no private array); None where these rules
-    do not lower it (a reduction outside every map needs the macro rules). Used as an
+    sequential, each sequential map that feeds a reduction, directly or through a
+    join, fused into it (no array of its results); None where these rules do not
+    lower it (a reduction outside every map needs the macro rules). Used as an
     exploration seed: the search then never reports less than the direct kernel."""
     for _ in range(max_steps):
         moves = [m for m in rewrites(prog, limits=limits, explore_only=True)
                  if m.rule in DIRECT_RULES]
         if is_lowered(prog):
-            moves = [m for m in moves if m.rule == DIRECT_RULES[0]]
+            moves = [m for m in moves if m.rule in FUSION_RULES]
             if not moves:
                 return prog
         if not moves:

@@ -447,6 +447,66 @@ rule(Rule("reduceSeq-mapSeq-fusion", "fusion",
           rhs=_fuse_reduce))
 
 
+def _row_map(h: Fun) -> tuple[Fun, Fun | None] | None:
+    """``h`` maps each row with one sequential map after layout only: ``mapSeq(g)``,
+    ``mapSeq(g) o L`` or ``fun(r) => mapSeq(g) $ L(r)`` with ``L`` a view. Returns
+    ``(g, L)`` (``L`` None for a bare ``mapSeq(g)``)."""
+    if isinstance(h, Prim) and h.name == "mapSeq":
+        return h.args[0], None
+    if isinstance(h, Compose) and isinstance(h.funs[0], Prim) and h.funs[0].name == "mapSeq":
+        rest = compose(*h.funs[1:])
+        if _layout_fun(rest):
+            return h.funs[0].args[0], rest
+        return None
+    if isinstance(h, Lambda) and len(h.params) == 1 and isinstance(h.body, Call) and \
+            isinstance(h.body.fun, Prim) and h.body.fun.name == "mapSeq" and \
+            len(h.body.args) == 1 and _layout_expr(h.body.args[0]):
+        return h.body.fun.args[0], Lambda(h.params, h.body.args[0])
+    return None
+
+
+def _fused_join_reduce(red: Prim, m: Prim) -> Fun | None:
+    """``reduceSeq(f, z) o join o mapSeq(h)`` (``h`` = ``mapSeq(g)`` after a view ``L``)
+    as ``reduceSeq(fun(acc, y) => f(acc, g(y)), z) o join o map(L)``: the rows' maps
+    commute with the join (``join o map(map(g)) = map(g) o join``), then the elements'
+    function fuses into the left fold, which is sequential, so no reassociation."""
+    rm = _row_map(m.args[0])
+    if rm is None:
+        return None
+    g, lay = rm
+    red2 = _fused_reduce(red, Prim("mapSeq", (g,)))
+    return compose(red2, JOIN) if lay is None else compose(red2, JOIN, Prim("map", (lay,)))
+
+
+def _join_fusion_sites(s: Site) -> list[Node]:
+    n = s.node
+    out: list[Node] = []
+    if isinstance(n, Compose):
+        for i in range(len(n.funs) - 2):
+            r, j, m = n.funs[i:i + 3]
+            if isinstance(r, Prim) and r.name == "reduceSeq" and isinstance(j, Prim) and \
+                    j.name == "join" and isinstance(m, Prim) and m.name == "mapSeq":
+                fused = _fused_join_reduce(r, m)
+                if fused is not None:
+                    out.append(compose(*n.funs[:i], fused, *n.funs[i + 3:]))
+        return out
+    if _inner_call(s, "reduceSeq", "join"):
+        inner = n.args[0].args[0]
+        if isinstance(inner, Call) and isinstance(inner.fun, Prim) and \
+                inner.fun.name == "mapSeq" and len(inner.args) == 1:
+            fused = _fused_join_reduce(n.fun, inner.fun)
+            if fused is not None:
+                out.append(apply(fused, *inner.args))
+    return out
+
+
+rule(Rule("reduceSeq-join-mapSeq-fusion", "fusion",
+          "reduceSeq(f, z) o join o mapSeq(mapSeq(g) o L) -> "
+          "reduceSeq(fun(acc, y) => f(acc, g(y)), z) o join o map(L)",
+          match=lambda s: bool(_join_fusion_sites(s)),
+          rhs=_join_fusion_sites))
+
+
 def _fission(s: Site) -> list[Node]:
     p = s.node
     f = p.args[0]

@@ -41,6 +41,8 @@ SOURCES = [
     "s = fun(x: float[64]) => map(absval) $ x",
     "s = fun(x: float[64]) => reduce(add, 0.0f) $ x",
     "s = fun(x: float[4096]) => reduce(add, 0.0f) $ x",
+    "s = fun(x: float[8][4][16]) => "
+    "mapGlb(reduceSeq(add, 0.0f) o join o mapSeq(mapSeq(absval))) $ x",
 ]
 
 BUNDLED = [("gemv", {"M": 4, "N": 128}), ("mm", {"M": 8, "N": 8, "K": 4}),
