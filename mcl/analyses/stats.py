@@ -318,13 +318,9 @@ def roofline_of_kernel(k: Kernel) -> Roofline | None:
         return None
     flops = counts.flops
     nbytes = counts.bytes.get(space, sympy.Integer(0))
-    compulsory = sympy.Integer(0)
-    for p in k.function.params:
-        if p.type.is_array and (k.checked.space_of(p) or p.space) == space:
-            size = _param_size(k, _product(p.type.sizes))
-            if size is None:
-                return None
-            compulsory += size * element_bytes(p.type, k.checked)
+    compulsory = compulsory_bytes(k, space)
+    if compulsory is None:
+        return None
     try:
         f, b, c = float(flops), float(nbytes), float(compulsory)
     except TypeError:
@@ -340,21 +336,28 @@ def roofline_of_kernel(k: Kernel) -> Roofline | None:
                     "compute" if best * bw >= peak else "bandwidth", space)
 
 
+def compulsory_bytes(k: Kernel, space: str) -> sympy.Expr | None:
+    """Bytes of the parameters' arrays in ``space``: what crosses the memory interface
+    at least once (None where an array's size has no value)."""
+    total = sympy.Integer(0)
+    for p in k.function.params:
+        if p.type.is_array and (k.checked.space_of(p) or p.space) == space:
+            size = _param_size(k, _product(p.type.sizes))
+            if size is None:
+                return None
+            total += size * element_bytes(p.type, k.checked)
+    return total
+
+
 def least_time(k: Kernel) -> float | None:
     """The least time the kernel can take on its hardware: its parameters' arrays in
     device memory cross the memory interface once at full bandwidth, and (where the
     operation count is known) its operations run at peak. None without numbers."""
     hw, space = k.hardware, main_space(k)
     bw = hw.memory_bandwidth(space) if hw is not None and space is not None else None
-    if bw is None:
+    compulsory = compulsory_bytes(k, space) if bw is not None else None
+    if compulsory is None:
         return None
-    compulsory = sympy.Integer(0)
-    for p in k.function.params:
-        if p.type.is_array and (k.checked.space_of(p) or p.space) == space:
-            size = _param_size(k, _product(p.type.sizes))
-            if size is None:
-                return None
-            compulsory += size * element_bytes(p.type, k.checked)
     try:
         t = float(compulsory) / bw
     except TypeError:
