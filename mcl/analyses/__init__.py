@@ -1,6 +1,7 @@
 """Performance feedback: the analyses of paper sections 5 and 6.2-6.5 (operation
 statistics, transfers, data reuse, faster memories, work per thread, cache
-behaviour, feedback functions of descriptions) and a roofline, each a class with
+behaviour, feedback functions of descriptions), atomic updates and their
+contention, and a roofline, each a class with
 ``analyze()`` / ``report()``, combined by :func:`feedback` into diagnostics that
 are anchored at the expression, loop or declaration they are about.
 

@@ -1,7 +1,8 @@
 """The OpenCL back end: code generation for leaf levels (:mod:`.generate`, with the
 targets of :mod:`.target` and the launch plans of :mod:`.plan`), C host code
-(:mod:`.host_c`), device choice (:mod:`.device`) and the pyopencl runtime
-(:mod:`.runtime`): ``mcl.compile(path, target=...)`` gives a callable kernel."""
+(:mod:`.host_c`), device choice (:mod:`.device`), the pyopencl runtime
+(:mod:`.runtime`): ``mcl.compile(path, target=...)`` gives a callable kernel, and
+the choice of sizes to time a slow kernel at (:mod:`.sizing`)."""
 
 from mcl.opencl.generate import GeneratedKernel, generate
 from mcl.opencl.plan import LaunchPlan
