@@ -124,10 +124,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     for p in f.params:   # the example values of the parameters not set
         if not p.type.is_array and p.name not in sizes and p.default is not None:
             from mcl.mcpl import print_expr
-            try:
-                sizes[p.name] = evaluate(print_expr(p.default), {})
-            except McplError:
-                sizes[p.name] = float(print_expr(p.default).rstrip("f"))
+            text = print_expr(p.default)
+            try:   # a float parameter keeps its fraction (plan expressions are integers)
+                sizes[p.name] = float(text.rstrip("f")) if p.type.name in ("float", "double") \
+                    else evaluate(text, {})
+            except (McplError, ValueError):
+                raise UsageError(f"the example value of '{p.name}' ({text}) is not a number: "
+                                 f"give one with --set {p.name}=...") from None
     ref = _reference(file)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():

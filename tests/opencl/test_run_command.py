@@ -19,6 +19,16 @@ def test_run_against_reference(opencl_device, run_cli):
     assert "GFLOP/s" in out and "GB/s" in out and "ms" in out
 
 
+def test_float_parameters_keep_their_example_values(opencl_device, run_cli):
+    """riskFree = 0.02 and volatility = 0.30 (integer plan evaluation once made them
+    0, and the reference then divided by zero just like the kernel)."""
+    code, out, err = run_cli("run", EXAMPLES / "black_scholes" / "hopper_v2.mcpl",
+                             "--set", "n=1003", "--repeat", "1")
+    assert code == 0, err
+    assert "riskFree=0.02, volatility=0.3" in out
+    assert out.count("matches the reference") == 2 and "max abs error 0;" not in out
+
+
 def test_run_against_the_perfect_version(opencl_device, run_cli, tmp_path):
     for name in ("hopper_v1.mcpl", "perfect.mcpl"):
         shutil.copy(EXAMPLES / "vector_add" / name, tmp_path / name)
