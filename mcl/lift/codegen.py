@@ -10,7 +10,11 @@
 * ``toLocal``/``toGlobal``/``toPrivate`` choose where results are allocated;
   ``toLocal(transpose o ... o mapLcl(f))`` allocates the layout's result, which
   the map writes through;
-* sizes of memory come from the types; a launch plan says how to run it.
+* sizes of memory come from the types; a launch plan says how to run it. A
+  work-group's size is the largest extent of the mapLcls of each dimension, those
+  that only copy (``mapLcl(1, mapLcl(0, id))``: a tile with halo into local memory)
+  counting only in a dimension without others: there each work-item copies
+  several elements.
 
 Every top-level ``mapGlb``/``mapWrg`` is one kernel; a program whose chain holds
 several (e.g. a reduction's two stages) gives several kernels run in order."""
@@ -217,6 +221,10 @@ class _KernelState:
     probe: bool = False               # the first pass (launch sizes unknown, code dropped)
     memories: list[Memory] = field(default_factory=list)
     lcl_extents: dict[int, int] = field(default_factory=dict)
+    # extents of mapLcls that only copy (toLocal(mapLcl(1, mapLcl(0, id))) of a tile
+    # with halo): they size the work-group only in a dimension without other mapLcls,
+    # else each work-item copies several elements (a loop strided by the group size)
+    copy_extents: dict[int, int] = field(default_factory=dict)
     wrg_extents: dict[int, int] = field(default_factory=dict)
     glb_extents: dict[int, int] = field(default_factory=dict)
     warp_extent: int = 0
@@ -398,11 +406,12 @@ class Generator:
         self.materialize(r, out)
 
     def _launch(self, probe: _KernelState):
-        dims = 1 + max([0, *probe.lcl_extents, *probe.wrg_extents, *probe.glb_extents])
+        dims = 1 + max([0, *probe.lcl_extents, *probe.copy_extents, *probe.wrg_extents,
+                        *probe.glb_extents])
         if probe.wrg_extents:
             local = []
             for d in range(dims):
-                e = probe.lcl_extents.get(d, 1)
+                e = probe.lcl_extents.get(d, probe.copy_extents.get(d, 1))
                 if d == 0 and probe.warp_extent:
                     e = max(e, probe.warp_extent * self.opt.warp_size)
                 local.append(max(1, min(e, self.opt.max_work_group)))
@@ -688,7 +697,7 @@ class Generator:
             self.seq_loop(n, body)
             return out
         mem = out.memory()
-        self.parallel_loop(kind, p.dim, n, body, mem)
+        self.parallel_loop(kind, p.dim, n, body, mem, copy=kind == "mapLcl" and _is_copy(f))
         # a map inside another writing the same memory (mapLcl(1, mapLcl(0, f))) needs
         # no barrier of its own: the outer one's follows
         if kind in ("mapLcl", "mapWarp") and not any(
@@ -700,7 +709,7 @@ class Generator:
         return out
 
     def parallel_loop(self, kind: str, dim: int, n: int, body,
-                      writes: Memory | None = None) -> None:
+                      writes: Memory | None = None, copy: bool = False) -> None:
         k = self.k
         w = self.opt.warp_size
         if kind == "mapWrg":
@@ -708,7 +717,8 @@ class Generator:
             threads = k.group_count[dim] if k.group_count else None
             idf, step = f"get_group_id({dim})", f"get_num_groups({dim})"
         elif kind == "mapLcl":
-            k.lcl_extents[dim] = max(k.lcl_extents.get(dim, 0), n)
+            extents = k.copy_extents if copy else k.lcl_extents
+            extents[dim] = max(extents.get(dim, 0), n)
             threads = k.local_size[dim] if k.local_size else None
             idf, step = f"get_local_id({dim})", f"get_local_size({dim})"
         elif kind == "mapGlb":
@@ -954,6 +964,14 @@ class _DistributedView(View):
 
     def memory(self):
         return self.own.memory()
+
+
+def _is_copy(f: Fun) -> bool:
+    """``f`` only copies its argument: id, or a sequential or local map of a copy."""
+    if isinstance(f, Prim) and f.name == "id":
+        return True
+    return isinstance(f, Prim) and f.name in ("mapSeq", "mapLcl") and len(f.args) == 1 \
+        and _is_copy(f.args[0])
 
 
 def _prod(xs) -> int:

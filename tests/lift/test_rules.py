@@ -43,6 +43,9 @@ SOURCES = [
     "s = fun(x: float[4096]) => reduce(add, 0.0f) $ x",
     "s = fun(x: float[8][4][16]) => "
     "mapGlb(reduceSeq(add, 0.0f) o join o mapSeq(mapSeq(absval))) $ x",
+    # every 3 x 3 window of a 2-D input (stencil-2d-tiling)
+    "s = fun(x: float[10][34]) => "
+    "map(join o map(reduce(add, 0.0f) o join) o transpose o map(slide(3, 1))) o slide(3, 1) $ x",
 ]
 
 BUNDLED = [("gemv", {"M": 4, "N": 128}), ("mm", {"M": 8, "N": 8, "K": 4}),
