@@ -17,11 +17,12 @@ verified figures; (2) torch/cuBLAS/cuDNN references and the torch copy.
 
 A running OpenCL kernel cannot be interrupted, so before a version runs at a paper
 size it runs once on a ladder of smaller sizes (the case's size parameters halved
-together, from about 1/256 of the work); its time per unit of work predicts the
-paper size. Where one run is predicted to take longer than ``--max-version-s``, the
-version is measured and verified at the largest size of the ladder predicted to fit
-in a quarter of that limit, and its entry says so (``sizes``, ``reduced``): the
-report never mixes its time with times at the paper size.
+together, from about 1/65536 of the work, in steps of at most 64 times the work);
+its time per unit of work predicts the paper size. Where one run is predicted to
+take longer than ``--max-version-s``, the version is measured and verified at the
+largest size of the ladder predicted to fit in a quarter of that limit, and its entry
+says so (``sizes``, ``reduced``): the report never mixes its time with times at the
+paper size.
 
 ``--quick`` uses small sizes and few repetitions: it runs on PoCL (CPU) and tests
 this script, not the GPU. Results go to DIR/results.json (written after every
@@ -390,7 +391,9 @@ class RunInputs:
 def choose_size(kernel, keys: tuple[str, ...], need: dict, inputs: RunInputs,
                 opts: argparse.Namespace) -> dict:
     """The size to measure a version at (see ``fit_size``), with the probe runs."""
-    rungs = size_ladder(inputs.sizes, keys, need)
+    # from 1/65536 of the work in steps of at most 64x: one run of the perfect reduction
+    # at 1/256 of 2^28 elements already takes 40 s (contended atomics)
+    rungs = size_ladder(inputs.sizes, keys, need, fraction=2.0 ** -16)
 
     def measure(i: int) -> float:
         run = opts.timer(kernel, inputs.get(rungs[i]), opts.device)
@@ -399,7 +402,8 @@ def choose_size(kernel, keys: tuple[str, ...], need: dict, inputs: RunInputs,
             t = min(t, run())
         return t
 
-    fit = fit_size(measure, lambda i: inputs.work(rungs[i]), len(rungs), opts.max_version_s)
+    fit = fit_size(measure, lambda i: inputs.work(rungs[i]), len(rungs), opts.max_version_s,
+                   max_step=64.0)
     fit["sizes"] = rungs[fit["rung"]]
     fit["probes"] = [{"sizes": rungs[i], "s": t} for i, t in fit["probes"]]
     return fit
