@@ -612,16 +612,23 @@ def mm_tiling_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
     return out[:limits.max_choices]
 
 
-def mm_tiled(s: Site) -> list[Expr]:
+def _mm_problem(s: Site):
+    """``(f, z, g, A, B, m, n, k)`` of a matrix multiplication whose initial value is a
+    literal (the tiled rules fill register blocks with it); None otherwise."""
     f, z, g, a_expr, b_param = _mm_shape(s)
-    at = s.arg_types[0]
-    m, k = int(at.size), int(at.elem.size)
-    bt = s.env.get(b_param, b_param.type)
-    n = int(bt.elem.size)
     if not isinstance(z, Literal):
+        return None
+    at = s.arg_types[0]
+    n = int(s.env.get(b_param, b_param.type).elem.size)
+    return f, z, g, a_expr, b_param, int(at.size), n, int(at.elem.size)
+
+
+def mm_tiled(s: Site) -> list[Expr]:
+    p = _mm_problem(s)
+    if p is None:
         return []
-    return [_mm_tiled_expr(f, z, g, a_expr, b_param, *c)
-            for c in mm_tiling_choices(m, n, k, s.limits)]
+    *expr, m, n, k = p
+    return [_mm_tiled_expr(*expr, *c) for c in mm_tiling_choices(m, n, k, s.limits)]
 
 
 rule(Rule("mm-tiling", "macro",
@@ -728,13 +735,11 @@ def mm_vectorised_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]
 
 
 def mm_tiled_vectorised(s: Site) -> list[Expr]:
-    f, z, g, a_expr, b_param = _mm_shape(s)
-    at = s.arg_types[0]
-    m, k = int(at.size), int(at.elem.size)
-    n = int(s.env.get(b_param, b_param.type).elem.size)
-    if not isinstance(z, Literal):
+    p = _mm_problem(s)
+    if p is None:
         return []
-    return [_mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, *c)
+    *expr, m, n, k = p
+    return [_mm_tiled_vectorised_expr(*expr, *c)
             for c in mm_vectorised_choices(m, n, k, s.limits)]
 
 
