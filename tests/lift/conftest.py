@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "mcl" / "lift" / "programs"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @lru_cache(maxsize=1)
@@ -34,3 +35,21 @@ def rt():
 def program(name: str):
     from mcl.lift.parser import parse_file
     return parse_file(PROGRAMS / f"{name}.lift")
+
+
+def derived(kernel: str, sizes: dict | None = None):
+    """The Lift program derived from examples/<kernel>/perfect.mcpl, sizes bound
+    (default: the kernel's example values)."""
+    from mcl.lift.compare import default_sizes
+    from mcl.lift.from_mcpl import derive
+    from mcl.lift.ir import bind_sizes
+    path = EXAMPLES / kernel / "perfect.mcpl"
+    sizes = sizes or default_sizes(path)
+    return bind_sizes(derive(path, None, constants=sizes).program, sizes)
+
+
+def convolution_reference(inp, filt, h, w, fh, fw):
+    """examples/convolution in numpy: the mean of each fh x fw window times the filter."""
+    import numpy as np
+    win = np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (fh, fw))
+    return np.einsum("ijyx,yx->ij", win[:h, :w], filt.astype(np.float64)) / (fh * fw)

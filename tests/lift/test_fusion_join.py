@@ -5,23 +5,21 @@ from a register instead of a temporary array of every row's results (a convoluti
 fh*fw products per output element, in global memory). Exact for any f: the left fold
 visits the elements in the same order."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES, convolution_reference, derived
 
 from mcl.lift import explore as E
 from mcl.lift.codegen import generate
 from mcl.lift.compare import default_sizes
-from mcl.lift.from_mcpl import derive
 from mcl.lift.interp import random_inputs, run
-from mcl.lift.ir import Prim, bind_sizes, walk
+from mcl.lift.ir import Prim, walk
 from mcl.lift.parser import parse
 from mcl.lift.printer import key, show
 from mcl.lift.rules import RULES, apply_rule, rewrites
 from mcl.lift.typecheck import check_program
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RULE = "reduceSeq-join-mapSeq-fusion"
 
 FUNS = ("userfun add(x: float, y: float): float = x + y\n"
@@ -43,12 +41,6 @@ HAND = [
     "reduceSeq(decay, 0.0f) o join o mapSeq(fun(r) => mapSeq(fun(t) => mult(t._0, t._1)) "
     "$ zip(r._0, r._1)) $ zip(p._0, p._1)) $ zip(x, y)",
 ]
-
-
-def derived(sizes: dict | None = None):
-    path = EXAMPLES / "convolution" / "perfect.mcpl"
-    sizes = sizes or default_sizes(path)
-    return bind_sizes(derive(path, None, constants=sizes).program, sizes)
 
 
 def temporaries(gen) -> list[str]:
@@ -101,7 +93,7 @@ def test_rule_declines(body):
 # ----------------------------------------------------------------------------- convolution
 
 def test_direct_convolution_accumulates_in_a_register():
-    p = derived()
+    p = derived("convolution")
     low = E.direct_lowering(p)
     text = show(low.body.body)
     assert text.startswith("mapGlb(1, join o mapGlb(fun(input_j) => mapSeq(output_f) o "
@@ -118,7 +110,7 @@ def test_direct_convolution_accumulates_in_a_register():
 @pytest.mark.parametrize("sizes", [{"h": 16, "w": 16, "fh": 3, "fw": 3},
                                    {"h": 8, "w": 12, "fh": 5, "fw": 3}])
 def test_fused_convolution_matches_the_interpreter(sizes):
-    p = derived(sizes)
+    p = derived("convolution", sizes)
     low = E.direct_lowering(p)
     xs = random_inputs(p, sizes, np.random.default_rng(5))
     np.testing.assert_allclose(run(low, *xs), run(p, *xs), rtol=1e-5, atol=1e-6)
@@ -126,17 +118,12 @@ def test_fused_convolution_matches_the_interpreter(sizes):
 
 # ----------------------------------------------------------------------------- on the device
 
-def _conv_reference(inp, filt, h, w, fh, fw):
-    win = np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (fh, fw))
-    return np.einsum("ijyx,yx->ij", win[:h, :w], filt.astype(np.float64)) / (fh * fw)
-
-
 @pytest.mark.parametrize("sizes", [{"h": 64, "w": 64, "fh": 3, "fw": 3},
                                    {"h": 40, "w": 72, "fh": 5, "fw": 3},
                                    {"h": 32, "w": 48, "fh": 9, "fw": 9}])
 def test_fused_convolution_runs_on_the_device(rt, sizes):
     from mcl.lift.execute import run_generated
-    p = derived(sizes)
+    p = derived("convolution", sizes)
     low = E.direct_lowering(p)
     gen = generate(low, sizes)
     assert temporaries(gen) == []
@@ -144,7 +131,7 @@ def test_fused_convolution_runs_on_the_device(rt, sizes):
     got = run_generated(gen, rt, xs).astype(np.float64)
     np.testing.assert_allclose(got, np.asarray(run(p, *xs)).reshape(got.shape), rtol=1e-4,
                                atol=1e-5)
-    np.testing.assert_allclose(got, _conv_reference(xs[0], xs[1], **sizes), rtol=1e-4,
+    np.testing.assert_allclose(got, convolution_reference(xs[0], xs[1], **sizes), rtol=1e-4,
                                atol=1e-5)
 
 

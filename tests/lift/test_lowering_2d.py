@@ -3,16 +3,13 @@ computes with one inner map (only layout patterns between them) into mapGlb(1) a
 mapGlb(0), one work-item per element of the 2-D result, and the direct lowering (the
 exploration's first seed) prefers it."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import program
+from conftest import convolution_reference, derived, program
 
 from mcl.lift import explore as E
 from mcl.lift.codegen import Options, generate
-from mcl.lift.compare import default_sizes
-from mcl.lift.from_mcpl import derive
 from mcl.lift.interp import random_inputs, run
 from mcl.lift.ir import Prim, bind_sizes, walk
 from mcl.lift.parser import parse
@@ -20,14 +17,7 @@ from mcl.lift.printer import key, show
 from mcl.lift.rules import apply_rule, nesting_problem, rewrites
 from mcl.lift.typecheck import check_program
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RULE = "map-map-to-mapGlb2d"
-
-
-def derived(kernel: str, sizes: dict | None = None):
-    path = EXAMPLES / kernel / "perfect.mcpl"
-    sizes = sizes or default_sizes(path)
-    return bind_sizes(derive(path, None, constants=sizes).program, sizes)
 
 
 def glb_dims(prog) -> list[tuple[int, list[int]]]:
@@ -131,11 +121,6 @@ def test_seeds_of_1d_kernels_are_unchanged(kernel, monkeypatch):
 
 # ----------------------------------------------------------------------------- on the device
 
-def _conv_reference(inp, filt, h, w, fh, fw):
-    win = np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (fh, fw))
-    return np.einsum("ijyx,yx->ij", win[:h, :w], filt.astype(np.float64)) / (fh * fw)
-
-
 @pytest.mark.parametrize("kernel, sizes", [
     ("convolution", {"h": 64, "w": 64, "fh": 3, "fw": 3}),
     ("convolution", {"h": 40, "w": 72, "fh": 5, "fw": 3}),
@@ -159,5 +144,5 @@ def test_2d_kernels_run_and_match(rt, kernel, sizes, local_size):
     if kernel == "matmul":
         want = xs[0].astype(np.float64) @ xs[1].astype(np.float64)
     else:
-        want = _conv_reference(xs[0], xs[1], **sizes)
+        want = convolution_reference(xs[0], xs[1], **sizes)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -6,31 +6,22 @@ memory (toLocal(mapLcl(1, mapLcl(0, id))), each work-item copying several elemen
 then each work-item computes its output from the tile."""
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import convolution_reference, derived
 
 from mcl.lift import explore as E
 from mcl.lift import macros as M
 from mcl.lift.codegen import generate
-from mcl.lift.compare import default_sizes
-from mcl.lift.from_mcpl import derive
 from mcl.lift.interp import random_inputs, run
-from mcl.lift.ir import Prim, bind_sizes, walk
+from mcl.lift.ir import Prim, walk
 from mcl.lift.parser import parse
 from mcl.lift.printer import show
 from mcl.lift.rules import RULES, Limits, apply_rule, nesting_problem, rewrites
 from mcl.lift.typecheck import check_program
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RULE = "stencil-2d-tiling"
-
-
-def derived(sizes: dict | None = None):
-    path = EXAMPLES / "convolution" / "perfect.mcpl"
-    sizes = sizes or default_sizes(path)
-    return bind_sizes(derive(path, None, constants=sizes).program, sizes)
 
 
 def tilings(p) -> list:
@@ -63,7 +54,7 @@ def test_rule_is_an_exact_macro():
 @pytest.mark.parametrize("sizes", [{"h": 16, "w": 32, "fh": 3, "fw": 3},
                                    {"h": 32, "w": 64, "fh": 5, "fw": 3}])
 def test_every_choice_is_well_typed_lowerable_and_equal(sizes):
-    p = derived(sizes)
+    p = derived("convolution", sizes)
     rws = tilings(p)
     assert 1 <= len(rws) <= 8 and all(rw.path == () for rw in rws)
     xs = random_inputs(p, sizes, np.random.default_rng(2))
@@ -80,7 +71,7 @@ def test_every_choice_is_well_typed_lowerable_and_equal(sizes):
 
 
 def test_the_shape_of_the_result():
-    p = derived({"h": 16, "w": 32, "fh": 3, "fw": 3})
+    p = derived("convolution", {"h": 16, "w": 32, "fh": 3, "fw": 3})
     text = show(apply_rule(p, RULE).body.body)
     assert text.startswith("join o mapWrg(1, map(join) o transpose o mapWrg(mapLcl(1, join o "
                            "mapLcl(fun(input_j) =>")
@@ -101,7 +92,7 @@ def test_choices_divide_the_output_and_fit_the_limits():
 
 
 def test_macro_seeds_include_the_tiling():
-    p = derived({"h": 32, "w": 64, "fh": 3, "fw": 3})
+    p = derived("convolution", {"h": 32, "w": 64, "fh": 3, "fw": 3})
     seeds = E.macro_seeds(p)
     tiled = [s for s in seeds if prims(s, "toLocal")]
     assert len(tiled) == 1 and E.is_lowered(tiled[0])
@@ -126,7 +117,7 @@ def test_rule_declines_other_shapes(src):
 
 def test_kernel_copies_the_tile_once_with_one_barrier():
     sizes = {"h": 16, "w": 32, "fh": 3, "fw": 3}
-    low = E.direct_lowering(apply_rule(derived(sizes), RULE))
+    low = E.direct_lowering(apply_rule(derived("convolution", sizes), RULE))
     gen = generate(low, sizes)
     (k,) = gen.kernels
     assert k.local_size == (32, 8) and k.global_size == (32, 16)
@@ -143,19 +134,14 @@ def test_kernel_copies_the_tile_once_with_one_barrier():
     assert "input[" not in compute and "acc_" in compute
 
 
-def _conv_reference(inp, filt, h, w, fh, fw):
-    win = np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (fh, fw))
-    return np.einsum("ijyx,yx->ij", win[:h, :w], filt.astype(np.float64)) / (fh * fw)
-
-
 @pytest.mark.parametrize("sizes", [{"h": 64, "w": 64, "fh": 3, "fw": 3},
                                    {"h": 64, "w": 128, "fh": 9, "fw": 9},
                                    {"h": 32, "w": 64, "fh": 5, "fw": 3}])
 def test_tiled_convolution_runs_and_matches(rt, sizes):
     from mcl.lift.execute import run_generated
-    p = derived(sizes)
+    p = derived("convolution", sizes)
     xs = random_inputs(p, sizes, np.random.default_rng(1), low=0.0, high=1.0)
-    want = _conv_reference(xs[0], xs[1], **sizes)
+    want = convolution_reference(xs[0], xs[1], **sizes)
     rws = tilings(p)
     assert rws
     for rw in rws:
