@@ -16,7 +16,7 @@ from types import ModuleType
 import numpy as np
 
 from mcl.diagnostics import McplError
-from mcl.lift.from_mcpl import Derivation, derive, reference_module
+from mcl.lift.from_mcpl import Derivation, derive, fresh, reference_module, reference_output
 
 #: Versions first by how far they are refined: the level alone, then v1, v2, ...
 _LEVEL_ORDER = ("perfect", "accelerator")
@@ -134,11 +134,6 @@ def on_path(paths: list[Path], leaf: str) -> list[Path]:
     return out
 
 
-def _expected(ref: ModuleType, values: dict, output: str) -> np.ndarray:
-    return np.asarray(ref.reference(**{k: (v.copy() if isinstance(v, np.ndarray) else v)
-                                       for k, v in values.items()})[output])
-
-
 @dataclass
 class Inputs:
     """The inputs of the comparison at the measured size and, made on demand, at the
@@ -173,10 +168,6 @@ class Inputs:
         from mcl.opencl.sizing import work_of
         metric = "GB/s" if hasattr(self.ref, "bytes_moved") else "GFLOP/s"
         return work_of(self.ref, dict(sizes), metric)
-
-
-def _fresh(args: dict) -> dict:
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
 
 
 def _sizes_text(sizes: dict) -> str:
@@ -214,7 +205,7 @@ def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
                     f"from {t * 1e3:.3g} ms at {_sizes_text(small)}: not run"),
                     source=kernel.source, probes=probes)
         args = args_at(inputs.sizes)
-        got = np.asarray(kernel(**_fresh(args))[inputs.output])
+        got = np.asarray(kernel(**fresh(args))[inputs.output])
         if got.shape != expected.shape or not np.allclose(got, expected, **tolerance):
             err = float(np.max(np.abs(got - expected))) if got.shape == expected.shape else \
                 float("inf")
@@ -239,7 +230,7 @@ def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy
     names = [i.name for i in d.inputs]
 
     def reference(*xs):
-        return _expected(ref, {**sizes, **dict(zip(names, xs, strict=True))}, d.output)
+        return reference_output(ref, {**sizes, **dict(zip(names, xs, strict=True))}, d.output)
 
     res = explore(d.program, sizes, strategy, budget, device, results, seed, depth,
                   evaluator=evaluator, limits=limits, progress=progress, reference=reference,
@@ -281,7 +272,7 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
     sizes = {**sizes, **{k: v for k, v in values.items() if isinstance(v, int)}}
     inputs = Inputs(ref, {k: v for k, v in sizes.items() if k in _input_params(ref)}, values,
                     d.output, seed)
-    expected = _expected(ref, values, d.output)
+    expected = reference_output(ref, values, d.output)
     tol = getattr(ref, "TOLERANCE", {"rtol": 1e-4, "atol": 1e-5})
     cmp = Comparison(ref.KERNEL if hasattr(ref, "KERNEL") else folder.name, leaf, sizes,
                      _device_name(device) if evaluator is None else "none (stand-ins)")

@@ -1210,13 +1210,22 @@ class Check:
     against: str
 
 
+def fresh(values: dict) -> dict:
+    """A copy of the arrays among ``values`` (a kernel or reference may write them)."""
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+
+
+def reference_output(ref: ModuleType, values: dict, output: str) -> np.ndarray:
+    """``output`` as reference.py computes it from (copies of) ``values``."""
+    return np.asarray(ref.reference(**fresh(values))[output])
+
+
 def verify(d: Derivation, ref: ModuleType, sizes: dict, seed: int = 0) -> Check:
     """Run the derived program with Lift's interpreter on the reference's random
     inputs of ``sizes`` and compare with ``ref.reference`` within ``ref.TOLERANCE``."""
     rng = np.random.default_rng(seed)
     values = ref.inputs(rng, **sizes)
-    expected = ref.reference(**{k: (v.copy() if isinstance(v, np.ndarray) else v)
-                                for k, v in values.items()})[d.output]
+    expected = reference_output(ref, values, d.output)
     got = d.run(values)
     tol = getattr(ref, "TOLERANCE", {"rtol": 1e-5, "atol": 1e-6})
     ok = got.shape == expected.shape and bool(np.allclose(got, expected, **tol))

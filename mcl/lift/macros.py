@@ -414,6 +414,11 @@ def _mm_shape(s: Site):
     return f, z, g, n.args[0], bt.args[0]
 
 
+def _mm_at_top(s: Site) -> bool:
+    """A whole matrix multiplication: the program's top level, types known."""
+    return s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None
+
+
 def mm_blocked(s: Site) -> list[Expr]:
     f, z, g, a_expr, b_param = _mm_shape(s)
     at = s.arg_types[0]
@@ -490,7 +495,7 @@ rule(Rule("mm-register-blocking", "macro",
           "map(rowA => map(colB => reduce o map(*) $ zip(rowA, colB)) o transpose $ B) $ A -> "
           "join o mapGlb(1)(rowsA => ... mapGlb(0)(colsB => toPrivate(reduceSeq(acc[bm][bn] += "
           "a*b)) ...) o split(bn) o reorderStride(N/bn) o transpose $ B) o split(bm) $ A",
-          match=lambda s: s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None,
+          match=_mm_at_top,
           rhs=mm_blocked, exact=True))
 
 
@@ -637,7 +642,7 @@ rule(Rule("mm-tiling", "macro",
           "(tA, tB)) => mapLcl(1)(mapLcl(0)(acc[rm][rn] += a*b over the k-tile)) $ "
           "(toLocal(copy) tA, toLocal(copy) tB), 0) $ zip(k-tiles of rowsA, colsB)) ...) o "
           "split(tm) $ A",
-          match=lambda s: s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None,
+          match=_mm_at_top,
           rhs=mm_tiled, exact=True))
 
 
@@ -748,7 +753,7 @@ rule(Rule("mm-tiling-vectorised", "macro",
           "(asVector(w); A's tile transposed), each work-item owning runs of w adjacent rows "
           "and columns whose k-th parts it loads into private memory as vectors "
           "(asScalar o toPrivate(mapSeq(id))), C written as vectors",
-          match=lambda s: s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None,
+          match=_mm_at_top,
           rhs=mm_tiled_vectorised, exact=True))
 
 
