@@ -36,7 +36,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "lsp.md"
 
 
 def generated(lines: int) -> str:
-    """A module of about ``lines`` lines: copies of the gpu matmul function."""
+    """A module of at least ``lines`` lines: copies of the gpu matmul function."""
     text = MATMUL.read_text()
     head, body = text[: text.index("gpu void")], text[text.index("gpu void"):]
     parts, k = [head], 0

@@ -7,6 +7,7 @@ come, and come before the check of the large document has finished."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 
 import pytest
 from lsprotocol import types as lsp
@@ -26,15 +27,16 @@ MATMUL = EXAMPLES / "matmul" / "gpu.mcpl"
 BOUND = 60.0
 
 
-def generated(lines: int) -> str:
-    """A module of at least ``lines`` lines: copies of the gpu matmul function."""
-    text = MATMUL.read_text()
-    head, body = text[: text.index("gpu void")], text[text.index("gpu void"):]
-    parts, k = [head], 0
-    while sum(p.count("\n") for p in parts) < lines:
-        parts.append("\n" + body.replace("void matmul(", f"void matmul{k}("))
-        k += 1
-    return "".join(parts)
+def _bench_module():
+    """benchmarks/lsp_bench.py, whose generated() makes the large document."""
+    path = EXAMPLES.parent / "benchmarks" / "lsp_bench.py"
+    spec = importlib.util.spec_from_file_location("lsp_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+generated = _bench_module().generated
 
 
 def doc(uri: str) -> lsp.TextDocumentIdentifier:
