@@ -48,14 +48,6 @@ class AtomicFinding:
     least_s: float | None              # the kernel's least time (roofline)
 
 
-def _trips(loops: tuple[Loop, ...]) -> sympy.Expr:
-    out: sympy.Expr = sympy.Integer(1)
-    for lp in loops:
-        out *= lp.trips if lp.trips is not None else sympy.Symbol(
-            f"iterations_{lp.var or 'while'}", integer=True, positive=True)
-    return out
-
-
 def _number(e: sympy.Expr | None) -> float | None:
     if e is None:
         return None
@@ -79,15 +71,15 @@ class AtomicsAnalysis:
         for i, site in enumerate(sym.atomics):
             nloops = {lp.var: lp for lp in (num.atomics[i] if num else site).loops}
             loops = tuple(lp for lp in site.loops if lp.var not in site.pinned)
-            total = _trips(loops)
-            ntotal = _trips(tuple(nloops.get(lp.var, lp) for lp in loops))
+            total = sym.executions(loops)[0]
+            ntotal = sym.executions(tuple(nloops.get(lp.var, lp) for lp in loops))[0]
             if site.target is None or not site.target.predictable:
                 out.append(AtomicFinding(site, (), None, None, total, ntotal, None, least))
                 continue
             sharing = tuple(lp for lp in loops if lp.var not in site.target.depends
                             and lp.trips != 1)
-            updates = _trips(sharing)
-            nupdates = _trips(tuple(nloops.get(lp.var, lp) for lp in sharing))
+            updates = sym.executions(sharing)[0]
+            nupdates = sym.executions(tuple(nloops.get(lp.var, lp) for lp in sharing))[0]
             if updates == 1 or nupdates == 1:
                 continue
             out.append(AtomicFinding(site, sharing, updates, nupdates, total, ntotal,
