@@ -1,0 +1,302 @@
+"""The GPU side of the fidelity harness (run it on the GPU machine; see README.md).
+
+    python3 benchmarks/fidelity/measure.py resources --out DIR [--sweep N]
+    python3 benchmarks/fidelity/measure.py time --out DIR
+    ncu --csv ... python3 benchmarks/fidelity/measure.py launch --out DIR
+
+``resources``: for every case, the OpenCL kernel generated for hopper is built by
+NVIDIA's OpenCL driver; its program binary (PTX) is loaded with the CUDA driver
+with the register limit of the build options, and the function's registers,
+shared memory and spills and the CUDA occupancy calculator's resident blocks per
+SM are recorded. ``time``: every example version, verified against reference.py,
+timed with OpenCL profiling events (best of 10). ``launch``: every example version's
+PTX launched once through the CUDA driver (grid, block and arguments from the
+launch plan, the output checked against reference.py), for ``ncu`` to count.
+
+A case that does not generate, build or load is a row with the message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))
+
+import cases as C  # noqa: E402
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def nvidia_device():
+    """The NVIDIA OpenCL device, or exit with what to do."""
+    try:
+        import pyopencl as cl
+        for p in cl.get_platforms():
+            if "NVIDIA" in p.name:
+                devs = p.get_devices()
+                if devs:
+                    return p, devs[0]
+    except Exception as e:  # no ICD loader, no platform
+        log(f"no OpenCL platform: {e}")
+    log("error: no NVIDIA OpenCL device. The fidelity harness measures on an NVIDIA GPU: "
+        "run it on the GPU machine (source benchmarks/gpu_setup.sh first, which registers "
+        "NVIDIA's OpenCL driver).")
+    sys.exit(2)
+
+
+def short(e: BaseException) -> str:
+    text = " ".join(f"{type(e).__name__}: {e}".split())
+    return text[:400]
+
+
+class Generated:
+    """A case generated for hopper: source, plan, the sizes it is built and run at."""
+
+    def __init__(self, case: C.Case, workdir: Path):
+        from mcl.analyses.kernel import parameter_values
+        from mcl.mcpl import check
+        from mcl.opencl.generate import generate
+        from mcl.opencl.plan import evaluate
+
+        path = workdir / (case.name.replace("/", "__").replace("[", "_").replace("]", "")
+                          .replace(",", "_").replace("=", "") + ".mcpl")
+        path.write_text(case.source)
+        self.path = path
+        kernels = generate(str(path), C.TARGET)
+        self.kernel = kernels[0]
+        checked = check(str(path))
+        fn = checked.module.functions[-1]
+        env = parameter_values(fn, case.sizes)
+        self.env = {k: v for k, v in env.items()}
+        plan = self.kernel.plan
+        self.local = tuple(evaluate(e, self.env) for e in plan.local_size)
+        self.groups = tuple(evaluate(e, self.env) for e in plan.num_groups)
+        self.block_threads = int(np.prod(self.local))
+
+    def options(self, platform: str) -> list[str]:
+        plan = self.kernel.plan
+        return [*plan.options_for(platform),
+                *(c.option(int(self.env.get(c.name, c.default or 0)))
+                  for c in plan.compile_time)]
+
+
+def build_ptx(ctx, dev, gen: Generated) -> tuple[bytes, list[str]]:
+    import pyopencl as cl
+    opts = gen.options(dev.platform.name)
+    prog = cl.Program(ctx, gen.kernel.source).build(options=opts, devices=[dev])
+    return bytes(prog.get_info(cl.program_info.BINARIES)[0]), opts
+
+
+def resources(args) -> None:
+    import pyopencl as cl
+
+    import ptx_driver as cu
+    platform, dev = nvidia_device()
+    ctx = cl.Context([dev])
+    todo = C.all_cases(sweep=args.sweep > 0)
+    examples = [c for c in todo if not c.sweep]
+    sweep = [c for c in todo if c.sweep]
+    if args.sweep and len(sweep) > args.sweep:   # a deterministic spread of the sweep
+        step = len(sweep) / args.sweep
+        sweep = [sweep[int(i * step)] for i in range(args.sweep)]
+    todo = examples + sweep
+    log(f"resources: {len(examples)} example versions, {len(sweep)} sweep variants on "
+        f"{dev.name}")
+    work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
+    t0 = time.time()
+
+    def one(case: C.Case) -> dict:
+        row = {"name": case.name, "kernel": case.kernel, "version": case.version,
+               "level": case.level, "file": case.file, "digest": case.digest,
+               "overrides": case.overrides, "sweep": case.sweep, "sizes": case.sizes}
+        try:
+            gen = Generated(case, work)
+        except BaseException as e:  # noqa: BLE001 - a row, not a crash
+            row["status"] = "does not generate: " + short(e)
+            return row
+        row["block_threads"] = gen.block_threads
+        row["local_size"], row["num_groups"] = list(gen.local), list(gen.groups)
+        try:
+            ptx, opts = build_ptx(ctx, dev, gen)
+        except BaseException as e:  # noqa: BLE001
+            row["status"] = "NVIDIA OpenCL build failed: " + short(e)
+            return row
+        row["build_options"] = opts
+        row["max_registers"] = cu.max_registers(opts)
+        try:
+            loaded = cu.load(ptx, gen.kernel.plan.kernel, row["max_registers"])
+        except BaseException as e:  # noqa: BLE001
+            row["status"] = "CUDA driver cannot load the PTX: " + short(e)
+            return row
+        row.update(registers=loaded.registers, shared_bytes=loaded.shared_bytes,
+                   local_bytes=loaded.local_bytes, const_bytes=loaded.const_bytes,
+                   max_threads=loaded.max_threads)
+        row["spills"] = "spill" in loaded.jit_log and not ("0 bytes spill stores" in
+                                                           loaded.jit_log)
+        row["jit_log"] = loaded.jit_log[-600:]
+        try:
+            row["resident_blocks"] = cu.occupancy(loaded, gen.block_threads)
+        except BaseException as e:  # noqa: BLE001
+            row["status"] = "occupancy query failed: " + short(e)
+            return row
+        cu.unload(loaded)
+        row["status"] = "ok"
+        return row
+
+    rows: list[dict] = []
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for i, row in enumerate(pool.map(one, todo)):
+            rows.append(row)
+            if (i + 1) % 25 == 0 or i + 1 == len(todo):
+                ok = sum(r["status"] == "ok" for r in rows)
+                log(f"  {i + 1}/{len(todo)} ({ok} ok) {time.time() - t0:.0f} s")
+    write(args.out / "resources.json", {"device": dev.name, "driver": dev.driver_version,
+                                       "rows": rows})
+
+
+def _inputs(case: C.Case, seed: int = 1):
+    ref = C.reference_module(case.kernel)
+    rng = np.random.default_rng(seed)
+    sizes = dict(case.sizes)
+    args = ref.inputs(rng, **sizes)
+    expected = ref.reference(**args)
+    return ref, args, expected
+
+
+def _close(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return False, float("inf")
+    err = float(np.max(np.abs(got - want))) if got.size else 0.0
+    ok = bool(np.allclose(got, want, rtol=tol.get("rtol", 1e-5), atol=tol.get("atol", 1e-5)))
+    return ok, err
+
+
+def timing(args) -> None:
+    import pyopencl as cl
+
+    from mcl.opencl.runtime import Kernel
+    _, dev = nvidia_device()
+    ctx = cl.Context([dev])
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
+    rows = []
+    for case in C.example_cases(args.kernels):
+        row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}
+        t0 = time.time()
+        try:
+            gen = Generated(case, work)
+            k = Kernel(gen.kernel, ctx, queue)
+            ref, inputs, expected = _inputs(case)
+            call = {p: inputs[p] for p in k.plan.parameters if p in inputs}
+            got = k(**{n: (v.copy() if isinstance(v, np.ndarray) else v)
+                       for n, v in call.items()})
+            oks = [_close(got[o], expected[o], ref.TOLERANCE) for o in expected if o in got]
+            row["verified"] = all(ok for ok, _ in oks)
+            row["max_error"] = max((e for _, e in oks), default=0.0)
+            row["time_s"] = k.time(repeat=args.repeat, warmup=2, **call)
+            row["status"] = "ok" if row["verified"] else "wrong result"
+        except BaseException as e:  # noqa: BLE001
+            row["status"] = short(e)
+        log(f"  {case.name}: {row['status']} {row.get('time_s', 0) * 1e3:.3f} ms "
+            f"({time.time() - t0:.1f} s)")
+        rows.append(row)
+    write(args.out / "times.json", {"device": dev.name, "rows": rows})
+
+
+def launching(args) -> None:
+    """Each example's PTX launched once through the CUDA driver (for ncu)."""
+    import pyopencl as cl
+
+    import ptx_driver as cu
+    from mcl.opencl.plan import evaluate
+    _, dev = nvidia_device()
+    ctx = cl.Context([dev])
+    work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
+    rows = []
+    for case in C.example_cases(args.kernels):
+        row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}
+        arrays = cu.DeviceArrays()
+        try:
+            gen = Generated(case, work)
+            ptx, opts = build_ptx(ctx, dev, gen)
+            loaded = cu.load(ptx, gen.kernel.plan.kernel, cu.max_registers(opts))
+            ref, inputs, expected = _inputs(case)
+            plan = gen.kernel.plan
+            env = dict(gen.env)
+            env.update({k: v for k, v in inputs.items() if not isinstance(v, np.ndarray)})
+            kargs, outs = [], {}
+            for a in plan.arguments:
+                if a.kind == "scalar":
+                    kargs.append((np.dtype(a.dtype).type(env[a.name]).item(), a.dtype))
+                    continue
+                shape = tuple(evaluate(e, env) for e in a.shape)
+                nbytes = int(np.prod(shape)) * np.dtype(a.dtype).itemsize
+                if a.kind == "scratch":
+                    kargs.append((arrays.zeros(nbytes), None))
+                    continue
+                host = inputs.get(a.name)
+                host = np.zeros(shape, a.dtype) if host is None else \
+                    np.ascontiguousarray(host, dtype=a.dtype)
+                ptr = arrays.upload(host)
+                kargs.append((ptr, None))
+                if a.written:
+                    outs[a.name] = (ptr, host)
+            row["grid"] = list(gen.groups)
+            row["block"] = list(gen.local)
+            row["time_s"] = cu.launch(loaded, gen.groups, gen.local, kargs)
+            oks = [_close(arrays.download(*outs[o]), expected[o], ref.TOLERANCE)
+                   for o in expected if o in outs]
+            row["verified"] = all(ok for ok, _ in oks)
+            row["status"] = "ok" if row["verified"] else "wrong result through CUDA"
+            cu.unload(loaded)
+        except BaseException as e:  # noqa: BLE001
+            row["status"] = short(e)
+            if args.verbose:
+                traceback.print_exc()
+        finally:
+            arrays.free()
+        log(f"  launch {case.name}: {row['status']}")
+        rows.append(row)
+    write(args.out / "launches.json", {"device": dev.name, "rows": rows})
+
+
+def write(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    log(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=("resources", "time", "launch"))
+    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "fidelity-out")))
+    ap.add_argument("--sweep", type=int, default=400,
+                    help="at most this many sweep variants (0: examples only)")
+    ap.add_argument("--kernels", nargs="*", help="only these example kernels")
+    ap.add_argument("--jobs", type=int, default=8, help="builds at a time")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    {"resources": resources, "time": timing, "launch": launching}[args.what](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
