@@ -102,9 +102,8 @@ def build_ptx(ctx, dev, gen: Generated) -> tuple[bytes, list[str]]:
 
 
 def resources(args) -> None:
-    import pyopencl as cl
-
     import ptx_driver as cu
+    import pyopencl as cl
     platform, dev = nvidia_device()
     ctx = cl.Context([dev])
     todo = C.all_cases(sweep=args.sweep > 0)
@@ -119,14 +118,23 @@ def resources(args) -> None:
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
     t0 = time.time()
 
-    def one(case: C.Case) -> dict:
+    def generated(case: C.Case) -> tuple[dict, Generated | None]:
         row = {"name": case.name, "kernel": case.kernel, "version": case.version,
                "level": case.level, "file": case.file, "digest": case.digest,
                "overrides": case.overrides, "sweep": case.sweep, "sizes": case.sizes}
         try:
-            gen = Generated(case, work)
+            return row, Generated(case, work)
         except BaseException as e:  # noqa: BLE001 - a row, not a crash
             row["status"] = "does not generate: " + short(e)
+            return row, None
+
+    # The front end is not thread-safe (one parser): generate first, then build in threads.
+    made = [generated(c) for c in todo]
+    log(f"  generated {sum(g is not None for _, g in made)} in {time.time() - t0:.0f} s")
+
+    def one(item: tuple[dict, Generated | None]) -> dict:
+        row, gen = item
+        if gen is None:
             return row
         row["block_threads"] = gen.block_threads
         row["local_size"], row["num_groups"] = list(gen.local), list(gen.groups)
@@ -145,9 +153,6 @@ def resources(args) -> None:
         row.update(registers=loaded.registers, shared_bytes=loaded.shared_bytes,
                    local_bytes=loaded.local_bytes, const_bytes=loaded.const_bytes,
                    max_threads=loaded.max_threads)
-        row["spills"] = "spill" in loaded.jit_log and not ("0 bytes spill stores" in
-                                                           loaded.jit_log)
-        row["jit_log"] = loaded.jit_log[-600:]
         try:
             row["resident_blocks"] = cu.occupancy(loaded, gen.block_threads)
         except BaseException as e:  # noqa: BLE001
@@ -159,7 +164,7 @@ def resources(args) -> None:
 
     rows: list[dict] = []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for i, row in enumerate(pool.map(one, todo)):
+        for i, row in enumerate(pool.map(one, made)):
             rows.append(row)
             if (i + 1) % 25 == 0 or i + 1 == len(todo):
                 ok = sum(r["status"] == "ok" for r in rows)
@@ -220,60 +225,79 @@ def timing(args) -> None:
 
 
 def launching(args) -> None:
-    """Each example's PTX launched once through the CUDA driver (for ncu)."""
+    """Each example's PTX launched once through the CUDA driver, each in a process of
+    its own (a launch that faults ends its process, not the run), for ncu."""
+    import subprocess
+    rows = []
+    for case in C.example_cases(args.kernels):
+        cmd = [sys.executable, __file__, "launch-one", "--only", case.name]
+        if args.ptx_dir:
+            cmd += ["--ptx-dir", str(args.ptx_dir)]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+            row = json.loads(lines[-1]) if lines else {
+                "name": case.name, "status": f"exit {p.returncode}: "
+                + " ".join(p.stderr.split())[-300:]}
+        except subprocess.TimeoutExpired:
+            row = {"name": case.name, "status": "timed out"}
+        log(f"  launch {case.name}: {row['status']}")
+        rows.append(row)
+    write(args.out / "launches.json", {"rows": rows})
+
+
+def launch_one(args) -> None:
+    """Launch one example case through the CUDA driver; print its row as JSON."""
+    import ptx_driver as cu
     import pyopencl as cl
 
-    import ptx_driver as cu
     from mcl.opencl.plan import evaluate
     _, dev = nvidia_device()
     ctx = cl.Context([dev])
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
-    rows = []
-    for case in C.example_cases(args.kernels):
-        row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}
-        arrays = cu.DeviceArrays()
-        try:
-            gen = Generated(case, work)
-            ptx, opts = build_ptx(ctx, dev, gen)
-            loaded = cu.load(ptx, gen.kernel.plan.kernel, cu.max_registers(opts))
-            ref, inputs, expected = _inputs(case)
-            plan = gen.kernel.plan
-            env = dict(gen.env)
-            env.update({k: v for k, v in inputs.items() if not isinstance(v, np.ndarray)})
-            kargs, outs = [], {}
-            for a in plan.arguments:
-                if a.kind == "scalar":
-                    kargs.append((np.dtype(a.dtype).type(env[a.name]).item(), a.dtype))
-                    continue
-                shape = tuple(evaluate(e, env) for e in a.shape)
-                nbytes = int(np.prod(shape)) * np.dtype(a.dtype).itemsize
-                if a.kind == "scratch":
-                    kargs.append((arrays.zeros(nbytes), None))
-                    continue
-                host = inputs.get(a.name)
-                host = np.zeros(shape, a.dtype) if host is None else \
-                    np.ascontiguousarray(host, dtype=a.dtype)
-                ptr = arrays.upload(host)
-                kargs.append((ptr, None))
-                if a.written:
-                    outs[a.name] = (ptr, host)
-            row["grid"] = list(gen.groups)
-            row["block"] = list(gen.local)
-            row["time_s"] = cu.launch(loaded, gen.groups, gen.local, kargs)
-            oks = [_close(arrays.download(*outs[o]), expected[o], ref.TOLERANCE)
-                   for o in expected if o in outs]
-            row["verified"] = all(ok for ok, _ in oks)
-            row["status"] = "ok" if row["verified"] else "wrong result through CUDA"
-            cu.unload(loaded)
-        except BaseException as e:  # noqa: BLE001
-            row["status"] = short(e)
-            if args.verbose:
-                traceback.print_exc()
-        finally:
-            arrays.free()
-        log(f"  launch {case.name}: {row['status']}")
-        rows.append(row)
-    write(args.out / "launches.json", {"device": dev.name, "rows": rows})
+    case = next(c for c in C.example_cases() if c.name == args.only)
+    row = {"name": case.name, "sizes": case.sizes, "digest": case.digest, "pid": os.getpid()}
+    arrays = cu.DeviceArrays()
+    try:
+        gen = Generated(case, work)
+        ptx, opts = build_ptx(ctx, dev, gen)
+        if args.ptx_dir:
+            args.ptx_dir.mkdir(parents=True, exist_ok=True)
+            (args.ptx_dir / (case.name.replace("/", "__") + ".ptx")).write_bytes(ptx)
+        loaded = cu.load(cu.for_cuda(ptx), gen.kernel.plan.kernel, cu.max_registers(opts))
+        ref, inputs, expected = _inputs(case)
+        plan = gen.kernel.plan
+        env = dict(gen.env)
+        env.update({k: v for k, v in inputs.items() if not isinstance(v, np.ndarray)})
+        kargs, outs = [], {}
+        for a in plan.arguments:
+            if a.kind == "scalar":
+                kargs.append((np.dtype(a.dtype).type(env[a.name]).item(), a.dtype))
+                continue
+            shape = tuple(evaluate(e, env) for e in a.shape)
+            nbytes = int(np.prod(shape)) * np.dtype(a.dtype).itemsize
+            if a.kind == "scratch":
+                kargs.append((arrays.zeros(nbytes), None))
+                continue
+            host = inputs.get(a.name)
+            host = np.zeros(shape, a.dtype) if host is None else \
+                np.ascontiguousarray(host, dtype=a.dtype)
+            ptr = arrays.upload(host)
+            kargs.append((ptr, None))
+            if a.written:
+                outs[a.name] = (ptr, host)
+        row["grid"], row["block"] = list(gen.groups), list(gen.local)
+        row["time_s"] = cu.launch(loaded, gen.groups, gen.local, kargs)
+        oks = [_close(arrays.download(*outs[o]), expected[o], ref.TOLERANCE)
+               for o in expected if o in outs]
+        row["verified"] = all(ok for ok, _ in oks)
+        row["max_error"] = max((e for _, e in oks), default=0.0)
+        row["status"] = "ok" if row["verified"] else "wrong result through CUDA"
+    except BaseException as e:  # noqa: BLE001
+        row["status"] = short(e)
+        if args.verbose:
+            traceback.print_exc()
+    print(json.dumps(row), flush=True)
 
 
 def write(path: Path, data: dict) -> None:
@@ -285,7 +309,7 @@ def write(path: Path, data: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=("resources", "time", "launch"))
+    ap.add_argument("what", choices=("resources", "time", "launch", "launch-one"))
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "fidelity-out")))
     ap.add_argument("--sweep", type=int, default=400,
                     help="at most this many sweep variants (0: examples only)")
@@ -293,8 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=8, help="builds at a time")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--only", help="launch-one: the case's name")
+    ap.add_argument("--ptx-dir", type=Path, help="launch: keep each example's PTX here")
     args = ap.parse_args(argv)
-    {"resources": resources, "time": timing, "launch": launching}[args.what](args)
+    {"resources": resources, "time": timing, "launch": launching,
+     "launch-one": launch_one}[args.what](args)
     return 0
 
 
