@@ -25,6 +25,7 @@ from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
 from mcl.analyses.kernel import Kernel, build_kernel, parameter_values
+from mcl.analyses.resources import Resources
 from mcl.analyses.reuse import ReuseAnalysis, WorkPerThreadAnalysis
 from mcl.analyses.stats import (
     OperationCounts,
@@ -40,7 +41,7 @@ from mcl.diagnostics import Diagnostic, info
 from mcl.mcpl import ast
 
 __all__ = [
-    "PASSES", "OperationCounts", "Roofline", "Transfer", "feedback", "feedback_function",
+    "PASSES", "OperationCounts", "Resources", "Roofline", "Transfer", "feedback", "feedback_function",
     "function_feedback", "operation_counts", "ranked", "roofline",
 ]
 
@@ -69,13 +70,16 @@ def operation_counts(function: ast.Function, checked: Any,
 
 
 def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
-             only: Iterable[str] | None = None, library: Any = None) -> list[Diagnostic]:
+             only: Iterable[str] | None = None, library: Any = None,
+             resources: Mapping[str, Resources] | None = None) -> list[Diagnostic]:
     """All feedback for the functions of a module (an ast.Module, a path or a
     CheckedModule), ranked most specific first.
 
     ``values``: numbers for parameters, over their defaults. ``only``: pass names
     from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (or search path
-    list) used when checking a module that is not yet checked."""
+    list) used when checking a module that is not yet checked. ``resources``: the
+    vendor compiler's figures per function name (registers), used in place of the
+    estimates (see mcl.opencl.vendor)."""
     checked = _checked(module_or_checked, library)
     selected = set(only) if only else set(PASSES)
     out: list[Diagnostic] = []
@@ -84,7 +88,8 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
         if hw is None:
             continue
         try:
-            out += function_feedback(f, checked, hw, values, selected)
+            out += function_feedback(f, checked, hw, values, selected,
+                                     (resources or {}).get(f.name))
         except RecursionError:
             out.append(info("feedback-imprecise", f"'{f.name}' is too deeply nested for the "
                                                   "analyses", f.span))
@@ -125,7 +130,8 @@ def _want(selected: set[str], *names: str) -> bool:
 
 
 def function_feedback(f: ast.Function, checked: Any, hw: Any,
-                      values: Mapping[str, int] | None, selected: set[str]) -> list[Diagnostic]:
+                      values: Mapping[str, int] | None, selected: set[str],
+                      resources: Resources | None = None) -> list[Diagnostic]:
     """The diagnostics of the selected passes for one function."""
     sym = build_kernel(f, checked, None, hw)
     vals = parameter_values(f, values)
@@ -158,7 +164,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         a = AtomicsAnalysis()
         out += a.report(a.analyze(sym, num), hw)
     if _want(selected, "functions", "occupancy", "coalescing", "bank-conflicts"):
-        view = KernelView(sym, num, hw)
+        view = KernelView(sym, num, hw, resources=resources)
         for name in hw.feedback_functions():
             fn = lookup(name)
             if fn is None:
@@ -218,7 +224,7 @@ def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
                   index_ops=str(c.index_ops), control_ops=str(c.control_ops),
                   approximate=c.approximate, upper_bound=c.upper_bound)
     nf = _numeric(n.flops)
-    if nf is not None:
+    if nf is not None and nf.is_finite:   # a size of 0 or x / 0 gives nan or zoo
         d.data["flops_value"] = int(nf)
     return [d]
 

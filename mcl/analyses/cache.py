@@ -108,7 +108,8 @@ class CacheAnalysis:
             loops: list[LoopCache] = []
             nloops = _local_loops(num, nacc)
             for lp in nloops:
-                if lp.var is None or lp.trips is None or not lp.trips.is_number:
+                if lp.var is None or lp.trips is None or not lp.trips.is_number \
+                        or not lp.trips.is_finite:
                     continue
                 iters = int(lp.trips)
                 if iters <= 1:

@@ -24,7 +24,8 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
-from mcl.analyses.values import bytes_text
+from mcl.analyses.occupancy import occupancy
+from mcl.analyses.resources import Resources
 from mcl.diagnostics import Diagnostic, Related, info, warning
 
 FeedbackFunction = Callable[["KernelView"], list[Diagnostic]]
@@ -76,6 +77,8 @@ class KernelView:
     num: Kernel
     hardware: Any
     missing: set[str] = field(default_factory=set)
+    #: the vendor compiler's figures for this kernel, when a caller built it
+    resources: Resources | None = None
     _cursor: dict[str, int] = field(default_factory=dict)
 
     # ---- sizes
@@ -186,120 +189,6 @@ class KernelView:
 # --------------------------------------------------------------------------- occupancy
 
 
-def _holder_of(view: KernelView, par_unit: str) -> Any:
-    slots = view.slots(par_unit)
-    return slots[0] if slots else None
-
-
-def _inside(view: KernelView, block: Any, holder: Any) -> bool:
-    pos = view.hardware.position(block)
-    return pos is not None and (block is holder or any(a is holder for a in pos.ancestors))
-
-
-def estimate_registers(k: Kernel) -> int:
-    """32-bit registers per unit: each distinct scalar and register-array element
-    of the kernel, the loop indices, two per array parameter (a 64-bit address)
-    and a few for the compiler's own use. An estimate, stated as such."""
-    names: dict[str, int] = {}
-    for d in k.decls:
-        if d.symbol is not None and d.symbol.kind == "param":
-            continue
-        if d.node.type.is_array:
-            if d.space in _register_spaces(k.hardware):
-                n = d.elements
-                names[d.node.name] = int(n) if n is not None and n.is_number else 1
-        else:
-            names[d.node.name] = max(1, d.element_bytes // 4)
-    for lp in k.loops:
-        if lp.var:
-            names.setdefault(lp.var, 1)
-    arrays = sum(1 for p in k.function.params if p.type.is_array)
-    return sum(names.values()) + 2 * arrays + 4
-
-
-def _register_spaces(hw: Any) -> set[str]:
-    out = set()
-    for ms in hw.memory_spaces():
-        held = hw.memories_holding(ms.name)
-        if held and all(not m.addressable for m in held):
-            out.add(ms.name)
-    return out
-
-
-@dataclass
-class Occupancy:
-    unit: str               # the par_unit resident on the holder (block)
-    holder: Any             # the execution unit (smp)
-    resident: int
-    slots: int
-    limits: dict[str, tuple[int, str]]   # reason -> (units that fit, explanation)
-    limiting: list[str]
-    anchor: Any
-
-
-def occupancy(view: KernelView) -> Occupancy | None:
-    """How many units of the outermost par_unit with slots fit on its holder."""
-    hw = view.hardware
-    executing = view.executing_unit()
-    for g in hw.par_groups():
-        u = g.unit
-        if u is None or u.name == executing:
-            continue
-        s = _holder_of(view, u.name)
-        if s is None or not isinstance(s.per_holder, int):
-            continue
-        holder = s.holder
-        limits: dict[str, tuple[int, str]] = {"slots": (s.per_holder, f"{s.per_holder} slots")}
-        # inner units with slots on the same holder (threads, warps)
-        for inner in hw.par_units()[hw.par_units().index(u) + 1:]:
-            for si in view.slots(inner.name):
-                if si.holder is not holder or not isinstance(si.per_holder, int):
-                    continue
-                per = view.units_per(u.name, inner.name)
-                if per is None or per == 0:
-                    continue
-                limits[f"{inner.name}s"] = (
-                    si.per_holder // per,
-                    f"{per} {inner.name}s per {u.name} of {si.per_holder} {inner.name} slots")
-        # memory spaces owned by the unit, held by a memory on the holder
-        # at the foreach over the group (not at the group: it is in the description)
-        anchor = next((lp.node for lp in view.sym.foreach_loops()
-                       if lp.group is g or getattr(lp.group, "name", None) == g.name), None)
-        for ms in u.memory_spaces:
-            used = view.size_memory_space(ms.name)
-            if not used:
-                continue
-            for m in hw.memories_holding(ms.name):
-                cap = m.capacity
-                if not isinstance(cap, int | float) or not _inside(view, m, holder):
-                    continue
-                limits[f"{ms.name} memory"] = (
-                    int(cap // used),
-                    f"{bytes_text(used)} of {bytes_text(cap)} {ms.name} memory per {u.name}")
-                decls = view.declarations_in(ms.name)
-                if decls:
-                    anchor = decls[0].node
-        # registers: a non-addressable memory on the holder, shared by all units
-        threads = view.units_per(u.name, executing) if executing else None
-        if threads:
-            regs_per = estimate_registers(view.num)
-            for m in hw.memories():
-                if m.addressable or not isinstance(m.capacity, int | float) \
-                        or not _inside(view, m, holder):
-                    continue
-                total = int(m.capacity // 4)
-                limits["registers"] = (
-                    total // (regs_per * threads),
-                    f"about {regs_per} registers per {executing} (estimated), "
-                    f"{regs_per * threads} of {total} per {u.name}")
-        resident = min(v for v, _ in limits.values())
-        limiting = [k for k, (v, _) in limits.items() if v == resident and k != "slots"]
-        if view.missing:
-            return None
-        return Occupancy(u.name, holder, resident, s.per_holder, limits, limiting, anchor)
-    return None
-
-
 @feedback_function("shMem")
 def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
     """Blocks per multiprocessor and what limits them (paper Fig. 13/14)."""
@@ -310,9 +199,14 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
     if span is None:
         span = next((lp.node.span for lp in view.sym.foreach_loops()), None)
     holder = occ.holder.name
+    regs = ""
+    if occ.registers is not None:
+        regs = (f" (about {occ.registers} registers per thread, estimated)"
+                if occ.registers_source == "estimated"
+                else f" ({occ.registers} registers per thread, {occ.registers_source})")
     if occ.resident >= occ.slots:
         d = info("feedback-occupancy",
-                 f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}", span)
+                 f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}{regs}", span)
     else:
         reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
         scarce = [k for k in occ.limiting if k.endswith(" memory")]
@@ -325,13 +219,15 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
         elif any(k.endswith("s") and k != "registers" for k in occ.limiting):
             hint = f"use fewer units per {occ.unit} so that more {occ.unit}s fit on a {holder}"
         elif "registers" in occ.limiting:
-            hint = "use fewer variables per unit (registers are estimated)"
+            hint = "use fewer variables per unit" + (
+                " (registers are estimated)" if occ.registers_source == "estimated" else "")
         msg = (f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}"
                + (f", limited by {', '.join(occ.limiting)} ({reasons})" if occ.limiting
-                  else ""))
+                  else regs))
         d = warning("feedback-occupancy", msg, span, hint)
     d.data.update(unit=occ.unit, holder=holder, resident=occ.resident, slots=occ.slots,
-                  limiting=occ.limiting,
+                  limiting=occ.limiting, registers=occ.registers,
+                  registers_source=occ.registers_source,
                   limits={k: v for k, (v, _) in occ.limits.items()})
     return [d]
 

@@ -33,7 +33,8 @@ def translated_name(file: str, level: str) -> str:
 
 def feedback_at_level(checked: Any, level: str, *, values: Mapping[str, int] | None = None,
                       only: Iterable[str] | None = None,
-                      search_path: Sequence[str | os.PathLike[str]] = ()) -> LevelFeedback:
+                      search_path: Sequence[str | os.PathLike[str]] = (),
+                      resources: Mapping[str, Any] | None = None) -> LevelFeedback:
     """Translate ``checked`` (a CheckedModule without errors) to ``level`` and give the
     feedback of the translated text. A translation the module does not allow (no
     path, unknown level) comes back as its error diagnostics, at the original."""
@@ -81,4 +82,5 @@ def feedback_at_level(checked: Any, level: str, *, values: Mapping[str, int] | N
             info("feedback-level", "the translated version does not check, so it gets no "
                                    "feedback (a bug in mcl translate: please report it)",
                  module.functions[0].span if module.functions else None)] + problems)
-    return LevelFeedback(name, text, notes + feedback(again, values=values, only=only))
+    return LevelFeedback(name, text, notes + feedback(again, values=values, only=only,
+                                                      resources=resources))

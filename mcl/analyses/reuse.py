@@ -235,7 +235,8 @@ class ReuseAnalysis:
             return None
         overall = simplified(total_acc / total_range)
         overall_value = sympy.nsimplify(ntotal_acc / ntotal_range) if numeric_ok else None
-        if overall_value is not None and overall_value.is_number and overall_value <= 1:
+        if overall_value is not None and overall_value.is_number and overall_value.is_finite \
+            and overall_value <= 1:
             return None
         faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok,
                                _array_bytes(nacc)) \

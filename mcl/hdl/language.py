@@ -51,11 +51,15 @@ PROPERTIES: dict[str, PropertySpec] = {
     "cache_line_size": PropertySpec((BYTES,), None),
     "width": PropertySpec((BYTES,), "bit"),
     "consistency": PropertySpec((), None, words=("full", "barrier")),
+    # how a memory is handed out: in units of this size (registers per warp, shared
+    # memory per block), and what the system keeps per resident unit of its owner
+    "allocation_unit": PropertySpec((BYTES,), None),
+    "reserved": PropertySpec((BYTES,), None),
 }
 
 _GROUP_PROPS = {"nr_units", "max_nr_units"}
 _MEMORY_PROPS = {"capacity", "nr_banks", "addressable", "latency", "bandwidth", "width",
-                 "clock_frequency"}
+                 "clock_frequency", "allocation_unit", "reserved"}
 _LINK_PROPS = {"latency", "bandwidth", "width", "clock_frequency"}
 _EXEC_PROPS = {"clock_frequency", "width"}
 

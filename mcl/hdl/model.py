@@ -271,6 +271,23 @@ class Memory(DeviceBlock):
         v = self.value("bandwidth")
         return None if isinstance(v, bool | str) else v
 
+    @property
+    def allocation_unit(self) -> int:
+        """Bytes in which the memory is handed out (1: byte by byte)."""
+        v = self.value("allocation_unit")
+        return int(v) if is_number(v) and v >= 1 else 1
+
+    @property
+    def reserved(self) -> int:
+        """Bytes the system keeps for each resident unit that uses the memory."""
+        v = self.value("reserved")
+        return int(v) if is_number(v) and v > 0 else 0
+
+    def allocated(self, nbytes: int) -> int:
+        """What a request of ``nbytes`` takes: rounded up to the allocation unit."""
+        unit = self.allocation_unit
+        return -(-nbytes // unit) * unit
+
 
 class Cache(Memory):
     @property
@@ -569,6 +586,26 @@ class HardwareDescription:
 
     def position(self, block: Block) -> DevicePosition | None:
         return next((p for p in self.device_positions() if p.block is block), None)
+
+    def instances_within(self, block: Block, holder: Block) -> int | None:
+        """How many instances of ``block`` one ``holder`` contains (1 for the holder
+        itself; None if ``block`` is not inside it or a size is not a number)."""
+        pos = self.position(block)
+        if pos is None:
+            return None
+        if block is holder:
+            return 1
+        chain = pos.ancestors
+        if not any(a is holder for a in chain):
+            return None
+        n = 1
+        for a in chain[[i for i, a in enumerate(chain) if a is holder][0] + 1:]:
+            if isinstance(a, _Grouping):
+                size = a.size
+                if not isinstance(size, int) or isinstance(size, bool):
+                    return None
+                n *= size
+        return n
 
     def find_device_block(self, path: Sequence[str]) -> Block | None:
         """A device block by a path of names: from a top-level block of this

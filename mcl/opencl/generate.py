@@ -1313,14 +1313,13 @@ def _float_atomic_helper(qualifier: str) -> str:
 
 
 def _registers_per_work_item(hardware, work_group_size: int) -> int | None:
-    """32-bit registers a work-item may use so that its work-group fits in one
-    register file of the description (None when it has no register memory)."""
-    files = [m.capacity for m in hardware.memories()
-             if not m.addressable and isinstance(m.capacity, int)] if hardware else []
-    if not files or work_group_size <= 0:
+    """32-bit registers a work-item may use so that its work-group fits in the register
+    files of one holder of work-groups (an SM: the files of all its partitions) of the
+    description (None when it has no register memory)."""
+    if hardware is None:
         return None
-    # 255 is the most one work-item can address on the GPUs these targets describe.
-    return max(16, min(255, min(files) // 4 // work_group_size))
+    from mcl.analyses.resources import max_registers
+    return max_registers(hardware, work_group_size)
 
 
 def _constant_size(expr: str) -> int | None:

@@ -120,7 +120,11 @@ def test_hopper_matches_hardware_md():
     assert h.memory_bandwidth("global") == pytest.approx(3.35e12)
     assert {s.holder.name: s.per_holder for s in h.slots("warp")}["smp"] == 64
     assert h.max_resident("block") == 32 * 132
-    assert h.memories_holding("reg")[0].capacity == 65536 * 4
+    # 64 k registers per SM: four partitions of 16 k, allocated per warp in units of 256
+    regs = h.memories_holding("reg")[0]
+    assert regs.capacity == 16384 * 4 and regs.allocation_unit == 256 * 4
+    from mcl.analyses.resources import register_file_bytes
+    assert register_file_bytes(h) == 65536 * 4
     assert h.cache_line_size("l2") == 128
     assert h.clock_frequency() == pytest.approx(1.98e9)
 

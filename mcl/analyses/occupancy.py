@@ -1,0 +1,171 @@
+"""Occupancy: how many units of the outermost par_unit with slots (blocks) are
+resident at once on the execution unit that holds them (an SM), and what limits
+them. Everything comes from the description:
+
+* ``slots(block, k)`` and the slots of inner units (warps, threads) on the holder;
+* the ``max_nr_units`` of the par_groups below the block (a block of more warps
+  than a block may have does not run at all);
+* memories on the holder that hold a memory space the block owns (shared memory):
+  ``capacity``, allocated per block in ``allocation_unit``s plus ``reserved``;
+* register files (non-addressable memories) in the holder or in execution units
+  inside it (an H100 SM has 4 partitions, each with its own file): a unit with
+  slots on the file's execution unit (a warp) gets its registers there, rounded
+  up to the ``allocation_unit``; without such a unit the block gets them.
+
+Registers per thread are the vendor compiler's when the caller passed them
+(:class:`mcl.analyses.resources.Resources`), else an estimate, said to be one.
+With the same registers and shared memory this is the CUDA occupancy
+calculator's arithmetic for compute capability 9.0 (checked against
+``cuOccupancyMaxActiveBlocksPerMultiprocessor`` on 649 kernels by
+benchmarks/fidelity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcl.analyses.resources import (
+    estimate_registers,
+    max_registers,
+    register_file_bytes,
+    register_files,
+)
+from mcl.analyses.values import bytes_text
+
+if TYPE_CHECKING:
+    from mcl.analyses.functions import KernelView
+
+
+@dataclass
+class Occupancy:
+    unit: str               # the par_unit resident on the holder (block)
+    holder: Any             # the execution unit (smp)
+    resident: int
+    slots: int
+    limits: dict[str, tuple[int, str]]   # reason -> (units that fit, explanation)
+    limiting: list[str]
+    anchor: Any
+    registers: int | None = None         # per executing unit, as used
+    registers_source: str = "estimated"  # or the vendor compiler's name
+    threads: int | None = None           # executing units per block
+
+
+def _inside(view: KernelView, block: Any, holder: Any) -> bool:
+    pos = view.hardware.position(block)
+    return pos is not None and (block is holder or any(a is holder for a in pos.ancestors))
+
+
+def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]:
+    """Registers per executing unit and who says so. The estimate is capped where
+    the target caps the compiler (so that a block fits; it spills beyond)."""
+    res = view.resources
+    if res is not None:
+        return res.registers, res.source
+    n = estimate_registers(view.num)
+    cap = max_registers(view.hardware, threads) if threads else None
+    return (min(n, cap) if cap else n), "estimated"
+
+
+def occupancy(view: KernelView) -> Occupancy | None:
+    """How many units of the outermost par_unit with slots fit on its holder."""
+    hw = view.hardware
+    executing = view.executing_unit()
+    for g in hw.par_groups():
+        u = g.unit
+        if u is None or u.name == executing:
+            continue
+        slots = view.slots(u.name)
+        s = slots[0] if slots else None
+        if s is None or not isinstance(s.per_holder, int):
+            continue
+        holder = s.holder
+        limits: dict[str, tuple[int, str]] = {"slots": (s.per_holder, f"{s.per_holder} slots")}
+        units = hw.par_units()
+        # par_groups below the block: a block of more units than allowed does not run
+        for inner_g in hw.par_groups()[hw.par_groups().index(g) + 1:]:
+            most = inner_g.max_nr_units if inner_g.max_nr_units is not None else inner_g.nr_units
+            size = view.group_size(inner_g.name)
+            if isinstance(most, int) and size is not None and size > most:
+                limits[f"{inner_g.name} per {u.name}"] = (
+                    0, f"{size} {inner_g.name} per {u.name}, at most {most}")
+        # inner units with slots on the same holder (threads, warps)
+        for inner in units[units.index(u) + 1:]:
+            for si in view.slots(inner.name):
+                if si.holder is not holder or not isinstance(si.per_holder, int):
+                    continue
+                per = view.units_per(u.name, inner.name)
+                if per is None or per == 0:
+                    continue
+                limits[f"{inner.name}s"] = (
+                    si.per_holder // per,
+                    f"{per} {inner.name}s per {u.name} of {si.per_holder} {inner.name} slots")
+        # memory spaces owned by the unit, held by a memory on the holder
+        anchor = next((lp.node for lp in view.sym.foreach_loops()
+                       if lp.group is g or getattr(lp.group, "name", None) == g.name), None)
+        for ms in u.memory_spaces:
+            used = view.size_memory_space(ms.name)
+            if not used:
+                continue
+            for m in hw.memories_holding(ms.name):
+                cap = m.capacity
+                if not isinstance(cap, int | float) or not _inside(view, m, holder):
+                    continue
+                taken = m.allocated(used + m.reserved)
+                extra = f" ({bytes_text(taken)} allocated)" if taken != used else ""
+                limits[f"{ms.name} memory"] = (
+                    int(cap // taken),
+                    f"{bytes_text(used)}{extra} of {bytes_text(cap)} {ms.name} memory "
+                    f"per {u.name}")
+                decls = view.declarations_in(ms.name)
+                if decls:
+                    anchor = decls[0].node
+        # registers
+        threads = view.units_per(u.name, executing) if executing else None
+        regs, source = None, "estimated"
+        if threads:
+            regs, source = registers_per_unit(view, threads)
+            said = "estimated" if source == "estimated" else source
+            for m in register_files(hw):
+                if not _inside(view, m, holder):
+                    continue
+                fit = _blocks_by_registers(view, m, holder, u.name, executing, regs, threads)
+                if fit is None:
+                    continue
+                total = (register_file_bytes(hw) or 0) // 4
+                limits["registers"] = (
+                    fit, f"{'about ' if source == 'estimated' else ''}{regs} registers per "
+                    f"{executing} ({said}), {regs * threads} of {total} per {u.name}")
+        resident = max(0, min(v for v, _ in limits.values()))
+        limiting = [k for k, (v, _) in limits.items() if v == resident and k != "slots"]
+        if view.missing:
+            return None
+        return Occupancy(u.name, holder, resident, s.per_holder, limits, limiting, anchor,
+                         regs, source, threads)
+    return None
+
+
+def _blocks_by_registers(view: KernelView, m: Any, holder: Any, block: str,
+                         executing: str, regs: int, threads: int) -> int | None:
+    """Blocks whose registers fit in the register files ``m`` of one holder."""
+    hw = view.hardware
+    copies = hw.instances_within(m, holder) or 1
+    pos = hw.position(m)
+    home = pos.ancestors[-1] if pos and pos.ancestors else holder
+    cap = int(m.capacity)
+    # a unit with slots on the file's own execution unit gets its registers there
+    if home is not holder:
+        for c in home.calls:
+            unit = getattr(c, "par_unit", None)
+            per_home = getattr(c, "count", None)
+            if unit is None or unit in (block, executing) or not isinstance(per_home, int):
+                continue
+            per_block = view.units_per(block, unit)
+            lanes = view.units_per(unit, executing)
+            if not per_block or not lanes:
+                continue
+            each = m.allocated(regs * 4 * lanes)
+            fit_home = min(per_home, cap // each) if each else per_home
+            return (fit_home * copies) // per_block
+    each = m.allocated(regs * 4 * threads)
+    return (cap * copies) // each if each else None

@@ -1,0 +1,100 @@
+"""What a kernel takes of a processor's resources per unit: registers per executing
+unit (the vendor compiler's count when one was asked, else an estimate, stated as
+such) and the register file a holder of blocks offers.
+
+``Resources`` is what a caller that built the kernel with the vendor's compiler
+passes to :func:`mcl.analyses.feedback` (``resources={function: Resources}``); the
+analyses then print "127 registers (NVIDIA compiler)" instead of an estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcl.analyses.kernel import Kernel
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Figures of one kernel from a vendor compiler."""
+
+    registers: int                  # 32-bit registers per executing unit (thread)
+    source: str                     # who says so: "NVIDIA compiler"
+    shared_bytes: int | None = None     # static shared (local) memory per block
+    spill_bytes: int | None = None      # per-thread local memory (spills, private arrays)
+
+
+def register_spaces(hw: Any) -> set[str]:
+    """Memory spaces held only by non-addressable memories (registers)."""
+    out = set()
+    for ms in hw.memory_spaces():
+        held = hw.memories_holding(ms.name)
+        if held and all(not m.addressable for m in held):
+            out.add(ms.name)
+    return out
+
+
+def register_files(hw: Any) -> list[Any]:
+    """The non-addressable memories with a numeric capacity (register files)."""
+    return [m for m in hw.memories()
+            if not m.addressable and isinstance(m.capacity, int | float)]
+
+
+def block_holder(hw: Any) -> Any | None:
+    """The device block that holds the outermost par_unit with slots below the
+    device (an SM holds blocks)."""
+    executing = hw.executing_unit()
+    for g in hw.par_groups():
+        u = g.unit
+        if u is None or (executing is not None and u.name == executing.name):
+            continue
+        slots = hw.slots(u.name)
+        if slots and isinstance(slots[0].per_holder, int):
+            return slots[0].holder
+    return None
+
+
+def register_file_bytes(hw: Any) -> int | None:
+    """Bytes of registers one holder of blocks has (all copies of its register files:
+    4 partitions x 64 kB on an H100 SM), or None without register files."""
+    files = register_files(hw)
+    if not files:
+        return None
+    holder = block_holder(hw)
+    totals = []
+    for m in files:
+        n = hw.instances_within(m, holder) if holder is not None else None
+        totals.append(int(m.capacity) * (n or 1))
+    return min(totals)
+
+
+def max_registers(hw: Any, threads_per_block: int) -> int | None:
+    """The most registers a thread may use so that its block fits in one holder's
+    register files (what the OpenCL target asks the vendor compiler for), at most 255."""
+    total = register_file_bytes(hw)
+    if total is None or threads_per_block <= 0:
+        return None
+    return max(16, min(255, total // 4 // threads_per_block))
+
+
+def estimate_registers(k: Kernel) -> int:
+    """32-bit registers per unit: each distinct scalar and register-array element
+    of the kernel, the loop indices, two per array parameter (a 64-bit address)
+    and a few for the compiler's own use. An estimate, stated as such."""
+    names: dict[str, int] = {}
+    spaces = register_spaces(k.hardware)
+    for d in k.decls:
+        if d.symbol is not None and d.symbol.kind == "param":
+            continue
+        if d.node.type.is_array:
+            if d.space in spaces:
+                n = d.elements
+                names[d.node.name] = int(n) if n is not None and n.is_number else 1
+        else:
+            names[d.node.name] = max(1, d.element_bytes // 4)
+    for lp in k.loops:
+        if lp.var:
+            names.setdefault(lp.var, 1)
+    arrays = sum(1 for p in k.function.params if p.type.is_array)
+    return sum(names.values()) + 2 * arrays + 4
