@@ -1,0 +1,124 @@
+"""What changed at each refinement step: the feedback that disappeared and appeared
+(the analyses' messages of the parent against those of the child, each at its own
+level) and the unified diff of the two texts."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, McplError
+from mcl.versions.discover import Version, VersionSet
+
+
+@dataclass
+class FeedbackItem:
+    code: str
+    message: str
+    line: int | None
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "message": self.message, "line": self.line}
+
+
+@dataclass
+class Step:
+    """The step from ``parent`` to ``child``."""
+
+    parent: str
+    child: str
+    why: str
+    disappeared: list[FeedbackItem] = field(default_factory=list)
+    appeared: list[FeedbackItem] = field(default_factory=list)
+    kept: int = 0
+    diff: str = ""
+    added_lines: int = 0
+    removed_lines: int = 0
+
+    def to_json(self) -> dict:
+        return {"parent": self.parent, "child": self.child, "why": self.why,
+                "feedback_disappeared": [f.to_json() for f in self.disappeared],
+                "feedback_appeared": [f.to_json() for f in self.appeared],
+                "feedback_kept": self.kept, "diff": self.diff,
+                "lines_added": self.added_lines, "lines_removed": self.removed_lines}
+
+
+def feedback_of(v: Version, values: dict | None = None) -> list[Diagnostic]:
+    """The performance feedback of a version at its own level ([] if it does not check)."""
+    if v.checked is None or v.checked.has_errors:
+        return []
+    from mcl.analyses import feedback
+    try:
+        return [d for d in feedback(v.checked, values=values) if d.code.startswith("feedback")]
+    except McplError as e:
+        return list(e.diagnostics)
+
+
+def feedback_diff(before: list[Diagnostic], after: list[Diagnostic]
+                  ) -> tuple[list[FeedbackItem], list[FeedbackItem], int]:
+    """(disappeared, appeared, number kept): messages compared by code and text,
+    since line numbers move with every edit."""
+    def key(d: Diagnostic) -> tuple[str, str]:
+        return d.code, d.message
+
+    old = {key(d): d for d in before}
+    new = {key(d): d for d in after}
+    gone = [_item(d) for k, d in old.items() if k not in new]
+    came = [_item(d) for k, d in new.items() if k not in old]
+    return gone, came, sum(1 for k in new if k in old)
+
+
+def _item(d: Diagnostic) -> FeedbackItem:
+    return FeedbackItem(d.code, d.message, d.span.line if d.span else None)
+
+
+def code_diff(a: Version, b: Version) -> tuple[str, int, int]:
+    lines = list(difflib.unified_diff(a.text.splitlines(keepends=True),
+                                      b.text.splitlines(keepends=True),
+                                      fromfile=Path(a.file).name if "@" not in a.name else a.name,
+                                      tofile=Path(b.file).name if "@" not in b.name else b.name))
+    added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+    removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+    return "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines), added, removed
+
+
+def steps(vs: VersionSet, progress: Any = None) -> list[Step]:
+    """One step per version that has a parent, in tree order."""
+    cache: dict[str, list[Diagnostic]] = {}
+
+    def fb(v: Version) -> list[Diagnostic]:
+        if v.name not in cache:
+            if progress:
+                progress(f"feedback of {v.name}")
+            cache[v.name] = feedback_of(v)
+        return cache[v.name]
+
+    out = []
+    for v in vs.versions:
+        parent = vs.get(v.parent)
+        if parent is None:
+            continue
+        gone, came, kept = feedback_diff(fb(parent), fb(v))
+        diff, added, removed = code_diff(parent, v)
+        out.append(Step(parent.name, v.name, v.why_parent, gone, came, kept, diff,
+                        added, removed))
+    return out
+
+
+def describe(step: Step) -> str:
+    """The feedback diff as Markdown (the language server shows this)."""
+    lines = [f"**{step.child}** refines **{step.parent}** ({step.why}; "
+             f"+{step.added_lines} −{step.removed_lines} lines)", ""]
+    if not step.disappeared and not step.appeared:
+        lines.append(f"The feedback is the same ({step.kept} messages).")
+    if step.disappeared:
+        lines.append("Feedback that disappeared:")
+        lines += [f"- ~~{f.message}~~ ({f.code})" for f in step.disappeared]
+    if step.appeared:
+        lines.append("Feedback that appeared:")
+        lines += [f"- {f.message} ({f.code}, line {f.line})" for f in step.appeared]
+    if step.kept and (step.disappeared or step.appeared):
+        lines.append(f"{step.kept} messages stayed the same.")
+    return "\n".join(lines)
