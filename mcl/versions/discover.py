@@ -101,15 +101,19 @@ def from_folder(folder: str | Path, *, search_path: tuple[str, ...] = ()) -> Ver
 
 
 def from_files(files: list[str | Path], *, source: str | None = None,
-               search_path: tuple[str, ...] = ()) -> VersionSet:
-    """Versions from files (level order and file names decide the tree)."""
+               search_path: tuple[str, ...] = (),
+               texts: dict[str, str] | None = None) -> VersionSet:
+    """Versions from files (level order and file names decide the tree); ``texts``
+    gives the contents of some files by path (unsaved editor buffers)."""
     versions = []
     for f in files:
         p = Path(f)
-        if not p.is_file():
+        text = (texts or {}).get(str(p))
+        if text is None and not p.is_file():
             raise McplError(error("versions-no-such-path", f"{f}: no such file",
                                   hint="give existing .mcpl files"))
-        versions.append(_version(p.stem, str(p), p.read_text(encoding="utf-8")))
+        versions.append(_version(p.stem, str(p), text if text is not None
+                                 else p.read_text(encoding="utf-8")))
     return _build(source or " ".join(map(str, files)), versions, search_path, history=False)
 
 

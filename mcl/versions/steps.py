@@ -122,3 +122,24 @@ def describe(step: Step) -> str:
     if step.kept and (step.disappeared or step.appeared):
         lines.append(f"{step.kept} messages stayed the same.")
     return "\n".join(lines)
+
+
+def previous_version(file: str | Path, text: str | None = None,
+                     search_path: tuple[str, ...] = ()) -> tuple[Version, Step] | None:
+    """The version ``file`` refines among the versions in its folder (``text``: its
+    unsaved contents) and the step from it; None when it refines none."""
+    from mcl.versions.discover import from_files
+
+    p = Path(file).resolve()
+    files = sorted(p.parent.glob("*.mcpl"))
+    if p not in files:
+        files.append(p)
+    vs = from_files(files, search_path=search_path, texts={str(p): text} if text else None)
+    me = next((v for v in vs.versions if Path(v.file).resolve() == p), None)
+    parent = vs.get(me.parent) if me is not None else None
+    if me is None or parent is None:
+        return None
+    gone, came, kept = feedback_diff(feedback_of(parent), feedback_of(me))
+    diff, added, removed = code_diff(parent, me)
+    return parent, Step(parent.name, me.name, me.why_parent, gone, came, kept, diff,
+                        added, removed)
