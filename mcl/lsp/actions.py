@@ -184,7 +184,8 @@ def compare_action(analysis: Analysis, f: ast.Function, uri: str) -> lsp.CodeAct
     if not analysis.parses or not any(p.name != here.name for p in here.parent.glob("*.mcpl")):
         return None
     title = f"Compare '{f.name}' with the previous version (feedback diff)"
-    return lsp.CodeAction(title=title, command=lsp.Command(title, COMPARE_COMMAND, [uri]))
+    return lsp.CodeAction(title=title, command=lsp.Command(title, COMPARE_COMMAND,
+                                                                  arguments=[uri]))
 
 
 def compare_with_previous(analysis: Analysis, settings: Settings) -> str:
