@@ -97,3 +97,18 @@ def test_mixed_kernels_are_left_out_with_a_located_message(tmp_path):
 def test_every_example_folder_has_one_root(kernel):
     vs = discover.from_folder(EXAMPLES / kernel)
     assert [v.name for v in vs.versions if v.parent is None] == ["perfect"]
+
+
+def test_command_on_a_folder_without_mcpl_file(tmp_path):
+    import sys
+
+    from tests.versions.conftest import ROOT
+    (tmp_path / "empty").mkdir()
+    out = subprocess.run([sys.executable, "-m", "mcl.cli", "versions", str(tmp_path / "empty"),
+                          "-q", "--report", str(tmp_path / "out")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"{tmp_path / 'empty'}:1:1: error: " in out.stderr
+    assert "holds no MCPL file" in out.stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "holds no MCPL file" in md and "No versions found" in md

@@ -109,3 +109,21 @@ def test_bad_versions_are_located_and_the_others_still_verified(tmp_path):
     assert [c.status for c in r.checks["gpu_v1"]] == ["ok", "error"]
     assert [c.status for c in r.checks["gpu"]] == ["ok", "ok"]
     assert r.verdict("perfect") == r.verdict("gpu") == "consistent"
+
+
+def test_timing_path_on_the_cpu_device(tmp_path):
+    """On a GPU every version is timed; --time forces it on PoCL (the GPU test's twin)."""
+    from mcl.versions import versions, write_report
+
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1", "hopper_v1"])
+    r = versions(d, sizes="n=37", time_it=True, repeat=3, timing_values={"n": 100_000})
+    assert r.timing_sizes == {"n": 100_000}
+    measured = {t.version: t.measured_s for t in r.timings.values()}
+    assert all(s is not None and 0 < s < 1 for s in measured.values()), measured
+    hopper = r.timings["hopper_v1"]
+    assert hopper.bound_s > 0 and hopper.predicted_s >= hopper.bound_s
+    files = write_report(r, tmp_path / "out")
+    svg = (tmp_path / "out" / "time.svg").read_text()
+    assert "measured (best of N)" in svg
+    assert "measured" in (tmp_path / "out" / "roofline.svg").read_text()
+    assert len(files) == 4
