@@ -77,10 +77,10 @@ def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed:
     if not vs.versions:
         result.seconds = time.perf_counter() - start
         return result
-    result.steps = steps(vs, progress=say)
+    result.timing_sizes = timing_sizes(vs, timing_values or {})
+    result.steps = steps(vs, result.timing_sizes, progress=say)
     result.verification = verify(vs, sizes=sizes, seed=seed, device=device, target=target,
                                  search_path=search_path, progress=say)
-    result.timing_sizes = timing_sizes(vs, timing_values or {})
     result.timings = rooflines(vs, result.timing_sizes)
     want_time = result.verification.is_gpu if time_it is None else time_it
     if want_time:

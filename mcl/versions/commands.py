@@ -107,6 +107,5 @@ def _print_text(result) -> None:
             print(f"  {t.version}: {_seconds(t.bound_s)} / {_seconds(t.predicted_s)} / "
                   f"{_seconds(t.measured_s)}")
     for s in result.steps:
-        if s.disappeared or s.appeared:
-            print(f"{s.parent} -> {s.child}: feedback -{len(s.disappeared)} "
-                  f"+{len(s.appeared)}, code +{s.added_lines} -{s.removed_lines}")
+        print(f"{s.parent} -> {s.child}: feedback -{len(s.disappeared)} +{len(s.appeared)} "
+              f"~{len(s.changed)}, code +{s.added_lines} -{s.removed_lines}")

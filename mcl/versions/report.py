@@ -111,9 +111,12 @@ def markdown(r: Result, svgs: dict[str, str]) -> str:
     for s in r.steps:
         md += ["", f"### {s.parent} → {s.child}", "",
                f"{s.why}; +{s.added_lines} −{s.removed_lines} lines; "
-               f"{s.kept} feedback messages unchanged.", ""]
+               f"{s.kept} feedback messages unchanged, {len(s.changed)} with other figures.",
+               ""]
         md += [f"- disappeared: {f.message} (`{f.code}`)" for f in s.disappeared]
         md += [f"- appeared: {f.message} (`{f.code}`, line {f.line})" for f in s.appeared]
+        md += [f"- other figures: {b.message} (`{b.code}`, line {b.line}; was: {a.message})"
+               for a, b in s.changed]
         if s.diff:
             md += ["", "```diff", s.diff.rstrip("\n"), "```"]
     return "\n".join(md) + "\n"
@@ -133,7 +136,7 @@ ul.tree{list-style:none;padding-left:1em}ul.tree li{margin:.15em 0}
 .problems li{font-family:ui-monospace,monospace;font-size:.85em;color:#9a3412}
 pre.diff{background:#f8f8fa;padding:.6em;overflow-x:auto;font-size:.8em}
 .add{color:#166534;background:#ecfdf0}.del{color:#991b1b;background:#fef1f1}.hunk{color:#6b21a8}
-.gone{color:#166534}.came{color:#9a3412}.plots{display:flex;flex-wrap:wrap;gap:1em}
+.gone{color:#166534}.came{color:#9a3412}.figures{color:#555}.plots{display:flex;flex-wrap:wrap;gap:1em}
 .plots svg{max-width:100%;height:auto}
 """
 
@@ -201,11 +204,13 @@ def page(r: Result, svgs: dict[str, str]) -> str:
     for s in r.steps:
         h += [f"<h3>{_e(s.parent)} → {_e(s.child)}</h3>",
               f"<p>{_e(s.why)}; +{s.added_lines} −{s.removed_lines} lines; {s.kept} feedback "
-              "messages unchanged.</p><ul>"]
+              f"messages unchanged, {len(s.changed)} with other figures.</p><ul>"]
         h += [f'<li class="gone">disappeared: {_e(f.message)} <small>({_e(f.code)})</small></li>'
               for f in s.disappeared]
         h += [f'<li class="came">appeared: {_e(f.message)} <small>({_e(f.code)}, line '
               f"{f.line})</small></li>" for f in s.appeared]
+        h += [f'<li class="figures">other figures: {_e(b.message)} <small>({_e(b.code)}, '
+              f"line {b.line}; was: {_e(a.message)})</small></li>" for a, b in s.changed]
         h.append("</ul>")
         if s.diff:
             h.append(f"<details><summary>code diff</summary>{_diff_html(s.diff)}</details>")

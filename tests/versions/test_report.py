@@ -36,7 +36,8 @@ def test_report_files_and_contents(report):
                     "## Time and roofline", "## Plots", "## Steps"]:
         assert heading in md
     assert "### gpu → gpu_v1" in md and "```diff" in md and "+      local float[p] l_a;" in md
-    assert "disappeared: expression a[i, k]" in md or "disappeared:" in md
+    assert "- disappeared: local memory can be leveraged for a[i, k]" in md
+    assert "- other figures: roofline on 'gpu'" in md
     # the version that does not check: a located message, the others verified
     assert re.search(r"gpu_v3\.mcpl:4:\d+: error: .*'x'", md)
     assert "| hopper_v1 | hopper | ✓" in md

@@ -51,8 +51,13 @@ def test_matmul_command_verifies_every_version_clean():
     assert any(s["p"] % 16 and s["n"] % 4 for s in sizes)           # divides no tile
     steps = {(s["parent"], s["child"]) for s in data["steps"]}
     assert ("nvidia_v1", "hopper") in steps and len(steps) == 23
-    gone = next(s for s in data["steps"] if s["child"] == "gpu_v1")["feedback_disappeared"]
-    assert any("local memory can be leveraged" in f["message"] for f in gone)
+    step = next(s for s in data["steps"] if s["child"] == "gpu_v1")
+    # exactly the message that prompted gpu_v1 is gone; the statistics only changed
+    [gone] = step["feedback_disappeared"]
+    assert gone["code"] == "feedback-faster-memory"
+    assert "local memory can be leveraged for a[i, k]" in gone["message"]
+    assert {c["after"]["code"] for c in step["feedback_changed"]} >= \
+        {"feedback-ops", "feedback-roofline"}
     timed = {t["version"]: t for t in data["timings"]}
     assert timed["hopper_v5"]["bound_s"] > 0 and timed["perfect"]["bound_s"] is None
 
