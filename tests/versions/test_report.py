@@ -82,5 +82,11 @@ def test_report_renders_in_a_headless_browser(report, tmp_path):
     colours = np.unique((pixels * 255).astype(np.uint8).reshape(-1, 3), axis=0)
     assert len(colours) > 50                      # text, table shading, plot lines
     assert float(pixels.std()) > 0.05             # not a blank page
-    # the verification table's green cells were painted
-    assert np.any(np.all(np.abs(pixels - np.array([0xe7, 0xf6, 0xe7]) / 255) < 0.02, axis=-1))
+
+    def painted(rgb: int) -> int:
+        want = np.array([(rgb >> 16) & 255, (rgb >> 8) & 255, rgb & 255]) / 255
+        return int(np.sum(np.all(np.abs(pixels - want) < 0.03, axis=-1)))
+
+    assert painted(0xE7F6E7) > 1000     # the verification table's green cells
+    assert painted(0x1F5FA8) > 20       # the time plot's predicted times
+    assert painted(0x2B7A0B) > 20       # the time plot's roofline bounds

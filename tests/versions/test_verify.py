@@ -132,3 +132,22 @@ def test_timing_path_on_the_cpu_device(tmp_path):
     assert "measured (best of N)" in svg
     assert "measured" in (tmp_path / "out" / "roofline.svg").read_text()
     assert len(files) == 4
+
+
+def test_without_reference_py_the_highest_version_is_the_reference(tmp_path):
+    d = _planted(tmp_path)
+    (d / "reference.py").unlink()
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=100,m=130,p=70;n=8,m=64,p=256")
+    assert r.against == "perfect"
+    assert [c.status for c in r.checks["perfect"]] == ["reference", "reference"]
+    assert r.verdict("gpu") == r.verdict("hopper_v1") == "consistent"
+    assert [c.status for c in r.checks["hopper_v2"]] == ["differs", "ok"]
+    # a highest version that does not check is left out: the next one is the reference
+    (d / "perfect.mcpl").write_text((d / "perfect.mcpl").read_text().replace("c[i, j] = sum;",
+                                                                           "c[i, j] = sum"))
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=100,m=130,p=70")
+    assert r.against == "gpu" and r.verdict("perfect") == "left out"
+    assert vs.get("perfect").problems[0].span.file.endswith("perfect.mcpl")
+    assert r.inconsistent == ["hopper_v2"] and r.verdict("hopper_v1") == "consistent"
