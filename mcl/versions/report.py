@@ -36,7 +36,8 @@ def _summary(r: Result) -> str:
     verdicts = [ver.verdict(v.name) for v in vs.versions]
     good = sum(v.startswith("consistent") for v in verdicts)
     bad = verdicts.count("INCONSISTENT")
-    return (f"{len(vs.versions)} versions of `{vs.kernel}`; verified against {ver.against} on "
+    n = len(vs.versions)
+    return (f"{n} version{'s' * (n != 1)} of `{vs.kernel}`; verified against {ver.against} on "
             f"{ver.device} (seed {ver.seed}) at {len(ver.size_sets)} size sets: {good} "
             f"consistent, {bad} inconsistent, {len(verdicts) - good - bad} not verified. "
             f"{len(r.problems)} problems. Took {r.seconds:.1f} s.")

@@ -151,3 +151,15 @@ def test_without_reference_py_the_highest_version_is_the_reference(tmp_path):
     assert r.against == "gpu" and r.verdict("perfect") == "left out"
     assert vs.get("perfect").problems[0].span.file.endswith("perfect.mcpl")
     assert r.inconsistent == ["hopper_v2"] and r.verdict("hopper_v1") == "consistent"
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ("n=abc", "'n=abc' is not NAME=NUMBER"),
+    ("n=3,m=4", "gives no value for p"),
+])
+def test_bad_sizes_are_a_message_not_a_traceback(sizes, message):
+    out = subprocess.run([sys.executable, "-m", "mcl.cli", "versions", "examples/matmul", "-q",
+                          "--sizes", sizes], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert message in out.stderr
