@@ -1,7 +1,9 @@
 """Code actions on an MCPL function: "translate this function to LEVEL" for each child
 of its level (a workspace edit that creates the translated module next to the
-file), and "set example values" (the parameter defaults the analyses use when
-they need a number, taken from the configuration or a default)."""
+file), "set example values" (the parameter defaults the analyses use when
+they need a number, taken from the configuration or a default), and "compare with
+the previous version" (a command that shows the feedback diff of the refinement step
+that led to this version, see mcl.versions)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,9 @@ def code_actions(analysis: Analysis, span: Span, uri: str, mapper: PositionMappe
             continue
         out += _translate_actions(analysis, f, uri, mapper, settings, lazy)
         action = set_example_values(analysis, f, uri, mapper, settings)
+        if action is not None:
+            out.append(action)
+        action = compare_action(analysis, f, uri)
         if action is not None:
             out.append(action)
     return out
@@ -164,3 +169,36 @@ def _literal(value: Any, type_name: str) -> str:
     if type_name in ("int", "long"):
         return str(int(value))
     return repr(float(value))
+
+
+# --------------------------------------------------------------------------- versions
+
+#: The command of "compare with the previous version"; its argument is the document's URI.
+COMPARE_COMMAND = "mcl.compareWithPreviousVersion"
+
+
+def compare_action(analysis: Analysis, f: ast.Function, uri: str) -> lsp.CodeAction | None:
+    """Offered where the folder holds other versions (finding which one this version
+    refines checks them all, so that waits until the command runs)."""
+    here = Path(analysis.file)
+    if not analysis.parses or not any(p.name != here.name for p in here.parent.glob("*.mcpl")):
+        return None
+    title = f"Compare '{f.name}' with the previous version (feedback diff)"
+    return lsp.CodeAction(title=title, command=lsp.Command(title, COMPARE_COMMAND,
+                                                                  arguments=[uri]))
+
+
+def compare_with_previous(analysis: Analysis, settings: Settings) -> str:
+    """The feedback diff (Markdown) between the version this document refines and the
+    document as it is in the editor."""
+    from mcl.versions import previous_version
+    from mcl.versions.steps import describe
+
+    try:
+        found = previous_version(analysis.file, analysis.text, tuple(settings.search_path))
+    except McplError as e:
+        return e.diagnostics[0].message if e.diagnostics else str(e)
+    if found is None:
+        return (f"{Path(analysis.file).name} refines no other version in its folder "
+                "(it is the highest level, or its level has no version above it)")
+    return describe(found[1])

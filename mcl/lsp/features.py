@@ -4,6 +4,7 @@ and compiler coordinates; the logic lives in modules that know nothing of pygls.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -114,6 +115,18 @@ def register(server: Any, wrap: Callable) -> None:
         if analysis is None:
             return action
         return actions.resolve(action, analysis, ls.mapper(analysis.text), ls.settings)
+
+    @server.command(actions.COMPARE_COMMAND)
+    async def on_compare_with_previous(ls: Any, uri: str) -> str:
+        """Show the feedback diff to the previous version and return it (Markdown)."""
+        analysis = await ls.analysis(uri)
+        if analysis is None:
+            return "the document is not open"
+        # In the server's worker thread: the compiler's caches are not shared between threads.
+        text = await asyncio.get_running_loop().run_in_executor(
+            ls.worker, actions.compare_with_previous, analysis, ls.settings)
+        ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, text))
+        return text
 
 
 def _client_resolves_edits(ls: Any) -> bool:

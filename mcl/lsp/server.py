@@ -86,6 +86,11 @@ class MclLanguageServer(LanguageServer):
         self._versions: dict[str, int | None] = {}
         self._worker = _Worker()
 
+    @property
+    def worker(self) -> Executor:
+        """The one thread that runs the compiler for this server."""
+        return self._worker
+
     # ------------------------------------------------------------------ documents
 
     @property

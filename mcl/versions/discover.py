@@ -1,0 +1,293 @@
+"""Finding the versions of one kernel and which version refines which: from a folder,
+a list of files, or the git history of one file; ``// refines: gpu_v1.mcpl`` in a
+file names its parent explicitly."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, McplError, Span, error, warning
+from mcl.mcpl import ast
+
+_REFINES = re.compile(r"//\s*refines:\s*(\S+)")
+_NUMBER = re.compile(r"^(.*?)_v(\d+)$")
+
+
+@dataclass
+class Version:
+    """One version of the kernel: its text, level, checked module and parent."""
+
+    name: str                      # file stem, or "stem@commit" for a git history
+    file: str                      # the path spans name
+    text: str
+    number: int = 0                # the N of name_vN (0 for the translated file)
+    commit: dict | None = None     # hash, date, subject (git histories)
+    checked: Any = None
+    level: str | None = None
+    function: str | None = None    # the kernel (a function with foreach loops)
+    parent: str | None = None
+    why_parent: str = ""           # "refines comment", "level order", "git history"
+    problems: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        """Checked without errors and a kernel of the set: it can be run."""
+        return self.function is not None and not any(p.is_error for p in self.problems)
+
+    @property
+    def function_node(self) -> ast.Function | None:
+        if self.checked is None or self.function is None:
+            return None
+        return self.checked.module.function(self.function)
+
+
+@dataclass
+class VersionSet:
+    """The versions of one kernel in refinement order, and what was wrong with the input."""
+
+    source: str                    # the folder, file or list given
+    versions: list[Version]
+    kernel: str | None
+    problems: list[Diagnostic] = field(default_factory=list)
+
+    def get(self, name: str | None) -> Version | None:
+        return next((v for v in self.versions if v.name == name), None)
+
+    def children(self, name: str | None) -> list[Version]:
+        return [v for v in self.versions if v.parent == name]
+
+    @property
+    def all_problems(self) -> list[Diagnostic]:
+        return self.problems + [p for v in self.versions for p in v.problems]
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def from_path(path: str | Path, *, git: bool | None = None,
+              search_path: tuple[str, ...] = ()) -> VersionSet:
+    """A folder of versions, or a file: its git history when it has one (``git`` None),
+    else the folder it lies in."""
+    p = Path(path)
+    if p.is_dir():
+        return from_folder(p, search_path=search_path)
+    if not p.is_file():
+        raise McplError(error("versions-no-such-path", f"{path}: no such file or folder",
+                              hint="give a folder of versions or an MCPL file"))
+    if git is not False and _in_git(p):
+        return from_git(p, search_path=search_path)
+    if git:
+        raise McplError(error("versions-not-in-git", f"{path} is not in a git repository",
+                              Span.point(str(p), 1, 1),
+                              hint="give the folder of its versions instead"))
+    return from_folder(p.parent, search_path=search_path)
+
+
+def from_folder(folder: str | Path, *, search_path: tuple[str, ...] = ()) -> VersionSet:
+    folder = Path(folder)
+    files = sorted(folder.glob("*.mcpl"))
+    if not files:
+        problem = error("versions-no-mcpl-file", f"{folder}: the folder holds no MCPL file "
+                        "(*.mcpl)", Span.point(str(folder), 1, 1),
+                        hint="give the folder that holds the versions of one kernel "
+                             "(perfect.mcpl, gpu_v1.mcpl, ...)")
+        return VersionSet(str(folder), [], None, [problem])
+    return from_files(files, source=str(folder), search_path=search_path)
+
+
+def from_files(files: list[str | Path], *, source: str | None = None,
+               search_path: tuple[str, ...] = (),
+               texts: dict[str, str] | None = None) -> VersionSet:
+    """Versions from files (level order and file names decide the tree); ``texts``
+    gives the contents of some files by path (unsaved editor buffers)."""
+    versions = []
+    for f in files:
+        p = Path(f)
+        text = (texts or {}).get(str(p))
+        if text is None and not p.is_file():
+            raise McplError(error("versions-no-such-path", f"{f}: no such file",
+                                  hint="give existing .mcpl files"))
+        versions.append(_version(p.stem, str(p), text if text is not None
+                                 else p.read_text(encoding="utf-8")))
+    return _build(source or " ".join(map(str, files)), versions, search_path, history=False)
+
+
+def from_git(file: str | Path, *, search_path: tuple[str, ...] = ()) -> VersionSet:
+    """The versions of ``file`` in its git history, oldest first (renames followed),
+    and the working copy when it differs from the last commit."""
+    p = Path(file).resolve()
+    out = _git(p.parent, "log", "--follow", "--format=%x01%H%x09%ad%x09%s", "--date=short",
+               "--name-only", "--", p.name)
+    top = _git(p.parent, "rev-parse", "--show-toplevel").strip()
+    versions: list[Version] = []
+    for record in reversed(out.split("\x01")[1:]):
+        head, *names = [ln for ln in record.splitlines() if ln.strip()]
+        commit, date, subject = (head.split("\t", 2) + ["", ""])[:3]
+        rel = names[-1] if names else str(p.relative_to(top))
+        try:
+            text = _git(Path(top), "show", f"{commit}:{rel}")
+        except McplError:
+            continue  # the commit deleted the file
+        name = f"{Path(rel).stem}@{commit[:7]}"
+        v = _version(name, f"{p}@{commit[:7]}", text)
+        v.commit = {"hash": commit, "date": date, "subject": subject}
+        versions.append(v)
+    current = p.read_text(encoding="utf-8")
+    if not versions or versions[-1].text != current:
+        v = _version(f"{p.stem}@working-copy", str(p), current)
+        v.commit = {"hash": None, "date": "", "subject": "not committed"}
+        versions.append(v)
+    for i, v in enumerate(versions):
+        v.number = i
+    return _build(str(file), versions, search_path, history=True)
+
+
+def _in_git(p: Path) -> bool:
+    try:
+        _git(p.parent, "ls-files", "--error-unmatch", p.name)
+        return True
+    except McplError:
+        return False
+
+
+def _git(cwd: Path, *args: str) -> str:
+    try:
+        r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise McplError(error("versions-git", f"git {args[0]} failed: {e}",
+                              hint="is git installed?")) from None
+    if r.returncode:
+        raise McplError(error("versions-git", f"git {args[0]} failed: "
+                              f"{r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}"))
+    return r.stdout
+
+
+def _version(name: str, file: str, text: str) -> Version:
+    m = _NUMBER.match(name.split("@")[0])
+    return Version(name, file, text, int(m.group(2)) if m else 0)
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+def _build(source: str, versions: list[Version], search_path: tuple[str, ...],
+           history: bool) -> VersionSet:
+    from mcl.hdl import hardware_library
+    from mcl.mcpl import check
+
+    lib = hardware_library(search_path)
+    for v in versions:
+        try:
+            v.checked = check(v.file, search_path, source=v.text)
+        except McplError as e:
+            v.problems += e.diagnostics
+            continue
+        v.problems += [d for d in v.checked.diagnostics if d.is_error]
+        kernels = [f for f in v.checked.module.functions
+                   if any(isinstance(n, ast.ForEach) for n in ast.walk(f.body))]
+        if kernels:
+            v.function, v.level = kernels[0].name, kernels[0].hardware
+        elif not v.problems:
+            v.problems.append(error("versions-no-kernel", f"{Path(v.file).name} has no function "
+                                    "with foreach loops (no kernel to compare)",
+                                    Span.point(v.file, 1, 1)))
+        if v.level is None and v.checked.module.functions:
+            v.level = v.checked.module.functions[0].hardware
+    kernel = _kernel_name(versions, lib)
+    for v in versions:
+        if v.function is not None and kernel is not None and v.function != kernel:
+            f = v.function_node
+            v.problems.append(error(
+                "versions-other-kernel", f"{Path(v.file).name} holds the kernel '{v.function}', "
+                f"not '{kernel}' like the other versions: it is left out", f.span if f else None,
+                hint="keep the versions of one kernel in a folder of their own"))
+            v.function = None
+
+    def depth(v: Version) -> int:
+        return len(lib.ancestors(v.level)) if v.level in lib else 99
+
+    if not history:
+        versions.sort(key=lambda v: (depth(v), v.level or "", v.number, v.name))
+    _parents(versions, lib, history)
+    return VersionSet(source, _tree_order(versions), kernel)
+
+
+def _kernel_name(versions: list[Version], lib: Any) -> str | None:
+    """The kernel most versions hold; a tie goes to the highest level's."""
+    names = Counter(v.function for v in versions if v.function)
+    if not names:
+        return None
+    best = max(names.values())
+    tied = [v for v in versions if v.function and names[v.function] == best]
+    tied.sort(key=lambda v: len(lib.ancestors(v.level)) if v.level in lib else 99)
+    return tied[0].function
+
+
+def _parents(versions: list[Version], lib: Any, history: bool) -> None:
+    by_name = {v.name: v for v in versions}
+    by_file = {Path(v.file).name: v for v in versions}
+    for i, v in enumerate(versions):
+        m = _REFINES.search(v.text)
+        if m:
+            target = m.group(1)
+            parent = by_file.get(target) or by_name.get(target.removesuffix(".mcpl"))
+            if parent is not None and parent is not v:
+                v.parent, v.why_parent = parent.name, "refines comment"
+                continue
+            line = v.text[:m.start()].count("\n") + 1
+            col = m.start() - (v.text.rfind("\n", 0, m.start()) + 1) + 1
+            v.problems.append(warning(
+                "versions-unknown-parent", f"'refines: {target}' names no version of this set",
+                Span(v.file, line, col, line, col + len(m.group(0))),
+                hint="name a file of the same folder, e.g. // refines: gpu_v1.mcpl"))
+        if history:
+            if i:
+                v.parent, v.why_parent = versions[i - 1].name, "git history"
+            continue
+        v.parent = _level_parent(v, versions[:i], lib)
+        v.why_parent = "level order" if v.parent else ""
+
+
+def _level_parent(v: Version, before: list[Version], lib: Any) -> str | None:
+    """The previous version at the same level, else the last version of the nearest
+    level above that has versions."""
+    same = [u for u in before if u.level == v.level and u.number < v.number]
+    if same:
+        return same[-1].name
+    if v.level in lib:
+        for above in lib.ancestors(v.level):
+            at = [u for u in before if u.level == above]
+            if at:
+                return max(at, key=lambda u: u.number).name
+    return None
+
+
+def _tree_order(versions: list[Version]) -> list[Version]:
+    """Depth-first from the roots, children in input order: a parent before its children."""
+    kids: dict[str | None, list[Version]] = {}
+    names = {v.name for v in versions}
+    for v in versions:
+        kids.setdefault(v.parent if v.parent in names else None, []).append(v)
+    out: list[Version] = []
+
+    def visit(v: Version) -> None:
+        if v in out:
+            return
+        out.append(v)
+        for c in kids.get(v.name, []):
+            visit(c)
+
+    for root in kids.get(None, []):
+        visit(root)
+    out += [v for v in versions if v not in out]   # a cycle of refines comments
+    return out
+
+
+def highest(vs: VersionSet) -> Version | None:
+    """The usable version closest to the root of the hierarchy (the first in order)."""
+    return next((v for v in vs.versions if v.usable), None)

@@ -1,0 +1,192 @@
+"""The sizes at which versions are compared, the random inputs at each size and the
+tolerance of each comparison (from the dtype and the operations per output element)."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcl.diagnostics import McplError, error
+from mcl.mcpl import ast
+
+#: Distinct small primes for the size parameters, in parameter order.
+PRIMES = (37, 19, 41, 23, 29, 31, 43, 17)
+#: Sizes that divide none of the usual tile sizes (4, 8, 16, 32, 64, ...).
+NON_DIVISIBLE = (100, 130, 70, 90, 110, 50, 60, 140)
+MEDIUM_PRIMES = (257, 131, 263, 139, 269, 149, 271, 151)
+MEDIUM_NON_DIVISIBLE = (1000, 300, 1030, 330, 1070, 370, 1090, 390)
+#: The power of two a "divisible" size set uses where reference.py asks for nothing.
+ROUND = 64
+SCHEMES = ("small", "medium", "reference")
+
+
+@dataclass
+class SizeSet:
+    label: str                  # "ones", "primes", "non-divisible", "divisible", "given"
+    values: dict[str, int | float]
+
+    def text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.values.items())
+
+
+def load_reference(folder: Path) -> dict | None:
+    """The namespace of ``reference.py`` beside the versions (None when absent)."""
+    ref = folder / "reference.py"
+    if not ref.is_file():
+        return None
+    try:
+        return runpy.run_path(str(ref))
+    except Exception as e:  # noqa: BLE001 - the user's file: any failure is their error
+        raise McplError(error("versions-reference", f"{ref}: could not be run: "
+                              f"{type(e).__name__}: {e}",
+                              hint="reference.py must define inputs() and reference()")) from None
+
+
+def size_parameters(f: ast.Function) -> list[str]:
+    """The integer scalar parameters of the kernel: the sizes."""
+    return [p.name for p in f.params if not p.type.is_array and p.type.name in ("int", "long")]
+
+
+def size_sets(spec: str, f: ast.Function, ref: dict | None) -> list[SizeSet]:
+    """``small`` (1, primes, sizes that divide no tile, multiples of every divisor the
+    versions need), ``medium`` (the same, larger), ``reference`` (reference.py's SIZES),
+    or explicit sets ``n=37,m=100;n=1,m=1``."""
+    names = size_parameters(f)
+    if spec in ("small", "medium"):
+        primes, odd = (PRIMES, NON_DIVISIBLE) if spec == "small" else \
+            (MEDIUM_PRIMES, MEDIUM_NON_DIVISIBLE)
+        need: dict[str, int] = {}
+        for demands in ((ref or {}).get("DIVISIBLE_BY") or {}).values():
+            for k, d in demands.items():
+                need[k] = math.lcm(need.get(k, 1), int(d))
+        scale = 1 if spec == "small" else 4
+        return [
+            SizeSet("ones", dict.fromkeys(names, 1)),
+            SizeSet("primes", {n: primes[i % len(primes)] for i, n in enumerate(names)}),
+            SizeSet("non-divisible", {n: odd[i % len(odd)] for i, n in enumerate(names)}),
+            SizeSet("divisible", {n: need.get(n, ROUND) * scale for n in names}),
+        ]
+    if spec == "reference":
+        sets = (ref or {}).get("SIZES")
+        if not sets:
+            raise McplError(error("versions-no-reference-sizes", "--sizes reference needs a "
+                                  "reference.py with SIZES beside the versions",
+                                  hint="use --sizes small, or give sizes: --sizes 'n=37;n=100'"))
+        return [SizeSet("reference", dict(s)) for s in sets]
+    out = []
+    for part in spec.split(";"):
+        values: dict[str, int | float] = {}
+        for item in filter(None, (x.strip() for x in part.split(","))):
+            name, sep, text = item.partition("=")
+            try:
+                values[name.strip()] = int(text, 0)
+            except ValueError:
+                try:
+                    values[name.strip()] = float(text)
+                except ValueError:
+                    values = {}
+            if not sep or not values:
+                raise McplError(error("versions-bad-sizes", f"--sizes: '{item}' is not NAME=NUMBER",
+                                      hint=f"one of {', '.join(SCHEMES)}, or sets like "
+                                           "'n=37,m=100;n=1,m=1'"))
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise McplError(error("versions-bad-sizes", f"--sizes '{part}' gives no value for "
+                                  f"{', '.join(missing)}",
+                                  hint=f"the kernel's sizes: {', '.join(names)}"))
+        out.append(SizeSet("given", values))
+    return out
+
+
+def make_inputs(sizes: SizeSet, plan: Any, ref: dict | None, rng: np.random.Generator
+                ) -> dict[str, Any]:
+    """Sizes and random arrays for every parameter of ``plan`` (reference.py's
+    ``inputs`` when there is one: it knows what valid data is, e.g. a CSR matrix)."""
+    from mcl.opencl.plan import evaluate
+
+    if ref is not None and "inputs" in ref:
+        wanted = inspect.signature(ref["inputs"]).parameters
+        kwargs = {k: v for k, v in sizes.values.items() if k in wanted}
+        for k, p in wanted.items():   # other knobs: the largest value SIZES gives them
+            if k not in kwargs and k != "rng" and p.default is not inspect.Parameter.empty:
+                given = [s[k] for s in ref.get("SIZES", []) if k in s]
+                if given:
+                    kwargs[k] = max(given)
+        data = dict(ref["inputs"](rng, **kwargs))
+        return {**sizes.values, **data}
+    data: dict[str, Any] = dict(sizes.values)
+    for p in plan.arguments:
+        if p.kind == "scalar" and p.name not in data and np.dtype(p.dtype).kind == "f":
+            data[p.name] = np.dtype(p.dtype).type(rng.uniform(0.5, 1.5))
+    for a in plan.arguments:
+        if a.kind == "buffer" and a.read:
+            shape = tuple(evaluate(e, data) for e in a.shape)
+            dt = np.dtype(a.dtype)
+            data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
+                            else rng.integers(0, 16, shape).astype(dt))
+    return data
+
+
+def tolerance(dtype: np.dtype, ops_per_element: float) -> float:
+    """Relative tolerance of a float result: rounding errors of random data grow with
+    the square root of the operations that feed an element (16 ulp of margin);
+    integer results are exact."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        return 0.0
+    return 16 * float(np.finfo(dtype).eps) * math.sqrt(max(ops_per_element, 1.0))
+
+
+def first_difference(got: np.ndarray, want: np.ndarray, rtol: float
+                     ) -> tuple[int, tuple[int, ...], float, float] | None:
+    """(mismatches, first differing index, value, expected) or None when they agree.
+    An element differs when |got - want| > rtol (|want| + mean |want|): the mean keeps
+    results near zero after cancellation from failing on rounding alone."""
+    g = np.asarray(got, dtype=np.float64)
+    w = np.asarray(want, dtype=np.float64)
+    scale = float(np.mean(np.abs(w))) if w.size else 0.0
+    bad = ~(np.abs(g - w) <= rtol * (np.abs(w) + scale))
+    if not bad.any():
+        return None
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    return int(bad.sum()), idx, float(g[idx]), float(w[idx])
+
+
+def divisibility_problem(version: str, sizes: SizeSet, ref: dict | None) -> str | None:
+    """Why reference.py's DIVISIBLE_BY says the version does not apply at these sizes."""
+    demands = ((ref or {}).get("DIVISIBLE_BY") or {}).get(version, {})
+    wrong = [f"{k} a multiple of {d}" for k, d in demands.items()
+             if k in sizes.values and sizes.values[k] % d]
+    return "needs " + " and ".join(wrong) if wrong else None
+
+
+def reference_outputs(ref: dict, data: dict) -> dict[str, np.ndarray]:
+    inputs = {k: v.copy() if hasattr(v, "copy") else v for k, v in data.items()}
+    return {k: np.asarray(v) for k, v in ref["reference"](**inputs).items()}
+
+
+def ops_per_element(f: ast.Function, checked: Any, sizes: dict, outputs: int,
+                    ref: dict | None) -> float:
+    """Floating-point operations per output element, from the analyses' counts
+    (else reference.py's ``flops``, else the largest size)."""
+    flops = None
+    try:
+        from mcl.analyses import operation_counts
+        flops = float(operation_counts(f, checked, sizes).flops)
+    except Exception:  # noqa: BLE001 - the analyses may not count every kernel
+        if ref and "flops" in ref:
+            flops = float(ref["flops"](**sizes))
+    if flops is None:
+        ints = [v for v in sizes.values() if isinstance(v, int)]
+        return float(max(ints, default=1))
+    return flops / max(outputs, 1)
+
+
+def folder_of(file: str) -> Path:
+    return Path(file.split("@")[0]).resolve().parent

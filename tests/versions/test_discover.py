@@ -1,0 +1,114 @@
+"""The refinement tree from a folder (levels and file names), from `// refines:`
+comments and from a file's git history; bad folders give located messages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from mcl.versions import discover
+from tests.versions.conftest import EXAMPLES, copy_versions
+
+
+def test_matmul_tree_follows_levels_and_numbers():
+    vs = discover.from_folder(EXAMPLES / "matmul")
+    parent = {v.name: v.parent for v in vs.versions}
+    assert vs.kernel == "matmul"
+    assert parent["perfect"] is None
+    assert parent["gpu"] == "accelerator"
+    assert parent["gpu_v2"] == "gpu_v1"
+    assert parent["nvidia"] == "gpu_v3"          # the last version of the level above
+    assert parent["hopper"] == "nvidia_v1"
+    assert parent["fermi"] == "nvidia_v1"
+    assert parent["mic"] == "accelerator"
+    assert parent["xeon_phi"] == "mic_v2"
+    order = [v.name for v in vs.versions]
+    assert order.index("gpu_v3") < order.index("nvidia") < order.index("hopper_v6")
+    assert not vs.all_problems
+
+
+def test_refines_comment_names_the_parent(tmp_path):
+    d = copy_versions(tmp_path / "v", "matmul", ["perfect", "gpu", "gpu_v1", "gpu_v2"])
+    text = (d / "gpu_v2.mcpl").read_text()
+    (d / "gpu_v2.mcpl").write_text("// refines: gpu.mcpl\n" + text)
+    v1_text = (d / "gpu_v1.mcpl").read_text()
+    (d / "gpu_v1.mcpl").write_text("// refines: nothing_v9.mcpl\n" + v1_text)
+    vs = discover.from_folder(d)
+    v2, v1 = vs.get("gpu_v2"), vs.get("gpu_v1")
+    assert (v2.parent, v2.why_parent) == ("gpu", "refines comment")
+    [p] = v1.problems
+    assert p.code == "versions-unknown-parent" and p.span.line == 1 and p.span.column == 1
+    assert v1.parent == "gpu"                    # falls back to the level order
+
+
+def _git(cwd, *args):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+def test_git_history_of_three_versions_in_order(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    kernel = repo / "matmul.mcpl"
+    for i, name in enumerate(["gpu", "gpu_v1", "gpu_v2"]):
+        kernel.write_text((EXAMPLES / "matmul" / f"{name}.mcpl").read_text())
+        _git(repo, "add", "matmul.mcpl")
+        _git(repo, "commit", "-q", "-m", f"step {i}: {name}")
+    vs = discover.from_path(kernel)
+    assert [v.commit["subject"] for v in vs.versions] == \
+        ["step 0: gpu", "step 1: gpu_v1", "step 2: gpu_v2"]
+    assert [v.text for v in vs.versions] == \
+        [(EXAMPLES / "matmul" / f"{n}.mcpl").read_text() for n in ["gpu", "gpu_v1", "gpu_v2"]]
+    names = [v.name for v in vs.versions]
+    assert all(n.startswith("matmul@") for n in names)
+    assert [v.parent for v in vs.versions] == [None, names[0], names[1]]
+    assert all(v.usable for v in vs.versions)
+    # an uncommitted edit is the newest version
+    kernel.write_text(kernel.read_text() + "\n// tweak\n")
+    vs = discover.from_path(kernel)
+    assert [v.name for v in vs.versions][-1] == "matmul@working-copy"
+    assert len(vs.versions) == 4
+
+
+def test_folder_without_mcpl_file(tmp_path):
+    (tmp_path / "notes.txt").write_text("no kernel here")
+    vs = discover.from_folder(tmp_path)
+    [p] = vs.problems
+    assert p.code == "versions-no-mcpl-file" and p.is_error and p.span.file == str(tmp_path)
+
+
+def test_mixed_kernels_are_left_out_with_a_located_message(tmp_path):
+    d = copy_versions(tmp_path / "v", "matmul", ["perfect", "gpu", "gpu_v1"])
+    (d / "vadd.mcpl").write_text((EXAMPLES / "vector_add" / "gpu_v1.mcpl").read_text())
+    vs = discover.from_folder(d)
+    assert vs.kernel == "matmul"
+    other = vs.get("vadd")
+    [p] = other.problems
+    assert p.code == "versions-other-kernel" and "vector_add" in p.message
+    assert p.span.file.endswith("vadd.mcpl") and p.span.line > 1
+    assert not other.usable and all(vs.get(n).usable for n in ["perfect", "gpu", "gpu_v1"])
+
+
+@pytest.mark.parametrize("kernel", ["reduction", "convolution"])
+def test_every_example_folder_has_one_root(kernel):
+    vs = discover.from_folder(EXAMPLES / kernel)
+    assert [v.name for v in vs.versions if v.parent is None] == ["perfect"]
+
+
+def test_command_on_a_folder_without_mcpl_file(tmp_path):
+    import sys
+
+    from tests.versions.conftest import ROOT
+    (tmp_path / "empty").mkdir()
+    out = subprocess.run([sys.executable, "-m", "mcl.cli", "versions", str(tmp_path / "empty"),
+                          "-q", "--report", str(tmp_path / "out")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"{tmp_path / 'empty'}:1:1: error: " in out.stderr
+    assert "holds no MCPL file" in out.stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "holds no MCPL file" in md and "No versions found" in md

@@ -1,0 +1,165 @@
+"""Cross-level verification on the OpenCL device (PoCL without a GPU): the bundled
+examples agree with their reference; a planted off-by-one in a tile loop is caught at
+sizes that do not divide the tile, with its first differing element; a version that
+does not check, and a size a version cannot run at, are located messages while the
+other versions are still verified."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mcl.versions import discover
+from mcl.versions.verify import verify
+from tests.versions.conftest import EXAMPLES, ROOT, copy_versions, needs_device
+
+pytestmark = needs_device
+
+KERNELS = ["convolution", "gesummv", "histogram", "black_scholes", "spmv_csr", "reduction",
+           "vector_add"]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_example_versions_verify_clean(kernel):
+    vs = discover.from_folder(EXAMPLES / kernel)
+    r = verify(vs, sizes="small")
+    assert r.against == "reference.py"
+    assert not r.problems and not vs.all_problems
+    verdicts = {v.name: r.verdict(v.name) for v in vs.versions}
+    assert not r.inconsistent, verdicts
+    # every version ran somewhere, except kernels that need lock-step warps (GPU only)
+    for v in vs.versions:
+        statuses = {c.status for c in r.checks[v.name]}
+        assert "ok" in statuses or statuses == {"skipped"}, (v.name, r.checks[v.name])
+    assert sum(v.startswith("consistent") for v in verdicts.values()) >= len(verdicts) - 1
+
+
+def test_matmul_command_verifies_every_version_clean():
+    """`mcl versions examples/matmul --sizes small --json`: the whole command."""
+    out = subprocess.run([sys.executable, "-m", "mcl.cli", "versions", "examples/matmul",
+                          "--sizes", "small", "--json", "-q"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout)
+    verdicts = {v: d["verdict"] for v, d in data["verification"]["versions"].items()}
+    assert len(verdicts) == 24 and set(verdicts.values()) == {"consistent"}, verdicts
+    sizes = [s["values"] for s in data["verification"]["sizes"]]
+    assert {"n": 1, "m": 1, "p": 1} in sizes
+    assert any(s["p"] % 16 and s["n"] % 4 for s in sizes)           # divides no tile
+    steps = {(s["parent"], s["child"]) for s in data["steps"]}
+    assert ("nvidia_v1", "hopper") in steps and len(steps) == 23
+    step = next(s for s in data["steps"] if s["child"] == "gpu_v1")
+    # exactly the message that prompted gpu_v1 is gone; the statistics only changed
+    [gone] = step["feedback_disappeared"]
+    assert gone["code"] == "feedback-faster-memory"
+    assert "local memory can be leveraged for a[i, k]" in gone["message"]
+    assert {c["after"]["code"] for c in step["feedback_changed"]} >= \
+        {"feedback-ops", "feedback-roofline"}
+    timed = {t["version"]: t for t in data["timings"]}
+    assert timed["hopper_v5"]["bound_s"] > 0 and timed["perfect"]["bound_s"] is None
+
+
+def _planted(tmp_path):
+    d = copy_versions(tmp_path / "v", "matmul", ["perfect", "gpu", "hopper_v1"])
+    good = (d / "hopper_v1.mcpl").read_text()
+    bug = good.replace("const int nrPhases = (p + bk - 1) / bk;", "const int nrPhases = p / bk;")
+    assert bug != good
+    (d / "hopper_v2.mcpl").write_text(bug)       # the last partial tile of k is dropped
+    return d
+
+
+def test_planted_off_by_one_in_tile_loop_is_caught(tmp_path):
+    d = _planted(tmp_path)
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="small")
+    assert r.inconsistent == ["hopper_v2"]
+    by_label = dict(zip([s.label for s in r.size_sets], r.checks["hopper_v2"], strict=True))
+    assert by_label["divisible"].status == "ok"               # p = 256: whole tiles only
+    bad = by_label["non-divisible"]                           # p = 70: 6 of 70 k dropped
+    assert bad.status == "differs"
+    assert bad.first["output"] == "c" and bad.first["index"] == [0, 0]
+    assert bad.first["mismatches"] > 0 and bad.first["value"] != bad.first["expected"]
+    assert "first c[0, 0] =" in bad.detail
+    for name in ["perfect", "gpu", "hopper_v1"]:
+        assert r.verdict(name) == "consistent"
+
+
+def test_planted_bug_fails_the_command(tmp_path):
+    d = _planted(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "mcl.cli", "versions", str(d), "-q",
+                          "--sizes", "n=100,m=130,p=70;n=8,m=64,p=256"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1
+    assert "hopper_v2: level hopper, run as hopper, INCONSISTENT" in out.stdout
+    assert "n=100, m=130, p=70: differs:" in out.stdout and "first c[0, 0]" in out.stdout
+
+
+def test_bad_versions_are_located_and_the_others_still_verified(tmp_path):
+    d = copy_versions(tmp_path / "v", "matmul", ["perfect", "gpu", "gpu_v1", "gpu_v2"])
+    text = (d / "gpu_v2.mcpl").read_text()
+    (d / "gpu_v2.mcpl").write_text(text.replace("l_a[k] = a[i, k];", "l_a[k] = a[i, kk];"))
+    # p = 300001 floats of local memory (gpu_v1's row of a) exceed PoCL's 1 MB
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=3,m=5,p=7;n=2,m=3,p=300001")
+    [bad] = vs.get("gpu_v2").problems
+    assert bad.is_error and bad.span.file.endswith("gpu_v2.mcpl") and "kk" in bad.message
+    assert r.verdict("gpu_v2") == "left out"
+    [local] = vs.get("gpu_v1").problems
+    assert local.code == "opencl-local-memory" and "p=300001" in local.message
+    line = (d / "gpu_v1.mcpl").read_text().splitlines()[local.span.line - 1]
+    assert "local float[p] l_a" in line                       # at the declaration
+    assert [c.status for c in r.checks["gpu_v1"]] == ["ok", "error"]
+    assert [c.status for c in r.checks["gpu"]] == ["ok", "ok"]
+    assert r.verdict("perfect") == r.verdict("gpu") == "consistent"
+
+
+def test_timing_path_on_the_cpu_device(tmp_path):
+    """On a GPU every version is timed; --time forces it on PoCL (the GPU test's twin)."""
+    from mcl.versions import versions, write_report
+
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1", "hopper_v1"])
+    r = versions(d, sizes="n=37", time_it=True, repeat=3, timing_values={"n": 100_000})
+    assert r.timing_sizes == {"n": 100_000}
+    measured = {t.version: t.measured_s for t in r.timings.values()}
+    assert all(s is not None and 0 < s < 1 for s in measured.values()), measured
+    hopper = r.timings["hopper_v1"]
+    assert hopper.bound_s > 0 and hopper.predicted_s >= hopper.bound_s
+    files = write_report(r, tmp_path / "out")
+    svg = (tmp_path / "out" / "time.svg").read_text()
+    assert "measured (best of N)" in svg
+    assert "measured" in (tmp_path / "out" / "roofline.svg").read_text()
+    assert len(files) == 4
+
+
+def test_without_reference_py_the_highest_version_is_the_reference(tmp_path):
+    d = _planted(tmp_path)
+    (d / "reference.py").unlink()
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=100,m=130,p=70;n=8,m=64,p=256")
+    assert r.against == "perfect"
+    assert [c.status for c in r.checks["perfect"]] == ["reference", "reference"]
+    assert r.verdict("gpu") == r.verdict("hopper_v1") == "consistent"
+    assert [c.status for c in r.checks["hopper_v2"]] == ["differs", "ok"]
+    # a highest version that does not check is left out: the next one is the reference
+    (d / "perfect.mcpl").write_text((d / "perfect.mcpl").read_text().replace("c[i, j] = sum;",
+                                                                           "c[i, j] = sum"))
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=100,m=130,p=70")
+    assert r.against == "gpu" and r.verdict("perfect") == "left out"
+    assert vs.get("perfect").problems[0].span.file.endswith("perfect.mcpl")
+    assert r.inconsistent == ["hopper_v2"] and r.verdict("hopper_v1") == "consistent"
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ("n=abc", "'n=abc' is not NAME=NUMBER"),
+    ("n=3,m=4", "gives no value for p"),
+])
+def test_bad_sizes_are_a_message_not_a_traceback(sizes, message):
+    out = subprocess.run([sys.executable, "-m", "mcl.cli", "versions", "examples/matmul", "-q",
+                          "--sizes", sizes], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert message in out.stderr
