@@ -41,8 +41,8 @@ from mcl.diagnostics import Diagnostic, info
 from mcl.mcpl import ast
 
 __all__ = [
-    "PASSES", "OperationCounts", "Resources", "Roofline", "Transfer", "feedback", "feedback_function",
-    "function_feedback", "operation_counts", "ranked", "roofline",
+    "PASSES", "OperationCounts", "Resources", "Roofline", "Transfer", "feedback",
+    "feedback_function", "function_feedback", "operation_counts", "ranked", "roofline",
 ]
 
 #: Pass names for ``only`` (and ``--only``); "functions" runs every feedback
