@@ -61,3 +61,69 @@ def predict(case: C.Case, registers: int | None = None,
             out["registers_source"] = d.data.get("registers_source")
     return out
 
+
+
+def hopper_kernels(case: C.Case, values: dict | None = None):
+    """(symbolic, numeric) mcl.analyses Kernels of the case's function at hopper."""
+    from mcl.analyses.kernel import build_kernel, parameter_values
+    from mcl.mcpl import check, parse, print_module
+    from mcl.translate import translate
+
+    checked = check(str(case_path(case)))
+    if case.level != C.TARGET:
+        text = print_module(translate(checked.module, to=C.TARGET))
+        checked = check(parse(text, str(case_path(case)) + "@hopper"))
+    f = checked.module.functions[-1]
+    hw = checked.hardware_of(f)
+    vals = parameter_values(f, dict(case.sizes if values is None else values))
+    return build_kernel(f, checked, None, hw), build_kernel(f, checked, vals, hw)
+
+
+def memory_figures(case: C.Case) -> dict:
+    """Traffic the analyses predict for the case at hopper: compulsory DRAM bytes
+    (each element of the parameters' arrays once), and global loads in sectors per
+    warp request (the coalescing analysis' lanes, weighted by how often each load
+    runs; a run of 4 adjacent elements is one 128-bit request)."""
+    import sympy
+
+    from mcl.analyses.functions import RUN, KernelView, _lane_offsets, _run_offsets
+    from mcl.analyses.functions import lockstep_loop, transaction_size
+    from mcl.analyses.stats import compulsory_bytes, least_time, main_space
+
+    sym, num = hopper_kernels(case)
+    out: dict = {}
+    space = main_space(num)
+    cb = compulsory_bytes(num, space) if space else None
+    if cb is not None and sympy.sympify(cb).is_number:
+        out["dram_bytes"] = float(cb)
+    lt = least_time(num)
+    if lt is not None:
+        out["least_time_s"] = lt
+    view = KernelView(sym, num, num.hardware)
+    found = lockstep_loop(view)
+    if found is None:
+        return out
+    lane, width = found
+    sectors = requests = 0.0
+    for sacc, nacc in view.accesses():
+        if nacc.write or lane not in nacc.loops or sacc.space != space:
+            continue
+        offsets = _lane_offsets(view, nacc, lane, width)
+        if offsets is None:
+            continue
+        size, _ = transaction_size(view, sacc.space)
+        run = _run_offsets(view, nacc, lane, width)
+        per = 1
+        if run is not None:
+            offsets, per = run, RUN
+        n_sec = len({o * sacc.element_bytes // size for o in offsets})
+        execs, _ = num.executions(tuple(lp for lp in nacc.loops if lp.kind != "foreach"))
+        try:
+            weight = float(execs) / per
+        except TypeError:
+            continue
+        sectors += weight * n_sec
+        requests += weight
+    if requests:
+        out["sectors_per_request"] = sectors / requests
+    return out

@@ -11,60 +11,18 @@ from __future__ import annotations
 
 import ctypes
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
-_CTX = None
+from mcl.opencl.vendor import Loaded, check, context, driver, load, max_registers  # noqa: F401
 
 
-def driver():
-    from cuda.bindings import driver as cu  # the GPU machine has cuda-python
-    return cu
+def occupancy(loaded: Loaded, block_threads: int) -> int:
+    return loaded.occupancy(block_threads)
 
 
-def check(result):
-    """Unpack a cuda-python result tuple; raise with the driver's message on error."""
-    cu = driver()
-    err, *rest = result if isinstance(result, tuple) else (result,)
-    if err != cu.CUresult.CUDA_SUCCESS:
-        _, name = cu.cuGetErrorString(err)
-        raise RuntimeError(f"{err.name}: {name.decode() if name else ''}".strip())
-    if not rest:
-        return None
-    return rest[0] if len(rest) == 1 else tuple(rest)
-
-
-def context():
-    """The primary context of device 0, made current once."""
-    global _CTX
-    cu = driver()
-    if _CTX is None:
-        check(cu.cuInit(0))
-        dev = check(cu.cuDeviceGet(0))
-        _CTX = check(cu.cuDevicePrimaryCtxRetain(dev))
-    check(cu.cuCtxSetCurrent(_CTX))
-    return _CTX
-
-
-def max_registers(options: list[str]) -> int | None:
-    """The register limit the OpenCL build options give (-cl-nv-maxrregcount=N)."""
-    for o in options:
-        m = re.fullmatch(r"-cl-nv-maxrregcount=(\d+)", o)
-        if m:
-            return int(m.group(1))
-    return None
-
-
-@dataclass
-class Loaded:
-    module: object
-    function: object
-    registers: int
-    shared_bytes: int        # static shared memory (OpenCL __local arrays)
-    local_bytes: int         # per-thread local memory: spills and private arrays
-    const_bytes: int
-    max_threads: int
+def unload(loaded: Loaded) -> None:
+    loaded.unload()
 
 
 _ENVREG = re.compile(rb"%envreg(\d+)")
@@ -79,41 +37,6 @@ def for_cuda(ptx: bytes) -> bytes:
     the launch then computes what the OpenCL launch does is checked against
     reference.py by the caller."""
     return _ENVREG.sub(b"0", ptx)
-
-
-def load(ptx: bytes, kernel: str, maxrreg: int | None) -> Loaded:
-    """Load PTX as the OpenCL driver would build it (same register limit)."""
-    cu = driver()
-    context()
-    if not ptx.endswith(b"\0"):
-        ptx = ptx + b"\0"
-    opts, vals = [], []
-    if maxrreg is not None:
-        opts.append(cu.CUjit_option.CU_JIT_MAX_REGISTERS)
-        vals.append(maxrreg)
-    module = check(cu.cuModuleLoadDataEx(ptx, len(opts), opts, vals))
-    fn = check(cu.cuModuleGetFunction(module, kernel.encode()))
-    A = cu.CUfunction_attribute
-
-    def attr(a):
-        return int(check(cu.cuFuncGetAttribute(a, fn)))
-    return Loaded(module, fn, attr(A.CU_FUNC_ATTRIBUTE_NUM_REGS),
-                  attr(A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
-                  attr(A.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
-                  attr(A.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
-                  attr(A.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK))
-
-
-def occupancy(loaded: Loaded, block_threads: int) -> int:
-    """Resident blocks per SM by the CUDA occupancy calculator."""
-    cu = driver()
-    context()
-    return int(check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-        loaded.function, block_threads, 0)))
-
-
-def unload(loaded: Loaded) -> None:
-    check(driver().cuModuleUnload(loaded.module))
 
 
 _CTYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int32": ctypes.c_int,

@@ -31,9 +31,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--level", metavar="LEVEL",
                    help="translate to this hardware description first and give the feedback "
                         "of the translated version")
+    p.add_argument("--registers", choices=("auto", "estimate"), default="auto",
+                   help="auto (default): where an NVIDIA OpenCL device is present, build the "
+                        "kernel with NVIDIA's compiler and use its register count ('127 "
+                        "registers (NVIDIA compiler)'); estimate: always use the analyses' "
+                        "estimate (said as 'estimated')")
     add_hwd_path_option(p)
     add_output_options(p)
     p.set_defaults(func=run_feedback)
+
+
+def _vendor_resources(args: argparse.Namespace, checked, level: str | None, values) -> dict:
+    """The NVIDIA compiler's registers per function, when asked for and possible."""
+    if args.registers != "auto":
+        return {}
+    from mcl.opencl.vendor import nvidia_device, resources_of
+    device = nvidia_device()
+    if device is None:
+        return {}
+    from mcl.opencl.target import available_targets
+    targets = set(available_targets())
+    levels = {level} if level else {f.hardware for f in checked.module.functions}
+    if not levels <= targets:   # no OpenCL target: nothing to build, the estimate stays
+        return {}
+    return resources_of(checked.module, values, level, device)
 
 
 def run_feedback(args: argparse.Namespace) -> int:
@@ -60,9 +81,12 @@ def run_feedback(args: argparse.Namespace) -> int:
             from mcl.analyses.level import feedback_at_level
 
             at = feedback_at_level(checked, args.level, values=values, only=only,
-                                   search_path=search)
+                                   search_path=search,
+                                   resources=_vendor_resources(args, checked, args.level,
+                                                               values))
             sources.add(at.file, at.text)  # carets under the translated text's lines
             diagnostics += at.diagnostics
             continue
-        diagnostics += feedback(checked, values=values, only=only)
+        diagnostics += feedback(checked, values=values, only=only,
+                                resources=_vendor_resources(args, checked, None, values))
     return print_diagnostics(diagnostics, args, sources)

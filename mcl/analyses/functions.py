@@ -248,13 +248,20 @@ def lockstep_loop(view: KernelView) -> tuple[Loop, int] | None:
     return None
 
 
-def _line_size(view: KernelView, space: str | None) -> int:
+def transaction_size(view: KernelView, space: str | None) -> tuple[int, str]:
+    """The unit of a memory transaction for ``space``: the caches' sectors where the
+    description has them (32 B on an H100), else their lines; 128 B lines without a
+    cache. With the word the messages use for it."""
     hw = view.hardware
     if space is not None:
-        sizes = [c.cache_line_size for c in hw.caches_for(space) if c.cache_line_size]
+        caches = hw.caches_for(space)
+        sectors = [c.sector_size for c in caches if c.sector_size]
+        if sectors:
+            return int(min(sectors)), "sectors"
+        sizes = [c.cache_line_size for c in caches if c.cache_line_size]
         if sizes:
-            return int(min(sizes))
-    return 128
+            return int(min(sizes)), "memory segments"
+    return 128, "memory segments"
 
 
 def _lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
@@ -333,7 +340,7 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
                                 f"{sacc.text}: the addresses depend on data, so whether a "
                                 f"warp's accesses coalesce is not known", sacc.node.span))
             continue
-        line = _line_size(view, sacc.space)
+        line, unit = transaction_size(view, sacc.space)
         eb = sacc.element_bytes
         run = _run_offsets(view, nacc, lane, width)
         if run is not None:   # one 128-bit access per lane: judge the whole run
@@ -349,7 +356,7 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
         stride = _stride(offsets if run is None else run[:width])
         d = warning("feedback-coalescing",
                     f"{sacc.text}: {what} touches "
-                    f"{len(segments)} memory segments of {line} B where {ideal} would do "
+                    f"{len(segments)} {unit} of {line} B where {ideal} would do "
                     f"(stride {stride * eb} B between neighbouring {lane.var})",
                     sacc.node.span,
                     f"make neighbouring {lane.var} access neighbouring elements (the last "
@@ -387,16 +394,28 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
         if not banked:
             continue
         mem = banked[0]
-        width = mem.value("width")  # bytes per bank word (units are normalised to bytes)
-        word = int(width) if isinstance(width, int | float) and width > 0 else 4
+        bank_width = mem.value("width")  # bytes per bank word (units are normalised to bytes)
+        word = int(bank_width) if isinstance(bank_width, int | float) and bank_width > 0 else 4
         offsets = _lane_offsets(view, nacc, lane, width)
         if offsets is None:
             continue
-        by_bank: dict[int, set[int]] = {}
-        for off in offsets:
-            addr = off * sacc.element_bytes // word
-            by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
-        degree = max(len(v) for v in by_bank.values())
+        # The memory serves one access of all banks' words at a time: a warp's
+        # 32-bit accesses at once, its 128-bit accesses (runs of 4) a group of lanes
+        # at a time (8 lanes of 16 B for 32 banks of 4 B).
+        phases = [offsets]
+        run = _run_offsets(view, nacc, lane, width)
+        if run is not None:
+            per = max(1, mem.nr_banks * word // (RUN * sacc.element_bytes))
+            lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
+            phases = [[o for ln in lanes[i:i + per] for o in ln]
+                      for i in range(0, width, per)]
+        degree = 1
+        for phase in phases:
+            by_bank: dict[int, set[int]] = {}
+            for off in phase:
+                addr = off * sacc.element_bytes // word
+                by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
+            degree = max(degree, max(len(v) for v in by_bank.values()))
         if degree <= 1:
             if sacc.text not in clean:
                 clean.append(sacc.text)

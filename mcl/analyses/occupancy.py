@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcl.analyses.resources import (
-    estimate_registers,
+    block_holder,
+    grows,
     max_registers,
+    register_demand,
     register_file_bytes,
     register_files,
 )
@@ -62,9 +64,50 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     res = view.resources
     if res is not None:
         return res.registers, res.source
-    n = estimate_registers(view.num)
+    n = register_demand(view.num)
     cap = max_registers(view.hardware, threads) if threads else None
-    return (min(n, cap) if cap else n), "estimated"
+    if cap:
+        n = min(n, cap)
+        if grows(view.sym) and threads:
+            n = _grown(view, n, cap, threads)
+    return n, "estimated"
+
+
+def _grown(view: KernelView, n: int, cap: int, threads: int) -> int:
+    """Registers a compiler takes for a kernel that needs ``n`` and has loops to
+    unroll: up to what keeps the same blocks resident, but not beyond what a full
+    SM of threads allows (more would not help those loops)."""
+    hw = view.hardware
+    holder = block_holder(hw)
+    slots = [s for s in hw.slots(hw.executing_unit().name) if s.holder is holder] \
+        if holder is not None and hw.executing_unit() is not None else []
+    total = register_file_bytes(hw)
+    full = total // 4 // slots[0].per_holder if slots and total and \
+        isinstance(slots[0].per_holder, int) else n
+    target = max(n, full)
+    occ = occupancy_by_registers(view, n, threads)
+    best = n
+    for r in range(n + 1, min(cap, target) + 1):
+        if occupancy_by_registers(view, r, threads) != occ:
+            break
+        best = r
+    return best
+
+
+def occupancy_by_registers(view: KernelView, regs: int, threads: int) -> int | None:
+    """Blocks that ``regs`` registers per thread let a holder keep resident."""
+    hw = view.hardware
+    holder = block_holder(hw)
+    executing = view.executing_unit()
+    unit = next((g.unit.name for g in hw.par_groups() if g.unit is not None
+                 and hw.slots(g.unit.name) and hw.slots(g.unit.name)[0].holder is holder),
+                None)
+    if holder is None or unit is None or executing is None:
+        return None
+    fits = [f for m in register_files(hw) if _inside(view, m, holder)
+            for f in [_blocks_by_registers(view, m, holder, unit, executing, regs, threads)]
+            if f is not None]
+    return min(fits) if fits else None
 
 
 def occupancy(view: KernelView) -> Occupancy | None:
@@ -135,7 +178,8 @@ def occupancy(view: KernelView) -> Occupancy | None:
                 total = (register_file_bytes(hw) or 0) // 4
                 limits["registers"] = (
                     fit, f"{'about ' if source == 'estimated' else ''}{regs} registers per "
-                    f"{executing} ({said}), {regs * threads} of {total} per {u.name}")
+                    f"{executing} ({said}), {regs * threads} per {u.name} of {total} per "
+                    f"{holder.name}")
         resident = max(0, min(v for v, _ in limits.values()))
         limiting = [k for k, (v, _) in limits.items() if v == resident and k != "slots"]
         if view.missing:

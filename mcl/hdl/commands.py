@@ -135,7 +135,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         if pos is not None and pos.instances != 1:
             facts[-1] += f" x {_count(pos.instances)}"
         if isinstance(m, M.Cache) and m.cache_line_size:
-            facts.append(f"lines of {m.cache_line_size} B")
+            facts.append(f"lines of {m.cache_line_size} B"
+                         + (f" in sectors of {m.sector_size} B" if m.sector_size else ""))
         if m.nr_banks:
             facts.append(f"{m.nr_banks} banks")
         if not m.addressable:

@@ -54,6 +54,8 @@ PROPERTIES: dict[str, PropertySpec] = {
     # how a memory is handed out: in units of this size (registers per warp, shared
     # memory per block), and what the system keeps per resident unit of its owner
     "allocation_unit": PropertySpec((BYTES,), None),
+    # a cache line is fetched in sectors of this size (the unit of a memory transaction)
+    "sector_size": PropertySpec((BYTES,), None),
     "reserved": PropertySpec((BYTES,), None),
 }
 
@@ -73,7 +75,7 @@ ALLOWED_PROPERTIES: dict[str, set[str]] = {
     "device_group": _GROUP_PROPS | {"clock_frequency"},
     "device_unit": {"clock_frequency"},
     "memory": _MEMORY_PROPS,
-    "cache": _MEMORY_PROPS | {"cache_line_size"},
+    "cache": _MEMORY_PROPS | {"cache_line_size", "sector_size"},
     "interconnect": _LINK_PROPS,
     "execution_group": _GROUP_PROPS | _EXEC_PROPS,
     "simd_group": _GROUP_PROPS | _EXEC_PROPS,

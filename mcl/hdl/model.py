@@ -295,6 +295,12 @@ class Cache(Memory):
         v = self.value("cache_line_size")
         return int(v) if is_number(v) else None
 
+    @property
+    def sector_size(self) -> int | None:
+        """The unit in which lines are fetched (None: whole lines)."""
+        v = self.value("sector_size")
+        return int(v) if is_number(v) else None
+
 
 class Interconnect(DeviceBlock):
     @property

@@ -29,7 +29,7 @@ STATEMENT_KEYWORDS = ("foreach", "for", "if", "else", "while", "return", "barrie
 TOP_KEYWORDS = ("module", "import", "type", "package", "export")
 HDL_STATEMENTS = ("nr_units", "max_nr_units", "capacity", "latency", "bandwidth", "nr_banks",
                   "clock_frequency", "addressable", "cache_line_size", "width", "consistency",
-                  "allocation_unit", "reserved",
+                  "allocation_unit", "reserved", "sector_size",
                   "slots", "connects", "space", "op", "performance_feedback", "default",
                   "read_only")
 

@@ -39,8 +39,10 @@ def test_row_and_column_from_division_and_remainder_are_coalesced(tmp_path):
 
 def test_a_column_per_thread_is_still_uncoalesced(tmp_path):
     ds = _coalescing(tmp_path, "k, bi")
-    warnings = [d for d in ds if "segments" in d.message]
+    warnings = [d for d in ds if "sectors" in d.message]
     assert len(warnings) == 2 and all("stride 4096 B" in d.message for d in warnings)
+    # hopper's caches fetch 32 B sectors: 32 lanes a row apart touch 32 where 4 would do
+    assert all("32 sectors of 32 B where 4 would do" in d.message for d in warnings)
 
 
 def test_runs_of_four_adjacent_elements_are_judged_as_one_wide_access(tmp_path):
@@ -70,4 +72,4 @@ def test_runs_of_four_adjacent_elements_are_judged_as_one_wide_access(tmp_path):
     # the same loop with the run's elements 2 apart is not a run: judged per element
     path.write_text(path.read_text().replace("* 4 + u;", "* 8 + 2 * u;"))
     ds = [d for d in mcl.feedback(mcl.check(path)) if d.code == "feedback-coalescing"]
-    assert ds and all("run of 4" not in d.message and "segments" in d.message for d in ds)
+    assert ds and all("run of 4" not in d.message and "sectors" in d.message for d in ds)

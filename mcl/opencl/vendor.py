@@ -1,0 +1,199 @@
+"""The vendor compiler's figures for a generated kernel: on a machine with an NVIDIA
+GPU, the kernel is built by NVIDIA's OpenCL driver, whose program binary is PTX;
+the CUDA driver (``cuda.bindings``) loads that PTX with the register limit of the
+build options and says how many registers, how much shared memory and how much
+local memory (spills) the function uses. Without ``cuda.bindings``, ``ptxas -v``
+(from the CUDA toolkit) is asked instead. Without an NVIDIA device: None, and the
+analyses use their estimate (and say "estimated").
+
+    resources_of(path_or_module, values, level=None) -> {function: Resources}
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+from mcl.analyses.resources import Resources
+
+SOURCE = "NVIDIA compiler"
+_CTX = None
+
+
+def nvidia_device() -> Any | None:
+    """The first NVIDIA OpenCL device, or None (no pyopencl, no platform, no GPU)."""
+    try:
+        import pyopencl as cl
+        for p in cl.get_platforms():
+            if "NVIDIA" in p.name:
+                devs = p.get_devices()
+                if devs:
+                    return devs[0]
+    except Exception:  # no ICD loader or no platform: no vendor figures
+        return None
+    return None
+
+
+# ------------------------------------------------------------------ the CUDA driver
+
+def driver():
+    from cuda.bindings import driver as cu
+    return cu
+
+
+def check(result):
+    """Unpack a cuda-python result tuple; raise with the driver's message on error."""
+    cu = driver()
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        _, name = cu.cuGetErrorString(err)
+        raise RuntimeError(f"{err.name}: {name.decode() if name else ''}".strip())
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def context():
+    """The primary context of CUDA device 0, made current."""
+    global _CTX
+    cu = driver()
+    if _CTX is None:
+        check(cu.cuInit(0))
+        _CTX = check(cu.cuDevicePrimaryCtxRetain(check(cu.cuDeviceGet(0))))
+    check(cu.cuCtxSetCurrent(_CTX))
+    return _CTX
+
+
+def max_registers(options: list[str] | tuple[str, ...]) -> int | None:
+    """The register limit the OpenCL build options give (-cl-nv-maxrregcount=N)."""
+    for o in options:
+        m = re.fullmatch(r"-cl-nv-maxrregcount=(\d+)", o)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+class Loaded:
+    """A PTX module loaded by the CUDA driver and the figures of one function."""
+
+    def __init__(self, module, function):
+        cu = driver()
+        self.module, self.function = module, function
+        A = cu.CUfunction_attribute  # noqa: N806
+
+        def attr(a):
+            return int(check(cu.cuFuncGetAttribute(a, function)))
+        self.registers = attr(A.CU_FUNC_ATTRIBUTE_NUM_REGS)
+        self.shared_bytes = attr(A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        self.local_bytes = attr(A.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+        self.const_bytes = attr(A.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)
+        self.max_threads = attr(A.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+
+    def occupancy(self, block_threads: int) -> int:
+        """Resident blocks per SM by the CUDA occupancy calculator."""
+        context()
+        return int(check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            self.function, block_threads, 0)))
+
+    def unload(self) -> None:
+        check(driver().cuModuleUnload(self.module))
+
+
+def load(ptx: bytes, kernel: str, maxrreg: int | None) -> Loaded:
+    """Load PTX as the OpenCL driver builds it (the same register limit)."""
+    cu = driver()
+    context()
+    if not ptx.endswith(b"\0"):
+        ptx = ptx + b"\0"
+    opts, vals = [], []
+    if maxrreg is not None:
+        opts.append(cu.CUjit_option.CU_JIT_MAX_REGISTERS)
+        vals.append(maxrreg)
+    module = check(cu.cuModuleLoadDataEx(ptx, len(opts), opts, vals))
+    return Loaded(module, check(cu.cuModuleGetFunction(module, kernel.encode())))
+
+
+# ------------------------------------------------------------------ ptxas
+
+def _ptxas(ptx: bytes, kernel: str, maxrreg: int | None) -> Resources | None:
+    exe = shutil.which("ptxas")
+    if exe is None:
+        return None
+    m = re.search(rb"\.target\s+(sm_\d+)", ptx)
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "wb") as f:
+            f.write(ptx.rstrip(b"\0"))
+        cmd = [exe, "-v", "-arch", m.group(1).decode() if m else "sm_90", src,
+               "-o", os.path.join(d, "k.cubin")]
+        if maxrreg is not None:
+            cmd += ["-maxrregcount", str(maxrreg)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    text = p.stdout + p.stderr
+    regs = re.search(r"Used (\d+) registers", text)
+    if regs is None:
+        return None
+    smem = re.search(r"(\d+) bytes smem", text)
+    spill = re.search(r"(\d+) bytes spill stores", text)
+    return Resources(int(regs.group(1)), SOURCE, int(smem.group(1)) if smem else None,
+                     int(spill.group(1)) if spill else None)
+
+
+# ------------------------------------------------------------------ the entry point
+
+def ptx_of(device: Any, source: str, options: list[str]) -> bytes:
+    import pyopencl as cl
+    ctx = cl.Context([device])
+    prog = cl.Program(ctx, source).build(options=options, devices=[device])
+    return bytes(prog.get_info(cl.program_info.BINARIES)[0])
+
+
+def resources_of(path_or_module: Any, values: Mapping[str, int] | None = None,
+                 level: str | None = None, device: Any = None) -> dict[str, Resources]:
+    """The NVIDIA compiler's figures per kernel function of a module at ``level`` (its
+    leaf; default each function's own level). Empty when there is no NVIDIA device,
+    the level has no OpenCL target, or the compiler could not be asked."""
+    device = device if device is not None else nvidia_device()
+    if device is None:
+        return {}
+    from mcl.opencl.generate import generate
+    try:
+        kernels = generate(path_or_module, level)
+    except Exception:  # no target for the level, or a kernel the generator refuses
+        return {}
+    out: dict[str, Resources] = {}
+    platform = device.platform.name
+    for k in kernels:
+        plan = k.plan
+        env = dict(values or {})
+        options = [*plan.options_for(platform)]
+        for c in plan.compile_time:
+            v = env.get(c.name, c.default)
+            if v is None:
+                break
+            options.append(c.option(int(v)))
+        else:
+            try:
+                ptx = ptx_of(device, k.source, options)
+            except Exception:  # a build the driver refuses: the estimate stays
+                continue
+            res = _vendor_figures(ptx, plan.kernel, max_registers(options))
+            if res is not None:
+                out[k.name] = res
+    return out
+
+
+def _vendor_figures(ptx: bytes, kernel: str, maxrreg: int | None) -> Resources | None:
+    try:
+        loaded = load(ptx, kernel, maxrreg)
+    except Exception:  # no cuda.bindings, or the driver refuses: try ptxas
+        return _ptxas(ptx, kernel, maxrreg)
+    try:
+        return Resources(loaded.registers, SOURCE, loaded.shared_bytes, loaded.local_bytes)
+    finally:
+        loaded.unload()
