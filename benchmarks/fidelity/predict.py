@@ -86,8 +86,14 @@ def memory_figures(case: C.Case) -> dict:
     runs; a run of 4 adjacent elements is one 128-bit request)."""
     import sympy
 
-    from mcl.analyses.functions import RUN, KernelView, _lane_offsets, _run_offsets
-    from mcl.analyses.functions import lockstep_loop, transaction_size
+    from mcl.analyses.functions import (
+        RUN,
+        KernelView,
+        _lane_offsets,
+        _run_offsets,
+        lockstep_loop,
+        transaction_size,
+    )
     from mcl.analyses.stats import compulsory_bytes, least_time, main_space
 
     sym, num = hopper_kernels(case)
