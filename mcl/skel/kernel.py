@@ -18,7 +18,7 @@ def matrix_type(ctype: str) -> str:
     """The struct a customising function receives for a matrix (MapOverlap, Stencil,
     AllPairs): its data, size, the current element and the first stored row."""
     return (f"typedef struct {{ __global const {ctype}* data; int rows; int cols; int row; "
-            f"int col; int lo; }} {ctype}_matrix_t;\n")
+            f"int col; int lo; int len; }} {ctype}_matrix_t;\n")
 
 
 @dataclass

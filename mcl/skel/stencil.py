@@ -1,0 +1,184 @@
+"""Skeletons over a matrix element and its neighbours: MapOverlap and Stencil.
+
+The customising function receives a ``<type>_matrix_t`` and reads neighbours with
+``get(m, dr, dc)`` (``dr`` rows down, ``dc`` columns right of the current element).
+Out-of-matrix reads give a neutral value or the nearest element (``padding``).
+On several devices the input is overlap distributed; Stencil iterates, exchanging
+only the halo rows between devices (and ranks) every ``sync_every`` iterations."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcl.skel.container import Matrix
+from mcl.skel.distribution import block, overlap
+from mcl.skel.errors import skel_error
+from mcl.skel.functions import ctype_of
+from mcl.skel.kernel import Skeleton, matrix_type, round_up
+from mcl.skel.skeletons import _new_like, _output_dtype
+
+NEUTRAL, NEAREST = "neutral", "nearest"
+
+
+def _prelude(t: str, padding: str, neutral) -> str:
+    if padding == NEAREST:
+        edge = ("  r = clamp(r, 0, m.rows - 1);\n"
+                "  c = clamp(c, 0, m.cols - 1);\n")
+    else:
+        edge = f"  if (r < 0 || r >= m.rows || c < 0 || c >= m.cols) return ({t})({neutral!r});\n"
+    return (matrix_type(t)
+            + f"inline {t} skel_get({t}_matrix_t m, int dr, int dc)\n{{\n"
+              "  int r = m.row + dr, c = m.col + dc;\n" + edge
+            + "  return m.data[(r - m.lo) * m.cols + c];\n}\n"
+              "#define get(m, dr, dc) skel_get((m), (dr), (dc))\n")
+
+
+def _body(sk: Skeleton, t: str, tout: str) -> str:
+    return (f"__kernel void skel_neighbours(__global const {t}* in, __global {tout}* out, "
+            "const int rows, const int cols, const int first, const int count, const int lo, "
+            "const int out_lo"
+            f"{sk.extra_params()})\n{{\n"
+            "  int c = get_global_id(0), r = get_global_id(1);\n"
+            "  if (c < cols && r < count) {\n"
+            f"    {t}_matrix_t m; m.data = in; m.rows = rows; m.cols = cols; "
+            "m.row = first + r; m.col = c; m.lo = lo; m.len = cols;\n"
+            f"    out[(first + r - out_lo) * cols + c] = {sk.func.name}(m{sk.extra_names()});\n"
+            "  }\n}\n")
+
+
+def _check_padding(padding: str) -> str:
+    if padding not in (NEUTRAL, NEAREST):
+        raise skel_error("bad-arguments", f"padding must be '{NEUTRAL}' or '{NEAREST}', "
+                         f"not {padding!r}")
+    return padding
+
+
+class _Neighbours(Skeleton):
+    inputs = 1
+
+    def run_rows(self, devs, g, src, dst, m: Matrix, out_dtype, first, count, lo, out_lo,
+                 extras):
+        """Compute rows ``[first, first + count)`` on device ``g`` from buffer ``src``
+        (first stored row ``lo``) into ``dst`` (first stored row ``out_lo``)."""
+        if count <= 0 or m.cols == 0:
+            return
+        t, tout = m.ctype, ctype_of(out_dtype)
+        k = self.kernel(devs, g, _prelude(t, self.padding, self.neutral), _body(self, t, tout),
+                        "skel_neighbours")
+        tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
+        self.launch(devs, g, k, (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
+                    [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
+                     np.int32(count), np.int32(lo), np.int32(out_lo), *self.extra_values(extras, devs, g)],
+                    f"running {self.name} '{self.func.name}'")
+
+    @staticmethod
+    def _matrix(m, name):
+        if not isinstance(m, Matrix):
+            raise skel_error("needs-matrix", f"{name} takes a Matrix, not {type(m).__name__}",
+                             hint="make one with mcl.skel.Matrix(array)")
+
+    def _place(self, m: Matrix, top: int, bottom: int) -> None:
+        d = m.distribution
+        if d is not None and d.kind in ("single", "copy"):
+            return
+        if d is None or d.kind == "block" or (d.kind == "overlap" and (d.top < top
+                                                                        or d.bottom < bottom)):
+            m.distribution = overlap(top, bottom)
+
+
+class MapOverlap(_Neighbours):
+    """``MapOverlap(f, size, padding="neutral", neutral=0)(M, *extras)``: ``f`` at every
+    element of M, reading neighbours up to ``size`` rows and columns away."""
+
+    name = "MapOverlap"
+
+    def __init__(self, func, size: int, padding: str = NEUTRAL, neutral=0):
+        super().__init__(func)
+        if not isinstance(size, int) or size < 0:
+            raise skel_error("bad-arguments", f"MapOverlap's size must be a non-negative "
+                             f"integer, not {size!r}")
+        self.size, self.padding, self.neutral = size, _check_padding(padding), neutral
+
+    def __call__(self, m: Matrix, *args) -> Matrix:
+        self._matrix(m, "MapOverlap")
+        devs = m._devs
+        extras = self.extras(args)
+        out_dtype = _output_dtype(self, m.dtype)
+        self._place(m, self.size, self.size)
+        parts = m._ensure(halo=True)
+        self.ensure_extras(extras)
+        out_dist = block() if m.distribution.kind == "overlap" else m.distribution
+        out = _new_like(m.shape, out_dtype, out_dist, devs,
+                        out_dist.parts(m.rows, devs.count), f"the output of MapOverlap "
+                        f"'{self.func.name}'")
+        for p, o in zip(parts, out._parts, strict=True):
+            s = p.spec
+            if devs.is_local(s.device) and s.own_hi > s.own_lo:
+                self.run_rows(devs, s.device, p.buffer, o.buffer, m, out_dtype, s.own_lo,
+                              s.own_hi - s.own_lo, s.lo, o.spec.lo, extras)
+        out._written(out._parts)
+        return out
+
+
+class Stencil(_Neighbours):
+    """``Stencil(f, shape, padding="neutral", neutral=0, sync_every=1)(M, *extras,
+    iterations=1)``: ``f`` applied ``iterations`` times; ``shape`` is the reach
+    (up, right, down, left), or one number for all four. Between devices only the
+    halo rows move, every ``sync_every`` iterations (halos are that much deeper)."""
+
+    name = "Stencil"
+
+    def __init__(self, func, shape=1, padding: str = NEUTRAL, neutral=0,
+                 sync_every: int = 1):
+        super().__init__(func)
+        shape = (shape,) * 4 if isinstance(shape, int) else tuple(shape)
+        if len(shape) != 4 or any(not isinstance(x, int) or x < 0 for x in shape):
+            raise skel_error("bad-arguments", f"a stencil shape is (up, right, down, left) "
+                             f"of non-negative integers, not {shape!r}")
+        if not isinstance(sync_every, int) or sync_every < 1:
+            raise skel_error("bad-arguments", "sync_every must be a positive integer")
+        self.shape, self.padding, self.neutral = shape, _check_padding(padding), neutral
+        self.sync_every = sync_every
+
+    def __call__(self, m: Matrix, *args, iterations: int = 1) -> Matrix:
+        self._matrix(m, "Stencil")
+        if not isinstance(iterations, int) or iterations < 0:
+            raise skel_error("bad-arguments", "iterations must be a non-negative integer")
+        out_dtype = _output_dtype(self, m.dtype)
+        if iterations > 1 and out_dtype != m.dtype:
+            raise skel_error("bad-function", f"an iterated Stencil must return the element "
+                             f"type ({m.ctype}); '{self.func.name}' returns "
+                             f"{self.func.return_type}")
+        devs = m._devs
+        extras = self.extras(args)
+        up, _right, down, _left = self.shape
+        sync = min(self.sync_every, max(iterations, 1))
+        self._place(m, up * sync, down * sync)
+        parts = m._ensure(halo=True)
+        self.ensure_extras(extras)
+        if iterations == 0:
+            return Matrix(m.to_numpy(), distribution=m.distribution)
+        specs = [p.spec for p in parts]
+        what = f"the output of Stencil '{self.func.name}'"
+        bufs = [_new_like(m.shape, out_dtype, m.distribution, devs, specs, what)]
+        if iterations > 1:
+            bufs.append(_new_like(m.shape, out_dtype, m.distribution, devs, specs, what))
+        src = m
+        valid = [(s.lo, s.hi) for s in specs]
+        for it in range(iterations):
+            dst = bufs[it % len(bufs)]
+            for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
+                s = p.spec
+                vlo, vhi = valid[i]
+                nlo = vlo + up if vlo > 0 else 0
+                nhi = vhi - down if vhi < m.rows else m.rows
+                valid[i] = (nlo, nhi)
+                if devs.is_local(s.device) and nhi > nlo:
+                    self.run_rows(devs, s.device, p.buffer, o.buffer, m, out_dtype, nlo,
+                                  nhi - nlo, s.lo, s.lo, extras)
+            dst._written(dst._parts)
+            if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
+                dst._ensure(halo=True)         # the halo exchange
+                valid = [(s.lo, s.hi) for s in specs]
+            src = dst
+        return src
