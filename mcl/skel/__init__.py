@@ -15,5 +15,5 @@ from mcl.skel.skeletons import Map, Reduce, Scan, Zip
 from mcl.skel.stencil import NEAREST, NEUTRAL, MapOverlap, Stencil
 
 __all__ = ["init", "current", "Vector", "Matrix", "IndexVector", "single", "copy", "block",
-           "overlap", "Map", "Zip", "Reduce", "Scan", "MapOverlap", "Stencil", "AllPairs", "NEUTRAL",
-           "NEAREST", "mcpl_function"]
+           "overlap", "Map", "Zip", "Reduce", "Scan", "MapOverlap", "Stencil", "AllPairs",
+           "NEUTRAL", "NEAREST", "mcpl_function"]

@@ -86,10 +86,11 @@ class Skeleton:
         return out
 
     def extra_params(self) -> str:
-        return "".join(f", {p.ctype} {p.name}" for p in self.func.params[self.inputs:])
+        return "".join(f", {p.ctype} skel_arg{i}"
+                       for i, p in enumerate(self.func.params[self.inputs:]))
 
     def extra_names(self) -> str:
-        return "".join(f", {p.name}" for p in self.func.params[self.inputs:])
+        return "".join(f", skel_arg{i}" for i in range(len(self.func.params) - self.inputs))
 
     @staticmethod
     def ensure_extras(extras: list[Extra]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcl.skel.container import Matrix
-from mcl.skel.distribution import block, overlap
+from mcl.skel.distribution import block, overlap, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, matrix_type, round_up
@@ -68,7 +68,8 @@ class _Neighbours(Skeleton):
         tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
         self.launch(devs, g, k, (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
                     [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
-                     np.int32(count), np.int32(lo), np.int32(out_lo), *self.extra_values(extras, devs, g)],
+                     np.int32(count), np.int32(lo), np.int32(out_lo),
+                     *self.extra_values(extras, devs, g)],
                     f"running {self.name} '{self.func.name}'")
 
     @staticmethod
@@ -83,7 +84,12 @@ class _Neighbours(Skeleton):
             return
         if d is None or d.kind == "block" or (d.kind == "overlap" and (d.top < top
                                                                         or d.bottom < bottom)):
-            m.distribution = overlap(top, bottom)
+            count = m._devs.count
+            if count > 1 and m.rows // count < max(top, bottom):
+                # blocks smaller than the halo: one device does it all
+                m.distribution = single(0)
+            else:
+                m.distribution = overlap(top, bottom)
 
 
 class MapOverlap(_Neighbours):

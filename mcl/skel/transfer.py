@@ -44,7 +44,7 @@ def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
     out = []
     try:
         for s in specs:
-            if not devs.is_local(s.device) or s.rows == 0:
+            if not devs.is_local(s.device) or s.rows * row_bytes == 0:
                 out.append(None)
                 continue
             out.append(cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, s.rows * row_bytes))
@@ -203,6 +203,8 @@ def download(c: Container) -> None:
     distribution), downloaded by the rank that holds them and, under MPI, broadcast."""
     cl = _cl()
     devs = c._devs
+    if c.size == 0:
+        return
     _merge_copies(c)
     host = c._host_array().reshape(c.rows, -1) if c.rows else c._host_array()
     rb = c.row_size * c.dtype.itemsize
