@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from mcl.diagnostics import McplError
 _memory: dict[tuple, object] = {}
 #: how the programs of this process were obtained: "memory", "disk", "built"
 stats = {"memory": 0, "disk": 0, "built": 0}
+#: (how, seconds) of each program obtained from the disk cache or built from source
+timings: list[tuple[str, float]] = []
 
 
 def cache_dir() -> Path:
@@ -49,18 +52,22 @@ def build(context, dev, source: str, options: list[str],
         return _memory[mem_key]
     path = cache_dir() / f"{key}.bin"
     program = None
+    start = time.perf_counter()
     if use_disk and path.is_file():
         try:
             program = cl.Program(context, [dev], [path.read_bytes()]).build(options=options)
             stats["disk"] += 1
+            timings.append(("disk", time.perf_counter() - start))
         except (cl.Error, OSError):
             program = None     # a stale or damaged binary: build from source
     if program is None:
+        start = time.perf_counter()
         try:
             program = cl.Program(context, source).build(options=options, devices=[dev])
         except cl.RuntimeError as e:
             raise on_error(str(e)) from e
         stats["built"] += 1
+        timings.append(("built", time.perf_counter() - start))
         if use_disk:
             _store(path, program)
     _memory[mem_key] = program
