@@ -97,7 +97,7 @@ class AllPairs(Skeleton):
         self.func = self.zip
         self._kernels = {}
 
-    def __call__(self, a: Matrix, b: Matrix, *args) -> Matrix:
+    def _call(self, a: Matrix, b: Matrix, *args) -> Matrix:
         for x in (a, b):
             if not isinstance(x, Matrix):
                 raise skel_error("needs-matrix", f"AllPairs takes two matrices, not "

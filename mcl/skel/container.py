@@ -53,6 +53,7 @@ class Container:
         self._host_valid = True
         self._dist: Distribution | None = None
         self._parts: list[Part] = []
+        self._placed: Distribution | None = None    # the distribution the parts follow
         self._merge_from = None
         if distribution is not None:
             self.distribution = distribution
@@ -229,6 +230,7 @@ class IndexVector(Vector):
         self._host_valid = True
         self._dist = None
         self._parts = []
+        self._placed = None
         self._merge_from = None
         if distribution is not None:
             self.distribution = distribution

@@ -24,6 +24,9 @@ class Transfer:
     dst: str
     nbytes: int
     what: str = ""
+    #: global device numbers of the ends (None: the host)
+    src_device: int | None = None
+    dst_device: int | None = None
 
 
 @dataclass

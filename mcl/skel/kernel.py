@@ -49,6 +49,15 @@ class Skeleton:
                                   "ones the additional arguments")
         self._kernels: dict = {}
 
+    def __call__(self, *args, **kwargs):
+        from mcl.skel import explanation as explain
+        devs = next((a._devs for a in args if hasattr(a, "_devs")), None)
+        start = len(devs.log) if devs is not None else 0
+        out = self._call(*args, **kwargs)
+        if explain.recording() and devs is not None:
+            explain.record(self, args, kwargs, out, devs.log[start:])
+        return out
+
     # ---- additional arguments
 
     def extras(self, args: tuple) -> list[Extra]:

@@ -25,7 +25,7 @@ def _new_like(shape, dtype, dist, devs, specs, what) -> Container:
     cls = Matrix if len(shape) == 2 else Vector
     out = cls.__new__(cls)
     Container.__init__(out, shape=shape, dtype=dtype)
-    out._dist = dist
+    out._dist = out._placed = dist
     row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * out.dtype.itemsize
     buffers = allocate(devs, specs, row_bytes, what)
     out._parts = [Part(s, b) for s, b in zip(specs, buffers, strict=True)]
@@ -49,7 +49,7 @@ class Map(Skeleton):
     name = "Map"
     inputs = 1
 
-    def __call__(self, x: Container, *args) -> Container:
+    def _call(self, x: Container, *args) -> Container:
         if not isinstance(x, Container):
             raise skel_error("bad-arguments", f"Map takes a Vector or Matrix, not "
                              f"{type(x).__name__}")
@@ -104,7 +104,7 @@ class Zip(Skeleton):
     name = "Zip"
     inputs = 2
 
-    def __call__(self, a: Container, b: Container, *args) -> Container:
+    def _call(self, a: Container, b: Container, *args) -> Container:
         for v in (a, b):
             if not isinstance(v, Container) or isinstance(v, IndexVector):
                 raise skel_error("bad-arguments", "Zip takes two Vectors or two Matrices")
@@ -206,7 +206,7 @@ class Reduce(Skeleton):
                              f"take exactly two elements (it takes {len(self.func.params)})")
         self.identity = identity
 
-    def __call__(self, x: Container) -> Vector:
+    def _call(self, x: Container) -> Vector:
         if not isinstance(x, Container) or isinstance(x, IndexVector):
             raise skel_error("bad-arguments", "Reduce takes a Vector or Matrix")
         devs = x._devs
@@ -241,7 +241,7 @@ class Reduce(Skeleton):
             buf = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                             hostbuf=arr)
             devs.log.append(Transfer("upload", "host", devs.name(g), arr.nbytes,
-                                     f"Reduce '{self.func.name}': partial results"))
+                                     f"Reduce '{self.func.name}': partial results", None, g))
             value = self.reduce_buffer(devs, g, buf, len(arr), 0, x.dtype)
         out = Vector(np.array([value], dtype=x.dtype))
         out._dist = single(0)
@@ -270,7 +270,7 @@ class Reduce(Skeleton):
         result = np.empty(1, dtype)
         cl.enqueue_copy(devs.queue(g), result, tmp, is_blocking=True)
         devs.log.append(Transfer("download", devs.name(g), "host", item,
-                                 f"Reduce '{self.func.name}': partial result"))
+                                 f"Reduce '{self.func.name}': partial result", g, None))
         return result[0]
 
 
@@ -327,7 +327,7 @@ class Scan(Skeleton):
         return (_SCAN.replace("FUNC", self.func.name).replace("T*", f"{t}*")
                 .replace("T v", f"{t} v").replace("const T before", f"const {t} before"))
 
-    def __call__(self, x: Vector) -> Vector:
+    def _call(self, x: Vector) -> Vector:
         if not isinstance(x, Vector) or isinstance(x, IndexVector):
             raise skel_error("needs-vector", f"Scan takes a Vector, not "
                              f"{type(x).__name__}", hint="scan a Matrix row by row with Map")
@@ -351,7 +351,8 @@ class Scan(Skeleton):
                             src_offset=(s.own_hi - s.lo - 1) * x.dtype.itemsize,
                             is_blocking=True)
             devs.log.append(Transfer("download", devs.name(s.device), "host",
-                                     x.dtype.itemsize, f"Scan '{self.func.name}': part total"))
+                                     x.dtype.itemsize, f"Scan '{self.func.name}': part total",
+                                     s.device, None))
             lasts.append((s.device, last[0]))
         from mcl.skel.mpi import allgather_values
         lasts = sorted(allgather_values(devs, lasts), key=lambda t: t[0])

@@ -105,7 +105,7 @@ class MapOverlap(_Neighbours):
                              f"integer, not {size!r}")
         self.size, self.padding, self.neutral = size, _check_padding(padding), neutral
 
-    def __call__(self, m: Matrix, *args) -> Matrix:
+    def _call(self, m: Matrix, *args) -> Matrix:
         self._matrix(m, "MapOverlap")
         devs = m._devs
         extras = self.extras(args)
@@ -146,7 +146,7 @@ class Stencil(_Neighbours):
         self.shape, self.padding, self.neutral = shape, _check_padding(padding), neutral
         self.sync_every = sync_every
 
-    def __call__(self, m: Matrix, *args, iterations: int = 1) -> Matrix:
+    def _call(self, m: Matrix, *args, iterations: int = 1) -> Matrix:
         self._matrix(m, "Stencil")
         if not isinstance(iterations, int) or iterations < 0:
             raise skel_error("bad-arguments", "iterations must be a non-negative integer")

@@ -122,7 +122,8 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
                 host = c._host_array().reshape(c.rows, -1)[lo:hi]
                 cl.enqueue_copy(devs.queue(device), buffer, np.ascontiguousarray(host),
                                 dst_offset=(lo - base) * rb, is_blocking=True)
-                devs.log.append(Transfer("upload", "host", devs.name(device), nbytes, what))
+                devs.log.append(Transfer("upload", "host", devs.name(device), nbytes, what,
+                                         None, device))
             return
         src_local = devs.is_local(src.device)
         if src_local and dst_local:
@@ -133,7 +134,7 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
             if src.device != device:
                 devs.queue(device).finish()
                 devs.log.append(Transfer("device", devs.name(src.device), devs.name(device),
-                                         nbytes, what))
+                                         nbytes, what, src.device, device))
         elif src_local or dst_local:
             from mcl.skel import mpi
             tmp = np.empty(nbytes, np.uint8)
@@ -142,7 +143,7 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
                                 src_offset=(lo - src.base) * rb, is_blocking=True)
                 mpi.send(devs, tmp, devs.owner(device))
                 devs.log.append(Transfer("mpi", devs.name(src.device), devs.name(device),
-                                         nbytes, what))
+                                         nbytes, what, src.device, device))
             else:
                 mpi.recv(devs, tmp, devs.owner(src.device))
                 cl.enqueue_copy(devs.queue(device), buffer, tmp,
@@ -158,21 +159,24 @@ def materialize(c: Container, halo: bool) -> None:
     dist = c._dist
     specs = dist.parts(c.rows, devs.count)
     current = [p.spec for p in c._parts]
-    what = f"{c.kind} {c.shape} -> {dist}"
     if current == specs and c._parts:
         sources = _sources(c)
         for p in c._parts:
             s = p.spec
             if not p.valid:
-                fill(c, devs, s.device, p.buffer, s.lo, s.own_lo, s.own_hi, sources, what)
+                fill(c, devs, s.device, p.buffer, s.lo, s.own_lo, s.own_hi, sources,
+                     f"{c.kind} {c.shape}: rows of {dist} written on the host")
             if halo and not p.halo_valid:
-                fill(c, devs, s.device, p.buffer, s.lo, s.lo, s.own_lo, sources, what)
-                fill(c, devs, s.device, p.buffer, s.lo, s.own_hi, s.hi, sources, what)
+                halo_what = f"{c.kind} {c.shape}: halo rows of {dist}"
+                fill(c, devs, s.device, p.buffer, s.lo, s.lo, s.own_lo, sources, halo_what)
+                fill(c, devs, s.device, p.buffer, s.lo, s.own_hi, s.hi, sources, halo_what)
         for p in c._parts:
             p.valid = True
             p.halo_valid = p.halo_valid or halo
         return
     _merge_copies(c)
+    before = "host" if not any(p.valid for p in c._parts) else str(c._placed)
+    what = f"{c.kind} {c.shape}: {before} -> {dist}"
     sources = _sources(c)
     if not sources and c.rows:
         raise AssertionError("container data is valid nowhere")
@@ -180,6 +184,7 @@ def materialize(c: Container, halo: bool) -> None:
     for s, buf in zip(specs, buffers, strict=True):
         fill(c, devs, s.device, buf, s.lo, s.lo, s.hi, sources, what)
     c._parts = [Part(s, b, True, True) for s, b in zip(specs, buffers, strict=True)]
+    c._placed = dist
 
 
 def _merge_copies(c: Container) -> None:
@@ -224,7 +229,8 @@ def download(c: Container) -> None:
             except cl.Error as e:
                 raise cl_failure("reading back to the host", e, devs.name(s.device)) from e
             devs.log.append(Transfer("download", devs.name(s.device), "host",
-                                     (s.own_hi - lo) * rb, f"{c.kind} {c.shape} -> host"))
+                                     (s.own_hi - lo) * rb, f"{c.kind} {c.shape}: {c._dist} -> host",
+                                     s.device, None))
         if devs.ranks > 1:
             from mcl.skel import mpi
             mpi.bcast_rows(devs, view, devs.owner(s.device))

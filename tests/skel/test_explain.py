@@ -1,0 +1,67 @@
+"""The node description and skel.explain: what each call moves over which link."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mcl.skel as sk
+from mcl.diagnostics import McplError
+from mcl.hdl import HardwareLibrary
+from mcl.skel.explanation import NODES
+
+
+def test_node_description_is_valid():
+    lib = HardwareLibrary([NODES])
+    assert not [d for d in lib.diagnostics("h200x2") if d.is_error]
+    node = sk.load_node("h200x2")
+    assert node.devices == 2 and node.unit == "gpus.gpu"
+    assert node.device_link.name == "nvlink" and node.device_link.bandwidth == 450e9
+    assert node.host_link.name == "pcie" and node.host_link.bandwidth == 64e9
+    assert node.bandwidth == 4800e9
+    assert 60e12 < node.peak_flops < 70e12          # per GPU, not for both
+
+
+def test_unknown_node():
+    with pytest.raises(McplError) as e:
+        sk.load_node("nothing")
+    assert e.value.diagnostics[0].code == "skel-unknown-node"
+
+
+def test_explain_block_to_copy_over_nvlink():
+    if sk.current().count < 2:
+        sk.init(num_devices=2, platform="Portable Computing Language")
+
+    def program(n):
+        a = sk.Map("float f(float x) { return 2.0f * x; }")(sk.Vector(np.ones(n, np.float32)))
+        a.distribution = sk.copy()
+        return sk.Map("float g(float x) { return x + 1.0f; }")(a).to_numpy()
+
+    sk.init(num_devices=2, platform="Portable Computing Language")
+    ex = sk.explain(program, 1 << 16)
+    text = str(ex)
+    assert "block() -> copy(): moves 131 kB gpus.gpu[1] -> gpus.gpu[0] over nvlink" in text
+    assert "host -> block(): moves 131 kB host -> gpus.gpu[0] over pcie" in text
+    assert "gpus.gpu[1]: 65536 elements" in text and "memory bound" in text
+    assert "copy() -> host: moves 262 kB gpus.gpu[0] -> host over pcie" in text
+    assert [c.skeleton for c in ex.calls] == ["Map", "Map"]
+    # 131 kB over 450 GB/s plus the link latency
+    nv = [t for t in ex.calls[1].transfers if t.kind == "device"]
+    assert len(nv) == 2 and all(t.nbytes == 1 << 17 for t in nv)
+
+
+def test_explain_halo_exchange():
+    sk.init(num_devices=3, platform="Portable Computing Language") if _three() else \
+        pytest.skip("needs 3 PoCL devices")
+    m = sk.Matrix(np.ones((30, 8), np.float32))
+    heat = sk.Stencil("float h(float_matrix_t m) { return get(m, -1, 0); }", 1)
+    ex = sk.explain(lambda: heat(m, iterations=4))
+    halo = [t for t in ex.calls[0].transfers if "halo" in t.what]
+    # 3 exchanges x (2 inner boundaries x 2 directions) x one row of 8 floats
+    assert len(halo) == 12 and all(t.nbytes == 32 for t in halo)
+    assert "over nvlink" in str(ex)
+
+
+def _three():
+    from tests.skel.conftest import _pocl_count
+    return _pocl_count() >= 3
