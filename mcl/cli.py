@@ -18,7 +18,7 @@ from mcl import __version__
 from mcl.diagnostics import Diagnostic, McplError, SourceCache, render_json, render_text
 
 #: Components in the order their commands appear in ``mcl --help``.
-COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp")
+COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp", "skel")
 
 #: Which component registers each top-level command, so that ``mcl feedback`` imports
 #: the commands of ``mcl.analyses`` only (importing every component costs numpy,
@@ -27,6 +27,7 @@ COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp")
 COMMAND_COMPONENTS = {
     "hwd": "hdl", "check": "mcpl", "feedback": "analyses", "translate": "translate",
     "devices": "opencl", "gen": "opencl", "run": "opencl", "lift": "lift", "lsp": "lsp",
+    "skel": "skel",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

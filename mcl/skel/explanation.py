@@ -11,6 +11,7 @@ The devices of the run are the node's devices in order (device g is unit g)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,17 +254,24 @@ def _collect_other(ex: Explanation, devs, upto: int) -> None:
     ex._seen = max(ex._seen, upto)
 
 
-def explain(fn, *args, node: str = "h200x2", search_path=(), **kwargs) -> Explanation:
-    """Run ``fn(*args, **kwargs)`` and explain its skeleton calls on ``node``."""
+@contextlib.contextmanager
+def explaining(node: str = "h200x2", search_path=()):
+    """Record the skeleton calls and transfers made inside the ``with`` block."""
     from mcl.skel.context import current
     devs = current()
     ex = Explanation(load_node(node, search_path))
     ex._log_start = ex._seen = len(devs.log)
     _recording.append(ex)
     try:
-        fn(*args, **kwargs)
+        yield ex
     finally:
         _recording.pop()
+        devs = current()
         _collect_other(ex, devs, len(devs.log))
-    ex.result_devices = devs.count
+
+
+def explain(fn, *args, node: str = "h200x2", search_path=(), **kwargs) -> Explanation:
+    """Run ``fn(*args, **kwargs)`` and explain its skeleton calls on ``node``."""
+    with explaining(node, search_path) as ex:
+        fn(*args, **kwargs)
     return ex

@@ -65,3 +65,14 @@ def test_explain_halo_exchange():
 def _three():
     from tests.skel.conftest import _pocl_count
     return _pocl_count() >= 3
+
+
+def test_cli_explain(run_cli):
+    code, out, err = run_cli("skel", "explain", "examples/skel/saxpy.py", "--size", "1000")
+    assert code == 0, err
+    assert "saxpy: size 1000 on 2 device(s): matches numpy" in out
+    assert "Zip 'saxpy':" in out and "over pcie" in out and "gpus.gpu[1]: 500 elements" in out
+    code, _, err = run_cli("skel", "explain", "no/such/program.py")
+    assert code == 1 and "no such program" in err
+    code, _, err = run_cli("skel", "explain", "--node", "nothing", "examples/skel/saxpy.py")
+    assert code == 1 and "no node description" in err
