@@ -15,7 +15,7 @@ from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, copy
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of, from_source
-from mcl.skel.kernel import Skeleton, matrix_type, round_up
+from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up
 from mcl.skel.skeletons import _new_like
 
 _HELPERS = """#define getElementFromRow(m, k) ((m).data[((m).row - (m).lo) * (m).cols + (k)])
@@ -95,6 +95,7 @@ class AllPairs(Skeleton):
                 raise skel_error("bad-function", f"the AllPairs function '{f.name}' must "
                                  "take two elements")
         self.func = self.zip
+        self.funcs = [self.zip] + ([self.reduce] if self.reduce.name != self.zip.name else [])
         self._kernels = {}
 
     def _call(self, a: Matrix, b: Matrix, *args) -> Matrix:
@@ -164,7 +165,7 @@ class AllPairs(Skeleton):
                 "am.row = first + r; am.col = 0; am.lo = a_lo; am.len = d;\n"
                 f"    {tb}_matrix_t bm; bm.data = B; bm.rows = d; bm.cols = m; bm.row = 0; "
                 "bm.col = col; bm.lo = 0; bm.len = d;\n"
-                f"    C[(first + r - c_lo) * m + col] = {self.func.name}(am, bm"
+                f"    C[(first + r - c_lo) * m + col] = {cname(self.func)}(am, bm"
                 f"{self.extra_names()});\n  }}\n}}\n")
         k = self.kernel(devs, g, prelude, body, "skel_allpairs")
         tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
@@ -179,26 +180,18 @@ class AllPairs(Skeleton):
         ta, tb, to = a.ctype, b.ctype, ctype_of(out_dtype)
         if self.identity is not None:
             init = (f"for (int w = 0; w < WPT; ++w) acc[w] = ({to})({self.identity!r});")
-            combine = f"{self.reduce.name}(acc[w], v)"
+            combine = f"{cname(self.reduce)}(acc[w], v)"
         else:
             init = ""
-            combine = f"(got || k > 0) ? {self.reduce.name}(acc[w], v) : v"
+            combine = f"(got || k > 0) ? {cname(self.reduce)}(acc[w], v) : v"
         body = (_ZIP_REDUCE.replace("TA", ta).replace("TB", tb).replace("TO", to)
                 .replace("INIT", init).replace("COMBINE", combine)
-                .replace("ZIP(", f"{self.zip.name}("))
+                .replace("ZIP(", f"{cname(self.zip)}("))
         tile, wpt = TILE, WPT
         if devs.device(g).max_work_group_size < tile * tile // wpt:
             tile, wpt = 8, 1
-        source_fn = self.zip.source + "\n" + (self.reduce.source if self.reduce.name
-                                               != self.zip.name else "")
         prelude = f"#define TILE {tile}\n#define WPT {wpt}\n"
-        saved = self.func
-        self.func = type(self.zip)(self.zip.name, source_fn, self.zip.return_type,
-                                   self.zip.params, self.zip.origin, self.zip.kind)
-        try:
-            k = self.kernel(devs, g, prelude, body, "skel_allpairs_zr")
-        finally:
-            self.func = saved
+        k = self.kernel(devs, g, prelude, body, "skel_allpairs_zr")
         s = p.spec
         self.launch(devs, g, k, (round_up(m, tile), round_up(count, tile) // wpt),
                     (tile, tile // wpt),

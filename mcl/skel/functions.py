@@ -80,6 +80,17 @@ class UserFunction:
     def build_error(self, log: str, skeleton: str, offset: int) -> McplError:
         """The compiler's ``log`` for a kernel where this function starts at line
         ``offset + 1``, as diagnostics at the user's lines."""
+        diags = self.diagnostics(log, skeleton, offset)
+        if not diags:
+            diags.append(error("skel-function-build",
+                               f"the {skeleton} kernel for '{self.name}' ({self.origin}) does "
+                               f"not compile:\n{log.strip()}",
+                               hint="check the parameter types against the skeleton's inputs"))
+        return McplError(diags)
+
+    def diagnostics(self, log: str, skeleton: str, offset: int) -> list[Diagnostic]:
+        """The errors of ``log`` that lie in this function (its line 1 is kernel line
+        ``offset + 1``)."""
         from mcl.skel.program import error_lines
         diags = []
         src_lines = self.source.splitlines()
@@ -92,12 +103,7 @@ class UserFunction:
                     self.location(own, col),
                     hint=f"the customising function of this {skeleton} does not compile "
                          "as OpenCL C"))
-        if not diags:
-            diags.append(error("skel-function-build",
-                               f"the {skeleton} kernel for '{self.name}' ({self.origin}) does "
-                               f"not compile:\n{log.strip()}",
-                               hint="check the parameter types against the skeleton's inputs"))
-        return McplError(diags)
+        return diags
 
 
 def _strip_comments(text: str) -> str:

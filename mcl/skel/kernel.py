@@ -47,6 +47,7 @@ class Skeleton:
                              f"passes {self.inputs} element(s) to it",
                              hint="its first parameters receive the inputs' elements, further "
                                   "ones the additional arguments")
+        self.funcs: list[UserFunction] = [self.func]
         self._kernels: dict = {}
 
     def __call__(self, *args, **kwargs):
@@ -127,15 +128,20 @@ class Skeleton:
 
     def kernel(self, devs: Devices, g: int, prelude: str, body: str, entry: str,
                options: tuple = ()):
-        """Kernel ``entry`` of ``prelude + function + body`` built for device ``g``."""
-        source = prelude + self.func.source + "\n" + body
-        offset = prelude.count("\n")
+        """Kernel ``entry`` of ``prelude + functions + body`` built for device ``g``. Each
+        customising function is renamed ``skel_fn_<name>`` (by a macro around its text)
+        so that its name cannot clash with the skeleton's identifiers."""
+        source, offsets = prelude, []
+        for f in self.funcs:
+            offsets.append((f, source.count("\n") + 1))
+            source += f"#define {f.name} {cname(f)}\n{f.source}\n#undef {f.name}\n"
+        source += body
         dev = devs.device(g)
         key = (devs.generation, dev.int_ptr, source, options, entry)
         if key not in self._kernels:
             import pyopencl as cl
             prog = programs.build(devs.context, dev, source, list(options),
-                                  lambda log: self.func.build_error(log, self.name, offset))
+                                  lambda log: build_error(log, self.name, offsets))
             self._kernels[key] = cl.Kernel(prog, entry)
         return self._kernels[key]
 
@@ -146,6 +152,21 @@ class Skeleton:
             return kernel(devs.queue(g), global_size, local_size, *args)
         except cl.Error as e:
             raise cl_failure(what, e, devs.name(g)) from e
+
+
+def cname(f: UserFunction) -> str:
+    """The name a customising function has inside a skeleton's kernel."""
+    return f"skel_fn_{f.name}"
+
+
+def build_error(log: str, skeleton: str, offsets):
+    """The compiler's log as diagnostics at the lines of the customising functions
+    (``offsets``: each function and the kernel line before its first line)."""
+    from mcl.diagnostics import McplError
+    diags = []
+    for f, offset in offsets:
+        diags += f.diagnostics(log, skeleton, offset)
+    return McplError(diags) if diags else offsets[0][0].build_error(log, skeleton, 0)
 
 
 def group_size(devs: Devices, g: int, limit: int = 256) -> int:

@@ -16,7 +16,7 @@ from mcl.skel.context import Transfer
 from mcl.skel.distribution import block, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import Skeleton, group_size, round_up
+from mcl.skel.kernel import Skeleton, cname, group_size, round_up
 from mcl.skel.transfer import allocate
 
 
@@ -67,7 +67,8 @@ class Map(Skeleton):
         body = (f"__kernel void skel_map(__global const {tin}* in, __global {tout}* out, "
                 f"const uint n, const uint skip, const int offset{self.extra_params()})\n"
                 f"{{ size_t i = get_global_id(0);\n"
-                f"  if (i < n) out[skip + i] = {self.func.name}({elem}{self.extra_names()}); }}\n")
+                f"  if (i < n) out[skip + i] = {cname(self.func)}({elem}"
+                f"{self.extra_names()}); }}\n")
         rs = x.row_size
         for p, o in zip(parts, out._parts, strict=True):
             s = p.spec
@@ -133,7 +134,7 @@ def run_zip(sk: Skeleton, devs, pa, pb, po, row_size, ta, tb, tout, extras) -> N
     body = (f"__kernel void skel_zip(__global const {ta}* a, __global const {tb}* b, "
             f"__global {tout}* out, const uint n, const uint skip{sk.extra_params()})\n"
             f"{{ size_t i = get_global_id(0);\n"
-            f"  if (i < n) out[skip + i] = {sk.func.name}(a[skip + i], b[skip + i]"
+            f"  if (i < n) out[skip + i] = {cname(sk.func)}(a[skip + i], b[skip + i]"
             f"{sk.extra_names()}); }}\n")
     for p, q, o in zip(pa, pb, po, strict=True):
         s = p.spec
@@ -252,7 +253,7 @@ class Reduce(Skeleton):
         read back to the host."""
         import pyopencl as cl
         t = ctype_of(dtype)
-        body = _REDUCE.replace("FUNC", self.func.name).replace("T*", f"{t}*").replace(
+        body = _REDUCE.replace("FUNC", cname(self.func)).replace("T*", f"{t}*").replace(
             "T acc", f"{t} acc").replace("T v", f"{t} v")
         k = self.kernel(devs, g, "", body, "skel_reduce")
         wg = group_size(devs, g)
@@ -324,7 +325,7 @@ class Scan(Skeleton):
                              f"take exactly two elements (it takes {len(self.func.params)})")
 
     def body(self, t: str) -> str:
-        return (_SCAN.replace("FUNC", self.func.name).replace("T*", f"{t}*")
+        return (_SCAN.replace("FUNC", cname(self.func)).replace("T*", f"{t}*")
                 .replace("T v", f"{t} v").replace("const T before", f"const {t} before"))
 
     def _call(self, x: Vector) -> Vector:

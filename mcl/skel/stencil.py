@@ -14,7 +14,7 @@ from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, overlap, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import Skeleton, matrix_type, round_up
+from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up
 from mcl.skel.skeletons import _new_like, _output_dtype
 
 NEUTRAL, NEAREST = "neutral", "nearest"
@@ -42,7 +42,7 @@ def _body(sk: Skeleton, t: str, tout: str) -> str:
             "  if (c < cols && r < count) {\n"
             f"    {t}_matrix_t m; m.data = in; m.rows = rows; m.cols = cols; "
             "m.row = first + r; m.col = c; m.lo = lo; m.len = cols;\n"
-            f"    out[(first + r - out_lo) * cols + c] = {sk.func.name}(m{sk.extra_names()});\n"
+            f"    out[(first + r - out_lo) * cols + c] = {cname(sk.func)}(m{sk.extra_names()});\n"
             "  }\n}\n")
 
 
