@@ -155,6 +155,14 @@ class Container:
             self._host_valid = True
         return self._host_array()
 
+    def __del__(self):
+        parts = getattr(self, "_parts", None)
+        if parts:
+            try:
+                transfer.release(self._devs, parts)
+            except Exception:  # noqa: BLE001 - never raise from a finaliser at exit
+                pass
+
     def __repr__(self) -> str:
         return f"{self.kind}(shape={self.shape}, dtype={self.dtype}, distribution={self._dist})"
 

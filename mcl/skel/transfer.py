@@ -44,13 +44,35 @@ def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
     out = []
     try:
         for s in specs:
-            if not devs.is_local(s.device) or s.rows * row_bytes == 0:
+            nbytes = s.rows * row_bytes
+            if not devs.is_local(s.device) or nbytes == 0:
                 out.append(None)
                 continue
-            out.append(cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, s.rows * row_bytes))
+            pooled = _pool.get((devs.generation, s.device, nbytes))
+            out.append(pooled.pop() if pooled else
+                       cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, nbytes))
     except cl.Error as e:
         raise cl_failure(what, e, devs.name(s.device)) from e
     return out
+
+
+#: buffers of dropped containers, by (devices generation, device, bytes): a skeleton
+#: called in a loop reuses its previous output's buffers instead of allocating anew.
+#: A buffer returns to the pool of the device whose in-order queue last used it, so
+#: reusing it never races with that queue's pending commands.
+_pool: dict[tuple[int, int, int], list] = {}
+POOL_PER_SIZE = 4
+
+
+def release(devs: Devices, parts) -> None:
+    """Give the buffers of a container that is going away back to the pool."""
+    for p in parts:
+        if p.buffer is None or not devs.is_local(p.device):
+            continue
+        key = (devs.generation, p.device, p.buffer.size)
+        free = _pool.setdefault(key, [])
+        if len(free) < POOL_PER_SIZE:
+            free.append(p.buffer)
 
 
 def _size(n: float) -> str:
@@ -183,7 +205,9 @@ def materialize(c: Container, halo: bool) -> None:
     buffers = allocate(devs, specs, c.row_size * c.dtype.itemsize, what)
     for s, buf in zip(specs, buffers, strict=True):
         fill(c, devs, s.device, buf, s.lo, s.lo, s.hi, sources, what)
+    old = c._parts
     c._parts = [Part(s, b, True, True) for s, b in zip(specs, buffers, strict=True)]
+    release(devs, old)
     c._placed = dist
 
 
