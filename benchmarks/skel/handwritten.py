@@ -48,11 +48,13 @@ __kernel void hand_blur(__global const float* in, __global float* out, __constan
   float s = 0.0f;
   for (int i = -2; i <= 2; ++i)
     for (int j = -2; j <= 2; ++j)
-      s += w[(i + 2) * 5 + j + 2] * in[clamp(r + i, 0, rows - 1) * cols + clamp(c + j, 0, cols - 1)];
+      s += w[(i + 2) * 5 + j + 2]
+           * in[clamp(r + i, 0, rows - 1) * cols + clamp(c + j, 0, cols - 1)];
   out[r * cols + c] = s;
 }
 
-__kernel void hand_heat(__global const float* in, __global float* out, const int rows, const int cols)
+__kernel void hand_heat(__global const float* in, __global float* out, const int rows,
+                        const int cols)
 {
   int c = get_global_id(0), r = get_global_id(1);
   if (r >= rows || c >= cols) return;

@@ -25,8 +25,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "skel"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import mcl.skel as sk  # noqa: E402
 from handwritten import Handwritten  # noqa: E402
+
+import mcl.skel as sk  # noqa: E402
 
 
 def timeit(fn, finish, reps):
