@@ -6,6 +6,9 @@ during a call) are reported separately from the skeleton times.
     python3 benchmarks/skel/run.py --out benchmarks/results/skel     (GPU machine, < 5 min)
     python3 benchmarks/skel/run.py --out /tmp/skel --quick           (small sizes, any device)
 
+The heat equation runs twice in the scaling part: halos exchanged after every
+iteration (sync_every=1), and 8-row halos exchanged every 8 iterations.
+
 Writes OUT/skel_gpu.json and OUT/skel_gpu.md. Times are medians of repeated calls
 after a warm-up call (programs built, data in place), with every queue finished."""
 
@@ -238,9 +241,10 @@ class Bench:
             call = lambda: blur(M, W)  # noqa: E731
         else:
             (t0,) = heat.inputs(n)
-            M, st = sk.Matrix(t0), heat.stencil()
+            sync = 8 if name == "heat_sync8" else 1
+            M, st = sk.Matrix(t0), heat.stencil(sync)
             its = self.size(100, 10)
-            _, up = timed_once(lambda: M._ensure(sk.overlap(1), halo=True), fin)
+            _, up = timed_once(lambda: M._ensure(sk.overlap(sync), halo=True), fin)
             call = lambda: st(M, iterations=its)  # noqa: E731
         t = timeit(call, fin, self.reps)
         start = len(devs.log)
@@ -275,8 +279,8 @@ def main() -> int:
         result["one_device"][name] = bench.one_device(name)
         print("   ", json.dumps(result["one_device"][name]), flush=True)
     if devs.count >= 2:
-        for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat")
-                     if n in names]:
+        for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat", "heat_sync8")
+                     if n.split("_sync")[0] in names]:
             runs = {}
             for nd in (1, 2):
                 print(f"[{time.perf_counter() - started:6.1f} s] {nd} devices: {name}",

@@ -56,16 +56,22 @@ def _check_padding(padding: str) -> str:
 class _Neighbours(Skeleton):
     inputs = 1
 
+    def neighbours_kernel(self, devs, g, m: Matrix, out_dtype):
+        return self.kernel(devs, g, _prelude(m.ctype, self.padding, self.neutral),
+                           _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
+
+    @staticmethod
+    def tile(devs, g) -> int:
+        return 16 if devs.device(g).max_work_group_size >= 256 else 8
+
     def run_rows(self, devs, g, src, dst, m: Matrix, out_dtype, first, count, lo, out_lo,
                  extras):
         """Compute rows ``[first, first + count)`` on device ``g`` from buffer ``src``
         (first stored row ``lo``) into ``dst`` (first stored row ``out_lo``)."""
         if count <= 0 or m.cols == 0:
             return
-        t, tout = m.ctype, ctype_of(out_dtype)
-        k = self.kernel(devs, g, _prelude(t, self.padding, self.neutral), _body(self, t, tout),
-                        "skel_neighbours")
-        tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
+        k = self.neighbours_kernel(devs, g, m, out_dtype)
+        tile = self.tile(devs, g)
         self.launch(devs, g, k, (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
                     [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
                      np.int32(count), np.int32(lo), np.int32(out_lo),
@@ -171,6 +177,7 @@ class Stencil(_Neighbours):
             bufs.append(_new_like(m.shape, out_dtype, m.distribution, devs, specs, what))
         src = m
         valid = [(s.lo, s.hi) for s in specs]
+        launchers: dict = {}
         for it in range(iterations):
             dst = bufs[it % len(bufs)]
             for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
@@ -179,12 +186,41 @@ class Stencil(_Neighbours):
                 nlo = vlo + up if vlo > 0 else 0
                 nhi = vhi - down if vhi < m.rows else m.rows
                 valid[i] = (nlo, nhi)
-                if devs.is_local(s.device) and nhi > nlo:
-                    self.run_rows(devs, s.device, p.buffer, o.buffer, m, out_dtype, nlo,
-                                  nhi - nlo, s.lo, s.lo, extras)
+                if devs.is_local(s.device) and nhi > nlo and m.cols:
+                    self._step(launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, nlo,
+                               nhi - nlo, extras)
             dst._written(dst._parts)
             if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
                 dst._ensure(halo=True)         # the halo exchange
                 valid = [(s.lo, s.hi) for s in specs]
             src = dst
         return src
+
+    def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, first, count, extras):
+        """One iteration on one part: a kernel object per (part, direction) keeps its
+        arguments, so an iteration costs one enqueue (and two arguments when the rows
+        to compute change), not a full launch from Python."""
+        import pyopencl as cl
+        key = (i, id(src))
+        entry = launchers.get(key)
+        if entry is None:
+            base = self.neighbours_kernel(devs, s.device, m, out_dtype)
+            k = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM), "skel_neighbours")
+            k.set_args(src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
+                       np.int32(count), np.int32(s.lo), np.int32(s.lo),
+                       *self.extra_values(extras, devs, s.device))
+            entry = launchers[key] = [k, first, count]
+        k = entry[0]
+        if (entry[1], entry[2]) != (first, count):
+            k.set_arg(4, np.int32(first))
+            k.set_arg(5, np.int32(count))
+            entry[1], entry[2] = first, count
+        tile = self.tile(devs, s.device)
+        try:
+            cl.enqueue_nd_range_kernel(devs.queue(s.device), k,
+                                       (round_up(m.cols, tile), round_up(count, tile)),
+                                       (tile, tile))
+        except cl.Error as e:
+            from mcl.skel.errors import cl_failure
+            raise cl_failure(f"running Stencil '{self.func.name}'", e,
+                             devs.name(s.device)) from e

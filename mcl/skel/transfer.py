@@ -149,14 +149,20 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
             return
         src_local = devs.is_local(src.device)
         if src_local and dst_local:
-            if src.device != device:
-                devs.queue(src.device).finish()
-            cl.enqueue_copy(devs.queue(device), buffer, src.buffer, byte_count=nbytes,
-                            src_offset=(lo - src.base) * rb, dst_offset=(lo - base) * rb)
-            if src.device != device:
-                devs.queue(device).finish()
-                devs.log.append(Transfer("device", devs.name(src.device), devs.name(device),
-                                         nbytes, what, src.device, device))
+            if src.device == device:
+                cl.enqueue_copy(devs.queue(device), buffer, src.buffer, byte_count=nbytes,
+                                src_offset=(lo - src.base) * rb, dst_offset=(lo - base) * rb)
+                return
+            # between devices without stopping either: the copy waits for the source's
+            # queue, and the source's queue waits for the copy before it goes on (it may
+            # overwrite the rows next)
+            ready = cl.enqueue_marker(devs.queue(src.device))
+            done = cl.enqueue_copy(devs.queue(device), buffer, src.buffer, byte_count=nbytes,
+                                   src_offset=(lo - src.base) * rb,
+                                   dst_offset=(lo - base) * rb, wait_for=[ready])
+            cl.enqueue_barrier(devs.queue(src.device), wait_for=[done])
+            devs.log.append(Transfer("device", devs.name(src.device), devs.name(device),
+                                     nbytes, what, src.device, device))
         elif src_local or dst_local:
             from mcl.skel import mpi
             tmp = np.empty(nbytes, np.uint8)
