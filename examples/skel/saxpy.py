@@ -15,7 +15,8 @@ def inputs(n, seed=0):
 
 
 def run(x, y, a, mcpl=False):
-    func = sk.mcpl_function(Path(__file__).with_name("funcs.mcpl"), "saxpy") if mcpl else SAXPY
+    funcs = Path(__file__).parent / "mcpl" / "funcs.mcpl"
+    func = sk.mcpl_function(funcs, "saxpy") if mcpl else SAXPY
     return sk.Zip(func)(sk.Vector(x), sk.Vector(y), a).to_numpy()
 
 
@@ -27,7 +28,8 @@ if __name__ == "__main__":
     from _common import main
 
     def flag(ap):
-        ap.add_argument("--mcpl", action="store_true", help="the MCPL function of funcs.mcpl")
+        ap.add_argument("--mcpl", action="store_true",
+                        help="the MCPL function of mcpl/funcs.mcpl")
 
     raise SystemExit(main("saxpy", 1 << 20, lambda x, y, a, args: run(x, y, a, args.mcpl),
                           reference, inputs, extra=flag))

@@ -13,7 +13,7 @@ import numpy as np
 
 from mcl.skel.container import Container, IndexVector, Matrix, Part, Vector
 from mcl.skel.context import Transfer
-from mcl.skel.distribution import block, single
+from mcl.skel.distribution import block, copy, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, cname, group_size, round_up
@@ -25,6 +25,8 @@ def _new_like(shape, dtype, dist, devs, specs, what) -> Container:
     cls = Matrix if len(shape) == 2 else Vector
     out = cls.__new__(cls)
     Container.__init__(out, shape=shape, dtype=dtype)
+    if dist.kind == "copy" and dist.merge is not None:
+        dist = copy()       # an output's copies are equal: nothing to merge
     out._dist = out._placed = dist
     row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * out.dtype.itemsize
     buffers = allocate(devs, specs, row_bytes, what)

@@ -1,16 +1,14 @@
 """mcl.skel tests run on 1, 2 and 3 PoCL CPU devices.
 
-PoCL reads POCL_DEVICES when the OpenCL platform is first initialised, so three
-pthread devices are asked for here, at collection, before any test touches OpenCL;
-the other tests use the first device as before."""
+PoCL reads POCL_DEVICES when the OpenCL platform is first initialised; tests/conftest.py
+asks for three pthread devices before anything touches OpenCL (the other tests use
+the first device as before)."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
-
-os.environ.setdefault("POCL_DEVICES", "pthread pthread pthread")
 
 
 def _pocl_count() -> int:
@@ -31,11 +29,21 @@ def skel_cache(tmp_path_factory):
 @pytest.fixture(params=[1, 2, 3], ids=lambda n: f"{n}dev")
 def ndev(request):
     """mcl.skel initialised on n PoCL devices."""
+    return use_devices(request.param)
+
+
+def use_devices(n: int) -> int:
+    """Initialise mcl.skel on n PoCL devices (skip when PoCL offers fewer)."""
     import mcl.skel as sk
-    n = request.param
     have = _pocl_count()
     if have < n:
         pytest.skip(f"PoCL offers {have} device(s) in this process (POCL_DEVICES was set "
-                    "after OpenCL started); run tests/skel on its own")
+                    "after OpenCL started)")
     sk.init(num_devices=n, platform="Portable Computing Language")
     return n
+
+
+@pytest.fixture
+def on_devices():
+    """``on_devices(n)``: mcl.skel on n PoCL devices, for tests that are not run on all."""
+    return use_devices

@@ -95,7 +95,8 @@ def test_copy_merge(ndev):
     a = np.arange(9, dtype=np.float32)
     v = sk.Vector(a, distribution=sk.copy("float add(float x, float y) { return x + y; }"))
     w = sk.Map("float f(float x) { return x; }")(v)
-    assert w.distribution.kind == "copy"
+    assert w.distribution.kind == "copy" and w.distribution.merge is None
+    assert np.array_equal(w.to_numpy(), a)             # equal copies are not merged
     v._ensure()
     v._host_valid = False
     v.distribution = sk.block()

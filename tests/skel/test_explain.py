@@ -28,16 +28,14 @@ def test_unknown_node():
     assert e.value.diagnostics[0].code == "skel-unknown-node"
 
 
-def test_explain_block_to_copy_over_nvlink():
-    if sk.current().count < 2:
-        sk.init(num_devices=2, platform="Portable Computing Language")
+def test_explain_block_to_copy_over_nvlink(on_devices):
+    on_devices(2)
 
     def program(n):
         a = sk.Map("float f(float x) { return 2.0f * x; }")(sk.Vector(np.ones(n, np.float32)))
         a.distribution = sk.copy()
         return sk.Map("float g(float x) { return x + 1.0f; }")(a).to_numpy()
 
-    sk.init(num_devices=2, platform="Portable Computing Language")
     ex = sk.explain(program, 1 << 16)
     text = str(ex)
     assert "block() -> copy(): moves 131 kB gpus.gpu[1] -> gpus.gpu[0] over nvlink" in text
@@ -50,9 +48,8 @@ def test_explain_block_to_copy_over_nvlink():
     assert len(nv) == 2 and all(t.nbytes == 1 << 17 for t in nv)
 
 
-def test_explain_halo_exchange():
-    sk.init(num_devices=3, platform="Portable Computing Language") if _three() else \
-        pytest.skip("needs 3 PoCL devices")
+def test_explain_halo_exchange(on_devices):
+    on_devices(3)
     m = sk.Matrix(np.ones((30, 8), np.float32))
     heat = sk.Stencil("float h(float_matrix_t m) { return get(m, -1, 0); }", 1)
     ex = sk.explain(lambda: heat(m, iterations=4))
@@ -62,12 +59,8 @@ def test_explain_halo_exchange():
     assert "over nvlink" in str(ex)
 
 
-def _three():
-    from tests.skel.conftest import _pocl_count
-    return _pocl_count() >= 3
-
-
-def test_cli_explain(run_cli):
+def test_cli_explain(run_cli, on_devices):
+    on_devices(2)
     code, out, err = run_cli("skel", "explain", "examples/skel/saxpy.py", "--size", "1000")
     assert code == 0, err
     assert "saxpy: size 1000 on 2 device(s): matches numpy" in out
