@@ -199,9 +199,13 @@ def _fmt_time(s: float) -> str:
 _OPS = re.compile(r"(?<![+\-*/=<>!&|])([+\-*/])(?![+\-=])")
 
 
-def operations_per_call(source: str) -> int:
-    """Arithmetic operators in a function's body (each loop body counted once): a
-    lower bound on its operations per element."""
+def operations_per_call(func) -> int:
+    """Operations per call of a customising function: mcl's operation statistics for
+    an MCPL function; for OpenCL C the arithmetic operators of its text (each loop
+    body counted once, so a lower bound)."""
+    if func.flops is not None:
+        return max(1, func.flops)
+    source = func.source
     body = source[source.find("{") + 1:] if "{" in source else source
     body = re.sub(r"for\s*\([^)]*\)", " ", body)
     body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
@@ -212,9 +216,9 @@ def record(sk, args, kwargs, out, transfers) -> None:
     ex = _recording[-1]
     devs = next(a._devs for a in args if hasattr(a, "_devs"))
     _collect_other(ex, devs, len(devs.log) - len(transfers))
-    ops = operations_per_call(sk.func.source)
+    ops = operations_per_call(sk.func)
     if getattr(sk, "zip", None) is not None:
-        ops = operations_per_call(sk.zip.source) + operations_per_call(sk.reduce.source)
+        ops = operations_per_call(sk.zip) + operations_per_call(sk.reduce)
     call = Call(sk.name, sk.func.name, list(transfers))
     containers = [a for a in args if hasattr(a, "_parts")]
     item_bytes = sum(a.dtype.itemsize for a in containers if a.kind != "IndexVector")

@@ -67,6 +67,8 @@ class UserFunction:
     kind: str                   # "opencl" | "mcpl"
     first_line: int = 1         # line of the origin where ``source`` line 1 is
     mcpl_span: Span | None = None
+    #: arithmetic operations per call as mcl's analyses count them (MCPL functions)
+    flops: int | None = None
 
     @property
     def return_dtype(self):
@@ -196,7 +198,18 @@ def mcpl_function(module: str | os.PathLike[str], name: str,
                    for p in head.group("params").split(",") if p.strip())
     cname = head.group("name")
     return UserFunction(cname, text, ret, params, str(Path(module)), "mcpl",
-                        mcpl_span=f.span)
+                        mcpl_span=f.span, flops=_flops(f, checked))
+
+
+def _flops(f, checked) -> int | None:
+    """The function's operations per call by mcl's operation statistics (loops
+    included), when they are a number."""
+    from mcl.analyses import operation_counts
+    try:
+        n = operation_counts(f, checked).flops
+        return int(n) if getattr(n, "is_number", True) else None
+    except (McplError, TypeError, ValueError):
+        return None
 
 
 def _target_for(level: str, search_path):

@@ -69,3 +69,17 @@ def test_cli_explain(run_cli, on_devices):
     assert code == 1 and "no such program" in err
     code, _, err = run_cli("skel", "explain", "--node", "nothing", "examples/skel/saxpy.py")
     assert code == 1 and "no node description" in err
+
+
+def test_operations_of_mcpl_function_count_loops(tmp_path):
+    from mcl.skel.explanation import operations_per_call
+    f = tmp_path / "poly.mcpl"
+    f.write_text("module poly;\nimport perfect;\n"
+                 "perfect float poly(float x) {\n  float s = 0.0;\n"
+                 "  for (int i = 0; i < 8; i++) {\n    s = s * x + 1.0;\n  }\n  return s;\n}\n")
+    func = sk.mcpl_function(f, "poly")
+    assert func.flops == 16                       # 8 iterations of a multiply and an add
+    assert operations_per_call(func) == 16
+    text = sk.Map("float p(float x) { float s = 0; for (int i = 0; i < 8; i++) "
+                  "s = s * x + 1; return s; }").func
+    assert operations_per_call(text) == 2          # the text's operators: a lower bound
