@@ -29,7 +29,11 @@ def cache_dir() -> Path:
     env = os.environ.get("MCL_SKEL_CACHE")
     if env:
         return Path(env)
-    import platformdirs
+    try:
+        import platformdirs
+    except ImportError:     # a dependency; without it, the XDG default
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        return Path(base) / "mcl" / "skel"
     return Path(platformdirs.user_cache_dir("mcl")) / "skel"
 
 
