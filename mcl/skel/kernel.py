@@ -131,6 +131,8 @@ class Skeleton:
         """Kernel ``entry`` of ``prelude + functions + body`` built for device ``g``. Each
         customising function is renamed ``skel_fn_<name>`` (by a macro around its text)
         so that its name cannot clash with the skeleton's identifiers."""
+        if "double" in prelude + body + "".join(f.source for f in self.funcs):
+            prelude = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + prelude
         source, offsets = prelude, []
         for f in self.funcs:
             offsets.append((f, source.count("\n") + 1))

@@ -202,3 +202,12 @@ def test_allpairs_generic_manhattan(ndev):
     out = dist(sk.Matrix(a), sk.Matrix(b))
     assert np.allclose(out.to_numpy(), ref, rtol=1e-5)
     assert out.distribution.kind == "block"
+
+
+def test_double_and_lists(ndev):
+    v = sk.Vector([1.5, 2.5, 3.5])                     # a list: float64
+    assert v.dtype == np.float64
+    out = sk.Map("double f(double x) { return x * 2.0; }")(v)
+    assert out.dtype == np.float64 and np.array_equal(out.to_numpy(), [3.0, 5.0, 7.0])
+    total = sk.Reduce("double add(double x, double y) { return x + y; }")(out)
+    assert total.to_numpy()[0] == 15.0
