@@ -69,15 +69,41 @@ class UserFunction:
     mcpl_span: Span | None = None
     #: arithmetic operations per call as mcl's analyses count them (MCPL functions)
     flops: int | None = None
+    #: the Python file and line that created the skeleton (OpenCL C strings)
+    py_file: str | None = None
+    py_line: int = 0
 
     @property
     def return_dtype(self):
         return dtype_of(self.return_type)
 
     def location(self, line: int, column: int) -> Span:
+        """Where line ``line``, column ``column`` of the function is: in the MCPL file;
+        for a string, in the Python file that gave it when its text is found there
+        (a string literal at or just after the call), else in the string."""
         if self.kind == "mcpl" and self.mcpl_span is not None:
             return self.mcpl_span
-        return Span.point(self.origin, self.first_line + line - 1, column)
+        found = self._in_python_file(line, column)
+        return found or Span.point(self.origin, self.first_line + line - 1, column)
+
+    def _in_python_file(self, line: int, column: int) -> Span | None:
+        if not self.py_file:
+            return None
+        try:
+            file_lines = Path(self.py_file).read_text(encoding="utf-8").splitlines()
+            text = self.source.splitlines()[line - 1]
+        except (OSError, IndexError, UnicodeDecodeError):
+            return None
+        stripped = text.strip()
+        if len(stripped) < 3:
+            return None
+        indent = len(text) - len(text.lstrip())
+        for skip in range(4):       # the literal may start a line or more after the call
+            i = self.py_line - 1 + line - 1 + skip
+            if 0 <= i < len(file_lines) and stripped in file_lines[i]:
+                start = file_lines[i].find(stripped)
+                return Span.point(self.py_file, i + 1, start + 1 + max(0, column - 1 - indent))
+        return None
 
     def build_error(self, log: str, skeleton: str, offset: int) -> McplError:
         """The compiler's ``log`` for a kernel where this function starts at line
@@ -165,7 +191,8 @@ def from_source(source: str, skeleton: str = "skeleton") -> UserFunction:
     text = source
     for at in sorted(inserts, reverse=True):
         text = text[:at] + "__global " + text[at:]
-    return UserFunction(m.group("name"), text, ret, tuple(params), origin, "opencl")
+    return UserFunction(m.group("name"), text, ret, tuple(params), origin, "opencl",
+                        py_file=file if file != "<string>" else None, py_line=line)
 
 
 def mcpl_function(module: str | os.PathLike[str], name: str,
