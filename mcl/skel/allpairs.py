@@ -23,46 +23,55 @@ _HELPERS = """#define getElementFromRow(m, k) ((m).data[((m).row - (m).lo) * (m)
 #define width(m) ((m).len)
 """
 
-#: tile edge of the specialised kernel (work-group TILE x TILE; each work-item
-#: computes WPT elements of a column of the tile)
-TILE, WPT = 32, 4
+#: the specialised kernel: a work-group computes a TM x TN block of C from TK-wide
+#: slices of A and B staged in local memory; each of its (TN/RN) x (TM/RM) work-items
+#: computes RM x RN elements in registers (strided, so local reads do not conflict)
+TM, TN, TK, RM, RN = 64, 64, 16, 4, 4
 
 _ZIP_REDUCE = """
 __kernel void skel_allpairs_zr(__global const TA* A, const int a_lo, __global const TB* B,
                                __global TO* C, const int c_lo, const int first,
                                const int count, const int d, const int m)
 {
-  __local TA As[TILE][TILE];
-  __local TB Bs[TILE][TILE + 1];
+  __local TA As[TK][TM];
+  __local TB Bs[TK][TN];
   const int tx = get_local_id(0), ty = get_local_id(1);
-  const int col = get_group_id(0) * TILE + tx;
-  const int row0 = get_group_id(1) * TILE + ty * WPT;
-  TO acc[WPT];
-  int got = 0;
+  const int threads = (TM / RM) * (TN / RN);
+  const int tid = ty * (TN / RN) + tx;
+  const int row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
+  TO acc[RM][RN];
   INIT
-  for (int t = 0; t < d; t += TILE) {
-    for (int w = 0; w < WPT; ++w) {
-      int r = get_group_id(1) * TILE + ty + w * (TILE / WPT);
-      As[ty + w * (TILE / WPT)][tx] = (r < count && t + tx < d)
-          ? A[(first + r - a_lo) * d + t + tx] : (TA)0;
-      Bs[ty + w * (TILE / WPT)][tx] = (t + ty + w * (TILE / WPT) < d && col < m)
-          ? B[(t + ty + w * (TILE / WPT)) * m + col] : (TB)0;
+  for (int t = 0; t < d; t += TK) {
+    for (int e = tid; e < TM * TK; e += threads) {
+      int r = e / TK, k = e % TK;
+      As[k][r] = (row0 + r < count && t + k < d)
+          ? A[(first + row0 + r - a_lo) * d + t + k] : (TA)0;
+    }
+    for (int e = tid; e < TK * TN; e += threads) {
+      int k = e / TN, c = e % TN;
+      Bs[k][c] = (t + k < d && col0 + c < m) ? B[(t + k) * m + col0 + c] : (TB)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int kmax = min(TILE, d - t);
+    const int kmax = min(TK, d - t);
     for (int k = 0; k < kmax; ++k) {
-      TB b = Bs[k][tx];
-      for (int w = 0; w < WPT; ++w) {
-        TO v = ZIP(As[ty * WPT + w][k], b);
-        acc[w] = COMBINE;
-      }
-      got = 1;
+      TA a[RM];
+      TB b[RN];
+      for (int i = 0; i < RM; ++i) a[i] = As[k][ty + i * (TM / RM)];
+      for (int j = 0; j < RN; ++j) b[j] = Bs[k][tx + j * (TN / RN)];
+      for (int i = 0; i < RM; ++i)
+        for (int j = 0; j < RN; ++j) {
+          TO v = ZIP(a[i], b[j]);
+          acc[i][j] = COMBINE;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  for (int w = 0; w < WPT; ++w) {
-    int r = row0 + w;
-    if (r < count && col < m) C[(first + r - c_lo) * m + col] = acc[w];
+  for (int i = 0; i < RM; ++i) {
+    int r = row0 + ty + i * (TM / RM);
+    for (int j = 0; j < RN; ++j) {
+      int c = col0 + tx + j * (TN / RN);
+      if (r < count && c < m) C[(first + r - c_lo) * m + c] = acc[i][j];
+    }
   }
 }
 """
@@ -179,22 +188,25 @@ class AllPairs(Skeleton):
     def run_zip_reduce(self, devs, g, p, bp, o, a, b, out_dtype, count, d, m):
         ta, tb, to = a.ctype, b.ctype, ctype_of(out_dtype)
         if self.identity is not None:
-            init = (f"for (int w = 0; w < WPT; ++w) acc[w] = ({to})({self.identity!r});")
-            combine = f"{cname(self.reduce)}(acc[w], v)"
+            init = (f"for (int i = 0; i < RM; ++i) for (int j = 0; j < RN; ++j) "
+                    f"acc[i][j] = ({to})({self.identity!r});")
+            combine = f"{cname(self.reduce)}(acc[i][j], v)"
         else:
             init = ""
-            combine = f"(got || k > 0) ? {cname(self.reduce)}(acc[w], v) : v"
+            combine = f"(t > 0 || k > 0) ? {cname(self.reduce)}(acc[i][j], v) : v"
         body = (_ZIP_REDUCE.replace("TA", ta).replace("TB", tb).replace("TO", to)
                 .replace("INIT", init).replace("COMBINE", combine)
                 .replace("ZIP(", f"{cname(self.zip)}("))
-        tile, wpt = TILE, WPT
-        if devs.device(g).max_work_group_size < tile * tile // wpt:
-            tile, wpt = 8, 1
-        prelude = f"#define TILE {tile}\n#define WPT {wpt}\n"
+        tm, tn, tk, rm, rn = TM, TN, TK, RM, RN
+        if devs.device(g).max_work_group_size < (tm // rm) * (tn // rn):
+            tm, tn, rm, rn = 16, 16, 2, 2       # 64 work-items
+        prelude = "".join(f"#define {k} {v}\n" for k, v in
+                          (("TM", tm), ("TN", tn), ("TK", tk), ("RM", rm), ("RN", rn)))
         k = self.kernel(devs, g, prelude, body, "skel_allpairs_zr")
         s = p.spec
-        self.launch(devs, g, k, (round_up(m, tile), round_up(count, tile) // wpt),
-                    (tile, tile // wpt),
+        groups = ((m + tn - 1) // tn, (count + tm - 1) // tm)
+        self.launch(devs, g, k, (groups[0] * (tn // rn), groups[1] * (tm // rm)),
+                    (tn // rn, tm // rm),
                     [p.buffer, np.int32(s.lo), bp.buffer, o.buffer, np.int32(o.spec.lo),
                      np.int32(s.own_lo), np.int32(count), np.int32(d), np.int32(m)],
                     f"running AllPairs '{self.zip.name}'/'{self.reduce.name}'")

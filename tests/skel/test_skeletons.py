@@ -176,7 +176,7 @@ def test_stencil_asymmetric_shape(ndev):
 
 
 @pytest.mark.parametrize("n,d,m", [(1, 1, 1), (5, 3, 7), (37, 23, 41), (70, 65, 33),
-                                   (0, 3, 4), (3, 4, 0)])
+                                   (130, 17, 150), (0, 3, 4), (3, 4, 0)])
 def test_allpairs_matmul(ndev, n, d, m):
     rng = np.random.default_rng(4)
     a = rng.random((n, d)).astype(np.float32)
