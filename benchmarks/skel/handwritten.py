@@ -81,33 +81,48 @@ __kernel void hand_mandel(__global int* out, const int width, const int height, 
   out[i] = k;
 }
 
-// matrix multiplication, 32x32 tiles in local memory, 4 rows per work-item
-#define TS 32
-#define WPT 4
+// matrix multiplication: 64x64 blocks of C per work-group from 16-wide slices of A
+// and B in local memory, 4x4 results per work-item (the structure of the skeleton's
+// specialised AllPairs, written for float multiply-add)
+#define TM 64
+#define TN 64
+#define TK 16
+#define RM 4
+#define RN 4
 __kernel void hand_matmul(__global const float* A, __global const float* B, __global float* C,
-                     const int n, const int d, const int m)
+                          const int n, const int d, const int m)
 {
-  __local float As[TS][TS];
-  __local float Bs[TS][TS + 1];
-  int tx = get_local_id(0), ty = get_local_id(1);
-  int col = get_group_id(0) * TS + tx, row0 = get_group_id(1) * TS + ty * WPT;
-  float acc[WPT] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (int t = 0; t < d; t += TS) {
-    for (int w = 0; w < WPT; ++w) {
-      int r = get_group_id(1) * TS + ty + w * (TS / WPT);
-      As[ty + w * (TS / WPT)][tx] = (r < n && t + tx < d) ? A[r * d + t + tx] : 0.0f;
-      Bs[ty + w * (TS / WPT)][tx] = (t + ty + w * (TS / WPT) < d && col < m)
-          ? B[(t + ty + w * (TS / WPT)) * m + col] : 0.0f;
+  __local float As[TK][TM];
+  __local float Bs[TK][TN];
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const int tid = ty * (TN / RN) + tx;
+  const int row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
+  float acc[RM][RN];
+  for (int i = 0; i < RM; ++i) for (int j = 0; j < RN; ++j) acc[i][j] = 0.0f;
+  for (int t = 0; t < d; t += TK) {
+    for (int e = tid; e < TM * TK; e += 256) {
+      int r = e / TK, k = e % TK;
+      As[k][r] = (row0 + r < n && t + k < d) ? A[(row0 + r) * d + t + k] : 0.0f;
+    }
+    for (int e = tid; e < TK * TN; e += 256) {
+      int k = e / TN, c = e % TN;
+      Bs[k][c] = (t + k < d && col0 + c < m) ? B[(t + k) * m + col0 + c] : 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < TS; ++k) {
-      float b = Bs[k][tx];
-      for (int w = 0; w < WPT; ++w) acc[w] += As[ty * WPT + w][k] * b;
+    for (int k = 0; k < TK; ++k) {
+      float a[RM], b[RN];
+      for (int i = 0; i < RM; ++i) a[i] = As[k][ty + i * (TM / RM)];
+      for (int j = 0; j < RN; ++j) b[j] = Bs[k][tx + j * (TN / RN)];
+      for (int i = 0; i < RM; ++i)
+        for (int j = 0; j < RN; ++j) acc[i][j] += a[i] * b[j];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  for (int w = 0; w < WPT; ++w)
-    if (row0 + w < n && col < m) C[(row0 + w) * m + col] = acc[w];
+  for (int i = 0; i < RM; ++i)
+    for (int j = 0; j < RN; ++j) {
+      int r = row0 + ty + i * (TM / RM), c = col0 + tx + j * (TN / RN);
+      if (r < n && c < m) C[r * m + c] = acc[i][j];
+    }
 }
 """
 
@@ -165,5 +180,5 @@ class Handwritten:
                          np.int32(width), np.int32(height), np.int32(max_iter))
 
     def matmul(self, a, b, c, n, d, m):
-        self.k["matmul"](self.queue, (self._up(m, 32), self._up(n, 32) // 4), (32, 8), a, b, c,
-                         np.int32(n), np.int32(d), np.int32(m))
+        self.k["matmul"](self.queue, (self._up(m, 64) // 4, self._up(n, 64) // 4), (16, 16), a,
+                         b, c, np.int32(n), np.int32(d), np.int32(m))
