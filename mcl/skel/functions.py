@@ -6,6 +6,7 @@ of the OpenCL compiler's log back to the user's string or MCPL file."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -40,6 +41,16 @@ def dtype_of(ctype: str):
     return np.dtype(CTYPES[t])
 
 
+@functools.lru_cache(maxsize=256)
+def _base_type(ctype: str) -> str:
+    """The element type of a parameter type, qualifiers and pointer removed."""
+    t = ctype.replace("*", " ")
+    for q in ("const", "__global", "global", "__constant", "constant", "restrict",
+              "__restrict", "volatile"):
+        t = re.sub(rf"\b{q}\b", " ", t)
+    return " ".join(t.split())
+
+
 @dataclass(frozen=True)
 class Param:
     ctype: str          # as written, qualifiers included
@@ -48,11 +59,7 @@ class Param:
 
     @property
     def base(self) -> str:
-        t = self.ctype.replace("*", " ")
-        for q in ("const", "__global", "global", "__constant", "constant", "restrict",
-                  "__restrict", "volatile"):
-            t = re.sub(rf"\b{q}\b", " ", t)
-        return " ".join(t.split())
+        return _base_type(self.ctype)
 
 
 @dataclass(frozen=True)

@@ -185,6 +185,9 @@ def materialize(c: Container, halo: bool) -> None:
     from mcl.skel.container import Part
     devs = c._devs
     dist = c._dist
+    if c._parts and dist.same_layout(c._placed) and all(
+            p.valid and (p.halo_valid or not halo) for p in c._parts):
+        return          # the common case of a skeleton in a loop: everything in place
     specs = dist.parts(c.rows, devs.count)
     current = [p.spec for p in c._parts]
     if current == specs and c._parts:
