@@ -27,6 +27,8 @@ class Transfer:
     #: global device numbers of the ends (None: the host)
     src_device: int | None = None
     dst_device: int | None = None
+    #: a copy between devices staged through host memory (not peer to peer)
+    via_host: bool = False
 
 
 @dataclass
@@ -43,6 +45,11 @@ class Devices:
     #: every transfer performed, in order (benchmarks and explain read it)
     log: list[Transfer] = field(default_factory=list)
     generation: int = 0
+    #: copies between devices as one command (True) or staged through host memory
+    #: (False: a GPU driver then never moves a whole buffer to another device)
+    peer_copies: bool = False
+    #: host staging memory of copies still in flight, kept alive with their events
+    in_flight: list = field(default_factory=list)
 
     @property
     def per_rank(self) -> int:
@@ -82,6 +89,7 @@ class Devices:
     def finish(self) -> None:
         for q in self.queues:
             q.finish()
+        self.in_flight.clear()
 
 
 _current: Devices | None = None
@@ -112,13 +120,17 @@ def _platform_devices(platform: str | None, device_type: str | None) -> list:
 
 
 def init(num_devices: int | None = None, platform: str | None = None,
-         device_type: str | None = None, mpi: bool | None = None) -> Devices:
+         device_type: str | None = None, mpi: bool | None = None,
+         peer_copies: bool | None = None) -> Devices:
     """Choose the devices (of one platform) that containers and skeletons use.
 
     ``num_devices``: how many of the platform's devices (default all; the environment
     variable ``MCL_SKEL_DEVICES`` gives a default). ``platform``/``device_type``
     ("GPU", "CPU") narrow the choice. ``mpi``: combine with the other MPI ranks
-    (default: when started by mpiexec with more than one rank)."""
+    (default: when started by mpiexec with more than one rank). ``peer_copies``: copy
+    between devices with one OpenCL command (default for CPU devices, which share
+    memory) rather than through host memory (default for GPUs, as SkelCL: a driver
+    may otherwise migrate the whole buffer to the other device)."""
     import pyopencl as cl
 
     global _current, _generation
@@ -136,7 +148,9 @@ def init(num_devices: int | None = None, platform: str | None = None,
     queues = [cl.CommandQueue(ctx, d, properties=cl.command_queue_properties.PROFILING_ENABLE)
               for d in found]
     _generation += 1
-    devs = Devices(ctx, found, queues, generation=_generation)
+    if peer_copies is None:
+        peer_copies = all(cldevice.describe(d).kind == "CPU" for d in found)
+    devs = Devices(ctx, found, queues, generation=_generation, peer_copies=peer_copies)
     from mcl.skel import mpi as skel_mpi
     skel_mpi.attach(devs, mpi)
     _current = devs

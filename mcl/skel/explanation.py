@@ -49,7 +49,7 @@ class Node:
 
     def link(self, t: Transfer) -> tuple[str, float | None]:
         """The link a transfer uses and its time on it (None where unknown)."""
-        if t.kind == "device" and self.device_link is not None:
+        if t.kind == "device" and self.device_link is not None and not t.via_host:
             return self.device_link.name, _time(t.nbytes, self.device_link)
         host = self.host_link
         name = host.name if host else "host link"

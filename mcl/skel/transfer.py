@@ -156,13 +156,23 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
             # between devices without stopping either: the copy waits for the source's
             # queue, and the source's queue waits for the copy before it goes on (it may
             # overwrite the rows next)
-            ready = cl.enqueue_marker(devs.queue(src.device))
-            done = cl.enqueue_copy(devs.queue(device), buffer, src.buffer, byte_count=nbytes,
-                                   src_offset=(lo - src.base) * rb,
-                                   dst_offset=(lo - base) * rb, wait_for=[ready])
-            cl.enqueue_barrier(devs.queue(src.device), wait_for=[done])
+            src_q, dst_q = devs.queue(src.device), devs.queue(device)
+            if devs.peer_copies:
+                ready = cl.enqueue_marker(src_q)
+                done = cl.enqueue_copy(dst_q, buffer, src.buffer, byte_count=nbytes,
+                                       src_offset=(lo - src.base) * rb,
+                                       dst_offset=(lo - base) * rb, wait_for=[ready])
+            else:
+                staging = np.empty(nbytes, np.uint8)
+                read = cl.enqueue_copy(src_q, staging, src.buffer,
+                                       src_offset=(lo - src.base) * rb, is_blocking=False)
+                done = cl.enqueue_copy(dst_q, buffer, staging, dst_offset=(lo - base) * rb,
+                                       wait_for=[read], is_blocking=False)
+                _keep_alive(devs, done, staging)
+            cl.enqueue_barrier(src_q, wait_for=[done])
             devs.log.append(Transfer("device", devs.name(src.device), devs.name(device),
-                                     nbytes, what, src.device, device))
+                                     nbytes, what, src.device, device,
+                                     via_host=not devs.peer_copies))
         elif src_local or dst_local:
             from mcl.skel import mpi
             tmp = np.empty(nbytes, np.uint8)
@@ -178,6 +188,15 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
                                 dst_offset=(lo - base) * rb, is_blocking=True)
     except cl.Error as e:
         raise cl_failure(what, e, devs.name(device)) from e
+
+
+def _keep_alive(devs: Devices, event, staging) -> None:
+    """Keep ``staging`` (host memory of a copy in flight) until ``event`` completes."""
+    cl = _cl()
+    done = cl.command_execution_status.COMPLETE
+    devs.in_flight = [(e, m) for e, m in devs.in_flight
+                      if e.get_info(cl.event_info.COMMAND_EXECUTION_STATUS) != done]
+    devs.in_flight.append((event, staging))
 
 
 def materialize(c: Container, halo: bool) -> None:

@@ -159,3 +159,27 @@ def test_too_many_devices():
     with pytest.raises(McplError) as e:
         sk.init(num_devices=64, platform="Portable Computing Language")
     assert e.value.diagnostics[0].code == "skel-no-such-device"
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_copies_staged_through_host(on_devices, n):
+    """GPUs copy between devices through host memory (no driver-side migration)."""
+    on_devices(n)
+    sk.init(num_devices=n, platform="Portable Computing Language", peer_copies=False)
+    devs = sk.current()
+    a = np.arange(31, dtype=np.float32)
+    v = sk.Map("float f(float x) { return x + 1.0f; }")(sk.Vector(a))
+    v.distribution = sk.copy()
+    w = sk.Map("float f(float x) { return x * 2.0f; }")(v)
+    moved = [t for t in devs.log if t.kind == "device"]
+    assert moved and all(t.via_host for t in moved)
+    assert np.array_equal(w.to_numpy(), (a + 1) * 2)
+    x = np.random.default_rng(0).random((20, 7)).astype(np.float32)
+    heat = sk.Stencil("float h(float_matrix_t m) { return 0.5f * (get(m, -1, 0) + "
+                      "get(m, 1, 0)); }", 1)
+    ref = x
+    for _ in range(6):
+        p = np.pad(ref, ((1, 1), (0, 0)))
+        ref = 0.5 * (p[:-2] + p[2:])
+    assert np.allclose(heat(sk.Matrix(x), iterations=6).to_numpy(), ref, atol=1e-6)
+    assert "through the host" in str(sk.explain(lambda: heat(sk.Matrix(x), iterations=3)))
