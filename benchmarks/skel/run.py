@@ -6,8 +6,9 @@ during a call) are reported separately from the skeleton times.
     python3 benchmarks/skel/run.py --out benchmarks/results/skel     (GPU machine, < 5 min)
     python3 benchmarks/skel/run.py --out /tmp/skel --quick           (small sizes, any device)
 
-The heat equation runs twice in the scaling part: halos exchanged after every
-iteration (sync_every=1), and 8-row halos exchanged every 8 iterations.
+The heat equation runs three times in the scaling part: halos exchanged after every
+iteration (sync_every=1) through host memory (the default for GPUs), 8-row halos
+exchanged every 8 iterations, and halos copied peer to peer (peer_copies=True).
 
 Writes OUT/skel_gpu.json and OUT/skel_gpu.md. Times are medians of repeated calls
 after a warm-up call (programs built, data in place), with every queue finished."""
@@ -68,8 +69,8 @@ def torch_time(torch, fn, reps):
     return timeit(fn, torch.cuda.synchronize, reps)
 
 
-def init(n, kind):
-    return sk.init(num_devices=n, device_type=kind)
+def init(n, kind, peer=None):
+    return sk.init(num_devices=n, device_type=kind, peer_copies=peer)
 
 
 class Bench:
@@ -223,7 +224,7 @@ class Bench:
         import mandelbrot
         import matmul
         n = self.size(8192, 256)
-        devs = init(ndev, self.kind)
+        devs = init(ndev, self.kind, True if name.endswith("_peer") else None)
         fin = devs.finish
         if name == "matmul":
             a, b = matmul.inputs(n)
@@ -241,7 +242,7 @@ class Bench:
             call = lambda: blur(M, W)  # noqa: E731
         else:
             (t0,) = heat.inputs(n)
-            sync = 8 if name == "heat_sync8" else 1
+            sync = 8 if name == "heat_sync8" else 1     # heat_peer: copies peer to peer
             M, st = sk.Matrix(t0), heat.stencil(sync)
             its = self.size(100, 10)
             _, up = timed_once(lambda: M._ensure(sk.overlap(sync), halo=True), fin)
@@ -279,8 +280,9 @@ def main() -> int:
         result["one_device"][name] = bench.one_device(name)
         print("   ", json.dumps(result["one_device"][name]), flush=True)
     if devs.count >= 2:
-        for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat", "heat_sync8")
-                     if n.split("_sync")[0] in names]:
+        for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat", "heat_sync8",
+                                 "heat_peer") if n.split("_")[0] in names
+                     or n in names]:
             runs = {}
             for nd in (1, 2):
                 print(f"[{time.perf_counter() - started:6.1f} s] {nd} devices: {name}",
