@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from mcl.skel import program as programs
 from mcl.skel.context import Devices
 from mcl.skel.errors import cl_failure, skel_error
@@ -121,7 +119,7 @@ class Skeleton:
                                  f"'{e.param.name}' has no data on {devs.name(g)} (its "
                                  f"distribution is {e.value.distribution})",
                                  hint="use copy() for data every device reads")
-            vals.append(parts[0].buffer or _empty_buffer(devs))
+            vals.append(parts[0].buffer or empty_buffer(devs))
         return vals
 
     # ---- building and launching
@@ -187,12 +185,10 @@ def round_up(n: int, k: int) -> int:
 _EMPTY: dict[int, object] = {}
 
 
-def _empty_buffer(devs: Devices):
+def empty_buffer(devs: Devices):
+    """A small buffer to pass where a kernel has a pointer but no data (an
+    IndexVector, an empty part)."""
     import pyopencl as cl
     if devs.generation not in _EMPTY:
         _EMPTY[devs.generation] = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, 16)
     return _EMPTY[devs.generation]
-
-
-def scalar(dtype, value):
-    return np.dtype(dtype).type(value)

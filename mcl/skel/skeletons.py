@@ -16,7 +16,7 @@ from mcl.skel.context import Transfer
 from mcl.skel.distribution import block, copy, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import Skeleton, cname, group_size, round_up
+from mcl.skel.kernel import Skeleton, cname, empty_buffer, group_size, round_up
 from mcl.skel.transfer import allocate
 
 
@@ -79,9 +79,8 @@ class Map(Skeleton):
                 continue
             k = self.kernel(devs, s.device, "", body, "skel_map")
             wg = group_size(devs, s.device)
-            from mcl.skel.kernel import _empty_buffer
             self.launch(devs, s.device, k, (round_up(n, wg),), (wg,),
-                        [p.buffer or _empty_buffer(devs), o.buffer, np.uint32(n),
+                        [p.buffer or empty_buffer(devs), o.buffer, np.uint32(n),
                          np.uint32((s.own_lo - s.lo) * rs), np.int32(s.own_lo * rs),
                          *self.extra_values(extras, devs, s.device)],
                         f"running Map '{self.func.name}'")
