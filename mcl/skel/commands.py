@@ -34,6 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "bundled ones are in mcl/skel/nodes, more with --hwd-path)")
     q.add_argument("--devices", type=int, default=None,
                    help="devices to run on (default: as many as the node has, if available)")
+    q.add_argument("--peer-copies", action="store_true",
+                   help="copy between devices peer to peer (over the node's device link, "
+                        "e.g. NVLink) instead of through host memory, mcl.skel's default "
+                        "for GPUs")
     add_hwd_path_option(q)
     q.set_defaults(func=cmd_explain)
     p.set_defaults(func=lambda args: p.print_help() or 2)
@@ -49,18 +53,21 @@ def cmd_explain(args) -> int:
     search = hwd_search_path(args)
     node = load_node(args.node, search)
     want = args.devices or node.devices
+    peer = "1" if args.peer_copies else "0"     # the node's devices are GPUs
     try:
-        sk.init(num_devices=want)
-    except Exception:
+        sk.init(num_devices=want, peer_copies=args.peer_copies)
+    except McplError:
         if args.devices:
             raise
-        sk.init()
+        sk.init(peer_copies=args.peer_copies)
     if sk.current().count != node.devices:
         print(f"mcl: note: the run uses {sk.current().count} device(s), the node "
               f"'{node.name}' has {node.devices}", file=sys.stderr)
-    saved, saved_env = sys.argv, os.environ.get("MCL_SKEL_DEVICES")
-    # the program's own mcl.skel.init() then picks as many devices
+    saved = sys.argv
+    saved_env = {k: os.environ.get(k) for k in ("MCL_SKEL_DEVICES", "MCL_SKEL_PEER_COPIES")}
+    # the program's own mcl.skel.init() then picks as many devices, copying alike
     os.environ["MCL_SKEL_DEVICES"] = str(sk.current().per_rank)
+    os.environ["MCL_SKEL_PEER_COPIES"] = peer
     sys.argv = [str(path), *args.args]
     sys.path.insert(0, str(path.parent.resolve()))
     try:
@@ -72,10 +79,11 @@ def cmd_explain(args) -> int:
             return 1
     finally:
         sys.argv = saved
-        if saved_env is None:
-            os.environ.pop("MCL_SKEL_DEVICES", None)
-        else:
-            os.environ["MCL_SKEL_DEVICES"] = saved_env
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         sys.path.remove(str(path.parent.resolve()))
     print(ex)
     return 0

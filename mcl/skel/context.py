@@ -130,7 +130,8 @@ def init(num_devices: int | None = None, platform: str | None = None,
     (default: when started by mpiexec with more than one rank). ``peer_copies``: copy
     between devices with one OpenCL command (default for CPU devices, which share
     memory) rather than through host memory (default for GPUs, as SkelCL: a driver
-    may otherwise migrate the whole buffer to the other device)."""
+    may otherwise migrate the whole buffer to the other device); the environment
+    variable ``MCL_SKEL_PEER_COPIES`` (0 or 1) gives a default."""
     import pyopencl as cl
 
     global _current, _generation
@@ -148,6 +149,8 @@ def init(num_devices: int | None = None, platform: str | None = None,
     queues = [cl.CommandQueue(ctx, d, properties=cl.command_queue_properties.PROFILING_ENABLE)
               for d in found]
     _generation += 1
+    if peer_copies is None and os.environ.get("MCL_SKEL_PEER_COPIES") in ("0", "1"):
+        peer_copies = os.environ["MCL_SKEL_PEER_COPIES"] == "1"
     if peer_copies is None:
         peer_copies = all(cldevice.describe(d).kind == "CPU" for d in found)
     devs = Devices(ctx, found, queues, generation=_generation, peer_copies=peer_copies)

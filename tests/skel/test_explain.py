@@ -83,3 +83,19 @@ def test_operations_of_mcpl_function_count_loops(tmp_path):
     text = sk.Map("float p(float x) { float s = 0; for (int i = 0; i < 8; i++) "
                   "s = s * x + 1; return s; }").func
     assert operations_per_call(text) == 2          # the text's operators: a lower bound
+
+
+def test_cli_explain_peer_copies(run_cli, on_devices, tmp_path):
+    on_devices(2)
+    prog = tmp_path / "app.py"
+    prog.write_text("import numpy as np, mcl.skel as sk\nsk.init()\n"
+                    "a = sk.Map('float f(float x) { return x; }')(sk.Vector(np.ones(1000, "
+                    "np.float32)))\na.distribution = sk.copy()\n"
+                    "sk.Map('float g(float x) { return x; }')(a)\n")
+    code, out, err = run_cli("skel", "explain", str(prog))
+    assert code == 0, err
+    assert "block() -> copy(): moves 2 kB gpus.gpu[1] -> gpus.gpu[0] over pcie (through the " \
+           "host)" in out
+    code, out, err = run_cli("skel", "explain", "--peer-copies", str(prog))
+    assert code == 0, err
+    assert "block() -> copy(): moves 2 kB gpus.gpu[1] -> gpus.gpu[0] over nvlink" in out
