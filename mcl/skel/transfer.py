@@ -223,6 +223,7 @@ def materialize(c: Container, halo: bool) -> None:
         for p in c._parts:
             p.valid = True
             p.halo_valid = p.halo_valid or halo
+        c._placed = dist
         return
     _merge_copies(c)
     before = "host" if not any(p.valid for p in c._parts) else str(c._placed)
