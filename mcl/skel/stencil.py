@@ -178,6 +178,7 @@ class Stencil(_Neighbours):
         src = m
         valid = [(s.lo, s.hi) for s in specs]
         launchers: dict = {}
+        plans: dict = {}
         for it in range(iterations):
             dst = bufs[it % len(bufs)]
             for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
@@ -191,10 +192,39 @@ class Stencil(_Neighbours):
                                nhi - nlo, extras)
             dst._written(dst._parts)
             if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
-                dst._ensure(halo=True)         # the halo exchange
+                self._exchange(dst, plans)
                 valid = [(s.lo, s.hi) for s in specs]
             src = dst
         return src
+
+    @staticmethod
+    def _exchange(c: Matrix, plans: dict) -> None:
+        """The halo exchange: each part's halo rows from the neighbours' own rows, by a
+        plan made once per container (the generic redistribution searches sources)."""
+        from mcl.skel.transfer import _Source, copy_rows
+        devs = c._devs
+        plan = plans.get(id(c))
+        if plan is None:
+            plan = []
+            for p in c._parts:
+                s = p.spec
+                for lo, hi in ((s.lo, s.own_lo), (s.own_hi, s.hi)):
+                    row = lo
+                    while row < hi:
+                        q = next(q for q in c._parts
+                                 if q.spec.own_lo <= row < q.spec.own_hi)
+                        end = min(hi, q.spec.own_hi)
+                        plan.append((_Source(q.device, q.spec.own_lo, q.spec.own_hi,
+                                             q.buffer, q.spec.lo), p.device, p.buffer,
+                                     s.lo, row, end))
+                        row = end
+            plans[id(c)] = plan
+        rb = c.row_size * c.dtype.itemsize
+        what = f"{c.kind} {c.shape}: halo rows of {c.distribution}"
+        for src, device, buffer, base, lo, hi in plan:
+            copy_rows(c, devs, src, device, buffer, base, lo, hi, rb, what)
+        for p in c._parts:
+            p.halo_valid = True
 
     def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, first, count, extras):
         """One iteration on one part: a kernel object per (part, direction) keeps its
