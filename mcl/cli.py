@@ -44,6 +44,7 @@ typical session:
   mcl gen --target hopper kernel.mcpl -o out/   OpenCL kernel and launch plan
   mcl run --target hopper kernel.mcpl --set n=2048   run, verify and time it
   mcl lift explore sum.lift                 search implementations with Lift
+  mcl skel explain app.py                   what a skeleton program moves and computes per GPU
 """
 
 
