@@ -149,6 +149,8 @@ def init(num_devices: int | None = None, platform: str | None = None,
     queues = [cl.CommandQueue(ctx, d, properties=cl.command_queue_properties.PROFILING_ENABLE)
               for d in found]
     _generation += 1
+    from mcl.skel import transfer
+    transfer.clear_pool()       # buffers of the devices chosen before
     if peer_copies is None and os.environ.get("MCL_SKEL_PEER_COPIES") in ("0", "1"):
         peer_copies = os.environ["MCL_SKEL_PEER_COPIES"] == "1"
     if peer_copies is None:

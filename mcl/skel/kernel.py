@@ -190,5 +190,6 @@ def empty_buffer(devs: Devices):
     IndexVector, an empty part)."""
     import pyopencl as cl
     if devs.generation not in _EMPTY:
+        _EMPTY.clear()
         _EMPTY[devs.generation] = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, 16)
     return _EMPTY[devs.generation]

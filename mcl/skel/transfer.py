@@ -64,12 +64,20 @@ _pool: dict[tuple[int, int, int], list] = {}
 POOL_PER_SIZE = 4
 
 
+def clear_pool() -> None:
+    """Free every pooled buffer (mcl.skel.init chose other devices)."""
+    _pool.clear()
+
+
 def release(devs: Devices, parts) -> None:
     """Give the buffers of a container that is going away back to the pool."""
     for p in parts:
         if p.buffer is None or not devs.is_local(p.device):
             continue
         key = (devs.generation, p.device, p.buffer.size)
+        from mcl.skel import context
+        if context._generation != devs.generation:
+            continue            # devices no longer in use: let the buffer go
         free = _pool.setdefault(key, [])
         if len(free) < POOL_PER_SIZE:
             free.append(p.buffer)
