@@ -149,6 +149,7 @@ class Stencil(_Neighbours):
                              f"of non-negative integers, not {shape!r}")
         if not isinstance(sync_every, int) or sync_every < 1:
             raise skel_error("bad-arguments", "sync_every must be a positive integer")
+        self._objects: dict = {}
         self.shape, self.padding, self.neutral = shape, _check_padding(padding), neutral
         self.sync_every = sync_every
 
@@ -234,8 +235,14 @@ class Stencil(_Neighbours):
         key = (i, id(src))
         entry = launchers.get(key)
         if entry is None:
+            # kernel objects outlive the call (pyopencl makes each one at a cost); the
+            # arguments are set once per call
             base = self.neighbours_kernel(devs, s.device, m, out_dtype)
-            k = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM), "skel_neighbours")
+            slot = (id(base), i, sum(1 for (j, _) in launchers if j == i))
+            k = self._objects.get(slot)
+            if k is None:
+                k = self._objects[slot] = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM),
+                                                    "skel_neighbours")
             k.set_args(src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
                        np.int32(count), np.int32(s.lo), np.int32(s.lo),
                        *self.extra_values(extras, devs, s.device))
