@@ -142,7 +142,12 @@ class Skeleton:
             import pyopencl as cl
             prog = programs.build(devs.context, dev, source, list(options),
                                   lambda log: build_error(log, self.name, offsets))
-            self._kernels[key] = cl.Kernel(prog, entry)
+            # one kernel object per program and entry, shared by skeletons made alike
+            # (pyopencl makes each object at a cost)
+            obj = _OBJECTS.get((id(prog), entry))
+            if obj is None or obj[0] is not prog:
+                obj = _OBJECTS[(id(prog), entry)] = (prog, cl.Kernel(prog, entry))
+            self._kernels[key] = obj[1]
         return self._kernels[key]
 
     @staticmethod
@@ -183,6 +188,8 @@ def round_up(n: int, k: int) -> int:
 
 
 _EMPTY: dict[int, object] = {}
+#: (id of a program, entry) -> (program, kernel object)
+_OBJECTS: dict[tuple[int, str], tuple] = {}
 
 
 def empty_buffer(devs: Devices):
