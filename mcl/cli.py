@@ -18,7 +18,8 @@ from mcl import __version__
 from mcl.diagnostics import Diagnostic, McplError, SourceCache, render_json, render_text
 
 #: Components in the order their commands appear in ``mcl --help``.
-COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp", "versions")
+COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp", "versions",
+              "skel")
 
 #: Which component registers each top-level command, so that ``mcl feedback`` imports
 #: the commands of ``mcl.analyses`` only (importing every component costs numpy,
@@ -27,7 +28,7 @@ COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp", "
 COMMAND_COMPONENTS = {
     "hwd": "hdl", "check": "mcpl", "feedback": "analyses", "translate": "translate",
     "devices": "opencl", "gen": "opencl", "run": "opencl", "lift": "lift", "lsp": "lsp",
-    "versions": "versions",
+    "versions": "versions", "skel": "skel",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -45,6 +46,7 @@ typical session:
   mcl run --target hopper kernel.mcpl --set n=2048   run, verify and time it
   mcl lift explore sum.lift                 search implementations with Lift
   mcl versions examples/matmul --report out/   refinement history, verified across levels
+  mcl skel explain app.py                   what a skeleton program moves and computes per GPU
 """
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import io
+import os
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+
+# mcl.skel's tests run on 1, 2 and 3 devices: PoCL offers three CPU devices when this
+# is set before OpenCL starts (collection may start it); other tests use the first.
+os.environ.setdefault("POCL_DEVICES", "pthread pthread pthread")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -1,0 +1,336 @@
+"""mcl.skel on GPUs: each example on one GPU against a hand-written single OpenCL
+kernel (and torch / cuBLAS where one exists), then 2 GPUs against 1 with the data
+already distributed. Transfers (upload, read-back, data moved between devices
+during a call) are reported separately from the skeleton times.
+
+    python3 benchmarks/skel/run.py --out benchmarks/results/skel     (GPU machine, < 5 min)
+    python3 benchmarks/skel/run.py --out /tmp/skel --quick           (small sizes, any device)
+
+The heat equation runs three times in the scaling part: halos exchanged after every
+iteration (sync_every=1) through host memory (the default for GPUs), 8-row halos
+exchanged every 8 iterations, and halos copied peer to peer (peer_copies=True).
+
+Writes OUT/skel_gpu.json and OUT/skel_gpu.md. Times are medians of repeated calls
+after a warm-up call (programs built, data in place), with every queue finished."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples" / "skel"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from handwritten import Handwritten  # noqa: E402
+
+import mcl.skel as sk  # noqa: E402
+
+
+def timeit(fn, finish, reps):
+    fn()
+    finish()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        finish()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def timed_once(fn, finish):
+    t0 = time.perf_counter()
+    out = fn()
+    finish()
+    return out, time.perf_counter() - t0
+
+
+def torch_cuda():
+    try:
+        import torch
+        if torch.cuda.is_available():
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+            return torch
+    except ImportError:
+        pass
+    return None
+
+
+def torch_time(torch, fn, reps):
+    return timeit(fn, torch.cuda.synchronize, reps)
+
+
+def init(n, kind, peer=None):
+    return sk.init(num_devices=n, device_type=kind, peer_copies=peer)
+
+
+class Bench:
+    def __init__(self, quick: bool, kind: str | None, reps: int):
+        self.quick, self.kind, self.reps = quick, kind, reps
+        self.torch = None if quick else torch_cuda()
+
+    def size(self, big, small):
+        return small if self.quick else big
+
+    # ---- one device: skeleton against the hand-written kernel (and torch)
+
+    def one_device(self, name):
+        devs = init(1, self.kind)
+        hw = Handwritten(devs.context, devs.queues[0])
+        fin = devs.finish
+        out = getattr(self, f"one_{name}")(devs, hw, fin)
+        out["skeleton_vs_handwritten"] = round(out["handwritten_s"] / out["skeleton_s"], 3)
+        if out.get("torch_s"):
+            out["skeleton_vs_torch"] = round(out["torch_s"] / out["skeleton_s"], 3)
+        return out
+
+    def _transfers(self, devs, start):
+        moved = devs.log[start:]
+        return {k: sum(t.nbytes for t in moved if t.kind == k)
+                for k in ("upload", "download", "device", "mpi") if any(
+                    t.kind == k for t in moved)}
+
+    def one_saxpy(self, devs, hw, fin):
+        import saxpy as ex
+        n = self.size(1 << 26, 1 << 18)
+        x, y, a = ex.inputs(n)
+        X, Y = sk.Vector(x), sk.Vector(y)
+        _, up = timed_once(lambda: (X._ensure(sk.block()), Y._ensure(sk.block())), fin)
+        z = sk.Zip(ex.SAXPY)
+        t = timeit(lambda: z(X, Y, a), fin, self.reps)
+        res, down = timed_once(lambda: z(X, Y, a).to_numpy(), fin)
+        bx, by, bo = hw.buffer(x), hw.buffer(y), hw.buffer(nbytes=x.nbytes)
+        th = timeit(lambda: hw.saxpy(bx, by, bo, a, n), fin, self.reps)
+        ok = np.allclose(res, hw.read(bo, n)) and np.allclose(res[:1000], a * x[:1000] + y[:1000])
+        out = {"size": n, "skeleton_s": t, "handwritten_s": th, "upload_s": up,
+               "readback_s": down, "correct": bool(ok)}
+        if self.torch:
+            tx, ty = self.torch.from_numpy(x).cuda(), self.torch.from_numpy(y).cuda()
+            out["torch_s"] = torch_time(self.torch, lambda: a * tx + ty, self.reps)
+        return out
+
+    def one_dot_product(self, devs, hw, fin):
+        import dot_product as ex
+        n = self.size(1 << 26, 1 << 18)
+        x, y = ex.inputs(n)
+        X, Y = sk.Vector(x), sk.Vector(y)
+        _, up = timed_once(lambda: (X._ensure(sk.block()), Y._ensure(sk.block())), fin)
+        mult, total = sk.Zip(ex.MULT), sk.Reduce(ex.SUM, identity=0.0)
+        t = timeit(lambda: total(mult(X, Y)).to_numpy(), fin, self.reps)
+        got = total(mult(X, Y)).to_numpy()[0]
+        bx, by, bp = hw.buffer(x), hw.buffer(y), hw.buffer(nbytes=4096 * 4)
+
+        def hand():
+            hw.dot(bx, by, bp, n)
+            return hw.read(bp, 1)[0]
+        th = timeit(hand, fin, self.reps)
+        want = ex.reference(x, y)
+        out = {"size": n, "skeleton_s": t, "handwritten_s": th, "upload_s": up,
+               "correct": bool(np.isclose(got, want, rtol=1e-3)
+                               and np.isclose(hand(), want, rtol=1e-3)),
+               "note": "skeleton: Zip then Reduce (two passes, result read back); "
+                       "hand-written: one fused kernel"}
+        if self.torch:
+            tx, ty = self.torch.from_numpy(x).cuda(), self.torch.from_numpy(y).cuda()
+            out["torch_s"] = torch_time(self.torch, lambda: self.torch.dot(tx, ty).item(),
+                                        self.reps)
+        return out
+
+    def one_gaussian_blur(self, devs, hw, fin, n=None):
+        import gaussian_blur as ex
+        n = n or self.size(8192, 256)
+        (img,) = ex.inputs(n)
+        M, W, blur = sk.Matrix(img), ex.weights(), ex.blur_skeleton()
+        _, up = timed_once(lambda: (M._ensure(sk.overlap(2), halo=True), W._ensure()), fin)
+        t = timeit(lambda: blur(M, W), fin, self.reps)
+        res = blur(M, W).to_numpy()
+        bi, bo, bw = hw.buffer(img), hw.buffer(nbytes=img.nbytes), hw.buffer(ex.WEIGHTS)
+        th = timeit(lambda: hw.blur(bi, bo, bw, n, n), fin, self.reps)
+        ok = np.allclose(res, hw.read(bo, (n, n)), atol=1e-5)
+        if self.quick:
+            ok = ok and np.allclose(res, ex.reference(img), atol=1e-5)
+        out = {"size": f"{n}x{n}", "skeleton_s": t, "handwritten_s": th, "upload_s": up,
+               "correct": bool(ok)}
+        if self.torch:
+            F = __import__("torch.nn.functional", fromlist=["pad"])
+            ti = self.torch.from_numpy(img).cuda()[None, None]
+            tw = self.torch.from_numpy(ex.WEIGHTS).cuda()[None, None]
+            out["torch_s"] = torch_time(
+                self.torch, lambda: F.conv2d(F.pad(ti, (2, 2, 2, 2), mode="replicate"), tw),
+                self.reps)
+        return out
+
+    def one_heat(self, devs, hw, fin):
+        import heat as ex
+        n, its = self.size(8192, 128), self.size(100, 10)
+        (t0,) = ex.inputs(n)
+        M, st = sk.Matrix(t0), ex.stencil()
+        _, up = timed_once(lambda: M._ensure(sk.overlap(1), halo=True), fin)
+        t = timeit(lambda: st(M, iterations=its), fin, max(2, self.reps // 2))
+        res = st(M, iterations=its).to_numpy()
+        ba, bb = hw.buffer(t0), hw.buffer(nbytes=t0.nbytes)
+        th = timeit(lambda: hw.heat(ba, bb, n, n, its), fin, max(2, self.reps // 2))
+        ba, bb = hw.buffer(t0), hw.buffer(nbytes=t0.nbytes)
+        ok = np.allclose(res, hw.read(hw.heat(ba, bb, n, n, its), (n, n)), atol=1e-3)
+        return {"size": f"{n}x{n}, {its} iterations", "skeleton_s": t, "handwritten_s": th,
+                "upload_s": up, "correct": bool(ok)}
+
+    def one_matmul(self, devs, hw, fin, n=None):
+        import matmul as ex
+        n = n or self.size(4096, 256)
+        a, b = ex.inputs(n)
+        A, B, mm = sk.Matrix(a), sk.Matrix(b), ex.skeleton()
+        _, up = timed_once(lambda: (A._ensure(sk.block()), B._ensure(sk.copy())), fin)
+        t = timeit(lambda: mm(A, B), fin, self.reps)
+        res = mm(A, B).to_numpy()
+        ba, bb, bc = hw.buffer(a), hw.buffer(b), hw.buffer(nbytes=a.nbytes)
+        th = timeit(lambda: hw.matmul(ba, bb, bc, n, n, n), fin, self.reps)
+        ok = np.allclose(res, hw.read(bc, (n, n)), rtol=1e-3, atol=1e-2)
+        out = {"size": f"{n}^3", "skeleton_s": t, "handwritten_s": th, "upload_s": up,
+               "skeleton_TFLOPs": round(2 * n ** 3 / t / 1e12, 2), "correct": bool(ok)}
+        if self.torch:
+            ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
+            out["torch_s"] = torch_time(self.torch, lambda: ta @ tb, self.reps)
+            out["correct"] = bool(ok and np.allclose(res, (ta @ tb).cpu().numpy(), rtol=1e-3,
+                                                     atol=1e-2))
+        return out
+
+    def one_mandelbrot(self, devs, hw, fin, n=None):
+        import mandelbrot as ex
+        n = n or self.size(8192, 256)
+        f, idx = ex.skeleton(), sk.IndexVector(n * n)
+        t = timeit(lambda: f(idx, n, n, ex.MAX_ITER), fin, self.reps)
+        res = f(idx, n, n, ex.MAX_ITER).to_numpy()
+        bo = hw.buffer(nbytes=n * n * 4)
+        th = timeit(lambda: hw.mandel(bo, n, n, ex.MAX_ITER), fin, self.reps)
+        ok = (res != hw.read(bo, n * n, np.int32)).mean() < 0.001
+        return {"size": f"{n}x{n}, {ex.MAX_ITER} iterations", "skeleton_s": t,
+                "handwritten_s": th, "correct": bool(ok)}
+
+    # ---- 2 devices against 1, data already distributed
+
+    def scaling(self, name, ndev):
+        import gaussian_blur
+        import heat
+        import mandelbrot
+        import matmul
+        n = self.size(8192, 256)
+        devs = init(ndev, self.kind, True if name.endswith("_peer") else None)
+        fin = devs.finish
+        if name == "matmul":
+            a, b = matmul.inputs(n)
+            A, B, mm = sk.Matrix(a), sk.Matrix(b), matmul.skeleton()
+            _, up = timed_once(lambda: (A._ensure(sk.block()), B._ensure(sk.copy())), fin)
+            call = lambda: mm(A, B)  # noqa: E731
+        elif name == "mandelbrot":
+            f, idx = mandelbrot.skeleton(), sk.IndexVector(n * n)
+            up = 0.0
+            call = lambda: f(idx, n, n, mandelbrot.MAX_ITER)  # noqa: E731
+        elif name == "gaussian_blur":
+            (img,) = gaussian_blur.inputs(n)
+            M, W, blur = sk.Matrix(img), gaussian_blur.weights(), gaussian_blur.blur_skeleton()
+            _, up = timed_once(lambda: (M._ensure(sk.overlap(2), halo=True), W._ensure()), fin)
+            call = lambda: blur(M, W)  # noqa: E731
+        else:
+            (t0,) = heat.inputs(n)
+            sync = 8 if name == "heat_sync8" else 1     # heat_peer: copies peer to peer
+            M, st = sk.Matrix(t0), heat.stencil(sync)
+            its = self.size(100, 10)
+            _, up = timed_once(lambda: M._ensure(sk.overlap(sync), halo=True), fin)
+            call = lambda: st(M, iterations=its)  # noqa: E731
+        t = timeit(call, fin, self.reps)
+        start = len(devs.log)
+        res, _ = timed_once(call, fin)
+        moved = self._transfers(devs, start)
+        res, down = timed_once(res.to_numpy, fin)
+        return {"devices": ndev, "skeleton_s": t, "upload_s": up, "readback_s": down,
+                "moved_during_call_bytes": moved, "checksum": float(np.asarray(res,
+                                                                             np.float64).sum())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="folder for skel_gpu.json and skel_gpu.md")
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test on any "
+                    "device, e.g. PoCL)")
+    ap.add_argument("--reps", type=int, default=10, help="timed calls per measurement")
+    ap.add_argument("--only", nargs="*", help="examples to run (default all)")
+    args = ap.parse_args()
+    from mcl.opencl.device import all_devices, describe
+    gpus = [d for d in all_devices() if describe(d).kind == "GPU"]
+    kind = "GPU" if gpus else None
+    bench = Bench(args.quick, kind, args.reps)
+    names = args.only or ["saxpy", "dot_product", "gaussian_blur", "heat", "matmul",
+                          "mandelbrot"]
+    devs = init(None, kind)
+    result = {"device": describe(devs.devices[0]).spec, "devices_available": devs.count,
+              "quick": args.quick, "one_device": {}, "scaling": {}}
+    started = time.perf_counter()
+    for name in names:
+        print(f"[{time.perf_counter() - started:6.1f} s] one device: {name}", flush=True)
+        result["one_device"][name] = bench.one_device(name)
+        print("   ", json.dumps(result["one_device"][name]), flush=True)
+    if devs.count >= 2:
+        for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat", "heat_sync8",
+                                 "heat_peer") if n.split("_")[0] in names
+                     or n in names]:
+            runs = {}
+            for nd in (1, 2):
+                print(f"[{time.perf_counter() - started:6.1f} s] {nd} devices: {name}",
+                      flush=True)
+                runs[nd] = bench.scaling(name, nd)
+            runs["speedup"] = round(runs[1]["skeleton_s"] / runs[2]["skeleton_s"], 2)
+            runs["same_result"] = bool(np.isclose(runs[1]["checksum"], runs[2]["checksum"],
+                                                  rtol=1e-4))
+            result["scaling"][name] = runs
+            print("   ", json.dumps(runs), flush=True)
+    result["total_s"] = round(time.perf_counter() - started, 1)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "skel_gpu.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "skel_gpu.md").write_text(report(result))
+    print(report(result))
+    return 0
+
+
+def _ms(s):
+    return f"{s * 1e3:.3f}" if s is not None else "-"
+
+
+def report(r) -> str:
+    lines = [f"# mcl.skel on {r['device']} ({r['devices_available']} device(s))", "",
+             "One device: time per call (ms), data already on the device; ratio = reference "
+             "time / skeleton time (1 = as fast).", "",
+             "| example | size | skeleton | hand-written | ratio | torch | ratio | upload | "
+             "correct |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, o in r["one_device"].items():
+        lines.append(f"| {name} | {o['size']} | {_ms(o['skeleton_s'])} | "
+                     f"{_ms(o['handwritten_s'])} | {o['skeleton_vs_handwritten']} | "
+                     f"{_ms(o.get('torch_s'))} | {o.get('skeleton_vs_torch', '-')} | "
+                     f"{_ms(o.get('upload_s'))} | {o['correct']} |")
+    if r["scaling"]:
+        lines += ["", "Two devices against one, data already distributed (ms per call; "
+                  "transfers separate):", "",
+                  "| example | 1 device | 2 devices | speedup | moved between devices in a "
+                  "call (2 devices) | upload (1 / 2) | same result |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for name, s in r["scaling"].items():
+            moved = s[2]["moved_during_call_bytes"].get("device", 0)
+            lines.append(f"| {name} | {_ms(s[1]['skeleton_s'])} | {_ms(s[2]['skeleton_s'])} | "
+                         f"{s['speedup']} | {moved / 1e6:.2f} MB | {_ms(s[1]['upload_s'])} / "
+                         f"{_ms(s[2]['upload_s'])} | {s['same_result']} |")
+    lines += ["", f"total {r['total_s']} s", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

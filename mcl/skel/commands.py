@@ -1,0 +1,89 @@
+"""``mcl skel explain PROGRAM.py``: run a skeleton program and say, for a node
+described in HDL, what each skeleton call moves over which link and computes on
+each device."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+from pathlib import Path
+
+from mcl.cli import add_hwd_path_option, hwd_search_path
+from mcl.diagnostics import McplError, error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("skel", help="SkelCL skeletons over several devices (mcl.skel)",
+                       description="Programs written with mcl.skel (Vector, Matrix, Map, Zip, "
+                                   "Reduce, Scan, MapOverlap, Stencil, AllPairs).")
+    ssub = p.add_subparsers(dest="skel_command", metavar="COMMAND")
+    q = ssub.add_parser(
+        "explain", help="what each skeleton call moves over which link, per device",
+        description="Run a Python program that uses mcl.skel and report, for each skeleton "
+                    "call, the transfers it caused (timed on the node's links: PCIe to the "
+                    "host, NVLink between devices) and the roofline of its work on each "
+                    "device. The devices of the run stand for the node's devices in order: "
+                    "give --devices as many as the node has (PoCL offers several with "
+                    "POCL_DEVICES=\"pthread pthread\").",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("program", help="a Python file using mcl.skel")
+    q.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program")
+    q.add_argument("--node", default="h200x2", help="node description (default h200x2; "
+                   "bundled ones are in mcl/skel/nodes, more with --hwd-path)")
+    q.add_argument("--devices", type=int, default=None,
+                   help="devices to run on (default: as many as the node has, if available)")
+    q.add_argument("--peer-copies", action="store_true",
+                   help="copy between devices peer to peer (over the node's device link, "
+                        "e.g. NVLink) instead of through host memory, mcl.skel's default "
+                        "for GPUs")
+    add_hwd_path_option(q)
+    q.set_defaults(func=cmd_explain)
+    p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+def cmd_explain(args) -> int:
+    import mcl.skel as sk
+    from mcl.skel.explanation import explaining, load_node
+    path = Path(args.program)
+    if not path.is_file():
+        raise McplError(error("skel-no-program", f"no such program: {args.program}",
+                              hint="give the path of a Python file that uses mcl.skel"))
+    search = hwd_search_path(args)
+    node = load_node(args.node, search)
+    want = args.devices or node.devices
+    peer = "1" if args.peer_copies else "0"     # the node's devices are GPUs
+    try:
+        sk.init(num_devices=want, peer_copies=args.peer_copies)
+    except McplError:
+        if args.devices:
+            raise
+        sk.init(peer_copies=args.peer_copies)
+    if sk.current().count != node.devices:
+        print(f"mcl: note: the run uses {sk.current().count} device(s), the node "
+              f"'{node.name}' has {node.devices}", file=sys.stderr)
+    saved = sys.argv
+    saved_env = {k: os.environ.get(k) for k in ("MCL_SKEL_DEVICES", "MCL_SKEL_PEER_COPIES")}
+    # the program's own mcl.skel.init() then picks as many devices, copying alike
+    os.environ["MCL_SKEL_DEVICES"] = str(sk.current().per_rank)
+    os.environ["MCL_SKEL_PEER_COPIES"] = peer
+    sys.argv = [str(path), *args.args]
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        with explaining(args.node, search) as ex:
+            runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (0, None):
+            print(f"mcl: the program exited with status {e.code}", file=sys.stderr)
+            return 1
+    finally:
+        sys.argv = saved
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        sys.path.remove(str(path.parent.resolve()))
+    print(ex)
+    return 0

@@ -1,0 +1,259 @@
+"""Containers: ``Vector`` and ``Matrix`` whose data lives on the host and/or the
+devices, moved lazily. Each copy (the host's, each device part's own rows, its halo
+rows) has a validity flag; a skeleton states the distribution it needs and the
+container makes it so, moving only what is not valid where it is needed."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mcl.skel import transfer
+from mcl.skel.context import Devices, current
+from mcl.skel.distribution import Distribution, PartSpec, block
+from mcl.skel.errors import skel_error
+from mcl.skel.functions import ctype_of
+
+
+@dataclass
+class Part:
+    spec: PartSpec
+    buffer: object          # a pyopencl Buffer on this rank, None elsewhere or when empty
+    valid: bool = False     # own rows
+    halo_valid: bool = False
+
+    @property
+    def device(self) -> int:
+        return self.spec.device
+
+
+class Container:
+    """Common to Vector and Matrix: rows of ``row_size`` elements."""
+
+    kind = "container"
+
+    def __init__(self, data=None, shape=None, dtype=None, distribution=None):
+        self._devs: Devices = current()
+        if data is not None:
+            arr = np.array(data, dtype=dtype, copy=True, order="C")
+            self._check_shape(arr.shape)
+            self._host = arr
+            self.shape = arr.shape
+            self.dtype = arr.dtype
+        else:
+            if shape is None:
+                raise skel_error("bad-container", f"a {self.kind} needs data (a numpy array) "
+                                 "or a size")
+            self.shape = self._check_shape(tuple(int(s) for s in shape))
+            self.dtype = np.dtype(dtype or np.float32)
+            self._host = None        # zeros until written: allocated when first needed
+        ctype_of(self.dtype)
+        self._host_valid = True
+        self._dist: Distribution | None = None
+        self._parts: list[Part] = []
+        self._placed: Distribution | None = None    # the distribution the parts follow
+        self._merge_from = None
+        if distribution is not None:
+            self.distribution = distribution
+
+    # ---- shape
+
+    def _check_shape(self, shape):
+        return shape
+
+    @property
+    def rows(self) -> int:
+        return self.shape[0]
+
+    @property
+    def row_size(self) -> int:
+        return int(math.prod(self.shape[1:]))
+
+    @property
+    def size(self) -> int:
+        return int(math.prod(self.shape))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.rows
+
+    @property
+    def ctype(self) -> str:
+        return ctype_of(self.dtype)
+
+    # ---- distribution
+
+    @property
+    def distribution(self) -> Distribution | None:
+        return self._dist
+
+    @distribution.setter
+    def distribution(self, d: Distribution) -> None:
+        if not isinstance(d, Distribution):
+            raise skel_error("bad-distribution", f"{d!r} is not a distribution",
+                             hint="use mcl.skel.single(), copy(), block() or overlap(n)")
+        if d.kind == "single":
+            self._devs.check_index(d.device)
+        if d.kind == "overlap":
+            if self.kind != "Matrix":
+                raise skel_error("needs-matrix", "the overlap distribution is for matrices "
+                                 "(block rows plus halo rows)", hint="use block() for a Vector")
+            per = self.rows // self._devs.count
+            if self._devs.count > 1 and max(d.top, d.bottom) > per:
+                raise skel_error("overlap-too-large", f"an overlap of {max(d.top, d.bottom)} "
+                                 f"rows is larger than a block of {per} rows ({self.rows} rows "
+                                 f"over {self._devs.count} devices)",
+                                 hint="use fewer devices or a smaller overlap")
+        old = self._dist
+        if old is not None and old.kind == "copy" and not d.same_layout(old):
+            self._merge_from = old.merge
+        self._dist = d      # data moves when a skeleton or the host needs it
+
+    def _same_devices(self, devs: Devices) -> None:
+        if self._devs is not devs:
+            raise skel_error("stale-container", "this container was made before "
+                             "mcl.skel.init() chose other devices", hint="make it again")
+
+    # ---- host side
+
+    def _host_array(self) -> np.ndarray:
+        if self._host is None:
+            self._host = np.zeros(self.shape, self.dtype)
+        return self._host
+
+    def to_numpy(self) -> np.ndarray:
+        """A copy of the data on the host (downloads what the host lacks)."""
+        return self._fetch().copy()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._fetch()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        view = a.view()
+        view.flags.writeable = False
+        return view
+
+    def __getitem__(self, index):
+        return self._fetch()[index]
+
+    def __setitem__(self, index, value) -> None:
+        a = self._fetch()
+        a[index] = value
+        for p in self._parts:
+            p.valid = p.halo_valid = False
+
+    def _fetch(self) -> np.ndarray:
+        if not self._host_valid:
+            if self._dist is not None and self._dist.kind == "copy":
+                self._merge_from = self._dist.merge
+            transfer.download(self)
+            self._host_valid = True
+        return self._host_array()
+
+    def __del__(self):
+        parts = getattr(self, "_parts", None)
+        if parts:
+            try:
+                transfer.release(self._devs, parts)
+            except Exception:  # noqa: BLE001 - never raise from a finaliser at exit
+                pass
+
+    def __repr__(self) -> str:
+        return f"{self.kind}(shape={self.shape}, dtype={self.dtype}, distribution={self._dist})"
+
+    # ---- device side, used by skeletons
+
+    def _ensure(self, default: Distribution | None = None, halo: bool = False) -> list[Part]:
+        """Make the parts of the distribution (``default`` if none is set) valid on
+        the devices (halo rows too when ``halo``) and return them."""
+        if self._dist is None:
+            self._dist = default or block()
+        transfer.materialize(self, halo)
+        return self._parts
+
+    def _written(self, parts: list[Part]) -> None:
+        """Parts a skeleton just wrote (own rows): the host and halos are stale."""
+        self._host_valid = False
+        for p in parts:
+            p.valid = True
+            p.halo_valid = p.spec.lo == p.spec.own_lo and p.spec.hi == p.spec.own_hi
+
+
+class Vector(Container):
+    """A one-dimensional container: ``Vector(array)`` or ``Vector(size, dtype)``."""
+
+    kind = "Vector"
+
+    def __init__(self, data=None, dtype=None, distribution=None, *, size=None):
+        if data is not None and np.ndim(data) == 0 and size is None:
+            size, data = int(data), None
+        super().__init__(data, None if size is None else (size,), dtype, distribution)
+
+    def _check_shape(self, shape):
+        if len(shape) != 1:
+            raise skel_error("needs-vector", f"a Vector is one-dimensional; got shape {shape}",
+                             hint="use mcl.skel.Matrix for two dimensions")
+        return shape
+
+
+class Matrix(Container):
+    """A two-dimensional, row-major container: ``Matrix(array)`` or
+    ``Matrix((rows, cols), dtype)``."""
+
+    kind = "Matrix"
+
+    def __init__(self, data=None, dtype=None, distribution=None, *, shape=None):
+        if data is not None and isinstance(data, tuple) and shape is None \
+                and all(isinstance(x, int) for x in data):
+            shape, data = data, None
+        super().__init__(data, shape, dtype, distribution)
+
+    def _check_shape(self, shape):
+        if len(shape) != 2:
+            raise skel_error("needs-matrix", f"a Matrix is two-dimensional; got shape {shape}",
+                             hint="use mcl.skel.Vector for one dimension")
+        return shape
+
+    @property
+    def cols(self) -> int:
+        return self.shape[1]
+
+
+class IndexVector(Vector):
+    """The indices 0 .. n-1 without storage: a Map over it computes from the index
+    (SkelCL's ``Vector<Index>``). Parts hold no buffer; the kernel adds the offset."""
+
+    kind = "IndexVector"
+
+    def __init__(self, n: int, distribution=None):
+        self._devs = current()
+        self.shape = (int(n),)
+        self.dtype = np.dtype(np.int32)
+        self._host = None
+        self._host_valid = True
+        self._dist = None
+        self._parts = []
+        self._placed = None
+        self._merge_from = None
+        if distribution is not None:
+            self.distribution = distribution
+
+    def _host_array(self):
+        if self._host is None:
+            self._host = np.arange(self.rows, dtype=self.dtype)
+        return self._host
+
+    def __setitem__(self, index, value):
+        raise skel_error("read-only", "an IndexVector cannot be written")
+
+    def _ensure(self, default=None, halo=False):
+        if self._dist is None:
+            self._dist = default or block()
+        specs = self._dist.parts(self.rows, self._devs.count)
+        self._parts = [Part(s, None, True, True) for s in specs]
+        return self._parts

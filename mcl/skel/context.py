@@ -1,0 +1,169 @@
+"""The devices mcl.skel runs on: one OpenCL context over the devices of a platform,
+a queue per device, and (under MPI) the ranks that each drive their own devices.
+
+``init(num_devices=None, platform=None, device_type=None)`` chooses them; every
+container and skeleton made afterwards uses them. Without a call, the first use
+initialises with every device of the platform that ``mcl devices`` would pick."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from mcl.opencl import device as cldevice
+from mcl.skel.errors import skel_error
+
+
+@dataclass
+class Transfer:
+    """One data movement: ``kind`` is upload, download, device (between devices of this
+    process) or mpi (between ranks); ``src``/``dst`` name the places."""
+
+    kind: str
+    src: str
+    dst: str
+    nbytes: int
+    what: str = ""
+    #: global device numbers of the ends (None: the host)
+    src_device: int | None = None
+    dst_device: int | None = None
+    #: a copy between devices staged through host memory (not peer to peer)
+    via_host: bool = False
+
+
+@dataclass
+class Devices:
+    """The devices of this process and, under MPI, the global numbering of all ranks'
+    devices: global device g is local device g % per_rank of rank g // per_rank."""
+
+    context: object
+    devices: list
+    queues: list
+    rank: int = 0
+    ranks: int = 1
+    comm: object = None
+    #: every transfer performed, in order (benchmarks and explain read it)
+    log: list[Transfer] = field(default_factory=list)
+    generation: int = 0
+    #: copies between devices as one command (True) or staged through host memory
+    #: (False: a GPU driver then never moves a whole buffer to another device)
+    peer_copies: bool = False
+    #: host staging memory of copies still in flight, kept alive with their events
+    in_flight: list = field(default_factory=list)
+
+    @property
+    def per_rank(self) -> int:
+        return len(self.devices)
+
+    @property
+    def count(self) -> int:
+        """Devices over all ranks."""
+        return len(self.devices) * self.ranks
+
+    def is_local(self, g: int) -> bool:
+        return g // self.per_rank == self.rank
+
+    def local(self, g: int) -> int:
+        return g % self.per_rank
+
+    def owner(self, g: int) -> int:
+        return g // self.per_rank
+
+    def queue(self, g: int):
+        return self.queues[self.local(g)]
+
+    def device(self, g: int):
+        return self.devices[self.local(g)]
+
+    def name(self, g: int) -> str:
+        where = f"rank {self.owner(g)} " if self.ranks > 1 else ""
+        return f"{where}device {g} ({self.devices[self.local(g)].name.strip()})"
+
+    def check_index(self, g: int) -> int:
+        if not isinstance(g, int) or not 0 <= g < self.count:
+            raise skel_error("no-such-device", f"there is no device {g}: mcl.skel runs on "
+                             f"{self.count} device(s), numbered 0 to {self.count - 1}",
+                             hint="mcl.skel.init(num_devices=...) chooses how many")
+        return g
+
+    def finish(self) -> None:
+        for q in self.queues:
+            q.finish()
+        self.in_flight.clear()
+
+
+_current: Devices | None = None
+_generation = 0
+
+
+def _platform_devices(platform: str | None, device_type: str | None) -> list:
+    devices = cldevice.all_devices()
+    if not devices:
+        cldevice.select_device()  # raises the "no device" diagnostic with its hint
+    if platform is None and device_type is None:
+        best = cldevice.select_device()
+        kind = cldevice.describe(best).kind
+        return [d for d in best.platform.get_devices()
+                if cldevice.describe(d).kind == kind]
+    chosen = [d for d in devices
+              if (platform is None or platform.lower() in d.platform.name.lower()
+                  or platform.lower() in d.name.lower())
+              and (device_type is None or cldevice.describe(d).kind == device_type.upper())]
+    chosen = [d for d in chosen if cldevice.build_problem(d) is None]
+    if not chosen:
+        listing = ", ".join(f"'{cldevice.describe(d).spec}'" for d in devices)
+        raise skel_error("no-such-device", f"no working OpenCL device matches platform="
+                         f"{platform!r} device_type={device_type!r}",
+                         hint=f"available devices: {listing}")
+    first = chosen[0].platform
+    return [d for d in chosen if d.platform == first]
+
+
+def init(num_devices: int | None = None, platform: str | None = None,
+         device_type: str | None = None, mpi: bool | None = None,
+         peer_copies: bool | None = None) -> Devices:
+    """Choose the devices (of one platform) that containers and skeletons use.
+
+    ``num_devices``: how many of the platform's devices (default all; the environment
+    variable ``MCL_SKEL_DEVICES`` gives a default). ``platform``/``device_type``
+    ("GPU", "CPU") narrow the choice. ``mpi``: combine with the other MPI ranks
+    (default: when started by mpiexec with more than one rank). ``peer_copies``: copy
+    between devices with one OpenCL command (default for CPU devices, which share
+    memory) rather than through host memory (default for GPUs, as SkelCL: a driver
+    may otherwise migrate the whole buffer to the other device); the environment
+    variable ``MCL_SKEL_PEER_COPIES`` (0 or 1) gives a default."""
+    import pyopencl as cl
+
+    global _current, _generation
+    found = _platform_devices(platform, device_type)
+    if num_devices is None and os.environ.get("MCL_SKEL_DEVICES"):
+        num_devices = int(os.environ["MCL_SKEL_DEVICES"])
+    if num_devices is not None:
+        if num_devices < 1 or num_devices > len(found):
+            raise skel_error("no-such-device", f"{num_devices} device(s) asked for, but the "
+                             f"platform '{found[0].platform.name.strip()}' has {len(found)}",
+                             hint="PoCL gives several CPU devices with "
+                                  "POCL_DEVICES=\"pthread pthread\" (set before the start)")
+        found = found[:num_devices]
+    ctx = cl.Context(found)
+    queues = [cl.CommandQueue(ctx, d, properties=cl.command_queue_properties.PROFILING_ENABLE)
+              for d in found]
+    _generation += 1
+    from mcl.skel import transfer
+    transfer.clear_pool()       # buffers of the devices chosen before
+    if peer_copies is None and os.environ.get("MCL_SKEL_PEER_COPIES") in ("0", "1"):
+        peer_copies = os.environ["MCL_SKEL_PEER_COPIES"] == "1"
+    if peer_copies is None:
+        peer_copies = all(cldevice.describe(d).kind == "CPU" for d in found)
+    devs = Devices(ctx, found, queues, generation=_generation, peer_copies=peer_copies)
+    from mcl.skel import mpi as skel_mpi
+    skel_mpi.attach(devs, mpi)
+    _current = devs
+    return devs
+
+
+def current() -> Devices:
+    """The devices chosen by :func:`init` (initialising with the defaults if needed)."""
+    if _current is None:
+        init()
+    return _current

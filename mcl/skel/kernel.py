@@ -1,0 +1,202 @@
+"""What every skeleton shares: composing the kernel source around the customising
+function, building it (through the program cache) and launching it on a device,
+and passing the additional arguments that follow a skeleton's inputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcl.skel import program as programs
+from mcl.skel.context import Devices
+from mcl.skel.errors import cl_failure, skel_error
+from mcl.skel.functions import UserFunction, dtype_of, from_source
+
+
+def matrix_type(ctype: str) -> str:
+    """The struct a customising function receives for a matrix (MapOverlap, Stencil,
+    AllPairs): its data, size, the current element and the first stored row."""
+    return (f"typedef struct {{ __global const {ctype}* data; int rows; int cols; int row; "
+            f"int col; int lo; int len; }} {ctype}_matrix_t;\n")
+
+
+@dataclass
+class Extra:
+    """One additional argument: a scalar or a container."""
+
+    param: object
+    value: object
+
+    @property
+    def is_container(self) -> bool:
+        return self.param.pointer
+
+
+class Skeleton:
+    """A skeleton customised by a function; subclasses say how many inputs it has."""
+
+    name = "skeleton"
+    inputs = 1
+
+    def __init__(self, func):
+        self.func: UserFunction = from_source(func, self.name)
+        if len(self.func.params) < self.inputs:
+            raise skel_error("bad-function", f"the {self.name} function '{self.func.name}' "
+                             f"takes {len(self.func.params)} parameter(s); a {self.name} "
+                             f"passes {self.inputs} element(s) to it",
+                             hint="its first parameters receive the inputs' elements, further "
+                                  "ones the additional arguments")
+        self.funcs: list[UserFunction] = [self.func]
+        self._kernels: dict = {}
+
+    def __call__(self, *args, **kwargs):
+        from mcl.skel import explanation as explain
+        devs = next((a._devs for a in args if hasattr(a, "_devs")), None)
+        start = len(devs.log) if devs is not None else 0
+        out = self._call(*args, **kwargs)
+        if explain.recording() and devs is not None:
+            explain.record(self, args, kwargs, out, devs.log[start:])
+        return out
+
+    # ---- additional arguments
+
+    def extras(self, args: tuple) -> list[Extra]:
+        params = self.func.params[self.inputs:]
+        if len(args) != len(params):
+            names = ", ".join(p.name for p in params) or "none"
+            raise skel_error("bad-arguments", f"the {self.name} function '{self.func.name}' "
+                             f"takes {len(params)} additional argument(s) ({names}); "
+                             f"{len(args)} given")
+        from mcl.skel.container import Container
+        out = []
+        for p, a in zip(params, args, strict=True):
+            if p.pointer:
+                if not isinstance(a, Container):
+                    raise skel_error("bad-arguments", f"parameter '{p.name}' of "
+                                     f"'{self.func.name}' is a pointer: pass a Vector or Matrix")
+                if a.distribution is None:
+                    raise skel_error("needs-distribution", f"the container passed as "
+                                     f"'{p.name}' needs an explicit distribution",
+                                     hint="set it first, e.g. v.distribution = "
+                                          "mcl.skel.copy(); the skeleton cannot know which "
+                                          "elements the function reads")
+                out.append(Extra(p, a))
+            else:
+                dt = dtype_of(p.base)
+                if dt is None:
+                    raise skel_error("bad-arguments", f"parameter '{p.name}' of "
+                                     f"'{self.func.name}' has type '{p.ctype}', which "
+                                     "cannot be passed from Python",
+                                     hint="use a scalar type (int, float, ...) or a pointer")
+                if isinstance(a, Container):
+                    raise skel_error("bad-arguments", f"parameter '{p.name}' is a scalar; "
+                                     "a container was given")
+                out.append(Extra(p, dt.type(a)))
+        return out
+
+    def extra_params(self) -> str:
+        return "".join(f", {p.ctype} skel_arg{i}"
+                       for i, p in enumerate(self.func.params[self.inputs:]))
+
+    def extra_names(self) -> str:
+        return "".join(f", skel_arg{i}" for i in range(len(self.func.params) - self.inputs))
+
+    @staticmethod
+    def ensure_extras(extras: list[Extra]) -> None:
+        for e in extras:
+            if e.is_container:
+                e.value._ensure()
+
+    @staticmethod
+    def extra_values(extras: list[Extra], devs: Devices, g: int) -> list:
+        vals = []
+        for e in extras:
+            if not e.is_container:
+                vals.append(e.value)
+                continue
+            parts = [p for p in e.value._parts if p.device == g]
+            if not parts:
+                raise skel_error("needs-distribution", f"the container passed as "
+                                 f"'{e.param.name}' has no data on {devs.name(g)} (its "
+                                 f"distribution is {e.value.distribution})",
+                                 hint="use copy() for data every device reads")
+            vals.append(parts[0].buffer or empty_buffer(devs))
+        return vals
+
+    # ---- building and launching
+
+    def kernel(self, devs: Devices, g: int, prelude: str, body: str, entry: str,
+               options: tuple = ()):
+        """Kernel ``entry`` of ``prelude + functions + body`` built for device ``g``. Each
+        customising function is renamed ``skel_fn_<name>`` (by a macro around its text)
+        so that its name cannot clash with the skeleton's identifiers."""
+        if "double" in prelude + body + "".join(f.source for f in self.funcs):
+            prelude = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + prelude
+        source, offsets = prelude, []
+        for f in self.funcs:
+            offsets.append((f, source.count("\n") + 1))
+            source += f"#define {f.name} {cname(f)}\n{f.source}\n#undef {f.name}\n"
+        source += body
+        dev = devs.device(g)
+        key = (devs.generation, dev.int_ptr, source, options, entry)
+        if key not in self._kernels:
+            import pyopencl as cl
+            prog = programs.build(devs.context, dev, source, list(options),
+                                  lambda log: build_error(log, self.name, offsets))
+            # one kernel object per program and entry, shared by skeletons made alike
+            # (pyopencl makes each object at a cost)
+            obj = _OBJECTS.get((id(prog), entry))
+            if obj is None or obj[0] is not prog:
+                obj = _OBJECTS[(id(prog), entry)] = (prog, cl.Kernel(prog, entry))
+            self._kernels[key] = obj[1]
+        return self._kernels[key]
+
+    @staticmethod
+    def launch(devs: Devices, g: int, kernel, global_size, local_size, args, what: str):
+        import pyopencl as cl
+        try:
+            return kernel(devs.queue(g), global_size, local_size, *args)
+        except cl.Error as e:
+            raise cl_failure(what, e, devs.name(g)) from e
+
+
+def cname(f: UserFunction) -> str:
+    """The name a customising function has inside a skeleton's kernel."""
+    return f"skel_fn_{f.name}"
+
+
+def build_error(log: str, skeleton: str, offsets):
+    """The compiler's log as diagnostics at the lines of the customising functions
+    (``offsets``: each function and the kernel line before its first line)."""
+    from mcl.diagnostics import McplError
+    diags = []
+    for f, offset in offsets:
+        diags += f.diagnostics(log, skeleton, offset)
+    return McplError(diags) if diags else offsets[0][0].build_error(log, skeleton, 0)
+
+
+def group_size(devs: Devices, g: int, limit: int = 256) -> int:
+    """The largest power of two work-group size up to ``limit`` the device allows."""
+    m = min(limit, devs.device(g).max_work_group_size)
+    p = 1
+    while p * 2 <= m:
+        p *= 2
+    return p
+
+
+def round_up(n: int, k: int) -> int:
+    return max(k, (n + k - 1) // k * k)
+
+
+_EMPTY: dict[int, object] = {}
+#: (id of a program, entry) -> (program, kernel object)
+_OBJECTS: dict[tuple[int, str], tuple] = {}
+
+
+def empty_buffer(devs: Devices):
+    """A small buffer to pass where a kernel has a pointer but no data (an
+    IndexVector, an empty part)."""
+    import pyopencl as cl
+    if devs.generation not in _EMPTY:
+        _EMPTY.clear()
+        _EMPTY[devs.generation] = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, 16)
+    return _EMPTY[devs.generation]

@@ -1,0 +1,405 @@
+"""The element-wise and collective skeletons: Map, Zip, Reduce, Scan.
+
+Map and Zip run on every device that holds a part of their input, each on its own
+rows; the output has the input's distribution (block by default; Zip moves
+mismatched inputs to block). Reduce reduces each part on its device, gathers the
+partial results on the host and combines them in device order; the output is a
+one-element Vector on a single device. Scan scans each part on its device, then
+an implicit map adds the combined totals of the preceding parts (block output)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcl.skel.container import Container, IndexVector, Matrix, Part, Vector
+from mcl.skel.context import Transfer
+from mcl.skel.distribution import block, copy, single
+from mcl.skel.errors import skel_error
+from mcl.skel.functions import ctype_of
+from mcl.skel.kernel import Skeleton, cname, empty_buffer, group_size, round_up
+from mcl.skel.transfer import allocate
+
+
+def _new_like(shape, dtype, dist, devs, specs, what) -> Container:
+    """An output container whose parts (``specs``) are allocated on the devices."""
+    cls = Matrix if len(shape) == 2 else Vector
+    out = cls.__new__(cls)
+    Container.__init__(out, shape=shape, dtype=dtype)
+    if dist.kind == "copy" and dist.merge is not None:
+        dist = copy()       # an output's copies are equal: nothing to merge
+    out._dist = out._placed = dist
+    row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * out.dtype.itemsize
+    buffers = allocate(devs, specs, row_bytes, what)
+    out._parts = [Part(s, b) for s, b in zip(specs, buffers, strict=True)]
+    out._host_valid = False
+    return out
+
+
+def _output_dtype(sk: Skeleton, fallback):
+    dt = sk.func.return_dtype
+    if dt is None:
+        raise skel_error("bad-function", f"the {sk.name} function '{sk.func.name}' returns "
+                         f"'{sk.func.return_type}', which is not an element type",
+                         hint="return float, double, int, ...")
+    return dt if dt is not None else fallback
+
+
+class Map(Skeleton):
+    """``Map(f)(X, *extras)``: ``f(x, *extras)`` for every element of a Vector, Matrix
+    or IndexVector (whose elements are the indices)."""
+
+    name = "Map"
+    inputs = 1
+
+    def _call(self, x: Container, *args) -> Container:
+        if not isinstance(x, Container):
+            raise skel_error("bad-arguments", f"Map takes a Vector or Matrix, not "
+                             f"{type(x).__name__}")
+        devs = x._devs
+        extras = self.extras(args)
+        out_dtype = _output_dtype(self, x.dtype)
+        parts = x._ensure(block())
+        self.ensure_extras(extras)
+        out = _new_like(x.shape, out_dtype, x.distribution, devs, [p.spec for p in parts],
+                        f"the output of Map '{self.func.name}'")
+        index = isinstance(x, IndexVector)
+        tin = "int" if index else x.ctype
+        tout = ctype_of(out_dtype)
+        elem = "(int)(offset + i)" if index else "in[skip + i]"
+        body = (f"__kernel void skel_map(__global const {tin}* in, __global {tout}* out, "
+                f"const uint n, const uint skip, const int offset{self.extra_params()})\n"
+                f"{{ size_t i = get_global_id(0);\n"
+                f"  if (i < n) out[skip + i] = {cname(self.func)}({elem}"
+                f"{self.extra_names()}); }}\n")
+        rs = x.row_size
+        for p, o in zip(parts, out._parts, strict=True):
+            s = p.spec
+            n = (s.own_hi - s.own_lo) * rs
+            if not devs.is_local(s.device) or n == 0:
+                continue
+            k = self.kernel(devs, s.device, "", body, "skel_map")
+            wg = group_size(devs, s.device)
+            self.launch(devs, s.device, k, (round_up(n, wg),), (wg,),
+                        [p.buffer or empty_buffer(devs), o.buffer, np.uint32(n),
+                         np.uint32((s.own_lo - s.lo) * rs), np.int32(s.own_lo * rs),
+                         *self.extra_values(extras, devs, s.device)],
+                        f"running Map '{self.func.name}'")
+        out._written(out._parts)
+        return out
+
+
+def _zip_distribution(a: Container, b: Container):
+    da, db = a.distribution, b.distribution
+    if da is None and db is None:
+        return block()
+    if da is None:
+        return db if db.kind != "overlap" else block()
+    if db is None or da.same_layout(db):
+        return da
+    return block()
+
+
+class Zip(Skeleton):
+    """``Zip(f)(X, Y, *extras)``: ``f(x, y, *extras)`` element-wise; X and Y have the
+    same shape. Inputs with different distributions are both made block."""
+
+    name = "Zip"
+    inputs = 2
+
+    def _call(self, a: Container, b: Container, *args) -> Container:
+        for v in (a, b):
+            if not isinstance(v, Container) or isinstance(v, IndexVector):
+                raise skel_error("bad-arguments", "Zip takes two Vectors or two Matrices")
+        if a.kind != b.kind or a.shape != b.shape:
+            raise skel_error("size-mismatch", f"Zip needs inputs of the same shape; got "
+                             f"{a.kind} {a.shape} and {b.kind} {b.shape}")
+        b._same_devices(a._devs)
+        devs = a._devs
+        extras = self.extras(args)
+        out_dtype = _output_dtype(self, a.dtype)
+        dist = _zip_distribution(a, b)
+        for v in (a, b):
+            if v.distribution is None or not v.distribution.same_layout(dist):
+                v.distribution = dist
+        pa, pb = a._ensure(), b._ensure()
+        self.ensure_extras(extras)
+        out = _new_like(a.shape, out_dtype, dist, devs, [p.spec for p in pa],
+                        f"the output of Zip '{self.func.name}'")
+        run_zip(self, devs, pa, pb, out._parts, a.row_size, a.ctype, b.ctype,
+                ctype_of(out_dtype), extras)
+        out._written(out._parts)
+        return out
+
+
+def run_zip(sk: Skeleton, devs, pa, pb, po, row_size, ta, tb, tout, extras) -> None:
+    body = (f"__kernel void skel_zip(__global const {ta}* a, __global const {tb}* b, "
+            f"__global {tout}* out, const uint n, const uint skip{sk.extra_params()})\n"
+            f"{{ size_t i = get_global_id(0);\n"
+            f"  if (i < n) out[skip + i] = {cname(sk.func)}(a[skip + i], b[skip + i]"
+            f"{sk.extra_names()}); }}\n")
+    for p, q, o in zip(pa, pb, po, strict=True):
+        s = p.spec
+        n = (s.own_hi - s.own_lo) * row_size
+        if not devs.is_local(s.device) or n == 0:
+            continue
+        k = sk.kernel(devs, s.device, "", body, "skel_zip")
+        wg = group_size(devs, s.device)
+        sk.launch(devs, s.device, k, (round_up(n, wg),), (wg,),
+                  [p.buffer, q.buffer, o.buffer, np.uint32(n),
+                   np.uint32((s.own_lo - s.lo) * row_size),
+                   *sk.extra_values(extras, devs, s.device)],
+                  f"running Zip '{sk.func.name}'")
+
+
+def merge_into(c: Container, merge, keep: Part, others: list[Part]) -> None:
+    """Combine the copies ``others`` into ``keep`` with ``merge`` (leaving copy)."""
+    from mcl.skel.transfer import _Source, allocate, fill
+    sk = Zip(merge)
+    devs = c._devs
+    g = keep.device
+    rb = c.row_size * c.dtype.itemsize
+    for p in others:
+        tmp = allocate(devs, [keep.spec], rb, "merging copies")[0]
+        fill(c, devs, g, tmp, 0, 0, c.rows,
+             [_Source(p.device, 0, c.rows, p.buffer, 0)], "merging copies")
+        if devs.is_local(g):
+            run_zip(sk, devs, [keep], [Part(keep.spec, tmp)], [keep], c.row_size, c.ctype,
+                    c.ctype, c.ctype, [])
+            devs.queue(g).finish()
+
+
+_REDUCE = """
+__kernel void skel_reduce(__global const T* in, const uint n, const uint skip,
+                          __global T* out, __local T* acc_l, __local char* has_l)
+{
+  uint lid = get_local_id(0);
+  T acc; char got = 0;
+  for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    T v = in[skip + i];
+    acc = got ? FUNC(acc, v) : v;
+    got = 1;
+  }
+  acc_l[lid] = acc; has_l[lid] = got;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+    if (lid < s && has_l[lid + s]) {
+      acc_l[lid] = has_l[lid] ? FUNC(acc_l[lid], acc_l[lid + s]) : acc_l[lid + s];
+      has_l[lid] = 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) out[get_group_id(0)] = acc_l[0];
+}
+"""
+
+
+class Reduce(Skeleton):
+    """``Reduce(f, identity=None)(X)``: the elements combined with the associative and
+    commutative ``f``; a one-element Vector on a single device (``.value`` reads it).
+    An empty input gives ``identity`` (required then)."""
+
+    name = "Reduce"
+    inputs = 2
+
+    def __init__(self, func, identity=None):
+        super().__init__(func)
+        if len(self.func.params) != 2:
+            raise skel_error("bad-function", f"the Reduce function '{self.func.name}' must "
+                             f"take exactly two elements (it takes {len(self.func.params)})")
+        self.identity = identity
+
+    def _call(self, x: Container) -> Vector:
+        if not isinstance(x, Container) or isinstance(x, IndexVector):
+            raise skel_error("bad-arguments", "Reduce takes a Vector or Matrix")
+        devs = x._devs
+        parts = x._ensure(block())
+        if x.distribution.kind == "copy":
+            parts = parts[:1]
+        partials = []
+        for p in parts:
+            s = p.spec
+            n = (s.own_hi - s.own_lo) * x.row_size
+            if n == 0:
+                continue
+            if devs.is_local(s.device):
+                partials.append(self.reduce_buffer(devs, s.device, p.buffer, n,
+                                                   (s.own_lo - s.lo) * x.row_size, x.dtype))
+            else:
+                partials.append(None)
+        from mcl.skel.mpi import allgather_values
+        partials = [v for v in allgather_values(devs, [v for v in partials if v is not None])]
+        if not partials:
+            if self.identity is None:
+                raise skel_error("empty-reduce", f"Reduce '{self.func.name}' of an empty "
+                                 f"{x.kind} has no result", hint="give Reduce(..., identity=...)")
+            value = x.dtype.type(self.identity)
+        elif len(partials) == 1:
+            value = partials[0]
+        else:
+            # the host gathered one value per device; combine them in device order
+            arr = np.array(partials, dtype=x.dtype)
+            import pyopencl as cl
+            g = devs.rank * devs.per_rank
+            buf = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=arr)
+            devs.log.append(Transfer("upload", "host", devs.name(g), arr.nbytes,
+                                     f"Reduce '{self.func.name}': partial results", None, g))
+            value = self.reduce_buffer(devs, g, buf, len(arr), 0, x.dtype)
+        out = Vector(np.array([value], dtype=x.dtype))
+        out._dist = single(0)
+        return out
+
+    def reduce_buffer(self, devs, g: int, buf, n: int, skip: int, dtype):
+        """The reduction of ``n`` elements of ``buf`` (from ``skip``) on device ``g``,
+        read back to the host."""
+        import pyopencl as cl
+        t = ctype_of(dtype)
+        body = _REDUCE.replace("FUNC", cname(self.func)).replace("T*", f"{t}*").replace(
+            "T acc", f"{t} acc").replace("T v", f"{t} v")
+        k = self.kernel(devs, g, "", body, "skel_reduce")
+        wg = group_size(devs, g)
+        groups = min((n + wg - 1) // wg, 128)
+        item = np.dtype(dtype).itemsize
+        tmp = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, groups * item)
+        what = f"running Reduce '{self.func.name}'"
+        self.launch(devs, g, k, (groups * wg,), (wg,),
+                    [buf, np.uint32(n), np.uint32(skip), tmp, cl.LocalMemory(wg * item),
+                     cl.LocalMemory(wg)], what)
+        if groups > 1:
+            self.launch(devs, g, k, (wg,), (wg,),
+                        [tmp, np.uint32(groups), np.uint32(0), tmp, cl.LocalMemory(wg * item),
+                         cl.LocalMemory(wg)], what)
+        result = np.empty(1, dtype)
+        cl.enqueue_copy(devs.queue(g), result, tmp, is_blocking=True)
+        devs.log.append(Transfer("download", devs.name(g), "host", item,
+                                 f"Reduce '{self.func.name}': partial result", g, None))
+        return result[0]
+
+
+_SCAN = """
+__kernel void skel_scan(__global const T* in, const uint skip_in, __global T* out,
+                        const uint skip_out, const uint n, __global T* sums, __local T* tmp)
+{
+  uint lid = get_local_id(0), gid = get_global_id(0), wg = get_local_size(0);
+  int ok = gid < n;
+  if (ok) tmp[lid] = in[skip_in + gid];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint d = 1; d < wg; d <<= 1) {
+    int take = ok && lid >= d;
+    T v;
+    if (take) v = FUNC(tmp[lid - d], tmp[lid]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (take) tmp[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (ok) out[skip_out + gid] = tmp[lid];
+  if (ok && (lid == wg - 1 || gid == n - 1)) sums[get_group_id(0)] = tmp[lid];
+}
+
+__kernel void skel_scan_add(__global T* out, const uint skip, const uint n,
+                            __global const T* sums, const uint per)
+{
+  uint gid = get_global_id(0);
+  uint g = gid / per;
+  if (gid < n && g > 0) out[skip + gid] = FUNC(sums[g - 1], out[skip + gid]);
+}
+
+__kernel void skel_scan_prefix(__global T* out, const uint skip, const uint n, const T before)
+{
+  uint gid = get_global_id(0);
+  if (gid < n) out[skip + gid] = FUNC(before, out[skip + gid]);
+}
+"""
+
+
+class Scan(Skeleton):
+    """``Scan(f)(X)``: the inclusive prefix combination of a Vector with the associative
+    ``f`` (``y[i] = x[0] f ... f x[i]``); the output is block distributed."""
+
+    name = "Scan"
+    inputs = 2
+
+    def __init__(self, func):
+        super().__init__(func)
+        if len(self.func.params) != 2:
+            raise skel_error("bad-function", f"the Scan function '{self.func.name}' must "
+                             f"take exactly two elements (it takes {len(self.func.params)})")
+
+    def body(self, t: str) -> str:
+        return (_SCAN.replace("FUNC", cname(self.func)).replace("T*", f"{t}*")
+                .replace("T v", f"{t} v").replace("const T before", f"const {t} before"))
+
+    def _call(self, x: Vector) -> Vector:
+        if not isinstance(x, Vector) or isinstance(x, IndexVector):
+            raise skel_error("needs-vector", f"Scan takes a Vector, not "
+                             f"{type(x).__name__}", hint="scan a Matrix row by row with Map")
+        devs = x._devs
+        if x.distribution is None or x.distribution.kind not in ("block", "single"):
+            x.distribution = block()
+        parts = x._ensure()
+        out = _new_like(x.shape, x.dtype, x.distribution, devs, [p.spec for p in parts],
+                        f"the output of Scan '{self.func.name}'")
+        lasts = []
+        for p, o in zip(parts, out._parts, strict=True):
+            s = p.spec
+            n = s.own_hi - s.own_lo
+            if n == 0 or not devs.is_local(s.device):
+                continue
+            self.scan_buffer(devs, s.device, p.buffer, s.own_lo - s.lo, o.buffer,
+                             s.own_lo - s.lo, n, x.dtype)
+            last = np.empty(1, x.dtype)
+            import pyopencl as cl
+            cl.enqueue_copy(devs.queue(s.device), last, o.buffer,
+                            src_offset=(s.own_hi - s.lo - 1) * x.dtype.itemsize,
+                            is_blocking=True)
+            devs.log.append(Transfer("download", devs.name(s.device), "host",
+                                     x.dtype.itemsize, f"Scan '{self.func.name}': part total",
+                                     s.device, None))
+            lasts.append((s.device, last[0]))
+        from mcl.skel.mpi import allgather_values
+        lasts = sorted(allgather_values(devs, lasts), key=lambda t: t[0])
+        if len(lasts) > 1:
+            # the implicit maps: each part combined with the total of all parts before it
+            before = self.prefix_totals(devs, [v for _, v in lasts], x.dtype)
+            totals = dict(zip([d for d, _ in lasts[1:]], before[:-1], strict=True))
+            for o in out._parts:
+                s = o.spec
+                if s.device in totals and devs.is_local(s.device):
+                    k = self.kernel(devs, s.device, "", self.body(x.ctype), "skel_scan_prefix")
+                    n = s.own_hi - s.own_lo
+                    wg = group_size(devs, s.device)
+                    self.launch(devs, s.device, k, (round_up(n, wg),), (wg,),
+                                [o.buffer, np.uint32(s.own_lo - s.lo), np.uint32(n),
+                                 x.dtype.type(totals[s.device])],
+                                f"running Scan '{self.func.name}'")
+        out._written(out._parts)
+        return out
+
+    def prefix_totals(self, devs, values, dtype) -> list:
+        """Inclusive scan of the parts' totals, computed on this rank's first device."""
+        import pyopencl as cl
+        arr = np.array(values, dtype=dtype)
+        g = devs.rank * devs.per_rank
+        buf = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=arr)
+        self.scan_buffer(devs, g, buf, 0, buf, 0, len(arr), dtype)
+        cl.enqueue_copy(devs.queue(g), arr, buf, is_blocking=True)
+        return list(arr)
+
+    def scan_buffer(self, devs, g, src, skip_in, dst, skip_out, n, dtype) -> None:
+        import pyopencl as cl
+        t = ctype_of(dtype)
+        k = self.kernel(devs, g, "", self.body(t), "skel_scan")
+        wg = group_size(devs, g)
+        groups = (n + wg - 1) // wg
+        item = np.dtype(dtype).itemsize
+        sums = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, groups * item)
+        what = f"running Scan '{self.func.name}'"
+        self.launch(devs, g, k, (groups * wg,), (wg,),
+                    [src, np.uint32(skip_in), dst, np.uint32(skip_out), np.uint32(n), sums,
+                     cl.LocalMemory(wg * item)], what)
+        if groups > 1:
+            self.scan_buffer(devs, g, sums, 0, sums, 0, groups, dtype)
+            add = self.kernel(devs, g, "", self.body(t), "skel_scan_add")
+            self.launch(devs, g, add, (groups * wg,), (wg,),
+                        [dst, np.uint32(skip_out), np.uint32(n), sums, np.uint32(wg)], what)

@@ -1,0 +1,263 @@
+"""Skeletons over a matrix element and its neighbours: MapOverlap and Stencil.
+
+The customising function receives a ``<type>_matrix_t`` and reads neighbours with
+``get(m, dr, dc)`` (``dr`` rows down, ``dc`` columns right of the current element).
+Out-of-matrix reads give a neutral value or the nearest element (``padding``).
+On several devices the input is overlap distributed; Stencil iterates, exchanging
+only the halo rows between devices (and ranks) every ``sync_every`` iterations."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcl.skel.container import Matrix
+from mcl.skel.distribution import block, overlap, single
+from mcl.skel.errors import skel_error
+from mcl.skel.functions import ctype_of
+from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up
+from mcl.skel.skeletons import _new_like, _output_dtype
+
+NEUTRAL, NEAREST = "neutral", "nearest"
+
+
+def _prelude(t: str, padding: str, neutral) -> str:
+    if padding == NEAREST:
+        edge = ("  r = clamp(r, 0, m.rows - 1);\n"
+                "  c = clamp(c, 0, m.cols - 1);\n")
+    else:
+        edge = f"  if (r < 0 || r >= m.rows || c < 0 || c >= m.cols) return ({t})({neutral!r});\n"
+    return (matrix_type(t)
+            + f"inline {t} skel_get({t}_matrix_t m, int dr, int dc)\n{{\n"
+              "  int r = m.row + dr, c = m.col + dc;\n" + edge
+            + "  return m.data[(r - m.lo) * m.cols + c];\n}\n"
+              "#define get(m, dr, dc) skel_get((m), (dr), (dc))\n")
+
+
+def _body(sk: Skeleton, t: str, tout: str) -> str:
+    return (f"__kernel void skel_neighbours(__global const {t}* in, __global {tout}* out, "
+            "const int rows, const int cols, const int first, const int count, const int lo, "
+            "const int out_lo"
+            f"{sk.extra_params()})\n{{\n"
+            "  int c = get_global_id(0), r = get_global_id(1);\n"
+            "  if (c < cols && r < count) {\n"
+            f"    {t}_matrix_t m; m.data = in; m.rows = rows; m.cols = cols; "
+            "m.row = first + r; m.col = c; m.lo = lo; m.len = cols;\n"
+            f"    out[(first + r - out_lo) * cols + c] = {cname(sk.func)}(m{sk.extra_names()});\n"
+            "  }\n}\n")
+
+
+def _check_padding(padding: str) -> str:
+    if padding not in (NEUTRAL, NEAREST):
+        raise skel_error("bad-arguments", f"padding must be '{NEUTRAL}' or '{NEAREST}', "
+                         f"not {padding!r}")
+    return padding
+
+
+class _Neighbours(Skeleton):
+    inputs = 1
+
+    def neighbours_kernel(self, devs, g, m: Matrix, out_dtype):
+        return self.kernel(devs, g, _prelude(m.ctype, self.padding, self.neutral),
+                           _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
+
+    @staticmethod
+    def tile(devs, g) -> int:
+        return 16 if devs.device(g).max_work_group_size >= 256 else 8
+
+    def run_rows(self, devs, g, src, dst, m: Matrix, out_dtype, first, count, lo, out_lo,
+                 extras):
+        """Compute rows ``[first, first + count)`` on device ``g`` from buffer ``src``
+        (first stored row ``lo``) into ``dst`` (first stored row ``out_lo``)."""
+        if count <= 0 or m.cols == 0:
+            return
+        k = self.neighbours_kernel(devs, g, m, out_dtype)
+        tile = self.tile(devs, g)
+        self.launch(devs, g, k, (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
+                    [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
+                     np.int32(count), np.int32(lo), np.int32(out_lo),
+                     *self.extra_values(extras, devs, g)],
+                    f"running {self.name} '{self.func.name}'")
+
+    @staticmethod
+    def _matrix(m, name):
+        if not isinstance(m, Matrix):
+            raise skel_error("needs-matrix", f"{name} takes a Matrix, not {type(m).__name__}",
+                             hint="make one with mcl.skel.Matrix(array)")
+
+    def _place(self, m: Matrix, top: int, bottom: int) -> None:
+        d = m.distribution
+        if d is not None and d.kind in ("single", "copy"):
+            return
+        if d is None or d.kind == "block" or (d.kind == "overlap" and (d.top < top
+                                                                        or d.bottom < bottom)):
+            count = m._devs.count
+            if count > 1 and m.rows // count < max(top, bottom):
+                # blocks smaller than the halo: one device does it all
+                m.distribution = single(0)
+            else:
+                m.distribution = overlap(top, bottom)
+
+
+class MapOverlap(_Neighbours):
+    """``MapOverlap(f, size, padding="neutral", neutral=0)(M, *extras)``: ``f`` at every
+    element of M, reading neighbours up to ``size`` rows and columns away."""
+
+    name = "MapOverlap"
+
+    def __init__(self, func, size: int, padding: str = NEUTRAL, neutral=0):
+        super().__init__(func)
+        if not isinstance(size, int) or size < 0:
+            raise skel_error("bad-arguments", f"MapOverlap's size must be a non-negative "
+                             f"integer, not {size!r}")
+        self.size, self.padding, self.neutral = size, _check_padding(padding), neutral
+
+    def _call(self, m: Matrix, *args) -> Matrix:
+        self._matrix(m, "MapOverlap")
+        devs = m._devs
+        extras = self.extras(args)
+        out_dtype = _output_dtype(self, m.dtype)
+        self._place(m, self.size, self.size)
+        parts = m._ensure(halo=True)
+        self.ensure_extras(extras)
+        out_dist = block() if m.distribution.kind == "overlap" else m.distribution
+        out = _new_like(m.shape, out_dtype, out_dist, devs,
+                        out_dist.parts(m.rows, devs.count), f"the output of MapOverlap "
+                        f"'{self.func.name}'")
+        for p, o in zip(parts, out._parts, strict=True):
+            s = p.spec
+            if devs.is_local(s.device) and s.own_hi > s.own_lo:
+                self.run_rows(devs, s.device, p.buffer, o.buffer, m, out_dtype, s.own_lo,
+                              s.own_hi - s.own_lo, s.lo, o.spec.lo, extras)
+        out._written(out._parts)
+        return out
+
+
+class Stencil(_Neighbours):
+    """``Stencil(f, shape, padding="neutral", neutral=0, sync_every=1)(M, *extras,
+    iterations=1)``: ``f`` applied ``iterations`` times; ``shape`` is the reach
+    (up, right, down, left), or one number for all four. Between devices only the
+    halo rows move, every ``sync_every`` iterations (halos are that much deeper)."""
+
+    name = "Stencil"
+
+    def __init__(self, func, shape=1, padding: str = NEUTRAL, neutral=0,
+                 sync_every: int = 1):
+        super().__init__(func)
+        shape = (shape,) * 4 if isinstance(shape, int) else tuple(shape)
+        if len(shape) != 4 or any(not isinstance(x, int) or x < 0 for x in shape):
+            raise skel_error("bad-arguments", f"a stencil shape is (up, right, down, left) "
+                             f"of non-negative integers, not {shape!r}")
+        if not isinstance(sync_every, int) or sync_every < 1:
+            raise skel_error("bad-arguments", "sync_every must be a positive integer")
+        self._objects: dict = {}
+        self.shape, self.padding, self.neutral = shape, _check_padding(padding), neutral
+        self.sync_every = sync_every
+
+    def _call(self, m: Matrix, *args, iterations: int = 1) -> Matrix:
+        self._matrix(m, "Stencil")
+        if not isinstance(iterations, int) or iterations < 0:
+            raise skel_error("bad-arguments", "iterations must be a non-negative integer")
+        out_dtype = _output_dtype(self, m.dtype)
+        if iterations > 1 and out_dtype != m.dtype:
+            raise skel_error("bad-function", f"an iterated Stencil must return the element "
+                             f"type ({m.ctype}); '{self.func.name}' returns "
+                             f"{self.func.return_type}")
+        devs = m._devs
+        extras = self.extras(args)
+        up, _right, down, _left = self.shape
+        sync = min(self.sync_every, max(iterations, 1))
+        self._place(m, up * sync, down * sync)
+        parts = m._ensure(halo=True)
+        self.ensure_extras(extras)
+        if iterations == 0:
+            return Matrix(m.to_numpy(), distribution=m.distribution)
+        specs = [p.spec for p in parts]
+        what = f"the output of Stencil '{self.func.name}'"
+        bufs = [_new_like(m.shape, out_dtype, m.distribution, devs, specs, what)]
+        if iterations > 1:
+            bufs.append(_new_like(m.shape, out_dtype, m.distribution, devs, specs, what))
+        src = m
+        valid = [(s.lo, s.hi) for s in specs]
+        launchers: dict = {}
+        plans: dict = {}
+        for it in range(iterations):
+            dst = bufs[it % len(bufs)]
+            for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
+                s = p.spec
+                vlo, vhi = valid[i]
+                nlo = vlo + up if vlo > 0 else 0
+                nhi = vhi - down if vhi < m.rows else m.rows
+                valid[i] = (nlo, nhi)
+                if devs.is_local(s.device) and nhi > nlo and m.cols:
+                    self._step(launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, nlo,
+                               nhi - nlo, extras)
+            dst._written(dst._parts)
+            if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
+                self._exchange(dst, plans)
+                valid = [(s.lo, s.hi) for s in specs]
+            src = dst
+        return src
+
+    @staticmethod
+    def _exchange(c: Matrix, plans: dict) -> None:
+        """The halo exchange: each part's halo rows from the neighbours' own rows, by a
+        plan made once per container (the generic redistribution searches sources)."""
+        from mcl.skel.transfer import _Source, copy_rows
+        devs = c._devs
+        plan = plans.get(id(c))
+        if plan is None:
+            plan = []
+            for p in c._parts:
+                s = p.spec
+                for lo, hi in ((s.lo, s.own_lo), (s.own_hi, s.hi)):
+                    row = lo
+                    while row < hi:
+                        q = next(q for q in c._parts
+                                 if q.spec.own_lo <= row < q.spec.own_hi)
+                        end = min(hi, q.spec.own_hi)
+                        plan.append((_Source(q.device, q.spec.own_lo, q.spec.own_hi,
+                                             q.buffer, q.spec.lo), p.device, p.buffer,
+                                     s.lo, row, end))
+                        row = end
+            plans[id(c)] = plan
+        rb = c.row_size * c.dtype.itemsize
+        what = f"{c.kind} {c.shape}: halo rows of {c.distribution}"
+        for src, device, buffer, base, lo, hi in plan:
+            copy_rows(c, devs, src, device, buffer, base, lo, hi, rb, what)
+        for p in c._parts:
+            p.halo_valid = True
+
+    def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, first, count, extras):
+        """One iteration on one part: a kernel object per (part, direction) keeps its
+        arguments, so an iteration costs one enqueue (and two arguments when the rows
+        to compute change), not a full launch from Python."""
+        import pyopencl as cl
+        key = (i, id(src))
+        entry = launchers.get(key)
+        if entry is None:
+            # kernel objects outlive the call (pyopencl makes each one at a cost); the
+            # arguments are set once per call
+            base = self.neighbours_kernel(devs, s.device, m, out_dtype)
+            slot = (id(base), i, sum(1 for (j, _) in launchers if j == i))
+            k = self._objects.get(slot)
+            if k is None:
+                k = self._objects[slot] = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM),
+                                                    "skel_neighbours")
+            k.set_args(src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
+                       np.int32(count), np.int32(s.lo), np.int32(s.lo),
+                       *self.extra_values(extras, devs, s.device))
+            entry = launchers[key] = [k, first, count]
+        k = entry[0]
+        if (entry[1], entry[2]) != (first, count):
+            k.set_arg(4, np.int32(first))
+            k.set_arg(5, np.int32(count))
+            entry[1], entry[2] = first, count
+        tile = self.tile(devs, s.device)
+        try:
+            cl.enqueue_nd_range_kernel(devs.queue(s.device), k,
+                                       (round_up(m.cols, tile), round_up(count, tile)),
+                                       (tile, tile))
+        except cl.Error as e:
+            from mcl.skel.errors import cl_failure
+            raise cl_failure(f"running Stencil '{self.func.name}'", e,
+                             devs.name(s.device)) from e
