@@ -49,27 +49,28 @@ def log(msg: str) -> None:
 
 
 def ncu_rows(raw: Path) -> dict[str, dict]:
-    """ncu's counters per example case: each case ran in a process of its own, in
-    example order (launch.log lists them), one kernel each."""
-    path = raw / "ncu.csv"
-    if not path.exists():
-        return {}
-    text = path.read_text()
-    rows = list(csv.DictReader(io.StringIO(text[text.index('"ID"'):])))[1:]
-    names = [ln.split("launch ", 1)[1].split(":")[0].strip()
-             for ln in (raw / "launch.log").read_text().splitlines() if "launch " in ln
-             and ln.strip().endswith(": ok")] if (raw / "launch.log").exists() else []
-    order = [c.name for c in C.example_cases()]
-    names = names or order
+    """ncu's counters per example case: each case ran in a process of its own, one
+    kernel each, in the order its launch log lists (ncu.csv with launch.log, and
+    further runs as ncu2.csv with launch2.log, ...)."""
     out = {}
-    for name, r in zip(names, [r for r in rows if r.get("Kernel Name")], strict=False):
-        vals = {}
-        for k, m in NCU.items():
-            try:
-                vals[k] = float(r[m].replace(",", ""))
-            except (KeyError, ValueError):
-                pass
-        out[name] = vals
+    for path in sorted(raw.glob("ncu*.csv")):
+        text = path.read_text()
+        if '"ID"' not in text:
+            continue
+        rows = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
+                if r.get("Kernel Name")]
+        logf = raw / path.name.replace("ncu", "launch").replace(".csv", ".log")
+        names = [ln.split("launch ", 1)[1].rsplit(":", 1)[0].strip()
+                 for ln in logf.read_text().splitlines()
+                 if "launch " in ln and ln.strip().endswith(": ok")] if logf.exists() else []
+        for name, r in zip(names, rows, strict=False):
+            vals = {}
+            for k, m in NCU.items():
+                try:
+                    vals[k] = float(r[m].replace(",", ""))
+                except (KeyError, ValueError):
+                    pass
+            out[name] = vals
     return out
 
 
@@ -150,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--record", type=Path, default=RECORD)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--reuse", action="store_true",
+                    help="take the analyses' figures from the last run's predictions.json "
+                         "(only when the analyses did not change)")
     args = ap.parse_args(argv)
     res_path = args.raw / "resources.json"
     if not res_path.exists():
@@ -169,9 +173,18 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in resources["rows"] if r["status"] != "ok"]
     log(f"predicting {len(ok)} cases ({len(stale)} changed since measured, left out)")
     t0 = time.time()
+    cache = args.out / "predictions.json"
+    preds = {}
+    if args.reuse and cache.exists():
+        preds = json.loads(cache.read_text())
+    todo = [(r["name"], r["registers"]) for r in ok if r["name"] not in preds]
     with ProcessPoolExecutor(args.jobs) as pool:
-        preds = dict(pool.map(_predict, [(r["name"], r["registers"]) for r in ok],
-                              chunksize=8))
+        for i, (name, p) in enumerate(pool.map(_predict, todo, chunksize=8)):
+            preds[name] = p
+            if (i + 1) % 50 == 0:
+                log(f"  {i + 1}/{len(todo)} {time.time() - t0:.0f} s")
+    args.out.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(preds) + "\n")
     log(f"  {time.time() - t0:.0f} s")
 
     # ---- the record for the CPU tests
