@@ -131,6 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             except (McplError, ValueError):
                 raise UsageError(f"the example value of '{p.name}' ({text}) is not a number: "
                                  f"give one with --set {p.name}=...") from None
+    kernel.check_scalars(sizes)
     ref = _reference(file)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():

@@ -81,3 +81,12 @@ def test_run_reports_a_wrong_result(opencl_device, run_cli, tmp_path):
                              "--repeat", "1")
     assert code == 1
     assert "DIFFERS FROM" in out and "does not match" in err
+
+
+def test_run_negative_or_fractional_size(run_cli):
+    for value, message in (("-5", "'n' is a size of 'vector_add': it cannot be negative"),
+                           ("2.5", "it takes an integer, not 2.5")):
+        code, out, err = run_cli("run", "--target", "hopper",
+                                 EXAMPLES / "vector_add" / "perfect.mcpl", "--set", f"n={value}")
+        assert code == 1, err
+        assert message in err and "Traceback" not in err

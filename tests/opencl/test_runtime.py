@@ -46,6 +46,30 @@ def test_missing_input_and_unknown_argument(matmul):
         matmul(q=1)
 
 
+@pytest.mark.parametrize(("value", "expected"), [
+    (-5, "'n' is a size of 'matmul': it cannot be negative, not -5"),
+    (2.5, "'n' is an int parameter of 'matmul': it takes an integer, not 2.5"),
+    ("4", "'n' is an int parameter of 'matmul': it takes an integer, not '4'"),
+])
+def test_bad_size_names_the_parameter(matmul, value, expected):
+    a, b = np.zeros((4, 3), np.float32), np.zeros((3, 5), np.float32)
+    with pytest.raises(McplError) as e:
+        matmul(n=value, m=3, p=5, a=a, b=b)
+    assert expected in str(e.value)
+
+
+def test_negative_value_of_a_scalar_that_is_no_size_is_accepted():
+    src = """module shift;
+import cpu;
+cpu void k(const int n, const int d, main int[n] a) {
+  foreach (int i in n threads) { foreach (int v in 1 vectors) { a[i] = a[i] + d; } }
+}
+"""
+    from mcl.mcpl import parse
+    k = mcl.compile(parse(src, "shift.mcpl"), "cpu")
+    assert list(k(d=-3, a=np.arange(4, dtype=np.int32))["a"]) == [-3, -2, -1, 0]
+
+
 def test_local_memory_larger_than_the_device():
     k = mcl.compile(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     nr = 1 << 22    # 8 warps x 4 M buckets of int in local memory
