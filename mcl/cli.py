@@ -161,4 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m mcl.cli` runs this file as __main__, a module apart from mcl.cli:
+    # the commands raise mcl.cli's UsageError, which only mcl.cli's main catches.
+    from mcl.cli import main as cli_main
+
+    sys.exit(cli_main())
