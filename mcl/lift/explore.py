@@ -427,6 +427,32 @@ def mcts(s: Search, c: float = 1.4) -> None:
 
 STRATEGIES = {"random": random_search, "exhaustive": exhaustive, "mcts": mcts}
 
+#: Each input array of an exploration at default sizes holds at most this many
+#: elements: a search of a few candidates then takes seconds on a 2-core CPU.
+DEFAULT_ELEMENTS = 1 << 16
+
+
+def default_sizes(prog: Program, given: dict) -> dict[str, int]:
+    """Values for the size symbols of ``prog``'s parameters that ``given`` lacks: powers
+    of two such that each input array holds at most :data:`DEFAULT_ELEMENTS` elements
+    (2^16 for a vector, 256 x 256 for a matrix)."""
+    from mcl.lift.types import ArrayType, TupleType, free_sizes
+
+    def rank(t) -> int:
+        if isinstance(t, ArrayType):
+            return 1 + rank(t.elem)
+        if isinstance(t, TupleType):
+            return max((rank(e) for e in t.elems), default=0)
+        return 0
+
+    ranks: dict[str, int] = {}
+    for p in prog.params:
+        for symbol in free_sizes(p.type):
+            ranks[symbol.name] = max(ranks.get(symbol.name, 1), rank(p.type))
+    exponent = DEFAULT_ELEMENTS.bit_length() - 1
+    return {name: 1 << (exponent // r) for name, r in sorted(ranks.items())
+            if name not in given}
+
 
 def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 200,
             device: str | None = None, results_path: str | Path | None = None,

@@ -273,8 +273,24 @@ def test_cli(run_cli, tmp_path):
     assert code == 1 and "not fully lowered" in err
     code, _, err = run_cli("lift", "rewrite", s, "--rule", "split-join")
     assert code == 1 and "does not apply" in err
-    code, _, err = run_cli("lift", "explore", s)
-    assert code == 2 and "--size N" in err
+    code, _, err = run_cli("lift", "explore", s, "--size", "N=-4")
+    assert code == 2 and "--size N: -4 is not a size" in err
+
+
+def test_default_sizes_keep_each_input_array_small():
+    from mcl.lift.explore import default_sizes
+    assert default_sizes(program("sum"), {}) == {"N": 1 << 16}
+    assert default_sizes(program("gemv"), {}) == {"M": 256, "N": 256}   # A is M x N
+    assert default_sizes(program("mm"), {"M": 64}) == {"K": 256, "N": 256}
+    assert default_sizes(program("sum"), {"N": 1024}) == {}
+
+
+def test_explore_without_sizes_uses_and_states_the_defaults(rt, run_cli):
+    code, out, err = run_cli("lift", "explore", PROGRAMS / "sum.lift", "--budget", "2",
+                             "--repeat", "1")
+    assert code == 0, err
+    assert "sizes: N=65536 (not given: a default; choose with --size N=...)" in out
+    assert "best:" in out
 
 
 def _mm_tiled(sizes, choice):
