@@ -246,6 +246,12 @@ class Search:
               f"last {t:>14}  best {b}", end="\n" if self.tried >= self.budget else "",
               file=self.progress, flush=True)
 
+    def finish(self) -> None:
+        """End the progress line of a search that stopped before its budget (it ran
+        out of candidates)."""
+        if self.progress is not False and 0 < self.tried < self.budget:
+            print(file=self.progress, flush=True)
+
     def walk(self, prog: Program) -> Program | None:
         """A random walk from ``prog`` to a lowered program (None: dead end).
 
@@ -485,5 +491,6 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         exhaustive(s, depth)
     else:
         STRATEGIES[strategy](s)
+    s.finish()
     results.save()
     return results

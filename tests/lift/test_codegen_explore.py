@@ -135,6 +135,17 @@ def test_exploration_strategies_find_lowered_candidates(strategy, tmp_path):
     assert data["best"]["key"] == best["key"] and data["curve"]
 
 
+def test_progress_ends_its_line_when_the_search_ends_before_the_budget(tmp_path):
+    import io
+    sizes = {"N": 1 << 12}
+    progress = io.StringIO()
+    res = explore(program("scal"), sizes, "exhaustive", budget=200, evaluator=_fake(sizes),
+                  results_path=tmp_path / "r.json", progress=progress, depth=1,
+                  limits=Limits())
+    assert 0 < len(res.evaluations) < 200
+    text = progress.getvalue()
+    assert text.endswith("\n") and text.count("\n") == 1
+
 def test_exploration_is_memoised_and_resumable(tmp_path):
     from mcl.lift.parser import parse_file
     sizes = {"N": 1 << 12}
