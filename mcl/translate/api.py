@@ -94,13 +94,15 @@ def translate(module: ast.Module | str | os.PathLike[str], to: str, *,
     if module.functions and not reachable:
         f = module.functions[0]
         levels = sorted({g.hardware for g in module.functions})
-        above = " > ".join(reversed(lib.ancestors(to))) or "no level"
+        above = " > ".join(reversed(lib.ancestors(to)))
+        above = (f"the levels above '{to}' are {above}" if above
+                 else f"'{to}' is the top of the hierarchy")
         raise McplError(error(
             "translate-no-path",
             f"no function of module '{module.name}' can be translated to '{to}': "
             f"{', '.join(repr(x) for x in levels)} {'is' if len(levels) == 1 else 'are'} not "
             f"above it in the hierarchy", f.span,
-            f"the levels above '{to}' are {above}; translate to a level below "
+            f"{above}; translate to a level below "
             f"{' or '.join(repr(x) for x in levels)} (see `mcl hwd list`)"))
     functions = tuple(
         translate_function(f, to, library=lib, assume_divisible=assume_divisible)
