@@ -152,12 +152,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:
+        if e.filename is None:
+            return _internal_error()
+        # a path of the command line that cannot be written or read (-o, --results, ...)
+        print(f"mcl: error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return EXIT_ERRORS
     except Exception:  # a bug in mcl, not in the user's input
-        print("mcl: internal error: this is a bug in mcl, not in your input.\n"
-              "Please report it with the command line and the files involved.\n",
-              file=sys.stderr)
-        traceback.print_exc()
-        return EXIT_INTERNAL
+        return _internal_error()
+
+
+def _internal_error() -> int:
+    print("mcl: internal error: this is a bug in mcl, not in your input.\n"
+          "Please report it with the command line and the files involved.\n",
+          file=sys.stderr)
+    traceback.print_exc()
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -54,3 +54,14 @@ def test_usage_errors_of_commands_are_usage_errors_under_python_dash_m():
     assert done.returncode == 2, done.stderr
     assert "--set n: '2.5' is not an integer" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_output_path_that_cannot_be_written_is_an_error_not_a_bug(run_cli, tmp_path):
+    from tests.conftest import EXAMPLES
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, _, err = run_cli("gen", "--target", "hopper", EXAMPLES / "matmul" / "hopper_v3.mcpl",
+                           "-o", blocker / "out")
+    assert code == 1, err
+    assert f"mcl: error: {blocker / 'out'}: Not a directory" in err
+    assert "internal error" not in err and "Traceback" not in err
