@@ -189,13 +189,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("  UNVERIFIED: no reference.py beside the kernel and no perfect.mcpl with a "
               f"function '{f.name}' to compare with")
     seconds = kernel.time(repeat=args.repeat, **inputs)
-    line = f"  time {seconds * 1e3:.3f} ms (best of {args.repeat})"
-    flops, moved = _counts(module, f, plan, ref, data, hwd_search_path(args))
-    if flops:
-        line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
-    if moved:
-        line += f", {moved / seconds / 1e9:.1f} GB/s"
-    print(line)
+    if seconds == float("inf"):
+        print("  time: nothing to launch at these sizes")
+    else:
+        line = f"  time {seconds * 1e3:.3f} ms (best of {args.repeat})"
+        flops, moved = _counts(module, f, plan, ref, data, hwd_search_path(args))
+        if flops:
+            line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
+        if moved:
+            line += f", {moved / seconds / 1e9:.1f} GB/s"
+        print(line)
     if status:
         raise McplError(error("opencl-wrong-result", f"'{plan.kernel}' does not match "
                               f"{against}"))

@@ -232,6 +232,7 @@ class Kernel:
                 out = np.empty(host.shape, dt)
                 outputs[a.name] = out
                 copies.append((out, buf))
+        self.last_event = None
         if all(g > 0 for g in glob):
             try:
                 self.last_event = kernel(self.queue, glob, local, *args)
@@ -307,7 +308,8 @@ class Kernel:
         return glob, local
 
     def time(self, repeat: int = 10, warmup: int = 2, **kwargs) -> float:
-        """The best kernel time in seconds over ``repeat`` launches (profiling events)."""
+        """The best kernel time in seconds over ``repeat`` launches (profiling events);
+        infinite when the sizes leave nothing to launch."""
         import pyopencl as cl
         import pyopencl.array as cla
 

@@ -90,3 +90,11 @@ def test_run_negative_or_fractional_size(run_cli):
                                  EXAMPLES / "vector_add" / "perfect.mcpl", "--set", f"n={value}")
         assert code == 1, err
         assert message in err and "Traceback" not in err
+
+
+def test_run_at_size_zero_says_there_is_nothing_to_time(opencl_device, run_cli):
+    code, out, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
+                             "--set", "n=0", "--repeat", "1")
+    assert code == 0, err
+    assert "matches the reference" in out
+    assert "time: nothing to launch at these sizes" in out and "inf" not in out

@@ -70,6 +70,16 @@ cpu void k(const int n, const int d, main int[n] a) {
     assert list(k(d=-3, a=np.arange(4, dtype=np.int32))["a"]) == [-3, -2, -1, 0]
 
 
+def test_empty_sizes_launch_nothing_and_time_nothing(opencl_device):
+    k = mcl.compile(EXAMPLES / "vector_add" / "hopper_v1.mcpl")
+    ones = np.ones(8, np.float32)
+    k(n=8, a=ones, b=ones)
+    assert k.last_event is not None
+    empty = np.zeros(0, np.float32)
+    assert k(n=0, a=empty, b=empty)["c"].shape == (0,)
+    assert k.last_event is None         # not the event of the launch before
+    assert k.time(repeat=2, n=0, a=empty, b=empty) == float("inf")
+
 def test_local_memory_larger_than_the_device():
     k = mcl.compile(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     nr = 1 << 22    # 8 warps x 4 M buckets of int in local memory
