@@ -36,12 +36,12 @@ from mcl.analyses.stats import (
     roofline_of_kernel,
 )
 from mcl.analyses.values import bytes_text, number_text
-from mcl.diagnostics import Diagnostic, info
+from mcl.diagnostics import Diagnostic, McplError, error, info
 from mcl.mcpl import ast
 
 __all__ = [
     "PASSES", "OperationCounts", "Roofline", "Transfer", "feedback", "feedback_function",
-    "function_feedback", "operation_counts", "ranked", "roofline",
+    "check_values", "function_feedback", "operation_counts", "ranked", "roofline",
 ]
 
 #: Pass names for ``only`` (and ``--only``); "functions" runs every feedback
@@ -77,6 +77,7 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (or search path
     list) used when checking a module that is not yet checked."""
     checked = _checked(module_or_checked, library)
+    check_values(checked.module, values)
     selected = set(only) if only else set(PASSES)
     out: list[Diagnostic] = []
     for f in checked.module.functions:
@@ -89,6 +90,21 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
             out.append(info("feedback-imprecise", f"'{f.name}' is too deeply nested for the "
                                                   "analyses", f.span))
     return ranked(out)
+
+
+def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
+    """Raise McplError where ``values`` give a parameter that sizes an array a
+    negative value."""
+    for f in module.functions:
+        sizes = {n.id for p in f.params for e in p.type.sizes for n in ast.walk(e)
+                 if isinstance(n, ast.Name)}
+        for p in f.params:
+            value = (values or {}).get(p.name)
+            if p.name in sizes and value is not None and value < 0:
+                raise McplError(error(
+                    "feedback-negative-size",
+                    f"'{p.name}' sizes arrays of '{f.name}': it cannot be negative, "
+                    f"not {value}", p.span, f"give {p.name} a value of 0 or more"))
 
 
 def ranked(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

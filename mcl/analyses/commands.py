@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    from mcl.analyses import PASSES, feedback
+    from mcl.analyses import PASSES, check_values, feedback
     from mcl.mcpl.resolve import check
 
     values = parse_assignments(args.set, "--set")
@@ -51,11 +51,15 @@ def run_feedback(args: argparse.Namespace) -> int:
     search = hwd_search_path(args)
     diagnostics = []
     sources = SourceCache()
+    params: dict[str, None] = {}     # the scalar parameters of the files, in order
     for f in args.files:
         checked = check(f, search)
         if checked.has_errors:
             diagnostics += checked.errors
             continue
+        params.update((p.name, None) for g in checked.module.functions for p in g.params
+                      if not p.type.is_array)
+        check_values(checked.module, values)
         if args.level:
             from mcl.analyses.level import feedback_at_level
 
@@ -65,4 +69,9 @@ def run_feedback(args: argparse.Namespace) -> int:
             diagnostics += at.diagnostics
             continue
         diagnostics += feedback(checked, values=values, only=only)
+    unknown = [name for name in values if name not in params]
+    if unknown and params:
+        raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "
+                         f"parameter '{unknown[0]}' (parameters: {', '.join(params)})")
     return print_diagnostics(diagnostics, args, sources)
+
