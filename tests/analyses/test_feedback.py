@@ -234,7 +234,6 @@ def test_a_negative_size_is_an_error_at_its_parameter():
 def test_cli_set_of_a_parameter_no_function_has_is_a_usage_error(run_cli):
     code, out, err = run_cli("feedback", MATMUL / "gpu.mcpl", "--set", "N=4096")
     assert code == 2 and out == ""
-    assert "has a parameter 'N' (parameters: n, m, p)" \
-        in err
+    assert "has a parameter 'N' (parameters: n, m, p)" in err
     code, _, err = run_cli("feedback", MATMUL / "gpu.mcpl", "--set", "n=-1")
     assert code == 1 and "it cannot be negative" in err
