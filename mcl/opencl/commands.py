@@ -103,6 +103,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from mcl.opencl.plan import evaluate
     from mcl.opencl.runtime import compile as compile_kernel
 
+    if args.repeat < 1:
+        raise UsageError(f"--repeat: {args.repeat} timed runs; give 1 or more")
     file = Path(args.file)
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
@@ -113,24 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
-    from mcl.cli import parse_assignments
-
-    sizes = parse_assignments(args.set, "--set", allow_float=True)
-    scalars = [p.name for p in f.params if not p.type.is_array]
-    unknown = [k for k in sizes if k not in scalars]
-    if unknown:
-        raise UsageError(f"--set {unknown[0]}: '{f.name}' has no size parameter "
-                         f"'{unknown[0]}' (its sizes: {', '.join(scalars) or 'none'})")
-    for p in f.params:   # the example values of the parameters not set
-        if not p.type.is_array and p.name not in sizes and p.default is not None:
-            from mcl.mcpl import print_expr
-            text = print_expr(p.default)
-            try:   # a float parameter keeps its fraction (plan expressions are integers)
-                sizes[p.name] = float(text.rstrip("f")) if p.type.name in ("float", "double") \
-                    else evaluate(text, {})
-            except (McplError, ValueError):
-                raise UsageError(f"the example value of '{p.name}' ({text}) is not a number: "
-                                 f"give one with --set {p.name}=...") from None
+    sizes, examples = _run_sizes(args, f)
     kernel.check_scalars(sizes)
     ref = _reference(file)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
@@ -156,8 +141,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
                                 else rng.integers(0, 16, shape).astype(dt))
     info = device.describe(kernel.device)
-    print(f"{plan.kernel} at {plan.target} on {info.spec}; "
-          + ", ".join(f"{k}={v}" for k, v in sizes.items()))
+    given = [f"{k}={v}" for k, v in sizes.items() if k not in examples]
+    if examples:
+        given.append(", ".join(f"{k}={sizes[k]}" for k in examples)
+                     + " (example values of the kernel; others with --set NAME=VALUE)")
+    print(f"{plan.kernel} at {plan.target} on {info.spec}; " + ", ".join(given), flush=True)
     inputs = {k: v.copy() if hasattr(v, "copy") else v for k, v in data.items()}
     result = kernel(**data)
     expected, tol, against = None, None, None
@@ -188,7 +176,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print("  UNVERIFIED: no reference.py beside the kernel and no perfect.mcpl with a "
               f"function '{f.name}' to compare with")
-    seconds = kernel.time(repeat=args.repeat, **inputs)
+    seconds = kernel.time(repeat=args.repeat, progress=_Progress(), **inputs)
     if seconds == float("inf"):
         print("  time: nothing to launch at these sizes")
     else:
@@ -203,6 +191,59 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise McplError(error("opencl-wrong-result", f"'{plan.kernel}' does not match "
                               f"{against}"))
     return status
+
+
+def _run_sizes(args: argparse.Namespace, f) -> tuple[dict, list[str]]:
+    """The scalar arguments of ``mcl run``: the ``--set`` values, else the parameters'
+    example values (their names are the second result)."""
+    from mcl.cli import UsageError, parse_assignments
+    from mcl.mcpl import print_expr
+    from mcl.opencl.plan import evaluate
+
+    sizes = parse_assignments(args.set, "--set", allow_float=True)
+    scalars = [p.name for p in f.params if not p.type.is_array]
+    unknown = [k for k in sizes if k not in scalars]
+    if unknown:
+        raise UsageError(f"--set {unknown[0]}: '{f.name}' has no size parameter "
+                         f"'{unknown[0]}' (its sizes: {', '.join(scalars) or 'none'})")
+    examples = []
+    for p in f.params:   # the example values of the parameters not set
+        if p.type.is_array or p.name in sizes:
+            continue
+        if p.default is None:
+            raise UsageError(f"'{f.name}' needs a value for {p.name} (it has no example "
+                             f"value): give one with --set {p.name}=...")
+        text = print_expr(p.default)
+        try:   # a float parameter keeps its fraction (plan expressions are integers)
+            sizes[p.name] = float(text.rstrip("f")) if p.type.name in ("float", "double") \
+                else evaluate(text, {})
+        except (McplError, ValueError):
+            raise UsageError(f"the example value of '{p.name}' ({text}) is not a number: "
+                             f"give one with --set {p.name}=...") from None
+        examples.append(p.name)
+    return sizes, examples
+
+
+#: Timing shows its progress once it has taken this long (seconds).
+PROGRESS_AFTER_S = 2.0
+
+
+class _Progress:
+    """Progress of the timed launches on stderr, once they take a while."""
+
+    def __init__(self):
+        import time
+        self.start = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        import sys
+        import time
+        if not self.shown and time.perf_counter() - self.start < PROGRESS_AFTER_S:
+            return
+        self.shown = True
+        print(f"\r  timing: launch {done} of {total}", end="\n" if done == total else "",
+              file=sys.stderr, flush=True)
 
 
 def _perfect_version(file: Path, f, args: argparse.Namespace):

@@ -307,9 +307,10 @@ class Kernel:
                 hint="use smaller arrays in the memory space mapped to __local"))
         return glob, local
 
-    def time(self, repeat: int = 10, warmup: int = 2, **kwargs) -> float:
+    def time(self, repeat: int = 10, warmup: int = 2, progress=None, **kwargs) -> float:
         """The best kernel time in seconds over ``repeat`` launches (profiling events);
-        infinite when the sizes leave nothing to launch."""
+        infinite when the sizes leave nothing to launch. ``progress(done, total)`` is
+        called after each launch, the ``warmup`` ones included."""
         import pyopencl as cl
         import pyopencl.array as cla
 
@@ -334,6 +335,8 @@ class Kernel:
                 ev.wait()
                 best = min(best, (ev.get_profiling_info(cl.profiling_info.END)
                                   - ev.get_profiling_info(cl.profiling_info.START)) * 1e-9)
+            if progress is not None:    # each call waits for its launch to finish
+                progress(i + 1, warmup + repeat)
         return best
 
 

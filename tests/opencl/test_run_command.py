@@ -98,3 +98,35 @@ def test_run_at_size_zero_says_there_is_nothing_to_time(opencl_device, run_cli):
     assert code == 0, err
     assert "matches the reference" in out
     assert "time: nothing to launch at these sizes" in out and "inf" not in out
+
+
+def test_run_without_a_value_for_a_size_says_how_to_give_one(run_cli):
+    code, _, err = run_cli("run", KERNELS / "block_scratch.mcpl")
+    assert code == 2
+    assert "'block_scratch' needs a value for n (it has no example value): " \
+           "give one with --set n=..." in err
+    assert "when calling the kernel" not in err
+
+
+def test_run_repeat_must_be_positive(run_cli):
+    code, _, err = run_cli("run", KERNELS / "block_scratch.mcpl", "--set", "n=4",
+                           "--repeat", "0")
+    assert code == 2 and "--repeat: 0 timed runs" in err
+
+
+def test_run_says_which_sizes_are_example_values(opencl_device, run_cli, tmp_path):
+    src = (KERNELS / "block_scratch.mcpl").read_text()
+    assert "const int n," in src
+    (tmp_path / "k.mcpl").write_text(src.replace("const int n,", "const int n = 1000,"))
+    code, out, err = run_cli("run", tmp_path / "k.mcpl", "--repeat", "1")
+    assert code == 0, err
+    assert "; n=1000 (example values of the kernel; others with --set NAME=VALUE)" in out
+
+
+def test_run_shows_the_progress_of_slow_timing(opencl_device, run_cli, monkeypatch):
+    from mcl.opencl import commands
+    monkeypatch.setattr(commands, "PROGRESS_AFTER_S", 0.0)
+    code, out, err = run_cli("run", KERNELS / "block_scratch.mcpl", "--set", "n=300",
+                             "--repeat", "2")
+    assert code == 0, err
+    assert "timing: launch 4 of 4" in err and err.endswith("\n")
