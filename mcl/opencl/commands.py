@@ -278,6 +278,10 @@ def _counts(module, f, plan, ref: dict | None, data: dict, search_path=()
         from mcl.opencl.target import load_target
 
         target = load_target(plan.target, search_path)
+        if f.hardware != plan.target:   # count in the target's memories
+            from mcl.translate import translate
+            module = translate(module, to=plan.target, search_path=search_path)
+            f = module.function(f.name)
         counts = operation_counts(f, check(module, search_path), sizes)
         flops = float(counts.flops)
         moved = float(sum(v for space, v in counts.bytes.items()

@@ -130,3 +130,11 @@ def test_run_shows_the_progress_of_slow_timing(opencl_device, run_cli, monkeypat
                              "--repeat", "2")
     assert code == 0, err
     assert "timing: launch 4 of 4" in err and err.endswith("\n")
+
+
+def test_run_of_a_kernel_above_the_target_gives_its_bandwidth(opencl_device, run_cli):
+    """perfect's 'main' memory is the target's global memory once translated."""
+    code, out, err = run_cli("run", "--target", "hopper", EXAMPLES / "vector_add" / "perfect.mcpl",
+                             "--set", "n=1000", "--repeat", "1")
+    assert code == 0, err
+    assert "GFLOP/s" in out and "GB/s" in out
