@@ -85,3 +85,36 @@ def test_from_mcl_import_gives_the_function(name):
     scope: dict = {}
     exec(f"from mcl import {name} as f", scope)  # noqa: S102
     assert inspect.isfunction(scope["f"])
+
+
+def test_feedback_on_a_module_with_errors_raises_them():
+    import mcl
+    from mcl.diagnostics import McplError
+    with pytest.raises(McplError, match="no such file: nosuch.mcpl"):
+        mcl.feedback("nosuch.mcpl")
+    with pytest.raises(McplError, match="no such file"):
+        mcl.feedback(mcl.check("nosuch.mcpl"))
+
+
+def test_feedback_with_an_unknown_pass_names_the_passes():
+    import mcl
+    from mcl.diagnostics import McplError
+    with pytest.raises(McplError, match="unknown pass 'nosuch'") as e:
+        mcl.feedback(EXAMPLES / "matmul" / "gpu.mcpl", only=["nosuch"])
+    assert "roofline" in e.value.diagnostics[0].hint
+    only_roofline = mcl.feedback(EXAMPLES / "matmul" / "gpu.mcpl", only="roofline")
+    assert [d.code for d in only_roofline] == ["feedback-roofline"]
+
+
+def test_translate_takes_a_checked_module_as_feedback_does():
+    import mcl
+    checked = mcl.check(EXAMPLES / "matmul" / "gpu.mcpl")
+    lower = mcl.translate(checked, to="hopper")
+    assert lower.function("matmul").hardware == "hopper"
+
+
+def test_parse_of_a_path_parses_the_file():
+    import mcl
+    path = EXAMPLES / "matmul" / "gpu.mcpl"
+    module = mcl.parse(path)
+    assert module.name == "matmul_gpu" and module.functions[0].span.file == str(path)

@@ -75,10 +75,13 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
 
     ``values``: numbers for parameters, over their defaults. ``only``: pass names
     from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (or search path
-    list) used when checking a module that is not yet checked."""
+    list) used when checking a module that is not yet checked. Raises McplError when
+    the module has errors, a size is negative or a pass is unknown."""
     checked = _checked(module_or_checked, library)
+    if checked.has_errors:      # no feedback on a module that is not understood
+        raise McplError(checked.errors)
     check_values(checked.module, values)
-    selected = set(only) if only else set(PASSES)
+    selected = _passes(only)
     out: list[Diagnostic] = []
     for f in checked.module.functions:
         hw = checked.hardware_of(f)
@@ -90,6 +93,16 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
             out.append(info("feedback-imprecise", f"'{f.name}' is too deeply nested for the "
                                                   "analyses", f.span))
     return ranked(out)
+
+
+def _passes(only: Iterable[str] | str | None) -> set[str]:
+    if not only:
+        return set(PASSES)
+    selected = {only} if isinstance(only, str) else set(only)
+    for name in sorted(selected - set(PASSES)):
+        raise McplError(error("feedback-unknown-pass", f"unknown pass '{name}'",
+                              hint="choose from " + ", ".join(PASSES)))
+    return selected
 
 
 def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
