@@ -168,6 +168,9 @@ def cmd_gen(args) -> int:
 
 
 def cmd_explore(args) -> int:
+    for option in ("budget", "depth", "repeat"):
+        if getattr(args, option) < 1:
+            raise UsageError(f"--{option}: {getattr(args, option)}; give 1 or more")
     if args.file.endswith((".mcpl", ".mcl")):
         from mcl.lift.from_mcpl import cmd_explore_mcpl
         return cmd_explore_mcpl(args)

@@ -388,3 +388,15 @@ def test_macro_seeds_are_lowered_and_include_every_applicable_macro():
     assert len(seeds) >= 3 and all(is_lowered(p) for p in seeds)
     texts = [show(p.body.body) for p in seeds]
     assert texts[0].startswith("mapGlb(") and any("asVector(4)" in t for t in texts)
+
+
+def test_cli_explore_counts_must_be_positive(run_cli):
+    s = PROGRAMS / "sum.lift"
+    for option in ("--budget", "--depth", "--repeat"):
+        code, out, err = run_cli("lift", "explore", s, option, "0")
+        assert code == 2 and f"{option}: 0; give 1 or more" in err and out == ""
+
+
+def test_unknown_rule_points_at_the_list_of_rules(run_cli):
+    code, _, err = run_cli("lift", "rewrite", PROGRAMS / "sum.lift", "--rule", "zzz")
+    assert code == 1 and "mcl lift rewrite --rules" in err
