@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import PROGRAMS, program
+from conftest import EXAMPLES, PROGRAMS, program
 
 from mcl.diagnostics import McplError
 from mcl.lift import macros  # noqa: F401
@@ -400,3 +400,10 @@ def test_cli_explore_counts_must_be_positive(run_cli):
 def test_unknown_rule_points_at_the_list_of_rules(run_cli):
     code, _, err = run_cli("lift", "rewrite", PROGRAMS / "sum.lift", "--rule", "zzz")
     assert code == 1 and "mcl lift rewrite --rules" in err
+
+
+def test_an_mcpl_file_given_to_a_lift_command_says_how_to_get_its_lift_program(run_cli):
+    code, _, err = run_cli("lift", "check", EXAMPLES / "matmul" / "perfect.mcpl")
+    assert code == 1
+    assert "perfect.mcpl is an MCPL kernel, not a Lift program" in err
+    assert "mcl lift from-mcpl" in err and "syntax error" not in err
