@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 
 from mcl import __version__
-from mcl.diagnostics import Diagnostic, McplError, SourceCache, render_json, render_text
+from mcl.diagnostics import Diagnostic, McplError, SourceCache, error, render_json, render_text
 
 #: Components in the order their commands appear in ``mcl --help``.
 COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp")
@@ -58,10 +58,14 @@ def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
 
 
 def hwd_search_path(args: argparse.Namespace) -> list[str]:
-    """Directories given with --hwd-path, then those of MCL_HWD_PATH."""
+    """Directories given with --hwd-path, then those of MCL_HWD_PATH; each must exist."""
     paths = list(getattr(args, "hwd_path", []) or [])
     env = os.environ.get("MCL_HWD_PATH", "")
     paths += [p for p in env.split(os.pathsep) if p]
+    for p in paths:
+        if not os.path.isdir(p):
+            raise McplError(error("hdl-path", f"hardware-description directory '{p}' does "
+                                  "not exist", None, "check --hwd-path and MCL_HWD_PATH"))
     return paths
 
 

@@ -65,3 +65,16 @@ def test_an_output_path_that_cannot_be_written_is_an_error_not_a_bug(run_cli, tm
     assert code == 1, err
     assert f"mcl: error: {blocker / 'out'}: Not a directory" in err
     assert "internal error" not in err and "Traceback" not in err
+
+
+def test_a_hardware_description_directory_that_does_not_exist_is_an_error(run_cli, tmp_path,
+                                                                           monkeypatch):
+    from tests.conftest import EXAMPLES
+    missing = tmp_path / "nothere"
+    for command in (["check"], ["feedback"], ["translate", "--to", "hopper"]):
+        code, out, err = run_cli(*command, "--hwd-path", missing, EXAMPLES / "matmul" / "gpu.mcpl")
+        assert code == 1 and out == "", command
+        assert f"hardware-description directory '{missing}' does not exist" in err
+    monkeypatch.setenv("MCL_HWD_PATH", str(missing))
+    code, _, err = run_cli("check", EXAMPLES / "matmul" / "gpu.mcpl")
+    assert code == 1 and "MCL_HWD_PATH" in err
