@@ -78,3 +78,22 @@ def test_a_hardware_description_directory_that_does_not_exist_is_an_error(run_cl
     monkeypatch.setenv("MCL_HWD_PATH", str(missing))
     code, _, err = run_cli("check", EXAMPLES / "matmul" / "gpu.mcpl")
     assert code == 1 and "MCL_HWD_PATH" in err
+
+
+def test_every_option_and_argument_of_every_command_explains_itself():
+    import argparse
+
+    from mcl.cli import build_parser
+
+    def parsers(p, name="mcl"):
+        yield name, p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    yield from parsers(sub, f"{name} {sub_name}")
+
+    missing = [f"{name} {a.option_strings[0] if a.option_strings else a.dest}"
+               for name, p in parsers(build_parser()) for a in p._actions
+               if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction)
+               and not a.help]
+    assert missing == []

@@ -82,10 +82,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(q)
     q.add_argument("--device", help="PLATFORM:DEVICE substrings (default: MCL_DEVICE or best)")
     q.add_argument("--budget", type=int, default=200, help="candidates to evaluate")
-    q.add_argument("--strategy", choices=("mcts", "random", "exhaustive"), default="mcts")
+    q.add_argument("--strategy", choices=("mcts", "random", "exhaustive"), default="mcts",
+                   help="how rewrites are chosen: Monte-Carlo tree search (default), random "
+                        "walks, or every sequence up to --depth")
     q.add_argument("--depth", type=int, default=3, help="depth of the exhaustive strategy")
     q.add_argument("--results", help="JSON results file (resumed when it exists)")
-    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--seed", type=int, default=0,
+                   help="seed of the random choices and inputs (default: 0)")
     q.add_argument("--repeat", type=int, default=10, help="timed runs per candidate")
     q.set_defaults(func=cmd_explore)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])

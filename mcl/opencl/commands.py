@@ -34,7 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a kernel on random inputs, verify and time it",
                        description="Fill the inputs with random data (the example's "
                                    "reference.py `inputs` when there is one), run, compare "
-                                   "with its `reference`, and print time, GFLOP/s and GB/s.")
+                                   "with its `reference` (else with the perfect.mcpl beside "
+                                   "the file, run at the same target), and print time, "
+                                   "GFLOP/s and GB/s.")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -43,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="PLATFORM:DEVICE substrings (default: MCL_DEVICE, "
                                     "else a GPU, else any device)")
     p.add_argument("--repeat", type=int, default=10, help="timed runs (default: 10)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random inputs (default: 0)")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 
