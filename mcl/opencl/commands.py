@@ -281,15 +281,20 @@ def _counts(module, f, plan, ref: dict | None, data: dict, search_path=()
         from mcl.opencl.target import load_target
 
         target = load_target(plan.target, search_path)
-        if f.hardware != plan.target:   # count in the target's memories
-            from mcl.translate import translate
-            module = translate(module, to=plan.target, search_path=search_path)
-            f = module.function(f.name)
+        # counted on the kernel as written (a translation's guards make upper bounds)
         counts = operation_counts(f, check(module, search_path), sizes)
+        space_at_target = {space: space for space in counts.bytes}
+        if f.hardware != plan.target:   # its memory spaces: those of the translated arrays
+            from mcl.translate import translate
+            lowered = translate(module, to=plan.target, search_path=search_path)
+            space_at_target = {p.space: q.space for p, q in
+                               zip(f.params, lowered.function(f.name).params, strict=True)
+                               if p.space}
         flops = float(counts.flops)
         moved = float(sum(v for space, v in counts.bytes.items()
-                          if space in target.spaces
-                          and target.qualifier(space) in ("__global", "__constant")))
+                          if space_at_target.get(space) in target.spaces
+                          and target.qualifier(space_at_target[space])
+                          in ("__global", "__constant")))
         return flops or None, moved or None
     except Exception:  # noqa: BLE001 - the analyses may not handle every kernel
         pass

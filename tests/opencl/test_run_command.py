@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from tests.opencl.conftest import EXAMPLES
 
 KERNELS = EXAMPLES.parent / "tests" / "opencl" / "kernels"
@@ -138,3 +140,16 @@ def test_run_of_a_kernel_above_the_target_gives_its_bandwidth(opencl_device, run
                              "--set", "n=1000", "--repeat", "1")
     assert code == 0, err
     assert "GFLOP/s" in out and "GB/s" in out
+
+
+def test_run_of_a_kernel_above_the_target_counts_its_own_operations(opencl_device, run_cli):
+    """GFLOP/s of perfect's matmul at fermi: 2nmp operations, not those of the
+    translation's guarded threads (upper bounds: 16 times as many at these sizes)."""
+    import re
+    code, out, err = run_cli("run", "--target", "fermi", EXAMPLES / "matmul" / "perfect.mcpl",
+                             "--set", "n=64", "--set", "m=64", "--set", "p=64", "--repeat", "3")
+    assert code == 0, err
+    found = re.search(r"time ([\d.]+) ms .*?, ([\d.]+) GFLOP/s, ([\d.]+) GB/s", out)
+    assert found, out
+    seconds, gflops = float(found.group(1)) * 1e-3, float(found.group(2))
+    assert gflops * 1e9 * seconds == pytest.approx(2 * 64 ** 3, rel=0.1)
