@@ -199,6 +199,16 @@ def cmd_explore(args) -> int:
         print(json.dumps({"best": best, "counts": counts, "sizes": sizes,
                           "default_sizes": sorted(defaults)}, indent=2))
         return 0 if best else 1
+    if not counts:
+        powers = {k: 1 << max(0, int(v) - 1).bit_length() for k, v in sizes.items()}
+        why = (": the rules split arrays into parts of powers of two; try "
+               + ", ".join(f"{k}={v}" for k, v in powers.items()) if powers != sizes else
+               f" within this search ({args.strategy}"
+               + (f", depth {args.depth}" if args.strategy == "exhaustive" else "")
+               + "); try a larger --budget or --depth, or another --strategy")
+        print(f"no sequence of rewrites lowered '{prog.name}' at "
+              + ", ".join(f"{k}={v}" for k, v in sizes.items()) + why)
+        return 1
     print("candidates: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     if not best:
         print("no correct candidate was found")

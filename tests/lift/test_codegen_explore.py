@@ -407,3 +407,12 @@ def test_an_mcpl_file_given_to_a_lift_command_says_how_to_get_its_lift_program(r
     assert code == 1
     assert "perfect.mcpl is an MCPL kernel, not a Lift program" in err
     assert "mcl lift from-mcpl" in err and "syntax error" not in err
+
+
+def test_explore_without_any_candidate_says_why_and_what_to_try(rt, run_cli):
+    code, out, err = run_cli("lift", "explore", PROGRAMS / "sum.lift", "--size", "N=1000",
+                             "--budget", "2", "--repeat", "1")
+    assert code == 1, err
+    assert "candidates: \n" not in out
+    assert "no sequence of rewrites lowered 'sum' at N=1000" in out
+    assert "try N=1024" in out
