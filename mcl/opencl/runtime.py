@@ -153,8 +153,12 @@ class Kernel:
             value = values[name]
             integral = type_ not in ("float", "double")
             try:
-                if isinstance(value, str | bytes) or (integral and isinstance(value, float)):
+                if isinstance(value, str | bytes):
                     raise TypeError
+                if integral and isinstance(value, float | np.floating):
+                    if not value.is_integer():     # 512.0 is 512; 2.5 is no size
+                        raise TypeError
+                    value = int(value)
                 value = operator.index(value) if integral else float(value)
             except (TypeError, ValueError):
                 article = "an" if type_[0] in "aeiou" else "a"

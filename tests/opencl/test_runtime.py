@@ -58,6 +58,13 @@ def test_bad_size_names_the_parameter(matmul, value, expected):
     assert expected in str(e.value)
 
 
+def test_a_whole_number_as_float_is_a_size(matmul):
+    a, b = np.ones((4, 3), np.float32), np.ones((3, 5), np.float32)
+    sizes = matmul.check_scalars({"n": 4.0, "m": np.float32(5), "p": 3})
+    assert sizes == {"n": 4, "m": 5, "p": 3} and all(type(v) is int for v in sizes.values())
+    assert matmul(n=4.0, m=5.0, p=3.0, a=a, b=b)["c"].shape == (4, 5)
+
+
 def test_negative_value_of_a_scalar_that_is_no_size_is_accepted():
     src = """module shift;
 import cpu;
