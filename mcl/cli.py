@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 
 from mcl import __version__
-from mcl.diagnostics import Diagnostic, McplError, SourceCache, render_json, render_text
+from mcl.diagnostics import Diagnostic, McplError, SourceCache, error, render_json, render_text
 
 #: Components in the order their commands appear in ``mcl --help``.
 COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp", "versions",
@@ -62,10 +62,14 @@ def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
 
 
 def hwd_search_path(args: argparse.Namespace) -> list[str]:
-    """Directories given with --hwd-path, then those of MCL_HWD_PATH."""
+    """Directories given with --hwd-path, then those of MCL_HWD_PATH; each must exist."""
     paths = list(getattr(args, "hwd_path", []) or [])
     env = os.environ.get("MCL_HWD_PATH", "")
     paths += [p for p in env.split(os.pathsep) if p]
+    for p in paths:
+        if not os.path.isdir(p):
+            raise McplError(error("hdl-path", f"hardware-description directory '{p}' does "
+                                  "not exist", None, "check --hwd-path and MCL_HWD_PATH"))
     return paths
 
 
@@ -156,13 +160,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:
+        if e.filename is None:
+            return _internal_error()
+        # a path of the command line that cannot be written or read (-o, --results, ...)
+        print(f"mcl: error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return EXIT_ERRORS
     except Exception:  # a bug in mcl, not in the user's input
-        print("mcl: internal error: this is a bug in mcl, not in your input.\n"
-              "Please report it with the command line and the files involved.\n",
-              file=sys.stderr)
-        traceback.print_exc()
-        return EXIT_INTERNAL
+        return _internal_error()
+
+
+def _internal_error() -> int:
+    print("mcl: internal error: this is a bug in mcl, not in your input.\n"
+          "Please report it with the command line and the files involved.\n",
+          file=sys.stderr)
+    traceback.print_exc()
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m mcl.cli` runs this file as __main__, a module apart from mcl.cli:
+    # the commands raise mcl.cli's UsageError, which only mcl.cli's main catches.
+    from mcl.cli import main as cli_main
+
+    sys.exit(cli_main())

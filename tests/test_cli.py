@@ -37,3 +37,63 @@ def test_each_command_is_registered_by_the_component_the_table_names():
         assert component in COMPONENTS
         only = build_parser(command)._subparsers._group_actions[0].choices
         assert command in only, f"{component} does not register '{command}'"
+
+
+def test_usage_errors_of_commands_are_usage_errors_under_python_dash_m():
+    """`python -m mcl.cli` runs cli.py as __main__; the commands raise mcl.cli's
+    UsageError, which must still be caught as one (not an internal error)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import EXAMPLES, ROOT
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "mcl.cli", "feedback",
+                           str(EXAMPLES / "matmul" / "gpu.mcpl"), "--set", "n=2.5"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "--set n: '2.5' is not an integer" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_output_path_that_cannot_be_written_is_an_error_not_a_bug(run_cli, tmp_path):
+    from tests.conftest import EXAMPLES
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, _, err = run_cli("gen", "--target", "hopper", EXAMPLES / "matmul" / "hopper_v3.mcpl",
+                           "-o", blocker / "out")
+    assert code == 1, err
+    assert f"mcl: error: {blocker / 'out'}: Not a directory" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+def test_a_hardware_description_directory_that_does_not_exist_is_an_error(run_cli, tmp_path,
+                                                                           monkeypatch):
+    from tests.conftest import EXAMPLES
+    missing = tmp_path / "nothere"
+    for command in (["check"], ["feedback"], ["translate", "--to", "hopper"]):
+        code, out, err = run_cli(*command, "--hwd-path", missing, EXAMPLES / "matmul" / "gpu.mcpl")
+        assert code == 1 and out == "", command
+        assert f"hardware-description directory '{missing}' does not exist" in err
+    monkeypatch.setenv("MCL_HWD_PATH", str(missing))
+    code, _, err = run_cli("check", EXAMPLES / "matmul" / "gpu.mcpl")
+    assert code == 1 and "MCL_HWD_PATH" in err
+
+
+def test_every_option_and_argument_of_every_command_explains_itself():
+    import argparse
+
+    from mcl.cli import build_parser
+
+    def parsers(p, name="mcl"):
+        yield name, p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    yield from parsers(sub, f"{name} {sub_name}")
+
+    missing = [f"{name} {a.option_strings[0] if a.option_strings else a.dest}"
+               for name, p in parsers(build_parser()) for a in p._actions
+               if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction)
+               and not a.help]
+    assert missing == []

@@ -37,12 +37,13 @@ from mcl.analyses.stats import (
     roofline_of_kernel,
 )
 from mcl.analyses.values import bytes_text, number_text
-from mcl.diagnostics import Diagnostic, info
+from mcl.diagnostics import Diagnostic, McplError, error, info
 from mcl.mcpl import ast
 
 __all__ = [
-    "PASSES", "OperationCounts", "Resources", "Roofline", "Transfer", "feedback",
-    "feedback_function", "function_feedback", "operation_counts", "ranked", "roofline",
+    "PASSES", "OperationCounts", "Resources", "Roofline", "Transfer", "check_values",
+    "feedback", "feedback_function", "function_feedback", "operation_counts", "ranked",
+    "roofline",
 ]
 
 #: Pass names for ``only`` (and ``--only``); "functions" runs every feedback
@@ -79,9 +80,13 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (or search path
     list) used when checking a module that is not yet checked. ``resources``: the
     vendor compiler's figures per function name (registers), used in place of the
-    estimates (see mcl.opencl.vendor)."""
+    estimates (see mcl.opencl.vendor). Raises McplError when the module has errors,
+    a size is negative or a pass is unknown."""
     checked = _checked(module_or_checked, library)
-    selected = set(only) if only else set(PASSES)
+    if checked.has_errors:      # no feedback on a module that is not understood
+        raise McplError(checked.errors)
+    check_values(checked.module, values)
+    selected = _passes(only)
     out: list[Diagnostic] = []
     for f in checked.module.functions:
         hw = checked.hardware_of(f)
@@ -94,6 +99,31 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
             out.append(info("feedback-imprecise", f"'{f.name}' is too deeply nested for the "
                                                   "analyses", f.span))
     return ranked(out)
+
+
+def _passes(only: Iterable[str] | str | None) -> set[str]:
+    if not only:
+        return set(PASSES)
+    selected = {only} if isinstance(only, str) else set(only)
+    for name in sorted(selected - set(PASSES)):
+        raise McplError(error("feedback-unknown-pass", f"unknown pass '{name}'",
+                              hint="choose from " + ", ".join(PASSES)))
+    return selected
+
+
+def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
+    """Raise McplError where ``values`` give a parameter that sizes an array a
+    negative value."""
+    for f in module.functions:
+        sizes = {n.id for p in f.params for e in p.type.sizes for n in ast.walk(e)
+                 if isinstance(n, ast.Name)}
+        for p in f.params:
+            value = (values or {}).get(p.name)
+            if p.name in sizes and value is not None and value < 0:
+                raise McplError(error(
+                    "feedback-negative-size",
+                    f"'{p.name}' sizes arrays of '{f.name}': it cannot be negative, "
+                    f"not {value}", p.span, f"give {p.name} a value of 0 or more"))
 
 
 def ranked(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

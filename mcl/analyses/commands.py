@@ -58,7 +58,7 @@ def _vendor_resources(args: argparse.Namespace, checked, level: str | None, valu
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    from mcl.analyses import PASSES, feedback
+    from mcl.analyses import PASSES, check_values, feedback
     from mcl.mcpl.resolve import check
 
     values = parse_assignments(args.set, "--set")
@@ -72,11 +72,15 @@ def run_feedback(args: argparse.Namespace) -> int:
     search = hwd_search_path(args)
     diagnostics = []
     sources = SourceCache()
+    params: dict[str, None] = {}     # the scalar parameters of the files, in order
     for f in args.files:
         checked = check(f, search)
         if checked.has_errors:
             diagnostics += checked.errors
             continue
+        params.update((p.name, None) for g in checked.module.functions for p in g.params
+                      if not p.type.is_array)
+        check_values(checked.module, values)
         if args.level:
             from mcl.analyses.level import feedback_at_level
 
@@ -89,4 +93,9 @@ def run_feedback(args: argparse.Namespace) -> int:
             continue
         diagnostics += feedback(checked, values=values, only=only,
                                 resources=_vendor_resources(args, checked, None, values))
+    unknown = [name for name in values if name not in params]
+    if unknown and params:
+        raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "
+                         f"parameter '{unknown[0]}' (parameters: {', '.join(params)})")
     return print_diagnostics(diagnostics, args, sources)
+

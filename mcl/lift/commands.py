@@ -11,6 +11,15 @@ from mcl.cli import UsageError, add_output_options, parse_assignments, print_dia
 from mcl.diagnostics import SourceCache
 
 
+def size_assignments(args) -> dict[str, int]:
+    """The ``--size NAME=INT`` options; a size is a positive integer."""
+    sizes = parse_assignments(args.size, "--size")
+    for name, value in sizes.items():
+        if value < 1:
+            raise UsageError(f"--size {name}: {value} is not a size (give a positive integer)")
+    return sizes
+
+
 def _load(args):
     from mcl.lift.parser import parse_file
     return parse_file(args.file, getattr(args, "program", None))
@@ -63,14 +72,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--local-size", type=int, help="work-group size of mapGlb kernels")
     q.set_defaults(func=cmd_gen)
 
-    q = lsub.add_parser("explore", help="search implementations on an OpenCL device")
+    q = lsub.add_parser("explore", help="search implementations on an OpenCL device",
+                        description="Search implementations of a Lift program on an OpenCL "
+                                    "device: derive lowered programs by rewriting, generate, "
+                                    "verify and time each. A size not given with --size gets "
+                                    "a default (each input array 2^16 elements: N=65536 for "
+                                    "a vector, 256 x 256 for a matrix), stated in the output. "
+                                    "An MCPL kernel (.mcpl) is compared with its versions.")
     common(q)
     q.add_argument("--device", help="PLATFORM:DEVICE substrings (default: MCL_DEVICE or best)")
     q.add_argument("--budget", type=int, default=200, help="candidates to evaluate")
-    q.add_argument("--strategy", choices=("mcts", "random", "exhaustive"), default="mcts")
+    q.add_argument("--strategy", choices=("mcts", "random", "exhaustive"), default="mcts",
+                   help="how rewrites are chosen: Monte-Carlo tree search (default), random "
+                        "walks, or every sequence up to --depth")
     q.add_argument("--depth", type=int, default=3, help="depth of the exhaustive strategy")
     q.add_argument("--results", help="JSON results file (resumed when it exists)")
-    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--seed", type=int, default=0,
+                   help="seed of the random choices and inputs (default: 0)")
     q.add_argument("--repeat", type=int, default=10, help="timed runs per candidate")
     q.set_defaults(func=cmd_explore)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
@@ -109,7 +127,7 @@ def cmd_rewrite(args) -> int:
             print(f"{r.name:28} {r.kind:15} {r.doc}")
         return 0
     prog = _load(args)
-    sizes = parse_assignments(args.size, "--size")
+    sizes = size_assignments(args)
     if sizes:
         prog = bind_sizes(prog, sizes)
     if args.list or not args.rule:
@@ -135,7 +153,7 @@ def cmd_gen(args) -> int:
     from mcl.lift.codegen import Options, generate
     from mcl.lift.ir import bind_sizes
     prog = _load(args)
-    sizes = parse_assignments(args.size, "--size")
+    sizes = size_assignments(args)
     if args.rule:
         # macro rules choose their parameters for numeric sizes
         prog = _apply_rules(bind_sizes(prog, sizes), args)
@@ -153,17 +171,24 @@ def cmd_gen(args) -> int:
 
 
 def cmd_explore(args) -> int:
+    for option in ("budget", "depth", "repeat"):
+        if getattr(args, option) < 1:
+            raise UsageError(f"--{option}: {getattr(args, option)}; give 1 or more")
     if args.file.endswith((".mcpl", ".mcl")):
         from mcl.lift.from_mcpl import cmd_explore_mcpl
         return cmd_explore_mcpl(args)
     from mcl.lift.explore import explore
     prog = _load(args)
-    sizes = parse_assignments(args.size, "--size")
-    from mcl.lift.types import free_sizes
-    missing = sorted({s.name for p in prog.params for s in free_sizes(p.type)} - set(sizes))
-    if missing:
-        raise UsageError("exploration needs values for the sizes: "
-                         + " ".join(f"--size {m}=..." for m in missing))
+    sizes = size_assignments(args)
+    from mcl.lift.explore import default_sizes
+    defaults = default_sizes(prog, sizes)
+    sizes = {**sizes, **defaults}
+    if defaults and not args.json:
+        given = ", ".join(f"{k}={v}" for k, v in sizes.items() if k not in defaults)
+        print("sizes: " + ", ".join(f"{k}={v}" for k, v in defaults.items())
+              + " (not given: a default; choose with "
+              + " ".join(f"--size {k}=..." for k in defaults) + ")"
+              + (f"; {given}" if given else ""), flush=True)
     results = explore(prog, sizes, args.strategy, args.budget, args.device, args.results,
                       args.seed, args.depth, progress=sys.stderr, repeat=args.repeat)
     best = results.best()
@@ -171,8 +196,19 @@ def cmd_explore(args) -> int:
     for e in results.evaluations.values():
         counts[e["status"]] = counts.get(e["status"], 0) + 1
     if args.json:
-        print(json.dumps({"best": best, "counts": counts}, indent=2))
+        print(json.dumps({"best": best, "counts": counts, "sizes": sizes,
+                          "default_sizes": sorted(defaults)}, indent=2))
         return 0 if best else 1
+    if not counts:
+        powers = {k: 1 << max(0, int(v) - 1).bit_length() for k, v in sizes.items()}
+        why = (": the rules split arrays into parts of powers of two; try "
+               + ", ".join(f"{k}={v}" for k, v in powers.items()) if powers != sizes else
+               f" within this search ({args.strategy}"
+               + (f", depth {args.depth}" if args.strategy == "exhaustive" else "")
+               + "); try a larger --budget or --depth, or another --strategy")
+        print(f"no sequence of rewrites lowered '{prog.name}' at "
+              + ", ".join(f"{k}={v}" for k, v in sizes.items()) + why)
+        return 1
     print("candidates: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     if not best:
         print("no correct candidate was found")

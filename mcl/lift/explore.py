@@ -246,6 +246,12 @@ class Search:
               f"last {t:>14}  best {b}", end="\n" if self.tried >= self.budget else "",
               file=self.progress, flush=True)
 
+    def finish(self) -> None:
+        """End the progress line of a search that stopped before its budget (it ran
+        out of candidates)."""
+        if self.progress is not False and 0 < self.tried < self.budget:
+            print(file=self.progress, flush=True)
+
     def walk(self, prog: Program) -> Program | None:
         """A random walk from ``prog`` to a lowered program (None: dead end).
 
@@ -427,6 +433,32 @@ def mcts(s: Search, c: float = 1.4) -> None:
 
 STRATEGIES = {"random": random_search, "exhaustive": exhaustive, "mcts": mcts}
 
+#: Each input array of an exploration at default sizes holds at most this many
+#: elements: a search of a few candidates then takes seconds on a 2-core CPU.
+DEFAULT_ELEMENTS = 1 << 16
+
+
+def default_sizes(prog: Program, given: dict) -> dict[str, int]:
+    """Values for the size symbols of ``prog``'s parameters that ``given`` lacks: powers
+    of two such that each input array holds at most :data:`DEFAULT_ELEMENTS` elements
+    (2^16 for a vector, 256 x 256 for a matrix)."""
+    from mcl.lift.types import ArrayType, TupleType, free_sizes
+
+    def rank(t) -> int:
+        if isinstance(t, ArrayType):
+            return 1 + rank(t.elem)
+        if isinstance(t, TupleType):
+            return max((rank(e) for e in t.elems), default=0)
+        return 0
+
+    ranks: dict[str, int] = {}
+    for p in prog.params:
+        for symbol in free_sizes(p.type):
+            ranks[symbol.name] = max(ranks.get(symbol.name, 1), rank(p.type))
+    exponent = DEFAULT_ELEMENTS.bit_length() - 1
+    return {name: 1 << (exponent // r) for name, r in sorted(ranks.items())
+            if name not in given}
+
 
 def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 200,
             device: str | None = None, results_path: str | Path | None = None,
@@ -459,5 +491,6 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         exhaustive(s, depth)
     else:
         STRATEGIES[strategy](s)
+    s.finish()
     results.save()
     return results

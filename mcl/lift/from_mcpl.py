@@ -1303,14 +1303,15 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
     import os
     import sys
 
-    from mcl.cli import UsageError, parse_assignments
+    from mcl.cli import UsageError
+    from mcl.lift.commands import size_assignments
     from mcl.lift.compare import compare, table
     from mcl.opencl import available_targets
     leaf = getattr(args, "target", None) or os.environ.get("MCL_TARGET")
     if not leaf:
         raise UsageError("say which leaf level the MCPL versions are compiled for: --target "
                          "LEAF (one of " + ", ".join(available_targets()) + ")")
-    sizes = parse_assignments(args.size, "--size")
+    sizes = size_assignments(args)
     c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
                 args.seed, args.depth, args.results, args.repeat,
                 getattr(args, "function", None), progress=sys.stderr,

@@ -56,6 +56,11 @@ def parse(text: str, file: str = "<string>", program: str | None = None) -> Prog
 
 def parse_file(path: str | Path, program: str | None = None) -> Program:
     p = Path(path)
+    if p.suffix in (".mcpl", ".mcl"):
+        raise McplError(error(
+            "lift-mcpl-file", f"{path} is an MCPL kernel, not a Lift program",
+            hint=f"`mcl lift from-mcpl {path}` prints its Lift program (save it as a .lift "
+                 f"file); `mcl lift explore {path} --target LEAF` explores it directly"))
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:

@@ -770,7 +770,8 @@ def apply_rule(prog: Program, name: str, path: Path | None = None, choice: int =
         close = difflib.get_close_matches(name, list(RULES), n=1)
         raise McplError(error("lift-rule", f"unknown rule '{name}'",
                               hint=f"did you mean '{close[0]}'?" if close else
-                              "see `mcl lift rewrite --list`"))
+                              "every rule: `mcl lift rewrite --rules FILE`; those that "
+                              "apply: `mcl lift rewrite --list FILE`"))
     r = RULES[name]
     sites = [s for s in typed_walk(prog, limits) if path is None or s.path == tuple(path)]
     if path is not None and not sites:

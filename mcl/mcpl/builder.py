@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import re
 from bisect import bisect_right
 from collections import OrderedDict
@@ -70,11 +71,15 @@ def _blank_comments(text: str) -> str:
 _NOT_NEWLINE_RE = re.compile(r"[^\n]")
 
 
-def parse(source: str, file: str = "<string>") -> ast.Module:
-    """Parse MCPL text into a Module. Raises McplError with diagnostics on syntax errors
-    (every broken item is reported; the error's ``partial`` attribute holds the
-    module of the items that parsed, its ``unparsed`` attribute an
-    :class:`Unparsed` that says what is missing from it)."""
+def parse(source: str | os.PathLike[str], file: str = "<string>") -> ast.Module:
+    """Parse MCPL text into a Module (a path, such as a ``pathlib.Path``, is a file to
+    read). Raises McplError with diagnostics on syntax errors (every broken item is
+    reported; the error's ``partial`` attribute holds the module of the items that
+    parsed, its ``unparsed`` attribute an :class:`Unparsed` that says what is missing
+    from it)."""
+    if isinstance(source, os.PathLike):
+        from mcl.mcpl.source import parse_file
+        return parse_file(source)
     module, diagnostics, unparsed = _parse_partial_no_gc(source, file)
     if diagnostics:
         err = McplError(diagnostics)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from mcl.cli import add_hwd_path_option, add_output_options, hwd_search_path, print_diagnostics
 from mcl.diagnostics import SourceCache
@@ -26,4 +27,10 @@ def run_check(args: argparse.Namespace) -> int:
     diagnostics = []
     for f in args.files:
         diagnostics += check(f, search_path).diagnostics
-    return print_diagnostics(diagnostics, args, SourceCache())
+    code = print_diagnostics(diagnostics, args, SourceCache())
+    if not args.json:   # a summary, also when there is nothing to report
+        errors = sum(1 for d in diagnostics if d.is_error)
+        found = (f"{errors} error(s), {len(diagnostics) - errors} warning(s)" if diagnostics
+                 else "no errors")
+        print(f"{len(args.files)} file(s) checked: {found}", file=sys.stderr)
+    return code

@@ -34,7 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a kernel on random inputs, verify and time it",
                        description="Fill the inputs with random data (the example's "
                                    "reference.py `inputs` when there is one), run, compare "
-                                   "with its `reference`, and print time, GFLOP/s and GB/s.")
+                                   "with its `reference` (else with the perfect.mcpl beside "
+                                   "the file, run at the same target), and print time, "
+                                   "GFLOP/s and GB/s.")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -43,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="PLATFORM:DEVICE substrings (default: MCL_DEVICE, "
                                     "else a GPU, else any device)")
     p.add_argument("--repeat", type=int, default=10, help="timed runs (default: 10)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random inputs (default: 0)")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 
@@ -103,6 +106,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from mcl.opencl.plan import evaluate
     from mcl.opencl.runtime import compile as compile_kernel
 
+    if args.repeat < 1:
+        raise UsageError(f"--repeat: {args.repeat} timed runs; give 1 or more")
     file = Path(args.file)
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
@@ -113,24 +118,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
-    from mcl.cli import parse_assignments
-
-    sizes = parse_assignments(args.set, "--set", allow_float=True)
-    scalars = [p.name for p in f.params if not p.type.is_array]
-    unknown = [k for k in sizes if k not in scalars]
-    if unknown:
-        raise UsageError(f"--set {unknown[0]}: '{f.name}' has no size parameter "
-                         f"'{unknown[0]}' (its sizes: {', '.join(scalars) or 'none'})")
-    for p in f.params:   # the example values of the parameters not set
-        if not p.type.is_array and p.name not in sizes and p.default is not None:
-            from mcl.mcpl import print_expr
-            text = print_expr(p.default)
-            try:   # a float parameter keeps its fraction (plan expressions are integers)
-                sizes[p.name] = float(text.rstrip("f")) if p.type.name in ("float", "double") \
-                    else evaluate(text, {})
-            except (McplError, ValueError):
-                raise UsageError(f"the example value of '{p.name}' ({text}) is not a number: "
-                                 f"give one with --set {p.name}=...") from None
+    sizes, examples = _run_sizes(args, f)
+    kernel.check_scalars(sizes)
     ref = _reference(file)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():
@@ -155,8 +144,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
                                 else rng.integers(0, 16, shape).astype(dt))
     info = device.describe(kernel.device)
-    print(f"{plan.kernel} at {plan.target} on {info.spec}; "
-          + ", ".join(f"{k}={v}" for k, v in sizes.items()))
+    given = [f"{k}={v}" for k, v in sizes.items() if k not in examples]
+    if examples:
+        given.append(", ".join(f"{k}={sizes[k]}" for k in examples)
+                     + " (example values of the kernel; others with --set NAME=VALUE)")
+    print(f"{plan.kernel} at {plan.target} on {info.spec}; " + ", ".join(given), flush=True)
     inputs = {k: v.copy() if hasattr(v, "copy") else v for k, v in data.items()}
     result = kernel(**data)
     expected, tol, against = None, None, None
@@ -187,18 +179,74 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print("  UNVERIFIED: no reference.py beside the kernel and no perfect.mcpl with a "
               f"function '{f.name}' to compare with")
-    seconds = kernel.time(repeat=args.repeat, **inputs)
-    line = f"  time {seconds * 1e3:.3f} ms (best of {args.repeat})"
-    flops, moved = _counts(module, f, plan, ref, data, hwd_search_path(args))
-    if flops:
-        line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
-    if moved:
-        line += f", {moved / seconds / 1e9:.1f} GB/s"
-    print(line)
+    seconds = kernel.time(repeat=args.repeat, progress=_Progress(), **inputs)
+    if seconds == float("inf"):
+        print("  time: nothing to launch at these sizes")
+    else:
+        line = f"  time {seconds * 1e3:.3f} ms (best of {args.repeat})"
+        flops, moved = _counts(module, f, plan, ref, data, hwd_search_path(args))
+        if flops:
+            line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
+        if moved:
+            line += f", {moved / seconds / 1e9:.1f} GB/s"
+        print(line)
     if status:
         raise McplError(error("opencl-wrong-result", f"'{plan.kernel}' does not match "
                               f"{against}"))
     return status
+
+
+def _run_sizes(args: argparse.Namespace, f) -> tuple[dict, list[str]]:
+    """The scalar arguments of ``mcl run``: the ``--set`` values, else the parameters'
+    example values (their names are the second result)."""
+    from mcl.cli import UsageError, parse_assignments
+    from mcl.mcpl import print_expr
+    from mcl.opencl.plan import evaluate
+
+    sizes = parse_assignments(args.set, "--set", allow_float=True)
+    scalars = [p.name for p in f.params if not p.type.is_array]
+    unknown = [k for k in sizes if k not in scalars]
+    if unknown:
+        raise UsageError(f"--set {unknown[0]}: '{f.name}' has no size parameter "
+                         f"'{unknown[0]}' (its sizes: {', '.join(scalars) or 'none'})")
+    examples = []
+    for p in f.params:   # the example values of the parameters not set
+        if p.type.is_array or p.name in sizes:
+            continue
+        if p.default is None:
+            raise UsageError(f"'{f.name}' needs a value for {p.name} (it has no example "
+                             f"value): give one with --set {p.name}=...")
+        text = print_expr(p.default)
+        try:   # a float parameter keeps its fraction (plan expressions are integers)
+            sizes[p.name] = float(text.rstrip("f")) if p.type.name in ("float", "double") \
+                else evaluate(text, {})
+        except (McplError, ValueError):
+            raise UsageError(f"the example value of '{p.name}' ({text}) is not a number: "
+                             f"give one with --set {p.name}=...") from None
+        examples.append(p.name)
+    return sizes, examples
+
+
+#: Timing shows its progress once it has taken this long (seconds).
+PROGRESS_AFTER_S = 2.0
+
+
+class _Progress:
+    """Progress of the timed launches on stderr, once they take a while."""
+
+    def __init__(self):
+        import time
+        self.start = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        import sys
+        import time
+        if not self.shown and time.perf_counter() - self.start < PROGRESS_AFTER_S:
+            return
+        self.shown = True
+        print(f"\r  timing: launch {done} of {total}", end="\n" if done == total else "",
+              file=sys.stderr, flush=True)
 
 
 def _perfect_version(file: Path, f, args: argparse.Namespace):
@@ -233,11 +281,20 @@ def _counts(module, f, plan, ref: dict | None, data: dict, search_path=()
         from mcl.opencl.target import load_target
 
         target = load_target(plan.target, search_path)
+        # counted on the kernel as written (a translation's guards make upper bounds)
         counts = operation_counts(f, check(module, search_path), sizes)
+        space_at_target = {space: space for space in counts.bytes}
+        if f.hardware != plan.target:   # its memory spaces: those of the translated arrays
+            from mcl.translate import translate
+            lowered = translate(module, to=plan.target, search_path=search_path)
+            space_at_target = {p.space: q.space for p, q in
+                               zip(f.params, lowered.function(f.name).params, strict=True)
+                               if p.space}
         flops = float(counts.flops)
         moved = float(sum(v for space, v in counts.bytes.items()
-                          if space in target.spaces
-                          and target.qualifier(space) in ("__global", "__constant")))
+                          if space_at_target.get(space) in target.spaces
+                          and target.qualifier(space_at_target[space])
+                          in ("__global", "__constant")))
         return flops or None, moved or None
     except Exception:  # noqa: BLE001 - the analyses may not handle every kernel
         pass

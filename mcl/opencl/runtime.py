@@ -9,6 +9,7 @@ set of compile-time sizes and cached on the Kernel.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections.abc import Sequence
@@ -110,13 +111,7 @@ class Kernel:
     def sizes(self, kwargs: dict) -> dict[str, int]:
         """The scalar arguments: given ones, else inferred from array shapes, else the
         parameter's example value is *not* used (a missing size is an error)."""
-        env: dict[str, int | float] = {}
-        for a in self.plan.arguments:
-            if a.kind == "scalar" and a.name in kwargs:
-                env[a.name] = kwargs[a.name]
-        for c in self.plan.compile_time:
-            if c.name in kwargs:
-                env[c.name] = int(kwargs[c.name])
+        env: dict[str, int | float] = self.check_scalars(kwargs)
         # sizes that are a dimension of a given array, written as the bare name
         for a in self.plan.arguments:
             arr = kwargs.get(a.name)
@@ -133,6 +128,52 @@ class Kernel:
                                   f"'{self.plan.kernel}' needs the size"
                                   f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
                                   hint="pass " + ", ".join(f"{n}=..." for n in missing)))
+        return env
+
+    def size_names(self) -> frozenset[str]:
+        """The scalar parameters that size something: an array, the launch grid, local
+        memory, or a compile-time array."""
+        p = self.plan
+        exprs = [e for a in p.arguments for e in a.shape]
+        exprs += [*p.num_groups, *p.local_size, *p.global_size, p.local_memory_bytes]
+        names = {n for e in exprs for n in _NAME_RE.findall(str(e))}
+        return frozenset(names | {c.name for c in p.compile_time})
+
+    def check_scalars(self, values: dict) -> dict[str, int | float]:
+        """The scalar arguments among ``values``, checked: an integer parameter takes an
+        integer, a floating-point one a number, and a size is not negative."""
+        p = self.plan
+        types = {a.name: a.type for a in p.arguments if a.kind == "scalar"}
+        types.update({c.name: c.type for c in p.compile_time})
+        sizes = self.size_names()
+        env: dict[str, int | float] = {}
+        for name, type_ in types.items():
+            if name not in values:
+                continue
+            value = values[name]
+            integral = type_ not in ("float", "double")
+            try:
+                if isinstance(value, str | bytes):
+                    raise TypeError
+                if integral and isinstance(value, float | np.floating):
+                    if not value.is_integer():     # 512.0 is 512; 2.5 is no size
+                        raise TypeError
+                    value = int(value)
+                value = operator.index(value) if integral else float(value)
+            except (TypeError, ValueError):
+                article = "an" if type_[0] in "aeiou" else "a"
+                raise McplError(error(
+                    "opencl-bad-scalar",
+                    f"'{name}' is {article} {type_} parameter of '{p.kernel}': it takes "
+                    f"{'an integer' if integral else 'a number'}, not {value!r}",
+                    hint=f"pass {name}=<{'a whole number' if integral else 'a number'}>"
+                )) from None
+            if name in sizes and value < 0:
+                raise McplError(error(
+                    "opencl-negative-size",
+                    f"'{name}' is a size of '{p.kernel}': it cannot be negative, not {value}",
+                    hint=f"pass {name}=0 or more"))
+            env[name] = value
         return env
 
     def __call__(self, **kwargs) -> dict[str, np.ndarray]:
@@ -195,6 +236,7 @@ class Kernel:
                 out = np.empty(host.shape, dt)
                 outputs[a.name] = out
                 copies.append((out, buf))
+        self.last_event = None
         if all(g > 0 for g in glob):
             try:
                 self.last_event = kernel(self.queue, glob, local, *args)
@@ -269,8 +311,10 @@ class Kernel:
                 hint="use smaller arrays in the memory space mapped to __local"))
         return glob, local
 
-    def time(self, repeat: int = 10, warmup: int = 2, **kwargs) -> float:
-        """The best kernel time in seconds over ``repeat`` launches (profiling events)."""
+    def time(self, repeat: int = 10, warmup: int = 2, progress=None, **kwargs) -> float:
+        """The best kernel time in seconds over ``repeat`` launches (profiling events);
+        infinite when the sizes leave nothing to launch. ``progress(done, total)`` is
+        called after each launch, the ``warmup`` ones included."""
         import pyopencl as cl
         import pyopencl.array as cla
 
@@ -295,7 +339,12 @@ class Kernel:
                 ev.wait()
                 best = min(best, (ev.get_profiling_info(cl.profiling_info.END)
                                   - ev.get_profiling_info(cl.profiling_info.START)) * 1e-9)
+            if progress is not None:    # each call waits for its launch to finish
+                progress(i + 1, warmup + repeat)
         return best
+
+
+_NAME_RE = re.compile(r"[A-Za-z_]\w*")
 
 
 def _shape_text(plan: LaunchPlan, name: str) -> str:

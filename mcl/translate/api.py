@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mcl.diagnostics import McplError, error
 from mcl.hdl import HardwareLibrary, hardware_library
-from mcl.mcpl import ast
+from mcl.mcpl import CheckedModule, ast
 from mcl.translate.consts import PropertyLookup
 from mcl.translate.step import translate_step
 
@@ -72,20 +72,22 @@ def translate_function(function: ast.Function, to: str, *,
     return function
 
 
-def translate(module: ast.Module | str | os.PathLike[str], to: str, *,
+def translate(module: ast.Module | CheckedModule | str | os.PathLike[str], to: str, *,
               library: HardwareLibrary | None = None,
               search_path: Sequence[str | os.PathLike[str]] = (),
               assume_divisible: bool = False) -> ast.Module:
     """The module with every function whose level is ``to`` or above it translated to
     ``to``; functions of other levels stay as they are. ``module`` may be a parsed
-    Module or the path of a file. ``library`` (or ``search_path``, directories of
-    extra descriptions) says where descriptions come from. A new module; the input is
-    not modified. Raises McplError (with diagnostics) for bad input: an unknown or
-    invalid target, no function that can reach it, a memory space or par_group
-    without equivalent."""
-    if not isinstance(module, ast.Module):
-        from mcl.mcpl import parse_file
+    Module, a CheckedModule (its module) or the path of a file. ``library`` (or
+    ``search_path``, directories of extra descriptions) says where descriptions come
+    from. A new module; the input is not modified. Raises McplError (with
+    diagnostics) for bad input: an unknown or invalid target, no function that can
+    reach it, a memory space or par_group without equivalent."""
+    from mcl.mcpl import parse_file
 
+    if isinstance(module, CheckedModule):   # what mcl.check gives, as mcl.feedback takes
+        module = module.module
+    elif not isinstance(module, ast.Module):
         module = parse_file(Path(module))
     lib = _library(library, search_path)
     _target(lib, to)
@@ -94,13 +96,15 @@ def translate(module: ast.Module | str | os.PathLike[str], to: str, *,
     if module.functions and not reachable:
         f = module.functions[0]
         levels = sorted({g.hardware for g in module.functions})
-        above = " > ".join(reversed(lib.ancestors(to))) or "no level"
+        above = " > ".join(reversed(lib.ancestors(to)))
+        above = (f"the levels above '{to}' are {above}" if above
+                 else f"'{to}' is the top of the hierarchy")
         raise McplError(error(
             "translate-no-path",
             f"no function of module '{module.name}' can be translated to '{to}': "
             f"{', '.join(repr(x) for x in levels)} {'is' if len(levels) == 1 else 'are'} not "
             f"above it in the hierarchy", f.span,
-            f"the levels above '{to}' are {above}; translate to a level below "
+            f"{above}; translate to a level below "
             f"{' or '.join(repr(x) for x in levels)} (see `mcl hwd list`)"))
     functions = tuple(
         translate_function(f, to, library=lib, assume_divisible=assume_divisible)

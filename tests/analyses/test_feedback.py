@@ -220,3 +220,20 @@ def test_cli(capsys):
     assert rc == 0 and '"feedback-ops"' in out and "8589934592" in out   # 2 * 1024 * 2048^2
     assert main(["feedback", str(MATMUL / "perfect.mcpl"), "--only", "nonsense"]) == 2
     assert main(["feedback", str(MATMUL / "perfect.mcpl"), "--set", "n"]) == 2
+
+
+def test_a_negative_size_is_an_error_at_its_parameter():
+    from mcl.diagnostics import McplError
+    with pytest.raises(McplError) as e:
+        feedback(check(MATMUL / "gpu.mcpl"), values={"n": -5})
+    d = e.value.diagnostics[0]
+    assert "'n' sizes arrays of 'matmul': it cannot be negative, not -5" in d.message
+    assert d.span is not None and d.span.file.endswith("gpu.mcpl") and d.span.line == 14
+
+
+def test_cli_set_of_a_parameter_no_function_has_is_a_usage_error(run_cli):
+    code, out, err = run_cli("feedback", MATMUL / "gpu.mcpl", "--set", "N=4096")
+    assert code == 2 and out == ""
+    assert "has a parameter 'N' (parameters: n, m, p)" in err
+    code, _, err = run_cli("feedback", MATMUL / "gpu.mcpl", "--set", "n=-1")
+    assert code == 1 and "it cannot be negative" in err

@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import PROGRAMS, program
+from conftest import EXAMPLES, PROGRAMS, program
 
 from mcl.diagnostics import McplError
 from mcl.lift import macros  # noqa: F401
@@ -134,6 +134,17 @@ def test_exploration_strategies_find_lowered_candidates(strategy, tmp_path):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["best"]["key"] == best["key"] and data["curve"]
 
+
+def test_progress_ends_its_line_when_the_search_ends_before_the_budget(tmp_path):
+    import io
+    sizes = {"N": 1 << 12}
+    progress = io.StringIO()
+    res = explore(program("scal"), sizes, "exhaustive", budget=200, evaluator=_fake(sizes),
+                  results_path=tmp_path / "r.json", progress=progress, depth=1,
+                  limits=Limits())
+    assert 0 < len(res.evaluations) < 200
+    text = progress.getvalue()
+    assert text.endswith("\n") and text.count("\n") == 1
 
 def test_exploration_is_memoised_and_resumable(tmp_path):
     from mcl.lift.parser import parse_file
@@ -273,8 +284,24 @@ def test_cli(run_cli, tmp_path):
     assert code == 1 and "not fully lowered" in err
     code, _, err = run_cli("lift", "rewrite", s, "--rule", "split-join")
     assert code == 1 and "does not apply" in err
-    code, _, err = run_cli("lift", "explore", s)
-    assert code == 2 and "--size N" in err
+    code, _, err = run_cli("lift", "explore", s, "--size", "N=-4")
+    assert code == 2 and "--size N: -4 is not a size" in err
+
+
+def test_default_sizes_keep_each_input_array_small():
+    from mcl.lift.explore import default_sizes
+    assert default_sizes(program("sum"), {}) == {"N": 1 << 16}
+    assert default_sizes(program("gemv"), {}) == {"M": 256, "N": 256}   # A is M x N
+    assert default_sizes(program("mm"), {"M": 64}) == {"K": 256, "N": 256}
+    assert default_sizes(program("sum"), {"N": 1024}) == {}
+
+
+def test_explore_without_sizes_uses_and_states_the_defaults(rt, run_cli):
+    code, out, err = run_cli("lift", "explore", PROGRAMS / "sum.lift", "--budget", "2",
+                             "--repeat", "1")
+    assert code == 0, err
+    assert "sizes: N=65536 (not given: a default; choose with --size N=...)" in out
+    assert "best:" in out
 
 
 def _mm_tiled(sizes, choice):
@@ -361,3 +388,31 @@ def test_macro_seeds_are_lowered_and_include_every_applicable_macro():
     assert len(seeds) >= 3 and all(is_lowered(p) for p in seeds)
     texts = [show(p.body.body) for p in seeds]
     assert texts[0].startswith("mapGlb(") and any("asVector(4)" in t for t in texts)
+
+
+def test_cli_explore_counts_must_be_positive(run_cli):
+    s = PROGRAMS / "sum.lift"
+    for option in ("--budget", "--depth", "--repeat"):
+        code, out, err = run_cli("lift", "explore", s, option, "0")
+        assert code == 2 and f"{option}: 0; give 1 or more" in err and out == ""
+
+
+def test_unknown_rule_points_at_the_list_of_rules(run_cli):
+    code, _, err = run_cli("lift", "rewrite", PROGRAMS / "sum.lift", "--rule", "zzz")
+    assert code == 1 and "mcl lift rewrite --rules" in err
+
+
+def test_an_mcpl_file_given_to_a_lift_command_says_how_to_get_its_lift_program(run_cli):
+    code, _, err = run_cli("lift", "check", EXAMPLES / "matmul" / "perfect.mcpl")
+    assert code == 1
+    assert "perfect.mcpl is an MCPL kernel, not a Lift program" in err
+    assert "mcl lift from-mcpl" in err and "syntax error" not in err
+
+
+def test_explore_without_any_candidate_says_why_and_what_to_try(rt, run_cli):
+    code, out, err = run_cli("lift", "explore", PROGRAMS / "sum.lift", "--size", "N=1000",
+                             "--budget", "2", "--repeat", "1")
+    assert code == 1, err
+    assert "candidates: \n" not in out
+    assert "no sequence of rewrites lowered 'sum' at N=1000" in out
+    assert "try N=1024" in out

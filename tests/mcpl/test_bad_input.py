@@ -61,15 +61,16 @@ def test_huge_module(tmp_path):
 
 
 def test_cli_check(run_cli, tmp_path):
-    code, out, _ = run_cli("check", *EXAMPLES[:3])
-    assert code == 0 and out == ""
+    code, out, err = run_cli("check", *EXAMPLES[:3])
+    assert code == 0 and out == "" and err == "3 file(s) checked: no errors\n"
     bad = tmp_path / "bad.mcpl"
     bad.write_text("module m;\nimport perfect;\nperfect void f(int n) {\n"
                    "  foreach (int i in n threads) { q = 1; r = 2; }\n}\n")
-    code, out, _ = run_cli("check", bad)
+    code, out, err = run_cli("check", bad)
     assert code == 1 and out.count("error:") == 2 and "bad.mcpl:4:34" in out
-    code, out, _ = run_cli("check", "--json", bad)
-    assert code == 1 and '"code": "mcpl-undeclared"' in out
+    assert err == "1 file(s) checked: 2 error(s), 0 warning(s)\n"
+    code, out, err = run_cli("check", "--json", bad)
+    assert code == 1 and '"code": "mcpl-undeclared"' in out and err == ""
     code, _, _ = run_cli("check", tmp_path / "missing.mcpl")
     assert code == 1
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from tests.opencl.conftest import EXAMPLES
 
 KERNELS = EXAMPLES.parent / "tests" / "opencl" / "kernels"
@@ -81,3 +83,73 @@ def test_run_reports_a_wrong_result(opencl_device, run_cli, tmp_path):
                              "--repeat", "1")
     assert code == 1
     assert "DIFFERS FROM" in out and "does not match" in err
+
+
+def test_run_negative_or_fractional_size(run_cli):
+    for value, message in (("-5", "'n' is a size of 'vector_add': it cannot be negative"),
+                           ("2.5", "it takes an integer, not 2.5")):
+        code, out, err = run_cli("run", "--target", "hopper",
+                                 EXAMPLES / "vector_add" / "perfect.mcpl", "--set", f"n={value}")
+        assert code == 1, err
+        assert message in err and "Traceback" not in err
+
+
+def test_run_at_size_zero_says_there_is_nothing_to_time(opencl_device, run_cli):
+    code, out, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
+                             "--set", "n=0", "--repeat", "1")
+    assert code == 0, err
+    assert "matches the reference" in out
+    assert "time: nothing to launch at these sizes" in out and "inf" not in out
+
+
+def test_run_without_a_value_for_a_size_says_how_to_give_one(run_cli):
+    code, _, err = run_cli("run", KERNELS / "block_scratch.mcpl")
+    assert code == 2
+    assert "'block_scratch' needs a value for n (it has no example value): " \
+           "give one with --set n=..." in err
+    assert "when calling the kernel" not in err
+
+
+def test_run_repeat_must_be_positive(run_cli):
+    code, _, err = run_cli("run", KERNELS / "block_scratch.mcpl", "--set", "n=4",
+                           "--repeat", "0")
+    assert code == 2 and "--repeat: 0 timed runs" in err
+
+
+def test_run_says_which_sizes_are_example_values(opencl_device, run_cli, tmp_path):
+    src = (KERNELS / "block_scratch.mcpl").read_text()
+    assert "const int n," in src
+    (tmp_path / "k.mcpl").write_text(src.replace("const int n,", "const int n = 1000,"))
+    code, out, err = run_cli("run", tmp_path / "k.mcpl", "--repeat", "1")
+    assert code == 0, err
+    assert "; n=1000 (example values of the kernel; others with --set NAME=VALUE)" in out
+
+
+def test_run_shows_the_progress_of_slow_timing(opencl_device, run_cli, monkeypatch):
+    from mcl.opencl import commands
+    monkeypatch.setattr(commands, "PROGRESS_AFTER_S", 0.0)
+    code, out, err = run_cli("run", KERNELS / "block_scratch.mcpl", "--set", "n=300",
+                             "--repeat", "2")
+    assert code == 0, err
+    assert "timing: launch 4 of 4" in err and err.endswith("\n")
+
+
+def test_run_of_a_kernel_above_the_target_gives_its_bandwidth(opencl_device, run_cli):
+    """perfect's 'main' memory is the target's global memory once translated."""
+    code, out, err = run_cli("run", "--target", "hopper", EXAMPLES / "vector_add" / "perfect.mcpl",
+                             "--set", "n=1000", "--repeat", "1")
+    assert code == 0, err
+    assert "GFLOP/s" in out and "GB/s" in out
+
+
+def test_run_of_a_kernel_above_the_target_counts_its_own_operations(opencl_device, run_cli):
+    """GFLOP/s of perfect's matmul at fermi: 2nmp operations, not those of the
+    translation's guarded threads (upper bounds: 16 times as many at these sizes)."""
+    import re
+    code, out, err = run_cli("run", "--target", "fermi", EXAMPLES / "matmul" / "perfect.mcpl",
+                             "--set", "n=64", "--set", "m=64", "--set", "p=64", "--repeat", "3")
+    assert code == 0, err
+    found = re.search(r"time ([\d.]+) ms .*?, ([\d.]+) GFLOP/s, ([\d.]+) GB/s", out)
+    assert found, out
+    seconds, gflops = float(found.group(1)) * 1e-3, float(found.group(2))
+    assert gflops * 1e9 * seconds == pytest.approx(2 * 64 ** 3, rel=0.1)

@@ -46,6 +46,47 @@ def test_missing_input_and_unknown_argument(matmul):
         matmul(q=1)
 
 
+@pytest.mark.parametrize(("value", "expected"), [
+    (-5, "'n' is a size of 'matmul': it cannot be negative, not -5"),
+    (2.5, "'n' is an int parameter of 'matmul': it takes an integer, not 2.5"),
+    ("4", "'n' is an int parameter of 'matmul': it takes an integer, not '4'"),
+])
+def test_bad_size_names_the_parameter(matmul, value, expected):
+    a, b = np.zeros((4, 3), np.float32), np.zeros((3, 5), np.float32)
+    with pytest.raises(McplError) as e:
+        matmul(n=value, m=3, p=5, a=a, b=b)
+    assert expected in str(e.value)
+
+
+def test_a_whole_number_as_float_is_a_size(matmul):
+    a, b = np.ones((4, 3), np.float32), np.ones((3, 5), np.float32)
+    sizes = matmul.check_scalars({"n": 4.0, "m": np.float32(5), "p": 3})
+    assert sizes == {"n": 4, "m": 5, "p": 3} and all(type(v) is int for v in sizes.values())
+    assert matmul(n=4.0, m=5.0, p=3.0, a=a, b=b)["c"].shape == (4, 5)
+
+
+def test_negative_value_of_a_scalar_that_is_no_size_is_accepted():
+    src = """module shift;
+import cpu;
+cpu void k(const int n, const int d, main int[n] a) {
+  foreach (int i in n threads) { foreach (int v in 1 vectors) { a[i] = a[i] + d; } }
+}
+"""
+    from mcl.mcpl import parse
+    k = mcl.compile(parse(src, "shift.mcpl"), "cpu")
+    assert list(k(d=-3, a=np.arange(4, dtype=np.int32))["a"]) == [-3, -2, -1, 0]
+
+
+def test_empty_sizes_launch_nothing_and_time_nothing(opencl_device):
+    k = mcl.compile(EXAMPLES / "vector_add" / "hopper_v1.mcpl")
+    ones = np.ones(8, np.float32)
+    k(n=8, a=ones, b=ones)
+    assert k.last_event is not None
+    empty = np.zeros(0, np.float32)
+    assert k(n=0, a=empty, b=empty)["c"].shape == (0,)
+    assert k.last_event is None         # not the event of the launch before
+    assert k.time(repeat=2, n=0, a=empty, b=empty) == float("inf")
+
 def test_local_memory_larger_than_the_device():
     k = mcl.compile(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     nr = 1 << 22    # 8 warps x 4 M buckets of int in local memory

@@ -134,6 +134,13 @@ def test_no_path_is_a_diagnostic_at_the_function():
     assert d.hint
 
 
+def test_no_path_up_to_the_top_level_says_nothing_is_above_it():
+    with pytest.raises(McplError) as e:
+        translate(EXAMPLES / "matmul" / "gpu.mcpl", "perfect")
+    hint = e.value.diagnostics[0].hint
+    assert "'perfect' is the top of the hierarchy" in hint and "no level" not in hint
+    assert "translate to a level below 'gpu'" in hint
+
 def test_translate_function_without_path():
     f = parse(TWO_LEVELS, "two.mcpl").function("twice")
     with pytest.raises(McplError) as e:
