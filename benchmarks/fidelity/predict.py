@@ -133,3 +133,12 @@ def memory_figures(case: C.Case) -> dict:
     if requests:
         out["sectors_per_request"] = sectors / requests
     return out
+
+
+def predicted_time(case: C.Case, registers: int | None = None) -> dict:
+    """The feedback's predicted time of the case at hopper (the ``time`` pass)."""
+    for d in hopper_feedback(case, registers=registers, only=("time",)):
+        if d.code == "feedback-time":
+            return {"seconds": d.data["seconds"], "limiter": d.data["limiter"],
+                    "parts": d.data["parts"]}
+    return {}

@@ -36,7 +36,7 @@ from mcl.analyses.stats import (
     roofline,
     roofline_of_kernel,
 )
-from mcl.analyses.values import bytes_text, number_text
+from mcl.analyses.values import bytes_text, number_text, time_text
 from mcl.diagnostics import Diagnostic, McplError, error, info
 from mcl.mcpl import ast
 
@@ -49,7 +49,8 @@ __all__ = [
 #: Pass names for ``only`` (and ``--only``); "functions" runs every feedback
 #: function the description names, the three after it select by their code.
 PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
-          "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts")
+          "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts",
+          "time")
 
 #: Most specific first: what the description's own rules say, then proposals
 #: for a concrete change at an expression, then observations, then statistics.
@@ -58,7 +59,7 @@ _RANK = {
     "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
     "feedback-work-per-thread": 6, "feedback-needs-value": 7, "feedback-transfer": 8,
-    "feedback-roofline": 9, "feedback-ops": 10, "feedback-function": 11,
+    "feedback-roofline": 9, "feedback-time": 9, "feedback-ops": 10, "feedback-function": 11,
 }
 
 
@@ -190,11 +191,15 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     if _want(selected, "cache"):
         a = CacheAnalysis()
         out += a.report(a.analyze(sym, num), hw)
-    if _want(selected, "atomics"):
+    atomics_s = None
+    if _want(selected, "atomics", "time"):
         a = AtomicsAnalysis()
-        out += a.report(a.analyze(sym, num), hw)
+        findings = a.analyze(sym, num)
+        atomics_s = max((x.seconds for x in findings if x.seconds), default=None)
+        if "atomics" in selected:
+            out += a.report(findings, hw)
+    view = KernelView(sym, num, hw, resources=resources)
     if _want(selected, "functions", "occupancy", "coalescing", "bank-conflicts"):
-        view = KernelView(sym, num, hw, resources=resources)
         for name in hw.feedback_functions():
             fn = lookup(name)
             if fn is None:
@@ -208,6 +213,8 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
                 if "functions" in selected or d.code.removeprefix("feedback-") in selected:
                     out.append(d)
         missing |= view.missing
+    if "time" in selected and num is not sym:
+        out += _time_report(view, atomics_s)
     params = {p.name for p in f.params}
     for name in sorted(missing & params):
         out.append(info("feedback-needs-value",
@@ -215,6 +222,29 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
                         f"give it an example value: `const int {name} = 2048` in the "
                         f"parameter list, or `--set {name}=2048`"))
     return out
+
+
+def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
+    """The predicted time (mcl.analyses.timing) and what limits it."""
+    from mcl.analyses.functions import bank_conflicts
+    from mcl.analyses.occupancy import occupancy
+    from mcl.analyses.timing import predicted_time
+
+    occ = occupancy(view)
+    degree = max((d.data.get("degree", 1) for d in bank_conflicts(view)), default=1)
+    view.missing.clear()
+    t = predicted_time(view, occ, degree, atomics_s)
+    if t is None:
+        return []
+    others = ", ".join(f"{k} {time_text(v)}" for k, v in sorted(t.parts.items(),
+                                                                key=lambda kv: -kv[1])
+                       if k != t.limiter)
+    d = info("feedback-time", f"predicted time {time_text(t.seconds)}, {t.limiter} bound "
+             f"(estimated; {others})" if others else
+             f"predicted time {time_text(t.seconds)}, {t.limiter} bound (estimated)",
+             view.sym.function.span)
+    d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts)
+    return [d]
 
 
 def _param_span(f: ast.Function, name: str):

@@ -28,7 +28,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import AtomicSite, Kernel, Loop
-from mcl.analyses.values import number_text
+from mcl.analyses.values import number_text, time_text
 from mcl.diagnostics import Diagnostic, info, warning
 
 #: Above this fraction of the kernel's least time (roofline), serialised updates
@@ -118,12 +118,12 @@ class AtomicsAnalysis:
             space = f.site.target.space if f.site.target is not None else None
             latency = hw.memory_latency(space) if hw is not None and space else None
             if f.seconds is not None:
-                msg += (f"; at least {_seconds_text(f.seconds)} (one {space} memory latency "
+                msg += (f"; at least {time_text(f.seconds)} (one {space} memory latency "
                         f"of {number_text(latency)} cycles each)")
             significant = f.seconds is None or f.least_s is None or \
                 f.seconds >= SIGNIFICANT * f.least_s
             if f.seconds is not None and f.least_s is not None:
-                msg += f", against a least kernel time of {_seconds_text(f.least_s)}"
+                msg += f", against a least kernel time of {time_text(f.least_s)}"
             if f.site.pinned:   # already one update per group (if (tid == 0))
                 groups = " and ".join(f"{lp.node.group}" for lp in f.sharing
                                       if lp.kind == "foreach") or "iterations"
@@ -154,11 +154,3 @@ def _amount(e: sympy.Expr | str, value: sympy.Expr | None) -> str:
     if str(e) == number_text(n) or str(e) == str(int(n)):
         return number_text(n)
     return f"{e} (= {number_text(n)})"
-
-
-def _seconds_text(s: float) -> str:
-    if s >= 1:
-        return f"{s:.3g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} µs"

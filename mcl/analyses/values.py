@@ -55,3 +55,12 @@ def simplified(e: sympy.Expr | float | int) -> sympy.Expr:
     except (sympy.PolynomialError, TypeError, ValueError):
         pass
     return min(candidates, key=lambda x: (sympy.count_ops(x), len(str(x))))
+
+
+def time_text(s: float) -> str:
+    """Seconds as a person reads them: 1.2 s, 3.45 ms, 12.3 µs."""
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"

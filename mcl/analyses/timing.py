@@ -1,0 +1,145 @@
+"""A predicted time per kernel: the roofline bound refined by what the other analyses
+found. Each part is the time one resource needs at its full rate; the prediction is
+the largest, and its name says what limits the kernel:
+
+* ``memory``: the compulsory traffic (each element of the parameters' arrays once)
+  at the description's bandwidth to device memory;
+* ``instructions``: every operation the kernel executes (arithmetic, index and
+  control operations, loads and stores) at the peak operation rate of the lanes;
+* ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
+  on every holder, times the worst bank-conflict degree;
+* ``latency``: the device-memory traffic that the resident warps can keep in flight
+  (Little's law: warps x bytes each has outstanding / the memory's latency), with
+  the residency of the occupancy analysis: few resident warps cannot cover latency;
+* ``atomics``: the serialised updates of the most contended atomic element.
+
+An estimate, stated as such; benchmarks/fidelity compares it with measured times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import sympy
+
+from mcl.analyses.values import time_text
+
+if TYPE_CHECKING:
+    from mcl.analyses.functions import KernelView
+
+#: bytes a warp has outstanding per global load site at once (a 128 B request; a run
+#: of 4 elements per lane is one 512 B request) and the most load sites counted
+_REQUEST = 128
+_MAX_SITES = 8
+
+
+@dataclass
+class PredictedTime:
+    seconds: float
+    limiter: str
+    parts: dict[str, float] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return f"{time_text(self.seconds)} ({self.limiter} bound)"
+
+
+def _num(e) -> float | None:
+    try:
+        v = sympy.sympify(e)
+        return float(v) if v.is_number and v.is_finite else None
+    except (TypeError, ValueError, sympy.SympifyError):
+        return None
+
+
+def _load_store_rate(hw) -> float | None:
+    """Accesses per second the load-store units issue (one per unit and cycle)."""
+    unit = hw.executing_unit()
+    clock = hw.clock_frequency()
+    if unit is None or not clock:
+        return None
+    total = 0
+    for s in hw.slots(unit.name):
+        if s.holder.kind in ("load_store_unit", "load_store_group") and \
+                isinstance(s.total, int):
+            total += s.total
+    return total * clock if total else None
+
+
+def _memory_instructions(view: KernelView, register_spaces) -> float | None:
+    """Accesses to addressable memory by all units; a run of 4 adjacent elements that
+    the generator makes one 128-bit access counts once."""
+    from mcl.analyses.functions import RUN, _run_offsets, lockstep_loop
+    found = lockstep_loop(view)
+    total = 0.0
+    for sacc, nacc in view.accesses():
+        if sacc.space is None or sacc.space in register_spaces:
+            continue
+        execs = _num(view.num.executions(nacc.loops)[0])
+        if execs is None:
+            return None
+        run = _run_offsets(view, nacc, found[0], found[1]) if found and \
+            found[0] in nacc.loops else None
+        total += execs / (RUN if run is not None else 1)
+    view._cursor.clear()
+    return total
+
+
+def predicted_time(view: KernelView, occupancy=None, conflicts: int = 1,
+                   atomics_s: float | None = None) -> PredictedTime | None:
+    """The predicted time of the numeric kernel of ``view`` (None without numbers)."""
+    from mcl.analyses.functions import RUN, _run_offsets, lockstep_loop
+    from mcl.analyses.stats import compulsory_bytes, counts_of_kernel, main_space
+
+    k, hw = view.num, view.hardware
+    if hw is None:
+        return None
+    space = main_space(k)
+    peak = hw.peak_flops()
+    bw = hw.memory_bandwidth(space) if space else None
+    parts: dict[str, float] = {}
+    c = counts_of_kernel(k)
+    cb = _num(compulsory_bytes(k, space)) if space and bw else None
+    if cb is not None and bw:
+        parts["memory"] = cb / bw
+    flops = _num(c.flops)
+    if flops is not None and peak:
+        parts["arithmetic"] = flops / peak
+    lsu = _load_store_rate(hw)
+    accesses = _memory_instructions(view, c.register_spaces)
+    if lsu and accesses is not None:
+        parts["memory instructions"] = accesses / lsu
+    clock = hw.clock_frequency()
+    for ms, n in c.accesses.items():
+        mems = [m for m in hw.memories_holding(ms) if m.nr_banks]
+        value = _num(n)
+        if not mems or value is None or not clock:
+            continue
+        copies = hw.position(mems[0]).instances if hw.position(mems[0]) else 1
+        if isinstance(copies, int) and copies > 0:
+            rate = mems[0].nr_banks * copies * clock
+            parts["shared memory"] = value * max(1, conflicts) / rate
+    if occupancy is not None and occupancy.resident and cb is not None and clock:
+        latency = hw.memory_latency(space)
+        found = lockstep_loop(view)
+        holders = hw.position(occupancy.holder).instances \
+            if hw.position(occupancy.holder) else None
+        threads = occupancy.threads
+        if latency and isinstance(holders, int) and threads and found:
+            lane, width = found
+            warps = occupancy.resident * max(1, threads // width) * holders
+            inflight = 0
+            for sacc, nacc in view.accesses():
+                if nacc.write or sacc.space != space or lane not in nacc.loops:
+                    continue
+                run = _run_offsets(view, nacc, lane, width)
+                inflight += _REQUEST * (RUN if run is not None else 1)
+            inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
+            rate = warps * inflight / (float(latency) / clock)
+            parts["latency"] = cb / rate
+    if atomics_s:
+        parts["atomics"] = atomics_s
+    if not parts:
+        return None
+    limiter = max(parts, key=parts.get)
+    return PredictedTime(parts[limiter], limiter, parts)

@@ -1,0 +1,144 @@
+"""The analyses against the H100's own figures, recorded by benchmarks/fidelity
+(tests/analyses/fidelity/vendor.json: the NVIDIA compiler's registers, the CUDA
+occupancy calculator's resident blocks, ncu's counters, per kernel). No GPU needed:
+a change to the analyses that moves a figure away from the hardware fails here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
+
+import cases as C  # noqa: E402
+import predict as P  # noqa: E402
+
+RECORD = json.loads((Path(__file__).parent / "fidelity" / "vendor.json").read_text())
+BY_NAME = {c["name"]: c for c in RECORD["cases"]}
+CASES = {c.name: c for c in C.all_cases()}
+EXAMPLES = [n for n in BY_NAME if n in CASES and not CASES[n].sweep]
+#: every 12th sweep variant (the whole sweep runs in benchmarks/fidelity/report.py)
+SWEEP = [n for n in BY_NAME if n in CASES and CASES[n].sweep][::12]
+
+
+def _case(name: str) -> C.Case:
+    case = CASES[name]
+    if case.digest != BY_NAME[name]["digest"]:
+        pytest.fail(f"{case.file} changed since its figures were measured: run "
+                    "benchmarks/fidelity/run_gpu.sh on the GPU machine and report.py")
+    return case
+
+
+def test_the_record_covers_the_examples_and_a_sweep():
+    assert len(EXAMPLES) >= 45 and len(BY_NAME) >= 250
+
+
+@pytest.mark.parametrize("name", EXAMPLES + SWEEP)
+def test_occupancy_equals_cuda_with_the_compilers_registers(name):
+    rec = BY_NAME[name]
+    got = P.predict(_case(name), registers=rec["registers"], only=("occupancy",))
+    assert got["resident_blocks"] == rec["resident_blocks"], got
+    assert got["registers_source"] == "NVIDIA compiler"
+
+
+def test_register_estimate_stays_within_its_recorded_accuracy():
+    """The estimate used without a GPU: within ±10% of the compiler for at least as
+    many example kernels as when recorded (32 of 49: the issue asks for 90%, not yet
+    reached), with a median error of at most 10%."""
+    errors = []
+    for name in EXAMPLES:
+        got = P.predict(_case(name), only=("occupancy",))
+        vendor = BY_NAME[name]["registers"]
+        errors.append(abs(got["registers"] - vendor) / vendor)
+        assert got["registers_source"] == "estimated"
+    within = sum(e <= 0.10 for e in errors)
+    assert within >= 32, within
+    assert sorted(errors)[len(errors) // 2] <= 0.10
+
+
+def _measured_dram(rec: dict) -> float:
+    return rec["ncu"]["dram_read"] + rec["ncu"]["dram_write"]
+
+
+def test_dram_traffic_is_the_compulsory_traffic_within_20_percent():
+    """ncu's DRAM bytes against the predicted (compulsory) traffic: within 20% for at
+    least as many examples as recorded (39 of 49), and for every version of the
+    kernels that read and write each element once and whose outputs leave the L2
+    (vector_add, gesummv, histogram, convolution)."""
+    within = 0
+    for name in EXAMPLES:
+        rec = BY_NAME[name]
+        if "ncu" not in rec:
+            continue
+        measured = _measured_dram(rec)
+        predicted = P.memory_figures(_case(name))["dram_bytes"]
+        ok = abs(predicted - measured) <= 0.2 * measured
+        within += ok
+        if CASES[name].kernel in ("vector_add", "gesummv", "histogram", "convolution"):
+            assert ok, (name, predicted, measured)
+    assert within >= 39, within
+
+
+def test_sectors_per_request_of_coalesced_and_strided_loads():
+    """Global loads in 32 B sectors per warp request as ncu counts them: 4 for a warp
+    reading 128 adjacent bytes, 16 for 128-bit runs (black_scholes hopper_v2), within
+    20% for at least as many examples as recorded (29 of 47)."""
+    within = 0
+    for name in EXAMPLES:
+        rec = BY_NAME[name]
+        if "ncu" not in rec or not rec["ncu"].get("ld_requests"):
+            continue
+        measured = rec["ncu"]["ld_sectors"] / rec["ncu"]["ld_requests"]
+        predicted = P.memory_figures(_case(name)).get("sectors_per_request")
+        within += predicted is not None and abs(predicted - measured) <= 0.2 * measured
+        if name in ("vector_add/perfect", "black_scholes/hopper_v2", "matmul/hopper_v6"):
+            assert predicted == pytest.approx(measured, rel=0.02), name
+    assert within >= 29, within
+
+
+def test_a_block_of_more_warps_than_allowed_does_not_fit(tmp_path):
+    """CUDA answers 0 blocks for 2048 threads per block; so does the feedback."""
+    src = (ROOT / "examples" / "reduction" / "hopper_v3.mcpl").read_text()
+    case = C.Case("r", "reduction", "hopper_v3", "hopper", "x",
+                  C.with_consts(src, {"nrThreads": 2048}), {}, {"nrThreads": 2048}, True)
+    got = P.predict(case, registers=32, only=("occupancy",))
+    assert got["resident_blocks"] == 0 and "warps per block" in got["occupancy_limiting"]
+
+
+def test_feedback_says_whose_register_count_it_prints():
+    import mcl
+    from mcl.analyses import Resources
+
+    checked = mcl.check(str(ROOT / "examples" / "matmul" / "hopper_v5.mcpl"))
+    vendor = [d for d in mcl.feedback(checked, only=["occupancy"],
+                                      resources={"matmul": Resources(127, "NVIDIA compiler")})]
+    assert any("127 registers per thread (NVIDIA compiler)" in d.message for d in vendor)
+    estimated = mcl.feedback(checked, only=["occupancy"])
+    assert any("(estimated)" in d.message for d in estimated)
+
+
+def test_without_an_nvidia_device_the_cli_falls_back_to_the_estimate():
+    from mcl.opencl.vendor import nvidia_device, resources_of
+    if nvidia_device() is not None:
+        pytest.skip("an NVIDIA device is present")
+    path = str(ROOT / "examples" / "matmul" / "hopper_v5.mcpl")
+    assert resources_of(path) == {}
+    p = subprocess.run([sys.executable, "-m", "mcl.cli", "feedback", "--only", "occupancy",
+                        path], capture_output=True, text=True, cwd=ROOT)
+    assert "(estimated)" in p.stdout, p.stdout + p.stderr
+
+
+def test_the_harness_says_when_there_is_no_nvidia_device(tmp_path):
+    from mcl.opencl.vendor import nvidia_device
+    if nvidia_device() is not None:
+        pytest.skip("an NVIDIA device is present")
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fidelity" / "measure.py"),
+                        "resources", "--out", str(tmp_path), "--sweep", "0"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and "no NVIDIA OpenCL device" in p.stderr
+    assert "Traceback" not in p.stderr
