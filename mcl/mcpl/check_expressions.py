@@ -232,14 +232,11 @@ class _ExpressionChecks:
         callee_hw = info.function.hardware
         if callee_hw == self.f.hardware or self.hwd is None:
             return
-        try:
-            from mcl.hdl import hardware_library
-
-            lib = hardware_library()
-            ok = callee_hw in lib and (self.f.hardware not in lib or
-                                       lib.is_descendant(self.f.hardware, callee_hw))
-        except (McplError, ImportError):
+        lib = self.library   # the library of the search path: a user's levels count
+        if lib is None:
             return
+        ok = callee_hw in lib and (self.f.hardware not in lib or
+                                   lib.is_descendant(self.f.hardware, callee_hw))
         if not ok:
             self.error("mcpl-call-hardware",
                        f"'{e.func}' is written for '{callee_hw}', which '{self.f.hardware}' "
