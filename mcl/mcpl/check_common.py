@@ -126,6 +126,10 @@ class _Missing:
     def type(self, name: str) -> bool:
         return self.any_name or name in self.types
 
+    def add_any(self) -> _Missing:
+        """Any function or type may be missing (an imported module could not be read)."""
+        return _Missing(self.functions, self.types, True, self.imports)
+
     def add(self, other: Unparsed | None, own: bool) -> _Missing:
         if other is None:
             return self

@@ -30,7 +30,7 @@ from mcl.mcpl.check_common import (
     infer_writes,
 )
 from mcl.mcpl.check_statements import _FunctionChecker
-from mcl.mcpl.resolve import CheckedModule, FunctionInfo
+from mcl.mcpl.resolve import CheckedModule, FunctionInfo, package_root
 
 if TYPE_CHECKING:
     from mcl.mcpl.builder import Unparsed
@@ -85,8 +85,12 @@ def check_module(module: ast.Module, loader: _Loader,
                     "a module", imp.span,
                     (_suggest(imp.dotted, known) or
                      f"hardware descriptions: {', '.join(known)}") +
-                    "; modules are searched next to this file, on MCL_PATH and in the "
-                    "standard library (lib.atomics, lib.math, lib.complex)"))
+                    "; modules are searched next to this file, under the root of its "
+                    "package, on --module-path and MCL_PATH and in the standard library "
+                    "(lib.atomics, lib.math, lib.complex)"))
+            else:
+                # The module exists but cannot be used: what it defines may be called.
+                missing = missing.add_any()
             continue
         result.modules[imp.dotted] = checked
         for name, info in checked.functions.items():
@@ -99,6 +103,21 @@ def check_module(module: ast.Module, loader: _Loader,
             imported_from[name] = imp.dotted
         for name, t in checked.types.items():
             result.types.setdefault(name, t)
+    # `perfect` is always known (the root of every hierarchy; earlier releases
+    # did not import it).
+    if library is not None and "perfect" in library and "perfect" not in result.hardware:
+        try:
+            result.hardware["perfect"] = library.get("perfect")
+        except McplError:
+            pass
+    if module.package and not module.file.startswith("<") and \
+            package_root(module.file, module.package) is None:
+        diags.append(warning(
+            "mcpl-package-place",
+            f"'{module.file}' declares package '{module.package}' but is not in a folder "
+            f"{'/'.join(module.package.split('.'))}", module.span,
+            "modules of the package are then not found from here: move the file or change "
+            "the declaration (imports are searched next to it, on --module-path and MCL_PATH)"))
     # ---- types
     for t in module.types:
         if t.name in result.types and result.types[t.name] is not t:

@@ -421,7 +421,7 @@ class _KernelGen(_StatementEmission):
         from mcl.mcpl.resolve import find_module
         from mcl.mcpl.source import parse_file
         for imp in self.module.imports:
-            path = find_module(imp.path, self.module.file)
+            path = find_module(imp.path, self.module.file, package=self.module.package)
             if path is None:
                 continue
             try:
