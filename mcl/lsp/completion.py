@@ -23,7 +23,7 @@ from mcl.mcpl import ast
 
 CK = lsp.CompletionItemKind
 
-TYPES = ("int", "long", "float", "double", "bool", "void")
+TYPES = ("int", "long", "float", "double", "bool", "byte", "void")
 STATEMENT_KEYWORDS = ("foreach", "for", "if", "else", "while", "return", "barrier", "break",
                       "continue", "const")
 TOP_KEYWORDS = ("module", "import", "type", "package", "export")

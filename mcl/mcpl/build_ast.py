@@ -14,7 +14,7 @@ from mcl.mcpl import ast
 
 RESERVED = frozenset(
     "module package export import type if else for while foreach in return break continue "
-    "barrier as const true false int long float double bool void".split())
+    "barrier as const true false int long float double bool byte void".split())
 
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
 # Only comments can hold `//` or `/*` in MCPL (it has no string literals), but a
@@ -131,13 +131,16 @@ class _Builder:
         for imp in m.imports:
             header_end = max(header_end, imp._tx_position_end)
         module_comments = self.take_comments(header_end)
-        items = sorted([*m.types, *m.functions], key=lambda o: o._tx_position)
+        items = sorted([*m.types, *m.constants, *m.functions], key=lambda o: o._tx_position)
         types: list[ast.TypeDef] = []
         functions: list[ast.Function] = []
+        constants: list[ast.Constant] = []
         for item in items:
             comments = self.take_comments(item._tx_position)
             if type(item).__name__ == "TypeDef":
                 types.append(self.typedef(item, comments))
+            elif type(item).__name__ == "Constant":
+                constants.append(self.constant(item, comments))
             else:
                 functions.append(self.function(item, comments))
         module_comments += self.take_comments(len(self.source) + 1)
@@ -149,7 +152,14 @@ class _Builder:
             types=tuple(types), functions=tuple(functions),
             package=".".join(m.package.parts) if m.package else None,
             exports=tuple(m.exports), file=self.file, comments=module_comments,
+            constants=tuple(constants),
             span=self.index.span(self.file, 0, max(1, len(self.source))))
+
+    def constant(self, c: Any, comments: tuple[str, ...]) -> ast.Constant:
+        self.check_name(c.name, c)
+        self.skip_comments(c._tx_position_end)
+        return ast.Constant(self.type(c.type), c.name, self.expr(c.value), span=self.span(c),
+                            comments=comments)
 
     def check_name(self, name: str, obj: Any) -> None:
         if name in RESERVED:
@@ -170,14 +180,19 @@ class _Builder:
                             span=self.span(f), comments=comments)
 
     def param(self, p: Any) -> ast.Param:
-        space, const, type_, name = self.declaration_head(p, "parameter")
+        spaces: list[str] = []
+        space, const, type_, name = self.declaration_head(p, "parameter", spaces)
         default = self.expr(p.default) if p.default is not None else None
-        return ast.Param(type_, name, space, const, default, span=self.span(p))
+        return ast.Param(type_, name, space, const, default, tuple(spaces[1:]),
+                         span=self.span(p))
 
     # ---- declarations
 
-    def declaration_head(self, d: Any, what: str) -> tuple[str | None, bool, ast.Type, str]:
-        """Split ``words dims name?`` into (memory space, const, type, name)."""
+    def declaration_head(self, d: Any, what: str, spaces: list[str] | None = None
+                         ) -> tuple[str | None, bool, ast.Type, str]:
+        """Split ``words dims name?`` into (memory space, const, type, name). Where
+        ``spaces`` is given (parameters), several memory spaces are allowed and all
+        are appended to it."""
         words = list(d.words)
         dims = tuple(self.dims(x) for x in d.dims)
         name = d.name
@@ -204,6 +219,9 @@ class _Builder:
                 self.error("mcpl-syntax", f"two types in one {what}: '{w}' and '{type_word}'",
                            d, "a declaration has one type; words before it are memory spaces or "
                            "'const'")
+            elif spaces is not None:
+                spaces.append(w)
+                space = space or w
             elif space is not None:
                 self.error("mcpl-two-spaces",
                            f"this {what} names two memory spaces, '{space}' and '{w}'", d,

@@ -48,7 +48,7 @@ def item_metamodel():
     grammar = GRAMMAR.read_text()
     assert "\nComment:" in grammar
     grammar = grammar.replace("\nComment:", "\nUnusedComment_:")
-    return metamodel_from_str("McplItem: TypeDef | Function;\n" + grammar,
+    return metamodel_from_str("McplItem: TypeDef | Constant | Function;\n" + grammar,
                               autokwd=True, memoization=False)
 
 
@@ -267,6 +267,7 @@ def _parse_partial(source: str, file: str
     pre = parallel.prefetch(source, file, index, items, comments, hardware_names)
     types: list[ast.TypeDef] = []
     functions: list[ast.Function] = []
+    constants: list[ast.Constant] = []
     broken: list[tuple[str, str]] = []   # (kind, text) of the items that did not parse
     n = len(source)
     pending = items
@@ -300,11 +301,12 @@ def _parse_partial(source: str, file: str
         take(ext_end if trailing else item.end)
         if lead:
             node = dataclasses.replace(node, comments=lead)
-        (types if isinstance(node, ast.TypeDef) else functions).append(node)
+        (types if isinstance(node, ast.TypeDef) else
+         constants if isinstance(node, ast.Constant) else functions).append(node)
     module_comments += take(n + 1)
     module = ast.Module(name=name, imports=imports, types=tuple(types),
                         functions=tuple(functions), package=package, exports=exports,
-                        file=file, comments=module_comments,
+                        file=file, comments=module_comments, constants=tuple(constants),
                         span=index.span(file, 0, max(1, n)))
     return module, diagnostics, _unparsed_names(broken, not header_ok)
 
@@ -368,8 +370,9 @@ def build_item(text: str, item_len: int, file: str, line: int, column: int,
     Depends on nothing but its arguments (worker processes call it too)."""
     model = _parse_item(_blank_comments(text[:item_len]))
     builder = _Builder(text, file, _Lines(text, line, column), hardware_names)
-    node = (builder.typedef(model, ()) if type(model).__name__ == "TypeDef"
-            else builder.function(model, ()))
+    rule = type(model).__name__
+    node = (builder.typedef(model, ()) if rule == "TypeDef" else
+            builder.constant(model, ()) if rule == "Constant" else builder.function(model, ()))
     queries = frozenset(builder.hw_queries)
     if builder.errors:
         return None, builder.errors, False, queries

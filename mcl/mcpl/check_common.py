@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from mcl.mcpl.resolve import CheckedModule
 
 # Numeric types by rank: an operation on two of them has the type of the higher.
-_RANK = {"bool": 0, "int": 1, "long": 2, "float": 3, "double": 4}
+#: byte (8-bit unsigned, OpenCL uchar) promotes to int in arithmetic, as in C.
+_RANK = {"bool": 0, "byte": 1, "int": 2, "long": 3, "float": 4, "double": 5}
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,14 @@ class Builtin:
     """A function every module may call: its number of arguments, the parameters it
     writes and how its result type follows from the arguments."""
 
-    arity: int
+    arity: int              # -1: any number of arguments, at least one
     writes: frozenset[int] = frozenset()
     result: str = "float"   # "float": float unless an argument is double; "arg": the
     #                         promoted argument type; "void"; or a type name
+    writes_all: bool = False
+
+    def written(self, i: int) -> bool:
+        return self.writes_all or i in self.writes
 
 
 _MATH1 = ("sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
@@ -39,7 +44,26 @@ BUILTINS: dict[str, Builtin] = {
     "min": Builtin(2, result="arg"), "max": Builtin(2, result="arg"),
     "fmin": Builtin(2), "fmax": Builtin(2), "pow": Builtin(2), "fma": Builtin(3),
     "atomicAdd": Builtin(2, frozenset({0}), "arg"),
+    # The interface of a library stub (a function the target provides): which of its
+    # parameters it reads and writes, for the analyses (see is_builtin_stub).
+    "mcl_builtin_read": Builtin(-1, result="void"),
+    "mcl_builtin_write": Builtin(-1, result="void", writes_all=True),
 }
+STUB_MARKERS = ("mcl_builtin_read", "mcl_builtin_write")
+
+
+def is_builtin_stub(f: ast.Function) -> bool:
+    """Whether a function is a library stub: its body declares its effect with
+    ``mcl_builtin_read(x); mcl_builtin_write(r);`` and the target provides the
+    function itself (code generators call the target's function of that name)."""
+    return any(isinstance(n, ast.Call) and n.func in STUB_MARKERS for n in ast.walk(f.body))
+
+
+def stub_writes(f: ast.Function) -> frozenset[str]:
+    """The parameters a stub declares written with ``mcl_builtin_write``."""
+    return frozenset(r.id for n in ast.walk(f.body)
+                     if isinstance(n, ast.Call) and n.func == "mcl_builtin_write"
+                     for r in map(_root, n.args) if r is not None)
 
 
 def _suggest(name: str, known: Iterable[str]) -> str | None:
@@ -96,7 +120,7 @@ def infer_writes(functions: dict[str, ast.Function],
                 elif callee in external:
                     writes = external[callee]
                 elif callee in BUILTINS:
-                    writes = BUILTINS[callee].writes
+                    writes = {ai} if BUILTINS[callee].written(ai) else set()
                 else:
                     continue
                 if ai in writes and pi not in result[name]:

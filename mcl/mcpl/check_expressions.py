@@ -9,6 +9,7 @@ from mcl.mcpl import ast
 from mcl.mcpl.check_common import (
     _RANK,
     BUILTINS,
+    STUB_MARKERS,
     _describe,
     _levels,
     _root,
@@ -64,7 +65,7 @@ class _ExpressionChecks:
                 return ast.Type("bool")
             if e.op == "~" and t.name in ("float", "double"):
                 self.error("mcpl-bad-operand", "'~' needs an integer", e)
-            return t if t.name != "bool" else ast.Type("int")
+            return t if t.name not in ("bool", "byte") else ast.Type("int")
         if isinstance(e, ast.Binary):
             return self.binary(e)
         if isinstance(e, ast.Ternary):
@@ -103,7 +104,7 @@ class _ExpressionChecks:
                            f"'{e.id}' is not an imported hardware description", e,
                            f"add `import {e.id};` to use its properties")
                 return None
-            known = [n for scope in self.scopes for n in scope]
+            known = [n for scope in self.scopes for n in scope] + list(self.result.constants)
             self.error("mcpl-undeclared", f"'{e.id}' is not declared", e,
                        _suggest(e.id, known) or "declare it before use, or add it as a "
                        "parameter")
@@ -121,7 +122,7 @@ class _ExpressionChecks:
         for g in e.groups:
             for i in g:
                 it = self.expr(i)
-                if it is not None and (it.dims or it.name not in ("int", "long", "bool")):
+                if it is not None and (it.dims or it.name not in ("int", "long", "bool", "byte")):
                     self.error("mcpl-bad-index", f"an index must be an integer, not "
                                f"'{_show(it)}'", i, "cast it: `(int) x`")
         if bt is None:
@@ -158,11 +159,13 @@ class _ExpressionChecks:
                                f"'{t.name}'", side)
                     return None
         name = max(a.name, b.name, key=_RANK.__getitem__)
-        return ast.Type("int" if name == "bool" else name)
+        return ast.Type("int" if name in ("bool", "byte") else name)
 
     def call(self, e: ast.Call) -> ast.Type | None:
-        types = [self.expr(a) for a in e.args]
         info = self.functions.get(e.func)
+        # `mcl_builtin_write(r)` declares a write: it does not read r.
+        declares_write = info is None and e.func == "mcl_builtin_write"
+        types = [self.expr(a, reading=not declares_write) for a in e.args]
         if info is not None:
             self.result._callees[id(e)] = info
             callee = info.function
@@ -188,14 +191,24 @@ class _ExpressionChecks:
                        _suggest(e.func, known) or "define it in this module or import a "
                        "module that does (e.g. `import lib.math;`)")
             return None
-        if len(e.args) != builtin.arity:
+        if builtin.arity < 0 and not e.args:
+            self.error("mcpl-arg-count", f"'{e.func}' takes at least one argument", e,
+                       f"name the parameters: `{e.func}(x);`")
+        elif builtin.arity >= 0 and len(e.args) != builtin.arity:
             self.error("mcpl-arg-count", f"'{e.func}' takes {builtin.arity} argument"
                        f"{'s' * (builtin.arity != 1)}, not {len(e.args)}", e)
         for i, arg in enumerate(e.args):
-            if i in builtin.writes:
+            if builtin.written(i):
                 self.write_argument(e, i, arg)
             t = types[i]
-            if t is not None and (t.dims or t.name not in _RANK):
+            if e.func in STUB_MARKERS:
+                if _root(arg) is None or self.result.declaration_of(_root(arg)) is None \
+                        or self.result.declaration_of(_root(arg)).kind != "param":
+                    self.error("mcpl-bad-argument", f"'{e.func}' names parameters of the "
+                               "function it is in", arg,
+                               "a library stub declares which of its parameters it reads "
+                               "and writes")
+            elif t is not None and (t.dims or t.name not in _RANK):
                 self.error("mcpl-bad-argument", f"'{e.func}' needs a number, not a "
                            f"'{_show(t)}'", arg)
         known = [t for t in types if t is not None and t.name in _RANK and not t.dims]

@@ -97,7 +97,8 @@ class _FunctionChecker(_ExpressionChecks):
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
-        return None
+        # Module-level constants (own and imported) come after every local name.
+        return self.result.constants.get(name)
 
     def declare(self, sym: Symbol) -> None:
         scope = self.scopes[-1]
@@ -131,7 +132,7 @@ class _FunctionChecker(_ExpressionChecks):
                     self.error("mcpl-bad-default", "an array parameter cannot have a default "
                                "value", p.default, "defaults are example values of sizes, "
                                "like `const int n = 2048`")
-            sym.space = self.space_for(p, p.space, p.type, written=sym.written, param=True)
+            sym.space = self.param_space(p, sym.written)
             if p.const and sym.written:
                 self.error("mcpl-write-const", f"parameter '{p.name}' is const but written",
                            p, "remove `const` or do not write it")
@@ -374,6 +375,22 @@ class _FunctionChecker(_ExpressionChecks):
                            [Related(deps[0].var.span, "the enclosing index")])
                 return
 
+    def param_space(self, p: ast.Param, written: bool) -> str | None:
+        """The memory space of a parameter. A legacy parameter with several spaces
+        (`reg main float r`) takes an argument in any of them: each must exist, and
+        the parameter's space is the first one visible in the function."""
+        if not p.alternatives or self.hwd is None:
+            return self.space_for(p, p.space, p.type, written=written, param=True)
+        options = [p.space, *p.alternatives]
+        visible = {ms.name for ms in self.hwd.visible_memory_spaces(self.enclosing_groups())}
+        for s in options:
+            if self.hwd.has_memory_space(s) and s in visible:
+                return self.space_for(p, s, p.type, written=written, param=True)
+        for s in options:
+            if not self.hwd.has_memory_space(s):
+                return self.space_for(p, s, p.type, written=written, param=True)
+        return self.space_for(p, p.space, p.type, written=written, param=True)
+
     def space_for(self, node: ast.Node, space: str | None, type_: ast.Type, *,
                   written: bool, param: bool = False) -> str | None:
         """Check an explicit memory space, or find the default; returns the space."""
@@ -528,17 +545,58 @@ class _FunctionChecker(_ExpressionChecks):
             return
         import sympy
 
-        if sympy.simplify(a - b) != 0:
+        symbolic = sympy.simplify(a - b)
+        if symbolic == 0:
+            return
+        if symbolic.is_zero is False:   # sizes are positive: they differ for all values
             self.error("mcpl-view-size",
                        f"the view '{v.name}' has {b} elements but '{target.name}' has {a}",
                        v, "a view must keep the number of elements: the product of all its "
                           "sizes must equal that of the array",
                        [Related(target.span, f"'{target.name}' is declared here")])
+            return
+        # Not equal symbolically: decide with the example values (parameter defaults,
+        # definitions of locals); an error only when they prove the sizes differ.
+        ea = element_count(target_type, self.example_value)
+        eb = element_count(v.type, self.example_value)
+        related = [Related(target.span, f"'{target.name}' is declared here")]
+        diff = None if ea is None or eb is None else sympy.simplify(ea - eb)
+        if diff is not None and not diff.free_symbols and diff != 0:
+            self.error("mcpl-view-size",
+                       f"the view '{v.name}' has {eb} elements but '{target.name}' has {ea}"
+                       + ("" if (ea, eb) == (a, b) else
+                          f" (with the example values; symbolically {b} and {a})"),
+                       v, "a view must keep the number of elements: the product of all its "
+                          "sizes must equal that of the array", related)
+            return
+        self.diags.append(warning(
+            "mcpl-view-size-unknown",
+            f"cannot show that the view '{v.name}' ({b} elements) has as many elements as "
+            f"'{target.name}' ({a}) for all values; they are equal with the example values"
+            if diff == 0 else
+            f"cannot decide whether the view '{v.name}' ({b} elements) has as many elements "
+            f"as '{target.name}' ({a})", v.span,
+            "a view must keep the number of elements; make the sizes `const` with values "
+            "that divide (e.g. `const int t = p / m;`) or give parameters example values",
+            tuple(related)))
+
+    def example_value(self, name: ast.Name) -> ast.Expr | None:
+        """The definition of a local with an initial value, or a parameter's example
+        value (its default): the values a view's element count is decided with."""
+        sym = self.result.declaration_of(name)
+        if sym is None:
+            return None
+        if sym.kind in ("local", "constant") and sym.init is not None and not sym.type.dims:
+            return sym.init
+        if sym.kind == "param":
+            return getattr(sym.node, "default", None)
+        return None
 
     def constant_value(self, name: ast.Name) -> ast.Expr | None:
         """The defining expression of a const local (for symbolic sizes), if any."""
         sym = self.result.declaration_of(name)
-        if sym is not None and sym.kind == "local" and sym.const and sym.init is not None:
+        if sym is not None and sym.kind in ("local", "constant") and sym.const \
+                and sym.init is not None:
             return sym.init
         return None
 

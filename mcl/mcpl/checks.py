@@ -29,6 +29,7 @@ from mcl.mcpl.check_common import (
     _suggest,
     infer_writes,
 )
+from mcl.mcpl.check_constants import check_constants
 from mcl.mcpl.check_statements import _FunctionChecker
 from mcl.mcpl.resolve import CheckedModule, FunctionInfo, package_root
 
@@ -103,6 +104,13 @@ def check_module(module: ast.Module, loader: _Loader,
             imported_from[name] = imp.dotted
         for name, t in checked.types.items():
             result.types.setdefault(name, t)
+        for name, sym in checked.constants.items():
+            if name in result.constants and result.constants[name] is not sym:
+                diags.append(error(
+                    "mcpl-import-clash", f"constant '{name}' is defined by two imported "
+                    f"modules, the other before '{imp.dotted}'", imp.span,
+                    "import only one of them"))
+            result.constants.setdefault(name, sym)
     # `perfect` is always known (the root of every hierarchy; earlier releases
     # did not import it).
     if library is not None and "perfect" in library and "perfect" not in result.hardware:
@@ -137,6 +145,7 @@ def check_module(module: ast.Module, loader: _Loader,
                 diags.append(error("mcpl-recursive-type",
                                    f"type '{t.name}' contains itself", f.span,
                                    "a record cannot hold a value of its own type"))
+    check_constants(module, result, diags)
     # ---- functions
     own: dict[str, ast.Function] = {}
     for f in module.functions:

@@ -39,7 +39,7 @@ class Symbol:
     in by the checks."""
 
     name: str
-    kind: str                  # "param" | "local" | "index" | "view" | "loop"
+    kind: str                  # "param" | "local" | "index" | "view" | "loop" | "constant"
     node: ast.Node
     type: ast.Type
     space: str | None = None
@@ -94,6 +94,8 @@ class CheckedModule:
     hardware: dict[str, Any] = field(default_factory=dict)
     #: record types visible in the module (its own and imported ones)
     types: dict[str, ast.TypeDef] = field(default_factory=dict)
+    #: module-level constants visible in the module (its own and imported ones)
+    constants: dict[str, Symbol] = field(default_factory=dict)
     _names: dict[int, Symbol] = field(default_factory=dict, repr=False)
     _decls: dict[int, Symbol] = field(default_factory=dict, repr=False)
     _loops: dict[int, tuple[ast.Stmt, ...]] = field(default_factory=dict, repr=False)

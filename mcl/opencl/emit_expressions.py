@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
+from mcl.mcpl.check_common import is_builtin_stub, stub_writes
 from mcl.opencl.plan import evaluate
 
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ ATOMICS = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicMin": "a
            "atomicXor": "atomic_xor", "atomicInc": "atomic_inc", "atomicDec": "atomic_dec",
            "atomicExchange": "atomic_xchg"}
 
-_RANK = {"bool": 0, "int": 1, "long": 2, "float": 3, "double": 4}
-_SIZES = {"float": 4, "double": 8, "int": 4, "long": 8, "bool": 1}
+#: byte (8-bit unsigned, OpenCL uchar) promotes to int in arithmetic, as in C.
+_RANK = {"bool": 0, "byte": 1, "int": 2, "long": 3, "float": 4, "double": 5}
+_SIZES = {"float": 4, "double": 8, "int": 4, "long": 8, "bool": 1, "byte": 1}
 _PREC = {**ast.BINARY_PRECEDENCE}
 _UNARY_PREC = 11
 _ATOM = 12
@@ -64,6 +66,7 @@ class _Var:
     uniform: bool = False           # the index of a work-group loop: one value per work-group
     read: bool = False
     written: bool = False
+    module_level: bool = False      # a module-level constant (a __constant of the program)
 
     @property
     def root(self) -> _Var:
@@ -126,6 +129,8 @@ def _root_name(e: ast.Expr) -> ast.Name | None:
 
 
 def _ctype(name: str, gen: _KernelGen) -> str:
+    if name == "byte":
+        return "uchar"
     return name if name in ast.PRIMITIVE_TYPES else gen.cname(name)
 
 
@@ -372,6 +377,8 @@ class _CPrinter:
         if len(fn.params) != len(e.args):
             raise _err("opencl-helper-argument", f"'{e.func}' takes {len(fn.params)} arguments, "
                        f"not {len(e.args)}", e)
+        if is_builtin_stub(fn):
+            return self.stub_call(e, fn)
         spaces: list[str | None] = []
         for p, a in zip(fn.params, e.args, strict=True):
             root = _root_name(a)
@@ -411,6 +418,28 @@ class _CPrinter:
             else:
                 args.append(self.expr(a))
         return f"{h.cname}({', '.join(args)})"
+
+    def stub_call(self, e: ast.Call, fn: ast.Function) -> str:
+        """A call of a library stub: the OpenCL built-in of the same name; written
+        scalars are passed by pointer, as OpenCL's fract, modf, sincos, ... take them."""
+        g = self.gen
+        written = stub_writes(fn)
+        args = []
+        for p, a in zip(fn.params, e.args, strict=True):
+            root = _root_name(a)
+            if p.name in written and not p.type.is_array:
+                if root is None:
+                    raise _err("opencl-helper-argument", f"'{e.func}' writes '{p.name}': pass "
+                               "a variable or an array element", a)
+                v = g.lookup(root.id, root).root
+                was_read = v.read    # written through the pointer, not read
+                args.append(f"&{self.operand(a, _UNARY_PREC)}")
+                v.read, v.written = was_read, True
+            else:
+                args.append(self.expr(a))
+                if p.name in written and root is not None:
+                    g.lookup(root.id, root).root.written = True
+        return f"{e.func}({', '.join(args)})"
 
     def atomic(self, e: ast.Call) -> str:
         g = self.gen
@@ -465,15 +494,16 @@ class _CPrinter:
             if _PREC[e.op] <= 7 and e.op not in ("|", "^", "&"):
                 return "bool"
             return max(self.type_of(e.left), self.type_of(e.right),
-                       key=lambda t: _RANK.get(t, 3))
+                       key=lambda t: _RANK.get(t, _RANK["float"]))
         if isinstance(e, ast.Ternary):
             return max(self.type_of(e.then), self.type_of(e.orelse),
-                       key=lambda t: _RANK.get(t, 3))
+                       key=lambda t: _RANK.get(t, _RANK["float"]))
         if isinstance(e, ast.HwdRef):
             return "int" if isinstance(g.hwd_literal(e).value, int) else "float"
         if isinstance(e, ast.Call):
             if e.func in ("min", "max", "abs"):
-                return max((self.type_of(a) for a in e.args), key=lambda t: _RANK.get(t, 3))
+                return max((self.type_of(a) for a in e.args),
+                           key=lambda t: _RANK.get(t, _RANK["float"]))
             if e.func in _FLOAT_MATH:
                 return "double" if any(self.type_of(a) == "double" for a in e.args) else "float"
             if e.func in ATOMICS:
