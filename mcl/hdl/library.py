@@ -255,12 +255,13 @@ class HardwareLibrary:
 
     def descriptions_in(self, file: str | Path) -> list[str]:
         """Names of the descriptions read from a file."""
-        f = str(file)
-        return [n for n, s in self._syntax.items() if s.file == f]
+        f = Path(file).resolve()
+        return [n for n, s in self._syntax.items() if Path(s.file).resolve() == f]
 
     def broken_in(self, file: str | Path) -> list[Diagnostic]:
-        f = str(file)
-        return [d for ds in self._broken.values() for d in ds if d.span and d.span.file == f]
+        f = Path(file).resolve()
+        return [d for ds in self._broken.values() for d in ds
+                if d.span and Path(d.span.file).resolve() == f]
 
 
 @lru_cache(maxsize=256)

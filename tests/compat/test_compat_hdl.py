@@ -173,3 +173,54 @@ def test_two_devices_none_named_like_the_description_is_an_error(tmp_path):
     (descs / "gpu.hdl").write_text(text)
     assert "hdl-missing-device" in _codes(HardwareLibrary([descs]).diagnostics("gpu"),
                                           Severity.ERROR)
+
+
+# ---- item 11: the levels users of earlier releases target
+
+
+def test_amd_and_intel_levels_are_in_the_hierarchy():
+    lib = HardwareLibrary()
+    assert lib.path("perfect", "hd7970") == ["perfect", "accelerator", "gpu", "amd", "hd7970"]
+    assert lib.path("perfect", "xeon_e5_2630v3") == ["perfect", "cpu", "xeon_e5_2630v3"]
+    assert {"hd7970", "xeon_e5_2630v3"} <= set(lib.leaves())
+    for name in ("amd", "hd7970", "xeon_e5_2630v3"):
+        assert lib.diagnostics(name) == [], name
+
+
+def test_hd7970_figures():
+    from mcl.hdl import load_hardware
+
+    h = load_hardware("hd7970")
+    assert [g.name for g in h.par_groups()] == ["blocks", "wavefronts", "threads"]
+    assert h.par_group("threads").exact and h.par_group("threads").size == 64
+    assert [g.name for g in h.lockstep_par_groups()] == ["threads"]
+    assert h.peak_flops() == pytest.approx(2048 * 2 * 0.925e9)         # 3.79 TFLOP/s
+    assert h.max_resident("thread") == 2560 * 32
+    lds = h.memories_holding("local")[0]
+    assert lds.capacity == 64 * 1024 and lds.nr_banks == 32
+    assert {c.name: c.cache_line_size for c in h.caches_for("global")} == {"l2": 64, "l1": 64}
+    assert h.read_only_spaces()[0].name == "constant"
+
+
+def test_xeon_figures():
+    from mcl.hdl import load_hardware
+
+    x = load_hardware("xeon_e5_2630v3")
+    assert x.peak_flops() == pytest.approx(8 * 2.4e9 * 16 * 2)          # 614 GFLOP/s
+    assert {c.name: c.capacity for c in x.caches_for("main")} == {
+        "l1": 32 * 1024, "l2": 256 * 1024, "l3": 20 * 1024 * 1024}
+
+
+@pytest.mark.parametrize("leaf", ["hd7970", "xeon_e5_2630v3"])
+def test_the_new_leaves_generate_opencl_that_runs(leaf, pocl):
+    """Generated for the AMD GPU or the Xeon, run here on the CPU device (PoCL): the
+    results must be right; timings would say nothing about those machines."""
+    import numpy as np
+
+    import mcl
+
+    k = mcl.compile(str(BUNDLED.parents[1] / "examples" / "matmul" / "perfect.mcpl"),
+                    target=leaf)
+    rng = np.random.default_rng(3)
+    a, b = rng.random((64, 32), np.float32), rng.random((32, 48), np.float32)
+    assert np.allclose(k(n=64, m=48, p=32, a=a, b=b)["c"], a @ b, rtol=1e-4)
