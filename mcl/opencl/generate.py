@@ -368,6 +368,9 @@ class _KernelGen(_StatementEmission):
                 v = self.lookup(n.id, n)
                 if v.kind == "const" and v.init is not None:
                     return _Paren(self.inline(v.init, depth + 1))
+                if v.kind == "local" and n.id in self.fixed:
+                    # declared once and never assigned (`int rows = p / TILE;`)
+                    return _Paren(self.inline(self.fixed[n.id], depth + 1))
                 if v.kind == "param" and not v.type.is_array and not v.by_pointer:
                     return None
                 raise _err("opencl-bad-size", f"a size depends on '{n.id}', which is neither "
@@ -433,16 +436,25 @@ class _KernelGen(_StatementEmission):
         self.records[t.name] = td
 
     def imported_modules(self) -> Iterator[ast.Module]:
+        """The modules this one imports, and those they import (each once): a
+        library function may call functions of its own imports."""
         from mcl.mcpl.resolve import find_module
         from mcl.mcpl.source import parse_file
-        for imp in self.module.imports:
-            path = find_module(imp.path, self.module.file, package=self.module.package)
-            if path is None:
-                continue
-            try:
-                yield parse_file(str(path))
-            except McplError:
-                continue
+        seen: set[Path] = set()
+        todo = [self.module]
+        while todo:
+            importer = todo.pop(0)
+            for imp in importer.imports:
+                path = find_module(imp.path, importer.file, package=importer.package)
+                if path is None or path.resolve() in seen:
+                    continue
+                seen.add(path.resolve())
+                try:
+                    module = parse_file(str(path))
+                except McplError:
+                    continue
+                todo.append(module)
+                yield module
 
     def find_type(self, name: str) -> ast.TypeDef | None:
         for td in self.module.types:
