@@ -226,7 +226,7 @@ def _imports(lib: Any, analysis: Analysis | None) -> list[lsp.CompletionItem]:
               for p in sorted(STDLIB.glob("*.mcpl"))]
     if analysis is not None and not analysis.file.startswith("<"):
         here = Path(analysis.file)
-        for p in sorted(here.parent.glob("*.mcpl")):
+        for p in sorted([*here.parent.glob("*.mcpl"), *here.parent.glob("*.mcl")]):
             if p.name != here.name:
                 items.append(_item(p.stem, CK.File, "module next to this file", sort="7"))
     return items

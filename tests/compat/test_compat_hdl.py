@@ -224,3 +224,28 @@ def test_the_new_leaves_generate_opencl_that_runs(leaf, pocl):
     rng = np.random.default_rng(3)
     a, b = rng.random((64, 32), np.float32), rng.random((32, 48), np.float32)
     assert np.allclose(k(n=64, m=48, p=32, a=a, b=b)["c"], a @ b, rtol=1e-4)
+
+
+def test_the_cache_analysis_says_it_needs_a_line_size(tmp_path):
+    """On a description whose cache has no cache_line_size (a warning there), the
+    cache analysis says once which accesses it cannot judge and why."""
+    import mcl
+
+    corpus_hdl = Path(__file__).resolve().parent / "corpus" / "hdl"
+    src = tmp_path / "k.mcl"
+    src.write_text("""module k;
+import tahiti;
+
+tahiti void scale(const int n = 4096, global float[n] a) {
+  foreach (int b in n / 256 blocks) {
+    foreach (int t in 256 threads) {
+      a[b * 256 + t] = 2.0 * a[b * 256 + t];
+    }
+  }
+}
+""")
+    checked = mcl.check(str(src), [corpus_hdl])
+    assert not checked.has_errors, checked.errors
+    notes = [d for d in mcl.feedback(checked) if "not judged for the cache" in d.message]
+    assert len(notes) == 1 and "cache_line_size of 'l1' in 'tahiti'" in notes[0].message
+    assert notes[0].span.line == 7 and "cache_line_size = 64 B" in notes[0].hint
