@@ -90,7 +90,7 @@ def generate(module: ast.Module | str | os.PathLike[str], target: str | Target |
         mod, fn = module, f
         if f.hardware != tgt.name:
             mod, fn = _translate(module, f, tgt.name, search_path)
-        out.append(_KernelGen(mod, fn, tgt).run())
+        out.append(_KernelGen(mod, fn, tgt, search_path=tuple(map(str, search_path))).run())
     return out
 
 
@@ -165,6 +165,8 @@ class _KernelGen(_StatementEmission):
     fixed: dict[str, ast.Expr] = field(default_factory=dict)
     #: module-level constants visible to the kernel (own and imported), in order
     constants: dict[str, ast.Constant] = field(default_factory=dict)
+    #: where imported modules are searched (with MCL_PATH), as for the checks
+    search_path: tuple[str, ...] = ()
     #: the module-level constants the kernel or its helpers use
     used_constants: set[str] = field(default_factory=set)
     #: their variables, the outermost scope of the kernel and of every helper
@@ -445,7 +447,8 @@ class _KernelGen(_StatementEmission):
         while todo:
             importer = todo.pop(0)
             for imp in importer.imports:
-                path = find_module(imp.path, importer.file, package=importer.package)
+                path = find_module(imp.path, importer.file, self.search_path,
+                                   package=importer.package)
                 if path is None or path.resolve() in seen:
                     continue
                 seen.add(path.resolve())
@@ -499,6 +502,7 @@ class _KernelGen(_StatementEmission):
         by_pointer: set[int] = set()
         for _attempt in range(2):
             sub = _KernelGen(self.module, g, self.target, records=self.records,
+                             search_path=self.search_path,
                              helpers=self.helpers, helper_info=self.helper_info,
                              uses_double=self.uses_double, constants=self.constants,
                              used_constants=self.used_constants,

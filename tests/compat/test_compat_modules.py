@@ -91,6 +91,10 @@ def test_module_path_and_mcl_path_hold_package_roots(tmp_path, monkeypatch, run_
     assert not check(app, [tmp_path / "libs"]).has_errors
     code, out, err = run_cli("check", "--module-path", tmp_path / "libs", app)
     assert code == 0, out + err
+    code, out, err = run_cli("gen", "--target", "cpu", "--module-path", tmp_path / "libs", app,
+                             "-o", tmp_path / "out")
+    assert code == 0, out + err
+    assert "inline float cabs(" in (tmp_path / "out" / "magnitude.cl").read_text()
     code, _, err = run_cli("check", "--module-path", tmp_path / "none", app)
     assert code == 2 and "--module-path" in err
     monkeypatch.setenv("MCL_PATH", str(tmp_path / "libs"))
