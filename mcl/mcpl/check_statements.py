@@ -545,29 +545,25 @@ class _FunctionChecker(_ExpressionChecks):
             return
         import sympy
 
+        related = [Related(target.span, f"'{target.name}' is declared here")]
+        fix = ("a view must keep the number of elements: the product of all its sizes must "
+               "equal that of the array")
         symbolic = sympy.simplify(a - b)
         if symbolic == 0:
             return
         if symbolic.is_zero is False:   # sizes are positive: they differ for all values
-            self.error("mcpl-view-size",
-                       f"the view '{v.name}' has {b} elements but '{target.name}' has {a}",
-                       v, "a view must keep the number of elements: the product of all its "
-                          "sizes must equal that of the array",
-                       [Related(target.span, f"'{target.name}' is declared here")])
+            self.error("mcpl-view-size", f"the view '{v.name}' has {b} elements but "
+                       f"'{target.name}' has {a}", v, fix, related)
             return
         # Not equal symbolically: decide with the example values (parameter defaults,
         # definitions of locals); an error only when they prove the sizes differ.
         ea = element_count(target_type, self.example_value)
         eb = element_count(v.type, self.example_value)
-        related = [Related(target.span, f"'{target.name}' is declared here")]
         diff = None if ea is None or eb is None else sympy.simplify(ea - eb)
         if diff is not None and not diff.free_symbols and diff != 0:
-            self.error("mcpl-view-size",
-                       f"the view '{v.name}' has {eb} elements but '{target.name}' has {ea}"
-                       + ("" if (ea, eb) == (a, b) else
-                          f" (with the example values; symbolically {b} and {a})"),
-                       v, "a view must keep the number of elements: the product of all its "
-                          "sizes must equal that of the array", related)
+            self.error("mcpl-view-size", f"the view '{v.name}' has {eb} elements but "
+                       f"'{target.name}' has {ea} (with the example values; symbolically "
+                       f"{b} and {a})", v, fix, related)
             return
         self.diags.append(warning(
             "mcpl-view-size-unknown",
