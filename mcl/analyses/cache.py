@@ -112,7 +112,8 @@ class CacheAnalysis:
             loops: list[LoopCache] = []
             nloops = _local_loops(num, nacc)
             for lp in nloops:
-                if lp.var is None or lp.trips is None or not lp.trips.is_number:
+                if lp.var is None or lp.trips is None or not lp.trips.is_number \
+                        or lp.trips.is_finite is not True:
                     continue
                 iters = int(lp.trips)
                 if iters <= 1:
