@@ -59,10 +59,15 @@ def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
         "--hwd-path", action="append", default=[], metavar="DIR",
         help="extra directory of hardware descriptions (.hdl); may be repeated; "
              "also read from MCL_HWD_PATH (separated by ':')")
+    parser.add_argument(
+        "--module-path", action="append", default=[], metavar="DIR",
+        help="extra directory of MCPL modules (.mcpl/.mcl), a root of packages: "
+             "`import a.b.c;` reads DIR/a/b/c.mcl; may be repeated; also read from MCL_PATH")
 
 
 def hwd_search_path(args: argparse.Namespace) -> list[str]:
-    """Directories given with --hwd-path, then those of MCL_HWD_PATH; each must exist."""
+    """Directories given with --hwd-path, then those of MCL_HWD_PATH (each must exist),
+    then --module-path."""
     paths = list(getattr(args, "hwd_path", []) or [])
     env = os.environ.get("MCL_HWD_PATH", "")
     paths += [p for p in env.split(os.pathsep) if p]
@@ -70,6 +75,11 @@ def hwd_search_path(args: argparse.Namespace) -> list[str]:
         if not os.path.isdir(p):
             raise McplError(error("hdl-path", f"hardware-description directory '{p}' does "
                                   "not exist", None, "check --hwd-path and MCL_HWD_PATH"))
+    # Modules and descriptions share the search path of the checks (module_search_path).
+    for d in getattr(args, "module_path", []) or []:
+        if not os.path.isdir(d):
+            raise UsageError(f"--module-path: directory '{d}' does not exist")
+        paths.append(d)
     return paths
 
 

@@ -253,7 +253,8 @@ def _param_span(f: ast.Function, name: str):
 
 def _numeric(e: sympy.Expr) -> sympy.Expr | None:
     e = sympy.sympify(e)
-    return e if e.is_number else None
+    # nan or an infinity (a count divided by an index that can be 0) is no number
+    return e if e.is_number and e.is_finite else None
 
 
 def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:

@@ -82,7 +82,7 @@ class CacheAnalysis:
     def analyze(self, sym: Kernel, num: Kernel) -> dict:
         hw = sym.hardware
         result: dict = {"accesses": [], "oriented": False, "temporaries": [],
-                        "unpredictable": []}
+                        "unpredictable": [], "no_line_size": {}}
         if hw is None or not hw.caches():
             return result
         lockstep = {g.name for g in hw.lockstep_par_groups()}
@@ -94,6 +94,10 @@ class CacheAnalysis:
                 continue
             cache = _nearest_cache(hw, sacc.space)
             if cache is None:
+                # caches of the space without a cache_line_size (descriptions of
+                # earlier releases): said once per space
+                if hw.caches_for(sacc.space):
+                    result["no_line_size"].setdefault(sacc.space, sacc)
                 continue
             key = (sacc.name, sacc.text)
             if key in seen:
@@ -109,7 +113,7 @@ class CacheAnalysis:
             nloops = _local_loops(num, nacc)
             for lp in nloops:
                 if lp.var is None or lp.trips is None or not lp.trips.is_number \
-                        or not lp.trips.is_finite:
+                        or lp.trips.is_finite is not True:
                     continue
                 iters = int(lp.trips)
                 if iters <= 1:
@@ -169,6 +173,14 @@ class CacheAnalysis:
                                   "worst": lc.worst, "verdict": lc.verdict}
                                  for lc in ac.loops])
             out.append(d)
+        for space, acc in result["no_line_size"].items():
+            names = ", ".join(f"'{c.name}'" for c in hw.caches_for(space))
+            out.append(info("feedback-cache",
+                            f"accesses to '{space}' are not judged for the cache: the cache "
+                            f"analysis needs the cache_line_size of {names} in '{hw.name}'",
+                            acc.node.span,
+                            "add for example 'cache_line_size = 64 B;' to the cache in the "
+                            "hardware description"))
         for acc in result["unpredictable"]:
             out.append(info("feedback-cache",
                             f"{acc.text}: the index depends on data ({acc.why_unpredictable}), "

@@ -33,7 +33,7 @@ MATH_FUNCTIONS = frozenset({
     "sqrt", "exp", "log", "sin", "cos", "tan", "fabs", "abs", "min", "max", "pow",
     "floor", "ceil", "rsqrt", "erf", "tanh", "atan", "asin", "acos", "fma", "mad",
 })
-_INT_TYPES = ("int", "long", "bool")
+_INT_TYPES = ("int", "long", "bool", "byte")
 
 
 @lru_cache(maxsize=4096)

@@ -320,7 +320,7 @@ def _ratio_text(ratio: sympy.Expr, value: sympy.Expr | None) -> str:
 
 
 def _num(v: sympy.Expr | None) -> float | int | None:
-    if v is None or not getattr(v, "is_number", False):
+    if v is None or not getattr(v, "is_number", False) or v.is_finite is not True:
         return None
     return int(v) if v.is_Integer else float(v)
 

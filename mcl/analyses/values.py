@@ -10,6 +10,8 @@ def number_text(v: sympy.Expr | float | int) -> str:
     v = sympy.sympify(v)
     if not v.is_number:
         return str(v)
+    if v.is_finite is not True:   # nan, zoo: a count divided by an index that can be 0
+        return "undefined"
     if v.is_Integer:
         return str(int(v))
     f = float(v)

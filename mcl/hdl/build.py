@@ -78,6 +78,9 @@ class Resolver:
         blocks = [b for b in blocks if b is not None]
         parallelism = next((b for b in blocks if isinstance(b, M.Parallelism)), None)
         device = next((b for b in blocks if b.kind == "device" and b.name == name), None)
+        devices = [b for b in blocks if b.kind == "device"]
+        if device is None and len(devices) == 1:
+            device = devices[0]   # legacy: named after the product (validate warns)
         hwd = M.HardwareDescription(
             name=name, parent=syn.parent, file=syn.file, span=syn.span,
             parallelism=parallelism, device=device if isinstance(device, M.DeviceBlock) else None,

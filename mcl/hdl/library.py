@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from mcl.diagnostics import Diagnostic, McplError, Related, Span, error, has_errors
+from mcl.diagnostics import Diagnostic, McplError, Related, Span, error, has_errors, info
 from mcl.hdl import syntax as S
 from mcl.hdl.build import Resolver, suggest
 from mcl.hdl.model import HardwareDescription
@@ -35,6 +35,9 @@ class HardwareLibrary:
         self.load_diagnostics: list[Diagnostic] = []          # problems not tied to a name
         self._broken: dict[str, list[Diagnostic]] = {}         # names whose file failed to parse
         self._bundled: set[str] = set()
+        # name -> the file it was read from (resolved): a file met twice (on the search
+        # path and named on the command line) is one definition.
+        self._files: dict[str, Path] = {}
         for path in sorted(BUNDLED.glob("*.hdl")):
             self._add_file(path, bundled=True)
         for d in search_path:
@@ -81,6 +84,9 @@ class HardwareLibrary:
             return
         name = syn.name
         self._broken.pop(name, None)
+        if name in self._syntax and self._files.get(name) == path.resolve():
+            return
+        replaced = None
         if name in self._syntax:
             old = self._syntax[name]
             if name == ROOT and name in self._bundled and not bundled:
@@ -97,9 +103,18 @@ class HardwareLibrary:
                     "rename one of them", [Related(old.name_span, "the other definition")]))
                 return
             self._bundled.discard(name)
+            replaced = old
         self._syntax[name] = syn
+        self._files[name] = path.resolve()
         if bundled:
             self._bundled.add(name)
+        if replaced is not None:
+            self._file_diags.setdefault(name, []).append(info(
+                "hdl-replaces-library",
+                f"this description replaces the library's '{name}': descriptions that "
+                f"specialise '{name}' are checked against this one", syn.name_span,
+                "rename it to keep the library's description as well",
+                [Related(replaced.name_span, "the library's description")]))
         stem = path.stem
         if stem != name and not explicit:
             self._file_diags.setdefault(name, []).append(error(
@@ -240,12 +255,13 @@ class HardwareLibrary:
 
     def descriptions_in(self, file: str | Path) -> list[str]:
         """Names of the descriptions read from a file."""
-        f = str(file)
-        return [n for n, s in self._syntax.items() if s.file == f]
+        f = Path(file).resolve()
+        return [n for n, s in self._syntax.items() if Path(s.file).resolve() == f]
 
     def broken_in(self, file: str | Path) -> list[Diagnostic]:
-        f = str(file)
-        return [d for ds in self._broken.values() for d in ds if d.span and d.span.file == f]
+        f = Path(file).resolve()
+        return [d for ds in self._broken.values() for d in ds
+                if d.span and Path(d.span.file).resolve() == f]
 
 
 @lru_cache(maxsize=256)

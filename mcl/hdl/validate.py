@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 _ARTICLE = {k: ("an " if k[0] in "aeiou" else "a ") + k for k in L.BLOCK_KEYWORDS}
 
 
+#: Blocks whose required inner block no analysis reads (descriptions of earlier
+#: releases omit them): a warning saying what is lost.
+_OPTIONAL_INNER = {
+    "load_store_group": "the number of its units counts for nothing; add a load_store_unit "
+                        "block with the instructions it performs",
+    "load_store_unit": "the cost of its loads and stores is unknown; add an instructions "
+                       "block, e.g. 'instructions ops { op(\"load\", 4); }'",
+}
+
+
 def validate(hwd: M.HardwareDescription,
              library: HardwareLibrary | None = None) -> list[Diagnostic]:
     """All problems of one description (blocks reused from other descriptions are
@@ -68,7 +78,15 @@ class _Validator:
         for extra in parallel[1:]:
             self.add(error("hdl-too-many", "a description has one parallelism block",
                            extra.keyword_span, "merge the parallelism blocks into one"))
-        if hwd.device is None:
+        if hwd.device is not None and hwd.device.name != hwd.name:
+            # Descriptions of earlier releases name the device after the product (the
+            # builder takes a description's only device block as its device).
+            self.add(warning("hdl-device-name",
+                             f"the device block of '{hwd.name}' is named "
+                             f"'{hwd.device.name}'", hwd.device.keyword_span,
+                             f"it is taken as the device of '{hwd.name}'; rename it to "
+                             f"'{hwd.name}' (the form of this release)"))
+        elif hwd.device is None:
             others = [b.name for b in hwd.blocks if b.kind == "device"]
             self.add(error("hdl-missing-device",
                            f"'{hwd.name}' has no device block named '{hwd.name}'", where,
@@ -77,7 +95,7 @@ class _Validator:
                            "interconnects and execution groups"))
         placed = {id(p.block) for b in hwd.walk() for p in b.placements}
         for b in hwd.blocks:
-            if b.kind in ("parallelism",) or (b.kind == "device" and b.name == hwd.name):
+            if b.kind in ("parallelism",) or b is hwd.device:
                 continue
             if id(b) not in placed:
                 self.add(warning("hdl-unused-block",
@@ -158,8 +176,9 @@ class _Validator:
                            b.keyword_span, "add 'space(name);' naming a memory_space of the "
                                            "parallelism hierarchy"))
         if kind == "cache" and b.prop("cache_line_size") is None:
-            self.add(error("hdl-missing-property", f"cache '{b.name}' needs a cache_line_size",
-                           b.keyword_span, "add for example 'cache_line_size = 128 B;'"))
+            self.add(warning("hdl-missing-property", f"cache '{b.name}' has no cache_line_size",
+                             b.keyword_span, "the cache analysis cannot judge accesses in this "
+                             "cache's lines; add for example 'cache_line_size = 128 B;'"))
         if kind == "interconnect" and not b.calls_named("connects"):
             self.add(error("hdl-missing-property",
                            f"interconnect '{b.name}' does not say what it connects",
@@ -167,7 +186,9 @@ class _Validator:
         if kind in L.EXECUTION_GROUPS:
             unit = b.unit if isinstance(b, M.ExecutionGroup) else None
             if not b.calls_named("slots") and (unit is None or not unit.calls_named("slots")):
-                self.add(error(
+                # No analysis asks which par_unit a load/store group serves.
+                report = warning if kind == "load_store_group" else error
+                self.add(report(
                     "hdl-missing-property",
                     f"{kind} '{b.name}' has no slots: say which par_unit runs on it",
                     b.keyword_span, f"add 'slots(par_unit, number);' to '{b.name}' or its "
@@ -239,7 +260,11 @@ class _Validator:
         for row in rows:
             count = sum(1 for c in b.children if c.kind in row.inner)
             what = " or ".join(row.inner)
-            if row.required and count == 0:
+            if row.required and count == 0 and b.kind in _OPTIONAL_INNER:
+                self.add(warning("hdl-missing-block",
+                                 f"{b.kind} '{b.name}' has no {what}", at(b.keyword_span),
+                                 _OPTIONAL_INNER[b.kind]))
+            elif row.required and count == 0:
                 self.add(error("hdl-missing-block",
                                f"{b.kind} '{b.name}' needs {_ARTICLE[row.inner[0]]}"
                                + (f" (or {' or '.join(row.inner[1:])})" if len(row.inner) > 1

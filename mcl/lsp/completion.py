@@ -23,7 +23,7 @@ from mcl.mcpl import ast
 
 CK = lsp.CompletionItemKind
 
-TYPES = ("int", "long", "float", "double", "bool", "void")
+TYPES = ("int", "long", "float", "double", "bool", "byte", "void")
 STATEMENT_KEYWORDS = ("foreach", "for", "if", "else", "while", "return", "barrier", "break",
                       "continue", "const")
 TOP_KEYWORDS = ("module", "import", "type", "package", "export")
@@ -227,7 +227,7 @@ def _imports(lib: Any, analysis: Analysis | None) -> list[lsp.CompletionItem]:
               for p in sorted(STDLIB.glob("*.mcpl"))]
     if analysis is not None and not analysis.file.startswith("<"):
         here = Path(analysis.file)
-        for p in sorted(here.parent.glob("*.mcpl")):
+        for p in sorted([*here.parent.glob("*.mcpl"), *here.parent.glob("*.mcl")]):
             if p.name != here.name:
                 items.append(_item(p.stem, CK.File, "module next to this file", sort="7"))
     return items

@@ -6,7 +6,8 @@ generation) works on these nodes; textX objects never leave the builder.
 Shape of the tree::
 
     Module(package, name, exports, imports: (Import,), types: (TypeDef,),
-           functions: (Function,), file)
+           functions: (Function,), file, constants: (Constant,))
+    Constant(type, name, value)                const float PI = 3.14159;  (module level)
     Import(path: (str,))                       import lib.atomics;  -> ("lib", "atomics")
     TypeDef(name, fields: (RecordField,))      type point { float x; float y; }
     RecordField(type, name)
@@ -56,7 +57,7 @@ NOWHERE = Span("<generated>", 0, 0, 0, 0)
 
 #: The primitive types of MCPL, each with its size in bytes (``void`` has none).
 PRIMITIVE_TYPES: dict[str, int] = {
-    "int": 4, "long": 8, "float": 4, "double": 8, "bool": 1, "void": 0,
+    "int": 4, "long": 8, "float": 4, "double": 8, "bool": 1, "byte": 1, "void": 0,
 }
 
 #: Binary operators from the loosest to the tightest binding, as in C.
@@ -306,6 +307,9 @@ class Param(Node):
     space: str | None = None
     const: bool = False
     default: Expr | None = None
+    #: other memory spaces the argument may be in (``reg main float r``: a result
+    #: written through a reference to a register or to main memory; legacy)
+    alternatives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -332,6 +336,17 @@ class TypeDef(Node):
 
 
 @dataclass(frozen=True)
+class Constant(Node):
+    """A module-level constant (``const int N = 16;``), exported and imported like a
+    function; its value is an expression of literals and constants defined before."""
+
+    type: Type
+    name: str
+    value: Expr
+    comments: tuple[str, ...] = field(default=(), kw_only=True)
+
+
+@dataclass(frozen=True)
 class Import(Node):
     path: tuple[str, ...]
 
@@ -350,6 +365,7 @@ class Module(Node):
     exports: tuple[str, ...] = ()
     file: str = "<string>"
     comments: tuple[str, ...] = field(default=(), kw_only=True)
+    constants: tuple[Constant, ...] = field(default=(), kw_only=True)
 
     def function(self, name: str) -> Function | None:
         """The function called ``name`` or None."""

@@ -33,8 +33,8 @@ _HEADER_WORDS = ("package", "module", "export", "import")
 
 @dataclass(frozen=True)
 class Item:
-    """A top-level item: ``source[start:end]``. ``kind`` is "type" or "function"
-    (anything that is not a ``type`` definition is parsed as a function)."""
+    """A top-level item: ``source[start:end]``. ``kind`` is "type", "const" or
+    "function" (anything else is parsed as a function)."""
 
     start: int
     end: int
@@ -59,7 +59,7 @@ def header(source: str) -> tuple[int, int]:
     while pos < n:
         m = _WORD_RE.match(source, pos)
         word = m.group() if m else ""
-        if word == "type":
+        if word in ("type", "const"):
             break
         if word == "module":
             # `module name;` with an optional ';' (a legacy form).
@@ -91,7 +91,8 @@ def header(source: str) -> tuple[int, int]:
 def next_item(source: str, pos: int) -> Item:
     """The item that starts at ``pos`` (the offset of a token)."""
     m = _WORD_RE.match(source, pos)
-    kind = "type" if m and m.group() == "type" else "function"
+    word = m.group() if m else ""
+    kind = word if word in ("type", "const") else "function"
     open_ = _next_token(source, pos, "{};")
     if open_ is None:
         return Item(pos, _end_of_tokens(source, pos), kind)

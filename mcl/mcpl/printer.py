@@ -33,6 +33,11 @@ def print_module(module: ast.Module) -> str:
     for t in module.types:
         out.append("")
         out.append(print_typedef(t))
+    if module.constants:
+        out.append("")
+        for c in module.constants:
+            out.extend(c.comments)
+            out.append(f"const {print_type(c.type)} {c.name} = {print_expr(c.value)};")
     for f in module.functions:
         out.append("")
         out.append(print_function(f))
@@ -73,7 +78,8 @@ def print_function(f: ast.Function) -> str:
 
 
 def print_param(p: ast.Param) -> str:
-    text = _modifiers(p.const, p.space) + f"{print_type(p.type)} {p.name}"
+    text = _modifiers(p.const, p.space) + "".join(f"{s} " for s in p.alternatives) \
+        + f"{print_type(p.type)} {p.name}"
     if p.default is not None:
         text += f" = {print_expr(p.default)}"
     return text

@@ -19,11 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, McplError, Span, error, has_errors, sort_key
+from mcl.diagnostics import Diagnostic, McplError, Related, Span, error, has_errors, sort_key
 from mcl.mcpl import ast
+from mcl.mcpl.source import EXTENSIONS
 
 #: The bundled standard library: ``import lib.atomics;`` reads ``lib/atomics.mcpl`` here.
 STDLIB = Path(__file__).with_name("lib")
+#: Built-in modules of the first release, imported without ``lib.`` (``import math;``).
+LEGACY_LIBRARY = ("math", "atomics")
 
 
 @dataclass(eq=False)
@@ -36,7 +39,7 @@ class Symbol:
     in by the checks."""
 
     name: str
-    kind: str                  # "param" | "local" | "index" | "view" | "loop"
+    kind: str                  # "param" | "local" | "index" | "view" | "loop" | "constant"
     node: ast.Node
     type: ast.Type
     space: str | None = None
@@ -91,6 +94,8 @@ class CheckedModule:
     hardware: dict[str, Any] = field(default_factory=dict)
     #: record types visible in the module (its own and imported ones)
     types: dict[str, ast.TypeDef] = field(default_factory=dict)
+    #: module-level constants visible in the module (its own and imported ones)
+    constants: dict[str, Symbol] = field(default_factory=dict)
     _names: dict[int, Symbol] = field(default_factory=dict, repr=False)
     _decls: dict[int, Symbol] = field(default_factory=dict, repr=False)
     _loops: dict[int, tuple[ast.Stmt, ...]] = field(default_factory=dict, repr=False)
@@ -173,24 +178,59 @@ def module_search_path(search_path: Sequence[str | os.PathLike[str]] = ()) -> li
     return dirs
 
 
-def find_module(path: tuple[str, ...], importer: str | None,
-                search_path: Sequence[str | os.PathLike[str]] = ()) -> Path | None:
-    """The file of an imported module: relative to the importing file, on the search
-    path, then in the bundled standard library (``lib.*``)."""
-    dirs: list[Path] = []
+def package_root(file: str | None, package: str | None) -> Path | None:
+    """The directory that holds the top of a module's package: ``prnu/fastnoise/f.mcl``
+    in ``package prnu.fastnoise;`` has the root that holds ``prnu``. None when the
+    file's place does not match its package declaration (or it has none)."""
+    if not file or file.startswith("<") or not package:
+        return None
+    here = Path(file).resolve().parent
+    parts = package.split(".")
+    if len(here.parts) <= len(parts) or list(here.parts[-len(parts):]) != parts:
+        return None
+    return here.parents[len(parts) - 1]
+
+
+def module_candidates(path: tuple[str, ...], importer: str | None,
+                      search_path: Sequence[str | os.PathLike[str]] = (),
+                      package: str | None = None) -> list[Path]:
+    """The files an import may name, in the first place that has any: next to the
+    importing file, under the root of the importer's package, on the search path
+    (``--module-path``, ``--hwd-path``, MCL_PATH), then in the bundled standard
+    library (``lib.*``, and the legacy ``math`` and ``atomics``). More than one file
+    means the import is ambiguous (``x.mcl`` beside ``x.mcpl``, or a file next to the
+    importer and another under its package root)."""
+    local: list[Path] = []
     if importer and not importer.startswith("<"):
-        dirs.append(Path(importer).resolve().parent)
-    dirs += module_search_path(search_path)
-    for d in dirs:
-        for ext in (".mcpl", ".mcl"):
-            f = d.joinpath(*path[:-1], path[-1] + ext)
-            if f.is_file():
-                return f
+        local.append(Path(importer).resolve().parent)
+        root = package_root(importer, package)
+        if root is not None:
+            local.append(root)
+    groups = [local] + [[d] for d in module_search_path(search_path)]
+    for dirs in groups:
+        found: list[Path] = []
+        for d in dirs:
+            for ext in EXTENSIONS:
+                f = d.joinpath(*path[:-1], path[-1] + ext)
+                if f.is_file() and f.resolve() not in found:
+                    found.append(f.resolve())
+        if found:
+            return found
     if path[0] == "lib" and len(path) > 1:
         f = STDLIB.joinpath(*path[1:-1], path[-1] + ".mcpl")
         if f.is_file():
-            return f
-    return None
+            return [f]
+    if len(path) == 1 and path[0] in LEGACY_LIBRARY:
+        return [STDLIB / f"{path[0]}.mcpl"]
+    return []
+
+
+def find_module(path: tuple[str, ...], importer: str | None,
+                search_path: Sequence[str | os.PathLike[str]] = (),
+                package: str | None = None) -> Path | None:
+    """The file of an imported module (the first of :func:`module_candidates`)."""
+    found = module_candidates(path, importer, search_path, package)
+    return found[0] if found else None
 
 
 def load_module(path: str | os.PathLike[str],
@@ -270,9 +310,15 @@ class _Loader:
     def import_module(self, imp: ast.Import, importer: ast.Module
                       ) -> tuple[CheckedModule | None, list[Diagnostic]]:
         """The checked module an import names, or None with the reason."""
-        f = find_module(imp.path, importer.file, self.search_path)
-        if f is None:
+        found = module_candidates(imp.path, importer.file, self.search_path, importer.package)
+        if not found:
             return None, []
+        if len(found) > 1:
+            return None, [error(
+                "mcpl-ambiguous-import",
+                f"'{imp.dotted}' names {len(found)} files: " + ", ".join(map(str, found)),
+                imp.span, "keep one of them (a module is one .mcpl or .mcl file)")]
+        f = found[0]
         key = str(f.resolve())
         if key in self.active:
             return None, [error("mcpl-import-cycle",
@@ -282,9 +328,28 @@ class _Loader:
             self.done[key] = self.check(f)
         checked = self.done[key]
         diags = []
+        mismatch = _package_mismatch(imp, checked.module, f)
+        if mismatch is not None:
+            diags.append(mismatch)
         if checked.has_errors:
             first = checked.errors[0]
             diags.append(error("mcpl-import-errors",
                                f"imported module '{imp.dotted}' has errors: {first.message}",
                                imp.span, f"see {first.span}" if first.span else None))
         return checked, diags
+
+
+def _package_mismatch(imp: ast.Import, module: ast.Module, file: Path) -> Diagnostic | None:
+    """An error when a module found by a dotted import declares another package than
+    the import's path says (``import a.b.c;`` reads ``a/b/c.mcl``: package ``a.b``)."""
+    if len(imp.path) < 2 or Path(file).resolve().parent == STDLIB.resolve():
+        return None
+    want = ".".join(imp.path[:-1])
+    if module.package in (None, want):
+        return None
+    return error("mcpl-package-mismatch",
+                 f"'{imp.dotted}' is {file}, which declares package '{module.package}', "
+                 f"not '{want}'", imp.span,
+                 f"change its declaration to `package {want};` or move the file to "
+                 f"{'/'.join(module.package.split('.'))}/",
+                 [Related(module.span, f"'{module.name}' declares its package here")])

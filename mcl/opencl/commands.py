@@ -250,13 +250,14 @@ class _Progress:
 
 
 def _perfect_version(file: Path, f, args: argparse.Namespace):
-    """``perfect.mcpl`` beside ``file`` when it has a function of the same name and
-    ``f`` is written for a level below perfect (else None)."""
+    """``perfect.mcpl`` (or the legacy ``perfect.mcl``) beside ``file`` when it has a
+    function of the same name and ``f`` is written for a level below perfect (else None)."""
     from mcl.cli import hwd_search_path
     from mcl.hdl import HardwareLibrary
     from mcl.mcpl import parse_file
 
-    other = file.resolve().parent / "perfect.mcpl"
+    others = [file.resolve().parent / f"perfect{ext}" for ext in (".mcpl", ".mcl")]
+    other = next((o for o in others if o.is_file()), others[0])
     if not other.is_file() or other == file.resolve():
         return None
     try:

@@ -8,7 +8,8 @@ import re
 
 from mcl.opencl.generate import GeneratedKernel
 
-_CTYPES = {"float": "float", "double": "double", "int": "int", "long": "long", "bool": "char"}
+_CTYPES = {"float": "float", "double": "double", "int": "int", "long": "long", "bool": "char",
+           "byte": "unsigned char"}
 
 
 def _c_string(text: str) -> str:

@@ -16,7 +16,7 @@ from mcl.diagnostics import McplError, error
 
 #: MCPL element types -> (OpenCL C type, numpy dtype name)
 DTYPES = {"float": "float32", "double": "float64", "int": "int32", "long": "int64",
-          "bool": "uint8"}
+          "bool": "uint8", "byte": "uint8"}
 
 
 @dataclass(frozen=True)

@@ -116,8 +116,8 @@ class _Step:
     # ------------------------------------------------------------------ driver
 
     def run(self) -> ast.Function:
-        params = tuple(dataclasses.replace(p, space=self.space(p.space, p))
-                       if p.space is not None else p for p in self.f.params)
+        params = tuple(self.param_spaces(p) if p.space is not None else p
+                       for p in self.f.params)
         body = ast.transform(self.f.body, self.spaces_and_refs)
         out: list[ast.Stmt] = []
         for s in body.statements:
@@ -142,6 +142,14 @@ class _Step:
                                    body=dataclasses.replace(body, statements=tuple(out)))
 
     # ------------------------------------------------------------------ memory spaces (A.3)
+
+    def param_spaces(self, p: ast.Param) -> ast.Param:
+        """A parameter with its memory space (and the alternatives of a legacy
+        `reg main float r`) mapped to this level's equivalents."""
+        space = self.space(p.space, p)
+        others = (self.space(s, p) for s in p.alternatives)
+        return dataclasses.replace(p, space=space, alternatives=tuple(
+            dict.fromkeys(s for s in others if s is not None and s != space)))
 
     def space(self, name: str | None, node: ast.Node) -> str | None:
         if name is None or not self.src.has_memory_space(name):

@@ -115,7 +115,6 @@ CASES = [
      "max_nr_units = 64"),
     ("hdl-missing-property", "  space(main);\n  capacity = 2 GB;", "  capacity = 2 GB;",
      "memory mem"),
-    ("hdl-missing-property", "  cache_line_size = 64 B;\n", "", "cache scratch"),
     ("hdl-missing-property", "  connects(mem, cores.core[*]);\n", "", "interconnect link"),
     ("hdl-missing-property", "    slots(block, 2);\n", "", "execution_group cores"),
     ("hdl-missing-property", "        slots(thread, 1);\n", "", "simd_group lanes"),
@@ -143,7 +142,8 @@ CASES = [
     ("hdl-duplicate-name", "memory_space near { }", "memory_space main { }", "main"),
     ("hdl-two-defaults", "memory_space near { }", "memory_space near { }\n memory_space near2 "
      "{ default; } memory_space near3 { default; }", "near3"),
-    ("hdl-missing-device", "device user {", "device usr {", "hardware_description"),
+    ("hdl-missing-device", "device user {", "device usr { }\ndevice other {",
+     "hardware_description"),
     ("hdl-missing-parallelism", "parallelism hierarchy {", "device_group hierarchy {",
      "hardware_description"),
     ("hdl-missing-parent", "specializes perfect;", "specializes perfekt;", "perfekt"),
@@ -169,6 +169,13 @@ def test_rule(check, code, old, new, line):
         source = text.splitlines()[d.span.line - 1]
         assert line in source, (d, source)
     assert d.hint, "every diagnostic says what to change"
+
+
+def test_cache_without_line_size_is_a_warning(check):
+    _, diags = check(mutate("  cache_line_size = 64 B;\n", ""))
+    assert codes(diags) == []
+    assert [d.message for d in diags if d.code == "hdl-missing-property"] == [
+        "cache 'scratch' has no cache_line_size"]
 
 
 def test_unused_block_is_a_warning(check):

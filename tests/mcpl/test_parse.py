@@ -143,6 +143,13 @@ def test_comments_attach_to_statements():
     assert f.body.end_comments == ("// at the end",)
 
 
+def test_a_parameter_may_name_several_memory_spaces():
+    """The legacy `reg main float r`: an argument in any of the spaces."""
+    m = parse("module m;\nperfect void f(reg main float r, const int n) { }", "p.mcl")
+    r, n = m.functions[0].params
+    assert (r.space, r.alternatives) == ("reg", ("main",)) and n.alternatives == ()
+
+
 @pytest.mark.parametrize("src, message, line, col", [
     ("perfect void f() { x = ; }", "expected an expression, found ';'", 2, 24),
     ("perfect void f() { float x = 1 }", "expected an operator or ';', found '}'", 2, 32),
@@ -152,7 +159,7 @@ def test_comments_attach_to_statements():
     ("perfect void f() { float[n]; }", "found 'float'", 2, 20),
     ("perfect void f() { shared float[n]; }", "has no name", 2, 20),
     ("perfect void f() { 3 = x; }", "cannot be assigned", 2, 20),
-    ("perfect void f(shared global float[n] a) { }", "two memory spaces", 2, 16),
+    ("perfect void f() { shared global float[n] a; }", "two memory spaces", 2, 20),
 ])
 def test_syntax_errors(src, message, line, col):
     with pytest.raises(McplError) as e:

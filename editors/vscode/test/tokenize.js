@@ -53,7 +53,7 @@ function walk(dir, ext, acc = []) {
 }
 
 const MCPL_RESERVED = new Set(("module package export import type if else for while foreach in " +
-  "return break continue barrier as const true false int long float double bool void").split(" "));
+  "return break continue barrier as const true false int long float double bool byte void").split(" "));
 const HDL_RESERVED = new Set(("hardware_description specializes parallelism memory_space par_group " +
   "par_unit device_group device_unit memory cache interconnect execution_group execution_unit " +
   "simd_group simd_unit load_store_group load_store_unit instructions").split(" "));

@@ -1,0 +1,201 @@
+"""What the MCPL checks share: the built-in functions, the write summaries of
+functions (which parameters each writes, through calls too), the names that may be
+missing after a syntax error, and the helpers that name types and suggest names."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcl.diagnostics import Diagnostic, error
+from mcl.mcpl import ast
+
+if TYPE_CHECKING:
+    from mcl.mcpl.builder import Unparsed
+    from mcl.mcpl.resolve import CheckedModule
+
+# Numeric types by rank: an operation on two of them has the type of the higher.
+#: byte (8-bit unsigned, OpenCL uchar) promotes to int in arithmetic, as in C.
+_RANK = {"bool": 0, "byte": 1, "int": 2, "long": 3, "float": 4, "double": 5}
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A function every module may call: its number of arguments, the parameters it
+    writes and how its result type follows from the arguments."""
+
+    arity: int              # -1: any number of arguments, at least one
+    writes: frozenset[int] = frozenset()
+    result: str = "float"   # "float": float unless an argument is double; "arg": the
+    #                         promoted argument type; "void"; or a type name
+    writes_all: bool = False
+
+    def written(self, i: int) -> bool:
+        return self.writes_all or i in self.writes
+
+
+_MATH1 = ("sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
+          "tanh", "erf", "fabs", "floor", "ceil", "round")
+BUILTINS: dict[str, Builtin] = {
+    **{n: Builtin(1) for n in _MATH1},
+    "abs": Builtin(1, result="arg"),
+    "min": Builtin(2, result="arg"), "max": Builtin(2, result="arg"),
+    "fmin": Builtin(2), "fmax": Builtin(2), "pow": Builtin(2), "fma": Builtin(3),
+    "atomicAdd": Builtin(2, frozenset({0}), "arg"),
+    # The interface of a library stub (a function the target provides): which of its
+    # parameters it reads and writes, for the analyses (see is_builtin_stub).
+    "mcl_builtin_read": Builtin(-1, result="void"),
+    "mcl_builtin_write": Builtin(-1, result="void", writes_all=True),
+}
+STUB_MARKERS = ("mcl_builtin_read", "mcl_builtin_write")
+
+
+def is_builtin_stub(f: ast.Function) -> bool:
+    """Whether a function is a library stub: its body declares its effect with
+    ``mcl_builtin_read(x); mcl_builtin_write(r);`` and the target provides the
+    function itself (code generators call the target's function of that name)."""
+    return any(isinstance(n, ast.Call) and n.func in STUB_MARKERS for n in ast.walk(f.body))
+
+
+def stub_writes(f: ast.Function) -> frozenset[str]:
+    """The parameters a stub declares written with ``mcl_builtin_write``."""
+    return frozenset(r.id for n in ast.walk(f.body)
+                     if isinstance(n, ast.Call) and n.func == "mcl_builtin_write"
+                     for r in map(_root, n.args) if r is not None)
+
+
+def _suggest(name: str, known: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def _root(e: ast.Expr) -> ast.Name | None:
+    """The variable an lvalue-like expression (a, a[i], r.x, a[i].x) is part of."""
+    while isinstance(e, ast.Index | ast.Field):
+        e = e.base
+    return e if isinstance(e, ast.Name) else None
+
+
+# --------------------------------------------------------------------------- write summaries
+
+
+def infer_writes(functions: dict[str, ast.Function],
+                 external: dict[str, frozenset[int]]) -> dict[str, frozenset[int]]:
+    """Which parameters (by position) each function writes, directly or through calls
+    to functions of ``functions``, to ``external`` ones (imported, whose summaries are
+    known) and to built-ins. A fixpoint, so calls may come in any order and recurse."""
+    direct: dict[str, set[int]] = {}
+    passes: dict[str, list[tuple[str, int, int]]] = {}  # (callee, arg index, param index)
+    for name, f in functions.items():
+        index = {p.name: i for i, p in enumerate(f.params)}
+        # Local names that shadow parameters (rare; then writes to them are not
+        # the parameter's): found in the same walk, applied after it.
+        shadowed: set[str] = set()
+        targets: list[str] = []
+        calls: list[tuple[str, int, str]] = []
+        for node in ast.walk(f.body):
+            if isinstance(node, ast.Assign | ast.IncDec):
+                target = _root(node.target)
+                if target is not None and target.id in index:
+                    targets.append(target.id)
+            elif isinstance(node, ast.Call):
+                for ai, arg in enumerate(node.args):
+                    r = _root(arg)
+                    if r is not None and r.id in index:
+                        calls.append((node.func, ai, r.id))
+            elif isinstance(node, ast.Declaration) and node.name in index:
+                shadowed.add(node.name)
+        direct[name] = {index[t] for t in targets if t not in shadowed}
+        passes[name] = [(callee, ai, index[p]) for callee, ai, p in calls if p not in shadowed]
+    result = {n: set(w) for n, w in direct.items()}
+    changed = True
+    while changed:
+        changed = False
+        for name, calls in passes.items():
+            for callee, ai, pi in calls:
+                if callee in result:
+                    writes = result[callee]
+                elif callee in external:
+                    writes = external[callee]
+                elif callee in BUILTINS:
+                    writes = {ai} if BUILTINS[callee].written(ai) else set()
+                else:
+                    continue
+                if ai in writes and pi not in result[name]:
+                    result[name].add(pi)
+                    changed = True
+    return {n: frozenset(w) for n, w in result.items()}
+
+
+
+# --------------------------------------------------------------------------- missing names
+
+
+@dataclass(frozen=True)
+class _Missing:
+    """Names that may be missing because their definitions did not parse (in this
+    module or in an imported one): problems that follow from their absence are
+    not reported, since the syntax error is."""
+
+    functions: frozenset[str] = frozenset()
+    types: frozenset[str] = frozenset()
+    any_name: bool = False     # any function or type may be missing
+    imports: bool = False      # the imports are unknown (the header did not parse)
+
+    def function(self, name: str) -> bool:
+        return self.any_name or name in self.functions
+
+    def type(self, name: str) -> bool:
+        return self.any_name or name in self.types
+
+    def add_any(self) -> _Missing:
+        """Any function or type may be missing (an imported module could not be read)."""
+        return _Missing(self.functions, self.types, True, self.imports)
+
+    def add(self, other: Unparsed | None, own: bool) -> _Missing:
+        if other is None:
+            return self
+        # An imported module whose own imports are unknown still defines what it defines.
+        lost_name = other.any_name if own else other.unnamed
+        return _Missing(self.functions | other.functions, self.types | other.types,
+                        self.any_name or lost_name, self.imports or (own and other.header))
+
+
+_NOTHING_MISSING = _Missing()
+
+
+def _check_type_name(t: ast.Type, result: CheckedModule, diags: list[Diagnostic],
+                     missing: _Missing = _NOTHING_MISSING) -> bool:
+    if t.name in ast.PRIMITIVE_TYPES or t.name in result.types:
+        return True
+    if missing.type(t.name):
+        return False
+    diags.append(error("mcpl-unknown-type", f"unknown type '{t.name}'", t.span,
+                       _suggest(t.name, [*ast.PRIMITIVE_TYPES, *result.types])
+                       or "types are int, long, float, double, bool and records "
+                          "declared with `type name { ... }`"))
+    return False
+
+
+
+def _show(t: ast.Type) -> str:
+    from mcl.mcpl.printer import print_type
+
+    return print_type(t)
+
+
+def _describe(e: ast.Expr) -> str:
+    from mcl.mcpl.printer import print_expr
+
+    return print_expr(e)
+
+
+def _levels(counts: list[int]) -> str:
+    if not counts:
+        return "no indices"
+    return " then ".join(f"{n} ind{'ex' if n == 1 else 'ices'}" for n in counts) + (
+        "" if len(counts) == 1 else " (one group per tile level)")
+
+

@@ -1,0 +1,698 @@
+"""The walk of one MCPL function: scopes, declarations and views, memory spaces,
+foreach structure, barriers, assignments and returns (expressions are typed by
+the mixin of ``check_expressions``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, Related, error, warning
+from mcl.mcpl import ast
+from mcl.mcpl.check_common import (
+    _NOTHING_MISSING,
+    _RANK,
+    _check_type_name,
+    _Missing,
+    _root,
+    _show,
+    _suggest,
+)
+from mcl.mcpl.check_expressions import _ExpressionChecks
+from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Symbol
+
+
+class _Hardware:
+    """A hardware description (mcl.hdl model) that remembers the answers to the
+    questions the checks ask for every declaration and loop (which memory
+    spaces exist and are visible, the par_groups, ...): the model computes them
+    afresh each time, and a large module asks them tens of thousands of times.
+    The checkers of all functions of a module share ``memo`` (one per model;
+    models do not change)."""
+
+    def __init__(self, model: Any, memo: dict):
+        self._model = model
+        self._memo = memo
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._model, name)
+        if not callable(value):
+            return value
+        memo = self._memo
+
+        def ask(*args: Any) -> Any:
+            key = (name, *(tuple(a) if isinstance(a, list) else a for a in args))
+            try:
+                return memo[key]
+            except KeyError:
+                pass
+            except TypeError:  # an argument that cannot be a key
+                return value(*args)
+            memo[key] = answer = value(*args)
+            return answer
+
+        return ask
+
+
+class _FunctionChecker(_ExpressionChecks):
+    """Walks one function: scopes, types, memory spaces, foreach structure."""
+
+    def __init__(self, f: ast.Function, info: FunctionInfo, result: CheckedModule,
+                 functions: dict[str, FunctionInfo], diags: list[Diagnostic],
+                 library: Any = None, missing: _Missing = _NOTHING_MISSING,
+                 hardware_memos: dict[int, dict] | None = None):
+        self.f = f
+        self.library = library
+        self.missing = missing
+        if hardware_memos is None:
+            hardware_memos = {}
+        self.info = info
+        self.result = result
+        self.functions = functions
+        self.diags = diags
+        self.hwd = None if info.hardware is None else \
+            _Hardware(info.hardware, hardware_memos.setdefault(id(info.hardware), {}))
+        self.groups: list[str] = [g.name for g in self.hwd.par_groups()] if self.hwd else []
+        self.scopes: list[dict[str, Symbol]] = []
+        self.loops: tuple[ast.Stmt, ...] = ()
+        self.foreach: list[tuple[ast.ForEach, int]] = []   # (loop, group index or -1)
+        self.has_foreach = any(isinstance(n, ast.ForEach) for n in ast.walk(f.body))
+        self.size_uses: list[tuple[ast.Name, Symbol]] = []
+        self.unspaced: list[Symbol] = []
+        self.symbols: list[Symbol] = []
+        self._view_of: dict[int, Symbol] = {}   # view symbol -> the variable it views
+
+    # ---- reporting
+
+    def error(self, code: str, message: str, node: ast.Node, hint: str | None = None,
+              related: Iterable[Related] = ()) -> None:
+        self.diags.append(error(code, message, node.span, hint, tuple(related)))
+
+    def warn(self, code: str, message: str, node: ast.Node, hint: str | None = None) -> None:
+        self.diags.append(warning(code, message, node.span, hint))
+
+    # ---- scopes
+
+    def lookup(self, name: str) -> Symbol | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        # Module-level constants (own and imported) come after every local name.
+        return self.result.constants.get(name)
+
+    def declare(self, sym: Symbol) -> None:
+        scope = self.scopes[-1]
+        if sym.name in scope:
+            prev = scope[sym.name]
+            self.error("mcpl-redeclared", f"'{sym.name}' is already declared in this scope",
+                       sym.node, "use another name",
+                       [Related(prev.span, "first declared here")])
+        scope[sym.name] = sym
+        self.symbols.append(sym)
+        self.result._decls[id(sym.node)] = sym
+
+    def enclosing_groups(self) -> list[str]:
+        return [fe.group for fe, gi in self.foreach if gi >= 0]
+
+    # ---- the walk
+
+    def run(self) -> None:
+        f = self.f
+        self.scopes.append({})
+        params = []
+        if f.return_type.name != "void" or f.return_type.dims:
+            self.check_type(f.return_type, constant_sizes=False)
+        for p in f.params:
+            sym = Symbol(p.name, "param", p, p.type, const=p.const, function=f.name)
+            sym.written = p.name in self.info.writes
+            self.check_type(p.type)
+            if p.default is not None:
+                self.expr(p.default)
+                if p.type.dims:
+                    self.error("mcpl-bad-default", "an array parameter cannot have a default "
+                               "value", p.default, "defaults are example values of sizes, "
+                               "like `const int n = 2048`")
+            sym.space = self.param_space(p, sym.written)
+            if p.const and sym.written:
+                self.error("mcpl-write-const", f"parameter '{p.name}' is const but written",
+                           p, "remove `const` or do not write it")
+            self.declare(sym)
+            params.append(sym)
+        self.info.params = tuple(params)
+        self.block(f.body, new_scope=True)
+        self.scopes.pop()
+        self.finish()
+
+    def finish(self) -> None:
+        for name, sym in self.size_uses:
+            varies = sym.kind == "local" and not sym.const and bool(sym.index_deps)
+            if sym.kind in ("index", "loop") or varies or (sym.written and not (
+                    sym.kind == "local" and sym.const)):
+                what = {"index": "a foreach index", "loop": "a loop variable"}.get(
+                    sym.kind, "computed from a foreach index" if varies else
+                    "written in this function")
+                self.error("mcpl-nonconstant-size",
+                           f"array size uses '{name.id}', which is {what}", name,
+                           "array sizes must be constant: use parameters and `const` "
+                           "variables that are never written",
+                           [Related(sym.span, "declared here")])
+        for sym in self.unspaced:
+            if sym.written or sym.type.dims:
+                what = "an array" if sym.type.dims else "written"
+                self.error("mcpl-no-space",
+                           f"'{sym.name}' is {what} but has no memory space, and "
+                           f"'{self.f.hardware}' has no default memory space here", sym.node,
+                           f"add a memory space: {self.visible_hint()}")
+        self.info.reads = frozenset(p.name for p in self.info.params if p.read)
+
+    def visible_hint(self) -> str:
+        if not self.hwd:
+            return "e.g. `main float[n] a`"
+        names = [ms.name for ms in self.hwd.visible_memory_spaces(self.enclosing_groups())]
+        return "one of " + ", ".join(names) if names else "none is visible here"
+
+    def record(self, node: ast.Node) -> None:
+        self.result._loops[id(node)] = self.loops
+        self.result._function_of[id(node)] = self.f
+
+    def block(self, b: ast.Block, new_scope: bool = True) -> None:
+        self.record(b)
+        if new_scope:
+            self.scopes.append({})
+        for s in b.statements:
+            self.statement(s)
+        if new_scope:
+            self.scopes.pop()
+
+    def at_innermost(self) -> bool:
+        """Whether executable statements are allowed here (the executing par_unit)."""
+        if not self.has_foreach or not self.groups:
+            return True
+        return bool(self.foreach) and self.foreach[-1][1] == len(self.groups) - 1
+
+    def executable(self, s: ast.Stmt) -> None:
+        if self.at_innermost():
+            return
+        if not self.foreach:
+            where = "outside every foreach"
+        else:
+            where = f"inside `foreach ... {self.foreach[-1][0].group}`"
+        inner = self.groups[-1]
+        self.error("mcpl-not-innermost",
+                   f"statements that execute must be inside the innermost foreach "
+                   f"(over '{inner}'); this one is {where}", s,
+                   "only declarations, views and foreach loops may appear at outer levels; "
+                   f"move this statement into the `foreach (... {inner})` loop")
+
+    def statement(self, s: ast.Stmt) -> None:
+        self.record(s)
+        if isinstance(s, ast.Block):
+            self.block(s)
+        elif isinstance(s, ast.Declaration):
+            self.declaration(s)
+        elif isinstance(s, ast.Assign):
+            self.executable(s)
+            self.assign(s)
+        elif isinstance(s, ast.IncDec):
+            self.executable(s)
+            self.write_target(s.target, s, compound=True)
+        elif isinstance(s, ast.ExprStmt):
+            self.executable(s)
+            self.expr(s.expr)
+            if not isinstance(s.expr, ast.Call):
+                self.warn("mcpl-no-effect", "this statement has no effect", s,
+                          "did you mean an assignment?")
+        elif isinstance(s, ast.Return):
+            self.executable(s)
+            self.return_(s)
+        elif isinstance(s, ast.If):
+            self.executable(s)
+            self.condition(s.cond)
+            self.sub(s.then)
+            if s.orelse is not None:
+                self.sub(s.orelse)
+        elif isinstance(s, ast.While):
+            self.executable(s)
+            self.condition(s.cond)
+            self.loop(s, lambda: self.sub(s.body))
+        elif isinstance(s, ast.For):
+            self.executable(s)
+            self.for_(s)
+        elif isinstance(s, ast.ForEach):
+            self.foreach_(s)
+        elif isinstance(s, ast.Barrier):
+            self.barrier(s)
+        elif isinstance(s, ast.Break | ast.Continue):
+            word = "break" if isinstance(s, ast.Break) else "continue"
+            if not any(isinstance(l, ast.For | ast.While) for l in self.loops_since_foreach()):
+                self.error("mcpl-break-outside-loop", f"'{word}' is not inside a for or while "
+                           "loop", s, "a foreach cannot be left early" if self.foreach else None)
+        elif isinstance(s, ast.AsStatement):
+            self.as_statement(s)
+
+    def loops_since_foreach(self) -> tuple[ast.Stmt, ...]:
+        out: list[ast.Stmt] = []
+        for l in reversed(self.loops):
+            if isinstance(l, ast.ForEach):
+                break
+            out.append(l)
+        return tuple(out)
+
+    def sub(self, s: ast.Stmt) -> None:
+        """A nested statement with its own scope (the body of if/for/while/foreach)."""
+        self.scopes.append({})
+        self.statement(s)
+        self.scopes.pop()
+
+    def loop(self, s: ast.Stmt, body) -> None:
+        saved = self.loops
+        self.loops = self.loops + (s,)
+        try:
+            body()
+        finally:
+            self.loops = saved
+
+    def for_(self, s: ast.For) -> None:
+        self.scopes.append({})
+        if isinstance(s.init, ast.Declaration):
+            self.record(s.init)
+            self.declaration(s.init, kind="loop")
+        elif isinstance(s.init, ast.Assign):
+            self.record(s.init)
+            self.assign(s.init)
+        if s.cond is not None:
+            self.condition(s.cond)
+
+        def body() -> None:
+            if s.update is not None:
+                self.record(s.update)
+                if isinstance(s.update, ast.Assign):
+                    self.assign(s.update)
+                else:
+                    self.write_target(s.update.target, s.update, compound=True)
+            self.sub(s.body)
+
+        self.loop(s, body)
+        self.scopes.pop()
+
+    # ---- hardware structure
+
+    def foreach_(self, s: ast.ForEach) -> None:
+        gi = -1
+        if self.hwd is not None:
+            if s.group not in self.groups:
+                units = [u.name for u in self.hwd.par_units()]
+                hint = _suggest(s.group, self.groups) or (
+                    f"the par_groups of '{self.f.hardware}' are: {', '.join(self.groups)}")
+                if s.group in units:
+                    g = self.hwd.group_of_unit(s.group)
+                    hint = f"'{s.group}' is a par_unit; foreach names its par_group '{g.name}'"
+                self.error("mcpl-unknown-par-group",
+                           f"'{s.group}' is not a par_group of '{self.f.hardware}'", s, hint)
+            else:
+                gi = self.groups.index(s.group)
+                self.result._groups[id(s)] = self.hwd.par_group(s.group)
+                self.check_nesting(s, gi)
+        # The size is evaluated outside the loop: it must not depend on enclosing indices.
+        self.expr(s.size)
+        self.check_size_independent(s)
+        self.scopes.append({})
+        var = s.var
+        if var.type.name not in ("int", "long") or var.type.dims:
+            self.error("mcpl-bad-index-type", "a foreach index must be an int", var,
+                       "write `foreach (int i in n threads)`")
+        self.foreach.append((s, gi))
+        self.record(var)
+        sym = Symbol(var.name, "index", var, var.type, const=var.const, function=self.f.name,
+                     foreach=s, index_deps=frozenset({id(s)}))
+        if var.space is not None:
+            sym.space = self.space_for(var, var.space, var.type, written=False)
+        self.declare(sym)
+        self.loop(s, lambda: self.sub(s.body))
+        self.foreach.pop()
+        self.scopes.pop()
+
+    def check_nesting(self, s: ast.ForEach, gi: int) -> None:
+        outer = next((g for _, g in reversed(self.foreach) if g >= 0), None)
+        if outer is None:
+            if gi != 0:
+                self.error("mcpl-foreach-order",
+                           f"a foreach over '{s.group}' must be nested inside a foreach over "
+                           f"'{self.groups[gi - 1]}'", s,
+                           f"in '{self.f.hardware}', {self.groups[gi]} are inside "
+                           f"{self.groups[gi - 1]}; wrap this loop in "
+                           f"`foreach (int b in nb {self.groups[gi - 1]})`")
+            return
+        if gi == outer or gi == outer + 1:
+            return
+        if gi < outer:
+            self.error("mcpl-foreach-order",
+                       f"a foreach over '{s.group}' cannot be inside a foreach over "
+                       f"'{self.groups[outer]}'", s,
+                       f"'{self.f.hardware}' nests {' > '.join(self.groups)}; "
+                       "swap the loops")
+        else:
+            self.error("mcpl-foreach-order",
+                       f"a foreach over '{s.group}' must be directly inside a foreach over "
+                       f"'{self.groups[gi - 1]}', not '{self.groups[outer]}'", s,
+                       f"'{self.f.hardware}' nests {' > '.join(self.groups)}")
+
+    def check_size_independent(self, s: ast.ForEach) -> None:
+        enclosing = {id(fe): fe for fe, _ in self.foreach}
+        for n in ast.walk(s.size):
+            if not isinstance(n, ast.Name):
+                continue
+            sym = self.result.declaration_of(n)
+            if sym is None:
+                continue
+            deps = [enclosing[d] for d in sym.index_deps if d in enclosing]
+            if deps:
+                self.error("mcpl-foreach-size-depends",
+                           f"the size of this foreach depends on the index "
+                           f"'{deps[0].var.name}' of an enclosing foreach", s.size,
+                           "every unit of a par_group must agree on the number of units: "
+                           "compute the size from parameters and constants only",
+                           [Related(deps[0].var.span, "the enclosing index")])
+                return
+
+    def param_space(self, p: ast.Param, written: bool) -> str | None:
+        """The memory space of a parameter. A legacy parameter with several spaces
+        (`reg main float r`) takes an argument in any of them: each must exist, and
+        the parameter's space is the first one visible in the function."""
+        if not p.alternatives or self.hwd is None:
+            return self.space_for(p, p.space, p.type, written=written, param=True)
+        options = [p.space, *p.alternatives]
+        visible = {ms.name for ms in self.hwd.visible_memory_spaces(self.enclosing_groups())}
+        for s in options:
+            if self.hwd.has_memory_space(s) and s in visible:
+                return self.space_for(p, s, p.type, written=written, param=True)
+        for s in options:
+            if not self.hwd.has_memory_space(s):
+                return self.space_for(p, s, p.type, written=written, param=True)
+        return self.space_for(p, p.space, p.type, written=written, param=True)
+
+    def space_for(self, node: ast.Node, space: str | None, type_: ast.Type, *,
+                  written: bool, param: bool = False) -> str | None:
+        """Check an explicit memory space, or find the default; returns the space."""
+        hwd = self.hwd
+        if hwd is None:
+            return space
+        enclosing = self.enclosing_groups()
+        if space is not None:
+            if not hwd.has_memory_space(space):
+                known = [ms.name for ms in hwd.memory_spaces()]
+                what = "a type or memory space" if not param else "a memory space"
+                self.error("mcpl-unknown-space",
+                           f"'{space}' is not {what} of '{self.f.hardware}'", node,
+                           _suggest(space, known) or f"its memory spaces are: {', '.join(known)}")
+                return space
+            visible = [ms.name for ms in hwd.visible_memory_spaces(enclosing)]
+            if space not in visible:
+                self.error("mcpl-space-not-visible", self.invisible_message(space), node,
+                           self.invisible_hint(space))
+            if hwd.memory_space(space).read_only and written:
+                self.error("mcpl-write-read-only",
+                           f"'{space}' is read-only memory but this variable is written", node,
+                           "use a writable memory space")
+            return space
+        default = hwd.default_memory_space(enclosing)
+        if default is not None:
+            return default.name
+        return None
+
+    def invisible_message(self, space: str) -> str:
+        owner = self.hwd.owner_of(space)
+        kind = "par_unit" if owner is not None and owner.kind == "par_unit" else "par_group"
+        return (f"'{space}' is not visible here: it belongs to {kind} '{owner.name}' "
+                f"of '{self.f.hardware}'")
+
+    def invisible_hint(self, space: str) -> str:
+        owner = self.hwd.owner_of(space)
+        if owner is not None and owner.kind == "par_unit":
+            group = self.hwd.group_of_unit(owner.name)
+            return f"declare it inside `foreach (... {group.name})`"
+        if owner is not None:
+            gi = self.groups.index(owner.name)
+            if gi > 0:
+                return f"declare it inside `foreach (... {self.groups[gi - 1]})`"
+        return f"visible here: {', '.join(self.visible_hint().split('one of ')[-1:])}"
+
+    def barrier(self, s: ast.Barrier) -> None:
+        hwd = self.hwd
+        if not self.foreach:
+            self.error("mcpl-barrier-outside-foreach", "a barrier must be inside a foreach", s,
+                       "a barrier synchronises the units of a par_group")
+        if hwd is None:
+            return
+        if not hwd.has_memory_space(s.space):
+            known = [ms.name for ms in hwd.memory_spaces()]
+            self.error("mcpl-unknown-space",
+                       f"'{s.space}' is not a memory space of '{self.f.hardware}'", s,
+                       _suggest(s.space, known) or f"its memory spaces are: {', '.join(known)}")
+            return
+        if not self.foreach or self.foreach[-1][1] < 0:
+            return
+        group = self.groups[self.foreach[-1][1]]
+        scopes = hwd.scopes()
+        unit_pos = next(i for i, sc in enumerate(scopes)
+                        if sc.kind == "par_unit" and hwd.group_of_unit(sc.name) is not None
+                        and hwd.group_of_unit(sc.name).name == group)
+        owner = hwd.owner_of(s.space)
+        owner_pos = 0 if owner is None else next(i for i, sc in enumerate(scopes) if sc is owner)
+        visible = [ms.name for ms in hwd.visible_memory_spaces(self.enclosing_groups())]
+        if owner_pos >= unit_pos:
+            shared = [n for n in visible if (lambda o: 0 if o is None else next(
+                i for i, sc in enumerate(scopes) if sc is o))(hwd.owner_of(n)) < unit_pos]
+            self.error("mcpl-barrier-private-space",
+                       f"barrier({s.space}) synchronises nothing: '{s.space}' is private to "
+                       f"each unit of '{group}' ({owner.kind} '{owner.name}')", s,
+                       f"name a space the {group} share: {', '.join(shared)}" if shared else
+                       None)
+        elif s.space not in visible:
+            self.error("mcpl-space-not-visible", self.invisible_message(s.space), s,
+                       self.invisible_hint(s.space))
+
+    # ---- declarations
+
+    def check_type(self, t: ast.Type, constant_sizes: bool = True) -> None:
+        _check_type_name(t, self.result, self.diags, self.missing)
+        if t.name == "void" and t.dims:
+            self.error("mcpl-bad-type", "an array of void", t)
+        for level in t.dims:
+            for size in level:
+                st = self.expr(size)
+                if st is not None and st.name not in ("int", "long") and not st.dims:
+                    self.error("mcpl-bad-size", "an array size must be an integer", size)
+                if constant_sizes:
+                    for n in ast.walk(size):
+                        if isinstance(n, ast.Name):
+                            sym = self.result.declaration_of(n)
+                            if sym is not None:
+                                self.size_uses.append((n, sym))
+
+    def declaration(self, d: ast.Declaration, kind: str = "local") -> None:
+        self.check_type(d.type)
+        if d.type.name == "void":
+            self.error("mcpl-bad-type", f"variable '{d.name}' cannot be void", d)
+        deps: frozenset[int] = frozenset()
+        if d.init is not None:
+            it = self.expr(d.init)
+            self.check_assignable(d.type, it, d.init)
+            deps = self.index_deps(d.init)
+            if d.type.dims:
+                self.error("mcpl-array-init", "an array cannot be initialised with a value", d,
+                           "assign its elements in a loop")
+        sym = Symbol(d.name, kind, d, d.type, const=d.const, function=self.f.name,
+                     init=d.init, index_deps=deps)
+        written_later = False  # found out at the end through `written`
+        sym.space = self.space_for(d, d.space, d.type, written=written_later)
+        if sym.space is None and d.space is None and not (d.const and not d.type.dims):
+            self.unspaced.append(sym)
+        if d.const and d.init is None and not d.type.dims:
+            self.error("mcpl-const-uninitialised", f"const variable '{d.name}' has no value", d,
+                       f"write `const {d.type.name} {d.name} = ...;`")
+        self.declare(sym)
+        for v in d.views:
+            self.view(v, sym, d.type)
+
+    def view(self, v: ast.View, target: Symbol, target_type: ast.Type) -> None:
+        self.record(v)
+        self.check_type(v.type)
+        if not target_type.dims:
+            self.error("mcpl-view-not-array",
+                       f"'{target.name}' is not an array, so it has no view", v)
+        elif v.type.name != target_type.name:
+            self.error("mcpl-view-element-type",
+                       f"a view of '{target.name}' must have elements of type "
+                       f"'{target_type.name}', not '{v.type.name}'", v,
+                       "a view gives the same storage another shape, not another type")
+        else:
+            self.check_element_count(v, target, target_type)
+        sym = Symbol(v.name, "view", v, v.type, space=target.space, const=target.const,
+                     function=self.f.name)
+        sym.written = target.written
+        self.declare(sym)
+        # Writes through the view are writes to the viewed variable.
+        sym.init = ast.Name(target.name, span=v.span)
+        self._view_of[id(sym)] = target
+
+    def check_element_count(self, v: ast.View, target: Symbol, target_type: ast.Type) -> None:
+        from mcl.mcpl.symbolic import element_count
+
+        a = element_count(target_type, self.constant_value)
+        b = element_count(v.type, self.constant_value)
+        if a is None or b is None:
+            return
+        import sympy
+
+        related = [Related(target.span, f"'{target.name}' is declared here")]
+        fix = ("a view must keep the number of elements: the product of all its sizes must "
+               "equal that of the array")
+        symbolic = sympy.simplify(a - b)
+        if symbolic == 0:
+            return
+        if symbolic.is_zero is False:   # sizes are positive: they differ for all values
+            self.error("mcpl-view-size", f"the view '{v.name}' has {b} elements but "
+                       f"'{target.name}' has {a}", v, fix, related)
+            return
+        # Not equal symbolically: decide with the example values (parameter defaults,
+        # definitions of locals); an error only when they prove the sizes differ.
+        ea = element_count(target_type, self.example_value)
+        eb = element_count(v.type, self.example_value)
+        diff = None if ea is None or eb is None else sympy.simplify(ea - eb)
+        if diff is not None and not diff.free_symbols and diff != 0:
+            self.error("mcpl-view-size", f"the view '{v.name}' has {eb} elements but "
+                       f"'{target.name}' has {ea} (with the example values; symbolically "
+                       f"{b} and {a})", v, fix, related)
+            return
+        self.diags.append(warning(
+            "mcpl-view-size-unknown",
+            f"cannot show that the view '{v.name}' ({b} elements) has as many elements as "
+            f"'{target.name}' ({a}) for all values; they are equal with the example values"
+            if diff == 0 else
+            f"cannot decide whether the view '{v.name}' ({b} elements) has as many elements "
+            f"as '{target.name}' ({a})", v.span,
+            "a view must keep the number of elements; make the sizes `const` with values "
+            "that divide (e.g. `const int t = p / m;`) or give parameters example values",
+            tuple(related)))
+
+    def example_value(self, name: ast.Name) -> ast.Expr | None:
+        """The definition of a local with an initial value, or a parameter's example
+        value (its default): the values a view's element count is decided with."""
+        sym = self.result.declaration_of(name)
+        if sym is None:
+            return None
+        if sym.kind in ("local", "constant") and sym.init is not None and not sym.type.dims:
+            return sym.init
+        if sym.kind == "param":
+            return getattr(sym.node, "default", None)
+        return None
+
+    def constant_value(self, name: ast.Name) -> ast.Expr | None:
+        """The defining expression of a const local (for symbolic sizes), if any."""
+        sym = self.result.declaration_of(name)
+        if sym is not None and sym.kind in ("local", "constant") and sym.const \
+                and sym.init is not None:
+            return sym.init
+        return None
+
+    def as_statement(self, s: ast.AsStatement) -> None:
+        root = s.target
+        if not isinstance(root, ast.Name):
+            self.error("mcpl-view-not-array", "only a whole array can be viewed", s,
+                       "write `a as float[n][m] b;` with a variable name on the left")
+            self.expr(root)
+            return
+        sym = self.lookup(root.id)
+        self.expr(root, reading=False)
+        if sym is None:
+            return
+        for v in s.views:
+            self.view(v, sym, sym.type)
+
+    # ---- assignments and reads
+
+    def assign(self, s: ast.Assign) -> None:
+        vt = self.expr(s.value)
+        tt = self.write_target(s.target, s, compound=s.op != "=")
+        if tt is not None:
+            self.check_assignable(tt, vt, s.value)
+            if s.op in ("%=", "<<=", ">>=", "&=", "|=", "^=") and tt.name in ("float", "double"):
+                self.error("mcpl-bad-operand", f"'{s.op}' needs an integer variable", s)
+        root = _root(s.target)
+        if root is not None:
+            sym = self.result.declaration_of(root)
+            if sym is not None:
+                sym.index_deps = sym.index_deps | self.index_deps(s.value)
+
+    def write_target(self, target: ast.Expr, stmt: ast.Node, compound: bool) -> ast.Type | None:
+        t = self.expr(target, reading=compound)
+        root = _root(target)
+        if root is None:
+            return t
+        sym = self.result.declaration_of(root)
+        if sym is None:
+            return t
+        self.mark_written(sym, stmt)
+        return t
+
+    def mark_written(self, sym: Symbol, node: ast.Node) -> None:
+        target = self._view_of.get(id(sym))
+        if target is not None:
+            self.mark_written(target, node)
+        if sym.kind == "index":
+            self.error("mcpl-write-index", f"the foreach index '{sym.name}' cannot be changed",
+                       node, "copy it into a variable first")
+        elif sym.const and (sym.kind != "param" or sym.name not in self.info.writes):
+            self.error("mcpl-write-const", f"'{sym.name}' is const and cannot be written", node,
+                       "remove `const` from its declaration",
+                       [Related(sym.span, "declared here")])
+        elif sym.space is not None and self.hwd is not None and \
+                self.hwd.has_memory_space(sym.space) and \
+                self.hwd.memory_space(sym.space).read_only:
+            self.error("mcpl-write-read-only", f"'{sym.name}' is in read-only memory space "
+                       f"'{sym.space}' and cannot be written", node)
+        sym.written = True
+
+    def check_assignable(self, target: ast.Type | None, value: ast.Type | None,
+                         node: ast.Node) -> None:
+        if target is None or value is None:
+            return
+        if target.dims or value.dims:
+            self.error("mcpl-array-assign", "whole arrays cannot be assigned", node,
+                       "assign element by element in a loop")
+            return
+        if (target.name in _RANK) != (value.name in _RANK) or (
+                target.name not in _RANK and target.name != value.name):
+            self.error("mcpl-type-mismatch",
+                       f"a value of type '{value.name}' cannot be stored in a "
+                       f"'{target.name}'", node)
+
+    def condition(self, e: ast.Expr) -> None:
+        t = self.expr(e)
+        if t is not None and (t.dims or t.name not in _RANK):
+            self.error("mcpl-bad-condition", f"a condition must be a number or bool, not "
+                       f"'{_show(t)}'", e)
+
+    def return_(self, s: ast.Return) -> None:
+        rt = self.f.return_type
+        if s.value is None:
+            if rt.name != "void":
+                self.error("mcpl-return-value", f"'{self.f.name}' must return a '{_show(rt)}'",
+                           s)
+            return
+        t = self.expr(s.value)
+        if rt.name == "void":
+            self.error("mcpl-return-value", f"'{self.f.name}' is void and returns nothing", s,
+                       "remove the value or change the return type")
+        else:
+            self.check_assignable(rt, t, s.value)
+
+    def index_deps(self, e: ast.Expr) -> frozenset[int]:
+        deps: frozenset[int] = frozenset()
+        for n in ast.walk(e):
+            if isinstance(n, ast.Name):
+                sym = self.result.declaration_of(n)
+                if sym is not None:
+                    deps |= sym.index_deps
+        return deps

@@ -1,0 +1,511 @@
+"""OpenCL C text of MCPL expressions: the names and words OpenCL reserves, the
+built-ins MCPL calls map to, the variables of a kernel being generated, and the
+printer of expressions (array indexing of tiles and views, calls, atomics)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcl.diagnostics import McplError, error
+from mcl.mcpl import ast
+from mcl.mcpl.check_common import is_builtin_stub, stub_writes
+from mcl.opencl.plan import evaluate
+
+if TYPE_CHECKING:
+    from mcl.opencl.generate import _KernelGen
+
+#: Words an MCPL name may be but an OpenCL C identifier may not.
+RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while bool true false half uchar ushort uint ulong size_t
+ptrdiff_t intptr_t uintptr_t kernel __kernel global __global local __local constant
+__constant private __private read_only write_only read_write image2d_t image3d_t
+sampler_t event_t complex imaginary vec_type_hint reqd_work_group_size
+""".split())
+
+#: OpenCL built-in functions a helper function must not be called like.
+BUILTIN_FUNCTIONS = frozenset("""
+min max clamp mix step smoothstep sign dot cross length distance normalize select abs fabs
+sqrt rsqrt exp exp2 log log2 log10 sin cos tan tanh erf floor ceil round pow fma fmin fmax
+mad barrier atomic_add atomic_sub atomic_inc atomic_dec atomic_min atomic_max atomic_xchg
+atomic_and atomic_or atomic_xor atomic_cmpxchg get_global_id get_local_id get_group_id
+""".split())
+
+#: MCPL built-in math -> OpenCL function (same name unless listed)
+_FLOAT_MATH = ("sqrt", "rsqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan",
+               "tanh", "erf", "fabs", "floor", "ceil", "round", "pow", "fmin", "fmax", "fma")
+#: lib.atomics and the built-in atomicAdd -> OpenCL 1.1 atomic functions (int)
+ATOMICS = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicMin": "atomic_min",
+           "atomicMax": "atomic_max", "atomicAnd": "atomic_and", "atomicOr": "atomic_or",
+           "atomicXor": "atomic_xor", "atomicInc": "atomic_inc", "atomicDec": "atomic_dec",
+           "atomicExchange": "atomic_xchg"}
+
+#: byte (8-bit unsigned, OpenCL uchar) promotes to int in arithmetic, as in C.
+_RANK = {"bool": 0, "byte": 1, "int": 2, "long": 3, "float": 4, "double": 5}
+_SIZES = {"float": 4, "double": 8, "int": 4, "long": 8, "bool": 1, "byte": 1}
+_PREC = {**ast.BINARY_PRECEDENCE}
+_UNARY_PREC = 11
+_ATOM = 12
+
+
+@dataclass
+class _Var:
+    name: str
+    cname: str
+    type: ast.Type
+    kind: str                       # param | local | const | index | view
+    qualifier: str = "__private"
+    space: str | None = None
+    init: ast.Expr | None = None    # definition of a const scalar (for size expressions)
+    base: _Var | None = None        # views: the viewed variable
+    tiled: bool = False             # views: per-dimension tiling of a multi-dim base
+    by_pointer: bool = False        # a written scalar parameter, passed as a 1-element buffer
+    uniform: bool = False           # the index of a work-group loop: one value per work-group
+    read: bool = False
+    written: bool = False
+    module_level: bool = False      # a module-level constant (a __constant of the program)
+
+    @property
+    def root(self) -> _Var:
+        v = self
+        while v.base is not None:
+            v = v.base
+        return v
+
+
+def _err(code: str, message: str, node: ast.Node | None, hint: str | None = None) -> McplError:
+    span = node.span if node is not None and node.span.file != "<generated>" else None
+    return McplError(error(code, message, span, hint))
+
+
+def _is_kernel(f: ast.Function) -> bool:
+    return any(isinstance(n, ast.ForEach) for n in ast.walk(f.body))
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class _Paren(ast.Expr):
+    """An inlined definition: printed in parentheses when needed, like any operand."""
+
+    inner: ast.Expr
+
+
+def _names(f: ast.Function) -> set[str]:
+    """Every name used or declared in ``f``."""
+    out = {p.name for p in f.params}
+    for n in ast.walk(f):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Declaration):
+            out.add(n.name)
+    return out
+
+
+def _fixed(f: ast.Function) -> dict[str, ast.Expr]:
+    """The initial values of the scalar locals of ``f`` that are declared once and
+    never assigned: each such name stands for its definition wherever it is seen."""
+    count: dict[str, int] = {}
+    init: dict[str, ast.Expr] = {}
+    assigned = {p.name for p in f.params}
+    for n in ast.walk(f):
+        if isinstance(n, ast.Declaration):
+            count[n.name] = count.get(n.name, 0) + 1
+            if n.init is not None and not n.type.is_array and n.type.name == "int":
+                init[n.name] = n.init
+        elif isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
+            assigned.add(n.target.id)
+    return {k: e for k, e in init.items() if count[k] == 1 and k not in assigned}
+
+
+def _root_name(e: ast.Expr) -> ast.Name | None:
+    while isinstance(e, ast.Index | ast.Field):
+        e = e.base
+    return e if isinstance(e, ast.Name) else None
+
+
+def _ctype(name: str, gen: _KernelGen) -> str:
+    if name == "byte":
+        return "uchar"
+    return name if name in ast.PRIMITIVE_TYPES else gen.cname(name)
+
+
+def _simple(s: str) -> bool:
+    return s.replace("_", "").isalnum()
+
+
+def _ends_with_barrier(fe: ast.ForEach) -> bool:
+    """Whether every unit of ``fe`` ends with a barrier (then its successor needs none)."""
+    body = fe.body
+    stmts = body.statements if isinstance(body, ast.Block) else (body,)
+    if not stmts:
+        return False
+    last = stmts[-1]
+    return isinstance(last, ast.Barrier) or isinstance(last, ast.ForEach) and \
+        _ends_with_barrier(last)
+
+
+def _top_level(text: str) -> tuple[str, set[str]]:
+    """``text`` without parentheses around all of it, and the operators outside any
+    parentheses in it."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(text) - 1:
+                break
+        else:
+            text = text[1:-1].strip()
+            continue
+        break
+    ops, depth = set(), 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and ch in "+-*/%<>?&|^":
+            ops.add(ch)
+    return text, ops
+
+
+def _product(factors: Sequence[str]) -> str:
+    """The product of plan expressions, folded, with the parentheses C needs."""
+    parts = [f for f in factors if f != "1"]
+    if not parts:
+        return "1"
+    out = []
+    for i, f in enumerate(parts):
+        f, ops = _top_level(f)
+        allowed = {"*", "/", "%"} if i == 0 else {"*"}
+        out.append(f if ops <= allowed else f"({f})")
+    return _fold(" * ".join(out))
+
+
+def _fold(text: str) -> str:
+    """A purely numeric expression as its value (C semantics); others unchanged."""
+    try:
+        return str(evaluate(text, {}))
+    except (McplError, RecursionError):
+        return text
+
+
+def _float_atomic_helper(qualifier: str) -> str:
+    space = qualifier.strip("_")
+    return (f"// atomicAdd on a float in {space} memory: compare-and-swap on its bits\n"
+            f"inline void mcl_atomic_add_float_{space}(volatile {qualifier} float *p, float v)\n"
+            "{\n"
+            "    float old = *p;\n"
+            "    float seen;\n"
+            "    while ((seen = as_float(atomic_cmpxchg((volatile "
+            f"{qualifier} unsigned int *)p,\n"
+            "                    as_uint(old), as_uint(old + v)))) != old) {\n"
+            "        old = seen;\n"
+            "    }\n"
+            "}")
+
+
+def _registers_per_work_item(hardware, work_group_size: int) -> int | None:
+    """32-bit registers a work-item may use so that its work-group fits in the register
+    files of one holder of work-groups (an SM: the files of all its partitions) of the
+    description (None when it has no register memory)."""
+    if hardware is None:
+        return None
+    from mcl.analyses.resources import max_registers
+    return max_registers(hardware, work_group_size)
+
+def _constant_size(expr: str) -> int | None:
+    """The value of a launch-size expression that names no parameter, else None."""
+    try:
+        return int(evaluate(expr, {}))
+    except (McplError, ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+class _CPrinter:
+    """Prints MCPL expressions as OpenCL C; ``plan``: sizes in the parameters only (no
+    flattening, no marking of reads)."""
+
+    def __init__(self, gen: _KernelGen, plan: bool = False):
+        self.gen = gen
+        self.plan = plan
+
+    def expr(self, e: ast.Expr) -> str:
+        return self.p(e)[0]
+
+    def p(self, e: ast.Expr) -> tuple[str, int]:
+        g = self.gen
+        if isinstance(e, _Paren):
+            return self.p(e.inner)
+        if isinstance(e, ast.Literal):
+            return self.literal(e), _ATOM
+        if isinstance(e, ast.Name):
+            if self.plan:
+                return e.id, _ATOM
+            v = g.lookup(e.id, e)
+            v.root.read = True
+            if v.by_pointer:
+                return f"{v.cname}[0]", _ATOM
+            return v.cname, _ATOM
+        if isinstance(e, ast.HwdRef):
+            return self.literal(g.hwd_literal(e)), _ATOM
+        if isinstance(e, ast.Index):
+            return self.index(e), _ATOM
+        if isinstance(e, ast.Field):
+            return f"{self.operand(e.base, _ATOM)}.{e.name}", _ATOM
+        if isinstance(e, ast.Unary):
+            return f"{e.op}{self.operand(e.operand, _UNARY_PREC)}", _UNARY_PREC
+        if isinstance(e, ast.Binary):
+            prec = _PREC[e.op]
+            left = self.operand(e.left, prec)
+            right = self.operand(e.right, prec + 1)
+            return f"{left} {e.op} {right}", prec
+        if isinstance(e, ast.Ternary):
+            return (f"{self.operand(e.cond, 1)} ? {self.operand(e.then, 1)} : "
+                    f"{self.operand(e.orelse, 1)}"), 0
+        if isinstance(e, ast.Cast):
+            return f"({_ctype(e.type.name, g)}){self.operand(e.operand, _UNARY_PREC)}", \
+                _UNARY_PREC
+        if isinstance(e, ast.Call):
+            return self.call(e), _ATOM
+        raise _err("opencl-unsupported", f"cannot generate {type(e).__name__}", e)
+
+    def operand(self, e: ast.Expr, prec: int) -> str:
+        text, p = self.p(e)
+        return text if p >= prec else f"({text})"
+
+    def literal(self, e: ast.Literal) -> str:
+        if e.kind == "bool":
+            return "true" if e.value else "false"
+        if e.kind == "float":
+            text = repr(float(e.value))
+            return text if self.gen.uses_double or self.plan else text + "f"
+        return str(e.value)
+
+    def assign(self, s: ast.Assign) -> str:
+        self.gen.mark_written(s.target)
+        root = _root_name(s.target)
+        var = self.gen.lookup(root.id, root).root if root is not None else None
+        was_read = var.read if var is not None else False
+        target = self.expr(s.target)
+        if var is not None and s.op == "=":
+            var.read = was_read     # a plain store does not read the array
+        return f"{target} {s.op} {self.expr(s.value)}"
+
+    # ---- arrays
+
+    def index(self, e: ast.Index) -> str:
+        base = e.base
+        if not isinstance(base, ast.Name):
+            raise _err("opencl-unsupported", "indexing something other than a variable", e)
+        v = self.gen.lookup(base.id, base)
+        if not v.type.is_array:
+            raise _err("opencl-not-array", f"'{base.id}' is not an array", e)
+        if [len(g) for g in e.groups] != [len(level) for level in v.type.dims]:
+            raise _err("opencl-index-count", f"'{base.id}' is indexed as "
+                       + "".join(f"[{len(g) * ','}]" for g in e.groups) + " but has shape "
+                       + "".join(f"[{len(level)}]" for level in v.type.dims), e)
+        v.root.read = True
+        idx = [i for grp in e.groups for i in grp]
+        if v.base is None:
+            offset = self.horner(idx, v.type.sizes)
+        elif v.tiled:
+            rank = len(v.base.type.dims[0])
+            per_dim = []
+            for k in range(rank):
+                parts = [grp[k] for grp in e.groups]
+                sizes = [level[k] for level in v.type.dims]
+                per_dim.append(self.horner_text([self.p(x) for x in parts], sizes))
+            offset = self.horner_parts(per_dim, v.base.type.sizes)
+        else:
+            offset = self.horner(idx, v.type.sizes)
+        return f"{v.root.cname}[{offset[0]}]"
+
+    def horner(self, idx: Sequence[ast.Expr], sizes: Sequence[ast.Expr]) -> tuple[str, int]:
+        return self.horner_text([self.p(i) for i in idx], sizes)
+
+    def horner_text(self, parts: list[tuple[str, int]], sizes: Sequence[ast.Expr]
+                    ) -> tuple[str, int]:
+        """Row-major offset ``((i0 * s1 + i1) * s2 + i2)...`` from printed indices."""
+        acc = parts[0]
+        for part, size in zip(parts[1:], sizes[1:], strict=True):
+            s_text, s_prec = self.p(size)
+            left = acc[0] if acc[1] >= 10 else f"({acc[0]})"
+            right = s_text if s_prec > 10 else f"({s_text})"
+            i_text = part[0] if part[1] >= 9 else f"({part[0]})"
+            acc = (f"{left} * {right} + {i_text}", 9)
+        return acc
+
+    def horner_parts(self, parts: list[tuple[str, int]], sizes: Sequence[ast.Expr]
+                     ) -> tuple[str, int]:
+        return self.horner_text(parts, sizes)
+
+    # ---- calls
+
+    def call(self, e: ast.Call) -> str:
+        g = self.gen
+        name = e.func
+        if name in ATOMICS and g.find_function(name) is None or name == "atomicAdd":
+            return self.atomic(e)
+        if name not in _FLOAT_MATH and name not in ("min", "max", "abs"):
+            return self.helper_call(e)
+        args = [self.expr(a) for a in e.args]
+        if name in _FLOAT_MATH:
+            types = [self.type_of(a) for a in e.args]
+            args = [a if t in ("float", "double") else f"(float){self.operand(x, _UNARY_PREC)}"
+                    for a, t, x in zip(args, types, e.args, strict=True)]
+            return f"{name}({', '.join(args)})"
+        if name in ("min", "max", "abs"):
+            types = [self.type_of(a) for a in e.args]
+            if any(t in ("float", "double") for t in types):
+                want = "double" if "double" in types else "float"
+                args = [a if t in ("float", "double") else f"({want}){self.operand(x, 11)}"
+                        for a, t, x in zip(args, types, e.args, strict=True)]
+                name = {"min": "fmin", "max": "fmax", "abs": "fabs"}[name]
+        return f"{name}({', '.join(args)})"
+
+    def helper_call(self, e: ast.Call) -> str:
+        g = self.gen
+        fn = g.find_function(e.func)
+        if fn is None:
+            raise _err("opencl-unknown-function", f"unknown function '{e.func}'", e)
+        if len(fn.params) != len(e.args):
+            raise _err("opencl-helper-argument", f"'{e.func}' takes {len(fn.params)} arguments, "
+                       f"not {len(e.args)}", e)
+        if is_builtin_stub(fn):
+            return self.stub_call(e, fn)
+        spaces: list[str | None] = []
+        for p, a in zip(fn.params, e.args, strict=True):
+            root = _root_name(a)
+            var = g.lookup(root.id, root) if root is not None else None
+            if p.const and not p.type.is_array:
+                spaces.append(None)     # passed by value
+            elif p.type.is_array:
+                if not isinstance(a, ast.Name) or var is None or not var.type.is_array:
+                    raise _err("opencl-helper-argument", f"'{e.func}' takes an array as "
+                               f"'{p.name}': pass a whole array variable", a)
+                if var.base is not None and var.tiled:
+                    raise _err("opencl-helper-argument", f"'{root.id}' is a tiled view, whose "
+                               f"elements are not in the order '{e.func}' indexes them", a,
+                               "pass the array it views")
+                spaces.append(var.root.qualifier)
+            elif var is not None and var.kind in ("local", "param") and (
+                    isinstance(a, ast.Name) or var.type.is_array):
+                spaces.append(var.root.qualifier if var.type.is_array or var.by_pointer
+                              else "__private")
+            else:
+                spaces.append(None)
+        h = g.helper(e.func, e, tuple(spaces))
+        args = []
+        for i, (p, a) in enumerate(zip(fn.params, e.args, strict=True)):
+            if p.type.is_array:
+                v = g.lookup(a.id, a).root
+                v.read |= i in h.read
+                v.written |= i in h.written
+                args.append(v.cname)
+            elif i in h.by_pointer:
+                root = _root_name(a)
+                v = g.lookup(root.id, root).root
+                was_read = v.read
+                args.append(f"&{self.operand(a, _UNARY_PREC)}")
+                v.read = was_read or i in h.read
+                v.written = True
+            else:
+                args.append(self.expr(a))
+        return f"{h.cname}({', '.join(args)})"
+
+    def stub_call(self, e: ast.Call, fn: ast.Function) -> str:
+        """A call of a library stub: the OpenCL built-in of the same name; written
+        scalars are passed by pointer, as OpenCL's fract, modf, sincos, ... take them."""
+        g = self.gen
+        written = stub_writes(fn)
+        args = []
+        for p, a in zip(fn.params, e.args, strict=True):
+            root = _root_name(a)
+            if p.name in written and not p.type.is_array:
+                if root is None:
+                    raise _err("opencl-helper-argument", f"'{e.func}' writes '{p.name}': pass "
+                               "a variable or an array element", a)
+                v = g.lookup(root.id, root).root
+                was_read = v.read    # written through the pointer, not read
+                args.append(f"&{self.operand(a, _UNARY_PREC)}")
+                v.read, v.written = was_read, True
+            else:
+                args.append(self.expr(a))
+                if p.name in written and root is not None:
+                    g.lookup(root.id, root).root.written = True
+        return f"{e.func}({', '.join(args)})"
+
+    def atomic(self, e: ast.Call) -> str:
+        g = self.gen
+        target = e.args[0]
+        root = _root_name(target)
+        if root is None:
+            raise _err("opencl-bad-atomic", f"the first argument of '{e.func}' must be a "
+                       "variable or an array element", e)
+        v = g.lookup(root.id, root).root
+        v.written = True
+        if v.qualifier not in ("__global", "__local"):
+            raise _err("opencl-bad-atomic", f"'{e.func}' on '{root.id}', which is private to "
+                       "one unit: atomics need global or local memory", e,
+                       "use a plain update on private variables")
+        ptr = f"&{self.operand(target, _UNARY_PREC)}"
+        rest = [self.expr(a) for a in e.args[1:]]
+        elem = self.type_of(target)
+        if elem in ("float", "double"):
+            if e.func != "atomicAdd" or elem == "double":
+                raise _err("opencl-bad-atomic", f"'{e.func}' on a '{elem}' is not available in "
+                           "OpenCL", e, "use an int variable or atomicAdd on float")
+            if g.target.float_atomic_add == "native":
+                return f"atomic_add({ptr}, {rest[0]})"
+            g.float_atomics.add(v.qualifier)
+            return f"mcl_atomic_add_float_{v.qualifier.strip('_')}({ptr}, {rest[0]})"
+        return f"{ATOMICS[e.func]}({', '.join([ptr, *rest])})"
+
+    def type_of(self, e: ast.Expr) -> str:
+        g = self.gen
+        if isinstance(e, _Paren):
+            return self.type_of(e.inner)
+        if isinstance(e, ast.Literal):
+            return {"int": "int", "float": "float", "bool": "bool"}[e.kind]
+        if isinstance(e, ast.Name | ast.Index):
+            root = e if isinstance(e, ast.Name) else e.base
+            if isinstance(root, ast.Name):
+                return g.lookup(root.id, root).type.name
+            return "float"
+        if isinstance(e, ast.Field):
+            base = self.type_of(e.base)
+            td = g.records.get(base) or g.find_type(base)
+            if td is not None:
+                for fld in td.fields:
+                    if fld.name == e.name:
+                        return fld.type.name
+            return "float"
+        if isinstance(e, ast.Cast):
+            return e.type.name
+        if isinstance(e, ast.Unary):
+            return "bool" if e.op == "!" else self.type_of(e.operand)
+        if isinstance(e, ast.Binary):
+            if _PREC[e.op] <= 7 and e.op not in ("|", "^", "&"):
+                return "bool"
+            return max(self.type_of(e.left), self.type_of(e.right),
+                       key=lambda t: _RANK.get(t, _RANK["float"]))
+        if isinstance(e, ast.Ternary):
+            return max(self.type_of(e.then), self.type_of(e.orelse),
+                       key=lambda t: _RANK.get(t, _RANK["float"]))
+        if isinstance(e, ast.HwdRef):
+            return "int" if isinstance(g.hwd_literal(e).value, int) else "float"
+        if isinstance(e, ast.Call):
+            if e.func in ("min", "max", "abs"):
+                return max((self.type_of(a) for a in e.args),
+                           key=lambda t: _RANK.get(t, _RANK["float"]))
+            if e.func in _FLOAT_MATH:
+                return "double" if any(self.type_of(a) == "double" for a in e.args) else "float"
+            if e.func in ATOMICS:
+                return self.type_of(e.args[0])
+            f = g.find_function(e.func)
+            return f.return_type.name if f is not None else "float"
+        return "float"
