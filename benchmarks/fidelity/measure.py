@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-import cases as C  # noqa: E402
+import fidelity_cases as C  # noqa: E402
 
 
 def log(msg: str) -> None:

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-import cases as C  # noqa: E402
+import fidelity_cases as C  # noqa: E402
 
 RAW = C.ROOT / "benchmarks" / "results" / "fidelity" / "raw"
 OUT = C.ROOT / "benchmarks" / "results" / "fidelity"
@@ -75,7 +75,7 @@ def ncu_rows(raw: Path) -> dict[str, dict]:
 
 
 def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
-    import predict as P
+    import fidelity_predict as P
     name, regs = item
     case = _CASES[name]
     try:
@@ -281,12 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     mism = [(r, v) for r, v, e, err in sw if err is None
             and v.get("resident_blocks") != r["resident_blocks"]]
     md += ["", f"Sweep: {len(sw)} variants of the examples' `const int` sizes "
-           "(`benchmarks/fidelity/cases.py`); occupancy with the compiler's registers "
+           "(`benchmarks/fidelity/fidelity_cases.py`); occupancy with the compiler's registers "
            f"differs from CUDA for {len(mism)}."]
     for r, v in mism[:20]:
         md.append(f"* {r['name']}: CUDA {r['resident_blocks']}, MCL {v.get('resident_blocks')}")
     # traffic
-    md += ["", "## Memory traffic of the examples (ncu, fidelity sizes of cases.py)", "",
+    md += ["", "## Memory traffic of the examples (ncu, fidelity sizes of fidelity_cases.py)", "",
            "Predicted DRAM bytes: the compulsory traffic (each element of the parameters' "
            "arrays once). Sectors per request: the coalescing analysis' lanes in 32 B "
            "sectors, averaged over the global loads weighted by how often each runs.", "",
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                               for p, m, v, lim in pts) + " |")
     # the refinement steps measured slower than their predecessor
     md += ["", "### Steps measured slower than their predecessor", "",
-           "Consecutive versions (refinement order of cases.py) whose measured time grew "
+           "Consecutive versions (refinement order of fidelity_cases.py) whose measured time grew "
            "by more than 3%, and whether the predicted time grew too.", "",
            "| step | measured ms | predicted ms | predicted slower? | what changed "
            "(compiler registers, CUDA blocks/SM) |", "| --- | --- | --- | --- | --- |"]

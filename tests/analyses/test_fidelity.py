@@ -15,8 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
 
-import cases as C  # noqa: E402
-import predict as P  # noqa: E402
+import fidelity_cases as C  # noqa: E402
+import fidelity_predict as P  # noqa: E402
 
 RECORD = json.loads((Path(__file__).parent / "fidelity" / "vendor.json").read_text())
 BY_NAME = {c["name"]: c for c in RECORD["cases"]}

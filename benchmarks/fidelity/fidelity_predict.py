@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import cases as C
+import fidelity_cases as C
 
 _WORK = Path(tempfile.mkdtemp(prefix="mcl-fidelity-predict-"))
 
