@@ -226,14 +226,12 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
 
 def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
     """The predicted time (mcl.analyses.timing) and what limits it."""
-    from mcl.analyses.functions import bank_conflicts
     from mcl.analyses.occupancy import occupancy
     from mcl.analyses.timing import predicted_time
 
     occ = occupancy(view)
-    degree = max((d.data.get("degree", 1) for d in bank_conflicts(view)), default=1)
     view.missing.clear()
-    t = predicted_time(view, occ, degree, atomics_s)
+    t = predicted_time(view, occ, atomics_s)
     if t is None:
         return []
     others = ", ".join(f"{k} {time_text(v)}" for k, v in sorted(t.parts.items(),

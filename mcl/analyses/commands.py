@@ -36,6 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "kernel with NVIDIA's compiler and use its register count ('127 "
                         "registers (NVIDIA compiler)'); estimate: always use the analyses' "
                         "estimate (said as 'estimated')")
+    p.add_argument("--no-previous", dest="previous", action="store_false",
+                   help="do not compare with the version the file refines (by default, a "
+                        "version predicted slower than its predecessor among the versions in "
+                        "its folder is flagged, as `mcl versions` orders them)")
     add_hwd_path_option(p)
     add_output_options(p)
     p.set_defaults(func=run_feedback)
@@ -91,8 +95,11 @@ def run_feedback(args: argparse.Namespace) -> int:
             sources.add(at.file, at.text)  # carets under the translated text's lines
             diagnostics += at.diagnostics
             continue
-        diagnostics += feedback(checked, values=values, only=only,
-                                resources=_vendor_resources(args, checked, None, values))
+        resources = _vendor_resources(args, checked, None, values)
+        diagnostics += feedback(checked, values=values, only=only, resources=resources)
+        if args.previous and (only is None or "time" in only):
+            from mcl.analyses.previous import against_previous
+            diagnostics += against_previous(checked, values, search, resources)
     unknown = [name for name in values if name not in params]
     if unknown and params:
         raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "

@@ -377,6 +377,34 @@ def _stride(offsets: list[int]) -> int:
     return offsets[1] - offsets[0] if len(offsets) > 1 else 0
 
 
+def conflict_degree(view: KernelView, nacc: Access, lane: Loop, width: int,
+                    mem: Any) -> int | None:
+    """How many words one bank serves in turn for a warp's access (1: no conflict).
+
+    The memory serves one word of every bank at a time: a warp's 32-bit accesses at
+    once, its 128-bit accesses (runs of 4) a group of lanes at a time (8 lanes of 16 B
+    for 32 banks of 4 B)."""
+    bank_width = mem.value("width")  # bytes per bank word (units are normalised to bytes)
+    word = int(bank_width) if isinstance(bank_width, int | float) and bank_width > 0 else 4
+    offsets = _lane_offsets(view, nacc, lane, width)
+    if offsets is None:
+        return None
+    phases = [offsets]
+    run = _run_offsets(view, nacc, lane, width)
+    if run is not None:
+        per = max(1, mem.nr_banks * word // (RUN * nacc.element_bytes))
+        lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
+        phases = [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, width, per)]
+    degree = 1
+    for phase in phases:
+        by_bank: dict[int, set[int]] = {}
+        for off in phase:
+            addr = off * nacc.element_bytes // word
+            by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
+        degree = max(degree, max(len(v) for v in by_bank.values()))
+    return degree
+
+
 @feedback_function("bankConflicts")
 def bank_conflicts(view: KernelView) -> list[Diagnostic]:
     """N-way bank conflicts of a warp's accesses to banked memory (shared)."""
@@ -394,28 +422,9 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
         if not banked:
             continue
         mem = banked[0]
-        bank_width = mem.value("width")  # bytes per bank word (units are normalised to bytes)
-        word = int(bank_width) if isinstance(bank_width, int | float) and bank_width > 0 else 4
-        offsets = _lane_offsets(view, nacc, lane, width)
-        if offsets is None:
+        degree = conflict_degree(view, nacc, lane, width, mem)
+        if degree is None:
             continue
-        # The memory serves one access of all banks' words at a time: a warp's
-        # 32-bit accesses at once, its 128-bit accesses (runs of 4) a group of lanes
-        # at a time (8 lanes of 16 B for 32 banks of 4 B).
-        phases = [offsets]
-        run = _run_offsets(view, nacc, lane, width)
-        if run is not None:
-            per = max(1, mem.nr_banks * word // (RUN * sacc.element_bytes))
-            lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
-            phases = [[o for ln in lanes[i:i + per] for o in ln]
-                      for i in range(0, width, per)]
-        degree = 1
-        for phase in phases:
-            by_bank: dict[int, set[int]] = {}
-            for off in phase:
-                addr = off * sacc.element_bytes // word
-                by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
-            degree = max(degree, max(len(v) for v in by_bank.values()))
         if degree <= 1:
             if sacc.text not in clean:
                 clean.append(sacc.text)

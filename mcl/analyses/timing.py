@@ -85,7 +85,32 @@ def _memory_instructions(view: KernelView, register_spaces) -> float | None:
     return total
 
 
-def predicted_time(view: KernelView, occupancy=None, conflicts: int = 1,
+def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
+    """Words all accesses to banked memory take from the banks: each element once, times
+    the bank-conflict degree of its warp access (a 128-bit run moves 4 words per lane
+    in phases of lanes: the same number of words)."""
+    from mcl.analyses.functions import conflict_degree, lockstep_loop
+    found = lockstep_loop(view)
+    hw = view.hardware
+    total, mem = 0.0, None
+    for sacc, nacc in view.accesses():
+        banked = [m for m in hw.memories_holding(sacc.space) if m.nr_banks] \
+            if sacc.space else []
+        if not banked:
+            continue
+        mem = banked[0]
+        execs = _num(view.num.executions(nacc.loops)[0])
+        if execs is None:
+            return None
+        degree = 1
+        if found and found[0] in nacc.loops:
+            degree = conflict_degree(view, nacc, found[0], found[1], mem) or 1
+        total += execs * degree
+    view._cursor.clear()
+    return (total, mem) if mem is not None else None
+
+
+def predicted_time(view: KernelView, occupancy=None,
                    atomics_s: float | None = None) -> PredictedTime | None:
     """The predicted time of the numeric kernel of ``view`` (None without numbers)."""
     from mcl.analyses.functions import RUN, _run_offsets, lockstep_loop
@@ -110,15 +135,12 @@ def predicted_time(view: KernelView, occupancy=None, conflicts: int = 1,
     if lsu and accesses is not None:
         parts["memory instructions"] = accesses / lsu
     clock = hw.clock_frequency()
-    for ms, n in c.accesses.items():
-        mems = [m for m in hw.memories_holding(ms) if m.nr_banks]
-        value = _num(n)
-        if not mems or value is None or not clock:
-            continue
-        copies = hw.position(mems[0]).instances if hw.position(mems[0]) else 1
+    shared = _banked_accesses(view)
+    if shared is not None and clock:
+        words, mem = shared
+        copies = hw.position(mem).instances if hw.position(mem) else 1
         if isinstance(copies, int) and copies > 0:
-            rate = mems[0].nr_banks * copies * clock
-            parts["shared memory"] = value * max(1, conflicts) / rate
+            parts["shared memory"] = words / (mem.nr_banks * copies * clock)
     if occupancy is not None and occupancy.resident and cb is not None and clock:
         latency = hw.memory_latency(space)
         found = lockstep_loop(view)

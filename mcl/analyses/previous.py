@@ -1,0 +1,80 @@
+"""The feedback of a new version compared with the version it refines: where the
+predicted time (mcl.analyses.timing) of the new version is longer than that of its
+predecessor at the same level and sizes, say so and which part grew.
+
+The predecessor is the one ``mcl versions`` finds for the file among the versions in
+its folder (a ``// refines: X.mcpl`` comment, else level order and version numbers);
+a predecessor written for a higher level is translated to the new version's level
+first, so both are predicted on the same description.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcl.analyses.values import time_text
+from mcl.diagnostics import Diagnostic, McplError, warning
+
+#: a new version predicted this much slower (or more) is flagged (the prediction is an
+#: estimate: smaller differences are within its error)
+SLOWER = 1.05
+
+
+def _time(diagnostics: list[Diagnostic]) -> dict | None:
+    for d in diagnostics:
+        if d.code == "feedback-time":
+            return d.data
+    return None
+
+
+def against_previous(checked: Any, values: Mapping[str, int] | None = None,
+                     search_path: Sequence[str | os.PathLike[str]] = (),
+                     resources: Mapping[str, Any] | None = None) -> list[Diagnostic]:
+    """A warning when ``checked`` is predicted slower than the version it refines."""
+    from mcl.analyses import feedback
+    from mcl.analyses.level import feedback_at_level
+    from mcl.versions.discover import from_folder
+
+    file = getattr(checked.module, "file", None)
+    if not file or not Path(file).is_file():
+        return []
+    path = Path(file)
+    try:
+        vs = from_folder(path.parent, search_path=tuple(str(p) for p in search_path))
+    except McplError:
+        return []
+    me = next((v for v in vs.versions if Path(v.file).resolve() == path.resolve()), None)
+    parent = vs.get(me.parent) if me is not None else None
+    if me is None or parent is None or not parent.usable or me.level is None:
+        return []
+    mine = _time(feedback(checked, values=values, only=["time"], resources=resources))
+    try:
+        if parent.level == me.level:
+            theirs = _time(feedback(parent.checked, values=values, only=["time"]))
+        else:
+            theirs = _time(feedback_at_level(parent.checked, me.level, values=values,
+                                             only=["time"], search_path=search_path)
+                           .diagnostics)
+    except McplError:
+        return []
+    if not mine or not theirs or mine["seconds"] <= SLOWER * theirs["seconds"]:
+        return []
+    grew = max(mine["parts"], key=lambda k: mine["parts"][k] - theirs["parts"].get(k, 0.0))
+    before = theirs["parts"].get(grew)
+    because = (f"its {grew} time grows from {time_text(before)} to "
+               f"{time_text(mine['parts'][grew])}" if before else
+               f"it is {grew} bound ({time_text(mine['parts'][grew])})")
+    fn = checked.module.function(me.function) if me.function else None
+    span = fn.span if fn is not None else None
+    d = warning("feedback-slower",
+                f"this version is predicted slower than {parent.name} "
+                f"({time_text(mine['seconds'])} against {time_text(theirs['seconds'])} at "
+                f"'{me.level}') because {because}", span,
+                f"compare the two with `mcl versions {path.parent}`; the prediction is an "
+                "estimate (see the time feedback)")
+    d.data.update(previous=parent.name, seconds=mine["seconds"],
+                  previous_seconds=theirs["seconds"], part=grew)
+    return [d]
