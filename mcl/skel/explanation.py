@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcl.analyses.values import time_text
 from mcl.skel.context import Transfer
 from mcl.skel.errors import skel_error
 
@@ -159,7 +160,7 @@ class Explanation:
             src, dst = self.place(ts[0].src_device), self.place(ts[0].dst_device)
             link, _ = self.node.link(ts[0])
             times = [self.node.link(t)[1] for t in ts]
-            when = f" ({_fmt_time(sum(times))})" if None not in times else ""
+            when = f" ({time_text(sum(times))})" if None not in times else ""
             out.append(f"{what}: moves {_fmt_bytes(sum(t.nbytes for t in ts))} {src} -> "
                        f"{dst} over {link}{when}")
         return out
@@ -175,7 +176,7 @@ class Explanation:
         bound = ""
         if t_ops is not None and t_mem is not None:
             bound = ", compute bound" if t_ops > t_mem else ", memory bound"
-        need = f"; needs {_fmt_time(max(times))}{bound}" if times else ""
+        need = f"; needs {time_text(max(times))}{bound}" if times else ""
         return (f"{self.place(g)}: {elements} elements, {ops:.3g} operations, "
                 f"{_fmt_bytes(nbytes)} of memory traffic{need}")
 
@@ -186,14 +187,6 @@ def _fmt_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.3g} {unit}"
         n /= 1000
     return f"{n} B"
-
-
-def _fmt_time(s: float) -> str:
-    if s >= 1:
-        return f"{s:.3g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} us"
 
 
 _OPS = re.compile(r"(?<![+\-*/=<>!&|])([+\-*/])(?![+\-=])")
