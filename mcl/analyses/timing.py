@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from mcl.analyses.values import time_text
-
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
 
@@ -39,9 +37,6 @@ class PredictedTime:
     seconds: float
     limiter: str
     parts: dict[str, float] = field(default_factory=dict)
-
-    def text(self) -> str:
-        return f"{time_text(self.seconds)} ({self.limiter} bound)"
 
 
 def _num(e) -> float | None:
