@@ -256,13 +256,13 @@ def main(argv: list[str] | None = None) -> int:
         md.append(f"| cases the GPU side could not measure | {len(failed)} (listed below) |")
     md.append("")
     # register error distribution
-    buckets = [(-1e9, -25), (-25, -10), (-10, 10), (10, 25), (25, 1e9)]
+    buckets = [(-1e9, -25), (-25, -10), (-10, 10.000001), (10.000001, 25), (25, 1e9)]
     md += ["### Register estimate: error against the compiler (all cases)", "",
            "| error | cases |", "| --- | ---: |"]
     for lo, hi in buckets:
         n = sum(lo <= x < hi for x in reg_err)
         label = (f"< {hi:.0f}%" if lo < -1e8 else f">= {lo:.0f}%" if hi > 1e8
-                 else f"{lo:.0f}% .. {hi:.0f}%")
+                 else "within ±10%" if lo == -10 else f"{lo:.0f}% .. {hi:.0f}%")
         md.append(f"| {label} | {n} |")
     md += ["", "## Occupancy and registers of the examples (translated to hopper)", "",
            "| version | threads/block | registers (compiler) | registers (estimate) | "

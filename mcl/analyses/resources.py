@@ -87,11 +87,21 @@ def register_demand(k: Kernel) -> int:
 
 
 def grows(k: Kernel) -> bool:
-    """Whether the kernel has a loop whose trip count is only known at run time: the
-    compiler unrolls it and keeps several iterations' loads in flight, using the
-    registers it may take without losing occupancy."""
-    return any(lp.kind == "for" and (lp.trips is None or lp.trips.free_symbols)
-               for lp in k.loops)
+    """Whether the kernel has a loop whose trip count is only known at run time and
+    that reads device memory without atomic updates: the compiler unrolls it and
+    keeps several iterations' loads in flight, using the registers it may take
+    without losing occupancy (an atomic in the loop orders the iterations)."""
+    from mcl.analyses.stats import main_space
+    device = main_space(k)
+    for lp in k.loops:
+        if lp.kind not in ("for", "while") or not (lp.trips is None or
+                                                    lp.trips.free_symbols):
+            continue
+        if any(lp in site.loops for site in k.atomics):
+            continue
+        if any(lp in a.loops and not a.write and a.space == device for a in k.accesses):
+            return True
+    return False
 
 
 def _named_registers(k: Kernel) -> int:
