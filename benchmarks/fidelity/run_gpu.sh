@@ -10,7 +10,7 @@ SWEEP=${1:-400}
 METRICS=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__occupancy_limit_warps,launch__occupancy_limit_blocks,launch__shared_mem_per_block_static
 [ "${T_RES:-300}" = 0 ] || timeout ${T_RES:-300} python3 benchmarks/fidelity/measure.py resources --out "$OUT" --sweep "$SWEEP" 2>&1 | tee "$OUT/resources.log"
 [ "${T_TIME:-150}" = 0 ] || timeout ${T_TIME:-150} python3 benchmarks/fidelity/measure.py time --out "$OUT" 2>&1 | tee "$OUT/times.log"
-timeout ${T_NCU:-150} ncu --csv --page raw --target-processes all --metrics "$METRICS" --log-file "$OUT/ncu.csv" \
+[ "${T_NCU:-150}" = 0 ] || timeout ${T_NCU:-150} ncu --csv --page raw --target-processes all --metrics "$METRICS" --log-file "$OUT/ncu.csv" \
   python3 benchmarks/fidelity/measure.py launch --out "$OUT" --ptx-dir /tmp/ptx 2>&1 | tail -60 | tee "$OUT/launch.log"
 ls -la "$OUT"
 tar czf "$OUT/ptx.tgz" -C /tmp ptx 2>/dev/null
