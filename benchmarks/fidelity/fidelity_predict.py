@@ -89,9 +89,9 @@ def memory_figures(case: C.Case) -> dict:
     from mcl.analyses.functions import (
         RUN,
         KernelView,
-        _lane_offsets,
-        _run_offsets,
+        lane_offsets,
         lockstep_loop,
+        run_offsets,
         transaction_size,
     )
     from mcl.analyses.stats import compulsory_bytes, least_time, main_space
@@ -114,11 +114,11 @@ def memory_figures(case: C.Case) -> dict:
     for sacc, nacc in view.accesses():
         if nacc.write or lane not in nacc.loops or sacc.space != space:
             continue
-        offsets = _lane_offsets(view, nacc, lane, width)
+        offsets = lane_offsets(view, nacc, lane, width)
         if offsets is None:
             continue
         size, _ = transaction_size(view, sacc.space)
-        run = _run_offsets(view, nacc, lane, width)
+        run = run_offsets(view, nacc, lane, width)
         per = 1
         if run is not None:
             offsets, per = run, RUN

@@ -36,6 +36,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import fidelity_cases as C  # noqa: E402
 
+from mcl.opencl.vendor import load, max_registers  # noqa: E402
+
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
@@ -102,7 +104,6 @@ def build_ptx(ctx, dev, gen: Generated) -> tuple[bytes, list[str]]:
 
 
 def resources(args) -> None:
-    import ptx_driver as cu
     import pyopencl as cl
     platform, dev = nvidia_device()
     ctx = cl.Context([dev])
@@ -144,9 +145,9 @@ def resources(args) -> None:
             row["status"] = "NVIDIA OpenCL build failed: " + short(e)
             return row
         row["build_options"] = opts
-        row["max_registers"] = cu.max_registers(opts)
+        row["max_registers"] = max_registers(opts)
         try:
-            loaded = cu.load(ptx, gen.kernel.plan.kernel, row["max_registers"])
+            loaded = load(ptx, gen.kernel.plan.kernel, row["max_registers"])
         except BaseException as e:  # noqa: BLE001
             row["status"] = "CUDA driver cannot load the PTX: " + short(e)
             return row
@@ -154,11 +155,11 @@ def resources(args) -> None:
                    local_bytes=loaded.local_bytes, const_bytes=loaded.const_bytes,
                    max_threads=loaded.max_threads)
         try:
-            row["resident_blocks"] = cu.occupancy(loaded, gen.block_threads)
+            row["resident_blocks"] = loaded.occupancy(gen.block_threads)
         except BaseException as e:  # noqa: BLE001
             row["status"] = "occupancy query failed: " + short(e)
             return row
-        cu.unload(loaded)
+        loaded.unload()
         row["status"] = "ok"
         return row
 
@@ -264,7 +265,7 @@ def launch_one(args) -> None:
         if args.ptx_dir:
             args.ptx_dir.mkdir(parents=True, exist_ok=True)
             (args.ptx_dir / (case.name.replace("/", "__") + ".ptx")).write_bytes(ptx)
-        loaded = cu.load(cu.for_cuda(ptx), gen.kernel.plan.kernel, cu.max_registers(opts))
+        loaded = load(cu.for_cuda(ptx), gen.kernel.plan.kernel, max_registers(opts))
         ref, inputs, expected = _inputs(case)
         plan = gen.kernel.plan
         env = dict(gen.env)

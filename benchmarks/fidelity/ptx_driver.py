@@ -14,16 +14,7 @@ import re
 
 import numpy as np
 
-from mcl.opencl.vendor import Loaded, check, context, driver, load, max_registers  # noqa: F401
-
-
-def occupancy(loaded: Loaded, block_threads: int) -> int:
-    return loaded.occupancy(block_threads)
-
-
-def unload(loaded: Loaded) -> None:
-    loaded.unload()
-
+from mcl.opencl.vendor import Loaded, check, driver
 
 _ENVREG = re.compile(rb"%envreg(\d+)")
 

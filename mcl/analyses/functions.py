@@ -264,7 +264,7 @@ def transaction_size(view: KernelView, space: str | None) -> tuple[int, str]:
     return 128, "memory segments"
 
 
-def _lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+def lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
     view._cursor.clear()
     view.reset(lane.var)
     out = []
@@ -284,7 +284,7 @@ def _lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list
 RUN = 4
 
 
-def _run_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+def run_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
     """The element offsets a warp accesses in one run, when the innermost loop around
     ``acc`` is such a loop (one 128-bit access per lane; None otherwise)."""
     if not acc.loops or acc.loops[-1].kind != "for" or acc.loops[-1] is lane:
@@ -333,7 +333,7 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
             continue
         if any(m.nr_banks for m in mems):
             continue  # on-chip banked memory: see bank_conflicts
-        offsets = _lane_offsets(view, nacc, lane, width)
+        offsets = lane_offsets(view, nacc, lane, width)
         if offsets is None:
             if not sacc.predictable:
                 out.append(info("feedback-coalescing",
@@ -342,7 +342,7 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
             continue
         line, unit = transaction_size(view, sacc.space)
         eb = sacc.element_bytes
-        run = _run_offsets(view, nacc, lane, width)
+        run = run_offsets(view, nacc, lane, width)
         if run is not None:   # one 128-bit access per lane: judge the whole run
             offsets = run
         segments = {off * eb // line for off in offsets}
@@ -386,11 +386,11 @@ def conflict_degree(view: KernelView, nacc: Access, lane: Loop, width: int,
     for 32 banks of 4 B)."""
     bank_width = mem.value("width")  # bytes per bank word (units are normalised to bytes)
     word = int(bank_width) if isinstance(bank_width, int | float) and bank_width > 0 else 4
-    offsets = _lane_offsets(view, nacc, lane, width)
+    offsets = lane_offsets(view, nacc, lane, width)
     if offsets is None:
         return None
     phases = [offsets]
-    run = _run_offsets(view, nacc, lane, width)
+    run = run_offsets(view, nacc, lane, width)
     if run is not None:
         per = max(1, mem.nr_banks * word // (RUN * nacc.element_bytes))
         lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]

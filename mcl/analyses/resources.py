@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcl.analyses.kernel import Kernel
+from mcl.analyses.stats import register_spaces
 
 
 @dataclass(frozen=True)
@@ -23,16 +24,6 @@ class Resources:
     source: str                     # who says so: "NVIDIA compiler"
     shared_bytes: int | None = None     # static shared (local) memory per block
     spill_bytes: int | None = None      # per-thread local memory (spills, private arrays)
-
-
-def register_spaces(hw: Any) -> set[str]:
-    """Memory spaces held only by non-addressable memories (registers)."""
-    out = set()
-    for ms in hw.memory_spaces():
-        held = hw.memories_holding(ms.name)
-        if held and all(not m.addressable for m in held):
-            out.add(ms.name)
-    return out
 
 
 def register_files(hw: Any) -> list[Any]:

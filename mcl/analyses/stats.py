@@ -93,7 +93,8 @@ class OperationCounts:
             self.approximate, list(self.reasons), self.upper_bound)
 
 
-def _register_spaces(hw: Any) -> frozenset[str]:
+def register_spaces(hw: Any) -> frozenset[str]:
+    """Memory spaces held only by non-addressable memories (registers)."""
     if hw is None:
         return frozenset()
     out = set()
@@ -172,7 +173,7 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
         simp(by_kind["compute"]), simp(by_kind["index"]), simp(by_kind["control"]),
         {s: simp(v) for s, v in accesses.items()}, {s: simp(v) for s, v in reads.items()},
         {s: simp(v) for s, v in writes.items()}, {s: simp(v) for s, v in nbytes.items()},
-        _register_spaces(k.hardware), transfers(k),
+        register_spaces(k.hardware), transfers(k),
         approx or inexact or bool(k.imprecisions), reasons,
         approx)
 

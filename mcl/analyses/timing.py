@@ -47,6 +47,13 @@ def _num(e) -> float | None:
         return None
 
 
+def _instances(hw, block) -> int | None:
+    """How many instances of a device block the device has (None: not a number)."""
+    pos = hw.position(block)
+    n = pos.instances if pos is not None else None
+    return n if isinstance(n, int) and n > 0 else None
+
+
 def _load_store_rate(hw) -> float | None:
     """Accesses per second the load-store units issue (one per unit and cycle)."""
     unit = hw.executing_unit()
@@ -64,7 +71,7 @@ def _load_store_rate(hw) -> float | None:
 def _memory_instructions(view: KernelView, register_spaces) -> float | None:
     """Accesses to addressable memory by all units; a run of 4 adjacent elements that
     the generator makes one 128-bit access counts once."""
-    from mcl.analyses.functions import RUN, _run_offsets, lockstep_loop
+    from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     found = lockstep_loop(view)
     total = 0.0
     for sacc, nacc in view.accesses():
@@ -73,10 +80,9 @@ def _memory_instructions(view: KernelView, register_spaces) -> float | None:
         execs = _num(view.num.executions(nacc.loops)[0])
         if execs is None:
             return None
-        run = _run_offsets(view, nacc, found[0], found[1]) if found and \
+        run = run_offsets(view, nacc, found[0], found[1]) if found and \
             found[0] in nacc.loops else None
         total += execs / (RUN if run is not None else 1)
-    view._cursor.clear()
     return total
 
 
@@ -101,14 +107,13 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
         if found and found[0] in nacc.loops:
             degree = conflict_degree(view, nacc, found[0], found[1], mem) or 1
         total += execs * degree
-    view._cursor.clear()
     return (total, mem) if mem is not None else None
 
 
 def predicted_time(view: KernelView, occupancy=None,
                    atomics_s: float | None = None) -> PredictedTime | None:
     """The predicted time of the numeric kernel of ``view`` (None without numbers)."""
-    from mcl.analyses.functions import RUN, _run_offsets, lockstep_loop
+    from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     from mcl.analyses.stats import compulsory_bytes, counts_of_kernel, main_space
 
     k, hw = view.num, view.hardware
@@ -133,23 +138,22 @@ def predicted_time(view: KernelView, occupancy=None,
     shared = _banked_accesses(view)
     if shared is not None and clock:
         words, mem = shared
-        copies = hw.position(mem).instances if hw.position(mem) else 1
-        if isinstance(copies, int) and copies > 0:
+        copies = _instances(hw, mem)
+        if copies:
             parts["shared memory"] = words / (mem.nr_banks * copies * clock)
     if occupancy is not None and occupancy.resident and cb is not None and clock:
         latency = hw.memory_latency(space)
         found = lockstep_loop(view)
-        holders = hw.position(occupancy.holder).instances \
-            if hw.position(occupancy.holder) else None
+        holders = _instances(hw, occupancy.holder)
         threads = occupancy.threads
-        if latency and isinstance(holders, int) and threads and found:
+        if latency and holders and threads and found:
             lane, width = found
             warps = occupancy.resident * max(1, threads // width) * holders
             inflight = 0
             for sacc, nacc in view.accesses():
                 if nacc.write or sacc.space != space or lane not in nacc.loops:
                     continue
-                run = _run_offsets(view, nacc, lane, width)
+                run = run_offsets(view, nacc, lane, width)
                 inflight += _REQUEST * (RUN if run is not None else 1)
             inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
             rate = warps * inflight / (float(latency) / clock)
