@@ -103,7 +103,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from mcl.cli import UsageError, hwd_search_path
     from mcl.mcpl import parse_file
-    from mcl.opencl.plan import evaluate
     from mcl.opencl.runtime import compile as compile_kernel
 
     if args.repeat < 1:
@@ -136,13 +135,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         data = ref["inputs"](rng, **{k: v for k, v in sizes.items() if k in wanted})
         data = {**{k: v for k, v in sizes.items() if k in plan.parameters}, **data}
     else:
-        data = dict(sizes)
-        for a in plan.arguments:
-            if a.kind == "buffer" and a.read:
-                shape = tuple(evaluate(e, sizes) for e in a.shape)
-                dt = np.dtype(a.dtype)
-                data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
-                                else rng.integers(0, 16, shape).astype(dt))
+        from mcl.opencl.runtime import random_arguments
+        data = random_arguments(plan, sizes, rng)
     info = device.describe(kernel.device)
     given = [f"{k}={v}" for k, v in sizes.items() if k not in examples]
     if examples:

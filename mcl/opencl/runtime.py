@@ -347,6 +347,19 @@ class Kernel:
 _NAME_RE = re.compile(r"[A-Za-z_]\w*")
 
 
+def random_arguments(plan: LaunchPlan, values: dict, rng: np.random.Generator) -> dict:
+    """``values`` (the sizes) and random contents for every buffer the kernel reads:
+    floats uniform in [-1, 1), integers in [0, 16) (valid as small indices)."""
+    data = dict(values)
+    for a in plan.arguments:
+        if a.kind == "buffer" and a.read:
+            shape = tuple(evaluate(e, values) for e in a.shape)
+            dt = np.dtype(a.dtype)
+            data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
+                            else rng.integers(0, 16, shape).astype(dt))
+    return data
+
+
 def _shape_text(plan: LaunchPlan, name: str) -> str:
     a = plan.argument(name)
     return f"{name}[{', '.join(a.shape)}]" if a is not None else name

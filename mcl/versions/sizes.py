@@ -108,7 +108,6 @@ def make_inputs(sizes: SizeSet, plan: Any, ref: dict | None, rng: np.random.Gene
                 ) -> dict[str, Any]:
     """Sizes and random arrays for every parameter of ``plan`` (reference.py's
     ``inputs`` when there is one: it knows what valid data is, e.g. a CSR matrix)."""
-    from mcl.opencl.plan import evaluate
 
     if ref is not None and "inputs" in ref:
         wanted = inspect.signature(ref["inputs"]).parameters
@@ -124,13 +123,8 @@ def make_inputs(sizes: SizeSet, plan: Any, ref: dict | None, rng: np.random.Gene
     for p in plan.arguments:
         if p.kind == "scalar" and p.name not in data and np.dtype(p.dtype).kind == "f":
             data[p.name] = np.dtype(p.dtype).type(rng.uniform(0.5, 1.5))
-    for a in plan.arguments:
-        if a.kind == "buffer" and a.read:
-            shape = tuple(evaluate(e, data) for e in a.shape)
-            dt = np.dtype(a.dtype)
-            data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
-                            else rng.integers(0, 16, shape).astype(dt))
-    return data
+    from mcl.opencl.runtime import random_arguments
+    return random_arguments(plan, data, rng)
 
 
 def tolerance(dtype: np.dtype, ops_per_element: float) -> float:
