@@ -112,18 +112,23 @@ def hopper_path() -> list[str]:
         return ["perfect", "accelerator", "gpu", "nvidia", TARGET]
 
 
-def versions(kernel: str) -> list[dict]:
+def versions(kernel: str, extra: list[Path] = (), only: set[str] | None = None) -> list[dict]:
     """The versions of a kernel that can be brought to the target, in refinement order
-    (level, then version number; the translated file ``gpu.mcpl`` before ``gpu_v1``)."""
+    (level, then version number; the translated file ``gpu.mcpl`` before ``gpu_v1``);
+    ``extra`` adds files from elsewhere (variants being explored), ``only`` keeps the
+    named versions (file stems)."""
     path = hopper_path()
     found = []
-    for f in sorted((EXAMPLES / kernel).glob("*.mcpl")):
+    for f in sorted((EXAMPLES / kernel).glob("*.mcpl")) + sorted(extra):
+        if only is not None and f.stem not in only and f not in extra:
+            continue
         level = level_of(f)
         if level not in path:
             continue  # another branch (mic, xeon_phi, fermi): not translatable to hopper
         m = _VERSION_RE.match(f.stem)
         number = int(m.group(2)) if m and m.group(2) else 0
-        found.append({"version": f.stem, "file": str(f.relative_to(ROOT)), "level": level,
+        shown = f.relative_to(ROOT) if f.resolve().is_relative_to(ROOT) else f
+        found.append({"version": f.stem, "file": str(shown), "level": level,
                       "order": (path.index(level), number)})
     found.sort(key=lambda v: v["order"])
     for v in found:
@@ -676,7 +681,7 @@ def opencl_phase(kernel: str, opts: argparse.Namespace, deadline: float,
     run) for the torch phase."""
     case = CASES[kernel]
     ref = reference_module(kernel)
-    vs = versions(kernel)
+    vs = versions(kernel, opts.extra.get(kernel, []), opts.only)
     result: dict[str, Any] = {"metric": case.metric, "primary_ref": case.primary_ref,
                               "versions": [v["version"] for v in vs], "runs": []}
     if into is not None:
@@ -767,7 +772,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--watchdog", type=float, default=None, metavar="SECONDS",
                     help="dump every thread's traceback and exit after SECONDS (a stalled "
                          "driver call); results.json keeps what was measured")
+    ap.add_argument("--versions", default=None,
+                    help="comma-separated version names (file stems) of examples/KERNEL to run "
+                         "(default all; files given with --extra always run)")
+    ap.add_argument("--extra", action="append", default=[], metavar="KERNEL=GLOB",
+                    help="also run these .mcpl files as versions of KERNEL (variants being "
+                         "explored); repeatable")
     opts = ap.parse_args(argv)
+    opts.only = set(opts.versions.split(",")) if opts.versions else None
+    extra: dict[str, list[Path]] = {}
+    for item in opts.extra:
+        kernel, sep, pattern = item.partition("=")
+        if not sep or kernel not in CASES:
+            ap.error(f"--extra {item!r}: expected KERNEL=GLOB, KERNEL one of {', '.join(CASES)}")
+        files = sorted(Path().glob(pattern)) if not Path(pattern).is_absolute() else sorted(
+            Path(pattern).parent.glob(Path(pattern).name))
+        if not files:
+            ap.error(f"--extra {item!r}: no file matches")
+        extra.setdefault(kernel, []).extend(f.resolve() for f in files)
+    opts.extra = extra
     opts.repeats = opts.repeats or (3 if opts.quick else 10)
     opts.warmup = opts.warmup or (1 if opts.quick else 2)
     unknown = [k for k in opts.kernels.split(",") if k and k not in CASES]

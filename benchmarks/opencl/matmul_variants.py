@@ -98,11 +98,20 @@ def main() -> int:
         row: dict = {}
         try:
             options = args.options.split() + extra
+            gsize = ((m + tc - 1) // tc * lx, (n + tr - 1) // tr * ly)
+            lsize = (lx, ly)
             if f.endswith(".mcpl"):
                 from mcl.opencl import generate
                 (kernel,) = generate(f, args.target)
                 src = kernel.source
-                options += kernel.plan.options_for(plat.name)
+                # options given after the file name override the plan's of the same flag
+                given = {o.split("=")[0] for o in extra}
+                options += [o for o in kernel.plan.options_for(plat.name)
+                            if o.split("=")[0] not in given]
+                from mcl.opencl.plan import evaluate  # the plan's own grid (1-D block ids too)
+                env = {"n": n, "m": m, "p": p}
+                gsize = tuple(evaluate(e, env) for e in kernel.plan.global_size)
+                lsize = tuple(evaluate(e, env) for e in kernel.plan.local_size)
             else:
                 src = Path(f).read_text()
             row["options"] = options
@@ -113,10 +122,9 @@ def main() -> int:
             row["ptx"] = ptx_stats(prog.binaries[0].decode(errors="replace"))
             k = prog.matmul
             k.set_args(np.int32(n), np.int32(m), np.int32(p), dc, da, db)
-            gsize = ((m + tc - 1) // tc * lx, (n + tr - 1) // tr * ly)
             ts = []
             for r in range(args.repeats + 2):
-                ev = cl.enqueue_nd_range_kernel(queue, k, gsize, (lx, ly))
+                ev = cl.enqueue_nd_range_kernel(queue, k, gsize, lsize)
                 ev.wait()
                 if r >= 2:
                     ts.append((ev.profile.end - ev.profile.start) * 1e-6)

@@ -364,8 +364,8 @@ class _StatementEmission:
         of the names in it: the array starts aligned (an OpenCL buffer, or a local
         array declared aligned) and the offset is a multiple of the vector width."""
         v = self.lookup(name)
-        if not (v.qualifier == "__local" or v.kind == "param"):
-            return False
+        if v.tiled or not (v.qualifier == "__local" or v.root.kind == "param"):
+            return False   # (a reshaping view starts where its array starts)
         return vectorize.multiple_of(
             vectorize.flat_index(index, v.type.sizes), vectorize.WIDTH,
             lambda n: self.fixed.get(n.id), self.constant)
@@ -402,7 +402,11 @@ class _StatementEmission:
                 rhs = f"({elem}{width})({values[0]})"
             else:
                 rhs = f"({elem}{width})({', '.join(values)})"
-            self.emit(f"{vector(t, '')} = {rhs};")
+            root = self.lookup(t.name).root
+            was_read = root.read
+            store = vector(t, "")
+            root.read = was_read    # a plain store does not read the array
+            self.emit(f"{store} = {rhs};")
         else:
             for target, value in zip(lanes(t.index), values, strict=True):
                 self.emit(f"{target} = {value};")

@@ -227,7 +227,11 @@ def _run(e: ast.Index, var: str, resolve: Callable[[ast.Expr], ast.Expr],
     """``e`` as an access whose flat index grows by exactly 1 with ``var``."""
     name = _root(e)
     v = lookup(name) if name is not None else None
-    if v is None or not v.type.is_array or v.base is not None or name in volatile:
+    # a view that only reshapes its array (one group of sizes, not tiled) is laid out
+    # row-major over the same memory: its last index is contiguous as the array's is
+    if v is None or not v.type.is_array or getattr(v, "tiled", False) or name in volatile:
+        return None
+    if v.base is not None and v.root.name in volatile:
         return None
     if v.type.name not in VECTOR_TYPES:
         return None
