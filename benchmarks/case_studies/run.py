@@ -146,11 +146,11 @@ def git_commit() -> str | None:
 
 # ----------------------------------------------------------------------------- MCPL versions
 
-def compile_version(path: Path, device: str | None):
+def compile_version(path: Path, device: str | None, specialize: bool = False):
     """The version as a callable kernel for the target (``mcl.compile`` translates
-    higher levels down to it)."""
+    higher levels down to it); ``specialize``: sizes as compile-time constants."""
     from mcl.opencl import compile as mcl_compile
-    return mcl_compile(str(path), target=TARGET, device=device)
+    return mcl_compile(str(path), target=TARGET, device=device, specialize=specialize)
 
 
 def runtime_name() -> str:
@@ -772,6 +772,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--watchdog", type=float, default=None, metavar="SECONDS",
                     help="dump every thread's traceback and exit after SECONDS (a stalled "
                          "driver call); results.json keeps what was measured")
+    ap.add_argument("--specialize", action="store_true",
+                    help="build every version with its sizes as compile-time constants "
+                         "(mcl.compile(specialize=True)), as Lift's kernels are")
     ap.add_argument("--versions", default=None,
                     help="comma-separated version names (file stems) of examples/KERNEL to run "
                          "(default all; files given with --extra always run)")
@@ -806,6 +809,8 @@ def main(argv: list[str] | None = None,
     args, device)`` a callable returning the seconds of one run (tests pass stand-ins)."""
     opts = parse_args(argv)
     opts.compile, opts.timer = compile_fn, timer_fn
+    if opts.specialize and compile_fn is compile_version:
+        opts.compile = lambda path, device: compile_version(path, device, specialize=True)
     if opts.watchdog:
         faulthandler.dump_traceback_later(opts.watchdog, exit=True)
     start = time.monotonic()
@@ -822,7 +827,8 @@ def main(argv: list[str] | None = None,
                  "max_version_s": opts.max_version_s, "too_slow_s": opts.too_slow_s,
                  "order": "OpenCL versions of all kernels, each verified against numpy "
                           "and analysed right after it is measured, then torch references",
-                 "MCL_DEVICE": os.environ.get("MCL_DEVICE"), "runtime": runtime_name()},
+                 "MCL_DEVICE": os.environ.get("MCL_DEVICE"), "runtime": runtime_name(),
+                 "specialize": opts.specialize},
         "ceiling": {},
         "kernels": {},
     }

@@ -12,7 +12,8 @@ holds hand-written OpenCL for comparison).
         benchmarks/opencl/matmul_hand/*.cl "benchmarks/opencl/matmul_hand/vec4.cl -DBK=16" \
         --size 4096 --out DIR
 
-A file name followed by build options (one argument) builds the file with them.
+A file name followed by build options (one argument) builds the file with them;
+the word `specialize` among them generates the sizes as compile-time constants.
 """
 
 from __future__ import annotations
@@ -94,7 +95,10 @@ def main() -> int:
     results = {"size": n, "cublas_ms": cublas_ms, "device": dev.name, "variants": {}}
     for f in args.files:
         f, *extra = f.split()
-        name = " ".join([Path(f).stem, *extra])
+        specialize = "specialize" in extra   # the sizes as compile-time constants
+        extra = [o for o in extra if o != "specialize"]
+        name = " ".join([Path(f).stem, *extra] + (["specialized"] if specialize else []))
+        sizes_given = True
         row: dict = {}
         try:
             options = args.options.split() + extra
@@ -102,7 +106,7 @@ def main() -> int:
             lsize = (lx, ly)
             if f.endswith(".mcpl"):
                 from mcl.opencl import generate
-                (kernel,) = generate(f, args.target)
+                (kernel,) = generate(f, args.target, specialize=specialize)
                 src = kernel.source
                 # options given after the file name override the plan's of the same flag
                 given = {o.split("=")[0] for o in extra}
@@ -111,6 +115,8 @@ def main() -> int:
                 from mcl.opencl.plan import evaluate  # the plan's own grid (1-D block ids too)
                 env = {"n": n, "m": m, "p": p}
                 gsize = tuple(evaluate(e, env) for e in kernel.plan.global_size)
+                options += [c.option(env[c.name]) for c in kernel.plan.compile_time]
+                sizes_given = not kernel.plan.compile_time
                 lsize = tuple(evaluate(e, env) for e in kernel.plan.local_size)
             else:
                 src = Path(f).read_text()
@@ -121,7 +127,10 @@ def main() -> int:
                                       if "ptxas" in line or "Used" in line)
             row["ptx"] = ptx_stats(prog.binaries[0].decode(errors="replace"))
             k = prog.matmul
-            k.set_args(np.int32(n), np.int32(m), np.int32(p), dc, da, db)
+            if sizes_given:
+                k.set_args(np.int32(n), np.int32(m), np.int32(p), dc, da, db)
+            else:
+                k.set_args(dc, da, db)
             ts = []
             for r in range(args.repeats + 2):
                 ev = cl.enqueue_nd_range_kernel(queue, k, gsize, lsize)

@@ -23,7 +23,7 @@ SIZES = [
     # multiples for the versions of DIVISIBLE_BY, with an m that divides nothing
     {"n": 8, "m": 40, "p": 256},
     {"n": 24, "m": 300, "p": 512},
-    # whole 128 x 128 tiles and 16-deep phases (hopper_v9), p not a power of two
+    # whole 128 x 128 tiles and 16-deep phases (hopper_v10), p not a power of two
     {"n": 128, "m": 256, "p": 48},
 ]
 
@@ -40,7 +40,7 @@ DIVISIBLE_BY = {
     "fermi": {"n": 4, "p": 256},
     "fermi_v1": {"n": 8, "p": 128},
     "hopper": {"n": 4, "p": 256},
-    "hopper_v9": {"n": 128, "m": 128, "p": 16},
+    "hopper_v10": {"n": 128, "m": 128, "p": 16},
 }
 
 #: Float32 sums of p products in a different order than numpy.

@@ -28,6 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--function", help="only this function")
     p.add_argument("-o", "--output", default=".", help="output directory (default: .)")
     p.add_argument("--host", choices=("c",), help="also write host code in this language")
+    p.add_argument("--specialize", action="store_true",
+                   help="make every const integer parameter (the sizes) a compile-time "
+                        "constant: the OpenCL compiler folds the index arithmetic; a "
+                        "program is built per size")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_gen)
 
@@ -47,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeat", type=int, default=10, help="timed runs (default: 10)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the random inputs (default: 0)")
+    p.add_argument("--specialize", action="store_true",
+                   help="make every const integer parameter (the sizes) a compile-time "
+                        "constant: the OpenCL compiler folds the index arithmetic; a "
+                        "program is built per size")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 
@@ -77,7 +85,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
     from mcl.opencl.host_c import host_code
 
     kernels = generate(args.file, args.target, function=args.function,
-                       search_path=hwd_search_path(args))
+                       search_path=hwd_search_path(args), specialize=args.specialize)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for k in kernels:
@@ -113,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                               hint="give the path of a .mcpl kernel"))
     module = parse_file(args.file)
     kernel = compile_kernel(module, args.target, args.device, function=args.function,
-                            search_path=hwd_search_path(args))
+                            search_path=hwd_search_path(args), specialize=args.specialize)
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)

@@ -317,9 +317,15 @@ class _StatementEmission:
         defs = {d.name: d.init for d in vec.decls}
         read = {id(v): v.read for scope in self.scopes for v in scope.values()}
         conds = [p.expr(c) for c in vectorize.lane_conditions(vec, base)]
+        # for the alignment proof, a run's first iteration is start + 4 k for some k
+        proof_base: ast.Expr = base
+        if vec.trip > width:
+            proof_base = ast.Binary("+", ast.Literal(start), ast.Binary(
+                "*", ast.Literal(width), ast.Name(f"{run}__k")))
         for acc in vec.memory_accesses():
             first = vectorize.substitute(acc.index, vectorize.lane(var, base, 0), defs)
-            if not self.aligned(acc.name, first):
+            proof = vectorize.substitute(acc.index, vectorize.lane(var, proof_base, 0), defs)
+            if not self.aligned(acc.name, proof):
                 elem = self.lookup(acc.name).type.name
                 conds.append(f"((size_t)&{p.expr(first)} & {width * _SIZES[elem] - 1}) == 0")
         if conds:

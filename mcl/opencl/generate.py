@@ -64,11 +64,14 @@ class GeneratedKernel:
 
 
 def generate(module: ast.Module | str | os.PathLike[str], target: str | Target | None = None,
-             *, function: str | None = None,
-             search_path: Sequence[str | Path] = ()) -> list[GeneratedKernel]:
+             *, function: str | None = None, search_path: Sequence[str | Path] = (),
+             specialize: bool = False) -> list[GeneratedKernel]:
     """OpenCL kernels and launch plans for the kernels of ``module`` (a path or a
     parsed module). ``target``: a leaf name (default: each function's level); a
-    function written above it is translated down first. ``function`` picks one."""
+    function written above it is translated down first. ``function`` picks one.
+    ``specialize``: every ``const`` integer parameter becomes a compile-time size
+    (the runtime builds a program per value, and the OpenCL compiler folds the
+    index arithmetic); by default only those that size local or private arrays."""
     # Code is generated only from programs the front end accepts: the generator
     # relies on the checks (foreach nesting, memory spaces, ...) having passed.
     from mcl.mcpl import check
@@ -90,7 +93,8 @@ def generate(module: ast.Module | str | os.PathLike[str], target: str | Target |
         mod, fn = module, f
         if f.hardware != tgt.name:
             mod, fn = _translate(module, f, tgt.name, search_path)
-        out.append(_KernelGen(mod, fn, tgt, search_path=tuple(map(str, search_path))).run())
+        out.append(_KernelGen(mod, fn, tgt, search_path=tuple(map(str, search_path)),
+                              specialize=specialize).run())
     return out
 
 
@@ -140,6 +144,8 @@ class _KernelGen(_StatementEmission):
     hoisted: list[tuple[str, int]] = field(default_factory=list)
     scopes: list[dict[str, _Var]] = field(default_factory=list)
     specialized: dict[str, ast.Param] = field(default_factory=dict)
+    #: every const integer parameter a compile-time size (generate(specialize=True))
+    specialize: bool = False
     local_bytes: list[str] = field(default_factory=list)
     float_atomics: set[str] = field(default_factory=set)
     helpers: dict[tuple, str] = field(default_factory=dict)
@@ -216,6 +222,10 @@ class _KernelGen(_StatementEmission):
         self.plan_loops()
         self.find_lockstep_code()
         params = [self.param(p) for p in f.params]
+        if self.specialize:
+            for p in f.params:
+                if p.const and not p.type.is_array and p.type.name in ("int", "long"):
+                    self.specialized[p.name] = p
         self.scopes.append({})
         self.statements(f.body.statements)
         return self.assemble(params)
@@ -604,7 +614,8 @@ class _KernelGen(_StatementEmission):
                     default = None
             size = CompileTimeSize(name, p.type.name, default)
             compile_time.append(size)
-            head.append(f"// {name} sizes an array: it is a compile-time constant "
+            why = "specialised" if self.specialize else "sizes an array"
+            head.append(f"// {name} {why}: it is a compile-time constant "
                         f"(build with -D {size.macro}=<value>)")
             head.append(f"#ifndef {size.macro}")
             head.append(f"#define {size.macro} {default}" if default is not None

@@ -27,12 +27,15 @@ from mcl.opencl.plan import LaunchPlan, evaluate
 
 def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | None = None,
             device: str | None = None, *, function: str | None = None,
-            search_path: Sequence[str | Path] = (), context=None, queue=None) -> Kernel:
+            search_path: Sequence[str | Path] = (), context=None, queue=None,
+            specialize: bool = False) -> Kernel:
     """A callable kernel for the function of an MCPL file or module (the only kernel,
     or ``function``) at leaf ``target`` (default: the function's level), on the
     device ``device`` selects ("PLATFORM:DEVICE" substrings; MCL_DEVICE; else the
-    best available) or on a given pyopencl ``context``/``queue``."""
-    kernels = generate(path_or_module, target, function=function, search_path=search_path)
+    best available) or on a given pyopencl ``context``/``queue``. ``specialize``: the
+    sizes are compile-time constants (a program is built per size; see generate)."""
+    kernels = generate(path_or_module, target, function=function, search_path=search_path,
+                       specialize=specialize)
     if len(kernels) > 1:
         names = ", ".join(k.name for k in kernels)
         raise McplError(error("opencl-several-kernels", f"the module has several kernels "
