@@ -1,7 +1,7 @@
 """Performance feedback: the analyses of paper sections 5 and 6.2-6.5 (operation
 statistics, transfers, data reuse, faster memories, work per thread, cache
 behaviour, feedback functions of descriptions), atomic updates and their
-contention, and a roofline, each a class with
+contention, bounds tests in loops, and a roofline, each a class with
 ``analyze()`` / ``report()``, combined by :func:`feedback` into diagnostics that
 are anchored at the expression, loop or declaration they are about.
 
@@ -21,6 +21,7 @@ from typing import Any
 
 import sympy
 
+from mcl.analyses import guards
 from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
@@ -50,7 +51,7 @@ __all__ = [
 #: function the description names, the three after it select by their code.
 PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
           "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts",
-          "time")
+          "time", "guards")
 
 #: Most specific first: what the description's own rules say, then proposals
 #: for a concrete change at an expression, then observations, then statistics.
@@ -58,7 +59,7 @@ _RANK = {
     "feedback-occupancy": 0, "feedback-atomics": 1, "feedback-coalescing": 1,
     "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
-    "feedback-work-per-thread": 6, "feedback-needs-value": 7, "feedback-transfer": 8,
+    "feedback-work-per-thread": 6, "feedback-guards": 6, "feedback-needs-value": 7, "feedback-transfer": 8,
     "feedback-roofline": 9, "feedback-time": 9, "feedback-ops": 10, "feedback-function": 11,
 }
 
@@ -215,6 +216,8 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         missing |= view.missing
     if "time" in selected and num is not sym:
         out += _time_report(view, atomics_s)
+    if "guards" in selected:
+        out += guards.report(f, num)
     params = {p.name for p in f.params}
     for name in sorted(missing & params):
         out.append(info("feedback-needs-value",

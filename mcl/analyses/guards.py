@@ -1,0 +1,150 @@
+"""Bounds tests in the loops of a kernel: arrays of the parameters read or written
+inside a sequential loop behind a condition on the same variables as the index
+(``if (i < n && k < p) aNext[u] = a[i, k];``).
+
+Each such test runs on every iteration of the loop, and it keeps the code generator
+from turning a run of 4 adjacent elements into a bare 128-bit access: the vector path
+is taken only after the test of the run's last element and a run-time test of its
+alignment, with the element-by-element form beside it (mcl.opencl.vectorize). A
+version for sizes that are multiples of its tiles needs none of it: reading the
+arrays through views whose innermost extent is a tile (``a as float[n, p / bk, bk]``)
+makes every run provably aligned, and ``--specialize`` builds the sizes into the
+code. The pass names the loop, the arrays and how many guarded accesses each of
+its iterations makes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcl.diagnostics import Diagnostic, info
+from mcl.mcpl import ast
+
+#: fewer guarded accesses per iteration than this are not worth a message
+MIN_ACCESSES = 4
+
+
+@dataclass
+class GuardedLoop:
+    """A sequential loop (the outermost of its nest inside the kernel's foreach
+    loops) and the guarded accesses to parameter arrays in its body."""
+
+    loop: ast.Stmt
+    var: str
+    accesses: list[ast.Index] = field(default_factory=list)
+
+    @property
+    def arrays(self) -> list[str]:
+        return sorted({a.base.id for a in self.accesses if isinstance(a.base, ast.Name)})
+
+
+def _names(e: ast.Node) -> set[str]:
+    return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+
+
+def _loop_var(s: ast.Stmt) -> str:
+    if isinstance(s, ast.For) and isinstance(s.init, ast.Declaration):
+        return s.init.name
+    if isinstance(s, ast.For) and isinstance(s.init, ast.Assign) and \
+            isinstance(s.init.target, ast.Name):
+        return s.init.target.id
+    return "while"
+
+
+def guarded_loops(f: ast.Function) -> list[GuardedLoop]:
+    """The sequential loops of ``f`` with accesses to its array parameters behind
+    bounds tests inside them, outermost loops of each nest, in source order."""
+    arrays = {p.name for p in f.params if p.type.is_array}
+    found: dict[int, GuardedLoop] = {}
+
+    def index_names(idx: ast.Index, defs: dict[str, set[str]]) -> set[str]:
+        names: set[str] = set()
+        todo = [n for grp in idx.groups for i in grp for n in _names(i)]
+        while todo:   # through the integer declarations the index uses (int k = k1 + u)
+            n = todo.pop()
+            if n not in names:
+                names.add(n)
+                todo += defs.get(n, ())
+        return names
+
+    def visit(s: ast.Stmt | None, outer: ast.Stmt | None, conds: list[set[str]],
+              defs: dict[str, set[str]]) -> None:
+        if s is None:
+            return
+        if isinstance(s, ast.Block):
+            inner = dict(defs)
+            for st in s.statements:
+                visit(st, outer, conds, inner)
+                if isinstance(st, ast.Declaration) and st.init is not None:
+                    inner[st.name] = _names(st.init)
+            return
+        if isinstance(s, ast.ForEach):
+            visit(s.body, outer, conds, defs)
+            return
+        if isinstance(s, ast.For | ast.While):
+            loop = outer if outer is not None else s
+            visit(s.body, loop, conds, defs)
+            return
+        if isinstance(s, ast.If):
+            # only tests made inside a loop run once per iteration
+            guard = conds + [_names(s.cond)] if outer is not None else conds
+            visit(s.then, outer, guard, defs)
+            visit(s.orelse, outer, guard, defs)
+            return
+        if outer is None or not conds:
+            return
+        for node in ast.walk(s):
+            if isinstance(node, ast.Index) and isinstance(node.base, ast.Name) \
+                    and node.base.id in arrays:
+                used = index_names(node, defs)
+                if any(c & used for c in conds):
+                    entry = found.setdefault(id(outer), GuardedLoop(outer, _loop_var(outer)))
+                    entry.accesses.append(node)
+
+    visit(f.body, None, [], {})
+    return list(found.values())
+
+
+def per_iteration(g: GuardedLoop, kernel: Any) -> int:
+    """Guarded accesses one iteration of ``g``'s loop makes: each access counted as
+    often as the loops between it and ``g`` run (``kernel``: mcl.analyses.kernel.Kernel
+    with numbers; a loop whose trip count is not a number counts once)."""
+    total = 0
+    for node in g.accesses:
+        acc = next((a for a in kernel.accesses if a.node is node), None)
+        times = 1
+        if acc is not None:
+            inner = False
+            for lp in acc.loops:
+                if lp.node is g.loop:
+                    inner = True
+                elif inner and lp.trips is not None and getattr(lp.trips, "is_Integer", False):
+                    times *= int(lp.trips)
+        total += times
+    return total
+
+
+def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
+    out = []
+    for g in guarded_loops(f):
+        lp = next((x for x in kernel.loops if x.node is g.loop), None)
+        trips = getattr(lp, "trips", None)
+        if trips is not None and getattr(trips, "is_Integer", False) and int(trips) <= 32:
+            continue   # a short loop (unrolled; it runs once per thread): not a hot loop
+        count = per_iteration(g, kernel)
+        if count < MIN_ACCESSES:
+            continue
+        names = ", ".join(g.arrays)
+        out.append(info(
+            "feedback-guards",
+            f"{count} accesses to {names} per iteration of loop {g.var} sit behind bounds "
+            "tests: every iteration evaluates them, and a run of 4 adjacent "
+            "elements among them becomes a 128-bit access only after a run-time test of "
+            "its alignment (with the element-by-element code beside it)",
+            g.loop.span,
+            "for sizes that are multiples of the tiles, a version without the tests: read "
+            "and write through views whose innermost extent is a tile (`a as float[n, p / "
+            "bk, bk] a3;`), which also makes the alignment provable; `--specialize` builds "
+            "the sizes into the code"))
+    return out

@@ -1,0 +1,57 @@
+"""Bounds tests in hot loops (mcl.analyses.guards): named where they cost, silent
+where a version reads through views with no tests, and never for short loops."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcl.analyses import feedback
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _guards(path: Path) -> list:
+    return [d for d in feedback(str(path), only=["guards"]) if d.code == "feedback-guards"]
+
+
+def test_guarded_tile_loads_in_the_phase_loop_are_named():
+    path = EXAMPLES / "matmul" / "hopper_v7.mcpl"
+    (d,) = _guards(path)
+    assert d.message.startswith("16 accesses to a, b per iteration of loop l")
+    assert "run-time test of its alignment" in d.message
+    assert "views" in d.hint and "--specialize" in d.hint
+    phase_loop = next(i for i, line in enumerate(path.read_text().splitlines(), 1)
+                      if "for (int l = 0; l < nrPhases; l++)" in line)
+    assert d.span.line == phase_loop   # the phase loop, not the short prologue loops
+
+
+def test_a_version_through_views_has_no_bounds_tests():
+    assert _guards(EXAMPLES / "matmul" / "hopper_v10.mcpl") == []
+
+
+def test_conditions_that_do_not_bound_the_index_are_not_bounds_tests(tmp_path):
+    f = tmp_path / "k.mcpl"
+    f.write_text("""module k;
+import hopper;
+hopper void k(const int n = 4096, const int m = 4096, global float[n, m] out,
+              global float[n, m] inp) {
+  foreach (int i in n blocks) {
+   foreach (int w in 1 warps) {
+    foreach (int t in 32 threads) {
+      for (int r = 0; r < m; r += 4) {
+        bool more = r + 4 < m;
+        for (int e = 0; e < 4; e++) {
+          if (more) {
+            out[i, r + e] = inp[i, r + e];
+          }
+        }
+      }
+    }
+   }
+  }
+}
+""")
+    assert _guards(f) == []
+    f.write_text(f.read_text().replace("if (more)", "if (r + e < m)"))
+    (d,) = _guards(f)
+    assert d.message.startswith("8 accesses to inp, out per iteration of loop r")
