@@ -53,6 +53,18 @@ __kernel void bs_vec4_2(__global float4* o1, __global float4* o2, __global const
     o1[i] = x * y + z; o2[i] = x - y * z;
     if (two) { o1[k] = x2 * y2 + z2; o2[k] = x2 - y2 * z2; } }
 }
+// its two halves: the 3 reads alone (48 MB), the 2 writes alone (32 MB)
+__kernel void bs_read(__global float* o1, __global float* o2, __global const float4* a,
+                      __global const float4* b, __global const float4* c, int n4) {
+  float4 s = 0;
+  for (int i = get_global_id(0); i < n4; i += get_global_size(0)) s += a[i] * b[i] + c[i];
+  if (s.x == -1.0f) o1[get_global_id(0)] = s.y;   // never true: keeps the loads
+}
+__kernel void bs_write(__global float4* o1, __global float4* o2, __global const float* a,
+                       __global const float* b, __global const float* c, int n4) {
+  for (int i = get_global_id(0); i < n4; i += get_global_size(0)) {
+    float4 v = (float4)(i, i + 1, i + 2, i + 3); o1[i] = v; o2[i] = v + 1.0f; }
+}
 // gesummv-shaped traffic: y[i] = sum_j A[i,j] x[j] + B[i,j] x[j]; a warp per row
 __kernel void gs_warp(__global float* y, __global const float4* A, __global const float4* B,
                       __global const float4* x, int n, __local float* scratch) {
@@ -140,7 +152,7 @@ def main() -> int:
         cs = None
     prg = builds[1]
     kernels = {}
-    for name in ("copy4", "bs1", "bs_stride", "bs_vec4", "bs_vec4_2"):
+    for name in ("copy4", "bs1", "bs_stride", "bs_vec4", "bs_vec4_2", "bs_read", "bs_write"):
         kernels[name] = cl.Kernel(prg, name)
     if cs is not None:
         kernels["bs_vec4_cs"] = cl.Kernel(cs, "bs_vec4_cs")
@@ -166,6 +178,11 @@ def main() -> int:
         timed("bs float4 x2", kernels["bs_vec4_2"], (groups * 256,), (256,),
               (*bufs, np.int32(n // 4)),
               nbytes, f"{groups} groups")
+    for groups in (sms * 4, sms * 8):
+        timed("bs reads only", kernels["bs_read"], (groups * 256,), (256,),
+              (*bufs, np.int32(n // 4)), 12 * n, f"{groups} groups")
+        timed("bs writes only", kernels["bs_write"], (groups * 256,), (256,),
+              (*bufs, np.int32(n // 4)), 8 * n, f"{groups} groups")
     if "bs_vec4_cs" in kernels:
         for groups in (sms * 4, -(-n // 4 // 256)):
             timed("bs float4 st.cs", kernels["bs_vec4_cs"], (groups * 256,), (256,),
