@@ -78,7 +78,7 @@ def override(source: str, values: dict[str, str], file: str) -> str:
         if len(found) != 1:
             raise VariantError(f"{file}: {len(found)} declarations 'const int {name} = ...' "
                                f"(need exactly one to override)")
-        source = pat.sub(lambda m: f"{m.group(1)}{value}{m.group(2)}", source)
+        source = pat.sub(lambda m, v=value: f"{m.group(1)}{v}{m.group(2)}", source)
     return source
 
 
