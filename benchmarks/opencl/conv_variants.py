@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--filter", type=int, default=9, help="fh = fw (default 9)")
     ap.add_argument("--repeats", type=int, default=20, help="timed launches per variant")
     ap.add_argument("--target", default="hopper", help="leaf level to generate for")
-    ap.add_argument("--budget", type=float, default=150.0,
+    ap.add_argument("--budget", type=float, default=100.0,
                     help="seconds after which the remaining variants are skipped")
     ap.add_argument("--device", metavar="PLATFORM:DEVICE",
                     help="another OpenCL device (substrings, as `mcl run --device`), for "
