@@ -215,7 +215,7 @@ def measure(v: dict, kernel, ctx, queue, dev, sizes: dict, bufs: dict, expected:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n", 1)[0].split()),
                                  epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("specs", nargs="+", metavar="'FILE [NAME=V[,V...]]... [-OPTION]...'")
