@@ -38,6 +38,7 @@ from mcl.analyses.stats import (
     roofline_of_kernel,
 )
 from mcl.analyses.values import bytes_text, number_text, time_text
+from mcl.analyses.window import WindowAnalysis
 from mcl.diagnostics import Diagnostic, McplError, error, info
 from mcl.mcpl import ast
 
@@ -51,7 +52,7 @@ __all__ = [
 #: function the description names, the three after it select by their code.
 PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
           "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts",
-          "time", "guards")
+          "time", "window", "guards")
 
 #: Most specific first: what the description's own rules say, then proposals
 #: for a concrete change at an expression, then observations, then statistics.
@@ -59,7 +60,8 @@ _RANK = {
     "feedback-occupancy": 0, "feedback-atomics": 1, "feedback-coalescing": 1,
     "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
-    "feedback-work-per-thread": 6, "feedback-guards": 6, "feedback-needs-value": 7, "feedback-transfer": 8,
+    "feedback-work-per-thread": 6, "feedback-window": 6, "feedback-guards": 6,
+    "feedback-needs-value": 7, "feedback-transfer": 8,
     "feedback-roofline": 9, "feedback-time": 9, "feedback-ops": 10, "feedback-function": 11,
 }
 
@@ -189,6 +191,9 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
             # no "units" where a foreach's size is not known statically (stated elsewhere)
             missing |= {s.name for s in sympy.sympify(result.get("units", 0)).free_symbols}
         out += a.report(result, hw)
+    if _want(selected, "window"):
+        a = WindowAnalysis()
+        out += a.report(a.analyze(sym, num), hw)
     if _want(selected, "cache"):
         a = CacheAnalysis()
         out += a.report(a.analyze(sym, num), hw)

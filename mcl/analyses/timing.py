@@ -70,12 +70,17 @@ def _load_store_rate(hw) -> float | None:
 
 def _memory_instructions(view: KernelView, register_spaces) -> float | None:
     """Accesses to addressable memory by all units; a run of 4 adjacent elements that
-    the generator makes one 128-bit access counts once."""
+    the generator makes one 128-bit access counts once. Reads of read-only memory
+    that are constants of the generated code (:func:`_constant_operand`) are not
+    counted."""
     from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     found = lockstep_loop(view)
+    read_only = {ms.name for ms in view.hardware.read_only_spaces()}
     total = 0.0
     for sacc, nacc in view.accesses():
         if sacc.space is None or sacc.space in register_spaces:
+            continue
+        if sacc.space in read_only and not sacc.write and _constant_operand(nacc, found):
             continue
         execs = _num(view.num.executions(nacc.loops)[0])
         if execs is None:
@@ -84,6 +89,27 @@ def _memory_instructions(view: KernelView, register_spaces) -> float | None:
             found[0] in nacc.loops else None
         total += execs / (RUN if run is not None else 1)
     return total
+
+
+def _constant_operand(nacc, found) -> bool:
+    """Whether a read is at the same element in every lane of a warp and its index
+    depends only on loops that the OpenCL generator unrolls completely (counted loops
+    of at most vectorize.MAX_UNROLL iterations): its address is then a constant of
+    the program, so the compiler loads it once and keeps it in a register, or reads
+    it from the constant cache as an operand of the arithmetic (a filter in constant
+    memory) -- no load-store instruction per read."""
+    from mcl.opencl.vectorize import MAX_UNROLL
+    if not found or found[0].var in nacc.depends:
+        return False
+    loops = {lp.var: lp for lp in nacc.loops if lp.var}
+    for name in nacc.depends:
+        lp = loops.get(name)
+        if lp is None or lp.kind == "foreach":
+            continue
+        trips = _num(lp.trips) if lp.trips is not None else None
+        if lp.kind != "for" or trips is None or trips > MAX_UNROLL:
+            return False
+    return True
 
 
 def _banked_accesses(view: KernelView) -> tuple[float, object] | None:

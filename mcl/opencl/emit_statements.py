@@ -23,7 +23,7 @@ from mcl.opencl.emit_expressions import (
     _simple,
     _Var,
 )
-from mcl.opencl.plan import DTYPES, Argument
+from mcl.opencl.plan import DTYPES, Argument, evaluate
 
 
 class _StatementEmission:
@@ -272,11 +272,37 @@ class _StatementEmission:
                 return
             if 0 < trip <= vectorize.MAX_UNROLL:
                 self.emit("#pragma unroll")
+        elif counted is not None and self.build_time_trip(counted) is not None:
+            self.emit("#pragma unroll")
         self.scopes.append({})
         self.emit(f"for ({self.for_header(s)}) {{")
         self.block(s.body)
         self.emit("}")
         self.scopes.pop()
+
+    def build_time_trip(self, counted: tuple[str, ast.Expr, ast.Expr, bool]) -> int | None:
+        """The trip count, at the parameters' defaults, of a counted loop whose bounds
+        are constant once the compile-time parameters are fixed (``y < fh`` where fh
+        sizes an array), if it is at most MAX_UNROLL; else None. The OpenCL compiler
+        knows such a trip count, so ``#pragma unroll`` unrolls the loop completely: the
+        private arrays it indexes stay in registers, and constant-memory elements it
+        indexes get constant addresses."""
+        _, first, bound, inclusive = counted
+        values: dict[str, int | float] = {}
+        try:
+            for e in (first, bound):
+                for n in ast.walk(self.inline(e)):
+                    if isinstance(n, ast.Name):
+                        p = self.specialized.get(n.id)
+                        default = None if p is None else self.specialized_default(p)
+                        if default is None:
+                            return None
+                        values[n.id] = default
+            trip = (evaluate(self.plan_expr(bound), values)
+                    - evaluate(self.plan_expr(first), values) + inclusive)
+        except (McplError, ValueError, TypeError, ZeroDivisionError):
+            return None
+        return int(trip) if 0 < trip <= vectorize.MAX_UNROLL else None
 
     def constant(self, e: ast.Expr) -> int | None:
         """The value of ``e`` if it is a constant of the program (literals, ``const``

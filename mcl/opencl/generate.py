@@ -398,6 +398,15 @@ class _KernelGen(_StatementEmission):
         text = _CPrinter(self, plan=True).expr(self.inline(e))
         return _fold(text)
 
+    def specialized_default(self, p: ast.Param) -> int | float | None:
+        """The default value of a compile-time parameter (None: it has none)."""
+        if p.default is None:
+            return None
+        try:
+            return evaluate(_CPrinter(self, plan=True).expr(p.default), {})
+        except McplError:
+            return None
+
     def hwd_literal(self, n: ast.HwdRef) -> ast.Literal:
         value = self.hw.resolve_property(n.path)
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -606,12 +615,7 @@ class _KernelGen(_StatementEmission):
                      f"{printer.expr(self.inline(c.value))};" for c in constants] + [""]
         compile_time = []
         for name, p in self.specialized.items():
-            default = None
-            if p.default is not None:
-                try:
-                    default = evaluate(_CPrinter(self, plan=True).expr(p.default), {})
-                except McplError:
-                    default = None
+            default = self.specialized_default(p)
             size = CompileTimeSize(name, p.type.name, default)
             compile_time.append(size)
             why = "specialised" if self.specialize else "sizes an array"

@@ -171,3 +171,49 @@ def test_reshaping_views_give_vector_accesses_without_run_time_checks(tmp_path,
     x = np.random.default_rng(0).uniform(-1, 1, (3, 8)).astype(np.float32)
     got = mcl.compile(f, target="hopper")(n=3, m=8, inp=x)
     np.testing.assert_allclose(got["out"], 3 * x, rtol=1e-6)
+
+
+def _sized_kernel(body: str) -> str:
+    """A kernel whose parameter k sizes a private array (so it is a compile-time
+    constant, default 9)."""
+    text = f"""module t;
+import hopper;
+hopper void t(const int n, const int k = 9, global float[n] b, constant float[k] f) {{
+  foreach (int i in n / 32 blocks) {{
+    foreach (int w in 1 warps) {{
+      foreach (int t in 32 threads) {{
+        reg float[k] z;
+        float acc = 0.0;
+        {body}
+        b[i * 32 + t] = acc + z[0];
+      }}
+    }}
+  }}
+}}
+"""
+    (k,) = generate(parse(text, "t.mcpl"))
+    return k.source
+
+
+def test_build_time_trip_counts_are_unrolled():
+    # k is fixed when the program is built: the compiler knows the trip count
+    src = _sized_kernel("for (int y = 0; y < k; y++) { acc += f[y]; }"
+                        "for (int y = 1; y <= k + 2; y++) { acc += f[y % k]; }")
+    assert "#pragma unroll\n    for (int y = 0; y < k; y++)" in src
+    assert "#pragma unroll\n    for (int y = 1; y <= k + 2; y++)" in src
+    # ... but not where the count depends on a run-time value or is large by default
+    src = _sized_kernel("for (int y = 0; y < k * n; y++) { acc += f[y % k]; }"
+                        "for (int y = 0; y < k * 4; y++) { acc += f[y % k]; }")
+    assert "#pragma unroll" not in src
+
+
+def test_convolution_v2_unrolls_the_filter_loops():
+    (k,) = generate(EXAMPLES / "convolution" / "hopper_v2.mcpl")
+    src = k.source
+    lines = [s.strip() for s in src.splitlines()]
+    for loop in ("for (int r = 0; r < rows + fg - 1; r++) {", "for (int x = 0; x < fw; x++) {",
+                 "for (int v = 0; v < lw / 4; v++) {"):
+        assert lines[lines.index(loop) - 1] == "#pragma unroll", loop
+    assert "*(__local const float4*)&l_in[" in src
+    assert "*(__global const float4*)&input[" in src
+    assert "*(__global float4*)&output[" in src
