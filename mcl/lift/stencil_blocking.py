@@ -170,17 +170,22 @@ def blocking_choices(h: int, w: int, fh: int, fw: int, limits: Limits) -> list[t
     """(c, r, l1, l0, vector width) in preference order: blocks and groups of ``BLOCKS``
     and ``GROUPS`` whose work-group fits the limits, whose private arrays fit
     ``PRIVATE_BYTES``, and which waste at most a quarter of the work-items' outputs on
-    padding (blocks need not divide the output)."""
-    out = []
-    for (c, r), (l1, l0) in itertools.product(BLOCKS, GROUPS):
-        threads = l1 * l0
-        if threads > limits.max_work_group or _private_bytes(c, r, fh, fw) > PRIVATE_BYTES:
+    padding (blocks need not divide the output). Each block with its first group that
+    fits comes first (in the order of ``BLOCKS``), then each with its second, ...: the
+    choices differ in the block before they differ in the group."""
+    per_block = []
+    for c, r in BLOCKS:
+        if _private_bytes(c, r, fh, fw) > PRIVATE_BYTES:
             continue
-        th, tw = l1 * c, l0 * r
-        padded = _ceil(h, th) * th * _ceil(w, tw) * tw
-        if padded > 1.25 * h * w:
-            continue
-        out.append((c, r, l1, l0, _width(r, fw, limits)))
+        groups = []
+        for l1, l0 in GROUPS:
+            th, tw = l1 * c, l0 * r
+            if l1 * l0 > limits.max_work_group or \
+                    _ceil(h, th) * th * _ceil(w, tw) * tw > 1.25 * h * w:
+                continue
+            groups.append((c, r, l1, l0, _width(r, fw, limits)))
+        per_block.append(groups)
+    out = [g[k] for k in range(len(GROUPS)) for g in per_block if k < len(g)]
     return out[:limits.max_choices]
 
 
