@@ -227,7 +227,14 @@ def _block(parts, weights: Expr, block: Expr, c: int, r: int, fh: int, fw: int,
     accs = apply(JOIN, apply(Prim("reduceSeq", (y_step, zeros)),
                              _zip(weights, apply(_slide(c, 1), block))))
     final = h if h is not None else Prim("id")
-    return apply(Prim("toGlobal", (Prim("mapSeq", (Prim("mapSeq", (final,)),)),)), accs)
+    if width == 1:
+        return apply(Prim("toGlobal", (Prim("mapSeq", (Prim("mapSeq", (final,)),)),)), accs)
+    # the results (h of the accumulators) in private memory, written as w-wide vectors
+    results = apply(Prim("toPrivate", (Prim("mapSeq", (Prim("mapSeq", (final,)),)),)), accs)
+    write = compose(Prim("map", (Prim("asScalar"),)),
+                    Prim("toGlobal", (Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),)),)),
+                    Prim("map", (Prim("asVector", (width,)),)))
+    return apply(write, results)
 
 
 def _tiles(inner: Fun, rows: int, cols: int, fh: int, fw: int, dims: tuple[str, str]) -> Fun:

@@ -150,8 +150,10 @@ def test_the_kernel_at_the_paper_size():
     # the input rows as aligned float4 loads (rows of 4104 floats are whole vectors),
     # 4 rows x 3 vectors per filter row
     assert src.count("((global float4*)input)[") == 9 * 12
-    assert "vload" not in src and "if (" not in src
-    assert len(re.findall(r"out\[[^]]*\] = output_f\(acc_\d+\[\d+\]\);", src)) == 16
+    assert "vload" not in src and "vstore" not in src and "if (" not in src
+    # the 4 x 4 results written as 4 aligned float4 stores
+    assert len(re.findall(r"output_f\(acc_\d+\[\d+\]\);", src)) == 16
+    assert len(re.findall(r"\(\(global float4\*\)out\)\[[^]]*\] = \(float4\)", src)) == 4
 
 
 def test_guards_where_blocks_do_not_divide():
