@@ -5,10 +5,12 @@ At the paper size (4096 x 4096 outputs, 9 x 9 filter) by default:
 * every MCPL version of examples/convolution for the leaf (default hopper), compiled
   with mcl.compile, checked against reference.py and timed (mcl.lift.compare);
 * Lift's candidates for the program derived from perfect.mcpl: the direct lowering,
-  the first choice of stencil-2d-tiling (tiles in local memory) and every choice of
+  the first choice of stencil-2d-tiling (tiles in local memory) and the choices of
   stencil-2d-register-blocking (filter in constant memory, c x r outputs per work-item
-  in registers, vector loads), then ``--budget`` more candidates of the Monte-Carlo
-  tree search; each checked against reference.py before it is timed.
+  in registers, vector loads) and of stencil-2d-register-blocking-local (the same from a
+  tile in local memory), the first ``--choices`` of each, then ``--budget`` more
+  candidates of the Monte-Carlo tree search; each checked against reference.py before
+  it is timed.
 
 Times are medians of profiled runs (OpenCL events) after a warm-up. Writes
 OUT/conv_candidates.json (every row, the OpenCL of the best Lift candidate),
@@ -36,7 +38,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
 KERNEL = ROOT / "examples" / "convolution" / "perfect.mcpl"
-RULE = "stencil-2d-register-blocking"
+RULES_BLOCKED = ("stencil-2d-register-blocking", "stencil-2d-register-blocking-local")
 
 
 def log(msg: str) -> None:
@@ -54,10 +56,10 @@ def nvidia(device: str | None) -> str | None:
     return info.spec if "nvidia" in (info.platform + info.name).lower() else None
 
 
-def lift_seeds(prog, limits) -> tuple[list, dict]:
+def lift_seeds(prog, limits, per_rule: int) -> tuple[list, dict]:
     """The candidates evaluated first (bound programs): the direct lowering, the first
-    tiling in local memory, every register blocking; and the blocking choice of each
-    register-blocked one, by the key of its body."""
+    tiling in local memory, the first ``per_rule`` choices of each register blocking;
+    and the (rule, choice) of each register-blocked one, by the key of its body."""
     from mcl.lift.explore import direct_lowering
     from mcl.lift.printer import key
     from mcl.lift.rules import RULES, apply_rule, rewrites
@@ -71,9 +73,10 @@ def lift_seeds(prog, limits) -> tuple[list, dict]:
     except Exception as e:  # noqa: BLE001 - the rule does not apply at every size
         log(f"stencil-2d-tiling: {e}")
     choices = {}
-    for rw in rewrites(prog, [RULES[RULE]], limits):
-        seeds.append(rw.result)
-        choices[key(rw.result.body)] = rw.choice
+    for rule in RULES_BLOCKED:
+        for rw in rewrites(prog, [RULES[rule]], limits)[:per_rule]:
+            seeds.append(rw.result)
+            choices[key(rw.result.body)] = (rule, rw.choice)
     return seeds, choices
 
 
@@ -86,6 +89,9 @@ def main(argv=None) -> int:
                     help="override a size of reference.PAPER_SIZES[0] (h, w, fh, fw)")
     ap.add_argument("--budget", type=int, default=4,
                     help="candidates of the tree search after the seeds (default 4)")
+    ap.add_argument("--choices", type=int, default=8,
+                    help="choices of each register-blocking rule evaluated first (default 8 "
+                         "of at most 12; the search may find the others)")
     ap.add_argument("--repeat", type=int, default=10, help="timed runs per kernel")
     ap.add_argument("--max-version-s", type=float, default=10.0,
                     help="MCPL versions predicted to run longer than this are not run")
@@ -144,9 +150,12 @@ def main(argv=None) -> int:
     bound = bind_sizes(d.program, sizes)
     ev = Evaluator(bound, sizes, args.device, repeat=args.repeat, reference=reference)
     limits = ev.limits()
-    seeds, choices = lift_seeds(bound, limits)
+    seeds, choices = lift_seeds(bound, limits, args.choices)
     from mcl.lift import stencil_blocking as S
-    shape_choices = S.blocking_choices(sizes["h"], sizes["w"], sizes["fh"], sizes["fw"], limits)
+    dims = (sizes["h"], sizes["w"], sizes["fh"], sizes["fw"])
+    shape_choices = dict(zip(RULES_BLOCKED, (S.blocking_choices(*dims, limits),
+                                             S.local_blocking_choices(*dims, limits)),
+                             strict=True))
     log(f"Lift: {len(seeds)} seeds ({len(choices)} register-blocked), then {args.budget} more")
     explored = out / "explore_convolution.json"
     explored.unlink(missing_ok=True)
@@ -158,10 +167,14 @@ def main(argv=None) -> int:
     for k, e in res.evaluations.items():
         body_key = k.split(" @local=")[0]
         ch = choices.get(body_key)
+        blocking = None
+        if ch is not None:
+            rule, i = ch
+            blocking = dict(zip(("c", "r", "l1", "l0", "w"), shape_choices[rule][i],
+                                strict=True))
+            blocking["tile in local memory"] = rule != RULES_BLOCKED[0]
         lift.append({"status": e["status"], "time_s": e["time_s"], "message": e["message"][:300],
-                     "seed": body_key in seed_keys,
-                     "blocking": dict(zip(("c", "r", "l1", "l0", "w"), shape_choices[ch],
-                                          strict=True)) if ch is not None else None,
+                     "seed": body_key in seed_keys, "blocking": blocking,
                      "expression": e["expression"]})
 
     ok_m = [r for r in mcpl if r["status"] == "ok"]
@@ -189,7 +202,8 @@ def main(argv=None) -> int:
 
     lines = [f"# Convolution {sizes}: Lift's candidates and the MCPL versions", "",
              f"Device: {record['device']}; leaf {args.leaf}; {bound_note}", "",
-             "| implementation | status | time (ms) | GFLOP/s | of roofline |", "|---|---|---|---|---|"]
+             "| implementation | status | time (ms) | GFLOP/s | of roofline |",
+             "|---|---|---|---|---|"]
     for r in mcpl:
         lines.append(f"| MCPL {r['version']} | {r['status']} | {ms(r['time_s'])} | "
                      f"{flops / r['time_s'] / 1e9:.0f} | {frac(r['time_s'])} |"
@@ -197,6 +211,7 @@ def main(argv=None) -> int:
     for r in record["lift"]:
         b = r["blocking"]
         what = (f"Lift blocked c={b['c']} r={b['r']} group {b['l1']}x{b['l0']} w={b['w']}"
+                + (" local tile" if b["tile in local memory"] else "")
                 if b else "Lift " + r["expression"][:60].replace("|", "/") + "...")
         lines.append(f"| {what} | {r['status']} | {ms(r['time_s'])} | "
                      + (f"{flops / r['time_s'] / 1e9:.0f} | {frac(r['time_s'])} |"

@@ -169,7 +169,8 @@ for _spec in [
                 doc="map(f), the input of a reduceSeq: f of the next element is computed "
                     "while the reduceSeq works on the current one (software pipelining)"),
     PatternSpec("slide", ("size", "size"), 1, True, doc="windows: slide(size, step)"),
-    PatternSpec("pad", ("size", "size"), 1, True, doc="pad(l, r): repeat the edge values (a negative amount drops elements)"),
+    PatternSpec("pad", ("size", "size"), 1, True,
+                doc="pad(l, r): repeat the edge values (a negative amount drops elements)"),
 ]:
     PATTERNS[_spec.name] = _spec
 

@@ -28,12 +28,14 @@ tile, work-item block). Where the blocks do not divide the output, the input is 
 (``pad(0, k)``, its edge repeated) to whole blocks and the result cropped (``pad(0, -k)``
 drops the last k elements; the code generator guards the stores past the end).
 
+``stencil-2d-register-blocking-local`` is the same with each work-group's input tile
+copied into local memory first (``toLocal(mapLcl(1, mapLcl(0, id)))``, one barrier); the
+work-items then load their rows from there as vectors.
+
 Choices (at most ``limits.max_choices``): (c, r, l1, l0, w) from ``BLOCKS`` and
-``GROUPS`` whose private memory fits, the default first."""
+``GROUPS`` whose private memory (and local tile) fits, the default first."""
 
 from __future__ import annotations
-
-import itertools
 
 import sympy
 
@@ -47,7 +49,6 @@ from mcl.lift.ir import (
     Literal,
     Param,
     Prim,
-    UserFun,
     apply,
     compose,
     free_params,
@@ -103,7 +104,8 @@ def window_parts(g: Fun):
     if not (isinstance(e, Call) and e.fun == JOIN):
         return None
     e = e.args[0]
-    if not (isinstance(e, Call) and _prim_named(e.fun, "map") and isinstance(e.fun.args[0], Lambda)):
+    if not (isinstance(e, Call) and _prim_named(e.fun, "map")
+            and isinstance(e.fun.args[0], Lambda)):
         return None
     rowf, zipped = e.fun.args[0], e.args[0]
     if not (len(rowf.params) == 1 and isinstance(rowf.body, Call)
@@ -267,14 +269,22 @@ def _crop2(e: Expr, rows: int, cols: int) -> Expr:
     return e
 
 
-def blocked_expr(shape, s: Site, c: int, r: int, l1: int, l0: int, width: int) -> Expr:
+def blocked_expr(shape, s: Site, c: int, r: int, l1: int, l0: int, width: int,
+                 local: bool = False) -> Expr:
+    """The blocked stencil; with ``local`` each work-group first copies its input tile
+    (with halo) into local memory, ``toLocal(mapLcl(1, mapLcl(0, id)))``, and its
+    work-items load their rows from there."""
     f, z, m, h, weights, first, x, fh, fw, h_out, w_out = shape
     parts = (f, z, m, h, weights, first)
     block = Param("block")
     per_item = Lambda((block,), _block(parts, _constant(weights, s), block, c, r, fh, fw, width))
     tile = Param("tile")
+    src: Expr = tile
+    if local:
+        src = apply(Prim("toLocal", (Prim("mapLcl", (Prim("mapLcl", (Prim("id"),), 0),), 1),)),
+                    tile)
     per_group = Lambda((tile,), apply(_tiles(per_item, c, r, fh, fw, ("mapLcl", "mapLcl")),
-                                      tile))
+                                      src))
     th, tw = l1 * c, l0 * r
     ph, pw = _ceil(h_out, th) * th - h_out, _ceil(w_out, tw) * tw - w_out
     body = apply(_tiles(per_group, th, tw, fh, fw, ("mapWrg", "mapWrg")), _pad2(x, ph, pw))
@@ -286,6 +296,19 @@ def register_blocked(s: Site) -> list[Expr]:
     fh, fw, h_out, w_out = shape[-4:]
     return [blocked_expr(shape, s, *ch)
             for ch in blocking_choices(h_out, w_out, fh, fw, s.limits)]
+
+
+def local_blocking_choices(h: int, w: int, fh: int, fw: int, limits: Limits) -> list[tuple]:
+    """The choices of ``blocking_choices`` whose input tile (with halo) fits local memory."""
+    return [(c, r, l1, l0, v) for c, r, l1, l0, v in blocking_choices(h, w, fh, fw, limits)
+            if (l1 * c + fh - 1) * (l0 * r + fw - 1) * 4 <= limits.local_memory]
+
+
+def register_blocked_local(s: Site) -> list[Expr]:
+    shape = _shape(s)
+    fh, fw, h_out, w_out = shape[-4:]
+    return [blocked_expr(shape, s, *ch, local=True)
+            for ch in local_blocking_choices(h_out, w_out, fh, fw, s.limits)]
 
 
 rule(Rule("stencil-2d-register-blocking", "macro",
@@ -301,5 +324,12 @@ rule(Rule("stencil-2d-register-blocking", "macro",
           match=lambda s: _shape(s) is not None,
           rhs=register_blocked, exact=True))
 
-__all__ = ["window_parts", "blocking_choices", "blocked_expr", "BLOCKS", "GROUPS",
-           "UserFun"]
+rule(Rule("stencil-2d-register-blocking-local", "macro",
+          "stencil-2d-register-blocking with each work-group's input tile (with halo) copied "
+          "into local memory first (toLocal(mapLcl(1, mapLcl(0, id))), one barrier): the "
+          "work-items load their rows as vectors from local memory",
+          match=lambda s: _shape(s) is not None,
+          rhs=register_blocked_local, exact=True))
+
+__all__ = ["window_parts", "blocking_choices", "local_blocking_choices", "blocked_expr",
+           "BLOCKS", "GROUPS"]

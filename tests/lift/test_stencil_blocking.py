@@ -21,12 +21,13 @@ from mcl.lift.rules import RULES, Limits, apply_rule, nesting_problem, rewrites
 from mcl.lift.typecheck import LiftTypeError, check_program
 
 RULE = "stencil-2d-register-blocking"
+LOCAL = "stencil-2d-register-blocking-local"
 FUNS = ("userfun add(x: float, y: float): float = x + y\n"
         "userfun mult(x: float, y: float): float = x * y\n")
 
 
-def blockings(p, limits=None) -> list:
-    return rewrites(p, [RULES[RULE]], limits)
+def blockings(p, limits=None, rule=RULE) -> list:
+    return rewrites(p, [RULES[rule]], limits)
 
 
 def names(prog) -> list[str]:
@@ -83,7 +84,7 @@ def test_to_constant_of_a_computed_array_is_refused():
 # ----------------------------------------------------------------------------- the rule
 
 def test_rule_is_an_exact_macro_and_recognises_the_window():
-    assert RULES[RULE].kind == "macro" and RULES[RULE].exact
+    assert all(RULES[r].kind == "macro" and RULES[r].exact for r in (RULE, LOCAL))
     p = derived("convolution", {"h": 16, "w": 32, "fh": 3, "fw": 3})
     maps = [n.args[0] for _, n in walk(p.body.body) if isinstance(n, Prim) and n.name == "map"]
     found = [S.window_parts(g) for g in maps if S.window_parts(g) is not None]
@@ -102,7 +103,7 @@ def test_rule_is_an_exact_macro_and_recognises_the_window():
     "o transpose o map(slide(3, 2))) o slide(3, 1) $ x",
 ])
 def test_rule_declines_other_shapes(src):
-    assert not blockings(parse(FUNS + src))
+    assert not blockings(parse(FUNS + src)) and not blockings(parse(FUNS + src), rule=LOCAL)
 
 
 def test_choices_fit_and_the_default_comes_first():
@@ -118,12 +119,13 @@ def test_choices_fit_and_the_default_comes_first():
         assert -(-37 // (l1 * c)) * l1 * c * -(-100 // (l0 * r)) * l0 * r <= 1.25 * 37 * 100
 
 
+@pytest.mark.parametrize("rule", [RULE, LOCAL])
 @pytest.mark.parametrize("sizes", [{"h": 16, "w": 32, "fh": 3, "fw": 3},
                                    {"h": 37, "w": 100, "fh": 9, "fw": 9},
                                    {"h": 130, "w": 67, "fh": 7, "fw": 3}])
-def test_every_choice_is_lowered_and_equal(sizes):
+def test_every_choice_is_lowered_and_equal(sizes, rule):
     p = derived("convolution", sizes)
-    rws = blockings(p)
+    rws = blockings(p, rule=rule)
     assert rws and all(rw.path == () for rw in rws)
     xs = inputs(p, sizes, 2)
     want = convolution_reference(xs[0], xs[1], **sizes)
@@ -132,6 +134,7 @@ def test_every_choice_is_lowered_and_equal(sizes):
         check_program(q)
         assert E.is_lowered(q) and nesting_problem(q.body.body, partial=False) is None
         assert "toConstant" in names(q) and "toPrivate" in names(q)
+        assert ("toLocal" in names(q)) == (rule == LOCAL)
         np.testing.assert_allclose(np.asarray(run(q, *xs)).reshape(want.shape), want,
                                    rtol=1e-5, atol=1e-6)
 
@@ -156,6 +159,16 @@ def test_the_kernel_at_the_paper_size():
     assert len(re.findall(r"\(\(global float4\*\)out\)\[[^]]*\] = \(float4\)", src)) == 4
 
 
+def test_the_local_kernel_copies_the_tile_once():
+    sizes = {"h": 4096, "w": 4096, "fh": 9, "fw": 9}
+    q = apply_rule(derived("convolution", sizes), LOCAL)
+    (k,) = generate(q, sizes).kernels
+    assert k.local_size == (32, 4) and k.local_bytes == (16 + 8) * (128 + 8) * 4
+    assert k.source.count("barrier(") == 1
+    compute = k.source.split("barrier(")[1]
+    assert "input[" not in compute and compute.count("((local float4*)l_") == 9 * 12
+
+
 def test_guards_where_blocks_do_not_divide():
     sizes = {"h": 37, "w": 100, "fh": 9, "fw": 9}
     q = apply_rule(derived("convolution", sizes), RULE)
@@ -166,7 +179,8 @@ def test_guards_where_blocks_do_not_divide():
 def test_macro_seeds_include_the_blocking():
     p = derived("convolution", {"h": 32, "w": 64, "fh": 3, "fw": 3})
     blocked = [s for s in E.macro_seeds(p) if "toConstant" in names(s)]
-    assert len(blocked) == 1 and E.is_lowered(blocked[0])
+    assert len(blocked) == 2 and all(E.is_lowered(b) for b in blocked)
+    assert sum("toLocal" in names(b) for b in blocked) == 1
 
 
 # ----------------------------------------------------------------------------- on PoCL
@@ -180,12 +194,13 @@ def test_blocked_convolution_runs_and_matches(rt, sizes, choices):
     p = derived("convolution", sizes)
     xs = inputs(p, sizes)
     want = convolution_reference(xs[0], xs[1], **sizes)
-    rws = blockings(p)
-    for i in choices:
-        gen = generate(rws[i].result, sizes)
-        got = run_generated(gen, rt, xs).astype(np.float64)
-        np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-5,
-                                   err_msg=f"choice {i}")
+    for rule in (RULE, LOCAL):
+        rws = blockings(p, rule=rule)
+        for i in choices:
+            gen = generate(rws[i].result, sizes)
+            got = run_generated(gen, rt, xs).astype(np.float64)
+            np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{rule} choice {i}")
 
 
 def test_exploration_finds_and_verifies_it(rt, tmp_path):
