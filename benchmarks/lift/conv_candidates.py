@@ -87,10 +87,10 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default=None, help="PLATFORM:DEVICE (default: MCL_DEVICE)")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=INT",
                     help="override a size of reference.PAPER_SIZES[0] (h, w, fh, fw)")
-    ap.add_argument("--budget", type=int, default=4,
-                    help="candidates of the tree search after the seeds (default 4)")
-    ap.add_argument("--choices", type=int, default=8,
-                    help="choices of each register-blocking rule evaluated first (default 8 "
+    ap.add_argument("--budget", type=int, default=2,
+                    help="candidates of the tree search after the seeds (default 2)")
+    ap.add_argument("--choices", type=int, default=6,
+                    help="choices of each register-blocking rule evaluated first (default 6 "
                          "of at most 12; the search may find the others)")
     ap.add_argument("--repeat", type=int, default=10, help="timed runs per kernel")
     ap.add_argument("--max-version-s", type=float, default=10.0,
