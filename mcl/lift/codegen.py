@@ -127,6 +127,11 @@ class Generated:
                 "output_shape": list(self.output_shape)}
 
 
+#: bytes of constant memory an input read through ``toConstant`` may have: the least
+#: CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE OpenCL allows (NVIDIA GPUs and PoCL have it)
+CONSTANT_BYTES = 64 * 1024
+
+
 class NotLowered(McplError):
     """The expression still contains patterns the generator does not know."""
 
@@ -383,6 +388,8 @@ class Generator:
             names.append(m.name)
             if m.role == "scalar":
                 params.append(f"{m.unit.c_name()} {m.name}")
+            elif m.role == "input" and m.space == "constant":
+                params.append(f"constant {m.unit.c_name()}* restrict {m.name}")
             elif m.role == "input":
                 params.append(f"const global {m.unit.c_name()}* restrict {m.name}")
             else:
@@ -572,6 +579,8 @@ class Generator:
             for i in range(p.args[0]):
                 cur = self.apply(p.args[1], [cur], env, out if i == p.args[0] - 1 else None)
             return cur
+        if name == "toConstant":
+            return self.to_constant(p, a, env)
         if name in ("toLocal", "toGlobal", "toPrivate"):
             space = name[2:].lower()
             mem = out.memory() if out is not None else None
@@ -592,6 +601,22 @@ class Generator:
             finally:
                 self.k.force_space.pop()
         raise not_lowered(p, f"the code generator does not know '{name}'")
+
+    def to_constant(self, p: Prim, a: View, env: dict) -> View:
+        """``toConstant(f) $ x``: ``x`` an input of the program, passed to the kernel as
+        a ``constant`` pointer (read through the constant cache: one read serves every
+        work-item of a warp that reads the same element, a fixed index becomes an
+        operand of the instruction); ``f`` only rearranges it (a view)."""
+        f = p.args[0]
+        mem = a.memory()
+        if mem is None or mem.role != "input" or not _is_layout_fun(f):
+            raise CodegenLimit("toConstant applies to an input of the program (through layout "
+                               "patterns only): constant memory is read-only in a kernel")
+        if mem.size * unit_bytes(mem.unit) > CONSTANT_BYTES:
+            raise CodegenLimit(f"'{mem.name}' has {mem.size * unit_bytes(mem.unit)} bytes; "
+                               f"constant memory holds {CONSTANT_BYTES}")
+        mem.space = "constant"
+        return self.apply(f, [a], env, None)
 
     # ------------------------------------------------------------------ memory
     def allocate(self, t: Type, source: View | None) -> View:

@@ -192,7 +192,7 @@ class Interpreter:
             for _ in range(p.args[0]):
                 cur = self.apply(p.args[1], [cur], env, nb)
             return cur
-        if name in ("toLocal", "toGlobal", "toPrivate"):
+        if name in ("toLocal", "toGlobal", "toPrivate", "toConstant"):
             return self.apply(p.args[0], [(v, t)], env, nb)
         v = _norm(v, t, nb)
         if name == "split":
@@ -236,8 +236,12 @@ class Interpreter:
             left, right = int(p.args[0]), int(p.args[1])
 
             def padded(leaf, lt):
+                # a negative amount drops elements (crops)
+                cut = [slice(None)] * leaf.ndim
+                cut[ax] = slice(max(0, -left), leaf.shape[ax] - max(0, -right))
+                leaf = leaf[tuple(cut)]
                 widths = [(0, 0)] * leaf.ndim
-                widths[ax] = (left, right)
+                widths[ax] = (max(0, left), max(0, right))
                 return np.pad(leaf, widths, mode="edge")
             return _tmap(padded, v, t), rtype
         raise McplError(error("lift-run", f"the interpreter does not know pattern '{name}'"))

@@ -162,11 +162,15 @@ for _spec in [
                     "mapLcl(g)) writes g's results transposed)"),
     PatternSpec("toGlobal", ("fun",), 1, True, True, doc="results of f in global memory"),
     PatternSpec("toPrivate", ("fun",), 1, True, True, doc="results of f in private memory"),
+    PatternSpec("toConstant", ("fun",), 1, True, True,
+                doc="an input of the program (f: id or layout patterns) read through constant "
+                    "memory: small read-only data every work-item reads (a filter)"),
     PatternSpec("prefetch", ("fun",), 1, True, True,
                 doc="map(f), the input of a reduceSeq: f of the next element is computed "
                     "while the reduceSeq works on the current one (software pipelining)"),
     PatternSpec("slide", ("size", "size"), 1, True, doc="windows: slide(size, step)"),
-    PatternSpec("pad", ("size", "size"), 1, True, doc="pad(l, r): repeat the edge values"),
+    PatternSpec("pad", ("size", "size"), 1, True,
+                doc="pad(l, r): repeat the edge values (a negative amount drops elements)"),
 ]:
     PATTERNS[_spec.name] = _spec
 

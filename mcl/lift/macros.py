@@ -856,3 +856,7 @@ rule(Rule("stencil-2d-tiling", "macro",
           match=lambda s: s.arg_types is not None and not s.enclosing
           and _stencil_shape(s) is not None,
           rhs=stencil_tiled, exact=True))
+
+
+# the register blocking of 2-D stencils (its own module) registers its rule with these
+from mcl.lift import stencil_blocking as _stencil_blocking  # noqa: E402,F401

@@ -131,7 +131,7 @@ def _fun_inputs(p: Prim, ins, env) -> list[Type] | None:
         if p.name in ("reduce", "reduceSeq", "partRed"):
             r = fun_type(p, ins, env)
             return [r.elem, ins[0].elem]
-        if p.name in ("iterate", "toLocal", "toGlobal", "toPrivate"):
+        if p.name in ("iterate", "toLocal", "toGlobal", "toPrivate", "toConstant"):
             return ins
         if p.name == "mapVec":
             return [t.scalar if isinstance(t, VectorType) else t for t in ins]

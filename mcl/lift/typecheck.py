@@ -219,7 +219,7 @@ def _prim_type(p: Prim, args: list[Type], env, call) -> Type:
         if not isinstance(a.elem, VectorType):
             _fail(node, f"asScalar: expects an array of vectors, got {t}")
         return ArrayType(a.elem.scalar, a.size * a.elem.width)
-    if name in ("toLocal", "toGlobal", "toPrivate"):
+    if name in ("toLocal", "toGlobal", "toPrivate", "toConstant"):
         return fun_type(p.args[0], [t], env, call)
     if name == "slide":
         a = _array(t, name, node)
@@ -228,7 +228,10 @@ def _prim_type(p: Prim, args: list[Type], env, call) -> Type:
         return ArrayType(ArrayType(a.elem, sz), n)
     if name == "pad":
         a = _array(t, name, node)
-        return ArrayType(a.elem, a.size + p.args[0] + p.args[1])
+        n = a.size + p.args[0] + p.args[1]
+        if sympy.sympify(n).is_number and int(n) < 1:
+            _fail(node, f"pad {p.args[0]} {p.args[1]}: drops every element of {t}")
+        return ArrayType(a.elem, n)
     _fail(node, f"unknown pattern '{name}'")
 
 

@@ -356,7 +356,47 @@ def inverse_out(name: str, args: tuple, out: View, t_in: Type, t_out: Type) -> V
         s = int(args[0])
         c = int(t_in.size) // s
         return layout_view("reorderStride", (sympy.Integer(c),), out, t_out, t_in)
+    if name == "pad":
+        # element i of the argument is element i + left of the result, if that exists:
+        # the elements padding would drop (pad with a negative amount crops) are not
+        # written, their stores guarded where the index is not known to be in range
+        left, m = int(args[0]), int(t_out.size)
+        return FnView(t_in, lambda i: _in_range(out, Idx.of(i) + left, m))
     return None
+
+
+def _in_range(out: View, i: Idx, n: int) -> View:
+    """``out.index(i)`` for a store that happens only where 0 <= i < n."""
+    lo, hi = i.bounds()
+    conds = ([f"{i.c()} >= 0"] if lo < 0 else []) + ([f"{i.c()} < {n}"] if hi >= n else [])
+    if lo >= n or hi < 0:
+        return Guarded(out.index(Idx.of(0)), ("0",))
+    return Guarded(out.index(i), tuple(conds)) if conds else out.index(i)
+
+
+@dataclass(eq=False)
+class Guarded(View):
+    """A view written only where its conditions hold (an element past the end of a
+    cropped result): its stores are ``if (...) ...;``. Reading it is not allowed."""
+
+    inner: View
+    conds: tuple[str, ...]
+
+    @property
+    def type(self) -> Type:
+        return self.inner.type
+
+    def index(self, i) -> View:
+        return Guarded(self.inner.index(i), self.conds)
+
+    def get(self, k: int) -> View:
+        return Guarded(self.inner.get(k), self.conds)
+
+    def store(self, value: str, vtype: Type) -> str:
+        return f"if ({' && '.join(self.conds)}) {{ {self.inner.store(value, vtype)} }}"
+
+    def memory(self) -> Memory | None:
+        return self.inner.memory()
 
 
 def _inverse_map(f, out: View, t_in: Type, t_out: Type) -> View | None:
@@ -364,7 +404,7 @@ def _inverse_map(f, out: View, t_in: Type, t_out: Type) -> View | None:
     from mcl.lift.ir import Compose, Prim
     funs = list(f.funs) if isinstance(f, Compose) else [f]
     if not all(isinstance(g, Prim) and g.name in ("join", "split", "transpose",
-                                                    "reorderStride", "asScalar", "asVector")
+                                                    "reorderStride", "asScalar", "asVector", "pad")
                for g in funs):
         return None
     from mcl.lift.typecheck import fun_type

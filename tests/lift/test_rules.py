@@ -14,7 +14,8 @@ from mcl.lift.rules import RULES, Limits, apply_rule, rewrites
 
 FUNS = ("userfun add(x: float, y: float): float = x + y\n"
         "userfun absval(x: float): float = fabs(x)\n"
-        "userfun twice(x: float): float = x * 2.0f\n")
+        "userfun twice(x: float): float = x * 2.0f\n"
+        "userfun mult(x: float, y: float): float = x * y\n")
 
 SOURCES = [
     "s = fun(x: float[64]) => map(absval) o map(twice) $ x",
@@ -46,6 +47,11 @@ SOURCES = [
     # every 3 x 3 window of a 2-D input (stencil-2d-tiling)
     "s = fun(x: float[10][34]) => "
     "map(join o map(reduce(add, 0.0f) o join) o transpose o map(slide(3, 1))) o slide(3, 1) $ x",
+    # every 3 x 3 window weighted by a filter, 13 x 37 outputs (stencil-2d-register-blocking:
+    # blocks that do not divide the output)
+    "s = fun(x: float[15][39], f: float[3][3]) => map(join o map(fun(win) => "
+    "reduce(add, 0.0f) o join o map(fun(r) => map(fun(t) => mult(t._0, t._1)) $ "
+    "zip(r._0, r._1)) $ zip(f, win)) o transpose o map(slide(3, 1))) o slide(3, 1) $ x",
 ]
 
 BUNDLED = [("gemv", {"M": 4, "N": 128}), ("mm", {"M": 8, "N": 8, "K": 4}),

@@ -94,7 +94,8 @@ def test_choices_divide_the_output_and_fit_the_limits():
 def test_macro_seeds_include_the_tiling():
     p = derived("convolution", {"h": 32, "w": 64, "fh": 3, "fw": 3})
     seeds = E.macro_seeds(p)
-    tiled = [s for s in seeds if prims(s, "toLocal")]
+    # (stencil-2d-register-blocking-local's seed has a tile in local memory too)
+    tiled = [s for s in seeds if prims(s, "toLocal") and not prims(s, "toConstant")]
     assert len(tiled) == 1 and E.is_lowered(tiled[0])
 
 
