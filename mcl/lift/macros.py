@@ -530,18 +530,20 @@ def _block_zeros(z: Literal, l1: int, l0: int, rm: int, rn: int) -> Literal:
 
 
 def _mm_work_groups(a_expr: Expr, b_param: Param, tm: int, tn: int, tk: int, step: Lambda,
-                    zeros: Literal, write, prefetch: tuple[Fun, Fun] | None = None) -> Expr:
+                    zeros: Literal, write, prefetch: tuple[Fun, Fun] | None = None,
+                    pattern: str = "prefetch") -> Expr:
     """One work-group per tm x tn tile of C: ``reduceSeq(step, zeros)`` over the pairs
     of k-tiles (tm x tk of A, tk x tn of B) gives the work-items' blocks
     [l1][l0][rm][rn]; ``write`` takes them (an expression) to the C tile [tm][tn].
     With ``prefetch`` (functions of a tile of A and of B), the step receives their
-    results, computed one k-step ahead."""
+    results, computed one k-step ahead (``pattern`` "prefetch"), or with "prefetchLocal"
+    the k-tiles double-buffered in local memory (``macros_mm``)."""
     rows_a, cols_b = Param("rowsA"), Param("colsB")
     tiles_a = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tk),)),)), rows_a))
     tiles_b = apply(Prim("split", (_i(tk),)), cols_b)
     if prefetch is not None:
-        tiles_a = apply(Prim("prefetch", (prefetch[0],)), tiles_a)
-        tiles_b = apply(Prim("prefetch", (prefetch[1],)), tiles_b)
+        tiles_a = apply(Prim(pattern, (prefetch[0],)), tiles_a)
+        tiles_b = apply(Prim(pattern, (prefetch[1],)), tiles_b)
     reduced = apply(JOIN, apply(Prim("reduceSeq", (step, zeros)),
                                 Call(Prim("zip"), (tiles_a, tiles_b))))
     per_col_tile = Lambda((cols_b,), write(reduced))
@@ -856,3 +858,7 @@ rule(Rule("stencil-2d-tiling", "macro",
           match=lambda s: s.arg_types is not None and not s.enclosing
           and _stencil_shape(s) is not None,
           rhs=stencil_tiled, exact=True))
+
+
+# the double-buffered matrix multiplication (registers its rule)
+from mcl.lift import macros_mm  # noqa: E402, F401

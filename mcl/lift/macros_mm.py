@@ -1,0 +1,149 @@
+"""The double-buffered matrix-multiplication macro rule ``mm-tiling-double-buffered``:
+the form of the fastest hand-refined MCPL matmul (examples/matmul/hopper_v5.mcpl)
+reached by rewriting.
+
+It is ``mm-tiling-vectorised`` (tm x tn tiles of C per work-group; each work-item
+owns runs of w adjacent rows and columns of its rm x rn register block, reads its
+parts of the k-th rows of the tiles as w-wide (128-bit for float4) vectors from
+local memory; A's tile transposed in local memory; C written as vectors) with the
+k-tiles double-buffered in local memory:
+
+    reduceSeq(step, 0) $ zip(prefetchLocal(toLocal(h_A) o g_A) $ k-tiles of A,
+                             prefetchLocal(toLocal(h_B) o g_B) $ k-tiles of B)
+
+``g`` loads a work-item's share of a k-tile into registers as vectors (issued one
+k-step ahead, so the loads are in flight during the step's multiply-adds), ``h``
+writes those registers into the other of two local buffers after the step, and the
+step itself only computes: one barrier per k-step instead of two, and no wait for
+the copy before computing. B's tile is loaded with work-item t taking vectors t,
+t + T, t + 2T, ... (T work-items: every load instruction of a warp reads adjacent
+vectors, and the stores into local memory are conflict-free); A's with each
+work-item taking adjacent vectors of a row (its stores into the transposed tile
+then hit at most two work-items per bank).
+
+The rule requires the tiles to divide the matrices (M % tm, N % tn, K % tk) and the
+register blocks to divide into vectors; for sizes where no tiling divides, it offers
+nothing, so the exploration never generates a kernel that would read or write outside
+the matrices. Its choices (``mm_double_buffered_choices``) are the vectorised tilings
+whose two buffers fit in local memory, 16-deep k-tiles first."""
+
+from __future__ import annotations
+
+import itertools
+
+from mcl.lift.ir import JOIN, Call, Lambda, Param, Prim, apply, compose
+from mcl.lift.macros import (
+    _block_update,
+    _block_zeros,
+    _get,
+    _i,
+    _lcl2,
+    _mm_at_top,
+    _mm_problem,
+    _mm_work_groups,
+    _private_vectors,
+    _registers_to_local,
+    _runs,
+    _tile_to_registers,
+    _tilings,
+)
+from mcl.lift.rules import Limits, Rule, Site, rule
+
+
+def _tile_to_registers_strided(rows: int, cols: int, l1: int, l0: int, w: int):
+    """A [rows][cols] tile -> [l1][l0][c] vectors in private memory, work-item t of the
+    T = l1 * l0 taking vectors t, t + T, t + 2T, ... of the tile (each load instruction
+    of a warp reads adjacent vectors)."""
+    threads = l1 * l0
+    chunk = rows * cols // (w * threads)
+    return compose(Prim("toPrivate", (_lcl2(Prim("mapSeq", (Prim("id"),))),)),
+                   Prim("split", (_i(l0),)), Prim("split", (_i(chunk),)),
+                   Prim("reorderStride", (_i(threads),)), JOIN,
+                   Prim("map", (Prim("asVector", (w,)),)))
+
+
+def _strided_registers_to_local(rows: int, cols: int, l1: int, l0: int, w: int) -> Prim:
+    """The shares of ``_tile_to_registers_strided`` -> the [rows][cols] tile in local
+    memory: the layout after the copy puts vector t*c + u of the work-items' order
+    back at u*T + t (``reorderStride(c)`` inverts ``reorderStride(T)``)."""
+    chunk = rows * cols // (w * l1 * l0)
+    layout = [Prim("map", (Prim("asScalar"),)), Prim("split", (_i(cols // w),)),
+              Prim("reorderStride", (_i(chunk),)), JOIN, JOIN]
+    return Prim("toLocal", (compose(*layout, _lcl2(Prim("mapSeq", (Prim("id"),)))),))
+
+
+def _mm_double_buffered_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w):
+    l1, l0 = tm // rm, tn // rn
+    ra, rb = rm // w, rn // w
+    # per work-item and k: acc[rm][rn] += a[i] * b[j], its parts a and b of the k-th rows
+    # of the tiles read from local memory into registers as ra and rb vectors
+    acc2, q, fa, fb = (Param(n) for n in ("acc", "q", "aFrag", "bFrag"))
+    kstep = Lambda((acc2, q), apply(Lambda((fa, fb), _block_update(f, g, acc2, fa, fb)),
+                                    _private_vectors(_get(q, 0)), _private_vectors(_get(q, 1))))
+    acc_blk, b_runs, acc_rows, a_runs = (Param(n) for n in ("accBlock", "bRuns", "accRows",
+                                                            "aRuns"))
+    block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
+                              Call(Prim("zip"), (a_runs, b_runs))))
+    acc, p = Param("acc"), Param("p")
+    # p: this k-step's tiles, already in local memory (A's transposed: [tk][tm])
+    per_row = Lambda((acc_rows, a_runs), apply(
+        Prim("mapLcl", (Lambda((acc_blk, b_runs), block),), 0),
+        Call(Prim("zip"), (acc_rows, _runs(_get(p, 1), l0, rb, w)))))
+    step = Lambda((acc, p), apply(Prim("mapLcl", (per_row,), 1),
+                                  Call(Prim("zip"), (acc, _runs(_get(p, 0), l1, ra, w)))))
+
+    def write(reduced):
+        vectors = apply(Prim("map", (Prim("map", (Prim("map", (Prim("asVector", (w,)),)),)),)),
+                        reduced)
+        written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),
+                                                                 ))),)), vectors)
+        # [l1][l0][rm][rb] vectors -> the C tile: the work-items' runs back in place
+        return apply(Prim("map", (compose(Prim("asScalar"), Prim("reorderStride", (_i(rb),)),
+                                          JOIN),)),
+                     apply(JOIN, apply(Prim("reorderStride", (_i(ra),)), apply(JOIN, apply(
+                         Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
+                         written)))))
+
+    stage_a = compose(_registers_to_local(tm, tk, w, True), _tile_to_registers(tm, tk, l1, l0, w))
+    stage_b = compose(_strided_registers_to_local(tk, tn, l1, l0, w),
+                      _tile_to_registers_strided(tk, tn, l1, l0, w))
+    return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
+                           write, (stage_a, stage_b), pattern="prefetchLocal")
+
+
+def mm_double_buffered_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
+    """(tm, tn, tk, rm, rn, w): the tilings of ``_tilings`` with w-wide vectors where a
+    work-item's runs of rows and columns and its share of each tile are whole vectors
+    and both buffers of both tiles fit in local memory; the most work per work-item
+    and per tile, the widest vectors and the deepest k-tiles first (hopper_v5's
+    128 x 128 x 16 tiles, 8 x 8 blocks, float4)."""
+    out = []
+    for (tm, tn, tk, rm, rn), w in itertools.product(_tilings(m, n, k, limits),
+                                                     limits.vector_widths):
+        threads = (tm // rm) * (tn // rn)
+        if rm % w or rn % w or tk % w or (tm * tk) % (threads * w) or (tk * tn) % (threads * w):
+            continue
+        if 2 * (tm + tn) * tk * 4 > limits.local_memory:
+            continue
+        out.append((tm, tn, tk, rm, rn, w))
+    out.sort(key=lambda c: (-(c[3] * c[4]), -(c[0] * c[1]), -c[5], -c[2]))
+    return out[:limits.max_choices]
+
+
+def mm_double_buffered(s: Site) -> list:
+    p = _mm_problem(s)
+    if p is None:
+        return []
+    *expr, m, n, k = p
+    return [_mm_double_buffered_expr(*expr, *c)
+            for c in mm_double_buffered_choices(m, n, k, s.limits)]
+
+
+rule(Rule("mm-tiling-double-buffered", "macro",
+          "mm-tiling-vectorised with the k-tiles double-buffered in local memory: "
+          "reduceSeq(step, 0) $ zip(prefetchLocal(toLocal(h) o g) $ tiles of A, "
+          "prefetchLocal(toLocal(h) o g) $ tiles of B), g loading a work-item's share of the "
+          "next k-tile into registers as vectors before the step, h writing it into the other "
+          "local buffer after it (one barrier per k-step); requires M % tm = N % tn = K % tk "
+          "= 0",
+          match=_mm_at_top, rhs=mm_double_buffered, exact=True))
