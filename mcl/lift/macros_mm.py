@@ -45,7 +45,6 @@ from mcl.lift.macros import (
     _registers_to_local,
     _runs,
     _tile_to_registers,
-    _tilings,
 )
 from mcl.lift.rules import Limits, Rule, Site, rule
 
@@ -111,22 +110,38 @@ def _mm_double_buffered_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w):
                            write, (stage_a, stage_b), pattern="prefetchLocal")
 
 
+#: tile sides of C, k-tile depths and register-block sides the rule offers
+TILES = (256, 128, 64, 32)
+K_TILES = (16, 8)
+BLOCKS = (16, 8, 4, 2)
+
+
 def mm_double_buffered_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
-    """(tm, tn, tk, rm, rn, w): the tilings of ``_tilings`` with w-wide vectors where a
-    work-item's runs of rows and columns and its share of each tile are whole vectors
-    and both buffers of both tiles fit in local memory; the most work per work-item
-    and per tile, the widest vectors and the deepest k-tiles first (hopper_v5's
-    128 x 128 x 16 tiles, 8 x 8 blocks, float4)."""
+    """(tm, tn, tk, rm, rn, w): tiles that divide the matrices, a work-group of
+    (tn/rn) x (tm/rm) work-items (64 to 256, rows of at least 8), register blocks of
+    at most 128 values whose runs of rows and columns are w-wide vectors, each tile's
+    copy whole vectors per work-item, both buffers of both tiles in local memory.
+    Ordered by closeness to hopper_v5's shape (8 x 8 blocks, 128 x 128 x 16 tiles,
+    float4): blocks of 64 values first, square blocks, larger and squarer tiles, wider
+    vectors, deeper k-tiles."""
     out = []
-    for (tm, tn, tk, rm, rn), w in itertools.product(_tilings(m, n, k, limits),
-                                                     limits.vector_widths):
-        threads = (tm // rm) * (tn // rn)
+    for tm, tn, tk, rm, rn, w in itertools.product(TILES, TILES, K_TILES, BLOCKS, BLOCKS,
+                                                   limits.vector_widths):
+        if m % tm or n % tn or k % tk or tm % rm or tn % rn or rm * rn > 128:
+            continue
+        l1, l0 = tm // rm, tn // rn
+        threads = l1 * l0
+        if not 64 <= threads <= min(256, limits.max_work_group) or l0 < 8:
+            continue
         if rm % w or rn % w or tk % w or (tm * tk) % (threads * w) or (tk * tn) % (threads * w):
             continue
         if 2 * (tm + tn) * tk * 4 > limits.local_memory:
             continue
         out.append((tm, tn, tk, rm, rn, w))
-    out.sort(key=lambda c: (-(c[3] * c[4]), -(c[0] * c[1]), -c[5], -c[2]))
+    def log2(x: int) -> int:
+        return x.bit_length() - 1
+    out.sort(key=lambda c: (abs(log2(c[3] * c[4]) - 6), abs(log2(c[3]) - log2(c[4])),
+                            -(c[0] * c[1]), abs(log2(c[0]) - log2(c[1])), -c[5], -c[2]))
     return out[:limits.max_choices]
 
 
