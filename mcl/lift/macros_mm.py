@@ -17,9 +17,10 @@ writes those registers into the other of two local buffers after the step, and t
 step itself only computes: one barrier per k-step instead of two, and no wait for
 the copy before computing. B's tile is loaded with work-item t taking vectors t,
 t + T, t + 2T, ... (T work-items: every load instruction of a warp reads adjacent
-vectors, and the stores into local memory are conflict-free); A's with each
-work-item taking adjacent vectors of a row (its stores into the transposed tile
-then hit at most two work-items per bank).
+vectors, and the vector stores into local memory are conflict-free); A's by columns
+of vectors, so that the 32 work-items of a warp load the same vector column of 32
+adjacent rows and store its lanes into the transposed tile at 32 adjacent addresses
+(32 banks: no conflicts, where a row per pair of work-items had two per bank).
 
 The rule requires the tiles to divide the matrices (M % tm, N % tn, K % tk) and the
 register blocks to divide into vectors; for sizes where no tiling divides, it offers
@@ -42,9 +43,7 @@ from mcl.lift.macros import (
     _mm_problem,
     _mm_work_groups,
     _private_vectors,
-    _registers_to_local,
     _runs,
-    _tile_to_registers,
 )
 from mcl.lift.rules import Limits, Rule, Site, rule
 
@@ -68,6 +67,32 @@ def _strided_registers_to_local(rows: int, cols: int, l1: int, l0: int, w: int) 
     chunk = rows * cols // (w * l1 * l0)
     layout = [Prim("map", (Prim("asScalar"),)), Prim("split", (_i(cols // w),)),
               Prim("reorderStride", (_i(chunk),)), JOIN, JOIN]
+    return Prim("toLocal", (compose(*layout, _lcl2(Prim("mapSeq", (Prim("id"),)))),))
+
+
+def _tile_to_registers_by_rows(rows: int, cols: int, l1: int, l0: int, w: int):
+    """A [rows][cols] tile -> [l1][l0][c] vectors in private memory, the w-wide vectors
+    of the tile taken column of vectors by column of vectors: work-item t takes
+    vectors t, t + T, ... of that order (T = l1 * l0 work-items), so the 32 work-items
+    of a warp take the same vector column of 32 different rows."""
+    threads = l1 * l0
+    chunk = rows * cols // (w * threads)
+    return compose(Prim("toPrivate", (_lcl2(Prim("mapSeq", (Prim("id"),))),)),
+                   Prim("split", (_i(l0),)), Prim("split", (_i(chunk),)),
+                   Prim("reorderStride", (_i(threads),)), JOIN, Prim("transpose"),
+                   Prim("map", (Prim("asVector", (w,)),)))
+
+
+def _rows_registers_to_local_transposed(rows: int, cols: int, l1: int, l0: int,
+                                        w: int) -> Prim:
+    """The shares of ``_tile_to_registers_by_rows`` -> the tile transposed in local
+    memory ([cols][rows]): lane c of the vector of row r and vector column q lands at
+    (q*w + c)*rows + r. For one store instruction the work-items of a warp write 32
+    adjacent rows of one column: 32 different banks."""
+    chunk = rows * cols // (w * l1 * l0)
+    layout = [JOIN, Prim("map", (compose(Prim("transpose"), Prim("split", (_i(w),)),
+                                         Prim("asScalar")),)),
+              Prim("split", (_i(rows),)), Prim("reorderStride", (_i(chunk),)), JOIN, JOIN]
     return Prim("toLocal", (compose(*layout, _lcl2(Prim("mapSeq", (Prim("id"),)))),))
 
 
@@ -103,7 +128,8 @@ def _mm_double_buffered_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w):
                          Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
                          written)))))
 
-    stage_a = compose(_registers_to_local(tm, tk, w, True), _tile_to_registers(tm, tk, l1, l0, w))
+    stage_a = compose(_rows_registers_to_local_transposed(tm, tk, l1, l0, w),
+                      _tile_to_registers_by_rows(tm, tk, l1, l0, w))
     stage_b = compose(_strided_registers_to_local(tk, tn, l1, l0, w),
                       _tile_to_registers_strided(tk, tn, l1, l0, w))
     return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),

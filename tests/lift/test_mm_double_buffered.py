@@ -79,6 +79,11 @@ def test_kernel_structure_at_4096():
     assert loads < first_fma < last_fma < stores < loop.index("barrier(")
     # two float4 of each tile per work-item and k-step, read one step ahead
     assert loop.count("= ((global float4*)A)[") == 2 and loop.count("= ((global float4*)B)[") == 2
+    # A's lanes stored transposed at (4*q + c)*128 + t % 128 for work-item t (linear id
+    # 16*l1 + l0): a warp's 32 work-items write 32 adjacent words (no bank conflicts)
+    assert re.search(r"\{ float4 v_ = ahead_\d+\[0\]; l_\d+\[\(\(16\*(l_\d+) \+ (l_\d+)\) "
+                     r"% 128\) \+ 512\*\(\(16\*\1 \+ \2\) / 128\) "
+                     r"\+ 2048\*\(\(i_\d+ \+ 1\) % 2\)\] = v_\.s0;", loop)
     # the k-step reads buffer i % 2 and fills buffer (i + 1) % 2
     assert re.search(r"\(\(local float4\*\)l_\d+\)\[512\*\(i_\d+ % 2\) \+ l_\d+", loop)
     assert re.search(r"512\*\(\(i_\d+ \+ 1\) % 2\)", loop)
