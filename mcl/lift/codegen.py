@@ -885,12 +885,13 @@ class _Pipeline(View):
             h = None
             g = None if p is None else p.args[0]
             if p is not None and p.name == "prefetchLocal":
-                h, g = split_stages(g)
+                h = (*split_stages(g)[:1], int(p.args[1]))
+                g = split_stages(g)[1]
             self.sources.append((g, xs))
             self.stages.append(h)
         self.types = [None if g is None else fun_type(g, [xs.type.elem], gen.type_env(env))
                       for g, xs in self.sources]
-        self.stages = [None if h is None else LocalStage(gen, h, st, env)
+        self.stages = [None if h is None else LocalStage(gen, h[0], st, env, h[1])
                        for h, st in zip(self.stages, self.types, strict=True)]
         self.distributed = [False] * len(sources)
         self.current: list[tuple[View, MemView] | None] = []

@@ -1,6 +1,7 @@
 """The double-buffered matrix-multiplication macro rule ``mm-tiling-double-buffered``:
-the form of the fastest hand-refined MCPL matmul (examples/matmul/hopper_v5.mcpl)
-reached by rewriting.
+the form of the fastest hand-written and hand-refined OpenCL matmuls
+(benchmarks/opencl/matmul_hand/vec4.cl, examples/matmul/hopper_v5.mcpl) reached by
+rewriting.
 
 It is ``mm-tiling-vectorised`` (tm x tn tiles of C per work-group; each work-item
 owns runs of w adjacent rows and columns of its rm x rn register block, reads its
@@ -8,8 +9,8 @@ parts of the k-th rows of the tiles as w-wide (128-bit for float4) vectors from
 local memory; A's tile transposed in local memory; C written as vectors) with the
 k-tiles double-buffered in local memory:
 
-    reduceSeq(step, 0) $ zip(prefetchLocal(toLocal(h_A) o g_A) $ k-tiles of A,
-                             prefetchLocal(toLocal(h_B) o g_B) $ k-tiles of B)
+    reduceSeq(step, 0) $ zip(prefetchLocal(toLocal(h_A) o g_A, pad) $ k-tiles of A,
+                             prefetchLocal(toLocal(h_B) o g_B, 0) $ k-tiles of B)
 
 ``g`` loads a work-item's share of a k-tile into registers as vectors (issued one
 k-step ahead, so the loads are in flight during the step's multiply-adds), ``h``
@@ -17,16 +18,21 @@ writes those registers into the other of two local buffers after the step, and t
 step itself only computes: one barrier per k-step instead of two, and no wait for
 the copy before computing. B's tile is loaded with work-item t taking vectors t,
 t + T, t + 2T, ... (T work-items: every load instruction of a warp reads adjacent
-vectors, and the vector stores into local memory are conflict-free); A's by columns
-of vectors, so that the 32 work-items of a warp load the same vector column of 32
-adjacent rows and store its lanes into the transposed tile at 32 adjacent addresses
-(32 banks: no conflicts, where a row per pair of work-items had two per bank).
+vectors, and the vector stores into local memory are conflict-free). A's tile is
+stored transposed lane by lane; its load order and row padding are chosen to free
+those stores of bank conflicts: adjacent vectors of a row per work-item (whole
+32-byte sectors per warp) with rows padded by w where that suffices (128 x 8 tiles:
+rows of 132 words, as vec4.cl), else by columns of vectors, the 32 work-items of a
+warp taking the same vector column of 32 adjacent rows.
 
 The rule requires the tiles to divide the matrices (M % tm, N % tn, K % tk) and the
 register blocks to divide into vectors; for sizes where no tiling divides, it offers
 nothing, so the exploration never generates a kernel that would read or write outside
 the matrices. Its choices (``mm_double_buffered_choices``) are the vectorised tilings
-whose two buffers fit in local memory, 16-deep k-tiles first."""
+whose two buffers fit in local memory. A's tile is loaded and laid out as
+``a_layout`` says: the layout with the fewest bank conflicts in its transposed stores
+(``store_conflicts`` counts them), padded rows where that removes them
+(``prefetchLocal(f, p)``)."""
 
 from __future__ import annotations
 
@@ -43,7 +49,9 @@ from mcl.lift.macros import (
     _mm_problem,
     _mm_work_groups,
     _private_vectors,
+    _registers_to_local,
     _runs,
+    _tile_to_registers,
 )
 from mcl.lift.rules import Limits, Rule, Site, rule
 
@@ -96,6 +104,39 @@ def _rows_registers_to_local_transposed(rows: int, cols: int, l1: int, l0: int,
     return Prim("toLocal", (compose(*layout, _lcl2(Prim("mapSeq", (Prim("id"),)))),))
 
 
+def store_conflicts(tm: int, tk: int, threads: int, w: int, by_columns: bool,
+                    pad: int, banks: int = 32, warp: int = 32) -> int:
+    """The most work-items of a warp whose stores of one lane of their A vectors into
+    the transposed tile ([tk][tm + pad] in local memory) hit one bank: 1 is free of
+    conflicts. Work-item t holds vectors t*c .. t*c + c-1 of the tile's vectors in row
+    order (rows of tk/w vectors), or with ``by_columns`` vectors t, t + T, ... in
+    column order."""
+    chunk = tm * tk // (w * threads)
+    worst = 1
+    for first in range(0, threads, warp):
+        for u in range(chunk):
+            for c in range(w):
+                count: dict[int, int] = {}
+                for t in range(first, min(first + warp, threads)):
+                    if by_columns:
+                        q, r = divmod(u * threads + t, tm)
+                    else:
+                        r, q = divmod(t * chunk + u, tk // w)
+                    bank = ((q * w + c) * (tm + pad) + r) % banks
+                    count[bank] = count.get(bank, 0) + 1
+                worst = max(worst, max(count.values()))
+    return worst
+
+
+def a_layout(tm: int, tk: int, threads: int, w: int) -> tuple[bool, int]:
+    """How A's tile is loaded and laid out: (by_columns, row padding) with the fewest
+    bank conflicts in the transposed stores; on a tie, loading by rows (adjacent
+    vectors of a row per work-item: whole 32-byte sectors per warp) and less padding."""
+    options = [(by_columns, pad) for by_columns in (False, True) for pad in (0, w, 2 * w)
+               if not (by_columns and pad)]
+    return min(options, key=lambda o: (store_conflicts(tm, tk, threads, w, *o), o[0], o[1]))
+
+
 def _mm_double_buffered_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w):
     l1, l0 = tm // rm, tn // rn
     ra, rb = rm // w, rn // w
@@ -128,12 +169,15 @@ def _mm_double_buffered_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w):
                          Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
                          written)))))
 
+    by_columns, pad = a_layout(tm, tk, l1 * l0, w)
     stage_a = compose(_rows_registers_to_local_transposed(tm, tk, l1, l0, w),
-                      _tile_to_registers_by_rows(tm, tk, l1, l0, w))
+                      _tile_to_registers_by_rows(tm, tk, l1, l0, w)) if by_columns else \
+        compose(_registers_to_local(tm, tk, w, True), _tile_to_registers(tm, tk, l1, l0, w))
     stage_b = compose(_strided_registers_to_local(tk, tn, l1, l0, w),
                       _tile_to_registers_strided(tk, tn, l1, l0, w))
     return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
-                           write, (stage_a, stage_b), pattern="prefetchLocal")
+                           write, (Prim("prefetchLocal", (stage_a, _i(pad))),
+                                   Prim("prefetchLocal", (stage_b, _i(0)))))
 
 
 #: tile sides of C, k-tile depths and register-block sides the rule offers
@@ -147,9 +191,12 @@ def mm_double_buffered_choices(m: int, n: int, k: int, limits: Limits) -> list[t
     (tn/rn) x (tm/rm) work-items (64 to 256, rows of at least 8), register blocks of
     at most 128 values whose runs of rows and columns are w-wide vectors, each tile's
     copy whole vectors per work-item, both buffers of both tiles in local memory.
-    Ordered by closeness to hopper_v5's shape (8 x 8 blocks, 128 x 128 x 16 tiles,
-    float4): blocks of 64 values first, square blocks, larger and squarer tiles, wider
-    vectors, deeper k-tiles."""
+    Ordered by closeness to the fastest measured OpenCL SGEMM of this shape
+    (benchmarks/opencl/matmul_hand/vec4.cl, 0.88 of cuBLAS on the H100: 8 x 8 blocks,
+    128 x 128 x 8 tiles, float4; with k-tiles of 16 it reached 0.75,
+    benchmarks/results/opencl_matmul/matmul_variants_4096.json): blocks of 64 values
+    first, square blocks, larger and squarer tiles, wider vectors, k-tiles of 8 before
+    16."""
     out = []
     for tm, tn, tk, rm, rn, w in itertools.product(TILES, TILES, K_TILES, BLOCKS, BLOCKS,
                                                    limits.vector_widths):
@@ -161,13 +208,13 @@ def mm_double_buffered_choices(m: int, n: int, k: int, limits: Limits) -> list[t
             continue
         if rm % w or rn % w or tk % w or (tm * tk) % (threads * w) or (tk * tn) % (threads * w):
             continue
-        if 2 * (tm + tn) * tk * 4 > limits.local_memory:
+        if 2 * (tm + a_layout(tm, tk, threads, w)[1] + tn) * tk * 4 > limits.local_memory:
             continue
         out.append((tm, tn, tk, rm, rn, w))
     def log2(x: int) -> int:
         return x.bit_length() - 1
     out.sort(key=lambda c: (abs(log2(c[3] * c[4]) - 6), abs(log2(c[3]) - log2(c[4])),
-                            -(c[0] * c[1]), abs(log2(c[0]) - log2(c[1])), -c[5], -c[2]))
+                            -(c[0] * c[1]), abs(log2(c[0]) - log2(c[1])), -c[5], c[2]))
     return out[:limits.max_choices]
 
 

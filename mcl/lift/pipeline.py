@@ -16,7 +16,16 @@ from mcl.lift.arith import Idx
 from mcl.lift.ir import Compose, Fun, Prim, compose
 from mcl.lift.typecheck import fun_type
 from mcl.lift.types import ArrayType
-from mcl.lift.views import CodegenLimit, View
+from mcl.lift.views import (
+    CodegenLimit,
+    FnView,
+    Memory,
+    MemView,
+    View,
+    unit_bytes,
+    unit_type,
+    units,
+)
 
 
 def split_stages(f: Fun) -> tuple[Prim, Fun]:
@@ -28,13 +37,45 @@ def split_stages(f: Fun) -> tuple[Prim, Fun]:
                        "memory, toLocal(h) copies it into local memory")
 
 
+class PaddedRows(View):
+    """A [rows][cols] array in memory whose rows are ``stride`` >= cols units apart."""
+
+    def __init__(self, mem: Memory, t: ArrayType, offset: Idx, stride: int):
+        self.mem, self.type, self.offset, self.stride = mem, t, offset, stride
+
+    def index(self, i) -> View:
+        return MemView(self.mem, self.type.elem, self.offset + Idx.of(i) * self.stride)
+
+
 class LocalStage:
     """The two local buffers of one ``prefetchLocal`` input and the writes into them."""
 
-    def __init__(self, gen, h: Prim, staged_type, env: dict):
-        self.gen, self.h, self.env = gen, h, env
+    def __init__(self, gen, h: Prim, staged_type, env: dict, pad: int = 0):
+        self.gen, self.h, self.env, self.pad = gen, h, env, pad
         self.type = fun_type(h, [staged_type], gen.type_env(env))
         self.buffers: View | None = None
+        if pad and not (isinstance(self.type, ArrayType) and isinstance(self.type.elem,
+                                                                        ArrayType)):
+            raise CodegenLimit(f"prefetchLocal pads rows, but its elements ({self.type}) have "
+                               "none")
+
+    def _allocate(self) -> View:
+        """Both buffers; with padding, one array of 2 x rows x (row + pad) units."""
+        gen = self.gen
+        if not self.pad:
+            gen.k.force_space.append("local")
+            try:
+                return gen.allocate(ArrayType(self.type, 2), None)
+            finally:
+                gen.k.force_space.pop()
+        rows, row = int(self.type.size), units(self.type.elem)
+        stride = row + self.pad * units(self.type.elem) // int(self.type.elem.size)
+        unit = unit_type(self.type)
+        mem = Memory(gen.fresh("l"), "local", unit, 2 * rows * stride)
+        gen.k.local_memories.append(mem)
+        gen.k.local_bytes += mem.size * unit_bytes(unit)
+        return FnView(ArrayType(self.type, 2),
+                      lambda b: PaddedRows(mem, self.type, Idx.of(b) * (rows * stride), stride))
 
     def start(self, staged: View) -> None:
         """Declares the two buffers and writes element 0 (from ``staged``) into the
@@ -43,11 +84,7 @@ class LocalStage:
         if not gen._group_level():
             raise CodegenLimit("prefetchLocal needs a reduceSeq run by a whole work-group "
                                "(inside a mapWrg, outside its mapLcls)")
-        gen.k.force_space.append("local")
-        try:
-            self.buffers = gen.allocate(ArrayType(self.type, 2), None)
-        finally:
-            gen.k.force_space.pop()
+        self.buffers = self._allocate()
         self.write(staged, Idx.of(0))
 
     def write(self, staged: View, buffer: Idx) -> None:
