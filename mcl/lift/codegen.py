@@ -954,7 +954,9 @@ class _Pipeline(View):
         self._guarded(j, write)
 
     def advance(self, j: Idx) -> None:
-        if self._past_end(j):
+        # elements staged for local memory are consumed in their step: nothing to rotate
+        if self._past_end(j) or all(cur is None or st is not None
+                                    for cur, st in zip(self.current, self.stages, strict=True)):
             return
 
         def rotate():

@@ -204,3 +204,26 @@ def test_benchmark_exits_2_without_an_nvidia_gpu(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lift" / "mm_candidates.py"),
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "NVIDIA" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_split_and_joined_indices_print_as_one_sum():
+    from mcl.lift.arith import var
+    a, b = var("a", 16), var("b", 16)
+    t = 16 * a + b
+    assert ((t % 32) + 32 * (t // 32) + 5).c() == "16*a + b + 5"
+    assert (3 * (t % 32) + 96 * (t // 32)).c() == "48*a + 3*b"
+    assert "%" in ((t % 32) + 64 * (t // 32)).c()            # not the same number
+    # the printed C means what the index function means
+    for k in (2, 4, 8, 32, 64):
+        for c in (1, 2, 3):
+            for extra in (0, 7 * a, 5 * b + 3):
+                e = c * (t % k) + c * k * (t // k) + extra
+                for x in range(16):
+                    for y in range(16):
+                        env = {"a": x, "b": y}
+                        want = c * (16 * x + y) + eval(_c(extra), {}, env)
+                        assert eval(e.c().replace(" / ", " // "), {}, env) == want
+
+
+def _c(x) -> str:
+    return x.c() if hasattr(x, "c") else str(x)
