@@ -30,7 +30,7 @@ Types and semantics
     ``fun_type(f, arg_types)``; ``mcl.lift.interp.run(program, *numpy_inputs)``,
     ``random_inputs(program, sizes)``.
 
-Rules (``mcl.lift.rules``, ``mcl.lift.macros``)
+Rules (``mcl.lift.rules``, ``mcl.lift.macros``, ``mcl.lift.macros_mm``)
     ``RULES[name] -> Rule(name, kind, doc, match, rhs, condition, exact)``;
     ``rewrites(program, rules=None, limits=None) -> [Rewrite(rule, path, choice,
     result)]``; ``apply_rule(program, name, path=None, choice=0)``; ``Limits``.

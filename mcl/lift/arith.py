@@ -61,6 +61,7 @@ class Idx:
         return Idx((), int(x))
 
     def _norm(self, terms: dict, const: int) -> Idx:
+        terms, const = _fold_div_mod(terms, const)
         items = tuple(sorted(((a, c) for a, c in terms.items() if c != 0), key=lambda t: str(t[0])))
         return Idx(items, const)
 
@@ -182,6 +183,24 @@ class Idx:
 
     def __str__(self) -> str:
         return self.c()
+
+
+def _fold_div_mod(terms: dict, const: int) -> tuple[dict, int]:
+    """``c*(x % k) + c*k*(x / k)`` is ``c*x`` for x >= 0: an index that a view split
+    and joined again (a vector's position in a row of vectors and the row) is printed
+    as the one sum it is."""
+    for a, c in list(terms.items()):
+        if not (isinstance(a, ModAtom) and c and a in terms):
+            continue
+        d = DivAtom(a.num, a.den)
+        if terms.get(d, 0) != c * a.den or a.num.bounds()[0] < 0:
+            continue
+        terms = dict(terms)
+        del terms[a], terms[d]
+        for b, cb in a.num.terms:
+            terms[b] = terms.get(b, 0) + c * cb
+        const += c * a.num.const
+    return terms, const
 
 
 def _operand(i: Idx) -> str:

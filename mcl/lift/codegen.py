@@ -571,9 +571,10 @@ class Generator:
             return self.map(p, a, env, out)
         if name == "reduceSeq":
             return self.reduce_seq(p, a, env, out)
-        if name == "prefetch":
-            raise not_lowered(p, "prefetch computes the elements of a reduceSeq's input ahead "
-                                 "of the reduction: it must be that input (or zipped into it)")
+        if name in ("prefetch", "prefetchLocal"):
+            raise not_lowered(p, f"{name} computes the elements of a reduceSeq's input ahead "
+                                  "of the reduction: it must be that input (or zipped into "
+                                  "it)")
         if name == "iterate":
             cur = a
             for i in range(p.args[0]):
@@ -803,6 +804,8 @@ class Generator:
                 pipeline.fetch(j + 1)
             r = self.apply(f, [acc, a.index(j)], env, acc)
             self.materialize(r, acc)
+            if pipeline:
+                pipeline.store(j + 1)
             if group:
                 # the whole work-group runs this loop: the next step may overwrite the
                 # local memory this one read
@@ -843,7 +846,7 @@ class Generator:
         sources = []
         for x in parts:
             if _is_prefetch(x):
-                sources.append((x.fun.args[0], self.gen(x.args[0], env, None)))
+                sources.append((x.fun, self.gen(x.args[0], env, None)))
             else:
                 sources.append((None, self.gen(x, env, None)))
         return _Pipeline(self, type_of(e, self.type_env(env)), sources, env, e.fun.name == "zip")
@@ -895,12 +898,26 @@ class _Pipeline(View):
     possibly zipped with other arrays): g of element j + 1 is computed, into private
     memory, while the reduction works on element j, so that g's memory accesses (the
     next tiles' loads) overlap that work. Private memory holds the current and the
-    next element; ``index`` gives the current one."""
+    next element; ``index`` gives the current one. ``prefetchLocal(toLocal(h) o g)``
+    stages g's results the same way and keeps toLocal(h) of them in two local buffers
+    (``pipeline.LocalStage``)."""
 
     def __init__(self, gen: Generator, t: ArrayType, sources: list, env: dict, zipped: bool):
-        self.gen, self.type, self.sources, self.env, self.zipped = gen, t, sources, env, zipped
+        from mcl.lift.pipeline import LocalStage, split_stages
+        self.gen, self.type, self.env, self.zipped = gen, t, env, zipped
+        self.sources, self.stages = [], []
+        for p, xs in sources:
+            h = None
+            g = None if p is None else p.args[0]
+            if p is not None and p.name == "prefetchLocal":
+                h = (*split_stages(g)[:1], int(p.args[1]))
+                g = split_stages(g)[1]
+            self.sources.append((g, xs))
+            self.stages.append(h)
         self.types = [None if g is None else fun_type(g, [xs.type.elem], gen.type_env(env))
-                      for g, xs in sources]
+                      for g, xs in self.sources]
+        self.stages = [None if h is None else LocalStage(gen, h[0], st, env, h[1])
+                       for h, st in zip(self.stages, self.types, strict=True)]
         self.distributed = [False] * len(sources)
         self.current: list[tuple[View, MemView] | None] = []
         self.next: list[tuple[View, MemView] | None] = []
@@ -937,6 +954,11 @@ class _Pipeline(View):
                             for t in self.types]
         self.current = self._buffers()
         self._fill(self.current, Idx.of(0))
+        staged = [(st, buf) for st, buf in zip(self.stages, self.current, strict=True) if st]
+        for st, buf in staged:
+            st.start(buf[0])
+        if staged:
+            self.gen.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
     def fetch(self, j: Idx) -> None:
         if self._past_end(j):
@@ -944,24 +966,40 @@ class _Pipeline(View):
         self.next = self._buffers()
         self._guarded(j, lambda: self._fill(self.next, j))
 
+    def store(self, j: Idx) -> None:
+        """Element j, fetched during step j - 1, into the local buffer step j reads
+        (the other one than step j - 1's); the step's barrier follows."""
+        if self._past_end(j) or not any(self.stages):
+            return
+
+        def write():
+            for st, nxt in zip(self.stages, self.next, strict=True):
+                if st is not None:
+                    st.write(nxt[0], Idx.of(j) % 2)
+        self._guarded(j, write)
+
     def advance(self, j: Idx) -> None:
-        if self._past_end(j):
+        # elements staged for local memory are consumed in their step: nothing to rotate
+        if self._past_end(j) or all(cur is None or st is not None
+                                    for cur, st in zip(self.current, self.stages, strict=True)):
             return
 
         def rotate():
-            for cur, nxt in zip(self.current, self.next, strict=True):
-                if cur is not None:
+            for cur, nxt, st in zip(self.current, self.next, self.stages, strict=True):
+                if cur is not None and st is None:
                     self.gen.copy(nxt[1], cur[1])
         self._guarded(j, rotate)
 
     def index(self, i) -> View:
-        parts = tuple(xs.index(i) if buf is None else buf[0]
-                      for (_, xs), buf in zip(self.sources, self.current, strict=True))
+        parts = tuple(xs.index(i) if buf is None else buf[0] if st is None else st.current(i)
+                      for (_, xs), buf, st in zip(self.sources, self.current, self.stages,
+                                                  strict=True))
         return TupleView(self.type.elem, parts) if self.zipped else parts[0]
 
 
 def _is_prefetch(e: Expr) -> bool:
-    return isinstance(e, Call) and isinstance(e.fun, Prim) and e.fun.name == "prefetch"
+    return isinstance(e, Call) and isinstance(e.fun, Prim) and e.fun.name in ("prefetch",
+                                                                              "prefetchLocal")
 
 
 def _prefetched(e: Expr) -> bool:

@@ -177,7 +177,7 @@ class Interpreter:
         if name in ("id", "reorder"):
             return v, t
         if name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl", "mapWarp", "mapLane",
-                    "prefetch"):
+                    "prefetch", "prefetchLocal"):
             n = int(t.size)
             v = _norm(v, t, nb)
             r, rt = self.apply(p.args[0], [(v, t.elem)], env, nb + 1)

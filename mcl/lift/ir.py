@@ -168,6 +168,14 @@ for _spec in [
     PatternSpec("prefetch", ("fun",), 1, True, True,
                 doc="map(f), the input of a reduceSeq: f of the next element is computed "
                     "while the reduceSeq works on the current one (software pipelining)"),
+    PatternSpec("prefetchLocal", ("fun", "size"), 1, True, True,
+                doc="prefetchLocal(toLocal(h) o g, p) = map(toLocal(h) o g), the input of a "
+                    "reduceSeq run by a whole work-group: g of the next element (its loads "
+                    "into private memory) is computed before the reduceSeq's step on the "
+                    "current one and toLocal(h) of it (the copy into local memory) after the "
+                    "step, into the other of two local buffers (double buffering: one barrier "
+                    "per step) whose rows are padded by p elements (a layout without bank "
+                    "conflicts; the values are not changed)"),
     PatternSpec("slide", ("size", "size"), 1, True, doc="windows: slide(size, step)"),
     PatternSpec("pad", ("size", "size"), 1, True,
                 doc="pad(l, r): repeat the edge values (a negative amount drops elements)"),

@@ -530,18 +530,19 @@ def _block_zeros(z: Literal, l1: int, l0: int, rm: int, rn: int) -> Literal:
 
 
 def _mm_work_groups(a_expr: Expr, b_param: Param, tm: int, tn: int, tk: int, step: Lambda,
-                    zeros: Literal, write, prefetch: tuple[Fun, Fun] | None = None) -> Expr:
+                    zeros: Literal, write, prefetch: tuple[Prim, Prim] | None = None) -> Expr:
     """One work-group per tm x tn tile of C: ``reduceSeq(step, zeros)`` over the pairs
     of k-tiles (tm x tk of A, tk x tn of B) gives the work-items' blocks
     [l1][l0][rm][rn]; ``write`` takes them (an expression) to the C tile [tm][tn].
-    With ``prefetch`` (functions of a tile of A and of B), the step receives their
-    results, computed one k-step ahead."""
+    With ``prefetch`` (patterns applied to the arrays of k-tiles of A and of B:
+    ``prefetch(f)``, or ``prefetchLocal(f, p)`` in ``macros_mm``), the step receives
+    their results, computed one k-step ahead."""
     rows_a, cols_b = Param("rowsA"), Param("colsB")
     tiles_a = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tk),)),)), rows_a))
     tiles_b = apply(Prim("split", (_i(tk),)), cols_b)
     if prefetch is not None:
-        tiles_a = apply(Prim("prefetch", (prefetch[0],)), tiles_a)
-        tiles_b = apply(Prim("prefetch", (prefetch[1],)), tiles_b)
+        tiles_a = apply(prefetch[0], tiles_a)
+        tiles_b = apply(prefetch[1], tiles_b)
     reduced = apply(JOIN, apply(Prim("reduceSeq", (step, zeros)),
                                 Call(Prim("zip"), (tiles_a, tiles_b))))
     per_col_tile = Lambda((cols_b,), write(reduced))
@@ -717,8 +718,8 @@ def _mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w) -
                          Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
                          written)))))
     return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
-                           write, (_tile_to_registers(tm, tk, l1, l0, w),
-                                   _tile_to_registers(tk, tn, l1, l0, w)))
+                           write, (Prim("prefetch", (_tile_to_registers(tm, tk, l1, l0, w),)),
+                                   Prim("prefetch", (_tile_to_registers(tk, tn, l1, l0, w),))))
 
 
 def mm_vectorised_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
@@ -858,5 +859,7 @@ rule(Rule("stencil-2d-tiling", "macro",
           rhs=stencil_tiled, exact=True))
 
 
-# the register blocking of 2-D stencils (its own module) registers its rule with these
+# rules in modules of their own register themselves with these: the register blocking
+# of 2-D stencils and the double-buffered matrix multiplication
+from mcl.lift import macros_mm  # noqa: E402, F401
 from mcl.lift import stencil_blocking as _stencil_blocking  # noqa: E402,F401

@@ -126,7 +126,7 @@ def _fun_inputs(p: Prim, ins, env) -> list[Type] | None:
         return None
     try:
         if p.name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl", "mapWarp", "mapLane",
-                      "prefetch"):
+                      "prefetch", "prefetchLocal"):
             return [ins[0].elem]
         if p.name in ("reduce", "reduceSeq", "partRed"):
             r = fun_type(p, ins, env)

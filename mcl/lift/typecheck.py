@@ -158,7 +158,7 @@ def _prim_type(p: Prim, args: list[Type], env, call) -> Type:
         return vec_fun_type(p.args[0], args, node)
     (t,) = args
     if name in ("map", "mapSeq", "mapGlb", "mapWrg", "mapLcl", "mapWarp", "mapLane",
-                "prefetch"):
+                "prefetch", "prefetchLocal"):
         a = _array(t, name, node)
         return ArrayType(fun_type(p.args[0], [a.elem], env, call), a.size)
     if name in ("reduce", "reduceSeq"):
