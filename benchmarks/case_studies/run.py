@@ -430,7 +430,11 @@ def run_version(v: dict, ref, inputs: RunInputs, keys: tuple[str, ...],
         return out, None, sizes
     t0 = time.perf_counter()
     try:
-        kernel = opts.compile(ROOT / v["file"], opts.device)
+        if v["version"] in getattr(ref, "SPECIALIZE", ()) and opts.compile is compile_version:
+            out["specialized"] = True   # written for sizes known when it is built
+            kernel = compile_version(ROOT / v["file"], opts.device, specialize=True)
+        else:
+            kernel = opts.compile(ROOT / v["file"], opts.device)
     except Exception as e:
         out.update(status="not compiled", reason=short_error(e))
         return out, None, sizes

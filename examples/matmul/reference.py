@@ -43,6 +43,11 @@ DIVISIBLE_BY = {
     "hopper_v10": {"n": 128, "m": 128, "p": 16},
 }
 
+#: Versions written to be built with their sizes as compile-time constants
+#: (`mcl run --specialize`, mcl.compile(specialize=True)): `mcl run` and the case
+#: studies build them so.
+SPECIALIZE = {"hopper_v10"}
+
 #: Float32 sums of p products in a different order than numpy.
 TOLERANCE = {"rtol": 1e-4, "atol": 2e-3}
 

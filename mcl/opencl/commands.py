@@ -120,14 +120,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
                               hint="give the path of a .mcpl kernel"))
     module = parse_file(args.file)
+    ref = _reference(file)
+    # a version written for sizes known at build time says so in its reference.py
+    specialize = args.specialize or file.stem in (ref or {}).get("SPECIALIZE", ())
     kernel = compile_kernel(module, args.target, args.device, function=args.function,
-                            search_path=hwd_search_path(args), specialize=args.specialize)
+                            search_path=hwd_search_path(args), specialize=specialize)
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
     sizes, examples = _run_sizes(args, f)
     kernel.check_scalars(sizes)
-    ref = _reference(file)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():
         if name in sizes and sizes[name] % d:
@@ -150,6 +152,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if examples:
         given.append(", ".join(f"{k}={sizes[k]}" for k in examples)
                      + " (example values of the kernel; others with --set NAME=VALUE)")
+    if plan.compile_time:
+        given.append("built for these sizes (" + ", ".join(c.name for c in plan.compile_time)
+                     + " compile-time constants)")
     print(f"{plan.kernel} at {plan.target} on {info.spec}; " + ", ".join(given), flush=True)
     inputs = {k: v.copy() if hasattr(v, "copy") else v for k, v in data.items()}
     result = kernel(**data)
