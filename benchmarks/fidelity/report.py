@@ -84,7 +84,7 @@ def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
         out = {"with_vendor": P.predict(case, registers=regs, only=("occupancy",)),
                "estimated": P.predict(case, only=("occupancy",))}
         if not case.sweep:
-            out["memory"] = P.memory_figures(case)
+            out["memory"] = P.memory_figures(case, regs)
             out["time"] = P.predicted_time(case, regs)
         return name, out
     except Exception as e:  # noqa: BLE001 - a row with the message
@@ -290,7 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     # traffic
     md += ["", "## Memory traffic of the examples (ncu, fidelity sizes of fidelity_cases.py)", "",
            "Predicted DRAM bytes: the compulsory traffic (each element of the parameters' "
-           "arrays once). Sectors per request: the coalescing analysis' lanes in 32 B "
+           "arrays once) less the written lines the L2 still holds at kernel end "
+           "(mcl.analyses.traffic: all of them up to half the L2 where one wave of blocks "
+           "writes after its loops, their share of the traffic where reads stream, none "
+           "where later waves reuse the reads). Sectors per request: the coalescing "
+           "analysis' lanes in 32 B "
            "sectors, averaged over the global loads weighted by how often each runs.", "",
            "| version | DRAM MB measured | predicted | error | ld sectors/request measured | "
            "predicted | bank conflicts (ld+st) |",

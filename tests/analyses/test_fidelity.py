@@ -65,23 +65,25 @@ def _measured_dram(rec: dict) -> float:
     return rec["ncu"]["dram_read"] + rec["ncu"]["dram_write"]
 
 
-def test_dram_traffic_is_the_compulsory_traffic_within_20_percent():
-    """ncu's DRAM bytes against the predicted (compulsory) traffic: within 20% for at
-    least as many examples as recorded (39 of 49), and for every version of the
-    kernels that read and write each element once and whose outputs leave the L2
-    (vector_add, gesummv, histogram, convolution)."""
+def test_dram_traffic_within_20_percent():
+    """ncu's DRAM bytes against the predicted traffic (compulsory, less the written
+    lines the L2 holds at kernel end): within 20% for 48 of 49 examples (all but the
+    perfect reduction at n = 2^16, whose atomics ncu counts as 7 MB of writes), and
+    for every version of vector_add, gesummv, histogram, convolution, black_scholes
+    and matmul."""
     within = 0
     for name in EXAMPLES:
         rec = BY_NAME[name]
         if "ncu" not in rec:
             continue
         measured = _measured_dram(rec)
-        predicted = P.memory_figures(_case(name))["dram_bytes"]
+        predicted = P.memory_figures(_case(name), rec["registers"])["dram_bytes"]
         ok = abs(predicted - measured) <= 0.2 * measured
         within += ok
-        if CASES[name].kernel in ("vector_add", "gesummv", "histogram", "convolution"):
+        if CASES[name].kernel in ("vector_add", "gesummv", "histogram", "convolution",
+                                  "black_scholes", "matmul"):
             assert ok, (name, predicted, measured)
-    assert within >= 39, within
+    assert within >= 48, within
 
 
 def test_sectors_per_request_of_coalesced_and_strided_loads():
