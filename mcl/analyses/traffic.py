@@ -112,20 +112,20 @@ def _waves(view: KernelView, occupancy: Any) -> float | None:
     """Blocks of the kernel over the blocks the device keeps resident at once."""
     if occupancy is None or not occupancy.resident:
         return None
-    hw = view.hardware
-    pos = hw.position(occupancy.holder)
+    pos = view.hardware.position(occupancy.holder)
     holders = pos.instances if pos is not None else None
-    if not isinstance(holders, int):
+    blocks = grid_units(view, occupancy.unit)
+    if not isinstance(holders, int) or blocks is None:
         return None
-    blocks = 1
-    found = False
-    for g in hw.par_groups():
-        if g.unit is not None and g.unit.name == occupancy.unit:
-            n = view.group_size(g.name)
-            if n is None:
-                return None
-            blocks, found = n, True
-    return blocks / (occupancy.resident * holders) if found else None
+    return blocks / (occupancy.resident * holders)
+
+
+def grid_units(view: KernelView, unit: str) -> int | None:
+    """How many units of par_unit ``unit`` (blocks) the kernel runs."""
+    for g in view.hardware.par_groups():
+        if g.unit is not None and g.unit.name == unit:
+            return view.group_size(g.name)
+    return None
 
 
 def _writes_amid_reads(k: Any, space: str) -> bool:
