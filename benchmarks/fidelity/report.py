@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -145,6 +146,78 @@ def scatter(path: Path, xs, ys, title: str, xlabel: str, ylabel: str, log_scale=
 
 def pct(a: float, b: float) -> float:
     return 100.0 * (a - b) / b if b else float("inf")
+
+
+_FINDING = re.compile(r"^\* (\w+) \(([^)]*)\): \*\*(\w+)\*\* is slower than (\w+) "
+                      r"\(([\d.]+) ms against ([\d.]+) ms\)")
+
+
+def _flagged(kernel: str, version: str, sizes: dict) -> str | None:
+    """What `mcl feedback` of the new version says about its predecessor (the
+    feedback-slower warning of mcl.analyses.previous), or None."""
+    from mcl.analyses.previous import against_previous
+    from mcl.mcpl import check
+    checked = check(str(C.EXAMPLES / kernel / f"{version}.mcpl"))
+    if checked.errors:
+        return None
+    out = against_previous(checked, sizes)
+    return out[0].message if out else None
+
+
+def findings_section(res_by: dict, tmap: dict, raw: Path) -> list[str]:
+    """The slower refinement steps of benchmarks/results/REPORT.md ("Findings"), each
+    with whether the feedback of the new version predicts it and, where not, what the
+    fidelity measurements say of it."""
+    path = C.ROOT / "benchmarks" / "results" / "REPORT.md"
+    if not path.exists():
+        return []
+    rerun_path = raw / "rerun_times.json"
+    rerun = {r["name"]: r.get("time_s") for r in json.loads(rerun_path.read_text())["rows"]} \
+        if rerun_path.exists() else {}
+    out = ["", "### The slower steps of benchmarks/results/REPORT.md", "",
+           "Each step REPORT.md lists under Findings, with what `mcl feedback` of the new "
+           "version says (mcl.analyses.previous, at the version's own level and the sizes "
+           "of the finding) and, where it does not flag it, what the fidelity "
+           "measurements (fidelity sizes, two runs) show.", "",
+           "| step (sizes) | measured ms | `mcl feedback` | explanation |",
+           "| --- | --- | --- | --- |"]
+    predicted = explained = 0
+    for line in path.read_text().splitlines():
+        m = _FINDING.match(line)
+        if not m:
+            continue
+        kernel, sizes_text, new, old, t1, t0 = m.groups()
+        sizes = {k.strip(): int(v) if v.strip().isdigit() else float(v)
+                 for k, v in (x.split("=") for x in sizes_text.split(","))}
+        try:
+            flag = _flagged(kernel, new, sizes)
+        except Exception as e:  # noqa: BLE001 - a row with the message
+            flag = None
+            log(f"  {kernel}/{new}: {type(e).__name__}: {e}")
+        why = ""
+        a, b = res_by.get(f"{kernel}/{old}", {}), res_by.get(f"{kernel}/{new}", {})
+        r0, r1 = rerun.get(f"{kernel}/{old}"), rerun.get(f"{kernel}/{new}")
+        f0 = tmap.get(f"{kernel}/{old}", {}).get("time_s")
+        f1 = tmap.get(f"{kernel}/{new}", {}).get("time_s")
+        if flag:
+            predicted += 1
+        elif a and b and b.get("resident_blocks", 0) < a.get("resident_blocks", 0):
+            why = (f"occupancy: the compiler's {b['registers']} registers (was "
+                   f"{a['registers']}) leave {b['resident_blocks']} blocks per SM (was "
+                   f"{a['resident_blocks']}), which the feedback of the new version reports "
+                   "with the compiler's count; the predicted time, the largest of its parts, "
+                   "does not grow with fewer resident warps here")
+        elif r0 and r1 and f0 and f1 and (r1 / r0 <= 1.03 or f1 / f0 <= 1.03
+                                          or abs(r1 / r0 - f1 / f0) > 0.03):
+            why = (f"within the run-to-run spread: at the fidelity sizes the new version "
+                   f"took {f1 / f0:.2f}x and {r1 / r0:.2f}x the time of {old} in two runs")
+        explained += bool(why)
+        out.append(f"| {kernel}: {old} → {new} ({sizes_text}) | {t0} → {t1} | "
+                   f"{'flagged: ' + flag if flag else 'not flagged'} | {why or '—'} |")
+    total = len(out) - 7
+    out += ["", f"Of {total} steps, {predicted} predicted by the feedback, {explained} "
+            f"explained by the measurements, {total - predicted - explained} neither."]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -369,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{'yes (' + lim1 + ')' if p1 > p0 * SLOWER else 'no'} | "
                       f"registers {a.get('registers')} → {b.get('registers')}, blocks "
                       f"{a.get('resident_blocks')} → {b.get('resident_blocks')} |")
+    md += findings_section(res_by, tmap, args.raw)
     if failed:
         md += ["", "## Cases the GPU side could not measure", ""]
         md += [f"* {r['name']}: {r['status']}" for r in failed]
