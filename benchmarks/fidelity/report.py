@@ -241,7 +241,7 @@ def findings_section(res_by: dict, tmap: dict, raw: Path, preds: dict,
                    f"{a['resident_blocks']}), which the feedback of the new version reports "
                    "with the compiler's count; the predicted time, the largest of its parts, "
                    "does not grow with fewer resident warps here")
-        elif p1.get("limiter") == "cache" and l2a and l2b and l2b > 1.02 * l2a:
+        elif str(p1.get("limiter")).endswith(" bandwidth") and l2a and l2b and l2b > 1.02 * l2a:
             why = (f"bound by the L2's bandwidth, and ncu measured more L2 read traffic: "
                    f"{l2a / 1e9:.1f} → {l2b / 1e9:.1f} GB "
                    f"(+{100 * (l2b / l2a - 1):.0f}%) at the fidelity sizes; the cache "

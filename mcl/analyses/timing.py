@@ -4,19 +4,24 @@ the largest, and its name says what limits the kernel:
 
 * ``memory``: the compulsory traffic (each element of the parameters' arrays once)
   at the description's bandwidth to device memory;
-* ``instructions``: every operation the kernel executes (arithmetic, index and
-  control operations, loads and stores) at the peak operation rate of the lanes;
-* ``cache``: the sectors the global loads take from the last-level cache (per warp
-  request the sectors its lanes touch; in the iterations of the innermost sequential
-  loop around a load after the first only those it did not touch in the previous
-  iteration, which are still in the first-level cache) at the bandwidth of the
-  cache's link to the execution units;
+* ``arithmetic``: the floating-point operations at the peak rate;
+* ``memory instructions``: the accesses to addressable memory at the load-store
+  units' rate (a warp's request a cycle; to cached memory a cycle per cache line
+  its lanes touch);
+* ``<cache> bandwidth`` (``l2 bandwidth``): the sectors the global loads take from
+  the last-level cache at the bandwidth of its link to the execution units: per
+  warp request the sectors its lanes touch, and in the iterations of the innermost
+  sequential loop around a load after the first only those it did not touch in the
+  previous iteration (those are still in the first-level cache);
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
   on every holder, times the worst bank-conflict degree;
 * ``latency``: the device-memory traffic that the resident warps can keep in flight
   (Little's law: warps x bytes each has outstanding / the memory's latency), with
   the residency of the occupancy analysis: few resident warps cannot cover latency;
 * ``atomics``: the serialised updates of the most contended atomic element.
+
+A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
+that each holder contributes to take longer by the ratio.
 
 An estimate, stated as such; benchmarks/fidelity compares it with measured times.
 """
@@ -249,7 +254,7 @@ def predicted_time(view: KernelView, occupancy=None,
         cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
         through = cache_bytes(view, space) if cbw else None
         if through:
-            parts["cache"] = through / cbw
+            parts[f"{cache.name} bandwidth"] = through / cbw
     clock = hw.clock_frequency()
     shared = _banked_accesses(view)
     if shared is not None and clock:
@@ -283,8 +288,8 @@ def predicted_time(view: KernelView, occupancy=None,
     blocks = grid_units(view, occupancy.unit) if occupancy is not None else None
     holders = _instances(hw, occupancy.holder) if occupancy is not None else None
     if blocks and holders and blocks < holders:
-        for key in ("memory instructions", "cache", "shared memory"):
-            if key in parts:
+        for key in parts:
+            if key in ("memory instructions", "shared memory") or key.endswith(" bandwidth"):
                 parts[key] *= holders / blocks
     if not parts:
         return None
