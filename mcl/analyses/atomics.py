@@ -143,10 +143,15 @@ class AtomicsAnalysis:
             msg = (f"{f.site.name}({target}, ...): each element is updated by each of "
                    f"{who}: {amount} updates of one element, serialised")
             space = f.site.target.space if f.site.target is not None else None
-            latency = hw.memory_latency(space) if hw is not None and space else None
+            latency = update_latency(hw, f.site.target) if hw is not None and space else None
             if f.seconds is not None:
-                msg += (f"; at least {time_text(f.seconds)} (one {space} memory latency "
-                        f"of {number_text(latency)} cycles each)")
+                if latency == hw.memory_latency(space):
+                    how = f"one {space} memory latency of {number_text(latency)} cycles each"
+                else:
+                    from mcl.analyses.traffic import write_back_cache
+                    how = (f"{number_text(latency)} cycles each: integer updates run in the "
+                           f"{write_back_cache(hw, space).name}")
+                msg += f"; at least {time_text(f.seconds)} ({how})"
             significant = f.seconds is None or f.least_s is None or \
                 f.seconds >= SIGNIFICANT * f.least_s
             if f.seconds is not None and f.least_s is not None:
