@@ -79,9 +79,11 @@ def hopper_kernels(case: C.Case, values: dict | None = None):
     return build_kernel(f, checked, None, hw), build_kernel(f, checked, vals, hw)
 
 
-def memory_figures(case: C.Case) -> dict:
-    """Traffic the analyses predict for the case at hopper: compulsory DRAM bytes
-    (each element of the parameters' arrays once), and global loads in sectors per
+def memory_figures(case: C.Case, registers: int | None = None) -> dict:
+    """Traffic the analyses predict for the case at hopper: DRAM bytes at kernel end
+    (the compulsory traffic less the written lines the L2 still holds,
+    mcl.analyses.traffic; ``registers``: the vendor count, for the waves of blocks),
+    and global loads in sectors per
     warp request (the coalescing analysis' lanes, weighted by how often each load
     runs; a run of 4 adjacent elements is one 128-bit request)."""
     import sympy
@@ -94,18 +96,28 @@ def memory_figures(case: C.Case) -> dict:
         run_offsets,
         transaction_size,
     )
+    from mcl.analyses.occupancy import occupancy
     from mcl.analyses.stats import compulsory_bytes, least_time, main_space
+    from mcl.analyses.traffic import dram_traffic
 
     sym, num = hopper_kernels(case)
     out: dict = {}
     space = main_space(num)
     cb = compulsory_bytes(num, space) if space else None
     if cb is not None and sympy.sympify(cb).is_number:
-        out["dram_bytes"] = float(cb)
+        out["compulsory_bytes"] = float(cb)
     lt = least_time(num)
     if lt is not None:
         out["least_time_s"] = lt
-    view = KernelView(sym, num, num.hardware)
+    res = None
+    if registers is not None:
+        from mcl.analyses import Resources
+        res = Resources(registers, "NVIDIA compiler")
+    view = KernelView(sym, num, num.hardware, resources=res)
+    traffic = dram_traffic(view, occupancy(view))
+    if traffic is not None:
+        out["dram_bytes"] = traffic.dram_bytes
+        out["dram_how"] = traffic.how
     found = lockstep_loop(view)
     if found is None:
         return out

@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -84,7 +85,7 @@ def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
         out = {"with_vendor": P.predict(case, registers=regs, only=("occupancy",)),
                "estimated": P.predict(case, only=("occupancy",))}
         if not case.sweep:
-            out["memory"] = P.memory_figures(case)
+            out["memory"] = P.memory_figures(case, regs)
             out["time"] = P.predicted_time(case, regs)
         return name, out
     except Exception as e:  # noqa: BLE001 - a row with the message
@@ -145,6 +146,118 @@ def scatter(path: Path, xs, ys, title: str, xlabel: str, ylabel: str, log_scale=
 
 def pct(a: float, b: float) -> float:
     return 100.0 * (a - b) / b if b else float("inf")
+
+
+_FINDING = re.compile(r"^\* (\w+) \(([^)]*)\): \*\*(\w+)\*\* is slower than (\w+) "
+                      r"\(([\d.]+) ms against ([\d.]+) ms\)")
+
+
+def _flagged(kernel: str, version: str, sizes: dict) -> str | None:
+    """What `mcl feedback` of the new version says about its predecessor (the
+    feedback-slower warning of mcl.analyses.previous), or None."""
+    from mcl.analyses.previous import against_previous
+    from mcl.mcpl import check
+    checked = check(str(C.EXAMPLES / kernel / f"{version}.mcpl"))
+    if checked.errors:
+        return None
+    out = against_previous(checked, sizes)
+    return out[0].message if out else None
+
+
+def _l2(counters: dict | None) -> float | None:
+    """Bytes of L2 read sectors ncu counted for a case."""
+    n = (counters or {}).get("l2_read_sectors")
+    return 32 * n if n else None
+
+
+def _builds_on(kernel: str, version: str) -> str | None:
+    """The version an example's header says it changes ("version v6: v4 with ...")."""
+    path = C.EXAMPLES / kernel / f"{version}.mcpl"
+    head = path.read_text().split("\n", 3)[:3] if path.exists() else []
+    m = re.search(r"version \w+: (v\d+) with", " ".join(head))
+    if not m:
+        return None
+    level = version.rsplit("_v", 1)[0]
+    return f"{level}_{m.group(1)}"
+
+
+def findings_section(res_by: dict, tmap: dict, raw: Path, preds: dict,
+                     ncu: dict) -> list[str]:
+    """The slower refinement steps of benchmarks/results/REPORT.md ("Findings"), each
+    with whether the feedback of the new version predicts it and, where not, what the
+    fidelity measurements say of it."""
+    path = C.ROOT / "benchmarks" / "results" / "REPORT.md"
+    if not path.exists():
+        return []
+    rerun_path = raw / "rerun_times.json"
+    rerun = {r["name"]: r.get("time_s") for r in json.loads(rerun_path.read_text())["rows"]} \
+        if rerun_path.exists() else {}
+    out = ["", "### The slower steps of benchmarks/results/REPORT.md", "",
+           "Each step REPORT.md lists under Findings, with what `mcl feedback` of the new "
+           "version says (mcl.analyses.previous, at the version's own level and the sizes "
+           "of the finding) and, where it does not flag it, what the fidelity "
+           "measurements (fidelity sizes, two runs) show.", "",
+           "| step (sizes) | measured ms | `mcl feedback` | explanation |",
+           "| --- | --- | --- | --- |"]
+    predicted = explained = 0
+    for line in path.read_text().splitlines():
+        m = _FINDING.match(line)
+        if not m:
+            continue
+        kernel, sizes_text, new, old, t1, t0 = m.groups()
+        sizes = {k.strip(): int(v) if v.strip().isdigit() else float(v)
+                 for k, v in (x.split("=") for x in sizes_text.split(","))}
+        try:
+            flag = _flagged(kernel, new, sizes)
+        except Exception as e:  # noqa: BLE001 - a row with the message
+            flag = None
+            log(f"  {kernel}/{new}: {type(e).__name__}: {e}")
+        why = ""
+        a, b = res_by.get(f"{kernel}/{old}", {}), res_by.get(f"{kernel}/{new}", {})
+        r0, r1 = rerun.get(f"{kernel}/{old}"), rerun.get(f"{kernel}/{new}")
+        f0 = tmap.get(f"{kernel}/{old}", {}).get("time_s")
+        f1 = tmap.get(f"{kernel}/{new}", {}).get("time_s")
+        base = _builds_on(kernel, new)
+        fb = tmap.get(f"{kernel}/{base}", {}).get("time_s") if base else None
+        p0 = preds.get(f"{kernel}/{old}", {}).get("time", {})
+        p1 = preds.get(f"{kernel}/{new}", {}).get("time", {})
+        l2a, l2b = _l2(ncu.get(f"{kernel}/{old}")), _l2(ncu.get(f"{kernel}/{new}"))
+        if flag:
+            predicted += 1
+        elif base and base != old and fb and f1 and f1 < fb:
+            why = (f"{new} is written as a refinement of {base} (its header: "
+                   f"\"{new.split('_')[-1]}: {base.split('_')[-1]} with ...\"), not of {old}; "
+                   f"against {base} it is faster: {fb * 1e3:.3g} → {f1 * 1e3:.3g} ms at the "
+                   "fidelity sizes")
+        elif p0.get("seconds") and p1.get("seconds") and \
+                p0["seconds"] < p1["seconds"] <= SLOWER * p0["seconds"]:
+            why = (f"predicted {100 * (p1['seconds'] / p0['seconds'] - 1):.0f}% slower at the "
+                   f"fidelity sizes ({p1['limiter']}: {p0['seconds'] * 1e3:.3g} → "
+                   f"{p1['seconds'] * 1e3:.3g} ms), below the {100 * (SLOWER - 1):.0f}% the "
+                   "feedback flags")
+        elif a and b and b.get("resident_blocks", 0) < a.get("resident_blocks", 0):
+            why = (f"occupancy: the compiler's {b['registers']} registers (was "
+                   f"{a['registers']}) leave {b['resident_blocks']} blocks per SM (was "
+                   f"{a['resident_blocks']}), which the feedback of the new version reports "
+                   "with the compiler's count; the predicted time, the largest of its parts, "
+                   "does not grow with fewer resident warps here")
+        elif str(p1.get("limiter")).endswith(" bandwidth") and l2a and l2b and l2b > 1.02 * l2a:
+            why = (f"bound by the L2's bandwidth, and ncu measured more L2 read traffic: "
+                   f"{l2a / 1e9:.1f} → {l2b / 1e9:.1f} GB "
+                   f"(+{100 * (l2b / l2a - 1):.0f}%) at the fidelity sizes; the cache "
+                   "part counts the sectors the loads need, not the first-level cache's "
+                   "capacity, and predicts no growth")
+        elif r0 and r1 and f0 and f1 and (r1 / r0 <= 1.03 or f1 / f0 <= 1.03
+                                          or abs(r1 / r0 - f1 / f0) > 0.03):
+            why = (f"within the run-to-run spread: at the fidelity sizes the new version "
+                   f"took {f1 / f0:.2f}x and {r1 / r0:.2f}x the time of {old} in two runs")
+        explained += bool(why)
+        out.append(f"| {kernel}: {old} → {new} ({sizes_text}) | {t0} → {t1} | "
+                   f"{'flagged: ' + flag if flag else 'not flagged'} | {why or '—'} |")
+    total = len(out) - 7
+    out += ["", f"Of {total} steps, {predicted} predicted by the feedback, {explained} "
+            f"explained by the measurements, {total - predicted - explained} neither."]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,6 +377,16 @@ def main(argv: list[str] | None = None) -> int:
         label = (f"< {hi:.0f}%" if lo < -1e8 else f">= {lo:.0f}%" if hi > 1e8
                  else "within ±10%" if lo == -10 else f"{lo:.0f}% .. {hi:.0f}%")
         md.append(f"| {label} | {n} |")
+    # where the estimate misses: per kernel version and its sweep variants
+    fams: dict[str, list[int]] = {}
+    for r, _v, e, err in rows:
+        if err is None and e.get("registers"):
+            f = fams.setdefault(r["name"].split("[")[0], [0, 0])
+            f[0] += 1
+            f[1] += abs(pct(e["registers"], r["registers"])) <= 10
+    md += ["", "Within ±10% per example version (the version and its sweep variants), where "
+           "some miss:", "", "| version | within ±10% |", "| --- | ---: |"]
+    md += [f"| {k} | {w}/{n} |" for k, (n, w) in sorted(fams.items()) if w < n]
     md += ["", "## Occupancy and registers of the examples (translated to hopper)", "",
            "| version | threads/block | registers (compiler) | registers (estimate) | "
            "shared B | spill B | CUDA blocks/SM | MCL (compiler's registers) | "
@@ -290,7 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     # traffic
     md += ["", "## Memory traffic of the examples (ncu, fidelity sizes of fidelity_cases.py)", "",
            "Predicted DRAM bytes: the compulsory traffic (each element of the parameters' "
-           "arrays once). Sectors per request: the coalescing analysis' lanes in 32 B "
+           "arrays once) less the written lines the L2 still holds at kernel end "
+           "(mcl.analyses.traffic: all of them up to half the L2 where one wave of blocks "
+           "writes after its loops, their share of the traffic where reads stream, none "
+           "where later waves reuse the reads). Sectors per request: the coalescing "
+           "analysis' lanes in 32 B "
            "sectors, averaged over the global loads weighted by how often each runs.", "",
            "| version | DRAM MB measured | predicted | error | ld sectors/request measured | "
            "predicted | bank conflicts (ld+st) |",
@@ -325,8 +452,12 @@ def main(argv: list[str] | None = None) -> int:
            "compiler's registers: the largest of the compulsory traffic at the memory "
            "bandwidth, arithmetic at peak, accesses at the load-store units' rate, "
            "shared-memory accesses at the banks' rate times the bank-conflict degree, "
-           "the traffic the resident warps keep in flight over the memory latency, and "
-           "serialised atomics. Spearman: rank correlation of predicted and measured "
+           "the traffic the resident warps keep in flight over the memory latency, the "
+           "L2 sectors the global loads fetch (less what the previous iteration left in "
+           "L1) at the L2's bandwidth, and serialised atomics (integer ones an L2 round "
+           "trip each, the most updated element of data-chosen ones at least its share). "
+           "A grid of fewer blocks than SMs leaves SMs idle. Spearman: rank correlation "
+           "of predicted and measured "
            "times over a kernel's versions (— where the prediction ties every version).",
            "", "| kernel | versions | Spearman | version: measured / predicted ms (limiter) |",
            "| --- | ---: | ---: | --- |"]
@@ -365,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{'yes (' + lim1 + ')' if p1 > p0 * SLOWER else 'no'} | "
                       f"registers {a.get('registers')} → {b.get('registers')}, blocks "
                       f"{a.get('resident_blocks')} → {b.get('resident_blocks')} |")
+    md += findings_section(res_by, tmap, args.raw, preds, ncu)
     if failed:
         md += ["", "## Cases the GPU side could not measure", ""]
         md += [f"* {r['name']}: {r['status']}" for r in failed]

@@ -22,6 +22,7 @@ their contention.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,8 @@ class AtomicsAnalysis:
             total = sym.executions(loops)[0]
             ntotal = sym.executions(tuple(nloops.get(lp.var, lp) for lp in loops))[0]
             if site.target is None or not site.target.predictable:
-                out.append(AtomicFinding(site, (), None, None, total, ntotal, None, least))
+                out.append(AtomicFinding(site, (), None, None, total, ntotal,
+                                         self._chosen_seconds(num, i, ntotal), least))
                 continue
             sharing = tuple(lp for lp in loops if lp.var not in site.target.depends
                             and lp.trips != 1)
@@ -91,10 +93,33 @@ class AtomicsAnalysis:
         n = _number(updates)
         if hw is None or n is None or site.target is None or site.target.space is None:
             return None
-        latency, clock = hw.memory_latency(site.target.space), hw.clock_frequency()
+        latency, clock = update_latency(hw, site.target), hw.clock_frequency()
         if latency is None or not clock:
             return None
         return n * float(latency) / float(clock)
+
+    def _chosen_seconds(self, num: Kernel | None, i: int, total: sympy.Expr) -> float | None:
+        """Elements chosen by data: some element takes at least its share of the
+        updates (all updates over the elements of every copy of the array: a shared
+        array has one per block), one after the other."""
+        site = num.atomics[i] if num is not None else None
+        if site is None or site.target is None or site.target.symbol is None:
+            return None
+        decl = next((d for d in num.decls if d.symbol is site.target.symbol), None)
+        size = _number(decl.elements) if decl is not None else None
+        copies = 1.0
+        if decl is not None:
+            copies = _number(num.executions(tuple(lp for lp in decl.loops
+                                                  if lp.kind == "foreach"))[0]) or 1.0
+        if size is None:
+            sizes = [_number(x) for x in site.target.sizes]
+            size = 1.0
+            for x in sizes:
+                size = size * x if x is not None and size is not None else None
+        n = _number(total)
+        if not size or n is None:
+            return None
+        return self._seconds(num.hardware, site, sympy.Float(n / (size * copies)))
 
     def report(self, findings: list[AtomicFinding], hw: Any) -> list[Diagnostic]:
         out = []
@@ -106,7 +131,9 @@ class AtomicsAnalysis:
                     "feedback-atomics",
                     f"{f.site.name}({target}, ...): {_amount(f.total, f.num_total)} atomic "
                     f"updates of elements chosen by the data; updates of the same element are "
-                    f"serialised, so their time depends on how often values repeat",
+                    f"serialised, so their time depends on how often values repeat"
+                    + (f"; the most updated element takes at least its share, at least "
+                       f"{time_text(f.seconds)} one after the other" if f.seconds else ""),
                     call.span, "where few elements take most updates, combine updates "
                     "in faster memory per block first (a private copy of the elements "
                     "per block or warp) and update each element once per block"))
@@ -116,10 +143,15 @@ class AtomicsAnalysis:
             msg = (f"{f.site.name}({target}, ...): each element is updated by each of "
                    f"{who}: {amount} updates of one element, serialised")
             space = f.site.target.space if f.site.target is not None else None
-            latency = hw.memory_latency(space) if hw is not None and space else None
+            latency = update_latency(hw, f.site.target) if hw is not None and space else None
             if f.seconds is not None:
-                msg += (f"; at least {time_text(f.seconds)} (one {space} memory latency "
-                        f"of {number_text(latency)} cycles each)")
+                if latency == hw.memory_latency(space):
+                    how = f"one {space} memory latency of {number_text(latency)} cycles each"
+                else:
+                    from mcl.analyses.traffic import write_back_cache
+                    how = (f"{number_text(latency)} cycles each: integer updates run in the "
+                           f"{write_back_cache(hw, space).name}")
+                msg += f"; at least {time_text(f.seconds)} ({how})"
             significant = f.seconds is None or f.least_s is None or \
                 f.seconds >= SIGNIFICANT * f.least_s
             if f.seconds is not None and f.least_s is not None:
@@ -138,6 +170,26 @@ class AtomicsAnalysis:
                           loops=[lp.var for lp in f.sharing])
             out.append(d)
         return out
+
+
+def update_latency(hw: Any, target: Any) -> float | None:
+    """Cycles one atomic update of ``target`` takes: an integer update runs in the
+    cache that holds the memory (an H100's L2 performs atomics: the latency of its link
+    to the SMs); a float atomicAdd of OpenCL 1.2 is a compare-and-swap loop (a read and
+    a compare-and-swap: the memory's latency)."""
+    from mcl.analyses.timing import cache_link
+    from mcl.analyses.traffic import write_back_cache
+    latency = hw.memory_latency(target.space)
+    typ = getattr(getattr(target.symbol, "type", None), "name", None)
+    if typ in ("int", "long"):
+        cache = write_back_cache(hw, target.space)
+        link = cache_link(hw, cache) if cache is not None else None
+        if link is not None and link.latency is not None:
+            try:
+                return min(float(latency or math.inf), float(link.latency))
+            except TypeError:
+                pass
+    return latency
 
 
 def _written(loops: tuple[Loop, ...], e: sympy.Expr) -> str:

@@ -50,6 +50,11 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     parent = vs.get(me.parent) if me is not None else None
     if me is None or parent is None or not parent.usable or me.level is None:
         return []
+    # both at the new version's sizes (its parameter defaults, overridden by ``values``)
+    from mcl.analyses.kernel import parameter_values
+    fn_new = checked.module.function(me.function) if me.function else None
+    if fn_new is not None:
+        values = parameter_values(fn_new, values)
     mine = _time(feedback(checked, values=values, only=["time"], resources=resources))
     try:
         if parent.level == me.level:

@@ -4,8 +4,15 @@ the largest, and its name says what limits the kernel:
 
 * ``memory``: the compulsory traffic (each element of the parameters' arrays once)
   at the description's bandwidth to device memory;
-* ``instructions``: every operation the kernel executes (arithmetic, index and
-  control operations, loads and stores) at the peak operation rate of the lanes;
+* ``arithmetic``: the floating-point operations at the peak rate;
+* ``memory instructions``: the accesses to addressable memory at the load-store
+  units' rate (a warp's request a cycle; to cached memory a cycle per cache line
+  its lanes touch);
+* ``<cache> bandwidth`` (``l2 bandwidth``): the sectors the global loads take from
+  the last-level cache at the bandwidth of its link to the execution units: per
+  warp request the sectors its lanes touch, and in the iterations of the innermost
+  sequential loop around a load after the first only those it did not touch in the
+  previous iteration (those are still in the first-level cache);
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
   on every holder, times the worst bank-conflict degree;
 * ``latency``: the device-memory traffic that the resident warps can keep in flight
@@ -13,12 +20,15 @@ the largest, and its name says what limits the kernel:
   the residency of the occupancy analysis: few resident warps cannot cover latency;
 * ``atomics``: the serialised updates of the most contended atomic element.
 
+A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
+that each holder contributes to take longer by the ratio.
+
 An estimate, stated as such; benchmarks/fidelity compares it with measured times.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import sympy
@@ -69,13 +79,16 @@ def _load_store_rate(hw) -> float | None:
 
 
 def _memory_instructions(view: KernelView, register_spaces) -> float | None:
-    """Accesses to addressable memory by all units; a run of 4 adjacent elements that
-    the generator makes one 128-bit access counts once. Reads of read-only memory
-    that are constants of the generated code (:func:`_constant_operand`) are not
-    counted."""
+    """Accesses to addressable memory by all units, in lanes' accesses (the load-store
+    units take one warp's request per cycle); a run of 4 adjacent elements that the
+    generator makes one 128-bit access counts once. A warp's request to cached memory
+    takes a cycle per cache line its lanes touch (the first-level cache's tag stage).
+    Reads of read-only memory that are constants of the generated code
+    (:func:`_constant_operand`) are not counted."""
     from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     found = lockstep_loop(view)
-    read_only = {ms.name for ms in view.hardware.read_only_spaces()}
+    hw = view.hardware
+    read_only = {ms.name for ms in hw.read_only_spaces()}
     total = 0.0
     for sacc, nacc in view.accesses():
         if sacc.space is None or sacc.space in register_spaces:
@@ -85,9 +98,109 @@ def _memory_instructions(view: KernelView, register_spaces) -> float | None:
         execs = _num(view.num.executions(nacc.loops)[0])
         if execs is None:
             return None
-        run = run_offsets(view, nacc, found[0], found[1]) if found and \
-            found[0] in nacc.loops else None
-        total += execs / (RUN if run is not None else 1)
+        run = lines = None
+        if found and found[0] in nacc.loops:
+            run = run_offsets(view, nacc, found[0], found[1])
+            line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
+                        if c.cache_line_size), default=None)
+            if line:
+                lines = _lines_per_request(view, nacc, found, run, int(line))
+        total += execs / (RUN if run is not None else 1) * (lines or 1)
+    return total
+
+
+def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float | None:
+    """Cache lines a warp's request touches, averaged over 8 consecutive iterations of
+    the innermost sequential loop around it (a window that moves by one element
+    straddles two lines in most of them)."""
+    from mcl.analyses.functions import RUN, lane_offsets, run_offsets
+    lane, width = found
+    loops = nacc.loops[:-1] if run is not None else nacc.loops
+    inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
+    trips = view.value(inner.trips) if inner is not None and inner.trips is not None \
+        else None
+    step = (view.value(inner.step) if inner is not None and inner.step is not None
+            else 1) or 1
+    counts = []
+    for i in range(min(8, trips) if trips and nacc.offset is not None else 1):
+        acc = replace(nacc, offset=nacc.offset.subs(inner.symbol, inner.symbol + i * step)) \
+            if i else nacc
+        offs = run_offsets(view, acc, lane, width) if run is not None else \
+            lane_offsets(view, acc, lane, width)
+        if not offs:
+            return None
+        n = len({o * acc.element_bytes // line for o in offs})
+        counts.append(max(1, n // RUN) if run is not None else n)
+    return sum(counts) / len(counts)
+
+
+def cache_link(hw, cache):
+    """The link from ``cache`` to the execution units with the highest bandwidth."""
+    best, best_bw = None, 0.0
+    for ic in hw.links_of(cache):
+        others = [b for b in hw.connected(ic) if b is not cache]
+        bw = _num(ic.bandwidth) if ic.bandwidth is not None else None
+        if bw and bw > best_bw and others and all(
+                getattr(b, "kind", None) == "execution_unit" for b in others):
+            best, best_bw = ic, bw
+    return best
+
+
+def cache_link_bandwidth(hw, cache) -> float | None:
+    """Bytes per second of that link (None without one)."""
+    link = cache_link(hw, cache)
+    return _num(link.bandwidth) if link is not None else None
+
+
+def _runs(sectors: set[int]) -> int:
+    return sum(1 for s in sectors if s - 1 not in sectors)
+
+
+def cache_bytes(view: KernelView, space: str) -> float | None:
+    """Bytes the global loads in ``space`` take from the last-level cache (the
+    ``cache`` part of the module docstring); None without a lock-step loop."""
+    from mcl.analyses.functions import (
+        RUN,
+        lane_offsets,
+        lockstep_loop,
+        run_offsets,
+        transaction_size,
+    )
+    found = lockstep_loop(view)
+    if found is None:
+        return None
+    lane, width = found
+    size, _ = transaction_size(view, space)
+    total = 0.0
+    for _sacc, nacc in view.accesses():
+        if nacc.write or nacc.space != space or lane not in nacc.loops:
+            continue
+        run = run_offsets(view, nacc, lane, width)
+        offs = run if run is not None else lane_offsets(view, nacc, lane, width)
+        execs = _num(view.num.executions(nacc.loops)[0])
+        if offs is None or execs is None or nacc.offset is None:
+            continue
+        eb = nacc.element_bytes
+        first = {o * eb // size for o in offs}
+        per = float(len(first))
+        loops = nacc.loops[:-1] if run is not None else nacc.loops
+        inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var),
+                     None)
+        trips = _num(inner.trips) if inner is not None and inner.trips is not None else None
+        if inner is not None and trips and trips > 1:
+            step = view.value(inner.step) if inner.step is not None else 1
+            shifted = replace(nacc, offset=nacc.offset.subs(inner.symbol,
+                                                            inner.symbol + (step or 1)))
+            offs2 = run_offsets(view, shifted, lane, width) if run is not None else \
+                lane_offsets(view, shifted, lane, width)
+            if offs2 is not None:
+                moved = {b - a for a, b in zip(offs, offs2, strict=True)}
+                if len(moved) == 1 and abs(next(iter(moved))) * eb < size:
+                    new = min(len(first), _runs(first) * abs(next(iter(moved))) * eb / size)
+                else:
+                    new = len({o * eb // size for o in offs2} - first)
+                per = (len(first) + (trips - 1) * new) / trips
+        total += execs / width / (RUN if run is not None else 1) * per * size
     return total
 
 
@@ -141,6 +254,7 @@ def predicted_time(view: KernelView, occupancy=None,
     """The predicted time of the numeric kernel of ``view`` (None without numbers)."""
     from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     from mcl.analyses.stats import compulsory_bytes, counts_of_kernel, main_space
+    from mcl.analyses.traffic import grid_units
 
     k, hw = view.num, view.hardware
     if hw is None:
@@ -160,6 +274,13 @@ def predicted_time(view: KernelView, occupancy=None,
     accesses = _memory_instructions(view, c.register_spaces)
     if lsu and accesses is not None:
         parts["memory instructions"] = accesses / lsu
+    if space:
+        from mcl.analyses.traffic import write_back_cache
+        cache = write_back_cache(hw, space)
+        cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
+        through = cache_bytes(view, space) if cbw else None
+        if through:
+            parts[f"{cache.name} bandwidth"] = through / cbw
     clock = hw.clock_frequency()
     shared = _banked_accesses(view)
     if shared is not None and clock:
@@ -174,7 +295,9 @@ def predicted_time(view: KernelView, occupancy=None,
         threads = occupancy.threads
         if latency and holders and threads and found:
             lane, width = found
-            warps = occupancy.resident * max(1, threads // width) * holders
+            blocks = grid_units(view, occupancy.unit)
+            warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
+                * max(1, threads // width)
             inflight = 0
             for sacc, nacc in view.accesses():
                 if nacc.write or sacc.space != space or lane not in nacc.loops:
@@ -184,8 +307,16 @@ def predicted_time(view: KernelView, occupancy=None,
             inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
             rate = warps * inflight / (float(latency) / clock)
             parts["latency"] = cb / rate
+
     if atomics_s:
         parts["atomics"] = atomics_s
+    # a grid of fewer blocks than holders leaves the other holders idle
+    blocks = grid_units(view, occupancy.unit) if occupancy is not None else None
+    holders = _instances(hw, occupancy.holder) if occupancy is not None else None
+    if blocks and holders and blocks < holders:
+        for key in parts:
+            if key in ("memory instructions", "shared memory") or key.endswith(" bandwidth"):
+                parts[key] *= holders / blocks
     if not parts:
         return None
     limiter = max(parts, key=parts.get)

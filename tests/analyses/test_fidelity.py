@@ -65,23 +65,25 @@ def _measured_dram(rec: dict) -> float:
     return rec["ncu"]["dram_read"] + rec["ncu"]["dram_write"]
 
 
-def test_dram_traffic_is_the_compulsory_traffic_within_20_percent():
-    """ncu's DRAM bytes against the predicted (compulsory) traffic: within 20% for at
-    least as many examples as recorded (39 of 49), and for every version of the
-    kernels that read and write each element once and whose outputs leave the L2
-    (vector_add, gesummv, histogram, convolution)."""
+def test_dram_traffic_within_20_percent():
+    """ncu's DRAM bytes against the predicted traffic (compulsory, less the written
+    lines the L2 holds at kernel end): within 20% for 48 of 49 examples (all but the
+    perfect reduction at n = 2^16, whose atomics ncu counts as 7 MB of writes), and
+    for every version of vector_add, gesummv, histogram, convolution, black_scholes
+    and matmul."""
     within = 0
     for name in EXAMPLES:
         rec = BY_NAME[name]
         if "ncu" not in rec:
             continue
         measured = _measured_dram(rec)
-        predicted = P.memory_figures(_case(name))["dram_bytes"]
+        predicted = P.memory_figures(_case(name), rec["registers"])["dram_bytes"]
         ok = abs(predicted - measured) <= 0.2 * measured
         within += ok
-        if CASES[name].kernel in ("vector_add", "gesummv", "histogram", "convolution"):
+        if CASES[name].kernel in ("vector_add", "gesummv", "histogram", "convolution",
+                                  "black_scholes", "matmul"):
             assert ok, (name, predicted, measured)
-    assert within >= 39, within
+    assert within >= 48, within
 
 
 def test_sectors_per_request_of_coalesced_and_strided_loads():
@@ -99,6 +101,42 @@ def test_sectors_per_request_of_coalesced_and_strided_loads():
         if name in ("vector_add/perfect", "black_scholes/hopper_v2", "matmul/hopper_v6"):
             assert predicted == pytest.approx(measured, rel=0.02), name
     assert within >= 29, within
+
+
+def _spearman(a: list[float], b: list[float]) -> float:
+    sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
+    from report import spearman
+    return spearman(a, b)
+
+
+@pytest.mark.parametrize("kernel,least", [("matmul", 0.92), ("convolution", 0.99),
+                                          ("reduction", 0.95), ("histogram", 0.79),
+                                          ("gesummv", 0.77)])
+def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least):
+    """Spearman of the feedback's predicted times against the H100's (recorded) over a
+    kernel's versions: matmul 0.93 (the global-load versions are bound by the L2's
+    bandwidth, the tiled ones by shared memory), convolution 1.0 (a warp's load that
+    straddles two cache lines takes two cycles), reduction 0.95, histogram 0.8 (the
+    most updated bucket takes at least its share of the integer atomics, each an L2
+    round trip), gesummv 0.77 (the uncoalesced perfect version slowest; the others
+    tie at the bandwidth bound)."""
+    pred, meas = [], []
+    for name in EXAMPLES:
+        if CASES[name].kernel != kernel or "time_s" not in BY_NAME[name]:
+            continue
+        rec = BY_NAME[name]
+        pred.append(P.predicted_time(_case(name), rec["registers"])["seconds"])
+        meas.append(rec["time_s"])
+    assert _spearman(pred, meas) >= least, list(zip(pred, meas, strict=True))
+
+
+def test_uncoalesced_perfect_gesummv_is_predicted_slowest():
+    """One thread per row of A: a warp's load touches 32 lines, on 4 of 132 SMs (4
+    blocks): measured 4.5 ms against 0.05 ms for the other versions."""
+    times = {v: P.predicted_time(_case(f"gesummv/{v}"),
+                                 BY_NAME[f"gesummv/{v}"]["registers"])["seconds"]
+             for v in ("perfect", "gpu_v1", "nvidia_v1", "hopper_v1")}
+    assert times["perfect"] > 10 * max(t for v, t in times.items() if v != "perfect")
 
 
 def test_a_block_of_more_warps_than_allowed_does_not_fit(tmp_path):
