@@ -259,6 +259,14 @@ class _StatementEmission:
                 and isinstance(target, ast.Name) and target.id in own)
 
     def for_loop(self, s: ast.For) -> None:
+        if id(s) in self.lane_loops:   # left to the OpenCL compiler's loop vectoriser
+            self.emit("#pragma clang loop vectorize(enable)")
+            self.scopes.append({})
+            self.emit(f"for ({self.for_header(s)}) {{")
+            self.block(s.body)
+            self.emit("}")
+            self.scopes.pop()
+            return
         counted = vectorize.counted_loop(s)
         start = trip = None
         if counted is not None:

@@ -21,6 +21,7 @@ means comes from its hardware description and its target file
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from mcl.opencl.emit_expressions import (
     _root_name,
     _Var,
 )
+from mcl.opencl import lanes
 from mcl.opencl.emit_statements import _StatementEmission
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, evaluate
 from mcl.opencl.target import Target, load_target
@@ -169,6 +171,8 @@ class _KernelGen(_StatementEmission):
     search_path: tuple[str, ...] = ()
     #: the module-level constants the kernel or its helpers use
     used_constants: set[str] = field(default_factory=set)
+    #: the loops over the lanes of a foreach mapped to lanes (mcl.opencl.lanes)
+    lane_loops: set[int] = field(default_factory=set)
     #: their variables, the outermost scope of the kernel and of every helper
     constant_vars: dict[str, _Var] = field(default_factory=dict)
 
@@ -201,6 +205,10 @@ class _KernelGen(_StatementEmission):
     # ---- the whole kernel
 
     def run(self) -> GeneratedKernel:
+        lane_groups = {g for g, k in self.target.par_groups.items() if k == "lanes"}
+        if lane_groups:
+            self.f = dataclasses.replace(self.f, body=lanes.lower(self.f.body, lane_groups,
+                                                                  self.lane_loops))
         f = self.f
         self.uses_double = any(isinstance(n, ast.Type) and n.name == "double"
                                for n in ast.walk(f))
