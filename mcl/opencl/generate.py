@@ -173,6 +173,10 @@ class _KernelGen(_StatementEmission):
     used_constants: set[str] = field(default_factory=set)
     #: the loops over the lanes of a foreach mapped to lanes (mcl.opencl.lanes)
     lane_loops: set[int] = field(default_factory=set)
+    #: the declarations of per-lane variables, and those of them declared as arrays of
+    #: OpenCL vectors (C name of the vector array, lane count)
+    lane_decls: set[int] = field(default_factory=set)
+    vector_arrays: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: their variables, the outermost scope of the kernel and of every helper
     constant_vars: dict[str, _Var] = field(default_factory=dict)
 
@@ -208,7 +212,8 @@ class _KernelGen(_StatementEmission):
         lane_groups = {g for g, k in self.target.par_groups.items() if k == "lanes"}
         if lane_groups:
             self.f = dataclasses.replace(self.f, body=lanes.lower(self.f.body, lane_groups,
-                                                                  self.lane_loops))
+                                                                  self.lane_loops,
+                                                                  self.lane_decls))
         f = self.f
         self.uses_double = any(isinstance(n, ast.Type) and n.name == "double"
                                for n in ast.walk(f))

@@ -45,13 +45,15 @@ def _fail(code: str, message: str, node: ast.Node, hint: str | None = None) -> M
     return McplError(error(code, message, span=span, hint=hint))
 
 
-def lower(body: ast.Block, lane_groups: set[str], loops: set[int]) -> ast.Block:
+def lower(body: ast.Block, lane_groups: set[str], loops: set[int],
+          arrays: set[int]) -> ast.Block:
     """``body`` with every foreach over a par_group of ``lane_groups`` replaced by
     uniform statements and lane loops; the ids of the generated lane loops are
-    added to ``loops`` (the generator emits them without unrolling)."""
+    added to ``loops`` and those of the declarations of per-lane variables (the
+    lanes their last dimension) to ``arrays``."""
     def rewrite(n: ast.Node) -> ast.Node | None:
         if isinstance(n, ast.ForEach) and n.group in lane_groups:
-            return _Lowering(n, loops).block()
+            return _Lowering(n, loops, arrays).block()
         return None
     return ast.transform(body, rewrite)
 
@@ -75,10 +77,11 @@ def _root(e: ast.Expr) -> str | None:
 
 
 class _Lowering:
-    def __init__(self, fe: ast.ForEach, loops: set[int]):
+    def __init__(self, fe: ast.ForEach, loops: set[int], arrays: set[int]):
         self.fe = fe
         self.lane = fe.var.name
         self.loops = loops
+        self.arrays = arrays
         for n in ast.walk(fe.body):
             if isinstance(n, ast.Return):
                 raise _fail("opencl-lanes-return", f"a return inside a foreach over "
@@ -273,14 +276,19 @@ class _Lowering:
                 size = self.fe.size
                 dims = ((size,),) if not t.is_array else (*t.dims[:-1], (*t.dims[-1], size))
                 (self.lane_arrays if t.is_array else self.lane_scalars).add(s.name)
-                out.append(ast.Declaration(ast.Type(t.name, dims, span=t.span), s.name,
-                                           space=s.space, span=s.span))
+                decl = ast.Declaration(ast.Type(t.name, dims, span=t.span), s.name,
+                                       space=s.space, span=s.span)
+                self.arrays.add(id(decl))
+                out.append(decl)
                 if s.init is not None:
                     body.append(ast.Assign(ast.Name(s.name, span=s.span), "=", s.init,
                                            span=s.span))
             else:
                 body.append(s)
         body = [self.lanewise(s) for s in body]
+        if not body:    # only declarations of per-lane arrays
+            run.clear()
+            return
         own = {s.name for s in body if isinstance(s, ast.Declaration)}
         needed = set().union(*(_names_in(s) for s in body))
         prefix: list[ast.Stmt] = []
@@ -418,3 +426,46 @@ class _Renamer:
         if isinstance(s, ast.Block):
             return self.stmts(s, env)
         return self.stmt(s, dict(env))
+
+
+# ---------------------------------------------------------------------------- vector code
+
+#: Lane counts that OpenCL has vector types for.
+VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+#: Element types of the vector statements (OpenCL widens a scalar operand to them).
+VECTOR_ELEMENTS = ("float", "double")
+#: Built-in functions with vector overloads taking vectors (and scalars for min, max).
+VECTOR_FUNCTIONS = frozenset({"sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil",
+                              "min", "max"})
+
+
+class NotVector(Exception):
+    """A lane loop that cannot be written with OpenCL vector types."""
+
+
+def lane_coefficient(e: ast.Expr, lane: str, constant) -> int | None:
+    """How much ``e`` grows from one lane to the next (None: not affine in the lane,
+    or a coefficient that is not a constant of the program). ``constant(e)``: the
+    value of a constant expression, else None."""
+    if not any(isinstance(n, ast.Name) and n.id == lane for n in ast.walk(e)):
+        return 0
+    if isinstance(e, ast.Name):
+        return 1
+    if isinstance(e, ast.Unary) and e.op in "+-":
+        c = lane_coefficient(e.operand, lane, constant)
+        return None if c is None else (c if e.op == "+" else -c)
+    if isinstance(e, ast.Binary) and e.op in ("+", "-"):
+        a, b = (lane_coefficient(x, lane, constant) for x in (e.left, e.right))
+        if a is None or b is None:
+            return None
+        return a + b if e.op == "+" else a - b
+    if isinstance(e, ast.Binary) and e.op == "*":
+        a, b = (lane_coefficient(x, lane, constant) for x in (e.left, e.right))
+        if a is None or b is None or (a and b):
+            return None
+        factor = constant(e.left if a == 0 else e.right)
+        return None if factor is None else factor * (a or b)
+    inner = getattr(e, "inner", None)   # the generator's parentheses
+    if inner is not None:
+        return lane_coefficient(inner, lane, constant)
+    return None
