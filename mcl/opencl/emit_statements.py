@@ -372,9 +372,14 @@ class _StatementEmission:
         raise lanes.NotVector
 
     def lane_assign(self, s: ast.Assign, lane: str, width: int) -> str:
-        if not isinstance(s.target, ast.Index):
+        if not isinstance(s.target, ast.Index) or not isinstance(s.target.base, ast.Name) \
+                or self.find(s.target.base.id) is None:
             raise lanes.NotVector
+        root = self.find(s.target.base.id).root
+        was_read = root.read
         ref, vec = self.lane_access(s.target, lane, width)
+        if s.op == "=":
+            root.read = was_read    # a plain store does not read the array
         if not vec:
             raise lanes.NotVector
         ctype = self.find(s.target.base.id).type.name
