@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import sys
 import time
 from pathlib import Path
@@ -96,17 +97,18 @@ def main(argv=None) -> int:
         want = ref["reference"](**data)["c"]
         flops = ref["flops"](size, size, size)
         a @ b   # warm-up (threads started)
-        times = []
+        times, cpu = [], []
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            c0, t0 = _cpu_seconds(), time.perf_counter()
             a @ b
             times.append(time.perf_counter() - t0)
-        t_np = min(times)
-        print(f"\n{size}^3: numpy SGEMM {t_np * 1e3:.2f} ms, {flops / t_np / 1e9:.1f} GFLOP/s",
-              flush=True)
+            cpu.append(_cpu_seconds() - c0)
+        t_np, cpu_np = min(times), min(cpu)
+        print(f"\n{size}^3: numpy SGEMM {t_np * 1e3:.2f} ms, {flops / t_np / 1e9:.1f} GFLOP/s "
+              f"(CPU time {cpu_np * 1e3:.1f} ms)", flush=True)
         for v in versions:
             k = kernels[v]
-            row = {"size": size, "version": v, "numpy_s": t_np}
+            row = {"size": size, "version": v, "numpy_s": t_np, "numpy_cpu_s": cpu_np}
             t0 = time.perf_counter()
             got = k(**data)["c"]
             first = time.perf_counter() - t0
@@ -118,11 +120,15 @@ def main(argv=None) -> int:
                 results.append(row)
                 continue
             repeat, warmup = (1, 0) if first > args.slow else (args.repeat, 1)
+            c0 = _cpu_seconds()
             t = k.time(repeat=repeat, warmup=warmup, **data)
-            row.update(time_s=t, gflops=flops / t / 1e9, ratio=t_np / t, repeat=repeat)
+            cpu_t = (_cpu_seconds() - c0) / (repeat + warmup)
+            row.update(time_s=t, gflops=flops / t / 1e9, ratio=t_np / t, repeat=repeat,
+                       cpu_s=cpu_t, cpu_ratio=cpu_np / cpu_t)
             results.append(row)
             print(f"  {v:10s} {t * 1e3:10.2f} ms {flops / t / 1e9:8.1f} GFLOP/s   "
-                  f"numpy/mcl = {t_np / t:.3f}", flush=True)
+                  f"numpy/mcl = {t_np / t:.3f}   (CPU time {cpu_t * 1e3:.1f} ms, "
+                  f"numpy/mcl {cpu_np / cpu_t:.3f})", flush=True)
 
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"device": info.spec, "compute_units": info.compute_units, "threads": args.threads,
@@ -135,6 +141,12 @@ def main(argv=None) -> int:
     (args.out / "results.md").write_text(_markdown(meta, results))
     print(f"\nwrote {args.out / 'results.json'} and {args.out / 'results.md'}")
     return 0
+
+
+def _cpu_seconds() -> float:
+    """User and system time of this process, all its threads (numpy's and PoCL's)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def _cpu_name() -> str:
@@ -164,21 +176,24 @@ def _markdown(meta: dict, results: list[dict]) -> str:
         f"for both; OpenCL device {meta['device']}; numpy {meta['numpy']} ({meta['blas']}); "
         f"load average before the run ended {', '.join(f'{x:.1f}' for x in meta['load_average'])}.",
         "Best of " + str(meta["repeat"]) + " (OpenCL profiling events; numpy perf_counter), "
-        "each version verified against numpy first. ratio = numpy time / version time.",
+        "each version verified against numpy first. ratio = numpy time / version time. "
+        "CPU ratio: the same with the CPU time of the process (all threads; best run of "
+        "numpy, mean launch of the version), which other processes on the cores disturb less.",
         "",
-        "| size | version | time (ms) | GFLOP/s | numpy (ms) | numpy GFLOP/s | ratio |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| size | version | time (ms) | GFLOP/s | numpy (ms) | numpy GFLOP/s | ratio | CPU ratio |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
         n = r["size"]
         fl = 2 * n ** 3
         np_cell = f"{r['numpy_s'] * 1e3:.2f} | {fl / r['numpy_s'] / 1e9:.1f}"
         if "time_s" not in r:
-            lines.append(f"| {n}³ | {r['version']} | wrong | | {np_cell} | |")
+            lines.append(f"| {n}³ | {r['version']} | wrong | | {np_cell} | | |")
             continue
         once = " (1 run)" if r.get("repeat") == 1 else ""
         lines.append(f"| {n}³ | {r['version']} | {r['time_s'] * 1e3:.2f}{once} | "
-                     f"{r['gflops']:.1f} | {np_cell} | {r['ratio']:.3f} |")
+                     f"{r['gflops']:.1f} | {np_cell} | {r['ratio']:.3f} | "
+                     f"{r['cpu_ratio']:.3f} |")
     return "\n".join(lines) + "\n"
 
 
