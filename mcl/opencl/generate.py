@@ -29,6 +29,7 @@ from pathlib import Path
 
 from mcl.diagnostics import McplError, Span, error
 from mcl.mcpl import ast
+from mcl.opencl import lanes
 from mcl.opencl.emit_expressions import (
     BUILTIN_FUNCTIONS,
     RESERVED,
@@ -47,7 +48,6 @@ from mcl.opencl.emit_expressions import (
     _root_name,
     _Var,
 )
-from mcl.opencl import lanes
 from mcl.opencl.emit_statements import _StatementEmission
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, evaluate
 from mcl.opencl.target import Target, load_target
