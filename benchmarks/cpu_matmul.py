@@ -87,7 +87,13 @@ def main(argv=None) -> int:
     versions = _versions(args.versions)
     print(f"device: {info.spec} ({info.compute_units} compute units); threads: {args.threads}; "
           f"versions: {', '.join(versions)}", flush=True)
-    kernels = {v: mcl.compile(EXAMPLES / f"{v}.mcpl", "cpu", args.device) for v in versions}
+    kernels, failed = {}, {}
+    for v in versions:
+        try:
+            kernels[v] = mcl.compile(EXAMPLES / f"{v}.mcpl", "cpu", args.device)
+        except McplError as e:
+            failed[v] = str(e).splitlines()[0][:300]
+            print(f"  {v}: cannot be generated: {failed[v]}", file=sys.stderr)
 
     results = []
     for size in args.sizes:
@@ -107,10 +113,18 @@ def main(argv=None) -> int:
         print(f"\n{size}^3: numpy SGEMM {t_np * 1e3:.2f} ms, {flops / t_np / 1e9:.1f} GFLOP/s "
               f"(CPU time {cpu_np * 1e3:.1f} ms)", flush=True)
         for v in versions:
-            k = kernels[v]
             row = {"size": size, "version": v, "numpy_s": t_np, "numpy_cpu_s": cpu_np}
+            k = kernels.get(v)
             t0 = time.perf_counter()
-            got = k(**data)["c"]
+            try:
+                if k is None:
+                    raise RuntimeError(failed[v])
+                got = k(**data)["c"]
+            except Exception as e:   # a build or launch error of the device: say it, go on
+                row.update(correct=False, error=f"{type(e).__name__}: {e}"[:300])
+                print(f"  {v:10s} FAILED: {row['error']}", flush=True)
+                results.append(row)
+                continue
             first = time.perf_counter() - t0
             err = float(np.max(np.abs(got - want)))
             ok = bool(np.allclose(got, want, **ref["TOLERANCE"]))
@@ -188,7 +202,8 @@ def _markdown(meta: dict, results: list[dict]) -> str:
         fl = 2 * n ** 3
         np_cell = f"{r['numpy_s'] * 1e3:.2f} | {fl / r['numpy_s'] / 1e9:.1f}"
         if "time_s" not in r:
-            lines.append(f"| {n}³ | {r['version']} | wrong | | {np_cell} | | |")
+            what = "failed" if "error" in r else "wrong"
+            lines.append(f"| {n}³ | {r['version']} | {what} | | {np_cell} | | |")
             continue
         once = " (1 run)" if r.get("repeat") == 1 else ""
         lines.append(f"| {n}³ | {r['version']} | {r['time_s'] * 1e3:.2f}{once} | "

@@ -20,6 +20,7 @@ from mcl.opencl.emit_expressions import (
     _is_kernel,
     _Paren,
     _product,
+    _root_name,
     _simple,
     _Var,
 )
@@ -310,7 +311,9 @@ class _StatementEmission:
                     if st.type.name not in ("int", "long"):
                         raise lanes.NotVector
                     continue    # an index, substituted where it is used
-                if not isinstance(st, ast.Assign) or st.op not in ("=", "+=", "-=", "*=", "/="):
+                if not isinstance(st, ast.Assign) or st.op not in ("=", "+=", "-=", "*=", "/=") \
+                        or not isinstance(st.target, ast.Index) \
+                        or _root_name(st.target) is None or _root_name(st.target).id in defs:
                     raise lanes.NotVector
                 st = vectorize.substitute(st, {}, defs)
                 lines.append(self.lane_assign(st, lane, width))
@@ -350,7 +353,8 @@ class _StatementEmission:
         p = _CPrinter(self)
         if isinstance(e, ast.Index):
             ref, vec = self.lane_access(e, lane, width)
-            return (self.lane_load(ref, width), True) if vec else (ref, False)
+            ctype = self.find(e.base.id).type.name
+            return (self.lane_load(ref, width, ctype), True) if vec else (ref, False)
         if not any(isinstance(n, ast.Name) and n.id == lane or isinstance(n, ast.Index)
                    for n in ast.walk(e)):
             if any(isinstance(n, ast.Call) and n.func not in lanes.PURE for n in ast.walk(e)):
@@ -385,15 +389,26 @@ class _StatementEmission:
         ctype = self.find(s.target.base.id).type.name
         value, _ = self.lane_value(s.value, lane, width)
         if s.op != "=":
-            value = f"{self.lane_load(ref, width)} {s.op[0]} {value}"
+            value = f"{self.lane_load(ref, width, ctype)} {s.op[0]} {value}"
         self.mark_written(s.target)
         if not ref.startswith("&"):     # an element of a vector array
             return f"{ref} = ({ctype}{width})({value})"
-        return f"vstore{width}(({ctype}{width})({value}), 0, {ref})"
+        if width <= lanes.WIDEST_CALL:
+            return f"vstore{width}(({ctype}{width})({value}), 0, {ref})"
+        half, tmp = width // 2, f"{lane}_vector"
+        if tmp in self.names:
+            raise lanes.NotVector
+        return (f"{{ const {ctype}{width} {tmp} = {value}; vstore{half}({tmp}.lo, 0, {ref}); "
+                f"vstore{half}({tmp}.hi, 0, ({ref}) + {half}); }}")
 
     @staticmethod
-    def lane_load(ref: str, width: int) -> str:
-        return f"vload{width}(0, {ref})" if ref.startswith("&") else ref
+    def lane_load(ref: str, width: int, ctype: str) -> str:
+        if not ref.startswith("&"):
+            return ref
+        if width <= lanes.WIDEST_CALL:
+            return f"vload{width}(0, {ref})"
+        half = width // 2
+        return f"(({ctype}{width})(vload{half}(0, {ref}), vload{half}(0, ({ref}) + {half})))"
 
     def constant(self, e: ast.Expr) -> int | None:
         """The value of ``e`` if it is a constant of the program (literals, ``const``

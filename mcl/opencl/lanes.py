@@ -432,6 +432,11 @@ class _Renamer:
 
 #: Lane counts that OpenCL has vector types for.
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+#: The widest vectors passed to OpenCL's vload/vstore: wider ones are loaded and stored
+#: as two halves. PoCL for a CPU without AVX-512 builds no kernel at all where a
+#: 512-bit vector crosses a call ("AVX vector return of type 'float16' without
+#: 'avx512f' enabled changes the ABI"); arithmetic on float16 works everywhere.
+WIDEST_CALL = 8
 #: Element types of the vector statements (OpenCL widens a scalar operand to them).
 VECTOR_ELEMENTS = ("float", "double")
 #: Built-in functions with vector overloads taking vectors (and scalars for min, max).

@@ -45,13 +45,13 @@ def test_matmul_command_verifies_every_version_clean():
     assert out.returncode == 0, out.stderr[-2000:]
     data = json.loads(out.stdout)
     verdicts = {v: d["verdict"] for v, d in data["verification"]["versions"].items()}
-    assert len(verdicts) == 28 and set(verdicts.values()) == {"consistent"}, verdicts
+    assert len(verdicts) == 29 and set(verdicts.values()) == {"consistent"}, verdicts
     sizes = [s["values"] for s in data["verification"]["sizes"]]
     assert {"n": 1, "m": 1, "p": 1} in sizes
     assert any(s["p"] % 16 and s["n"] % 4 for s in sizes)           # divides no tile
     steps = {(s["parent"], s["child"]) for s in data["steps"]}
     assert ("nvidia_v1", "hopper") in steps and ("cpu_v2", "cpu_v3") in steps
-    assert len(steps) == 27
+    assert len(steps) == 28
     step = next(s for s in data["steps"] if s["child"] == "gpu_v1")
     # exactly the message that prompted gpu_v1 is gone; the statistics only changed
     [gone] = step["feedback_disappeared"]
