@@ -38,6 +38,25 @@ class AccessCache:
     loops: list[LoopCache]
 
 
+@dataclass
+class SetConflict:
+    """The lines an access touches in a loop fit a cache by capacity but not by its
+    sets: their addresses are a multiple of the set span apart, so they fall into
+    few sets, more lines than the set has ways each, and evict each other before a
+    loop around them (which reads them again) comes back to them."""
+
+    access: Access
+    loop: Loop
+    reuse: Loop
+    cache: Any
+    stride: int
+    lines: int
+    sets_used: int
+    sets: int
+    per_set: int
+    ways: int
+
+
 def _nearest_cache(hw: Any, space: str) -> Any:
     caches = [c for c in hw.caches_for(space) if c.cache_line_size]
     if not caches:
@@ -82,7 +101,7 @@ class CacheAnalysis:
     def analyze(self, sym: Kernel, num: Kernel) -> dict:
         hw = sym.hardware
         result: dict = {"accesses": [], "oriented": False, "temporaries": [],
-                        "unpredictable": [], "no_line_size": {}}
+                        "unpredictable": [], "no_line_size": {}, "conflicts": []}
         if hw is None or not hw.caches():
             return result
         lockstep = {g.name for g in hw.lockstep_par_groups()}
@@ -139,6 +158,9 @@ class CacheAnalysis:
                 else:
                     verdict = "may"
                 loops.append(LoopCache(lp, stride, iters, best, worst, verdict, is_lockstep))
+                conflict = _set_conflict(hw, sacc, nacc, nloops, lp, stride, iters)
+                if conflict is not None:
+                    result["conflicts"].append(conflict)
             result["accesses"].append(AccessCache(sacc, cache, line, loops))
         result["oriented"] = _cache_oriented(hw, sym)
         result["temporaries"] = _temporaries(hw, sym, num)
@@ -173,6 +195,24 @@ class CacheAnalysis:
                                   "worst": lc.worst, "verdict": lc.verdict}
                                  for lc in ac.loops])
             out.append(d)
+        for c in result["conflicts"]:
+            acc = c.access
+            span = c.cache.capacity // c.ways
+            d = warning("feedback-cache-sets",
+                        f"{acc.text} in loop {c.loop.var}: its {c.lines} cache lines are "
+                        f"{c.stride} B apart, which maps them to {c.sets_used} of the "
+                        f"{c.sets} sets of {c.cache.name} ({bytes_text(c.cache.capacity)}, "
+                        f"{c.ways} ways, a set every {span} B): {c.per_set} lines compete "
+                        f"for the {c.ways} ways of a set and evict each other before "
+                        f"loop {c.reuse.var} reads them again, though together they would fit",
+                        acc.node.span,
+                        f"copy the lines that are read again into a contiguous array "
+                        f"(packing), or pad {acc.name} by a cache line so that lines "
+                        f"{c.stride} B apart spread over the sets")
+            d.data.update(array=acc.name, loop=c.loop.var, reuse=c.reuse.var,
+                          cache=c.cache.name, stride=c.stride, lines=c.lines,
+                          sets_used=c.sets_used, sets=c.sets, per_set=c.per_set, ways=c.ways)
+            out.append(d)
         for space, acc in result["no_line_size"].items():
             names = ", ".join(f"'{c.name}'" for c in hw.caches_for(space))
             out.append(info("feedback-cache",
@@ -202,6 +242,46 @@ class CacheAnalysis:
             d.data.update(array=t["name"], copies=t["copies"], bytes=t["bytes"])
             out.append(d)
         return out
+
+
+#: Loops longer than this are not checked for set conflicts (their lines are counted).
+MAX_CONFLICT_ITERATIONS = 1 << 16
+
+
+def _set_conflict(hw: Any, sacc: Access, nacc: Access, nloops: tuple[Loop, ...], lp: Loop,
+                  stride: int, iters: int) -> SetConflict | None:
+    """A set conflict of ``nacc`` in loop ``lp`` in the nearest cache where there is
+    one (caches with an associativity), if a sequential loop around ``lp`` reads the
+    same lines again (the access does not depend on it)."""
+    if lp.kind == "foreach" or stride == 0 or iters > MAX_CONFLICT_ITERATIONS:
+        return None
+    outer = nloops[:nloops.index(lp)]
+    reuse = next((o for o in reversed(outer) if o.kind == "for" and o.var
+                  and o.var not in nacc.depends and o.trips != 1), None)
+    if reuse is None:
+        return None
+    caches = sorted((c for c in hw.caches_for(sacc.space) if c.cache_line_size
+                     and c.associativity and isinstance(c.capacity, int | float)),
+                    key=lambda c: c.capacity)
+    for cache in caches:
+        line, ways = int(cache.cache_line_size), int(cache.associativity)
+        sets = int(cache.capacity) // (line * ways)
+        if sets < 1:
+            continue
+        lines = {(i * stride) // line for i in range(iters)}
+        if len(lines) * line > cache.capacity:
+            continue            # too many lines for the cache anyway: a capacity matter
+        per_set: dict[int, int] = {}
+        for ln in lines:
+            per_set[ln % sets] = per_set.get(ln % sets, 0) + 1
+        most = max(per_set.values())
+        if most > ways:
+            sym_loop = next((x for x in sacc.loops if x.node is lp.node), lp)
+            sym_reuse = next((x for x in sacc.loops if x.node is reuse.node), reuse)
+            return SetConflict(sacc, sym_loop, sym_reuse, cache, stride, len(lines),
+                               len(per_set), sets, most, ways)
+        return None             # the nearest cache with sets keeps them
+    return None
 
 
 def _cache_oriented(hw: Any, k: Kernel) -> Any:

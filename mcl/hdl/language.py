@@ -56,6 +56,8 @@ PROPERTIES: dict[str, PropertySpec] = {
     "allocation_unit": PropertySpec((BYTES,), None),
     # a cache line is fetched in sectors of this size (the unit of a memory transaction)
     "sector_size": PropertySpec((BYTES,), None),
+    # lines a set of the cache holds (ways); absent: fully associative
+    "associativity": PropertySpec((NUMBER,), ""),
     "reserved": PropertySpec((BYTES,), None),
 }
 
@@ -75,7 +77,7 @@ ALLOWED_PROPERTIES: dict[str, set[str]] = {
     "device_group": _GROUP_PROPS | {"clock_frequency"},
     "device_unit": {"clock_frequency"},
     "memory": _MEMORY_PROPS,
-    "cache": _MEMORY_PROPS | {"cache_line_size", "sector_size"},
+    "cache": _MEMORY_PROPS | {"cache_line_size", "sector_size", "associativity"},
     "interconnect": _LINK_PROPS,
     "execution_group": _GROUP_PROPS | _EXEC_PROPS,
     "simd_group": _GROUP_PROPS | _EXEC_PROPS,

@@ -291,6 +291,12 @@ class Memory(DeviceBlock):
 
 class Cache(Memory):
     @property
+    def associativity(self) -> int | None:
+        """Lines per set (ways); None: not given (the analyses take it as fully associative)."""
+        v = self.value("associativity")
+        return int(v) if is_number(v) else None
+
+    @property
     def cache_line_size(self) -> int | None:
         v = self.value("cache_line_size")
         return int(v) if is_number(v) else None

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from mcl.diagnostics import McplError
 from mcl.mcpl import ast
-from mcl.opencl import vectorize
+from mcl.opencl import lanes, vectorize
 from mcl.opencl.emit_expressions import (
     _SIZES,
     _constant_size,
@@ -20,6 +20,7 @@ from mcl.opencl.emit_expressions import (
     _is_kernel,
     _Paren,
     _product,
+    _root_name,
     _simple,
     _Var,
 )
@@ -259,6 +260,17 @@ class _StatementEmission:
                 and isinstance(target, ast.Name) and target.id in own)
 
     def for_loop(self, s: ast.For) -> None:
+        if id(s) in self.lane_loops:
+            if self.lane_vector_loop(s):
+                return
+            # else left to the OpenCL compiler's loop vectoriser
+            self.emit("#pragma clang loop vectorize(enable)")
+            self.scopes.append({})
+            self.emit(f"for ({self.for_header(s)}) {{")
+            self.block(s.body)
+            self.emit("}")
+            self.scopes.pop()
+            return
         counted = vectorize.counted_loop(s)
         start = trip = None
         if counted is not None:
@@ -303,6 +315,126 @@ class _StatementEmission:
         except (McplError, ValueError, TypeError, ZeroDivisionError):
             return None
         return int(trip) if 0 < trip <= vectorize.MAX_UNROLL else None
+
+    # ---- lanes as OpenCL vectors (mcl.opencl.lanes)
+
+    def lane_vector_loop(self, s: ast.For) -> bool:
+        """Emit a loop over the lanes (mcl.opencl.lanes) as statements on OpenCL vectors
+        of the lane count: each an assignment of a float expression to the lanes of an
+        array that lie next to each other, from such lanes of arrays and values the same
+        in every lane. False (nothing emitted) where the loop has anything else."""
+        lane = s.init.name
+        width = self.constant(s.cond.right)
+        if width not in lanes.VECTOR_WIDTHS:
+            return False
+        stmts = list(s.body.statements if isinstance(s.body, ast.Block) else (s.body,))
+        defs = {d.name: d.init for d in stmts if isinstance(d, ast.Declaration)
+                and not d.type.is_array and d.init is not None}
+        lines = []
+        try:
+            for st in stmts:
+                if isinstance(st, ast.Declaration) and st.name in defs:
+                    if st.type.name not in ("int", "long"):
+                        raise lanes.NotVector
+                    continue    # an index, substituted where it is used
+                if not isinstance(st, ast.Assign) or st.op not in ("=", "+=", "-=", "*=", "/=") \
+                        or not isinstance(st.target, ast.Index) \
+                        or _root_name(st.target) is None or _root_name(st.target).id in defs:
+                    raise lanes.NotVector
+                st = vectorize.substitute(st, {}, defs)
+                lines.append(self.lane_assign(st, lane, width))
+        except lanes.NotVector:
+            return False
+        self.emit(f"{{   // {lane} < {width}: one vector of {width} lanes")
+        for text in lines:
+            self.emit("    " + text + ";")
+        self.emit("}")
+        return True
+
+    def lane_access(self, e: ast.Index, lane: str, width: int) -> tuple[str, bool]:
+        """``e`` as a vector load of adjacent lanes (True) or a scalar (False)."""
+        if not isinstance(e.base, ast.Name):
+            raise lanes.NotVector
+        v = self.find(e.base.id)
+        if v is None or v.base is not None:
+            raise lanes.NotVector
+        subs = [i for g in e.groups for i in g]
+        coefs = [lanes.lane_coefficient(i, lane, self.constant) for i in subs]
+        if all(c == 0 for c in coefs):
+            return _CPrinter(self).expr(e), False
+        if coefs[-1] != 1 or any(c != 0 for c in coefs[:-1]) \
+                or v.type.name not in lanes.VECTOR_ELEMENTS:
+            raise lanes.NotVector
+        first = vectorize.substitute(e, {lane: ast.Literal(0)}, {})
+        p = _CPrinter(self)
+        if e.base.id in self.vector_arrays and self.vector_arrays[e.base.id][1] == width:
+            vec = self.vector_arrays[e.base.id][0]
+            offset, _ = p.horner([i for g in first.groups for i in g], v.type.sizes)
+            v.root.read = True
+            return f"{vec}[({offset}) / {width}]", True
+        return f"&{p.expr(first)}", True
+
+    def lane_value(self, e: ast.Expr, lane: str, width: int) -> tuple[str, bool]:
+        """``e`` as OpenCL text and whether it is a vector."""
+        p = _CPrinter(self)
+        if isinstance(e, ast.Index):
+            ref, vec = self.lane_access(e, lane, width)
+            ctype = self.find(e.base.id).type.name
+            return (self.lane_load(ref, width, ctype), True) if vec else (ref, False)
+        if not any(isinstance(n, ast.Name) and n.id == lane or isinstance(n, ast.Index)
+                   for n in ast.walk(e)):
+            if any(isinstance(n, ast.Call) and n.func not in lanes.PURE for n in ast.walk(e)):
+                raise lanes.NotVector
+            return f"({p.expr(e)})", False
+        if isinstance(e, _Paren):
+            return self.lane_value(e.inner, lane, width)
+        if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
+            (a, va), (b, vb) = (self.lane_value(x, lane, width) for x in (e.left, e.right))
+            return f"({a} {e.op} {b})", va or vb
+        if isinstance(e, ast.Unary) and e.op == "-":
+            a, va = self.lane_value(e.operand, lane, width)
+            return f"(-{a})", va
+        if isinstance(e, ast.Call) and e.func in lanes.VECTOR_FUNCTIONS:
+            args = [self.lane_value(x, lane, width) for x in e.args]
+            if e.func in ("min", "max") and not args[0][1]:
+                raise lanes.NotVector   # OpenCL's min(vector, scalar), not min(scalar, vector)
+            return f"{e.func}({', '.join(a for a, _ in args)})", any(v for _, v in args)
+        raise lanes.NotVector
+
+    def lane_assign(self, s: ast.Assign, lane: str, width: int) -> str:
+        if not isinstance(s.target, ast.Index) or not isinstance(s.target.base, ast.Name) \
+                or self.find(s.target.base.id) is None:
+            raise lanes.NotVector
+        root = self.find(s.target.base.id).root
+        was_read = root.read
+        ref, vec = self.lane_access(s.target, lane, width)
+        if s.op == "=":
+            root.read = was_read    # a plain store does not read the array
+        if not vec:
+            raise lanes.NotVector
+        ctype = self.find(s.target.base.id).type.name
+        value, _ = self.lane_value(s.value, lane, width)
+        if s.op != "=":
+            value = f"{self.lane_load(ref, width, ctype)} {s.op[0]} {value}"
+        self.mark_written(s.target)
+        if not ref.startswith("&"):     # an element of a vector array
+            return f"{ref} = ({ctype}{width})({value})"
+        if width <= lanes.WIDEST_CALL:
+            return f"vstore{width}(({ctype}{width})({value}), 0, {ref})"
+        half, tmp = width // 2, f"{lane}_vector"
+        if tmp in self.names:
+            raise lanes.NotVector
+        return (f"{{ const {ctype}{width} {tmp} = {value}; vstore{half}({tmp}.lo, 0, {ref}); "
+                f"vstore{half}({tmp}.hi, 0, ({ref}) + {half}); }}")
+
+    @staticmethod
+    def lane_load(ref: str, width: int, ctype: str) -> str:
+        if not ref.startswith("&"):
+            return ref
+        if width <= lanes.WIDEST_CALL:
+            return f"vload{width}(0, {ref})"
+        half = width // 2
+        return f"(({ctype}{width})(vload{half}(0, {ref}), vload{half}(0, ({ref}) + {half})))"
 
     def constant(self, e: ast.Expr) -> int | None:
         """The value of ``e`` if it is a constant of the program (literals, ``const``
@@ -504,7 +636,17 @@ class _StatementEmission:
             else:
                 if d.init is not None:
                     raise _err("opencl-unsupported", "an array with an initial value", d)
-                self.emit(f"{ctype} {v.cname}[{total}];")
+                width = self.constant(t.sizes[-1]) if id(d) in self.lane_decls else None
+                if width in lanes.VECTOR_WIDTHS and t.name in lanes.VECTOR_ELEMENTS:
+                    # per-lane values as vectors: kept in vector registers where every
+                    # access is a whole vector; a lane alone through a float pointer
+                    outer = _fold(" * ".join(f"({s})" if not _simple(s) else s
+                                             for s in sizes[:-1]) or "1")
+                    self.emit(f"{ctype}{width} {v.cname}[{outer}];")
+                    self.vector_arrays[d.name] = (v.cname, width)
+                    v.cname = f"((__private {ctype}*){v.cname})"
+                else:
+                    self.emit(f"{ctype} {v.cname}[{total}];")
         else:
             if qualifier == "__local":
                 if d.init is not None:

@@ -21,6 +21,7 @@ means comes from its hardware description and its target file
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from mcl.diagnostics import McplError, Span, error
 from mcl.mcpl import ast
+from mcl.opencl import lanes
 from mcl.opencl.emit_expressions import (
     BUILTIN_FUNCTIONS,
     RESERVED,
@@ -175,6 +177,12 @@ class _KernelGen(_StatementEmission):
     search_path: tuple[str, ...] = ()
     #: the module-level constants the kernel or its helpers use
     used_constants: set[str] = field(default_factory=set)
+    #: the loops over the lanes of a foreach mapped to lanes (mcl.opencl.lanes)
+    lane_loops: set[int] = field(default_factory=set)
+    #: the declarations of per-lane variables, and those of them declared as arrays of
+    #: OpenCL vectors (C name of the vector array, lane count)
+    lane_decls: set[int] = field(default_factory=set)
+    vector_arrays: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: their variables, the outermost scope of the kernel and of every helper
     constant_vars: dict[str, _Var] = field(default_factory=dict)
 
@@ -207,6 +215,11 @@ class _KernelGen(_StatementEmission):
     # ---- the whole kernel
 
     def run(self) -> GeneratedKernel:
+        lane_groups = {g for g, k in self.target.par_groups.items() if k == "lanes"}
+        if lane_groups:
+            self.f = dataclasses.replace(self.f, body=lanes.lower(self.f.body, lane_groups,
+                                                                  self.lane_loops,
+                                                                  self.lane_decls))
         f = self.f
         self.uses_double = any(isinstance(n, ast.Type) and n.name == "double"
                                for n in ast.walk(f))

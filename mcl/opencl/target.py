@@ -34,7 +34,7 @@ class Target:
     name: str
     file: str
     spaces: dict[str, SpaceMapping]
-    par_groups: dict[str, str]          # par_group -> "group" | "local"
+    par_groups: dict[str, str]          # par_group -> "group" | "local" | "lanes"
     float_atomic_add: str = "cas"       # "cas" | "native"
     local_memory: int | None = None
     max_work_group_size: int | None = None
@@ -87,8 +87,9 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     groups: dict[str, str] = {}
     for g, m in (data.get("par_groups") or {}).items():
         ids = m.get("ids")
-        if ids not in ("group", "local"):
-            raise _bad(str(file), f"par_group '{g}': ids must be \"group\" or \"local\"")
+        if ids not in ("group", "local", "lanes"):
+            raise _bad(str(file), f"par_group '{g}': ids must be \"group\", \"local\" or "
+                       "\"lanes\" (a loop inside the work-item, see mcl.opencl.lanes)")
         groups[g] = ids
     for s in hw.memory_spaces():
         if s.name not in spaces:
@@ -105,6 +106,9 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     if "local" in kinds and "group" in kinds[kinds.index("local"):]:
         raise _bad(str(file), "a par_group mapped to work-group ids lies inside one mapped "
                    "to work-item ids")
+    if "lanes" in kinds and any(k != "lanes" for k in kinds[kinds.index("lanes"):]):
+        raise _bad(str(file), "a par_group mapped to lanes must be the innermost: the lanes "
+                   "are a loop inside one work-item")
     dev = data.get("device") or {}
     fa = dev.get("float_atomic_add", "cas")
     if fa not in ("cas", "native"):

@@ -96,14 +96,14 @@ def test_local_memory_larger_than_the_device():
 
 def test_work_group_larger_than_the_device():
     src = """module big;
-import cpu;
-cpu void k(const int n, main float[n] a) {
+import xeon_phi;
+xeon_phi void k(const int n, dev float[n] a) {
   foreach (int i in n threads) { foreach (int v in 8 vectors) { a[i] = v; } }
 }
 """
     from mcl.mcpl import parse
     from mcl.opencl.target import load_target
-    t = load_target("cpu")
+    t = load_target("xeon_phi")   # vectors are work-items there (on cpu, a loop)
     # the same program with an absurd number of vector lanes per thread
     module = parse(src.replace("8 vectors", "100000000 vectors"), "big.mcpl")
     k = mcl.compile(module, t.name)

@@ -51,7 +51,8 @@ def test_matmul_command_verifies_every_version_clean():
     assert {"n": 1, "m": 1, "p": 1} in sizes
     assert any(s["p"] % 16 and s["n"] % 4 for s in sizes)           # divides no tile
     steps = {(s["parent"], s["child"]) for s in data["steps"]}
-    assert ("nvidia_v1", "hopper") in steps and len(steps) == files - 1   # a tree
+    assert ("nvidia_v1", "hopper") in steps and ("cpu_v2", "cpu_v3") in steps
+    assert len(steps) == files - 1   # a tree
     step = next(s for s in data["steps"] if s["child"] == "gpu_v1")
     # exactly the message that prompted gpu_v1 is gone; the statistics only changed
     [gone] = step["feedback_disappeared"]
