@@ -1,6 +1,6 @@
 """HDL, the hardware-description language: grammar (``hdl.tx``), parsing
-(:mod:`.syntax`), building and reference resolution (:mod:`.build`), the model
-(:mod:`.model`), validation (:mod:`.validate`), the parent/child equivalence of
+(:mod:`.syntax`), building and reference resolution (:mod:`.build`), the typed blocks
+(:mod:`.blocks`) and the model of a description (:mod:`.model`), validation (:mod:`.validate`), the parent/child equivalence of
 paper section 6.1 (:mod:`.hierarchy`) and the library (:mod:`.library`).
 
 Public API (other components code against these names):
@@ -46,6 +46,22 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mcl.diagnostics import Diagnostic
+from mcl.hdl.blocks import (
+    Block,
+    Cache,
+    DeviceBlock,
+    ExecutionGroup,
+    ExecutionUnit,
+    Instructions,
+    Interconnect,
+    Memory,
+    MemorySpace,
+    MemorySpeed,
+    Parallelism,
+    ParGroup,
+    ParUnit,
+    Slots,
+)
 from mcl.hdl.hierarchy import (
     GroupMapping,
     NotEquivalent,
@@ -58,23 +74,7 @@ from mcl.hdl.library import (
     hardware_library,
     load_hardware,
 )
-from mcl.hdl.model import (
-    Block,
-    Cache,
-    DeviceBlock,
-    ExecutionGroup,
-    ExecutionUnit,
-    HardwareDescription,
-    Instructions,
-    Interconnect,
-    Memory,
-    MemorySpace,
-    MemorySpeed,
-    Parallelism,
-    ParGroup,
-    ParUnit,
-    Slots,
-)
+from mcl.hdl.model import HardwareDescription
 from mcl.hdl.syntax import parse_file, parse_text
 from mcl.hdl.units import COUNTABLE, UNLIMITED, Symbolic, count_key, count_product
 

@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Callable, Mapping
 
 from mcl.diagnostics import Diagnostic, Related, Span, error
+from mcl.hdl import blocks as B
 from mcl.hdl import language as L
 from mcl.hdl import model as M
 from mcl.hdl import syntax as S
@@ -43,7 +44,7 @@ class Resolver:
 
     def __init__(self, lookup: Callable[[str], S.DescriptionSyntax | None]):
         self._lookup = lookup
-        self._built: dict[tuple[str, str], M.Block | None] = {}
+        self._built: dict[tuple[str, str], B.Block | None] = {}
         self._building: list[tuple[str, str]] = []
         self._descriptions: dict[str, M.HardwareDescription] = {}
         self.diagnostics: dict[str, list[Diagnostic]] = {}
@@ -76,21 +77,21 @@ class Resolver:
         blocks = [self.top_block(name, b.name, b.name_span) for b in syn.blocks
                   if seen.get(b.name) is b]
         blocks = [b for b in blocks if b is not None]
-        parallelism = next((b for b in blocks if isinstance(b, M.Parallelism)), None)
+        parallelism = next((b for b in blocks if isinstance(b, B.Parallelism)), None)
         device = next((b for b in blocks if b.kind == "device" and b.name == name), None)
         devices = [b for b in blocks if b.kind == "device"]
         if device is None and len(devices) == 1:
             device = devices[0]   # legacy: named after the product (validate warns)
         hwd = M.HardwareDescription(
             name=name, parent=syn.parent, file=syn.file, span=syn.span,
-            parallelism=parallelism, device=device if isinstance(device, M.DeviceBlock) else None,
+            parallelism=parallelism, device=device if isinstance(device, B.DeviceBlock) else None,
             blocks=tuple(blocks), parent_span=syn.parent_span, name_span=syn.name_span)
         self._descriptions[name] = hwd
         return hwd
 
     # ----------------------------------------------------------------- blocks
 
-    def top_block(self, desc: str, name: str, use: Span | None) -> M.Block | None:
+    def top_block(self, desc: str, name: str, use: Span | None) -> B.Block | None:
         """The built top-level block ``name`` of description ``desc``."""
         key = (desc, name)
         if key in self._built:
@@ -114,8 +115,8 @@ class Resolver:
         self._built[key] = block
         return block
 
-    def _block(self, desc: str, stmt: S.BlockStmt) -> M.Block | None:
-        cls = M.BLOCK_CLASSES.get(stmt.keyword)
+    def _block(self, desc: str, stmt: S.BlockStmt) -> B.Block | None:
+        cls = B.BLOCK_CLASSES.get(stmt.keyword)
         if cls is None:
             close = suggest(stmt.keyword, L.BLOCK_KEYWORDS)
             self._report(desc, error(
@@ -124,15 +125,15 @@ class Resolver:
                 f"did you mean '{close}'?" if close else
                 "a block starts with one of: " + ", ".join(L.BLOCK_KEYWORDS)))
             return None
-        props: list[M.Property] = []
-        calls: list[M.Call] = []
-        flags: list[M.Flag] = []
-        placements: list[M.Placement] = []
+        props: list[B.Property] = []
+        calls: list[B.Call] = []
+        flags: list[B.Flag] = []
+        placements: list[B.Placement] = []
         for st in stmt.statements:
             if isinstance(st, S.BlockStmt):
                 child = self._block(desc, st)
                 if child is not None:
-                    placements.append(M.Placement(child, st.span, None))
+                    placements.append(B.Placement(child, st.span, None))
             elif isinstance(st, S.PropertyStmt):
                 p = self._property(desc, st)
                 if p is not None:
@@ -144,16 +145,16 @@ class Resolver:
             elif isinstance(st, S.NameStmt):
                 parts = st.name.parts
                 if len(parts) == 1 and parts[0] in L.FLAGS and not st.name.all_units:
-                    flags.append(M.Flag(parts[0], st.span))
+                    flags.append(B.Flag(parts[0], st.span))
                     continue
                 target = self.reference(desc, st.name)
                 if target is not None:
-                    placements.append(M.Placement(target, st.span, parts))
+                    placements.append(B.Placement(target, st.span, parts))
         return cls(kind=stmt.keyword, name=stmt.name, span=stmt.span,
                    keyword_span=stmt.keyword_span, origin=desc, properties=tuple(props),
                    calls=tuple(calls), flags=tuple(flags), placements=tuple(placements))
 
-    def reference(self, desc: str, name: S.Name) -> M.Block | None:
+    def reference(self, desc: str, name: S.Name) -> B.Block | None:
         """Resolve a reference statement written in description ``desc``."""
         parts = name.parts
         syn = self._lookup(desc)
@@ -211,7 +212,7 @@ class Resolver:
 
     # ----------------------------------------------------------------- statements
 
-    def _property(self, desc: str, st: S.PropertyStmt) -> M.Property | None:
+    def _property(self, desc: str, st: S.PropertyStmt) -> B.Property | None:
         spec = L.PROPERTIES.get(st.name)
         if spec is None:
             close = suggest(st.name, L.PROPERTIES)
@@ -231,7 +232,7 @@ class Resolver:
                     "hdl-bad-value", f"'{st.name}' cannot be '{str(value).lower()}'",
                     st.value.span, _value_hint(st.name, spec)))
                 return None
-            return M.Property(st.name, value, NUMBER, st.span)
+            return B.Property(st.name, value, NUMBER, st.span)
         if spec.boolean or spec.words:
             self._report(desc, error(
                 "hdl-bad-value", f"'{st.name}' must be "
@@ -245,7 +246,7 @@ class Resolver:
             return None
         if isinstance(value, Symbolic) and st.unit is None:
             # `capacity = unlimited;` needs no unit: there is no number to scale
-            return M.Property(st.name, value, spec.dimensions[0], st.span)
+            return B.Property(st.name, value, spec.dimensions[0], st.span)
         unit_text = st.unit.text if st.unit is not None else spec.bare_unit
         if unit_text is None:
             self._report(desc, error(
@@ -271,7 +272,7 @@ class Resolver:
                 st.unit.span if st.unit is not None else st.span, _value_hint(st.name, spec)))
             return None
         if isinstance(value, Symbolic):
-            return M.Property(st.name, value, dim, st.span)
+            return B.Property(st.name, value, dim, st.span)
         if st.name in ("nr_units", "max_nr_units", "nr_banks") and \
                 (not float(value).is_integer() or value < 0):
             self._report(desc, error(
@@ -281,9 +282,9 @@ class Resolver:
         result = normalise(value, unit)
         if st.name in ("nr_units", "max_nr_units", "nr_banks"):
             result = int(result)
-        return M.Property(st.name, result, dim, st.span)
+        return B.Property(st.name, result, dim, st.span)
 
-    def _call(self, desc: str, st: S.ArgStmt) -> M.Call | None:
+    def _call(self, desc: str, st: S.ArgStmt) -> B.Call | None:
         if st.name not in L.CALLS:
             close = suggest(st.name, L.CALLS)
             self._report(desc, error(
@@ -307,16 +308,16 @@ class Resolver:
                         (is_number(count) and float(count).is_integer() and count >= 0)):
                     return bad("a whole number of slots")
                 count = count if isinstance(count, Symbolic) else int(count)
-                return M.SlotsCall("slots", st.span, args[0].parts[0], count, args[0].span)
+                return B.SlotsCall("slots", st.span, args[0].parts[0], count, args[0].span)
             if st.name == "connects":
                 if len(args) < 2 or not all(isinstance(a, S.Name) for a in args):
                     return bad("two (or more) device names")
-                return M.ConnectsCall("connects", st.span, tuple(
-                    M.Endpoint(a.parts, a.all_units, a.span) for a in args))
+                return B.ConnectsCall("connects", st.span, tuple(
+                    B.Endpoint(a.parts, a.all_units, a.span) for a in args))
             if st.name == "space":
                 if len(args) != 1 or not isinstance(args[0], S.Name) or len(args[0].parts) != 1:
                     return bad("the name of one memory space")
-                return M.SpaceCall("space", st.span, args[0].parts[0], args[0].span)
+                return B.SpaceCall("space", st.span, args[0].parts[0], args[0].span)
             if st.name == "op":
                 if len(args) != 2 or not isinstance(args[0], S.OperationSym | S.Str):
                     return bad("an operation and a number of cycles")
@@ -325,10 +326,10 @@ class Resolver:
                         isinstance(cycles, bool):
                     return bad("a number of cycles")
                 op = args[0].symbol if isinstance(args[0], S.OperationSym) else args[0].value
-                return M.OpCall("op", st.span, op, cycles)
+                return B.OpCall("op", st.span, op, cycles)
             if len(args) != 1 or not isinstance(args[0], S.Str):
                 return bad("the name of a feedback function as a string")
-            return M.FeedbackCall("performance_feedback", st.span, args[0].value)
+            return B.FeedbackCall("performance_feedback", st.span, args[0].value)
         except _Failure:
             return None
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mcl.cli import UsageError, add_hwd_path_option, add_output_options, hwd_search_path
 from mcl.diagnostics import Diagnostic, McplError, error
+from mcl.hdl import blocks as B
 from mcl.hdl import model as M
 from mcl.hdl.library import HardwareLibrary
 from mcl.hdl.units import BYTES, BYTES_PER_S, CYCLES, HZ, Symbolic, format_quantity
@@ -129,12 +130,12 @@ def cmd_show(args: argparse.Namespace) -> int:
             out.append(f"  slots for {pu.name}: {_count(s.per_holder)} per {s.holder.name}"
                        f" x {_count(s.holders)} = {_count(s.total)}")
     for m in hwd.memories():
-        what = "cache " if isinstance(m, M.Cache) else "memory"
+        what = "cache " if isinstance(m, B.Cache) else "memory"
         facts = [f"holds {', '.join(m.spaces)}", _q(m.capacity, BYTES)]
         pos = hwd.position(m)
         if pos is not None and pos.instances != 1:
             facts[-1] += f" x {_count(pos.instances)}"
-        if isinstance(m, M.Cache) and m.cache_line_size:
+        if isinstance(m, B.Cache) and m.cache_line_size:
             facts.append(f"lines of {m.cache_line_size} B"
                          + (f" in sectors of {m.sector_size} B" if m.sector_size else ""))
         if m.nr_banks:
@@ -216,9 +217,9 @@ def _figures(hwd: M.HardwareDescription, lib: HardwareLibrary) -> dict:
         "memory_spaces": [{"name": m.name, "default": m.is_default, "read_only": m.read_only,
                            "memories": [x.name for x in hwd.memories_holding(m.name)]}
                           for m in hwd.memory_spaces()],
-        "memories": [{"name": m.name, "cache": isinstance(m, M.Cache), "spaces": list(m.spaces),
+        "memories": [{"name": m.name, "cache": isinstance(m, B.Cache), "spaces": list(m.spaces),
                       "capacity": val(m.capacity), "nr_banks": m.nr_banks,
-                      "cache_line_size": m.cache_line_size if isinstance(m, M.Cache) else None}
+                      "cache_line_size": m.cache_line_size if isinstance(m, B.Cache) else None}
                      for m in hwd.memories()],
         "slots": {u.name: [{"holder": s.holder.name, "per_holder": val(s.per_holder),
                             "total": val(s.total)} for s in hwd.slots(u.name)]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcl.hdl.model import HardwareDescription, MemorySpace, Parallelism, ParGroup, ParUnit
+from mcl.hdl.blocks import MemorySpace, Parallelism, ParGroup, ParUnit
+from mcl.hdl.model import HardwareDescription
 from mcl.hdl.units import count_key, count_product
 
 #: a par_group, or the parallelism block as the outermost "group" (appendix A)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, Related, Span, error, warning
+from mcl.hdl import blocks as B
 from mcl.hdl import language as L
 from mcl.hdl import model as M
 from mcl.hdl.build import suggest
@@ -105,12 +106,12 @@ class _Validator:
 
     # ---------------------------------------------------------------- blocks
 
-    def anchor(self, block: M.Block, span: Span) -> Span:
+    def anchor(self, block: B.Block, span: Span) -> Span:
         """Where to report a problem inside ``block``: in the block itself when this
         description wrote it, else at the reference statement that placed it here."""
         return span
 
-    def block(self, b: M.Block, anchor: Span, parent: M.Block | None, seen: set[int]) -> None:
+    def block(self, b: B.Block, anchor: Span, parent: B.Block | None, seen: set[int]) -> None:
         if id(b) in seen:
             return
         seen = seen | {id(b)}
@@ -127,10 +128,10 @@ class _Validator:
             child_anchor = p.span if own else anchor
             self.block(p.block, child_anchor, b, seen)
 
-    def block_statements(self, b: M.Block) -> None:
+    def block_statements(self, b: B.Block) -> None:
         kind = b.kind
         allowed = L.ALLOWED_PROPERTIES.get(kind, set())
-        seen: dict[str, M.Property] = {}
+        seen: dict[str, B.Property] = {}
         for p in b.properties:
             if p.name not in allowed:
                 where = L.kinds_with_property(p.name)
@@ -184,7 +185,7 @@ class _Validator:
                            f"interconnect '{b.name}' does not say what it connects",
                            b.keyword_span, "add 'connects(a, b);' naming two devices"))
         if kind in L.EXECUTION_GROUPS:
-            unit = b.unit if isinstance(b, M.ExecutionGroup) else None
+            unit = b.unit if isinstance(b, B.ExecutionGroup) else None
             if not b.calls_named("slots") and (unit is None or not unit.calls_named("slots")):
                 # No analysis asks which par_unit a load/store group serves.
                 report = warning if kind == "load_store_group" else error
@@ -199,16 +200,16 @@ class _Validator:
                 b.keyword_span, "add 'slots(par_unit, number);': how many units of a "
                                 "par_unit it holds at once"))
 
-    def block_names(self, b: M.Block, at) -> None:
+    def block_names(self, b: B.Block, at) -> None:
         for c in b.calls:
-            if isinstance(c, M.SpaceCall) and c.space not in self.space_names:
+            if isinstance(c, B.SpaceCall) and c.space not in self.space_names:
                 close = suggest(c.space, self.space_names)
                 self.add(error(
                     "hdl-unknown-space",
                     f"'{c.space}' is not a memory space of '{self.hwd.name}'",
                     at(c.space_span), (f"did you mean '{close}'? " if close else "")
                     + "memory spaces: " + (", ".join(sorted(self.space_names)) or "none")))
-            elif isinstance(c, M.SlotsCall) and c.par_unit not in self.unit_names:
+            elif isinstance(c, B.SlotsCall) and c.par_unit not in self.unit_names:
                 close = suggest(c.par_unit, self.unit_names)
                 hint = (f"did you mean '{close}'? " if close else "")
                 if self.hwd.has_par_group(c.par_unit):
@@ -220,7 +221,7 @@ class _Validator:
                     f"slots name '{c.par_unit}', which is not a par_unit of '{self.hwd.name}'",
                     at(c.par_unit_span), hint + "par_units: "
                     + (", ".join(u.name for u in self.hwd.par_units()) or "none")))
-            elif isinstance(c, M.ConnectsCall) and self.hwd.device is not None:
+            elif isinstance(c, B.ConnectsCall) and self.hwd.device is not None:
                 for e in c.endpoints:
                     target = self.hwd.find_device_block(e.path)
                     if target is None:
@@ -237,10 +238,10 @@ class _Validator:
                             f"{_ARTICLE[target.kind]}", at(e.span),
                             "write '[*]' after a unit of a group: 'cores.core[*]'"))
 
-    def nesting(self, b: M.Block, at) -> None:
+    def nesting(self, b: B.Block, at) -> None:
         rows = L.NESTING.get(b.kind, ())
         allowed = L.allowed_children(b.kind)
-        names: dict[str, M.Placement] = {}
+        names: dict[str, B.Placement] = {}
         for p in b.placements:
             c = p.block
             if c.kind not in allowed:
@@ -280,10 +281,10 @@ class _Validator:
     # ---------------------------------------------------------------- the hierarchy
 
     def hierarchy_names(self) -> None:
-        seen: dict[str, M.Block] = {}
+        seen: dict[str, B.Block] = {}
         for scope in self.hwd.scopes():
-            items: list[M.Block] = list(scope.memory_spaces)
-            if not isinstance(scope, M.Parallelism):
+            items: list[B.Block] = list(scope.memory_spaces)
+            if not isinstance(scope, B.Parallelism):
                 items.append(scope)
             for item in items:
                 if item.name in seen and seen[item.name] is not item:
@@ -397,10 +398,10 @@ class _Validator:
             targets = mapping[level].targets
             if in_unit:
                 last = targets[-1]
-                place = f"par_unit '{last.unit.name}'" if isinstance(last, M.ParGroup) and \
+                place = f"par_unit '{last.unit.name}'" if isinstance(last, B.ParGroup) and \
                     last.unit else "the innermost new par_unit"
             else:
-                place = "the parallelism block" if isinstance(targets[0], M.Parallelism) \
+                place = "the parallelism block" if isinstance(targets[0], B.Parallelism) \
                     else f"par_group '{targets[0].name}'"
             kind = "read-only " if ms.read_only else ""
             self.add(error(

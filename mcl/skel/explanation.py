@@ -71,7 +71,7 @@ def load_node(name: str = "h200x2", search_path=()) -> Node:
     directory of ``search_path``)."""
     from mcl.diagnostics import McplError
     from mcl.hdl import HardwareLibrary
-    from mcl.hdl.model import DeviceGroup, Interconnect
+    from mcl.hdl.blocks import DeviceGroup, Interconnect
     lib = HardwareLibrary([NODES, *search_path])
     if name not in lib:
         raise skel_error("unknown-node", f"no node description '{name}'",
