@@ -3,7 +3,8 @@
 # hopper_v10 (specialised at 4096, 2-D grid) toward Lift's fastest mm.
 OUT=${OUT:-perf-out}; mkdir -p "$OUT"
 . benchmarks/gpu_setup.sh
-timeout 200 python3 benchmarks/opencl/matmul_variants.py benchmarks/opencl/matmul_hand/v10/*.cl \
+python3 benchmarks/opencl/matmul_hand/v10_variants.py /tmp/v10v
+timeout 200 python3 benchmarks/opencl/matmul_variants.py /tmp/v10v/*.cl \
   --size 4096 --out "$OUT" 2>&1 | grep -v Warn | grep -v "^  " | cut -c1-90
 timeout 60 python3 benchmarks/opencl/matmul_variants.py benchmarks/opencl/matmul_hand/lift_best_4096.cl --local 16x16 \
   --size 4096 --out "$OUT/lift" 2>&1 | grep -v Warn | grep -v "^  " | cut -c1-90

@@ -3,10 +3,11 @@
 # between the generated hopper_v10 (32 x 8) and Lift's fastest mm (16 x 16).
 OUT=${OUT:-perf-out}; mkdir -p "$OUT"
 . benchmarks/gpu_setup.sh
+python3 benchmarks/opencl/matmul_hand/v10_variants.py /tmp/v10v
 H=benchmarks/opencl/matmul_hand
-timeout 100 python3 benchmarks/opencl/matmul_variants.py $H/v10/h_base.cl $H/v10/lift_wg32x8.cl \
+timeout 100 python3 benchmarks/opencl/matmul_variants.py /tmp/v10v/h_base.cl /tmp/v10v/lift_wg32x8.cl \
   --size 4096 --out "$OUT/a" 2>&1 | grep -v Warn | grep -v "^  " | cut -c1-90
-timeout 100 python3 benchmarks/opencl/matmul_variants.py $H/lift_best_4096.cl $H/v10/h_wg16x16.cl --local 16x16 \
+timeout 100 python3 benchmarks/opencl/matmul_variants.py $H/lift_best_4096.cl /tmp/v10v/h_wg16x16.cl --local 16x16 \
   --size 4096 --out "$OUT/b" 2>&1 | grep -v Warn | grep -v "^  " | cut -c1-90
 python3 -c "
 import json

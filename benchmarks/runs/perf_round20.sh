@@ -4,8 +4,9 @@
 # kernel does, against Lift's kernel and cuBLAS; ncu's stall reasons of h_vecfrag.
 OUT=${OUT:-perf-out}; mkdir -p "$OUT"
 . benchmarks/gpu_setup.sh
+python3 benchmarks/opencl/matmul_hand/v10_variants.py /tmp/v10v
 H=benchmarks/opencl/matmul_hand
-timeout 100 python3 benchmarks/opencl/matmul_variants.py $H/v10/h_base.cl $H/v10/h_vecfrag.cl \
+timeout 100 python3 benchmarks/opencl/matmul_variants.py /tmp/v10v/h_base.cl /tmp/v10v/h_vecfrag.cl \
   --size 4096 --out "$OUT" 2>&1 | grep -v Warn | grep -v "^  " | cut -c1-90
 timeout 60 python3 benchmarks/opencl/matmul_variants.py $H/lift_best_4096.cl --local 16x16 \
   --size 4096 --out "$OUT/lift" 2>&1 | grep -v Warn | grep -v "^  " | cut -c1-90
@@ -13,7 +14,7 @@ python3 -c "
 import json
 d=json.load(open('$OUT/matmul_variants_4096.json'))
 for k,v in d['variants'].items(): print(k, v.get('ptxas','')[-100:-40])"
-timeout 200 ncu --set full -k regex:matmul -c 1 -o "$OUT/vecfrag" python3 benchmarks/opencl/ncu_matmul.py $H/v10/h_vecfrag.cl:32x8 > "$OUT/vecfrag.log" 2>&1
+timeout 200 ncu --set full -k regex:matmul -c 1 -o "$OUT/vecfrag" python3 benchmarks/opencl/ncu_matmul.py /tmp/v10v/h_vecfrag.cl:32x8 > "$OUT/vecfrag.log" 2>&1
 ncu --import "$OUT/vecfrag.ncu-rep" --page raw --csv > "$OUT/vecfrag.csv" 2>&1; rm -f "$OUT/vecfrag.ncu-rep"
 python3 - "$OUT/vecfrag.csv" <<'PY'
 import csv, sys
