@@ -179,10 +179,13 @@ class KernelView:
                 subs[lp.symbol] = self._cursor[lp.var]
             else:
                 subs[lp.symbol] = lp.start if lp.start is not None else 0
-        for _ in range(4):  # loop starts may use outer indices
-            e = e.subs(subs)
-            if e.is_number:
-                break
+        try:
+            for _ in range(4):  # loop starts may use outer indices
+                e = e.subs(subs)
+                if e.is_number:
+                    break
+        except ZeroDivisionError:   # e.g. `% rows` where no block runs (rows = 0)
+            return None
         return self.value(e)
 
 
