@@ -83,20 +83,13 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     """Traffic the analyses predict for the case at hopper: DRAM bytes at kernel end
     (the compulsory traffic less the written lines the L2 still holds,
     mcl.analyses.traffic; ``registers``: the vendor count, for the waves of blocks),
-    and global loads in sectors per
-    warp request (the coalescing analysis' lanes, weighted by how often each load
-    runs; a run of 4 adjacent elements is one 128-bit request)."""
+    and global loads: warp requests, the sectors they fetch and sectors per request
+    (mcl.analyses.sectors, what the feedback prints)."""
     import sympy
 
-    from mcl.analyses.functions import (
-        RUN,
-        KernelView,
-        lane_offsets,
-        lockstep_loop,
-        run_offsets,
-        transaction_size,
-    )
+    from mcl.analyses.functions import KernelView, lockstep_loop, transaction_size
     from mcl.analyses.occupancy import occupancy
+    from mcl.analyses.sectors import global_loads
     from mcl.analyses.stats import compulsory_bytes, least_time, main_space
     from mcl.analyses.traffic import dram_traffic
 
@@ -119,31 +112,17 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
         out["dram_bytes"] = traffic.dram_bytes
         out["dram_how"] = traffic.how
     found = lockstep_loop(view)
-    if found is None:
+    if found is None or space is None:
         return out
     lane, width = found
-    sectors = requests = 0.0
-    for sacc, nacc in view.accesses():
-        if nacc.write or lane not in nacc.loops or sacc.space != space:
-            continue
-        offsets = lane_offsets(view, nacc, lane, width)
-        if offsets is None:
-            continue
-        size, _ = transaction_size(view, sacc.space)
-        run = run_offsets(view, nacc, lane, width)
-        per = 1
-        if run is not None:
-            offsets, per = run, RUN
-        n_sec = len({o * sacc.element_bytes // size for o in offsets})
-        execs, _ = num.executions(tuple(lp for lp in nacc.loops if lp.kind != "foreach"))
-        try:
-            weight = float(execs) / per
-        except TypeError:
-            continue
-        sectors += weight * n_sec
-        requests += weight
-    if requests:
-        out["sectors_per_request"] = sectors / requests
+    size, _ = transaction_size(view, space)
+    loads = global_loads(view, space, lane, width, size)
+    if loads.requests:
+        out["sectors_per_request"] = loads.sectors_per_request
+        out["ld_requests"] = loads.requests
+        out["ld_sectors"] = loads.sectors
+    if loads.unpredicted:
+        out["ld_unpredicted"] = sorted({f"{a.text}: {why}" for a, why in loads.unpredicted})
     return out
 
 

@@ -373,7 +373,36 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
                  f"{width} {lane.node.group} are coalesced", span)
         d.data.update(arrays=optimal)
         out.append(d)
-    return out + bank_conflicts(view)
+    return out + load_requests(view, lane, width) + bank_conflicts(view)
+
+
+def load_requests(view: KernelView, lane: Loop, width: int) -> list[Diagnostic]:
+    """The warp requests the global loads issue and the sectors they fetch
+    (mcl.analyses.sectors), as a profiler counts them."""
+    from mcl.analyses.sectors import global_loads
+    from mcl.analyses.stats import main_space
+
+    space = main_space(view.num)
+    if space is None or not view.num.numeric:
+        return []
+    size, unit = transaction_size(view, space)
+    loads = global_loads(view, space, lane, width, size)
+    if not loads.requests:
+        return []
+    spr = loads.sectors_per_request
+    ideal = width * 4 / size
+    msg = (f"global loads: about {loads.requests:.3g} warp requests fetch "
+           f"{loads.sectors:.3g} {unit} of {size} B, {spr:.2f} per request "
+           f"({ideal:g} for a warp reading {width} adjacent 32-bit elements, "
+           f"{4 * ideal:g} with 128-bit accesses)")
+    if loads.unpredicted:
+        msg += (f"; not counted: {', '.join(sorted({a.text for a, _ in loads.unpredicted}))} "
+                f"({loads.unpredicted[0][1]})")
+    d = info("feedback-requests", msg, lane.node.span)
+    d.data.update(requests=loads.requests, sectors=loads.sectors,
+                  sectors_per_request=spr, unit=size,
+                  unpredicted=[a.text for a, _ in loads.unpredicted])
+    return [d]
 
 
 def _stride(offsets: list[int]) -> int:

@@ -71,6 +71,7 @@ class Loop:
     approximate: bool = False         # the trip count is an estimate / upper bound
     depends: frozenset[str] = frozenset()   # loop variables its range depends on
     size_text: str = ""               # the size as written (`nrThreadsM`, `n`)
+    bound: sympy.Expr | None = None   # the exclusive bound of `var < bound` (for loops)
 
     @property
     def symbol(self) -> sympy.Symbol | None:
@@ -522,7 +523,7 @@ class _Builder:
                                            f"'{var or '?'}' is not known statically"))
         deps = self.depends_of(start) | self.depends_of(step) | self.depends_of(bound)
         lp = Loop(s, "for", var, start, step, trips, None, approx, deps,
-                  size_text=str(trips) if trips is not None else "?")
+                  size_text=str(trips) if trips is not None else "?", bound=bound)
         if s.cond is not None:
             # the condition and the update run once per iteration
             lp_ops_loops = tuple(self.loops) + (lp,)

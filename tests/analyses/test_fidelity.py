@@ -87,9 +87,16 @@ def test_dram_traffic_within_20_percent():
 
 
 def test_sectors_per_request_of_coalesced_and_strided_loads():
-    """Global loads in 32 B sectors per warp request as ncu counts them: 4 for a warp
-    reading 128 adjacent bytes, 16 for 128-bit runs (black_scholes hopper_v2), within
-    20% for at least as many examples as recorded (29 of 47)."""
+    """Global loads in 32 B sectors per warp request as ncu counts them
+    (mcl.analyses.sectors): 4 for a warp reading 128 adjacent bytes, 16 for 128-bit
+    runs (black_scholes hopper_v2), 21.7 for the perfect gesummv's rows (its two
+    reads of x[j] are one load), about 1 where a warp-uniform filter element in
+    constant memory dominates (convolution nvidia_v1), 2.9 for a window that slides
+    across sectors (convolution perfect). Within 20% for at least 41 of the 51
+    examples ncu measured; the misses are loads whose addresses or trip counts
+    depend on data (spmv_csr, reduction hopper_v2), loop variables assigned in the
+    body (hopper_v1 of matmul and convolution) and loads the compiler hoists out of
+    unrolled loops beyond the model (convolution hopper_v2)."""
     within = 0
     for name in EXAMPLES:
         rec = BY_NAME[name]
@@ -98,9 +105,21 @@ def test_sectors_per_request_of_coalesced_and_strided_loads():
         measured = rec["ncu"]["ld_sectors"] / rec["ncu"]["ld_requests"]
         predicted = P.memory_figures(_case(name)).get("sectors_per_request")
         within += predicted is not None and abs(predicted - measured) <= 0.2 * measured
-        if name in ("vector_add/perfect", "black_scholes/hopper_v2", "matmul/hopper_v6"):
+        if name in ("vector_add/perfect", "black_scholes/hopper_v2", "matmul/hopper_v6",
+                    "gesummv/perfect", "convolution/nvidia_v1", "matmul/hopper_v2"):
             assert predicted == pytest.approx(measured, rel=0.02), name
-    assert within >= 29, within
+    assert within >= 41, within
+
+
+def test_warp_requests_equal_the_counted_ones():
+    """The number of global load requests, not only their ratio: within 5% of ncu's
+    for the coalesced and tiled versions of matmul, vector_add and gesummv."""
+    for name in ("matmul/perfect", "matmul/gpu_v3", "matmul/hopper_v2", "matmul/hopper_v5",
+                 "vector_add/gpu_v1", "gesummv/perfect", "gesummv/hopper_v2",
+                 "convolution/perfect", "convolution/nvidia_v1"):
+        rec = BY_NAME[name]
+        got = P.memory_figures(_case(name))
+        assert got["ld_requests"] == pytest.approx(rec["ncu"]["ld_requests"], rel=0.05), name
 
 
 def _spearman(a: list[float], b: list[float]) -> float:

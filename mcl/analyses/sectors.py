@@ -1,0 +1,309 @@
+"""Global loads as the load/store units issue them: warp requests and the sectors
+they fetch (what Nsight Compute counts as ``l1tex__t_requests`` and
+``l1tex__t_sectors`` of global loads).
+
+A warp executing a load issues one request; the request fetches every
+transaction unit (a 32 B sector on an H100) that one of its active lanes
+touches. A run of 4 consecutive elements the OpenCL generator turns into one
+128-bit access (:mod:`mcl.opencl.vectorize`) is one request for four
+iterations. Reads of constant memory count too: NVIDIA's OpenCL reads
+``__constant`` arguments through the same path, and a warp-uniform read of a
+filter element is a request of one sector.
+
+The sectors a request fetches depend on where the enclosing loops stand
+(a row that starts off a sector boundary, a window ``input[i + y, j + x]``
+that slides across sectors), so each load is evaluated at sample points of
+its loops: every combination when there are few, otherwise a fixed
+pseudo-random sample, and averaged. Loads whose address depends on data (an
+index read from memory) or on a ``while`` loop are not predicted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from dataclasses import dataclass, field
+
+import sympy
+
+from mcl.analyses.kernel import Access, Loop, var_symbol
+from mcl.mcpl import ast
+
+#: sample points per load when its loops have more combinations than this
+SAMPLES = 48
+#: lanes of one 128-bit access of 32-bit elements
+RUN = 4
+
+
+@dataclass
+class LoadRequests:
+    """One global load: warp requests per kernel run and sectors per request."""
+
+    access: Access                 # the numeric access
+    requests: float
+    sectors_per_request: float
+    vector: bool                   # one 128-bit access per lane for 4 iterations
+
+
+@dataclass
+class Requests:
+    """The global loads of a kernel; ``unpredicted`` lists the loads left out
+    with the reason."""
+
+    loads: list[LoadRequests] = field(default_factory=list)
+    unpredicted: list[tuple[Access, str]] = field(default_factory=list)
+
+    @property
+    def requests(self) -> float:
+        return sum(ld.requests for ld in self.loads)
+
+    @property
+    def sectors(self) -> float:
+        return sum(ld.requests * ld.sectors_per_request for ld in self.loads)
+
+    @property
+    def sectors_per_request(self) -> float | None:
+        return self.sectors / self.requests if self.requests else None
+
+
+def load_spaces(view, main: str) -> set[str]:
+    """The spaces whose reads the load/store units issue to device memory: the
+    device memory's space ``main`` and the read-only spaces (constant memory)."""
+    return {main} | {s.name for s in view.hardware.read_only_spaces()}
+
+
+def global_loads(view, main: str, lane: Loop, width: int, sector: int) -> Requests:
+    """The warp requests and sectors of every read of device memory in ``view``'s
+    numeric kernel (``main``: the device memory's space; ``lane``: the loop over a
+    warp's ``width`` lanes; ``sector``: bytes per transaction)."""
+    num = view.num
+    spaces = load_spaces(view, main)
+    atomic_targets = {id(a.target) for a in num.atomics if a.target is not None}
+    written = {a.name for a in num.accesses if a.write}
+    by_node = {id(sa.node): na for sa, na in view.accesses()}
+    seen: set = set()
+    out = Requests()
+    for sacc, acc in view.accesses():
+        if acc.write or acc.space not in spaces or id(acc) in atomic_targets:
+            continue
+        if lane not in acc.loops:
+            continue
+        # the compiler loads an element of a read-only array once per iteration
+        key = (acc.name, str(acc.offset), tuple(id(lp.node) for lp in acc.loops))
+        if acc.name not in written and acc.offset is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        sides = vector_run(sacc)
+        copied = [by_node[id(x)] for x in sides or () if id(x) in by_node]
+        try:
+            reqs = _warp_requests(num, acc, lane)
+            if acc.name not in written:
+                for lp in _invariant_loops(acc, lane):
+                    reqs /= _number(lp.trips) or 1
+            spr, active, vector = _sectors(acc, lane, width, sector, sides is not None,
+                                           copied)
+        except _Unknown as e:
+            out.unpredicted.append((acc, str(e)))
+            continue
+        out.loads.append(LoadRequests(acc, reqs * active / (RUN if vector else 1), spr, vector))
+    return out
+
+
+def vector_run(acc: Access) -> list[ast.Index] | None:
+    """Whether the OpenCL generator may turn the innermost loop around the
+    (symbolic) access ``acc`` into 128-bit accesses (mcl.opencl.vectorize): a
+    ``for`` loop with a constant trip count that is a multiple of 4, whose body
+    only declares integers and copies array elements (``x[u] = a[i, k]``,
+    possibly under an ``if``), the access being one side of a copy. Returns None
+    when it cannot, else the array elements of all the body's copies: the
+    generator vectorises only when each of those in memory is a run of
+    consecutive elements, which is checked where the accesses are evaluated."""
+    if not acc.loops or acc.loops[-1].kind != "for":
+        return None
+    loop = acc.loops[-1]
+    trips = sympy.sympify(loop.trips) if loop.trips is not None else None
+    if trips is None or not trips.is_number or int(trips) % RUN or int(trips) <= 0:
+        return None
+    if _number(loop.step if loop.step is not None else 1) != 1:
+        return None
+    node = loop.node
+    body = node.body.statements if isinstance(node.body, ast.Block) else (node.body,)
+    copies: list[ast.Assign] = []
+    for st in body:
+        if isinstance(st, ast.Declaration):
+            if st.type.is_array or st.type.name != "int":
+                return None
+        elif isinstance(st, ast.Assign):
+            copies.append(st)
+        elif isinstance(st, ast.If):
+            for branch in (st.then, st.orelse):
+                if branch is None:
+                    continue
+                inner = branch.statements if isinstance(branch, ast.Block) else (branch,)
+                if not all(isinstance(x, ast.Assign) for x in inner):
+                    return None
+                copies += inner
+        else:
+            return None
+    if not any(c.op == "=" and acc.node in (c.target, c.value) for c in copies):
+        return None
+    sides = []
+    for c in copies:
+        if c.op != "=":
+            return None
+        sides += [x for x in (c.target, c.value) if isinstance(x, ast.Index)]
+    return sides
+
+
+def _invariant_loops(acc: Access, lane: Loop) -> list[Loop]:
+    """The loops inside the innermost one that moves ``acc``'s address: the
+    compiler loads a read-only element once for all their iterations."""
+    if acc.offset is None:
+        return []
+    free = {str(x) for x in sympy.sympify(acc.offset).free_symbols}
+    moving = [k for k, lp in enumerate(acc.loops)
+              if lp is lane or lp.var in free or lp.var is None]
+    last = max(moving, default=-1)
+    return [lp for lp in acc.loops[last + 1:] if lp.kind != "foreach"]
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _warp_requests(num, acc: Access, lane: Loop) -> float:
+    execs, _ = num.executions(tuple(lp for lp in acc.loops if lp is not lane))
+    execs = sympy.sympify(execs)
+    if not execs.is_number:
+        raise _Unknown("the number of iterations of a loop around it depends on data")
+    return float(execs)
+
+
+def _number(e) -> int | None:
+    if e is None:
+        return None
+    e = sympy.sympify(e)
+    return int(e) if e.is_number else None
+
+
+class _Evaluator:
+    """An access's element offset and its loops' starts and bounds as Python
+    functions of the loop values (outer to inner)."""
+
+    def __init__(self, acc: Access, lane: Loop):
+        if acc.offset is None:
+            raise _Unknown(acc.why_unpredictable or "its address depends on data")
+        self.loops = list(acc.loops)
+        for lp in self.loops:
+            if lp.var is None:
+                raise _Unknown("it is inside a while loop")
+        symbols = [var_symbol(lp.var) for lp in self.loops]
+        known = set(symbols)
+        self.offset = self._compile(acc.offset, symbols, known, "its address")
+        self.starts = [self._compile(lp.start if lp.start is not None else 0, symbols,
+                                     known, f"the start of loop {lp.var}")
+                       for lp in self.loops]
+        self.bounds = []
+        for lp in self.loops:
+            b = None
+            if lp.kind == "for" and lp.bound is not None:
+                try:
+                    b = self._compile(lp.bound, symbols, known, "")
+                except _Unknown:
+                    b = None    # a bound that depends on data: every lane counts as active
+            self.bounds.append(b)
+        self.steps = []
+        for lp in self.loops:
+            step = _number(lp.step if lp.step is not None else 1)
+            if step is None:
+                raise _Unknown(f"loop {lp.var} has a step that depends on data")
+            self.steps.append(step)
+        self.lane = self.loops.index(lane)
+        self.others = [k for k, lp in enumerate(self.loops) if lp is not lane]
+        self.trips = []
+        for k in self.others:
+            t = _number(self.loops[k].trips)
+            if t is None or t <= 0:
+                raise _Unknown(f"loop {self.loops[k].var} has an unknown number of iterations")
+            self.trips.append(t)
+        self.element_bytes = acc.element_bytes
+
+    @staticmethod
+    def _compile(e, symbols, known, what):
+        e = sympy.sympify(e)
+        extra = e.free_symbols - known
+        if extra:
+            raise _Unknown(f"{what} depends on {', '.join(sorted(map(str, extra)))}")
+        return sympy.lambdify(symbols, e, "math")
+
+    def at(self, its: dict[int, int], j: int = 0) -> int | None:
+        """The element offset at iteration numbers ``its`` (by loop position; the
+        innermost loop ``j`` further), or None where a loop has run out for it."""
+        values = [0] * len(self.loops)
+        last = len(self.loops) - 1
+        for k in range(len(self.loops)):
+            i = its[k] + (j if k == last else 0)
+            values[k] = int(self.starts[k](*values)) + i * self.steps[k]
+            b = self.bounds[k]
+            if b is not None and self.steps[k] > 0 and values[k] >= b(*values):
+                return None
+        return int(self.offset(*values))
+
+    def consecutive(self) -> bool:
+        """Whether consecutive iterations of the innermost loop touch consecutive
+        elements (the other loops at their first iteration)."""
+        its = dict.fromkeys(range(len(self.loops)), 0)
+        offs = [self.at(its, j) for j in range(RUN)]
+        return None not in offs and all(offs[j] == offs[0] + j for j in range(RUN))
+
+
+def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
+             copied: list[Access]) -> tuple[float, float, bool]:
+    """(sectors per request, the share of sample points where some lane of the
+    warp runs the load, whether it is a 128-bit access)."""
+    ev = _Evaluator(acc, lane)
+    if vector and not ev.consecutive():
+        vector = False
+    for other in copied if vector else ():
+        if other is acc or other.space == "reg":
+            continue
+        try:
+            vector = lane in other.loops and _Evaluator(other, lane).consecutive()
+        except _Unknown:
+            vector = False
+        if not vector:
+            break
+    runs = range(RUN) if vector else range(1)
+    total = active = count = 0
+    for point in _points(ev.trips, vector):
+        its = dict(zip(ev.others, point, strict=True))
+        elements: set[int] = set()
+        for ln in range(width):
+            its[ev.lane] = ln
+            for j in runs:
+                off = ev.at(its, j)
+                if off is not None:
+                    elements.add(off)
+        count += 1
+        if elements:
+            active += 1
+            total += len({e * ev.element_bytes // sector for e in elements})
+    if not active:
+        return 0.0, 0.0, vector
+    return total / active, active / count, vector
+
+
+def _points(trips: list[int], vector: bool):
+    """Sample iteration numbers of the loops (a vector run starts at multiples of 4
+    of the innermost loop)."""
+    ranges = [range(0, t, RUN) if (vector and k == len(trips) - 1) else range(t)
+              for k, t in enumerate(trips)]
+    combos = math.prod(len(r) for r in ranges)
+    if combos <= SAMPLES:
+        yield from itertools.product(*ranges)
+        return
+    rng = random.Random(20261126)
+    for _ in range(SAMPLES):
+        yield tuple(rng.choice(r) for r in ranges)
