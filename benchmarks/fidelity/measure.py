@@ -230,7 +230,10 @@ def launching(args) -> None:
     its own (a launch that faults ends its process, not the run), for ncu."""
     import subprocess
     rows = []
+    names = set(args.only.split(",")) if args.only else None
     for case in C.example_cases(args.kernels):
+        if names is not None and case.name not in names:
+            continue
         cmd = [sys.executable, __file__, "launch-one", "--only", case.name]
         if args.ptx_dir:
             cmd += ["--ptx-dir", str(args.ptx_dir)]
@@ -318,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=8, help="builds at a time")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--verbose", action="store_true")
-    ap.add_argument("--only", help="launch-one: the case's name")
+    ap.add_argument("--only", help="launch-one: the case's name; launch: names, comma-separated")
     ap.add_argument("--ptx-dir", type=Path, help="launch: keep each example's PTX here")
     args = ap.parse_args(argv)
     {"resources": resources, "time": timing, "launch": launching,

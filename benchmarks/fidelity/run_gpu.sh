@@ -4,6 +4,7 @@
 #   times.json      example versions verified and timed through NVIDIA's OpenCL
 #   launches.json + ncu.csv   the same PTX launched through the CUDA driver under ncu
 # Usage (repository root, GPU machine): bash benchmarks/fidelity/run_gpu.sh [SWEEP]
+#   T_RES / T_TIME / T_NCU: seconds for each part (0 skips it); ONLY=a/v1,b/v2: ncu for these cases
 OUT=${OUT:-fidelity-out}; mkdir -p "$OUT"
 . benchmarks/gpu_setup.sh
 SWEEP=${1:-400}
@@ -11,6 +12,6 @@ METRICS=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op
 [ "${T_RES:-300}" = 0 ] || timeout ${T_RES:-300} python3 benchmarks/fidelity/measure.py resources --out "$OUT" --sweep "$SWEEP" 2>&1 | tee "$OUT/resources.log"
 [ "${T_TIME:-150}" = 0 ] || timeout ${T_TIME:-150} python3 benchmarks/fidelity/measure.py time --out "$OUT" 2>&1 | tee "$OUT/times.log"
 [ "${T_NCU:-150}" = 0 ] || timeout ${T_NCU:-150} ncu --csv --page raw --target-processes all --metrics "$METRICS" --log-file "$OUT/ncu.csv" \
-  python3 benchmarks/fidelity/measure.py launch --out "$OUT" --ptx-dir /tmp/ptx 2>&1 | tail -60 | tee "$OUT/launch.log"
+  python3 benchmarks/fidelity/measure.py launch --out "$OUT" --ptx-dir /tmp/ptx ${ONLY:+--only "$ONLY"} 2>&1 | tail -60 | tee "$OUT/launch.log"
 ls -la "$OUT"
 tar czf "$OUT/ptx.tgz" -C /tmp ptx 2>/dev/null

@@ -98,7 +98,7 @@ def global_loads(view, main: str, lane: Loop, width: int, sector: int) -> Reques
         sides = vector_run(sacc)
         copied = [by_node[id(x)] for x in sides or () if id(x) in by_node]
         try:
-            reqs = _warp_requests(num, acc, lane)
+            reqs = _warp_requests(num, acc, lane, width)
             if acc.name not in written:
                 for lp in _invariant_loops(acc, lane):
                     reqs /= _number(lp.trips) or 1
@@ -173,12 +173,26 @@ class _Unknown(Exception):
     pass
 
 
-def _warp_requests(num, acc: Access, lane: Loop) -> float:
+def _warp_requests(num, acc: Access, lane: Loop, width: int) -> float:
     execs, _ = num.executions(tuple(lp for lp in acc.loops if lp is not lane))
     execs = sympy.sympify(execs)
     if not execs.is_number:
         raise _Unknown("the number of iterations of a loop around it depends on data")
-    return float(execs)
+    return float(execs) / _rows_per_warp(acc, lane, width)
+
+
+def _rows_per_warp(acc: Access, lane: Loop, width: int) -> int:
+    """How many iterations of the thread loop around the lanes' loop one warp
+    spans when the lanes' loop has fewer than ``width`` iterations (16 x 16
+    threads: a warp is two rows of 16)."""
+    k = acc.loops.index(lane)
+    n = _number(lane.trips)
+    if not n or n >= width or width % n or k == 0:
+        return 1
+    outer = acc.loops[k - 1]
+    if outer.kind != "foreach" or outer.node.group != lane.node.group:
+        return 1
+    return width // n
 
 
 def _number(e) -> int | None:
@@ -221,6 +235,9 @@ class _Evaluator:
                 raise _Unknown(f"loop {lp.var} has a step that depends on data")
             self.steps.append(step)
         self.lane = self.loops.index(lane)
+        #: a warp spans ``rows`` iterations of the thread loop around the lanes'
+        self.rows = _rows_per_warp(acc, lane, 32)
+        self.lane_trips = _number(lane.trips) or 32
         self.others = [k for k, lp in enumerate(self.loops) if lp is not lane]
         self.trips = []
         for k in self.others:
@@ -280,8 +297,13 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
     for point in _points(ev.trips, vector):
         its = dict(zip(ev.others, point, strict=True))
         elements: set[int] = set()
+        if ev.rows > 1:
+            row0 = its[ev.lane - 1] - its[ev.lane - 1] % ev.rows
         for ln in range(width):
             its[ev.lane] = ln
+            if ev.rows > 1:
+                its[ev.lane] = ln % ev.lane_trips
+                its[ev.lane - 1] = row0 + ln // ev.lane_trips
             for j in runs:
                 off = ev.at(its, j)
                 if off is not None:
