@@ -103,14 +103,16 @@ def test_bad_versions_are_located_and_the_others_still_verified(tmp_path):
     d = copy_versions(tmp_path / "v", "matmul", ["perfect", "gpu", "gpu_v1", "gpu_v2"])
     text = (d / "gpu_v2.mcpl").read_text()
     (d / "gpu_v2.mcpl").write_text(text.replace("l_a[k] = a[i, k];", "l_a[k] = a[i, kk];"))
-    # p = 300001 floats of local memory (gpu_v1's row of a) exceed PoCL's 1 MB
+    # p floats of local memory (gpu_v1's row of a) one more than the device holds
+    from mcl.opencl.device import select_device
+    big = select_device().local_mem_size // 4 + 1
     vs = discover.from_folder(d)
-    r = verify(vs, sizes="n=3,m=5,p=7;n=2,m=3,p=300001")
+    r = verify(vs, sizes=f"n=3,m=5,p=7;n=2,m=3,p={big}")
     [bad] = vs.get("gpu_v2").problems
     assert bad.is_error and bad.span.file.endswith("gpu_v2.mcpl") and "kk" in bad.message
     assert r.verdict("gpu_v2") == "left out"
     [local] = vs.get("gpu_v1").problems
-    assert local.code == "opencl-local-memory" and "p=300001" in local.message
+    assert local.code == "opencl-local-memory" and f"p={big}" in local.message
     line = (d / "gpu_v1.mcpl").read_text().splitlines()[local.span.line - 1]
     assert "local float[p] l_a" in line                       # at the declaration
     assert [c.status for c in r.checks["gpu_v1"]] == ["ok", "error"]
