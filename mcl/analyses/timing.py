@@ -3,7 +3,9 @@ found. Each part is the time one resource needs at its full rate; the prediction
 the largest, and its name says what limits the kernel:
 
 * ``memory``: the compulsory traffic (each element of the parameters' arrays once)
-  at the description's bandwidth to device memory;
+  at the description's bandwidth to device memory, plus the ``latency`` part below
+  (a request waits for the memory's latency and for its turn on the interface, so
+  the traffic moves at 1 / (1 / bandwidth + latency / bytes in flight));
 * ``arithmetic``: the floating-point operations at the peak rate;
 * ``memory instructions``: the accesses to addressable memory at the load-store
   units' rate (a warp's request a cycle; to cached memory a cycle per cache line
@@ -307,6 +309,10 @@ def predicted_time(view: KernelView, occupancy=None,
             inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
             rate = warps * inflight / (float(latency) / clock)
             parts["latency"] = cb / rate
+            if "memory" in parts:
+                # a request waits for the latency and for its turn on the interface:
+                # the traffic moves at 1 / (1 / bandwidth + latency / bytes in flight)
+                parts["memory"] += parts["latency"]
 
     if atomics_s:
         parts["atomics"] = atomics_s

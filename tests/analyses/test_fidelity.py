@@ -128,17 +128,17 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return spearman(a, b)
 
 
-@pytest.mark.parametrize("kernel,least", [("matmul", 0.89), ("convolution", 0.99),
-                                          ("reduction", 0.95), ("histogram", 0.79),
-                                          ("gesummv", 0.70)])
+@pytest.mark.parametrize("kernel,least", [("matmul", 0.89), ("convolution", 0.89),
+                                          ("reduction", 0.95), ("histogram", 0.99),
+                                          ("gesummv", 0.89)])
 def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least):
     """Spearman of the feedback's predicted times against the H100's (recorded) over a
-    kernel's versions: matmul 0.90 over 17 versions (the global-load versions are bound by the L2's
-    bandwidth, the tiled ones by shared memory), convolution 1.0 (a warp's load that
-    straddles two cache lines takes two cycles), reduction 0.95, histogram 0.8 (the
-    most updated bucket takes at least its share of the integer atomics, each an L2
-    round trip), gesummv 0.71 (the uncoalesced perfect version slowest; the other four
-    tie at the bandwidth bound)."""
+    kernel's versions: matmul 0.90 over 17 versions (the global-load versions are
+    bound by the L2's bandwidth, the tiled ones by shared memory), convolution 0.9
+    (hopper_v1 and hopper_v2 measured within 1% of each other, predicted in the other
+    order), reduction 0.95, histogram 1.0 and gesummv 0.9: the memory part adds the
+    latency the resident warps cannot hide (fewer resident blocks, fewer loads in
+    flight: nvidia_v1's 6 blocks against gpu_v1's 8)."""
     pred, meas = [], []
     for name in EXAMPLES:
         if CASES[name].kernel != kernel or "time_s" not in BY_NAME[name]:

@@ -19,8 +19,10 @@ def _time(name: str, **values):
 
 
 def test_unrolled_filter_reads_are_operands():
-    d = _time("hopper_v2")
-    assert "arithmetic bound" in d.message, d.message
+    # the filter reads are operands: the load-store instructions take less time than
+    # the arithmetic (the kernel is bound by its traffic and its latency)
+    parts = _time("hopper_v2").data["parts"]
+    assert parts["memory instructions"] < parts["arithmetic"], parts
 
 
 def test_filter_reads_in_long_loops_are_instructions():
