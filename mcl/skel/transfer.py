@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mcl.skel import context as _context
 from mcl.skel.context import Devices, Transfer
 from mcl.skel.errors import cl_failure, skel_error
 
@@ -33,19 +34,20 @@ def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
         if devs.is_local(s.device):
             need[s.device] = need.get(s.device, 0) + s.rows * row_bytes
     for g, nbytes in need.items():
-        dev = devs.device(g)
-        biggest = max((s.rows * row_bytes for s in specs if s.device == g), default=0)
-        if biggest > dev.max_mem_alloc_size or nbytes > dev.global_mem_size:
+        max_alloc, memory, _ = devs.limit(g)
+        biggest = nbytes if nbytes <= max_alloc else max(
+            (s.rows * row_bytes for s in specs if s.device == g), default=0)
+        if biggest > max_alloc or nbytes > memory:
             raise skel_error("out-of-memory", f"{what} needs {_size(nbytes)} on "
-                             f"{devs.name(g)}, which has {_size(dev.global_mem_size)} "
-                             f"(at most {_size(dev.max_mem_alloc_size)} in one buffer)",
+                             f"{devs.name(g)}, which has {_size(memory)} "
+                             f"(at most {_size(max_alloc)} in one buffer)",
                              hint="distribute the container over more devices (block) or "
                                   "make it smaller")
     out = []
     try:
         for s in specs:
             nbytes = s.rows * row_bytes
-            if not devs.is_local(s.device) or nbytes == 0:
+            if not nbytes or not devs.is_local(s.device):
                 out.append(None)
                 continue
             pooled = _pool.get((devs.generation, s.device, nbytes))
@@ -74,10 +76,9 @@ def release(devs: Devices, parts) -> None:
     for p in parts:
         if p.buffer is None or not devs.is_local(p.device):
             continue
-        key = (devs.generation, p.device, p.buffer.size)
-        from mcl.skel import context
-        if context._generation != devs.generation:
+        if _context._generation != devs.generation:
             continue            # devices no longer in use: let the buffer go
+        key = (devs.generation, p.device, p.buffer.size)
         free = _pool.setdefault(key, [])
         if len(free) < POOL_PER_SIZE:
             free.append(p.buffer)

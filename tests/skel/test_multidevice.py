@@ -142,3 +142,57 @@ def test_device_to_device_copy_waits_for_the_kernel(on_devices):
         st = sk.Stencil(HEAT, 1, sk.NEAREST)
         assert np.allclose(st(sk.Matrix(t), iterations=60).to_numpy(), heat_ref(t, 60),
                            atol=1e-4)
+
+
+class BufferCounter:
+    def __init__(self, cl):
+        self._cl = cl
+        self.made = 0
+
+    def __getattr__(self, name):
+        return getattr(self._cl, name)
+
+    def Buffer(self, *args, **kw):  # noqa: N802 - pyopencl's name
+        self.made += 1
+        return self._cl.Buffer(*args, **kw)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("peer", [False, True], ids=["via-host", "peer"])
+def test_calls_in_a_loop_reuse_buffers(on_devices, monkeypatch, n, peer):
+    """After the first call, a skeleton called in a loop takes its output buffers (and
+    the staging memory of its halo exchanges) from the pools: nothing is allocated."""
+    import pyopencl as cl
+    start(on_devices, n, peer)
+    x = sk.Vector(np.arange(100, dtype=np.float32))
+    img = sk.Matrix(np.random.default_rng(0).random((40, 30)).astype(np.float32))
+    idx = sk.IndexVector(77)
+    f = sk.Map("float f(float x) { return x + 1.0f; }")
+    z = sk.Zip("float g(float x, float y, float a) { return a * x + y; }")
+    mi = sk.Map("int h(int i) { return 2 * i; }")
+    mo = sk.MapOverlap("float b(float_matrix_t m) { return get(m, -1, 0); }", 1)
+    st = sk.Stencil(HEAT, 1, sk.NEAREST)
+
+    def calls():
+        f(x)
+        z(x, x, 2.0)
+        mi(idx)
+        mo(img)
+        st(img, iterations=4)
+    calls()
+    counter = BufferCounter(cl)
+    monkeypatch.setattr(transfer, "_cl", lambda: counter)
+    for _ in range(3):
+        calls()
+    monkeypatch.undo()
+    assert counter.made == 0
+    assert np.array_equal(mi(idx).to_numpy(), 2 * np.arange(77))
+
+
+def test_an_empty_buffer_per_device(on_devices):
+    """A kernel argument without data (the input of a Map over indices) is a buffer of
+    that device: one buffer on two devices makes a GPU driver serialise the kernels."""
+    from mcl.skel.kernel import empty_buffer
+    devs = start(on_devices, 2, False)
+    assert empty_buffer(devs, 0) is not empty_buffer(devs, 1)
+    assert empty_buffer(devs, 1) is empty_buffer(devs, 1)
