@@ -58,8 +58,13 @@ class _Neighbours(Skeleton):
     inputs = 1
 
     def neighbours_kernel(self, devs, g, m: Matrix, out_dtype):
-        return self.kernel(devs, g, _prelude(m.ctype, self.padding, self.neutral),
-                           _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
+        key = ("neighbours", devs.generation, g, m.dtype, out_dtype)
+        k = self._kernels.get(key)      # the source is not composed again at every call
+        if k is None:
+            k = self._kernels[key] = self.kernel(
+                devs, g, _prelude(m.ctype, self.padding, self.neutral),
+                _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
+        return k
 
     @staticmethod
     def tile(devs, g) -> int:
