@@ -278,31 +278,42 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test on any "
                     "device, e.g. PoCL)")
     ap.add_argument("--reps", type=int, default=10, help="timed calls per measurement")
-    ap.add_argument("--only", nargs="*", help="examples to run (default all)")
+    ap.add_argument("--only", nargs="*", help="examples to run (default all), and "
+                    "'overhead' for the host-side cost of tiny calls")
     args = ap.parse_args()
     from mcl.opencl.device import all_devices, describe
     gpus = [d for d in all_devices() if describe(d).kind == "GPU"]
     kind = "GPU" if gpus else None
     bench = Bench(args.quick, kind, args.reps)
-    names = args.only or ["saxpy", "dot_product", "gaussian_blur", "heat", "matmul",
-                          "mandelbrot"]
+    names = [n for n in args.only or ["saxpy", "dot_product", "gaussian_blur", "heat",
+                                      "matmul", "mandelbrot"] if n != "overhead"]
     devs = init(None, kind)
     result = {"device": describe(devs.devices[0]).spec, "devices_available": devs.count,
               "quick": args.quick, "one_device": {}, "scaling": {}}
     started = time.perf_counter()
     for name in names:
         print(f"[{time.perf_counter() - started:6.1f} s] one device: {name}", flush=True)
-        result["one_device"][name] = bench.one_device(name)
+        try:
+            result["one_device"][name] = bench.one_device(name)
+        except Exception as e:  # noqa: BLE001 - one failure must not lose the others
+            result.setdefault("errors", {})[f"one_device {name}"] = repr(e)
+            print(f"    FAILED: {e!r}", flush=True)
+            continue
         print("   ", json.dumps(result["one_device"][name]), flush=True)
     if devs.count >= 2:
         for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat", "heat_sync8",
                                  "heat_peer") if n.split("_")[0] in names
                      or n in names]:
             runs = {}
-            for nd in (1, 2):
-                print(f"[{time.perf_counter() - started:6.1f} s] {nd} devices: {name}",
-                      flush=True)
-                runs[nd] = bench.scaling(name, nd)
+            try:
+                for nd in (1, 2):
+                    print(f"[{time.perf_counter() - started:6.1f} s] {nd} devices: {name}",
+                          flush=True)
+                    runs[nd] = bench.scaling(name, nd)
+            except Exception as e:  # noqa: BLE001 - one failure must not lose the others
+                result.setdefault("errors", {})[f"scaling {name}"] = repr(e)
+                print(f"    FAILED: {e!r}", flush=True)
+                continue
             runs["speedup"] = round(runs[1]["skeleton_s"] / runs[2]["skeleton_s"], 2)
             runs["same_result"] = bool(np.isclose(runs[1]["checksum"], runs[2]["checksum"],
                                                   rtol=1e-4))
@@ -365,6 +376,8 @@ def report(r) -> str:
                  for nd in (1, 2) if s[nd].get("note")]
         if notes:
             lines += [""] + [f"* {n}" for n in notes]
+    if r.get("errors"):
+        lines += ["", "Failed:", ""] + [f"* {k}: {v}" for k, v in r["errors"].items()]
     if r.get("overhead_us"):
         lines += ["", "Host-side cost of a call on tiny data (us per call; CPU time of the "
                   "calling thread, and wall time with the devices finished):", "",
