@@ -205,8 +205,9 @@ _OBJECTS: dict[tuple[int, str], tuple] = {}
 def empty_buffer(devs: Devices, g: int):
     """A small buffer of device ``g`` to pass where a kernel has a pointer but no data
     (an IndexVector, an empty part). One per device: a buffer that kernels on two
-    devices use makes a GPU driver move it between them and run the kernels one after
-    the other (Mandelbrot on two H100s was slower than on one)."""
+    devices use may make a GPU driver move it between them and run the kernels one
+    after the other (the likely reason why Mandelbrot, a Map over an IndexVector, was
+    slower on two H100s than on one)."""
     buf = devs.empty.get(g)
     if buf is None:
         import pyopencl as cl

@@ -191,10 +191,12 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
 # * through host memory (the default for GPUs): the source's queue reads the rows into
 #   pinned host memory, the destination's queue writes them from there. The host waits
 #   for the read before it enqueues the write: a driver may take the data of a write
-#   from host memory when the write is enqueued rather than when it runs (NVIDIA's
-#   OpenCL does for small writes, which gave halos of garbage), so the memory must hold
-#   the rows by then. Pinned memory (a mapped ALLOC_HOST_PTR buffer) moves 26-27 GB/s
-#   on the GPU machine where pageable memory moved 0.7 GB/s.
+#   from host memory when the write is enqueued rather than when it runs (as CUDA does
+#   for copies of up to 64 kB from pageable memory; the likely cause of the NaN halos
+#   of the heat equation on two H100s when the write only waited for the read's
+#   event), so the memory must hold the rows by then. Pinned memory (a mapped
+#   ALLOC_HOST_PTR buffer) moved 26-27 GB/s on the GPU machine where pageable memory
+#   moved 0.7 GB/s.
 # * peer to peer: the source's queue copies the rows into a small buffer, which is
 #   migrated to the destination and copied into place there. A copy between two large
 #   buffers of different devices would make a driver move the whole buffers (NVIDIA's
@@ -336,15 +338,21 @@ class HaloExchange:
         self.read: dict[int, list[tuple[int, int]]] = {}
         self.stages: list = []
         index = {id(p): i for i, p in enumerate(c._parts)}
-        for p in c._parts:
-            s = p.spec
-            for lo, hi in ((s.lo, s.own_lo), (s.own_hi, s.hi)):
-                row = lo
-                while row < hi:
-                    q = next(q for q in c._parts if q.spec.own_lo <= row < q.spec.own_hi)
-                    end = min(hi, q.spec.own_hi)
-                    self._plan(q, index[id(q)], p, row, end)
-                    row = end
+        cl = _cl()
+        try:
+            for p in c._parts:
+                s = p.spec
+                for lo, hi in ((s.lo, s.own_lo), (s.own_hi, s.hi)):
+                    row = lo
+                    while row < hi:
+                        q = next(q for q in c._parts
+                                 if q.spec.own_lo <= row < q.spec.own_hi)
+                        end = min(hi, q.spec.own_hi)
+                        self._plan(q, index[id(q)], p, row, end)
+                        row = end
+        except cl.Error as e:
+            self.close()
+            raise cl_failure("preparing the halo exchange", e, "the devices") from e
         for i, rows in self.read.items():
             self.read[i] = _merged(rows)
 
@@ -373,8 +381,12 @@ class HaloExchange:
         return self.read.get(i, [])
 
     def start(self, i: int) -> None:
-        for cp in self.copies.get(i, ()):
-            cp.start()
+        cl = _cl()
+        try:
+            for cp in self.copies.get(i, ()):
+                cp.start()
+        except cl.Error as e:
+            raise cl_failure("exchanging halo rows", e, "the devices") from e
 
     def end(self) -> None:
         cl = _cl()
