@@ -145,6 +145,10 @@ class Stencil(_Neighbours):
     halo rows move, every ``sync_every`` iterations (halos are that much deeper)."""
 
     name = "Stencil"
+    #: a part with fewer elements to compute is computed by one kernel before its
+    #: rows are copied (the copies would not overlap much work: an extra launch costs
+    #: more than it hides); larger parts compute the rows the others read first
+    split_from = 1 << 16
 
     def __init__(self, func, shape=1, padding: str = NEUTRAL, neutral=0,
                  sync_every: int = 1):
@@ -205,8 +209,10 @@ class Stencil(_Neighbours):
                             exchange.start(i)
                         continue
                     step = (launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
-                    if exchange is None:
+                    if exchange is None or (nhi - nlo) * m.cols < self.split_from:
                         self._step(*step, "all", nlo, nhi - nlo)
+                        if exchange is not None:
+                            exchange.start(i)
                         continue
                     # the rows the other devices read first, then their copies, then the
                     # rest: the copies run while the device computes the rest

@@ -55,6 +55,14 @@ def early_host_reads(monkeypatch):
     monkeypatch.setattr(transfer, "_cl", lambda: EarlyHostReads(cl))
 
 
+@pytest.fixture(params=[0, None], ids=["edges-first", "one-kernel"], autouse=True)
+def split(request, monkeypatch):
+    """Stencil computes the rows other devices read first (large parts) or each part
+    with one kernel (small parts): both, whatever the test's sizes."""
+    if request.param is not None:
+        monkeypatch.setattr(sk.Stencil, "split_from", request.param)
+
+
 @pytest.mark.parametrize("n", [2, 3])
 @pytest.mark.parametrize("peer", [False, True], ids=["via-host", "peer"])
 def test_heat_halos_every_iteration(on_devices, early_host_reads, n, peer):
