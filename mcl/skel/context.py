@@ -45,11 +45,17 @@ class Devices:
     #: every transfer performed, in order (benchmarks and explain read it)
     log: list[Transfer] = field(default_factory=list)
     generation: int = 0
-    #: copies between devices as one command (True) or staged through host memory
-    #: (False: a GPU driver then never moves a whole buffer to another device)
+    #: copies between devices as OpenCL commands between device buffers (True) or
+    #: staged through pinned host memory (False). Either way a copy moves only its
+    #: rows: the peer path copies them into a small buffer first (see transfer.py)
     peer_copies: bool = False
-    #: host staging memory of copies still in flight, kept alive with their events
-    in_flight: list = field(default_factory=list)
+    #: pinned host memory and small device buffers for copies between devices, kept
+    #: for reuse (transfer.py), by size
+    staging: dict = field(default_factory=dict)
+    #: per device: (largest buffer, memory, largest work-group), asked once
+    limits: dict = field(default_factory=dict)
+    #: per device: a small buffer passed where a kernel has a pointer but no data
+    empty: dict = field(default_factory=dict)
 
     @property
     def per_rank(self) -> int:
@@ -86,10 +92,27 @@ class Devices:
                              hint="mcl.skel.init(num_devices=...) chooses how many")
         return g
 
+    def limit(self, g: int) -> tuple[int, int, int]:
+        """(largest buffer, global memory, largest work-group) of device ``g``."""
+        lim = self.limits.get(g)
+        if lim is None:
+            d = self.device(g)
+            lim = self.limits[g] = (d.max_mem_alloc_size, d.global_mem_size,
+                                    d.max_work_group_size)
+        return lim
+
+    def flush(self) -> None:
+        """Submit what every queue holds: a driver may keep enqueued commands until a
+        flush, and a device must not wait for another device's queue to be finished
+        before its own work starts."""
+        for q in self.queues:
+            q.flush()
+
     def finish(self) -> None:
+        """Wait for every device (all queues flushed first, so that they run together)."""
+        self.flush()
         for q in self.queues:
             q.finish()
-        self.in_flight.clear()
 
 
 _current: Devices | None = None
@@ -128,10 +151,14 @@ def init(num_devices: int | None = None, platform: str | None = None,
     variable ``MCL_SKEL_DEVICES`` gives a default). ``platform``/``device_type``
     ("GPU", "CPU") narrow the choice. ``mpi``: combine with the other MPI ranks
     (default: when started by mpiexec with more than one rank). ``peer_copies``: copy
-    between devices with one OpenCL command (default for CPU devices, which share
-    memory) rather than through host memory (default for GPUs, as SkelCL: a driver
-    may otherwise migrate the whole buffer to the other device); the environment
-    variable ``MCL_SKEL_PEER_COPIES`` (0 or 1) gives a default."""
+    rows between devices with OpenCL commands between device buffers (default for CPU
+    devices, which share memory) rather than through pinned host memory (default for
+    GPUs, as SkelCL). Either way only the rows move: the peer path copies them into a
+    small buffer that alone goes to the other device, never a container's buffer,
+    which a GPU driver would migrate whole. Whether the peer path is faster than
+    pinned host memory on a GPU node depends on how its driver moves that small
+    buffer (not measured on NVIDIA's OpenCL yet). The environment variable
+    ``MCL_SKEL_PEER_COPIES`` (0 or 1) gives a default."""
     import pyopencl as cl
 
     global _current, _generation

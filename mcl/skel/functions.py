@@ -25,15 +25,23 @@ CTYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "uint": np
           "char": np.int8, "uchar": np.uint8, "unsigned char": np.uint8}
 
 
+_CTYPE_OF: dict = {}
+
+
 def ctype_of(dtype) -> str:
+    known = _CTYPE_OF.get(dtype)        # asked for at every skeleton call
+    if known is not None:
+        return known
     dt = np.dtype(dtype)
     for name, t in CTYPES.items():
         if np.dtype(t) == dt:
+            _CTYPE_OF[dtype] = name
             return name
     raise skel_error("unsupported-type", f"element type {dt} has no OpenCL C equivalent",
                      hint="use float32, float64, int8..int64 or uint8..uint64")
 
 
+@functools.lru_cache(maxsize=256)
 def dtype_of(ctype: str):
     t = " ".join(ctype.replace("const", " ").split())
     if t not in CTYPES:

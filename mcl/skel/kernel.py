@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mcl.skel import explanation as _explanation
 from mcl.skel import program as programs
 from mcl.skel.context import Devices
 from mcl.skel.errors import cl_failure, skel_error
@@ -49,17 +50,22 @@ class Skeleton:
         self._kernels: dict = {}
 
     def __call__(self, *args, **kwargs):
-        from mcl.skel import explanation as explain
         devs = next((a._devs for a in args if hasattr(a, "_devs")), None)
         start = len(devs.log) if devs is not None else 0
         out = self._call(*args, **kwargs)
-        if explain.recording() and devs is not None:
-            explain.record(self, args, kwargs, out, devs.log[start:])
+        if devs is not None:
+            # every device's work is enqueued: submit it, so that no device waits for
+            # another's queue to be finished (a driver may hold commands until a flush)
+            devs.flush()
+            if _explanation.recording():
+                _explanation.record(self, args, kwargs, out, devs.log[start:])
         return out
 
     # ---- additional arguments
 
     def extras(self, args: tuple) -> list[Extra]:
+        if not args and len(self.func.params) == self.inputs:
+            return []
         params = self.func.params[self.inputs:]
         if len(args) != len(params):
             names = ", ".join(p.name for p in params) or "none"
@@ -94,8 +100,12 @@ class Skeleton:
         return out
 
     def extra_params(self) -> str:
-        return "".join(f", {p.ctype} skel_arg{i}"
-                       for i, p in enumerate(self.func.params[self.inputs:]))
+        key = ("params", id(self.func))     # asked for at every call: kept
+        known = self._kernels.get(key)
+        if known is None:
+            known = self._kernels[key] = "".join(
+                f", {p.ctype} skel_arg{i}" for i, p in enumerate(self.func.params[self.inputs:]))
+        return known
 
     def extra_names(self) -> str:
         return "".join(f", skel_arg{i}" for i in range(len(self.func.params) - self.inputs))
@@ -119,7 +129,7 @@ class Skeleton:
                                  f"'{e.param.name}' has no data on {devs.name(g)} (its "
                                  f"distribution is {e.value.distribution})",
                                  hint="use copy() for data every device reads")
-            vals.append(parts[0].buffer or empty_buffer(devs))
+            vals.append(parts[0].buffer or empty_buffer(devs, g))
         return vals
 
     # ---- building and launching
@@ -129,6 +139,10 @@ class Skeleton:
         """Kernel ``entry`` of ``prelude + functions + body`` built for device ``g``. Each
         customising function is renamed ``skel_fn_<name>`` (by a macro around its text)
         so that its name cannot clash with the skeleton's identifiers."""
+        key = (devs.generation, g, prelude, body, options, entry)
+        known = self._kernels.get(key)
+        if known is not None:
+            return known
         if "double" in prelude + body + "".join(f.source for f in self.funcs):
             prelude = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + prelude
         source, offsets = prelude, []
@@ -136,19 +150,16 @@ class Skeleton:
             offsets.append((f, source.count("\n") + 1))
             source += f"#define {f.name} {cname(f)}\n{f.source}\n#undef {f.name}\n"
         source += body
-        dev = devs.device(g)
-        key = (devs.generation, dev.int_ptr, source, options, entry)
-        if key not in self._kernels:
-            import pyopencl as cl
-            prog = programs.build(devs.context, dev, source, list(options),
-                                  lambda log: build_error(log, self.name, offsets))
-            # one kernel object per program and entry, shared by skeletons made alike
-            # (pyopencl makes each object at a cost)
-            obj = _OBJECTS.get((id(prog), entry))
-            if obj is None or obj[0] is not prog:
-                obj = _OBJECTS[(id(prog), entry)] = (prog, cl.Kernel(prog, entry))
-            self._kernels[key] = obj[1]
-        return self._kernels[key]
+        import pyopencl as cl
+        prog = programs.build(devs.context, devs.device(g), source, list(options),
+                              lambda log: build_error(log, self.name, offsets))
+        # one kernel object per program and entry, shared by skeletons made alike
+        # (pyopencl makes each object at a cost)
+        obj = _OBJECTS.get((id(prog), entry))
+        if obj is None or obj[0] is not prog:
+            obj = _OBJECTS[(id(prog), entry)] = (prog, cl.Kernel(prog, entry))
+        self._kernels[key] = obj[1]
+        return obj[1]
 
     @staticmethod
     def launch(devs: Devices, g: int, kernel, global_size, local_size, args, what: str):
@@ -176,7 +187,7 @@ def build_error(log: str, skeleton: str, offsets):
 
 def group_size(devs: Devices, g: int, limit: int = 256) -> int:
     """The largest power of two work-group size up to ``limit`` the device allows."""
-    m = min(limit, devs.device(g).max_work_group_size)
+    m = min(limit, devs.limit(g)[2])
     p = 1
     while p * 2 <= m:
         p *= 2
@@ -187,16 +198,18 @@ def round_up(n: int, k: int) -> int:
     return max(k, (n + k - 1) // k * k)
 
 
-_EMPTY: dict[int, object] = {}
 #: (id of a program, entry) -> (program, kernel object)
 _OBJECTS: dict[tuple[int, str], tuple] = {}
 
 
-def empty_buffer(devs: Devices):
-    """A small buffer to pass where a kernel has a pointer but no data (an
-    IndexVector, an empty part)."""
-    import pyopencl as cl
-    if devs.generation not in _EMPTY:
-        _EMPTY.clear()
-        _EMPTY[devs.generation] = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, 16)
-    return _EMPTY[devs.generation]
+def empty_buffer(devs: Devices, g: int):
+    """A small buffer of device ``g`` to pass where a kernel has a pointer but no data
+    (an IndexVector, an empty part). One per device: a buffer that kernels on two
+    devices use may make a GPU driver move it between them and run the kernels one
+    after the other (the likely reason why Mandelbrot, a Map over an IndexVector, was
+    slower on two H100s than on one)."""
+    buf = devs.empty.get(g)
+    if buf is None:
+        import pyopencl as cl
+        buf = devs.empty[g] = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, 16)
+    return buf

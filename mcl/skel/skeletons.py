@@ -9,6 +9,8 @@ an implicit map adds the combined totals of the preceding parts (block output)."
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mcl.skel.container import Container, IndexVector, Matrix, Part, Vector
@@ -28,7 +30,7 @@ def _new_like(shape, dtype, dist, devs, specs, what) -> Container:
     if dist.kind == "copy" and dist.merge is not None:
         dist = copy()       # an output's copies are equal: nothing to merge
     out._dist = out._placed = dist
-    row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * out.dtype.itemsize
+    row_bytes = math.prod(shape[1:]) * out.dtype.itemsize
     buffers = allocate(devs, specs, row_bytes, what)
     out._parts = [Part(s, b) for s, b in zip(specs, buffers, strict=True)]
     out._host_valid = False
@@ -80,7 +82,7 @@ class Map(Skeleton):
             k = self.kernel(devs, s.device, "", body, "skel_map")
             wg = group_size(devs, s.device)
             self.launch(devs, s.device, k, (round_up(n, wg),), (wg,),
-                        [p.buffer or empty_buffer(devs), o.buffer, np.uint32(n),
+                        [p.buffer or empty_buffer(devs, s.device), o.buffer, np.uint32(n),
                          np.uint32((s.own_lo - s.lo) * rs), np.int32(s.own_lo * rs),
                          *self.extra_values(extras, devs, s.device)],
                         f"running Map '{self.func.name}'")
@@ -339,7 +341,9 @@ class Scan(Skeleton):
         parts = x._ensure()
         out = _new_like(x.shape, x.dtype, x.distribution, devs, [p.spec for p in parts],
                         f"the output of Scan '{self.func.name}'")
-        lasts = []
+        import pyopencl as cl
+        reads = []
+        # every device's scan is enqueued before the host waits for any part's total
         for p, o in zip(parts, out._parts, strict=True):
             s = p.spec
             n = s.own_hi - s.own_lo
@@ -348,14 +352,18 @@ class Scan(Skeleton):
             self.scan_buffer(devs, s.device, p.buffer, s.own_lo - s.lo, o.buffer,
                              s.own_lo - s.lo, n, x.dtype)
             last = np.empty(1, x.dtype)
-            import pyopencl as cl
-            cl.enqueue_copy(devs.queue(s.device), last, o.buffer,
-                            src_offset=(s.own_hi - s.lo - 1) * x.dtype.itemsize,
-                            is_blocking=True)
+            ev = cl.enqueue_copy(devs.queue(s.device), last, o.buffer,
+                                 src_offset=(s.own_hi - s.lo - 1) * x.dtype.itemsize,
+                                 is_blocking=False)
             devs.log.append(Transfer("download", devs.name(s.device), "host",
                                      x.dtype.itemsize, f"Scan '{self.func.name}': part total",
                                      s.device, None))
-            lasts.append((s.device, last[0]))
+            reads.append((s.device, last, ev))
+        devs.flush()
+        lasts = []
+        for g, last, ev in reads:
+            ev.wait()
+            lasts.append((g, last[0]))
         from mcl.skel.mpi import allgather_values
         lasts = sorted(allgather_values(devs, lasts), key=lambda t: t[0])
         if len(lasts) > 1:

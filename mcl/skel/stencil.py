@@ -16,6 +16,7 @@ from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up
 from mcl.skel.skeletons import _new_like, _output_dtype
+from mcl.skel.transfer import HaloExchange
 
 NEUTRAL, NEAREST = "neutral", "nearest"
 
@@ -57,12 +58,17 @@ class _Neighbours(Skeleton):
     inputs = 1
 
     def neighbours_kernel(self, devs, g, m: Matrix, out_dtype):
-        return self.kernel(devs, g, _prelude(m.ctype, self.padding, self.neutral),
-                           _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
+        key = ("neighbours", devs.generation, g, m.dtype, out_dtype)
+        k = self._kernels.get(key)      # the source is not composed again at every call
+        if k is None:
+            k = self._kernels[key] = self.kernel(
+                devs, g, _prelude(m.ctype, self.padding, self.neutral),
+                _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
+        return k
 
     @staticmethod
     def tile(devs, g) -> int:
-        return 16 if devs.device(g).max_work_group_size >= 256 else 8
+        return 16 if devs.limit(g)[2] >= 256 else 8
 
     def run_rows(self, devs, g, src, dst, m: Matrix, out_dtype, first, count, lo, out_lo,
                  extras):
@@ -139,6 +145,10 @@ class Stencil(_Neighbours):
     halo rows move, every ``sync_every`` iterations (halos are that much deeper)."""
 
     name = "Stencil"
+    #: a part with fewer elements to compute is computed by one kernel before its
+    #: rows are copied (the copies would not overlap much work: an extra launch costs
+    #: more than it hides); larger parts compute the rows the others read first
+    split_from = 1 << 16
 
     def __init__(self, func, shape=1, padding: str = NEUTRAL, neutral=0,
                  sync_every: int = 1):
@@ -180,65 +190,60 @@ class Stencil(_Neighbours):
         valid = [(s.lo, s.hi) for s in specs]
         launchers: dict = {}
         plans: dict = {}
-        for it in range(iterations):
-            dst = bufs[it % len(bufs)]
-            for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
-                s = p.spec
-                vlo, vhi = valid[i]
-                nlo = vlo + up if vlo > 0 else 0
-                nhi = vhi - down if vhi < m.rows else m.rows
-                valid[i] = (nlo, nhi)
-                if devs.is_local(s.device) and nhi > nlo and m.cols:
-                    self._step(launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, nlo,
-                               nhi - nlo, extras)
-            dst._written(dst._parts)
-            if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
-                self._exchange(dst, plans)
-                valid = [(s.lo, s.hi) for s in specs]
-            src = dst
+        try:
+            for it in range(iterations):
+                dst = bufs[it % len(bufs)]
+                exchange = None
+                if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
+                    exchange = plans.get(id(dst))
+                    if exchange is None:
+                        exchange = plans[id(dst)] = HaloExchange(dst)
+                for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
+                    s = p.spec
+                    vlo, vhi = valid[i]
+                    nlo = vlo + up if vlo > 0 else 0
+                    nhi = vhi - down if vhi < m.rows else m.rows
+                    valid[i] = (nlo, nhi)
+                    if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
+                        if exchange is not None:
+                            exchange.start(i)
+                        continue
+                    step = (launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
+                    if exchange is None or (nhi - nlo) * m.cols < self.split_from:
+                        self._step(*step, "all", nlo, nhi - nlo)
+                        if exchange is not None:
+                            exchange.start(i)
+                        continue
+                    # the rows the other devices read first, then their copies, then the
+                    # rest: the copies run while the device computes the rest
+                    edges, rest = _split(nlo, nhi, exchange.rows_read(i))
+                    for j, (lo, hi) in enumerate(edges):
+                        self._step(*step, ("edge", j), lo, hi - lo)
+                    exchange.start(i)
+                    for j, (lo, hi) in enumerate(rest):
+                        self._step(*step, ("rest", j), lo, hi - lo)
+                dst._written(dst._parts)
+                if exchange is not None:
+                    exchange.end()
+                    valid = [(s.lo, s.hi) for s in specs]
+                src = dst
+        finally:
+            for plan in plans.values():
+                plan.close()
         return src
 
-    @staticmethod
-    def _exchange(c: Matrix, plans: dict) -> None:
-        """The halo exchange: each part's halo rows from the neighbours' own rows, by a
-        plan made once per container (the generic redistribution searches sources)."""
-        from mcl.skel.transfer import _Source, copy_rows
-        devs = c._devs
-        plan = plans.get(id(c))
-        if plan is None:
-            plan = []
-            for p in c._parts:
-                s = p.spec
-                for lo, hi in ((s.lo, s.own_lo), (s.own_hi, s.hi)):
-                    row = lo
-                    while row < hi:
-                        q = next(q for q in c._parts
-                                 if q.spec.own_lo <= row < q.spec.own_hi)
-                        end = min(hi, q.spec.own_hi)
-                        plan.append((_Source(q.device, q.spec.own_lo, q.spec.own_hi,
-                                             q.buffer, q.spec.lo), p.device, p.buffer,
-                                     s.lo, row, end))
-                        row = end
-            plans[id(c)] = plan
-        rb = c.row_size * c.dtype.itemsize
-        what = f"{c.kind} {c.shape}: halo rows of {c.distribution}"
-        for src, device, buffer, base, lo, hi in plan:
-            copy_rows(c, devs, src, device, buffer, base, lo, hi, rb, what)
-        for p in c._parts:
-            p.halo_valid = True
-
-    def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, first, count, extras):
-        """One iteration on one part: a kernel object per (part, direction) keeps its
-        arguments, so an iteration costs one enqueue (and two arguments when the rows
-        to compute change), not a full launch from Python."""
+    def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, extras, band, first, count):
+        """Rows ``[first, first + count)`` of one iteration on one part: a kernel object
+        per (part, direction, band of rows) keeps its arguments, so an iteration costs
+        one enqueue (and two arguments when the rows change), not a full launch."""
         import pyopencl as cl
-        key = (i, id(src))
+        key = (i, id(src), band)
         entry = launchers.get(key)
         if entry is None:
             # kernel objects outlive the call (pyopencl makes each one at a cost); the
             # arguments are set once per call
             base = self.neighbours_kernel(devs, s.device, m, out_dtype)
-            slot = (id(base), i, sum(1 for (j, _) in launchers if j == i))
+            slot = (id(base), i, sum(1 for (j, *_) in launchers if j == i))
             k = self._objects.get(slot)
             if k is None:
                 k = self._objects[slot] = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM),
@@ -246,18 +251,34 @@ class Stencil(_Neighbours):
             k.set_args(src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
                        np.int32(count), np.int32(s.lo), np.int32(s.lo),
                        *self.extra_values(extras, devs, s.device))
-            entry = launchers[key] = [k, first, count]
+            tile = self.tile(devs, s.device)
+            entry = launchers[key] = [k, first, count, devs.queue(s.device), tile,
+                                      (round_up(m.cols, tile), round_up(count, tile))]
         k = entry[0]
         if (entry[1], entry[2]) != (first, count):
             k.set_arg(4, np.int32(first))
             k.set_arg(5, np.int32(count))
             entry[1], entry[2] = first, count
-        tile = self.tile(devs, s.device)
+            entry[5] = (entry[5][0], round_up(count, entry[4]))
         try:
-            cl.enqueue_nd_range_kernel(devs.queue(s.device), k,
-                                       (round_up(m.cols, tile), round_up(count, tile)),
-                                       (tile, tile))
+            cl.enqueue_nd_range_kernel(entry[3], k, entry[5], (entry[4], entry[4]))
         except cl.Error as e:
             from mcl.skel.errors import cl_failure
             raise cl_failure(f"running Stencil '{self.func.name}'", e,
                              devs.name(s.device)) from e
+
+
+def _split(lo: int, hi: int, read: list[tuple[int, int]]):
+    """Rows ``[lo, hi)`` as (the ranges in ``read``, the ranges outside them)."""
+    edges, rest, row = [], [], lo
+    for a, b in read:
+        a, b = max(a, lo), min(b, hi)
+        if a >= b:
+            continue
+        if a > row:
+            rest.append((row, a))
+        edges.append((a, b))
+        row = b
+    if row < hi:
+        rest.append((row, hi))
+    return edges, rest

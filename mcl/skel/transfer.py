@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mcl.skel import context as _context
 from mcl.skel.context import Devices, Transfer
 from mcl.skel.errors import cl_failure, skel_error
 
@@ -33,19 +34,20 @@ def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
         if devs.is_local(s.device):
             need[s.device] = need.get(s.device, 0) + s.rows * row_bytes
     for g, nbytes in need.items():
-        dev = devs.device(g)
-        biggest = max((s.rows * row_bytes for s in specs if s.device == g), default=0)
-        if biggest > dev.max_mem_alloc_size or nbytes > dev.global_mem_size:
+        max_alloc, memory, _ = devs.limit(g)
+        biggest = nbytes if nbytes <= max_alloc else max(
+            (s.rows * row_bytes for s in specs if s.device == g), default=0)
+        if biggest > max_alloc or nbytes > memory:
             raise skel_error("out-of-memory", f"{what} needs {_size(nbytes)} on "
-                             f"{devs.name(g)}, which has {_size(dev.global_mem_size)} "
-                             f"(at most {_size(dev.max_mem_alloc_size)} in one buffer)",
+                             f"{devs.name(g)}, which has {_size(memory)} "
+                             f"(at most {_size(max_alloc)} in one buffer)",
                              hint="distribute the container over more devices (block) or "
                                   "make it smaller")
     out = []
     try:
         for s in specs:
             nbytes = s.rows * row_bytes
-            if not devs.is_local(s.device) or nbytes == 0:
+            if not nbytes or not devs.is_local(s.device):
                 out.append(None)
                 continue
             pooled = _pool.get((devs.generation, s.device, nbytes))
@@ -74,10 +76,9 @@ def release(devs: Devices, parts) -> None:
     for p in parts:
         if p.buffer is None or not devs.is_local(p.device):
             continue
-        key = (devs.generation, p.device, p.buffer.size)
-        from mcl.skel import context
-        if context._generation != devs.generation:
+        if _context._generation != devs.generation:
             continue            # devices no longer in use: let the buffer go
+        key = (devs.generation, p.device, p.buffer.size)
         free = _pool.setdefault(key, [])
         if len(free) < POOL_PER_SIZE:
             free.append(p.buffer)
@@ -161,23 +162,8 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
                 cl.enqueue_copy(devs.queue(device), buffer, src.buffer, byte_count=nbytes,
                                 src_offset=(lo - src.base) * rb, dst_offset=(lo - base) * rb)
                 return
-            # between devices without stopping either: the copy waits for the source's
-            # queue, and the source's queue waits for the copy before it goes on (it may
-            # overwrite the rows next)
-            src_q, dst_q = devs.queue(src.device), devs.queue(device)
-            if devs.peer_copies:
-                ready = cl.enqueue_marker(src_q)
-                done = cl.enqueue_copy(dst_q, buffer, src.buffer, byte_count=nbytes,
-                                       src_offset=(lo - src.base) * rb,
-                                       dst_offset=(lo - base) * rb, wait_for=[ready])
-            else:
-                staging = np.empty(nbytes, np.uint8)
-                read = cl.enqueue_copy(src_q, staging, src.buffer,
-                                       src_offset=(lo - src.base) * rb, is_blocking=False)
-                done = cl.enqueue_copy(dst_q, buffer, staging, dst_offset=(lo - base) * rb,
-                                       wait_for=[read], is_blocking=False)
-                _keep_alive(devs, done, staging)
-            cl.enqueue_barrier(src_q, wait_for=[done])
+            between_devices(devs, src.device, src.buffer, (lo - src.base) * rb, device,
+                            buffer, (lo - base) * rb, nbytes)
             devs.log.append(Transfer("device", devs.name(src.device), devs.name(device),
                                      nbytes, what, src.device, device,
                                      via_host=not devs.peer_copies))
@@ -198,15 +184,240 @@ def copy_rows(c, devs: Devices, src: _Source, device: int, buffer, base: int,
         raise cl_failure(what, e, devs.name(device)) from e
 
 
-def _keep_alive(devs: Devices, event, staging) -> None:
-    """Keep ``staging`` (host memory of a copy in flight) until ``event`` completes."""
-    cl = _cl()
-    done = cl.command_execution_status.COMPLETE
-    # copies finish about in order: drop finished ones from the front only (cheap)
-    while devs.in_flight and devs.in_flight[0][0].get_info(
-            cl.event_info.COMMAND_EXECUTION_STATUS) == done:
-        devs.in_flight.pop(0)
-    devs.in_flight.append((event, staging))
+# ---- copies between the devices of this process
+#
+# Two ways, chosen by ``Devices.peer_copies``:
+#
+# * through host memory (the default for GPUs): the source's queue reads the rows into
+#   pinned host memory, the destination's queue writes them from there. The host waits
+#   for the read before it enqueues the write: a driver may take the data of a write
+#   from host memory when the write is enqueued rather than when it runs (as CUDA does
+#   for copies of up to 64 kB from pageable memory; the likely cause of the NaN halos
+#   of the heat equation on two H100s when the write only waited for the read's
+#   event), so the memory must hold the rows by then. Pinned memory (a mapped
+#   ALLOC_HOST_PTR buffer) moved 26-27 GB/s on the GPU machine where pageable memory
+#   moved 0.7 GB/s.
+# * peer to peer: the source's queue copies the rows into a small buffer, which is
+#   migrated to the destination and copied into place there. A copy between two large
+#   buffers of different devices would make a driver move the whole buffers (NVIDIA's
+#   OpenCL migrates them lazily: 41 s a call for the heat equation's halos); the small
+#   buffer is the only memory object both devices touch.
+#
+# Either way every device's buffers are used by its own queue only, and a staging
+# object records the events of the commands that read it (``busy``): whoever fills it
+# next waits for them. Staging objects are kept in ``Devices.staging`` for reuse.
+
+#: rows of a large copy move through two staging objects of this size, alternately
+CHUNK = 16 << 20
+STAGING_KEPT = 16
+
+
+class _Pinned:
+    """Pinned host memory of ``nbytes``: a mapped ALLOC_HOST_PTR buffer."""
+
+    def __init__(self, devs: Devices, nbytes: int):
+        cl = _cl()
+        self.nbytes = nbytes
+        self.buffer = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE
+                                | cl.mem_flags.ALLOC_HOST_PTR, max(nbytes, 1))
+        self.array, _ = cl.enqueue_map_buffer(devs.queues[0], self.buffer,
+                                              cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                                              (max(nbytes, 1),), np.uint8, is_blocking=True)
+        self.busy: list = []
+
+
+class _Carrier:
+    """A small device buffer of ``nbytes`` that carries rows from one device to another."""
+
+    def __init__(self, devs: Devices, nbytes: int):
+        cl = _cl()
+        self.nbytes = nbytes
+        self.buffer = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
+        self.busy: list = []
+
+
+def _take(devs: Devices, nbytes: int):
+    free = devs.staging.get((devs.peer_copies, nbytes))
+    if free:
+        return free.pop()
+    return (_Carrier if devs.peer_copies else _Pinned)(devs, nbytes)
+
+
+def _give(devs: Devices, stage) -> None:
+    free = devs.staging.setdefault((isinstance(stage, _Carrier), stage.nbytes), [])
+    if len(free) < STAGING_KEPT:
+        free.append(stage)
+
+
+class DeviceCopy:
+    """``nbytes`` from ``src_buf`` (at ``src_off``) on local device ``src`` to ``dst_buf``
+    (at ``dst_off``) on local device ``dst`` through ``stage``, in two steps so that
+    many copies run together: :meth:`start` enqueues the source side (after what the
+    source's queue holds: the kernel that wrote the rows), :meth:`end` the destination
+    side (before what the destination's queue gets next). Only ``nbytes`` move."""
+
+    def __init__(self, devs: Devices, src: int, src_buf, src_off: int, dst: int, dst_buf,
+                 dst_off: int, nbytes: int, stage):
+        self.devs, self.stage, self.nbytes = devs, stage, nbytes
+        self.src_q, self.dst_q = devs.queue(src), devs.queue(dst)
+        self.src_buf, self.src_off, self.dst_buf, self.dst_off = src_buf, src_off, dst_buf, \
+            dst_off
+        self.peer = isinstance(stage, _Carrier)
+        self.view = None if self.peer else stage.array[:nbytes]
+        self.started = None
+
+    def start(self) -> None:
+        cl = _cl()
+        st = self.stage
+        if self.peer:
+            cl.enqueue_migrate_mem_objects(self.src_q, [st.buffer],
+                                           cl.mem_migration_flags.CONTENT_UNDEFINED,
+                                           wait_for=st.busy or None)
+            self.started = cl.enqueue_copy(self.src_q, st.buffer, self.src_buf,
+                                           byte_count=self.nbytes, src_offset=self.src_off)
+        else:
+            self.started = cl.enqueue_copy(self.src_q, self.view, self.src_buf,
+                                           src_offset=self.src_off, is_blocking=False,
+                                           wait_for=st.busy or None)
+
+    def end(self) -> None:
+        cl = _cl()
+        st = self.stage
+        if self.peer:
+            cl.enqueue_migrate_mem_objects(self.dst_q, [st.buffer], 0,
+                                           wait_for=[self.started])
+            done = cl.enqueue_copy(self.dst_q, self.dst_buf, st.buffer,
+                                   byte_count=self.nbytes, dst_offset=self.dst_off)
+        else:
+            self.started.wait()     # the rows are in host memory before the write exists
+            done = cl.enqueue_copy(self.dst_q, self.dst_buf, self.view,
+                                   dst_offset=self.dst_off, is_blocking=False)
+        self.started = None
+        # the events replaced here are complete (the copy out waited for them); a
+        # host-memory copy's event waits for itself when dropped (pyopencl)
+        st.busy = [done]
+
+
+def between_devices(devs: Devices, src: int, src_buf, src_off: int, dst: int, dst_buf,
+                    dst_off: int, nbytes: int) -> None:
+    """Copy ``nbytes`` between buffers of two local devices (see above), in chunks of
+    at most CHUNK bytes through two alternating staging objects."""
+    chunk = min(nbytes, CHUNK)
+    stages = [_take(devs, chunk) for _ in range(1 if nbytes <= chunk else 2)]
+    try:
+        for k, off in enumerate(range(0, nbytes, chunk)):
+            cp = DeviceCopy(devs, src, src_buf, src_off + off, dst, dst_buf, dst_off + off,
+                            min(chunk, nbytes - off), stages[k % len(stages)])
+            cp.start()
+            devs.queue(src).flush()
+            cp.end()
+            devs.queue(dst).flush()
+    finally:
+        for st in stages:
+            _give(devs, st)
+
+
+class HaloExchange:
+    """The halo exchange of an overlap-distributed container: every part's halo rows
+    from the other parts' own rows, planned once. Used in three steps per exchange:
+    :meth:`rows_read` says which own rows of a part the others read (a Stencil computes
+    them first), :meth:`start` enqueues the copies out of a part once they are
+    computed, :meth:`end` the copies into the halos (and the messages between MPI
+    ranks); :meth:`close` returns the staging memory."""
+
+    def __init__(self, c: Container):
+        devs = c._devs
+        self.c, self.devs = c, devs
+        rb = c.row_size * c.dtype.itemsize
+        what = f"{c.kind} {c.shape}: halo rows of {c.distribution}"
+        self.rb, self.what = rb, what
+        self.copies: dict[int, list[DeviceCopy]] = {}   # by index of the source part
+        self.local: list[DeviceCopy] = []
+        self.logged: list[Transfer] = []
+        self.remote: list = []          # copy_rows arguments, in the order all ranks use
+        self.read: dict[int, list[tuple[int, int]]] = {}
+        self.stages: list = []
+        index = {id(p): i for i, p in enumerate(c._parts)}
+        cl = _cl()
+        try:
+            for p in c._parts:
+                s = p.spec
+                for lo, hi in ((s.lo, s.own_lo), (s.own_hi, s.hi)):
+                    row = lo
+                    while row < hi:
+                        q = next(q for q in c._parts
+                                 if q.spec.own_lo <= row < q.spec.own_hi)
+                        end = min(hi, q.spec.own_hi)
+                        self._plan(q, index[id(q)], p, row, end)
+                        row = end
+        except cl.Error as e:
+            self.close()
+            raise cl_failure("preparing the halo exchange", e, "the devices") from e
+        for i, rows in self.read.items():
+            self.read[i] = _merged(rows)
+
+    def _plan(self, q, qi: int, p, lo: int, hi: int) -> None:
+        devs, rb = self.devs, self.rb
+        nbytes = (hi - lo) * rb
+        if nbytes == 0:
+            return
+        self.read.setdefault(qi, []).append((lo, hi))
+        src = _Source(q.device, q.spec.own_lo, q.spec.own_hi, q.buffer, q.spec.lo)
+        if not (devs.is_local(q.device) and devs.is_local(p.device)) or q.device == p.device:
+            self.remote.append((src, p.device, p.buffer, p.spec.lo, lo, hi))
+            return
+        stage = _take(devs, nbytes)
+        self.stages.append(stage)
+        cp = DeviceCopy(devs, q.device, q.buffer, (lo - q.spec.lo) * rb, p.device, p.buffer,
+                        (lo - p.spec.lo) * rb, nbytes, stage)
+        self.copies.setdefault(qi, []).append(cp)
+        self.local.append(cp)
+        self.logged.append(Transfer("device", devs.name(q.device), devs.name(p.device),
+                                    nbytes, self.what, q.device, p.device,
+                                    via_host=not devs.peer_copies))
+
+    def rows_read(self, i: int) -> list[tuple[int, int]]:
+        """Own rows of part ``i`` that other parts read, as sorted disjoint ranges."""
+        return self.read.get(i, [])
+
+    def start(self, i: int) -> None:
+        cl = _cl()
+        try:
+            for cp in self.copies.get(i, ()):
+                cp.start()
+        except cl.Error as e:
+            raise cl_failure("exchanging halo rows", e, "the devices") from e
+
+    def end(self) -> None:
+        cl = _cl()
+        devs = self.devs
+        try:
+            devs.flush()
+            for cp in self.local:
+                cp.end()
+            devs.flush()
+            for args in self.remote:
+                copy_rows(self.c, devs, *args, self.rb, self.what)
+        except cl.Error as e:
+            raise cl_failure("exchanging halo rows", e, "the devices") from e
+        devs.log.extend(self.logged)
+        for p in self.c._parts:
+            p.halo_valid = True
+
+    def close(self) -> None:
+        for st in self.stages:
+            _give(self.devs, st)
+        self.stages = []
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]
 
 
 def materialize(c: Container, halo: bool) -> None:
