@@ -5,6 +5,7 @@ during a call) are reported separately from the skeleton times.
 
     python3 benchmarks/skel/run.py --out benchmarks/results/skel     (GPU machine, < 5 min)
     python3 benchmarks/skel/run.py --out /tmp/skel --quick           (small sizes, any device)
+    python3 benchmarks/skel/run.py --out /tmp/skel --only matmul --allpairs-sweep   (tilings)
 
 The heat equation runs three times in the scaling part: halos exchanged after every
 iteration (sync_every=1) through host memory (the default for GPUs), 8-row halos
@@ -219,6 +220,52 @@ class Bench:
         return {"size": f"{n}x{n}, {ex.MAX_ITER} iterations", "skeleton_s": t,
                 "handwritten_s": th, "correct": bool(ok)}
 
+    # ---- AllPairs tilings (one device), each verified first
+
+    def allpairs_sweep(self, tiles, sizes):
+        """Time the zip-reduce AllPairs (matmul) with each tiling in ``tiles`` at each
+        size, after checking its result against torch (GPU) or numpy; on NVIDIA also
+        the registers and spills the compiler reports for the kernel."""
+        import matmul as ex
+        devs = init(1, self.kind)
+        fin = devs.finish
+        rows = []
+        for n in sizes:
+            a, b = ex.inputs(n)
+            A, B = sk.Matrix(a), sk.Matrix(b)
+            A._ensure(sk.block())
+            B._ensure(sk.copy())
+            if self.torch:
+                ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
+                want = (ta @ tb).cpu().numpy()
+                t_ref = torch_time(self.torch, lambda: ta @ tb, self.reps)
+            else:
+                want, t_ref = a @ b, None
+            for tile in tiles:
+                mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0, tile=tile)
+                used = str(mm.tiling(devs, 0, 4, 4))
+                row = {"size": n, "tile": tile, "tile_used": used}
+                try:
+                    with _capture_source() as src:
+                        res = mm(A, B).to_numpy()
+                except Exception as e:  # noqa: BLE001 - a tiling that fails is a result
+                    row["error"] = str(e)[:300]
+                    rows.append(row)
+                    print("   ", json.dumps(row), flush=True)
+                    continue
+                row["correct"] = bool(np.allclose(res, want, rtol=1e-3, atol=1e-2))
+                if row["correct"]:
+                    t = timeit(lambda: mm(A, B), fin, self.reps)  # noqa: B023
+                    row["skeleton_s"] = t
+                    row["TFLOPs"] = round(2 * n ** 3 / t / 1e12, 3)
+                    if t_ref:
+                        row["torch_s"] = t_ref
+                        row["skeleton_vs_torch"] = round(t_ref / t, 3)
+                row.update(_nvidia_registers(devs, src.get("source")))
+                rows.append(row)
+                print("   ", json.dumps(row), flush=True)
+        return rows
+
     # ---- 2 devices against 1, data already distributed
 
     def scaling(self, name, ndev):
@@ -260,19 +307,74 @@ class Bench:
                                                                              np.float64).sum())}
 
 
+class _capture_source:
+    """Remember the source of the last program mcl.skel builds (for the register
+    report of the AllPairs sweep)."""
+
+    def __enter__(self):
+        from mcl.skel import program
+        self.program, self.orig, self.found = program, program.build, {}
+
+        def spy(context, dev, source, *args, **kwargs):
+            self.found["source"] = source
+            return self.orig(context, dev, source, *args, **kwargs)
+        program.build = spy
+        return self.found
+
+    def __exit__(self, *exc):
+        self.program.build = self.orig
+        return False
+
+
+def _nvidia_registers(devs, source) -> dict:
+    """Registers and spills of ``source``'s kernel as the NVIDIA compiler reports them
+    (-cl-nv-verbose); nothing on other platforms."""
+    import re
+
+    import pyopencl as cl
+    dev = devs.devices[0]
+    if source is None or "NVIDIA" not in dev.platform.name:
+        return {}
+    try:
+        prog = cl.Program(devs.context, source).build(options=["-cl-nv-verbose"],
+                                                      devices=[dev])
+        log = prog.get_build_info(dev, cl.program_build_info.LOG)
+    except cl.Error as e:
+        return {"registers_error": str(e)[:200]}
+    out = {}
+    m = re.search(r"Used (\d+) registers", log)
+    if m:
+        out["registers"] = int(m.group(1))
+    m = re.search(r"(\d+) bytes spill stores", log)
+    if m:
+        out["spill_store_bytes"] = int(m.group(1))
+    return out
+
+
+#: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN)
+SWEEP_TILES = ["128x128x16/8x8", "128x128x8/8x8", "128x64x16/8x4", "64x128x16/4x8",
+               "128x64x8/8x4", "64x64x16/4x4", "64x64x8/4x4", "128x32x16/8x2"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for skel_gpu.json and skel_gpu.md")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test on any "
                     "device, e.g. PoCL)")
     ap.add_argument("--reps", type=int, default=10, help="timed calls per measurement")
-    ap.add_argument("--only", nargs="*", help="examples to run (default all)")
+    ap.add_argument("--only", nargs="*", help="examples to run (default all; none with "
+                    "--only alone)")
+    ap.add_argument("--allpairs-sweep", nargs="*", metavar="TILE", default=None,
+                    help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN; "
+                         "default: a handful), each verified first")
+    ap.add_argument("--sweep-sizes", nargs="*", type=int, default=None,
+                    help="matrix sizes of the sweep (default 4096 and 4000; --quick: 256, 200)")
     args = ap.parse_args()
     from mcl.opencl.device import all_devices, describe
     gpus = [d for d in all_devices() if describe(d).kind == "GPU"]
     kind = "GPU" if gpus else None
     bench = Bench(args.quick, kind, args.reps)
-    names = args.only or ["saxpy", "dot_product", "gaussian_blur", "heat", "matmul",
+    names = args.only if args.only is not None else ["saxpy", "dot_product", "gaussian_blur", "heat", "matmul",
                           "mandelbrot"]
     devs = init(None, kind)
     result = {"device": describe(devs.devices[0]).spec, "devices_available": devs.count,
@@ -282,6 +384,12 @@ def main() -> int:
         print(f"[{time.perf_counter() - started:6.1f} s] one device: {name}", flush=True)
         result["one_device"][name] = bench.one_device(name)
         print("   ", json.dumps(result["one_device"][name]), flush=True)
+    if args.allpairs_sweep is not None:
+        tiles = args.allpairs_sweep or SWEEP_TILES
+        sizes = args.sweep_sizes or ([256, 200] if args.quick else [4096, 4000])
+        print(f"[{time.perf_counter() - started:6.1f} s] AllPairs sweep: {tiles} at {sizes}",
+              flush=True)
+        result["allpairs_sweep"] = bench.allpairs_sweep(tiles, sizes)
     if devs.count >= 2:
         for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat", "heat_sync8",
                                  "heat_peer") if n.split("_")[0] in names
@@ -331,6 +439,17 @@ def report(r) -> str:
             lines.append(f"| {name} | {_ms(s[1]['skeleton_s'])} | {_ms(s[2]['skeleton_s'])} | "
                          f"{s['speedup']} | {moved / 1e6:.2f} MB | {_ms(s[1]['upload_s'])} / "
                          f"{_ms(s[2]['upload_s'])} | {s['same_result']} |")
+    if r.get("allpairs_sweep"):
+        lines += ["", "AllPairs (matmul) tilings, one device (ms per call; ratio = torch / "
+                  "skeleton):", "",
+                  "| size | tile | used | ms | TFLOP/s | torch ms | ratio | registers | "
+                  "correct |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for o in r["allpairs_sweep"]:
+            lines.append(f"| {o['size']} | {o['tile']} | {o['tile_used']} | "
+                         f"{_ms(o.get('skeleton_s'))} | {o.get('TFLOPs', '-')} | "
+                         f"{_ms(o.get('torch_s'))} | {o.get('skeleton_vs_torch', '-')} | "
+                         f"{o.get('registers', '-')} | "
+                         f"{o.get('correct', o.get('error', '-'))} |")
     lines += ["", f"total {r['total_s']} s", ""]
     return "\n".join(lines)
 
