@@ -9,6 +9,7 @@ and B is copied to every device (SkelCL)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -251,6 +252,7 @@ def _step(buf: str, q: str, first: bool) -> str:
 """
 
 
+@functools.lru_cache(maxsize=1)
 def zip_reduce_source() -> str:
     """The kernel's text with its phase blocks expanded (sizes and types are macros)."""
     out = _ZIP_REDUCE

@@ -119,6 +119,7 @@ class Reduce(Skeleton):
                              f"take exactly two elements (it takes {len(self.func.params)})")
         self.identity = identity
         self._scratch: dict = {}
+        self._memo: dict = {}
 
     # ---- the call
 
@@ -204,8 +205,7 @@ class Reduce(Skeleton):
         groups = max(1, min(dev.max_compute_units * GROUPS_PER_UNIT, -(-have // wg)))
         scratch = self._scratch_buffer(devs, g, groups * item)
         what = f"running Reduce '{self.func.name}'"
-        k = self.kernel(devs, g, "", self.body(ctype_of(dtype), width, wg, deferred),
-                        "skel_reduce")
+        k = self._kernel_for(devs, g, ctype_of(dtype), width, wg, deferred)
         if deferred is not None:
             args = [b or empty_buffer(devs) for b in buffers] or [empty_buffer(devs)]
             args += deferred.skeleton.extra_values(deferred.extras, devs, g)
@@ -214,13 +214,26 @@ class Reduce(Skeleton):
         self.launch(devs, g, k, (groups * wg,), (wg,),
                     [*args, np.uint32(n), np.uint32(skip), np.int32(offset), scratch], what)
         if groups > 1:
-            k2 = self.kernel(devs, g, "", self.body(ctype_of(dtype), 1, wg, None),
-                             "skel_reduce")
+            k2 = self._kernel_for(devs, g, ctype_of(dtype), 1, wg, None)
             self.launch(devs, g, k2, (wg,), (wg,),
                         [scratch, np.uint32(groups), np.uint32(0), np.int32(0), scratch], what)
         result = np.empty(1, dtype)
         event = cl.enqueue_copy(devs.queue(g), result, scratch, is_blocking=False)
         return g, result, event
+
+    def _kernel_for(self, devs, g, t, width, wg, deferred):
+        """The pass's kernel, remembered by what its text depends on (composing the
+        text on every call would cost more than a small reduction)."""
+        key = (devs.generation, g, t, width, wg)
+        if deferred is not None:
+            f = deferred.skeleton.func
+            key += (f.name, f.source, f.params, isinstance(deferred.inputs[0], IndexVector),
+                    tuple(v.ctype for v in deferred.inputs))
+        k = self._memo.get(key)
+        if k is None:
+            k = self._memo[key] = self.kernel(devs, g, "", self.body(t, width, wg, deferred),
+                                              "skel_reduce")
+        return k
 
     def _read(self, devs, g, result, event):
         event.wait()
