@@ -238,7 +238,7 @@ class Bench:
             if self.torch:
                 ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
                 want = (ta @ tb).cpu().numpy()
-                t_ref = torch_time(self.torch, lambda: ta @ tb, self.reps)
+                t_ref = torch_time(self.torch, lambda: ta @ tb, self.reps)  # noqa: B023
             else:
                 want, t_ref = a @ b, None
             for tile in tiles:
@@ -374,8 +374,8 @@ def main() -> int:
     gpus = [d for d in all_devices() if describe(d).kind == "GPU"]
     kind = "GPU" if gpus else None
     bench = Bench(args.quick, kind, args.reps)
-    names = args.only if args.only is not None else ["saxpy", "dot_product", "gaussian_blur", "heat", "matmul",
-                          "mandelbrot"]
+    names = args.only if args.only is not None else [
+        "saxpy", "dot_product", "gaussian_blur", "heat", "matmul", "mandelbrot"]
     devs = init(None, kind)
     result = {"device": describe(devs.devices[0]).spec, "devices_available": devs.count,
               "quick": args.quick, "one_device": {}, "scaling": {}}
