@@ -242,7 +242,10 @@ class Bench:
             else:
                 want, t_ref = a @ b, None
             for tile in tiles:
-                mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0, tile=tile)
+                # "TILE+mad": built with -cl-mad-enable (is mul + add contracted already?)
+                opts = ("-cl-mad-enable",) if tile.endswith("+mad") else None
+                mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0,
+                                 tile=tile.removesuffix("+mad"), options=opts)
                 used = str(mm.tiling(devs, 0, 4, 4))
                 row = {"size": n, "tile": tile, "tile_used": used}
                 try:
@@ -261,7 +264,7 @@ class Bench:
                     if t_ref:
                         row["torch_s"] = t_ref
                         row["skeleton_vs_torch"] = round(t_ref / t, 3)
-                row.update(_nvidia_registers(devs, src.get("source")))
+                row.update(_nvidia_registers(devs, src.get("source"), mm.options))
                 rows.append(row)
                 print("   ", json.dumps(row), flush=True)
         return rows
@@ -326,7 +329,7 @@ class _capture_source:
         return False
 
 
-def _nvidia_registers(devs, source) -> dict:
+def _nvidia_registers(devs, source, options=()) -> dict:
     """Registers and spills of ``source``'s kernel as the NVIDIA compiler reports them
     (-cl-nv-verbose); nothing on other platforms."""
     import re
@@ -336,8 +339,8 @@ def _nvidia_registers(devs, source) -> dict:
     if source is None or "NVIDIA" not in dev.platform.name:
         return {}
     try:
-        prog = cl.Program(devs.context, source).build(options=["-cl-nv-verbose"],
-                                                      devices=[dev])
+        prog = cl.Program(devs.context, source).build(
+            options=["-cl-nv-verbose", *options], devices=[dev])
         log = prog.get_build_info(dev, cl.program_build_info.LOG)
     except cl.Error as e:
         return {"registers_error": str(e)[:200]}
@@ -352,8 +355,9 @@ def _nvidia_registers(devs, source) -> dict:
 
 
 #: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN)
-SWEEP_TILES = ["128x128x16/8x8", "128x128x8/8x8", "128x64x16/8x4", "64x128x16/4x8",
-               "128x64x8/8x4", "64x64x16/4x4", "64x64x8/4x4", "128x32x16/8x2"]
+SWEEP_TILES = ["128x128x16/8x8", "128x128x16/8x8+mad", "128x128x8/8x8", "128x64x16/8x4",
+               "64x128x16/4x8", "128x64x8/8x4", "64x64x16/4x4", "64x64x8/4x4",
+               "128x32x16/8x2"]
 
 
 def main() -> int:
@@ -365,8 +369,9 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="examples to run (default all; none with "
                     "--only alone)")
     ap.add_argument("--allpairs-sweep", nargs="*", metavar="TILE", default=None,
-                    help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN; "
-                         "default: a handful), each verified first")
+                    help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN, "
+                         "+mad: built with -cl-mad-enable; default: a handful), each "
+                         "verified first")
     ap.add_argument("--sweep-sizes", nargs="*", type=int, default=None,
                     help="matrix sizes of the sweep (default 4096 and 4000; --quick: 256, 200)")
     args = ap.parse_args()

@@ -270,15 +270,21 @@ class AllPairs(Skeleton):
     B; or ``AllPairs(zip=z, reduce=r, identity=None, tile=None)(A, B)``: ``C[i, j] =
     r``-reduction of ``z(A[i, k], B[k, j])`` over k (``identity`` needed when A has no
     columns; ``tile``: the register-blocked kernel's tiles, e.g. "128x128x16/8x8",
-    see :class:`Tiling`)."""
+    see :class:`Tiling`; ``options``: its OpenCL build options, by default those of the
+    environment variable ``MCL_SKEL_ALLPAIRS_OPTIONS``)."""
 
     name = "AllPairs"
     inputs = 2
 
-    def __init__(self, func=None, *, zip=None, reduce=None, identity=None, tile=None):
+    def __init__(self, func=None, *, zip=None, reduce=None, identity=None, tile=None,
+                 options=None):
         self.identity = identity
         self.tile = tile or os.environ.get("MCL_SKEL_ALLPAIRS_TILE") or DEFAULT_TILE
         parse_tiling(self.tile)
+        if options is None:
+            options = os.environ.get("MCL_SKEL_ALLPAIRS_OPTIONS", "").split()
+        #: OpenCL build options of the zip-reduce kernel (e.g. -cl-mad-enable)
+        self.options = tuple(options)
         if func is not None:
             if zip is not None or reduce is not None:
                 raise skel_error("bad-arguments", "give AllPairs either a function or "
@@ -412,7 +418,8 @@ class AllPairs(Skeleton):
                   "IDENTITY": identity, "START(v)": start}
         # after the user's functions, so that these names cannot change their text
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
-        k = self.kernel(devs, g, "", defines + zip_reduce_source(), "skel_allpairs_zr")
+        k = self.kernel(devs, g, "", defines + zip_reduce_source(), "skel_allpairs_zr",
+                        self.options)
         groups = -(-count // t.bm) * -(-m // t.bn)
         self.launch(devs, g, k, (groups * t.threads,), (t.threads,),
                     [p.buffer, np.int32(a_off), bp.buffer, o.buffer, np.int32(c_off),

@@ -101,3 +101,13 @@ def test_build_error_maps_to_user_line(ndev):
         bad(sk.Matrix(a), sk.Matrix(b))
     d = e.value.diagnostics[0]
     assert d.code == "skel-function-build" and "nothing_here" in d.message
+
+
+def test_build_options(on_devices, monkeypatch):
+    on_devices(2)
+    monkeypatch.setenv("MCL_SKEL_ALLPAIRS_OPTIONS", "-cl-mad-enable")
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, tile="32x32x8/4x4")
+    assert mm.options == ("-cl-mad-enable",)
+    a, b = mats(19, 12, 21)
+    assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                       atol=1e-5)
