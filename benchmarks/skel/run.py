@@ -200,7 +200,15 @@ class Bench:
         th = timeit(lambda: hw.matmul(ba, bb, bc, n, n, n), fin, self.reps)
         ok = np.allclose(res, hw.read(bc, (n, n)), rtol=1e-3, atol=1e-2)
         out = {"size": f"{n}^3", "skeleton_s": t, "handwritten_s": th, "upload_s": up,
-               "skeleton_TFLOPs": round(2 * n ** 3 / t / 1e12, 2), "correct": bool(ok)}
+               "skeleton_TFLOPs": round(2 * n ** 3 / t / 1e12, 2), "correct": bool(ok),
+               "tile": str(mm.tiling(devs, 0, 4, 4))}
+        v10 = hw.mcl_matmul(n, n, n)
+        if v10 is not None:     # MCL's own fastest matmul kernel, for comparison
+            bc2 = hw.buffer(nbytes=a.nbytes)
+            v10(ba, bb, bc2)
+            if np.allclose(res, hw.read(bc2, (n, n)), rtol=1e-3, atol=1e-2):
+                out["mcl_hopper_v10_s"] = timeit(lambda: v10(ba, bb, bc2), fin, self.reps)
+                out["skeleton_vs_mcl_hopper_v10"] = round(out["mcl_hopper_v10_s"] / t, 3)
         if self.torch:
             ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
             out["torch_s"] = torch_time(self.torch, lambda: ta @ tb, self.reps)
@@ -444,6 +452,13 @@ def report(r) -> str:
             lines.append(f"| {name} | {_ms(s[1]['skeleton_s'])} | {_ms(s[2]['skeleton_s'])} | "
                          f"{s['speedup']} | {moved / 1e6:.2f} MB | {_ms(s[1]['upload_s'])} / "
                          f"{_ms(s[2]['upload_s'])} | {s['same_result']} |")
+    mm = r["one_device"].get("matmul", {})
+    if mm.get("mcl_hopper_v10_s"):
+        lines += ["", f"matmul: tile {mm['tile']}; MCL's hopper_v10 kernel (generated) "
+                  f"{_ms(mm['mcl_hopper_v10_s'])} ms, ratio {mm['skeleton_vs_mcl_hopper_v10']}"]
+    dp = r["one_device"].get("dot_product", {})
+    if dp.get("unfused_s"):
+        lines += ["", f"dot_product: Zip then Reduce (not fused) {_ms(dp['unfused_s'])} ms"]
     if r.get("allpairs_sweep"):
         lines += ["", "AllPairs (matmul) tilings, one device (ms per call; ratio = torch / "
                   "skeleton):", "",
