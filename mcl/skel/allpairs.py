@@ -40,6 +40,9 @@ class Tiling:
     bk: int
     tm: int
     tn: int
+    #: work-items along the first dimension of the work-group (the rest along the
+    #: second); 0: one dimension. The NVIDIA compiler's registers depend on the shape
+    lx: int = 0
 
     @property
     def threads(self) -> int:
@@ -48,19 +51,29 @@ class Tiling:
     def local_bytes(self, ia: int, ib: int) -> int:
         return 2 * self.bk * ((self.bm + PAD) * ia + self.bn * ib)
 
+    @property
+    def local_shape(self) -> tuple[int, int]:
+        return (self.lx, self.threads // self.lx) if self.lx else (self.threads, 1)
+
     def __str__(self) -> str:
-        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}"
+        shape = f",{self.lx}x{self.threads // self.lx}" if self.lx else ""
+        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{shape}"
 
 
 def parse_tiling(text: str) -> Tiling:
-    """``"128x128x16/8x8"``: BM x BN x BK / TM x TN."""
-    m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*", str(text))
+    """``"128x128x16/8x8"``: BM x BN x BK / TM x TN, optionally followed by the shape
+    of the work-group (``"128x128x16/8x8,32x8"``; default one dimension)."""
+    m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:,\s*(\d+)x(\d+)\s*)?",
+                     str(text))
     if m is None:
         raise skel_error("bad-arguments", f"AllPairs tile '{text}' is not BMxBNxBK/TMxTN",
                          hint="e.g. 128x128x16/8x8 (MCL_SKEL_ALLPAIRS_TILE or tile=)")
-    t = Tiling(*(int(g) for g in m.groups()))
+    t = Tiling(*(int(g) for g in m.groups()[:5]), lx=int(m.group(6) or 0))
     ok = (t.tm in (1, 2, 4, 8) and t.tn in (1, 2, 4, 8) and t.bm % (4 * t.tm) == 0
           and t.bn % (4 * t.tn) == 0 and t.bk % 4 == 0 and t.bk > 0)
+    if m.group(6) and int(m.group(6)) * int(m.group(7)) != t.threads:
+        raise skel_error("bad-arguments", f"AllPairs tile '{text}': the work-group shape "
+                         f"must have {t.threads} work-items", hint="e.g. 128x128x16/8x8,32x8")
     if not ok:
         raise skel_error("bad-arguments", f"AllPairs tile '{text}': TM and TN must be 1, 2, "
                          "4 or 8, BM a multiple of 4 TM, BN of 4 TN, BK of 4",
@@ -90,15 +103,19 @@ _ZIP_REDUCE = """
 #define PHASES ((D + BK - 1) / BK)
 #define KREM (D - (PHASES - 1) * BK)
 
-__attribute__((reqd_work_group_size(NT, 1, 1)))
+__attribute__((reqd_work_group_size(LX, NT / LX, 1)))
 __kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,
                                __global const TB* restrict B, __global TO* restrict C,
                                const int c_off, const int COUNT)
 {
   __local TA l_a[2][BK][BM + PAD] __attribute__((aligned(32)));
   __local TB l_b[2][BK][BN] __attribute__((aligned(32)));
+#if LX == NT
   const int tid = get_local_id(0);
-  const int bid = get_group_id(0);
+#else
+  const int tid = get_local_id(1) * LX + get_local_id(0);
+#endif
+  const int bid = get_group_id(0);     /* one group along the second dimension */
   const int NBM = (COUNT + BM - 1) / BM;
   const int per_group = GROUP * NBN;
   const int first_row = (bid / per_group) * GROUP;
@@ -406,8 +423,8 @@ class AllPairs(Skeleton):
         a_vec = int(d % 4 == 0 and a_off % 4 == 0)
         identity = f"(({to})({self.identity!r}))" if self.identity is not None else f"(({to})0)"
         start = f"{red}({identity}, v)" if self.identity is not None else "v"
-        macros = {"BM": t.bm, "BN": t.bn, "BK": t.bk, "TM": t.tm, "TN": t.tn, "PAD": PAD,
-                  "GROUP": GROUP, "D": d, "M": m,
+        macros = {"BM": t.bm, "BN": t.bn, "BK": t.bk, "TM": t.tm, "TN": t.tn,
+                  "LX": t.local_shape[0], "PAD": PAD, "GROUP": GROUP, "D": d, "M": m,
                   "A_VEC": a_vec, "B_VEC": int(m % 4 == 0),
                   # no bounds to test, every load and store a vector
                   "EXACT": int(count % t.bm == 0 and m % t.bn == 0 and d % t.bk == 0
@@ -421,7 +438,8 @@ class AllPairs(Skeleton):
         k = self.kernel(devs, g, "", defines + zip_reduce_source(), "skel_allpairs_zr",
                         self.options)
         groups = -(-count // t.bm) * -(-m // t.bn)
-        self.launch(devs, g, k, (groups * t.threads,), (t.threads,),
+        lx, ly = t.local_shape
+        self.launch(devs, g, k, (groups * lx, ly), (lx, ly),
                     [p.buffer, np.int32(a_off), bp.buffer, o.buffer, np.int32(c_off),
                      np.int32(count)],
                     f"running AllPairs '{self.zip.name}'/'{self.reduce.name}'")

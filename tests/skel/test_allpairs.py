@@ -31,7 +31,7 @@ def test_default_tiling(ndev, n, d, m):
 
 
 @pytest.mark.parametrize("tile", ["64x64x16/4x4", "128x64x8/8x4", "32x64x4/2x8",
-                                  "16x16x4/1x1", "64x32x8/8x2"])
+                                  "16x16x4/1x1", "64x32x8/8x2", "64x64x16/4x4,32x8"])
 def test_tilings(ndev, tile):
     mm = sk.AllPairs(zip=MUL, reduce=ADD, tile=tile)       # no identity: first k starts
     for n, d, m in [(70, 37, 45), (128, 64, 64), (1, 3, 1)]:
@@ -86,7 +86,10 @@ def test_empty_and_no_columns(ndev):
 
 
 def test_bad_tile():
-    for bad in ("128x128", "128x128x16/3x8", "100x128x16/8x8", "128x128x6/8x8"):
+    assert str(parse_tiling("128x128x16/8x8,32x8")) == "128x128x16/8x8,32x8"
+    assert parse_tiling("128x128x16/8x8,32x8").local_shape == (32, 8)
+    for bad in ("128x128", "128x128x16/3x8", "100x128x16/8x8", "128x128x6/8x8",
+                "128x128x16/8x8,32x4"):
         with pytest.raises(McplError):
             parse_tiling(bad)
     with pytest.raises(McplError):
