@@ -282,6 +282,20 @@ def zip_reduce_source() -> str:
     return out
 
 
+def _literal(value) -> str:
+    """``value`` (a Python or numpy number) as an OpenCL C literal."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    v = float(value)
+    if v != v:
+        return "NAN"
+    if v in (float("inf"), float("-inf")):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return repr(v)
+
+
 class AllPairs(Skeleton):
     """``AllPairs(f)(A, B, *extras)`` with ``f(a, b)`` over row i of A and column j of
     B; or ``AllPairs(zip=z, reduce=r, identity=None, tile=None)(A, B)``: ``C[i, j] =
@@ -421,7 +435,8 @@ class AllPairs(Skeleton):
         c_off = (s.own_lo - o.spec.lo) * m
         red = cname(self.reduce)
         a_vec = int(d % 4 == 0 and a_off % 4 == 0)
-        identity = f"(({to})({self.identity!r}))" if self.identity is not None else f"(({to})0)"
+        identity = f"(({to})({_literal(self.identity)}))" if self.identity is not None \
+            else f"(({to})0)"
         start = f"{red}({identity}, v)" if self.identity is not None else "v"
         macros = {"BM": t.bm, "BN": t.bn, "BK": t.bk, "TM": t.tm, "TN": t.tn,
                   "LX": t.local_shape[0], "PAD": PAD, "GROUP": GROUP, "D": d, "M": m,

@@ -49,6 +49,18 @@ def test_tile_from_environment(ndev, monkeypatch):
                        atol=1e-5)
 
 
+def test_min_plus_with_infinite_identity(on_devices):
+    on_devices(2)
+    a, b = mats(21, 13, 18, seed=8)
+    mm = sk.AllPairs(zip="float plus(float x, float y) { return x + y; }",
+                     reduce="float mn(float x, float y) { return fmin(x, y); }",
+                     identity=np.float32(np.inf), tile="32x32x8/4x4")
+    ref = (a[:, :, None] + b[None, :, :]).min(axis=1)
+    assert np.array_equal(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), ref)
+    a0, b0 = mats(3, 0, 4)
+    assert np.all(mm(sk.Matrix(a0), sk.Matrix(b0)).to_numpy() == np.inf)
+
+
 def test_max_plus_without_identity(ndev):
     # zip = +, reduce = max over negative values: padding with zeros would show
     a, b = mats(45, 19, 70, seed=3)
