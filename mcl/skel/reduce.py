@@ -25,7 +25,7 @@ from mcl.skel.context import Transfer
 from mcl.skel.distribution import block, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import Skeleton, cname, empty_buffer, group_size
+from mcl.skel.kernel import Skeleton, cname, group_size
 
 #: work-groups per compute unit of the first pass: enough resident work-items to keep
 #: a GPU's memory system busy (2048 per SM on NVIDIA = 8 groups of 256)
@@ -155,6 +155,8 @@ class Reduce(Skeleton):
             offset = s.own_lo * row if index else 0
             pending.append(self._enqueue(devs, s.device, buffers, n, skip, offset, dtype,
                                          x if fused else None))
+        for q in devs.queues:       # every device's work submitted before the host waits
+            q.flush()
         partials = [self._read(devs, *p) for p in pending]
         from mcl.skel.mpi import allgather_values
         partials = list(allgather_values(devs, partials))
@@ -207,7 +209,8 @@ class Reduce(Skeleton):
         what = f"running Reduce '{self.func.name}'"
         k = self._kernel_for(devs, g, ctype_of(dtype), width, wg, deferred)
         if deferred is not None:
-            args = [b or empty_buffer(devs) for b in buffers] or [empty_buffer(devs)]
+            # an IndexVector has no buffer: its pointer parameter, never read, gets one
+            args = [b if b is not None else scratch for b in buffers] or [scratch]
             args += deferred.skeleton.extra_values(deferred.extras, devs, g)
         else:
             args = list(buffers)
