@@ -371,25 +371,25 @@ SWEEP_TILES = ["128x128x16/8x8", "128x128x16/8x8,32x8", "128x128x16/8x8,16x16",
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True, help="folder for skel_gpu.json and skel_gpu.md")
-    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test on any "
-                    "device, e.g. PoCL)")
-    ap.add_argument("--reps", type=int, default=10, help="timed calls per measurement")
-    ap.add_argument("--only", nargs="*", help="examples to run (default all; none with "
-                    "--only alone)")
     ap.add_argument("--allpairs-sweep", nargs="*", metavar="TILE", default=None,
                     help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN, "
                          "+mad: built with -cl-mad-enable; default: a handful), each "
                          "verified first")
     ap.add_argument("--sweep-sizes", nargs="*", type=int, default=None,
                     help="matrix sizes of the sweep (default 4096 and 4000; --quick: 256, 200)")
+
+    ap.add_argument("--out", required=True, help="folder for skel_gpu.json and skel_gpu.md")
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test on any "
+                    "device, e.g. PoCL)")
+    ap.add_argument("--reps", type=int, default=10, help="timed calls per measurement")
+    ap.add_argument("--only", nargs="*", help="examples to run (default all)")
     args = ap.parse_args()
     from mcl.opencl.device import all_devices, describe
     gpus = [d for d in all_devices() if describe(d).kind == "GPU"]
     kind = "GPU" if gpus else None
     bench = Bench(args.quick, kind, args.reps)
-    names = args.only if args.only is not None else [
-        "saxpy", "dot_product", "gaussian_blur", "heat", "matmul", "mandelbrot"]
+    names = args.only or ["saxpy", "dot_product", "gaussian_blur", "heat", "matmul",
+                          "mandelbrot"]
     devs = init(None, kind)
     result = {"device": describe(devs.devices[0]).spec, "devices_available": devs.count,
               "quick": args.quick, "one_device": {}, "scaling": {}}
@@ -442,17 +442,6 @@ def report(r) -> str:
                      f"{_ms(o['handwritten_s'])} | {o['skeleton_vs_handwritten']} | "
                      f"{_ms(o.get('torch_s'))} | {o.get('skeleton_vs_torch', '-')} | "
                      f"{_ms(o.get('upload_s'))} | {o['correct']} |")
-    if r["scaling"]:
-        lines += ["", "Two devices against one, data already distributed (ms per call; "
-                  "transfers separate):", "",
-                  "| example | 1 device | 2 devices | speedup | moved between devices in a "
-                  "call (2 devices) | upload (1 / 2) | same result |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
-        for name, s in r["scaling"].items():
-            moved = s[2]["moved_during_call_bytes"].get("device", 0)
-            lines.append(f"| {name} | {_ms(s[1]['skeleton_s'])} | {_ms(s[2]['skeleton_s'])} | "
-                         f"{s['speedup']} | {moved / 1e6:.2f} MB | {_ms(s[1]['upload_s'])} / "
-                         f"{_ms(s[2]['upload_s'])} | {s['same_result']} |")
     mm = r["one_device"].get("matmul", {})
     if mm.get("mcl_hopper_v10_s"):
         lines += ["", f"matmul: tile {mm['tile']}; MCL's hopper_v10 kernel (generated) "
@@ -471,6 +460,17 @@ def report(r) -> str:
                          f"{_ms(o.get('torch_s'))} | {o.get('skeleton_vs_torch', '-')} | "
                          f"{o.get('registers', '-')} | "
                          f"{o.get('correct', o.get('error', '-'))} |")
+    if r["scaling"]:
+        lines += ["", "Two devices against one, data already distributed (ms per call; "
+                  "transfers separate):", "",
+                  "| example | 1 device | 2 devices | speedup | moved between devices in a "
+                  "call (2 devices) | upload (1 / 2) | same result |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for name, s in r["scaling"].items():
+            moved = s[2]["moved_during_call_bytes"].get("device", 0)
+            lines.append(f"| {name} | {_ms(s[1]['skeleton_s'])} | {_ms(s[2]['skeleton_s'])} | "
+                         f"{s['speedup']} | {moved / 1e6:.2f} MB | {_ms(s[1]['upload_s'])} / "
+                         f"{_ms(s[2]['upload_s'])} | {s['same_result']} |")
     lines += ["", f"total {r['total_s']} s", ""]
     return "\n".join(lines)
 
