@@ -16,6 +16,7 @@ write (SkelCL's ``sum(mult(A, B))``). ``Deferred.compute()`` runs the call as us
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -298,7 +299,12 @@ class Reduce(Skeleton):
                            f"    acc = {f}(acc, {e});")
             return out
 
-        lines = [f"__kernel void skel_reduce({', '.join(params)}{extra_params}, const uint n, "
+        # the text names the functions it was made for (a cache of kernels keyed by
+        # the text alone must not give one made for another function of the same name)
+        made_for = "".join(f"{g.name}:{hashlib.sha1(g.source.encode()).hexdigest()[:12]} "
+                           for g in self.funcs)
+        lines = [f"/* {made_for}*/",
+                 f"__kernel void skel_reduce({', '.join(params)}{extra_params}, const uint n, "
                  f"const uint skip, const int offset, __global {t}* out)", "{",
                  f"  __local {t} acc_l[{wg}];",
                  "  const uint lid = get_local_id(0), gid = get_global_id(0);",

@@ -127,3 +127,15 @@ def test_build_error_of_fused_function_maps_to_its_line(ndev):
         sk.Reduce(ADD)(bad.lazy(sk.Vector(data(9)), sk.Vector(data(9))))
     d = e.value.diagnostics[0]
     assert d.code == "skel-function-build" and "undefined_name" in d.message
+
+
+def test_one_reduce_two_functions_of_one_name(ndev):
+    x, y = data(50, 14), data(50, 15)
+    total = sk.Reduce(ADD)
+    X, Y = sk.Vector(x), sk.Vector(y)
+    f1 = sk.Zip("float g(float a, float b) { return a * b; }")
+    f2 = sk.Zip("float g(float a, float b) { return a - b; }")
+    assert np.isclose(total(f1.lazy(X, Y)).to_numpy()[0], np.dot(x.astype(np.float64), y),
+                      rtol=1e-4, atol=1e-5)
+    assert np.isclose(total(f2.lazy(X, Y)).to_numpy()[0], (x.astype(np.float64) - y).sum(),
+                      rtol=1e-4, atol=1e-5)
