@@ -365,7 +365,7 @@ def _nvidia_registers(devs, source, options=()) -> dict:
 #: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN[, work-group
 #: shape])
 SWEEP_TILES = ["128x128x16/8x8", "128x128x16/8x8,32x8", "128x128x16/8x8,16x16",
-               "128x128x16/8x8+mad", "128x128x8/8x8", "128x64x16/8x4", "64x128x16/4x8",
+               "128x128x16/8x8,32x8+mad", "128x128x8/8x8", "128x64x16/8x4", "64x128x16/4x8",
                "128x64x8/8x4", "64x64x16/4x4", "64x64x8/4x4", "128x32x16/8x2"]
 
 
