@@ -5,6 +5,7 @@ during a call) are reported separately from the skeleton times.
 
     python3 benchmarks/skel/run.py --out benchmarks/results/skel     (GPU machine, < 5 min)
     python3 benchmarks/skel/run.py --out /tmp/skel --quick           (small sizes, any device)
+    python3 benchmarks/skel/run.py --out /tmp/skel --only matmul --allpairs-sweep   (tilings)
 
 The heat equation runs three times in the scaling part: halos exchanged after every
 iteration (sync_every=1) through pinned host memory (the default for GPUs), 8-row halos
@@ -129,9 +130,10 @@ class Bench:
         x, y = ex.inputs(n)
         X, Y = sk.Vector(x), sk.Vector(y)
         _, up = timed_once(lambda: (X._ensure(sk.block()), Y._ensure(sk.block())), fin)
-        mult, total = sk.Zip(ex.MULT), sk.Reduce(ex.SUM, identity=0.0)
-        t = timeit(lambda: total(mult(X, Y)).to_numpy(), fin, self.reps)
-        got = total(mult(X, Y)).to_numpy()[0]
+        mult, total = ex.skeletons()
+        t = timeit(lambda: ex.dot(mult, total, X, Y).to_numpy(), fin, self.reps)
+        got = ex.dot(mult, total, X, Y).to_numpy()[0]
+        t_unfused = timeit(lambda: total(mult(X, Y)).to_numpy(), fin, self.reps)
         bx, by, bp = hw.buffer(x), hw.buffer(y), hw.buffer(nbytes=4096 * 4)
 
         def hand():
@@ -142,8 +144,10 @@ class Bench:
         out = {"size": n, "skeleton_s": t, "handwritten_s": th, "upload_s": up,
                "correct": bool(np.isclose(got, want, rtol=1e-3)
                                and np.isclose(hand(), want, rtol=1e-3)),
-               "note": "skeleton: Zip then Reduce (two passes, result read back); "
-                       "hand-written: one fused kernel"}
+               "unfused_s": t_unfused,
+               "note": "skeleton: Reduce of a deferred Zip (one fused pass, as the example; "
+                       "unfused_s: Zip then Reduce), result read back; hand-written: one "
+                       "fused kernel"}
         if self.torch:
             tx, ty = self.torch.from_numpy(x).cuda(), self.torch.from_numpy(y).cuda()
             out["torch_s"] = torch_time(self.torch, lambda: self.torch.dot(tx, ty).item(),
@@ -201,7 +205,15 @@ class Bench:
         th = timeit(lambda: hw.matmul(ba, bb, bc, n, n, n), fin, self.reps)
         ok = np.allclose(res, hw.read(bc, (n, n)), rtol=1e-3, atol=1e-2)
         out = {"size": f"{n}^3", "skeleton_s": t, "handwritten_s": th, "upload_s": up,
-               "skeleton_TFLOPs": round(2 * n ** 3 / t / 1e12, 2), "correct": bool(ok)}
+               "skeleton_TFLOPs": round(2 * n ** 3 / t / 1e12, 2), "correct": bool(ok),
+               "tile": str(mm.tiling(devs, 0, 4, 4))}
+        v10 = hw.mcl_matmul(n, n, n)
+        if v10 is not None:     # MCL's own fastest matmul kernel, for comparison
+            bc2 = hw.buffer(nbytes=a.nbytes)
+            v10(ba, bb, bc2)
+            if np.allclose(res, hw.read(bc2, (n, n)), rtol=1e-3, atol=1e-2):
+                out["mcl_hopper_v10_s"] = timeit(lambda: v10(ba, bb, bc2), fin, self.reps)
+                out["skeleton_vs_mcl_hopper_v10"] = round(out["mcl_hopper_v10_s"] / t, 3)
         if self.torch:
             ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
             out["torch_s"] = torch_time(self.torch, lambda: ta @ tb, self.reps)
@@ -220,6 +232,55 @@ class Bench:
         ok = (res != hw.read(bo, n * n, np.int32)).mean() < 0.001
         return {"size": f"{n}x{n}, {ex.MAX_ITER} iterations", "skeleton_s": t,
                 "handwritten_s": th, "correct": bool(ok)}
+
+    # ---- AllPairs tilings (one device), each verified first
+
+    def allpairs_sweep(self, tiles, sizes):
+        """Time the zip-reduce AllPairs (matmul) with each tiling in ``tiles`` at each
+        size, after checking its result against torch (GPU) or numpy; on NVIDIA also
+        the registers and spills the compiler reports for the kernel."""
+        import matmul as ex
+        devs = init(1, self.kind)
+        fin = devs.finish
+        rows = []
+        for n in sizes:
+            a, b = ex.inputs(n)
+            A, B = sk.Matrix(a), sk.Matrix(b)
+            A._ensure(sk.block())
+            B._ensure(sk.copy())
+            if self.torch:
+                ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
+                want = (ta @ tb).cpu().numpy()
+                t_ref = torch_time(self.torch, lambda: ta @ tb, self.reps)  # noqa: B023
+            else:
+                want, t_ref = a @ b, None
+            for tile in tiles:
+                # "TILE+mad": built with -cl-mad-enable (is mul + add contracted already?)
+                opts = ("-cl-mad-enable",) if tile.endswith("+mad") else None
+                mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0,
+                                 tile=tile.removesuffix("+mad"), options=opts)
+                used = str(mm.tiling(devs, 0, 4, 4))
+                row = {"size": n, "tile": tile, "tile_used": used}
+                try:
+                    with _capture_source() as src:
+                        res = mm(A, B).to_numpy()
+                except Exception as e:  # noqa: BLE001 - a tiling that fails is a result
+                    row["error"] = str(e)[:300]
+                    rows.append(row)
+                    print("   ", json.dumps(row), flush=True)
+                    continue
+                row["correct"] = bool(np.allclose(res, want, rtol=1e-3, atol=1e-2))
+                if row["correct"]:
+                    t = timeit(lambda: mm(A, B), fin, self.reps)  # noqa: B023
+                    row["skeleton_s"] = t
+                    row["TFLOPs"] = round(2 * n ** 3 / t / 1e12, 3)
+                    if t_ref:
+                        row["torch_s"] = t_ref
+                        row["skeleton_vs_torch"] = round(t_ref / t, 3)
+                row.update(_nvidia_registers(devs, src.get("source"), mm.options))
+                rows.append(row)
+                print("   ", json.dumps(row), flush=True)
+        return rows
 
     # ---- 2 devices against 1, data already distributed
 
@@ -272,8 +333,66 @@ class Bench:
         return out
 
 
+class _capture_source:
+    """Remember the source of the last program mcl.skel builds (for the register
+    report of the AllPairs sweep)."""
+
+    def __enter__(self):
+        from mcl.skel import program
+        self.program, self.orig, self.found = program, program.build, {}
+
+        def spy(context, dev, source, *args, **kwargs):
+            self.found["source"] = source
+            return self.orig(context, dev, source, *args, **kwargs)
+        program.build = spy
+        return self.found
+
+    def __exit__(self, *exc):
+        self.program.build = self.orig
+        return False
+
+
+def _nvidia_registers(devs, source, options=()) -> dict:
+    """Registers and spills of ``source``'s kernel as the NVIDIA compiler reports them
+    (-cl-nv-verbose); nothing on other platforms."""
+    import re
+
+    import pyopencl as cl
+    dev = devs.devices[0]
+    if source is None or "NVIDIA" not in dev.platform.name:
+        return {}
+    try:
+        prog = cl.Program(devs.context, source).build(
+            options=["-cl-nv-verbose", *options], devices=[dev])
+        log = prog.get_build_info(dev, cl.program_build_info.LOG)
+    except cl.Error as e:
+        return {"registers_error": str(e)[:200]}
+    out = {}
+    m = re.search(r"Used (\d+) registers", log)
+    if m:
+        out["registers"] = int(m.group(1))
+    m = re.search(r"(\d+) bytes spill stores", log)
+    if m:
+        out["spill_store_bytes"] = int(m.group(1))
+    return out
+
+
+#: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN[, work-group
+#: shape])
+SWEEP_TILES = ["128x128x16/8x8", "128x128x16/8x8,32x8", "128x128x16/8x8,16x16",
+               "128x128x16/8x8,32x8+mad", "128x128x8/8x8", "128x64x16/8x4", "64x128x16/4x8",
+               "128x64x8/8x4", "64x64x16/4x4", "64x64x8/4x4", "128x32x16/8x2"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--allpairs-sweep", nargs="*", metavar="TILE", default=None,
+                    help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN, "
+                         "+mad: built with -cl-mad-enable; default: a handful), each "
+                         "verified first")
+    ap.add_argument("--sweep-sizes", nargs="*", type=int, default=None,
+                    help="matrix sizes of the sweep (default 4096 and 4000; --quick: 256, 200)")
+
     ap.add_argument("--out", required=True, help="folder for skel_gpu.json and skel_gpu.md")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test on any "
                     "device, e.g. PoCL)")
@@ -300,6 +419,12 @@ def main() -> int:
             print(f"    FAILED: {e!r}", flush=True)
             continue
         print("   ", json.dumps(result["one_device"][name]), flush=True)
+    if args.allpairs_sweep is not None:
+        tiles = args.allpairs_sweep or SWEEP_TILES
+        sizes = args.sweep_sizes or ([256, 200] if args.quick else [4096, 4000])
+        print(f"[{time.perf_counter() - started:6.1f} s] AllPairs sweep: {tiles} at {sizes}",
+              flush=True)
+        result["allpairs_sweep"] = bench.allpairs_sweep(tiles, sizes)
     if devs.count >= 2:
         for name in [n for n in ("matmul", "mandelbrot", "gaussian_blur", "heat", "heat_sync8",
                                  "heat_peer") if n.split("_")[0] in names
@@ -361,6 +486,24 @@ def report(r) -> str:
                      f"{_ms(o['handwritten_s'])} | {o['skeleton_vs_handwritten']} | "
                      f"{_ms(o.get('torch_s'))} | {o.get('skeleton_vs_torch', '-')} | "
                      f"{_ms(o.get('upload_s'))} | {o['correct']} |")
+    mm = r["one_device"].get("matmul", {})
+    if mm.get("mcl_hopper_v10_s"):
+        lines += ["", f"matmul: tile {mm['tile']}; MCL's hopper_v10 kernel (generated) "
+                  f"{_ms(mm['mcl_hopper_v10_s'])} ms, ratio {mm['skeleton_vs_mcl_hopper_v10']}"]
+    dp = r["one_device"].get("dot_product", {})
+    if dp.get("unfused_s"):
+        lines += ["", f"dot_product: Zip then Reduce (not fused) {_ms(dp['unfused_s'])} ms"]
+    if r.get("allpairs_sweep"):
+        lines += ["", "AllPairs (matmul) tilings, one device (ms per call; ratio = torch / "
+                  "skeleton):", "",
+                  "| size | tile | used | ms | TFLOP/s | torch ms | ratio | registers | "
+                  "correct |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for o in r["allpairs_sweep"]:
+            lines.append(f"| {o['size']} | {o['tile']} | {o['tile_used']} | "
+                         f"{_ms(o.get('skeleton_s'))} | {o.get('TFLOPs', '-')} | "
+                         f"{_ms(o.get('torch_s'))} | {o.get('skeleton_vs_torch', '-')} | "
+                         f"{o.get('registers', '-')} | "
+                         f"{o.get('correct', o.get('error', '-'))} |")
     if r["scaling"]:
         lines += ["", "Two devices against one, data already distributed (ms per call; "
                   "transfers separate):", "",

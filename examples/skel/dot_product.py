@@ -1,4 +1,6 @@
-"""Dot product: Zip (multiply) then Reduce (add), as in the SkelCL chapter."""
+"""Dot product: Reduce (add) of Zip (multiply), as in the SkelCL chapter; the Zip is
+deferred (``.lazy``), so Reduce computes the products in its own kernel and reads X
+and Y once, without a temporary vector of products."""
 
 import numpy as np
 
@@ -13,9 +15,18 @@ def inputs(n, seed=0):
     return rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
 
 
+def skeletons():
+    return sk.Zip(MULT), sk.Reduce(SUM, identity=0.0)
+
+
+def dot(mult, total, x, y):
+    """x . y for Vectors x and y, as a one-element Vector."""
+    return total(mult.lazy(x, y))
+
+
 def run(a, b):
-    mult, total = sk.Zip(MULT), sk.Reduce(SUM, identity=0.0)
-    return total(mult(sk.Vector(a), sk.Vector(b))).to_numpy()[0]
+    mult, total = skeletons()
+    return dot(mult, total, sk.Vector(a), sk.Vector(b)).to_numpy()[0]
 
 
 def reference(a, b):

@@ -12,9 +12,10 @@ from mcl.skel.context import current, init
 from mcl.skel.distribution import block, copy, overlap, single
 from mcl.skel.explanation import explain, load_node
 from mcl.skel.functions import mcpl_function
-from mcl.skel.skeletons import Map, Reduce, Scan, Zip
+from mcl.skel.reduce import Deferred, Reduce
+from mcl.skel.skeletons import Map, Scan, Zip
 from mcl.skel.stencil import NEAREST, NEUTRAL, MapOverlap, Stencil
 
 __all__ = ["init", "current", "Vector", "Matrix", "IndexVector", "single", "copy", "block",
-           "overlap", "Map", "Zip", "Reduce", "Scan", "MapOverlap", "Stencil", "AllPairs",
-           "NEUTRAL", "NEAREST", "mcpl_function", "explain", "load_node"]
+           "overlap", "Map", "Zip", "Reduce", "Deferred", "Scan", "MapOverlap", "Stencil",
+           "AllPairs", "NEUTRAL", "NEAREST", "mcpl_function", "explain", "load_node"]

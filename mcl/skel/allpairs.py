@@ -9,6 +9,11 @@ and B is copied to every device (SkelCL)."""
 
 from __future__ import annotations
 
+import functools
+import os
+import re
+from dataclasses import dataclass
+
 import numpy as np
 
 from mcl.skel.container import Matrix
@@ -23,70 +28,296 @@ _HELPERS = """#define getElementFromRow(m, k) ((m).data[((m).row - (m).lo) * (m)
 #define width(m) ((m).len)
 """
 
-#: the specialised kernel: a work-group computes a TM x TN block of C from TK-wide
-#: slices of A and B staged in local memory; each of its (TN/RN) x (TM/RM) work-items
-#: computes RM x RN elements in registers (strided, so local reads do not conflict)
-TM, TN, TK, RM, RN = 64, 64, 16, 4, 4
+@dataclass(frozen=True)
+class Tiling:
+    """The register-blocked zip-reduce kernel's tiles: a work-group computes a BM x BN
+    block of C from BK-deep slices of A and B staged in local memory (double buffered
+    through registers); each of its (BM/TM) x (BN/TN) work-items computes TM x TN
+    elements of C in registers."""
+
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+    #: work-items along the first dimension of the work-group (the rest along the
+    #: second); 0: one dimension. The NVIDIA compiler's registers depend on the shape
+    lx: int = 0
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    def local_bytes(self, ia: int, ib: int) -> int:
+        return 2 * self.bk * ((self.bm + PAD) * ia + self.bn * ib)
+
+    @property
+    def local_shape(self) -> tuple[int, int]:
+        return (self.lx, self.threads // self.lx) if self.lx else (self.threads, 1)
+
+    def __str__(self) -> str:
+        shape = f",{self.lx}x{self.threads // self.lx}" if self.lx else ""
+        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{shape}"
+
+
+def parse_tiling(text: str) -> Tiling:
+    """``"128x128x16/8x8"``: BM x BN x BK / TM x TN, optionally followed by the shape
+    of the work-group (``"128x128x16/8x8,32x8"``; default one dimension)."""
+    m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:,\s*(\d+)x(\d+)\s*)?",
+                     str(text))
+    if m is None:
+        raise skel_error("bad-arguments", f"AllPairs tile '{text}' is not BMxBNxBK/TMxTN",
+                         hint="e.g. 128x128x16/8x8 (MCL_SKEL_ALLPAIRS_TILE or tile=)")
+    t = Tiling(*(int(g) for g in m.groups()[:5]), lx=int(m.group(6) or 0))
+    ok = (t.tm in (1, 2, 4, 8) and t.tn in (1, 2, 4, 8) and t.bm % (4 * t.tm) == 0
+          and t.bn % (4 * t.tn) == 0 and t.bk % 4 == 0 and t.bk > 0)
+    if m.group(6) and int(m.group(6)) * int(m.group(7)) != t.threads:
+        raise skel_error("bad-arguments", f"AllPairs tile '{text}': the work-group shape "
+                         f"must have {t.threads} work-items", hint="e.g. 128x128x16/8x8,32x8")
+    if not ok:
+        raise skel_error("bad-arguments", f"AllPairs tile '{text}': TM and TN must be 1, 2, "
+                         "4 or 8, BM a multiple of 4 TM, BN of 4 TN, BK of 4",
+                         hint="e.g. 128x128x16/8x8 or 64x64x16/4x4")
+    return t
+
+
+#: the tiling and work-group shape of MCL's fastest H100 matmul
+#: (examples/matmul/hopper_v10.mcpl: 0.9 of cuBLAS, 126 registers with the sizes as
+#: compile-time constants), then smaller ones for devices with less local memory or
+#: smaller groups
+DEFAULT_TILE = "128x128x16/8x8,32x8"
+FALLBACK_TILES = ("128x128x8/8x8,32x8", "64x64x16/4x4", "64x64x8/4x4", "32x32x8/2x2",
+                  "16x16x4/1x1")
+#: padding of A's transposed tile rows (its stores do not all hit one bank)
+PAD = 4
+#: block rows numbered together (the blocks resident at once share panels of A and B)
+GROUP = 8
 
 _ZIP_REDUCE = """
-__kernel void skel_allpairs_zr(__global const TA* A, const int a_lo, __global const TB* B,
-                               __global TO* C, const int c_lo, const int first,
-                               const int count, const int d, const int m)
+#define NT ((BM / TM) * (BN / TN))
+#define RA (TM < 4 ? TM : 4)
+#define RB (TN < 4 ? TN : 4)
+#define A_RUNS (BM * BK / 4)
+#define B_RUNS (BK * BN / 4)
+#define A_PER ((A_RUNS + NT - 1) / NT)
+#define B_PER ((B_RUNS + NT - 1) / NT)
+#define NBN ((M + BN - 1) / BN)
+#define PHASES ((D + BK - 1) / BK)
+#define KREM (D - (PHASES - 1) * BK)
+
+__attribute__((reqd_work_group_size(LX, NT / LX, 1)))
+__kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,
+                               __global const TB* restrict B, __global TO* restrict C,
+                               const int c_off, const int COUNT)
 {
-  __local TA As[TK][TM];
-  __local TB Bs[TK][TN];
-  const int tx = get_local_id(0), ty = get_local_id(1);
-  const int threads = (TM / RM) * (TN / RN);
-  const int tid = ty * (TN / RN) + tx;
-  const int row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
-  TO acc[RM][RN];
-  INIT
-  for (int t = 0; t < d; t += TK) {
-    for (int e = tid; e < TM * TK; e += threads) {
-      int r = e / TK, k = e % TK;
-      As[k][r] = (row0 + r < count && t + k < d)
-          ? A[(first + row0 + r - a_lo) * d + t + k] : (TA)0;
-    }
-    for (int e = tid; e < TK * TN; e += threads) {
-      int k = e / TN, c = e % TN;
-      Bs[k][c] = (t + k < d && col0 + c < m) ? B[(t + k) * m + col0 + c] : (TB)0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int kmax = min(TK, d - t);
-    for (int k = 0; k < kmax; ++k) {
-      TA a[RM];
-      TB b[RN];
-      for (int i = 0; i < RM; ++i) a[i] = As[k][ty + i * (TM / RM)];
-      for (int j = 0; j < RN; ++j) b[j] = Bs[k][tx + j * (TN / RN)];
-      for (int i = 0; i < RM; ++i)
-        for (int j = 0; j < RN; ++j) {
-          TO v = ZIP(a[i], b[j]);
-          acc[i][j] = COMBINE;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+  __local TA l_a[2][BK][BM + PAD] __attribute__((aligned(32)));
+  __local TB l_b[2][BK][BN] __attribute__((aligned(32)));
+#if LX == NT
+  const int tid = get_local_id(0);
+#else
+  const int tid = get_local_id(1) * LX + get_local_id(0);
+#endif
+  const int bid = get_group_id(0);     /* one group along the second dimension */
+  const int NBM = (COUNT + BM - 1) / BM;
+  const int per_group = GROUP * NBN;
+  const int first_row = (bid / per_group) * GROUP;
+  const int rows = min(NBM - first_row, GROUP);
+  const int bi = first_row + (bid % per_group) % rows;
+  const int bj = (bid % per_group) / rows;
+  const int row0 = bi * BM, col0 = bj * BN;
+  const int ti = tid / (BN / TN), tj = tid % (BN / TN);
+  A += a_off;
+  C += c_off;
+  TO acc[TM][TN];
+#if D == 0
+  #pragma unroll
+  for (int i = 0; i < TM; ++i)
+    #pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = IDENTITY;
+#else
+  TA an[A_PER][4];
+  TB bn[B_PER][4];
+
+@@LOAD(0)@@@@STORE(0)@@  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int l = 0; l < PHASES; ++l) {
+    const int cur = l & 1;
+    if (l + 1 < PHASES)
+@@LOAD(l + 1)@@    if (l == 0) {
+      /* the first k starts the reduction: no neutral element is needed */
+@@STEP(cur, 0, 1)@@      #pragma unroll
+      for (int q = 1; q < (PHASES == 1 ? KREM : BK); ++q)
+@@STEP(cur, q, 0)@@    } else if (KREM == BK || l < PHASES - 1) {
+      #pragma unroll
+      for (int q = 0; q < BK; ++q)
+@@STEP(cur, q, 0)@@    } else {
+      for (int q = 0; q < KREM; ++q)
+@@STEP(cur, q, 0)@@    }
+    if (l + 1 < PHASES)
+@@STORE(1 - cur)@@    barrier(CLK_LOCAL_MEM_FENCE);
   }
-  for (int i = 0; i < RM; ++i) {
-    int r = row0 + ty + i * (TM / RM);
-    for (int j = 0; j < RN; ++j) {
-      int c = col0 + tx + j * (TN / RN);
-      if (r < count && c < m) C[(first + r - c_lo) * m + c] = acc[i][j];
+#endif
+  #pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int r = row0 + (i / RA) * (BM * RA / TM) + RA * ti + i % RA;
+    #pragma unroll
+    for (int h = 0; h < TN / RB; ++h) {
+      const int c = col0 + h * (BN * RB / TN) + RB * tj;
+#if VEC_STORE
+      if (EXACT || (r < COUNT && c < M))
+        *(__global TO4*)&C[r * M + c] = (TO4)(acc[i][h * 4], acc[i][h * 4 + 1],
+                                              acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+#else
+      #pragma unroll
+      for (int u = 0; u < RB; ++u)
+        if (EXACT || (r < COUNT && c + u < M)) C[r * M + c + u] = acc[i][h * RB + u];
+#endif
     }
   }
 }
 """
 
 
+def _load(l: str) -> str:
+    """Registers ``an``/``bn`` from the A and B slices of phase ``l`` (runs of 4)."""
+    return f"""  {{
+  #pragma unroll
+  for (int s = 0; s < A_PER; ++s) {{
+    const int e = tid + s * NT;
+    if (A_PER * NT == A_RUNS || e < A_RUNS) {{
+      int r = row0 + e / (BK / 4), k = ({l}) * BK + (e % (BK / 4)) * 4;
+      if (EXACT) {{
+        const TA4 v = *(__global const TA4*)&A[r * D + k];
+        an[s][0] = v.s0; an[s][1] = v.s1; an[s][2] = v.s2; an[s][3] = v.s3;
+      }} else if (A_VEC) {{
+        r = min(r, COUNT - 1); k = min(k, D - 4);
+        const TA4 v = *(__global const TA4*)&A[r * D + k];
+        an[s][0] = v.s0; an[s][1] = v.s1; an[s][2] = v.s2; an[s][3] = v.s3;
+      }} else {{
+        r = min(r, COUNT - 1);
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) an[s][u] = A[r * D + min(k + u, D - 1)];
+      }}
+    }}
+  }}
+  #pragma unroll
+  for (int s = 0; s < B_PER; ++s) {{
+    const int e = tid + s * NT;
+    if (B_PER * NT == B_RUNS || e < B_RUNS) {{
+      int k = ({l}) * BK + e / (BN / 4), c = col0 + (e % (BN / 4)) * 4;
+      if (EXACT) {{
+        const TB4 v = *(__global const TB4*)&B[k * M + c];
+        bn[s][0] = v.s0; bn[s][1] = v.s1; bn[s][2] = v.s2; bn[s][3] = v.s3;
+      }} else if (B_VEC) {{
+        k = min(k, D - 1); c = min(c, M - 4);
+        const TB4 v = *(__global const TB4*)&B[k * M + c];
+        bn[s][0] = v.s0; bn[s][1] = v.s1; bn[s][2] = v.s2; bn[s][3] = v.s3;
+      }} else {{
+        k = min(k, D - 1);
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) bn[s][u] = B[k * M + min(c + u, M - 1)];
+      }}
+    }}
+  }}
+  }}
+"""
+
+
+def _store(buf: str) -> str:
+    """The registers of the next phase into local buffer ``buf`` (A transposed)."""
+    return f"""  {{
+  #pragma unroll
+  for (int s = 0; s < A_PER; ++s) {{
+    const int e = tid + s * NT;
+    if (A_PER * NT == A_RUNS || e < A_RUNS) {{
+      const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) l_a[{buf}][k + u][r] = an[s][u];
+    }}
+  }}
+  #pragma unroll
+  for (int s = 0; s < B_PER; ++s) {{
+    const int e = tid + s * NT;
+    if (B_PER * NT == B_RUNS || e < B_RUNS) {{
+      const int k = e / (BN / 4), c = (e % (BN / 4)) * 4;
+      *(__local TB4*)&l_b[{buf}][k][c] = (TB4)(bn[s][0], bn[s][1], bn[s][2], bn[s][3]);
+    }}
+  }}
+  }}
+"""
+
+
+def _step(buf: str, q: str, first: bool) -> str:
+    """One k of the phase in local buffer ``buf``: fragments of A and B in registers,
+    then ``acc = REDUCE(acc, ZIP(a, b))`` (``first``: the k that starts the reduction)."""
+    update = "START(v)" if first else "REDUCE(acc[i][j], v)"
+    return f"""      {{
+        TA af[TM];
+        TB bf[TN];
+        #pragma unroll
+        for (int i = 0; i < TM; ++i)
+          af[i] = l_a[{buf}][{q}][(i / RA) * (BM * RA / TM) + RA * ti + i % RA];
+        #pragma unroll
+        for (int j = 0; j < TN; ++j)
+          bf[j] = l_b[{buf}][{q}][(j / RB) * (BN * RB / TN) + RB * tj + j % RB];
+        #pragma unroll
+        for (int i = 0; i < TM; ++i) {{
+          #pragma unroll
+          for (int j = 0; j < TN; ++j) {{
+            const TO v = ZIP(af[i], bf[j]);
+            acc[i][j] = {update};
+          }}
+        }}
+      }}
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def zip_reduce_source() -> str:
+    """The kernel's text with its phase blocks expanded (sizes and types are macros)."""
+    out = _ZIP_REDUCE
+    for mark, text in (("@@LOAD(0)@@", _load("0")), ("@@STORE(0)@@", _store("0")),
+                       ("@@LOAD(l + 1)@@", _load("l + 1")),
+                       ("@@STORE(1 - cur)@@", _store("1 - cur")),
+                       ("@@STEP(cur, 0, 1)@@", _step("cur", "0", True)),
+                       ("@@STEP(cur, q, 0)@@", _step("cur", "q", False))):
+        out = out.replace(mark, text)
+    return out
+
+
+def _literal(value) -> str:
+    """``value`` (a Python or numpy number) as an OpenCL C literal."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    v = float(value)
+    if v != v:
+        return "NAN"
+    if v in (float("inf"), float("-inf")):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return repr(v)
+
+
 class AllPairs(Skeleton):
     """``AllPairs(f)(A, B, *extras)`` with ``f(a, b)`` over row i of A and column j of
-    B; or ``AllPairs(zip=z, reduce=r, identity=None)(A, B)``: ``C[i, j] = r``-reduction
-    of ``z(A[i, k], B[k, j])`` over k (``identity`` needed when A has no columns)."""
+    B; or ``AllPairs(zip=z, reduce=r, identity=None, tile=None)(A, B)``: ``C[i, j] =
+    r``-reduction of ``z(A[i, k], B[k, j])`` over k (``identity`` needed when A has no
+    columns; ``tile``: the register-blocked kernel's tiles, e.g. "128x128x16/8x8",
+    see :class:`Tiling`; ``options``: its OpenCL build options, by default those of the
+    environment variable ``MCL_SKEL_ALLPAIRS_OPTIONS``)."""
 
     name = "AllPairs"
     inputs = 2
 
-    def __init__(self, func=None, *, zip=None, reduce=None, identity=None):
+    def __init__(self, func=None, *, zip=None, reduce=None, identity=None, tile=None,
+                 options=None):
         self.identity = identity
+        self.tile = tile or os.environ.get("MCL_SKEL_ALLPAIRS_TILE") or DEFAULT_TILE
+        parse_tiling(self.tile)
+        if options is None:
+            options = os.environ.get("MCL_SKEL_ALLPAIRS_OPTIONS", "").split()
+        #: OpenCL build options of the zip-reduce kernel (e.g. -cl-mad-enable)
+        self.options = tuple(options)
         if func is not None:
             if zip is not None or reduce is not None:
                 raise skel_error("bad-arguments", "give AllPairs either a function or "
@@ -185,28 +416,47 @@ class AllPairs(Skeleton):
                      *self.extra_values(extras, devs, g)],
                     f"running AllPairs '{self.func.name}'")
 
+    def tiling(self, devs, g: int, ia: int, ib: int) -> Tiling:
+        """The tiles for device ``g``: the one asked for (``tile=``, else the environment
+        variable ``MCL_SKEL_ALLPAIRS_TILE``, else :data:`DEFAULT_TILE`) if the device's
+        work-group size and local memory allow it, else the first fallback that fits."""
+        dev = devs.device(g)
+        for text in (self.tile, *FALLBACK_TILES):
+            t = parse_tiling(text)
+            if t.threads <= dev.max_work_group_size and \
+                    t.local_bytes(ia, ib) <= dev.local_mem_size:
+                return t
+        raise skel_error("out-of-memory", f"no AllPairs tiling fits the local memory of "
+                         f"{devs.name(g)}")
+
     def run_zip_reduce(self, devs, g, p, bp, o, a, b, out_dtype, count, d, m):
         ta, tb, to = a.ctype, b.ctype, ctype_of(out_dtype)
-        if self.identity is not None:
-            init = (f"for (int i = 0; i < RM; ++i) for (int j = 0; j < RN; ++j) "
-                    f"acc[i][j] = ({to})({self.identity!r});")
-            combine = f"{cname(self.reduce)}(acc[i][j], v)"
-        else:
-            init = ""
-            combine = f"(t > 0 || k > 0) ? {cname(self.reduce)}(acc[i][j], v) : v"
-        body = (_ZIP_REDUCE.replace("TA", ta).replace("TB", tb).replace("TO", to)
-                .replace("INIT", init).replace("COMBINE", combine)
-                .replace("ZIP(", f"{cname(self.zip)}("))
-        tm, tn, tk, rm, rn = TM, TN, TK, RM, RN
-        if devs.device(g).max_work_group_size < (tm // rm) * (tn // rn):
-            tm, tn, rm, rn = 16, 16, 2, 2       # 64 work-items
-        prelude = "".join(f"#define {k} {v}\n" for k, v in
-                          (("TM", tm), ("TN", tn), ("TK", tk), ("RM", rm), ("RN", rn)))
-        k = self.kernel(devs, g, prelude, body, "skel_allpairs_zr")
+        t = self.tiling(devs, g, a.dtype.itemsize, b.dtype.itemsize)
         s = p.spec
-        groups = ((m + tn - 1) // tn, (count + tm - 1) // tm)
-        self.launch(devs, g, k, (groups[0] * (tn // rn), groups[1] * (tm // rm)),
-                    (tn // rn, tm // rm),
-                    [p.buffer, np.int32(s.lo), bp.buffer, o.buffer, np.int32(o.spec.lo),
-                     np.int32(s.own_lo), np.int32(count), np.int32(d), np.int32(m)],
+        a_off = (s.own_lo - s.lo) * d
+        c_off = (s.own_lo - o.spec.lo) * m
+        red = cname(self.reduce)
+        a_vec = int(d % 4 == 0 and a_off % 4 == 0)
+        identity = f"(({to})({_literal(self.identity)}))" if self.identity is not None \
+            else f"(({to})0)"
+        start = f"{red}({identity}, v)" if self.identity is not None else "v"
+        macros = {"BM": t.bm, "BN": t.bn, "BK": t.bk, "TM": t.tm, "TN": t.tn,
+                  "LX": t.local_shape[0], "PAD": PAD, "GROUP": GROUP, "D": d, "M": m,
+                  "A_VEC": a_vec, "B_VEC": int(m % 4 == 0),
+                  # no bounds to test, every load and store a vector
+                  "EXACT": int(count % t.bm == 0 and m % t.bn == 0 and d % t.bk == 0
+                               and a_vec == 1),
+                  "VEC_STORE": int(min(t.tn, 4) == 4 and m % 4 == 0 and c_off % 4 == 0),
+                  "TA": ta, "TB": tb, "TO": to, "TA4": f"{ta}4", "TB4": f"{tb}4",
+                  "TO4": f"{to}4", "ZIP": cname(self.zip), "REDUCE": red,
+                  "IDENTITY": identity, "START(v)": start}
+        # after the user's functions, so that these names cannot change their text
+        defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
+        k = self.kernel(devs, g, "", defines + zip_reduce_source(), "skel_allpairs_zr",
+                        self.options)
+        groups = -(-count // t.bm) * -(-m // t.bn)
+        lx, ly = t.local_shape
+        self.launch(devs, g, k, (groups * lx, ly), (lx, ly),
+                    [p.buffer, np.int32(a_off), bp.buffer, o.buffer, np.int32(c_off),
+                     np.int32(count)],
                     f"running AllPairs '{self.zip.name}'/'{self.reduce.name}'")

@@ -213,6 +213,11 @@ def record(sk, args, kwargs, out, transfers) -> None:
     if getattr(sk, "zip", None) is not None:
         ops = operations_per_call(sk.zip) + operations_per_call(sk.reduce)
     call = Call(sk.name, sk.func.name, list(transfers))
+    # a deferred Map or Zip (Reduce computes it): its inputs are what the call reads
+    for a in args:
+        if hasattr(a, "compute"):
+            ops += operations_per_call(a.skeleton.func)
+    args = [y for a in args for y in (a.inputs if hasattr(a, "compute") else (a,))]
     containers = [a for a in args if hasattr(a, "_parts")]
     item_bytes = sum(a.dtype.itemsize for a in containers if a.kind != "IndexVector")
     iterations = kwargs.get("iterations", 1)
@@ -234,11 +239,12 @@ def record(sk, args, kwargs, out, transfers) -> None:
                                                        * max(1, iterations)), float(nbytes))
     if sk.name == "Reduce":
         x = containers[0]
+        read = sum(c.dtype.itemsize for c in containers if c.kind != "IndexVector")
         for p in x._parts:
             s = p.spec
             n = (s.own_hi - s.own_lo) * x.row_size
             if n:
-                call.work[s.device] = (n, float(n * ops), float(n * x.dtype.itemsize))
+                call.work[s.device] = (n, float(n * ops), float(n * read))
             if x.distribution.kind == "copy":
                 break
     ex.calls.append(call)

@@ -4,8 +4,10 @@ Map and Zip run on every device that holds a part of their input, each on its ow
 rows; the output has the input's distribution (block by default; Zip moves
 mismatched inputs to block). Reduce reduces each part on its device, gathers the
 partial results on the host and combines them in device order; the output is a
-one-element Vector on a single device. Scan scans each part on its device, then
-an implicit map adds the combined totals of the preceding parts (block output)."""
+one-element Vector on a single device; it also takes a deferred Map or Zip
+(``Zip(f).lazy(X, Y)``) and computes its elements in the same kernel (reduce.py).
+Scan scans each part on its device, then an implicit map adds the combined totals
+of the preceding parts (block output)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ import numpy as np
 
 from mcl.skel.container import Container, IndexVector, Matrix, Part, Vector
 from mcl.skel.context import Transfer
-from mcl.skel.distribution import block, copy, single
+from mcl.skel.distribution import block, copy
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, cname, empty_buffer, group_size, round_up
+from mcl.skel.reduce import Deferred, Reduce  # noqa: F401  (Reduce lives in reduce.py)
 from mcl.skel.transfer import allocate
 
 
@@ -52,6 +55,11 @@ class Map(Skeleton):
 
     name = "Map"
     inputs = 1
+
+    def lazy(self, x: Container, *args) -> Deferred:
+        """The call ``self(x, *args)`` not yet computed: Reduce computes it in its own
+        kernel (``Reduce(f)(Map(g).lazy(X))``, no temporary container)."""
+        return Deferred(self, (x,), args)
 
     def _call(self, x: Container, *args) -> Container:
         if not isinstance(x, Container):
@@ -107,6 +115,12 @@ class Zip(Skeleton):
 
     name = "Zip"
     inputs = 2
+
+    def lazy(self, a: Container, b: Container, *args) -> Deferred:
+        """The call ``self(a, b, *args)`` not yet computed: Reduce computes it in its
+        own kernel (the dot product ``Reduce(add)(Zip(mult).lazy(X, Y))`` reads X and Y
+        once and writes no temporary container)."""
+        return Deferred(self, (a, b), args)
 
     def _call(self, a: Container, b: Container, *args) -> Container:
         for v in (a, b):
@@ -168,114 +182,6 @@ def merge_into(c: Container, merge, keep: Part, others: list[Part]) -> None:
             run_zip(sk, devs, [keep], [Part(keep.spec, tmp)], [keep], c.row_size, c.ctype,
                     c.ctype, c.ctype, [])
             devs.queue(g).finish()
-
-
-_REDUCE = """
-__kernel void skel_reduce(__global const T* in, const uint n, const uint skip,
-                          __global T* out, __local T* acc_l, __local char* has_l)
-{
-  uint lid = get_local_id(0);
-  T acc; char got = 0;
-  for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
-    T v = in[skip + i];
-    acc = got ? FUNC(acc, v) : v;
-    got = 1;
-  }
-  acc_l[lid] = acc; has_l[lid] = got;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
-    if (lid < s && has_l[lid + s]) {
-      acc_l[lid] = has_l[lid] ? FUNC(acc_l[lid], acc_l[lid + s]) : acc_l[lid + s];
-      has_l[lid] = 1;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  if (lid == 0) out[get_group_id(0)] = acc_l[0];
-}
-"""
-
-
-class Reduce(Skeleton):
-    """``Reduce(f, identity=None)(X)``: the elements combined with the associative and
-    commutative ``f``; a one-element Vector on a single device (``.value`` reads it).
-    An empty input gives ``identity`` (required then)."""
-
-    name = "Reduce"
-    inputs = 2
-
-    def __init__(self, func, identity=None):
-        super().__init__(func)
-        if len(self.func.params) != 2:
-            raise skel_error("bad-function", f"the Reduce function '{self.func.name}' must "
-                             f"take exactly two elements (it takes {len(self.func.params)})")
-        self.identity = identity
-
-    def _call(self, x: Container) -> Vector:
-        if not isinstance(x, Container) or isinstance(x, IndexVector):
-            raise skel_error("bad-arguments", "Reduce takes a Vector or Matrix")
-        devs = x._devs
-        parts = x._ensure(block())
-        if x.distribution.kind == "copy":
-            parts = parts[:1]
-        partials = []
-        for p in parts:
-            s = p.spec
-            n = (s.own_hi - s.own_lo) * x.row_size
-            if n == 0:
-                continue
-            if devs.is_local(s.device):
-                partials.append(self.reduce_buffer(devs, s.device, p.buffer, n,
-                                                   (s.own_lo - s.lo) * x.row_size, x.dtype))
-            else:
-                partials.append(None)
-        from mcl.skel.mpi import allgather_values
-        partials = [v for v in allgather_values(devs, [v for v in partials if v is not None])]
-        if not partials:
-            if self.identity is None:
-                raise skel_error("empty-reduce", f"Reduce '{self.func.name}' of an empty "
-                                 f"{x.kind} has no result", hint="give Reduce(..., identity=...)")
-            value = x.dtype.type(self.identity)
-        elif len(partials) == 1:
-            value = partials[0]
-        else:
-            # the host gathered one value per device; combine them in device order
-            arr = np.array(partials, dtype=x.dtype)
-            import pyopencl as cl
-            g = devs.rank * devs.per_rank
-            buf = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                            hostbuf=arr)
-            devs.log.append(Transfer("upload", "host", devs.name(g), arr.nbytes,
-                                     f"Reduce '{self.func.name}': partial results", None, g))
-            value = self.reduce_buffer(devs, g, buf, len(arr), 0, x.dtype)
-        out = Vector(np.array([value], dtype=x.dtype))
-        out._dist = single(0)
-        return out
-
-    def reduce_buffer(self, devs, g: int, buf, n: int, skip: int, dtype):
-        """The reduction of ``n`` elements of ``buf`` (from ``skip``) on device ``g``,
-        read back to the host."""
-        import pyopencl as cl
-        t = ctype_of(dtype)
-        body = _REDUCE.replace("FUNC", cname(self.func)).replace("T*", f"{t}*").replace(
-            "T acc", f"{t} acc").replace("T v", f"{t} v")
-        k = self.kernel(devs, g, "", body, "skel_reduce")
-        wg = group_size(devs, g)
-        groups = min((n + wg - 1) // wg, 128)
-        item = np.dtype(dtype).itemsize
-        tmp = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, groups * item)
-        what = f"running Reduce '{self.func.name}'"
-        self.launch(devs, g, k, (groups * wg,), (wg,),
-                    [buf, np.uint32(n), np.uint32(skip), tmp, cl.LocalMemory(wg * item),
-                     cl.LocalMemory(wg)], what)
-        if groups > 1:
-            self.launch(devs, g, k, (wg,), (wg,),
-                        [tmp, np.uint32(groups), np.uint32(0), tmp, cl.LocalMemory(wg * item),
-                         cl.LocalMemory(wg)], what)
-        result = np.empty(1, dtype)
-        cl.enqueue_copy(devs.queue(g), result, tmp, is_blocking=True)
-        devs.log.append(Transfer("download", devs.name(g), "host", item,
-                                 f"Reduce '{self.func.name}': partial result", g, None))
-        return result[0]
 
 
 _SCAN = """

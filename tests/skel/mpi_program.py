@@ -23,6 +23,10 @@ for n in (0, 1, 5, 1001):
     checks[f"zip{n}"] = np.allclose(sx.to_numpy(), 2 * a + b)
     tot = sk.Reduce("float add(float x, float y) { return x + y; }", identity=0.0)(A)
     checks[f"reduce{n}"] = np.isclose(tot.to_numpy()[0], a.astype(np.float64).sum(), rtol=1e-4)
+    dot = sk.Reduce("float add(float x, float y) { return x + y; }", identity=0.0)(
+        sk.Zip("float mult(float x, float y) { return x * y; }").lazy(A, B))
+    checks[f"dot{n}"] = np.isclose(dot.to_numpy()[0], np.dot(a.astype(np.float64), b),
+                                   rtol=1e-4)
     ia = (a * 100).astype(np.int32)
     sc = sk.Scan("int add(int x, int y) { return x + y; }")(sk.Vector(ia))
     checks[f"scan{n}"] = np.array_equal(sc.to_numpy(), np.cumsum(ia, dtype=np.int32))

@@ -99,3 +99,16 @@ def test_cli_explain_peer_copies(run_cli, on_devices, tmp_path):
     code, out, err = run_cli("skel", "explain", "--peer-copies", str(prog))
     assert code == 0, err
     assert "block() -> copy(): moves 2 kB gpus.gpu[1] -> gpus.gpu[0] over nvlink" in out
+
+
+def test_explain_fused_dot_product(on_devices):
+    on_devices(2)
+    x = sk.Vector(np.ones(1000, np.float32))
+    y = sk.Vector(np.ones(1000, np.float32))
+    mult = sk.Zip("float mult(float x, float y) { return x * y; }")
+    total = sk.Reduce("float add(float x, float y) { return x + y; }")
+    ex = sk.explain(lambda: total(mult.lazy(x, y)).to_numpy())
+    assert [c.skeleton for c in ex.calls] == ["Reduce"]
+    # each device reads its 500 elements of both inputs: 4 kB, no temporary written
+    assert ex.calls[0].work[1] == (500, 1000.0, 4000.0)
+    assert "gpus.gpu[1]: 500 elements" in str(ex)

@@ -1,0 +1,335 @@
+"""Reduce at memory bandwidth, and Map/Zip fused into it.
+
+One kernel reduces a part of a container on its device: every work-item combines
+many elements (a grid-stride loop over runs of ``VW`` adjacent elements, read as one
+vector, so consecutive work-items read consecutive memory), then a tree in local
+memory combines the work-group's values, and each group writes one partial result.
+Enough groups are launched to fill the device (its compute units times
+``GROUPS_PER_UNIT``); a second launch of one group combines the partials (seed 000,
+reduce6). No neutral element is needed: each work-item starts from its first element,
+and only work-items that hold a value take part in the tree.
+
+``Map(f).lazy(X)`` and ``Zip(f).lazy(X, Y)`` return a :class:`Deferred` call that
+only ``Reduce`` accepts: ``Reduce(add)(Zip(mult).lazy(X, Y))`` is the dot product in
+one pass over X and Y, without the temporary container ``Zip(mult)(X, Y)`` would
+write (SkelCL's ``sum(mult(A, B))``). ``Deferred.compute()`` runs the call as usual."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from mcl.skel.container import Container, IndexVector, Part, Vector
+from mcl.skel.context import Transfer
+from mcl.skel.distribution import block, single
+from mcl.skel.errors import skel_error
+from mcl.skel.functions import ctype_of
+from mcl.skel.kernel import Skeleton, cname, group_size
+
+#: work-groups per compute unit of the first pass: enough resident work-items to keep
+#: a GPU's memory system busy (2048 per SM on NVIDIA = 8 groups of 256)
+GROUPS_PER_UNIT = 8
+#: elements a work-item reads at once (one vector load) when its inputs are aligned
+VECTOR = 4
+
+
+@dataclass
+class Deferred:
+    """A Map or Zip call not yet computed (``Map(f).lazy(X)``, ``Zip(f).lazy(X, Y)``):
+    Reduce computes it inside its own kernel. Anything else needs ``compute()``."""
+
+    skeleton: Skeleton
+    inputs: tuple
+    args: tuple
+
+    def __post_init__(self):
+        sk = self.skeleton
+        if sk.name == "Map":
+            x = self.inputs[0]
+            if not isinstance(x, Container):
+                raise skel_error("bad-arguments", f"Map takes a Vector or Matrix, not "
+                                 f"{type(x).__name__}")
+        else:
+            a, b = self.inputs
+            for v in (a, b):
+                if not isinstance(v, Container) or isinstance(v, IndexVector):
+                    raise skel_error("bad-arguments", "Zip takes two Vectors or two Matrices")
+            if a.kind != b.kind or a.shape != b.shape:
+                raise skel_error("size-mismatch", f"Zip needs inputs of the same shape; got "
+                                 f"{a.kind} {a.shape} and {b.kind} {b.shape}")
+            b._same_devices(a._devs)
+        self.extras = sk.extras(self.args)
+        dt = sk.func.return_dtype
+        if dt is None:
+            raise skel_error("bad-function", f"the {sk.name} function '{sk.func.name}' "
+                             f"returns '{sk.func.return_type}', which is not an element type",
+                             hint="return float, double, int, ...")
+        self.dtype = np.dtype(dt)
+
+    @property
+    def _devs(self):
+        return self.inputs[0]._devs
+
+    @property
+    def shape(self):
+        return self.inputs[0].shape
+
+    @property
+    def kind(self):
+        return self.inputs[0].kind
+
+    def compute(self) -> Container:
+        """The call's result as a container (what the skeleton returns when called)."""
+        return self.skeleton(*self.inputs, *self.args)
+
+    def _parts(self) -> list[list[Part]]:
+        """The inputs' parts, in the distribution the skeleton would use."""
+        from mcl.skel.skeletons import _zip_distribution
+        if self.skeleton.name == "Map":
+            parts = [self.inputs[0]._ensure(block())]
+        else:
+            a, b = self.inputs
+            dist = _zip_distribution(a, b)
+            for v in (a, b):
+                if v.distribution is None or not v.distribution.same_layout(dist):
+                    v.distribution = dist
+            parts = [a._ensure(), b._ensure()]
+        self.skeleton.ensure_extras(self.extras)
+        return parts
+
+
+def _vector_type(t: str, width: int) -> str:
+    return t if width == 1 else f"{t}{width}"
+
+
+class Reduce(Skeleton):
+    """``Reduce(f, identity=None)(X)``: the elements combined with the associative and
+    commutative ``f``; a one-element Vector on a single device (``.value`` reads it).
+    An empty input gives ``identity`` (required then). ``X`` may be a deferred Map or
+    Zip (``Zip(g).lazy(A, B)``): its elements are computed inside the reduction."""
+
+    name = "Reduce"
+    inputs = 2
+
+    def __init__(self, func, identity=None):
+        super().__init__(func)
+        if len(self.func.params) != 2:
+            raise skel_error("bad-function", f"the Reduce function '{self.func.name}' must "
+                             f"take exactly two elements (it takes {len(self.func.params)})")
+        self.identity = identity
+        self._scratch: dict = {}
+        self._memo: dict = {}
+
+    # ---- the call
+
+    def _call(self, x) -> Vector:
+        fused = isinstance(x, Deferred)
+        if fused:
+            inputs = x._parts()
+            index = isinstance(x.inputs[0], IndexVector)
+            first = x.inputs[0]
+        else:
+            if not isinstance(x, Container) or isinstance(x, IndexVector):
+                raise skel_error("bad-arguments", "Reduce takes a Vector or Matrix (or a "
+                                 "deferred Map or Zip: Zip(f).lazy(X, Y))")
+            inputs = [x._ensure(block())]
+            index = False
+            first = x
+        devs = first._devs
+        dtype = x.dtype
+        parts = list(zip(*inputs, strict=True))
+        if first.distribution.kind == "copy":
+            parts = parts[:1]
+        row = first.row_size
+        pending = []
+        for ps in parts:
+            s = ps[0].spec
+            n = (s.own_hi - s.own_lo) * row
+            if n == 0:
+                continue
+            if not devs.is_local(s.device):
+                continue
+            skip = (s.own_lo - s.lo) * row
+            buffers = [] if index else [p.buffer for p in ps]
+            offset = s.own_lo * row if index else 0
+            pending.append(self._enqueue(devs, s.device, buffers, n, skip, offset, dtype,
+                                         x if fused else None))
+        for q in devs.queues:       # every device's work submitted before the host waits
+            q.flush()
+        partials = [self._read(devs, *p) for p in pending]
+        from mcl.skel.mpi import allgather_values
+        partials = list(allgather_values(devs, partials))
+        if not partials:
+            if self.identity is None:
+                raise skel_error("empty-reduce", f"Reduce '{self.func.name}' of an empty "
+                                 f"{first.kind} has no result",
+                                 hint="give Reduce(..., identity=...)")
+            value = dtype.type(self.identity)
+        elif len(partials) == 1:
+            value = partials[0]
+        else:
+            value = self._combine(devs, np.array(partials, dtype=dtype))
+        out = Vector(np.array([value], dtype=dtype))
+        out._dist = single(0)
+        return out
+
+    def _combine(self, devs, arr: np.ndarray):
+        """The partial results of the devices, combined in device order on this rank's
+        first device (the function is OpenCL C: the host cannot run it)."""
+        import pyopencl as cl
+        g = devs.rank * devs.per_rank
+        buf = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=arr)
+        devs.log.append(Transfer("upload", "host", devs.name(g), arr.nbytes,
+                                 f"Reduce '{self.func.name}': partial results", None, g))
+        return self._read(devs, *self._enqueue(devs, g, [buf], len(arr), 0, 0, arr.dtype,
+                                               None))
+
+    def reduce_buffer(self, devs, g: int, buf, n: int, skip: int, dtype):
+        """The reduction of ``n`` elements of ``buf`` (from ``skip``) on device ``g``,
+        read back to the host."""
+        return self._read(devs, *self._enqueue(devs, g, [buf], n, skip, 0, np.dtype(dtype),
+                                               None))
+
+    # ---- kernels
+
+    def _enqueue(self, devs, g, buffers, n, skip, offset, dtype, deferred):
+        """Launch the reduction of one part on device ``g`` and the non-blocking read of
+        its result; returns what :meth:`_read` waits for."""
+        import pyopencl as cl
+        dev = devs.device(g)
+        wg = group_size(devs, g)
+        item = dtype.itemsize
+        width = VECTOR if skip % VECTOR == 0 else 1
+        chunks = n // width
+        have = max(chunks, n - chunks * width)
+        groups = max(1, min(dev.max_compute_units * GROUPS_PER_UNIT, -(-have // wg)))
+        scratch = self._scratch_buffer(devs, g, groups * item)
+        what = f"running Reduce '{self.func.name}'"
+        k = self._kernel_for(devs, g, ctype_of(dtype), width, wg, deferred)
+        if deferred is not None:
+            # an IndexVector has no buffer: its pointer parameter, never read, gets one
+            args = [b if b is not None else scratch for b in buffers] or [scratch]
+            args += deferred.skeleton.extra_values(deferred.extras, devs, g)
+        else:
+            args = list(buffers)
+        self.launch(devs, g, k, (groups * wg,), (wg,),
+                    [*args, np.uint32(n), np.uint32(skip), np.int32(offset), scratch], what)
+        if groups > 1:
+            k2 = self._kernel_for(devs, g, ctype_of(dtype), 1, wg, None)
+            self.launch(devs, g, k2, (wg,), (wg,),
+                        [scratch, np.uint32(groups), np.uint32(0), np.int32(0), scratch], what)
+        result = np.empty(1, dtype)
+        event = cl.enqueue_copy(devs.queue(g), result, scratch, is_blocking=False)
+        return g, result, event
+
+    def _kernel_for(self, devs, g, t, width, wg, deferred):
+        """The pass's kernel, remembered by what its text depends on (composing the
+        text on every call would cost more than a small reduction)."""
+        key = (devs.generation, g, t, width, wg)
+        if deferred is not None:
+            f = deferred.skeleton.func
+            key += (f.name, f.source, f.params, isinstance(deferred.inputs[0], IndexVector),
+                    tuple(v.ctype for v in deferred.inputs))
+        k = self._memo.get(key)
+        if k is None:
+            k = self._memo[key] = self.kernel(devs, g, "", self.body(t, width, wg, deferred),
+                                              "skel_reduce")
+        return k
+
+    def _read(self, devs, g, result, event):
+        event.wait()
+        devs.log.append(Transfer("download", devs.name(g), "host", result.nbytes,
+                                 f"Reduce '{self.func.name}': partial result", g, None))
+        return result[0]
+
+    def _scratch_buffer(self, devs, g, nbytes):
+        """The partial results' buffer of device ``g``, kept between calls (the device's
+        in-order queue finishes one call's use before the next starts)."""
+        import pyopencl as cl
+        key = (devs.generation, g)
+        buf = self._scratch.get(key)
+        if buf is None or buf.size < nbytes:
+            buf = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, max(nbytes, 64))
+            self._scratch[key] = buf
+        return buf
+
+    def body(self, t: str, width: int, wg: int, deferred: Deferred | None) -> str:
+        """The kernel of a pass: ``deferred`` None reduces a buffer of ``t``; else the
+        elements are the deferred Map's or Zip's function of its inputs' elements (of an
+        IndexVector: of the indices)."""
+        f = cname(self.func)
+        index = deferred is not None and isinstance(deferred.inputs[0], IndexVector)
+        if deferred is None:
+            names, types, extra_params, call = ["in0"], [t], "", None
+            self.funcs = [self.func]
+        else:
+            sk = deferred.skeleton
+            names = [f"in{i}" for i in range(len(deferred.inputs))]
+            types = ["int" if index else v.ctype for v in deferred.inputs]
+            extra_params, call = sk.extra_params(), (cname(sk.func), sk.extra_names())
+            if sk.func.name == self.func.name and sk.func.source != self.func.source:
+                raise skel_error("bad-function", f"the {sk.name} and Reduce functions are "
+                                 f"both called '{sk.func.name}': rename one to fuse them")
+            self.funcs = [self.func] + ([sk.func] if sk.func.name != self.func.name else [])
+        params = [f"__global const {ty}* {nm}" for nm, ty in zip(names, types, strict=True)]
+
+        def element(src: list[str]) -> str:
+            return src[0] if call is None else f"{call[0]}({', '.join(src)}{call[1]})"
+
+        def chunk(j: str, first: bool) -> list[str]:
+            """Combine the ``width`` elements of run ``j`` into acc (start acc with the
+            first when ``first``)."""
+            out = []
+            if index:
+                srcs = [[f"(int)(offset + {j} * {width} + {c})"] for c in range(width)]
+            elif width == 1:
+                srcs = [[f"{nm}[skip + {j}]" for nm in names]]
+            else:
+                for i, (nm, ty) in enumerate(zip(names, types, strict=True)):
+                    vt = _vector_type(ty, width)
+                    out.append(f"    const {vt} v{i} = ((__global const {vt}*)({nm} + skip))"
+                               f"[{j}];")
+                srcs = [[f"v{i}.s{c}" for i in range(len(names))] for c in range(width)]
+            for c, src in enumerate(srcs):
+                e = element(src)
+                out.append(f"    acc = {e};" if first and c == 0 else
+                           f"    acc = {f}(acc, {e});")
+            return out
+
+        # the text names the functions it was made for (a cache of kernels keyed by
+        # the text alone must not give one made for another function of the same name)
+        made_for = "".join(f"{g.name}:{hashlib.sha1(g.source.encode()).hexdigest()[:12]} "
+                           for g in self.funcs)
+        lines = [f"/* {made_for}*/",
+                 f"__kernel void skel_reduce({', '.join(params)}{extra_params}, const uint n, "
+                 f"const uint skip, const int offset, __global {t}* out)", "{",
+                 f"  __local {t} acc_l[{wg}];",
+                 "  const uint lid = get_local_id(0), gid = get_global_id(0);",
+                 "  const uint G = get_global_size(0);",
+                 f"  const uint chunks = n / {width}, rem = n - chunks * {width};",
+                 f"  {t} acc = ({t})0;",
+                 "  if (gid < chunks) {", *chunk("gid", True),
+                 "    for (uint j = gid + G; j < chunks; j += G) {",
+                 *["  " + s for s in chunk("j", False)], "    }", "  }"]
+        if width > 1:       # the last n % width elements, one per work-item
+            if index:
+                tail = element([f"(int)(offset + chunks * {width} + gid)"])
+            else:
+                tail = element([f"{nm}[skip + chunks * {width} + gid]" for nm in names])
+            lines += ["  if (gid < rem) {", f"    const {t} e = {tail};",
+                      f"    acc = gid < chunks ? {f}(acc, e) : e;", "  }"]
+        # the work-items that hold a value are a prefix: gid < max(chunks, rem)
+        lines += ["  const uint have = max(chunks, rem);",
+                  f"  const uint base = get_group_id(0) * {wg};",
+                  f"  const uint active = have > base ? min(have - base, (uint){wg}) : 0u;",
+                  "  acc_l[lid] = acc;",
+                  "  barrier(CLK_LOCAL_MEM_FENCE);",
+                  f"  for (uint s = {wg // 2}; s > 0; s >>= 1) {{",
+                  f"    if (lid < s && lid + s < active) acc_l[lid] = {f}(acc_l[lid], "
+                  "acc_l[lid + s]);",
+                  "    barrier(CLK_LOCAL_MEM_FENCE);", "  }",
+                  "  if (lid == 0) out[get_group_id(0)] = acc_l[0];", "}", ""]
+        return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""The register-blocked zip-reduce AllPairs on 1, 2 and 3 devices against numpy:
+several tilings, sizes that divide the tiles and sizes that do not (1 x N, N x 1,
+fewer columns than a vector), reductions without a neutral element, other types."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mcl.skel as sk
+from mcl.diagnostics import McplError
+from mcl.skel.allpairs import parse_tiling
+
+ADD = "float add(float x, float y) { return x + y; }"
+MUL = "float mul(float x, float y) { return x * y; }"
+
+
+def mats(n, d, m, seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return (rng.random((n, d)) - 0.5).astype(dtype), (rng.random((d, m)) - 0.5).astype(dtype)
+
+
+@pytest.mark.parametrize("n,d,m", [(256, 32, 128), (1, 9, 130), (131, 5, 1), (3, 1, 4),
+                                   (129, 16, 257), (64, 100, 66)])
+def test_default_tiling(ndev, n, d, m):
+    a, b = mats(n, d, m)
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, identity=0.0)
+    out = mm(sk.Matrix(a), sk.Matrix(b))
+    assert out.distribution.kind in ("block", "single")
+    assert np.allclose(out.to_numpy(), a @ b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("tile", ["64x64x16/4x4", "128x64x8/8x4", "32x64x4/2x8",
+                                  "16x16x4/1x1", "64x32x8/8x2", "64x64x16/4x4,32x8"])
+def test_tilings(ndev, tile):
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, tile=tile)       # no identity: first k starts
+    for n, d, m in [(70, 37, 45), (128, 64, 64), (1, 3, 1)]:
+        a, b = mats(n, d, m, seed=n)
+        assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                           atol=1e-5), (tile, n, d, m)
+
+
+def test_tile_from_environment(ndev, monkeypatch):
+    monkeypatch.setenv("MCL_SKEL_ALLPAIRS_TILE", "32x32x8/4x4")
+    mm = sk.AllPairs(zip=MUL, reduce=ADD)
+    assert mm.tile == "32x32x8/4x4"
+    a, b = mats(33, 17, 35)
+    assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                       atol=1e-5)
+
+
+def test_min_plus_with_infinite_identity(on_devices):
+    on_devices(2)
+    a, b = mats(21, 13, 18, seed=8)
+    mm = sk.AllPairs(zip="float plus(float x, float y) { return x + y; }",
+                     reduce="float mn(float x, float y) { return fmin(x, y); }",
+                     identity=np.float32(np.inf), tile="32x32x8/4x4")
+    ref = (a[:, :, None] + b[None, :, :]).min(axis=1)
+    assert np.array_equal(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), ref)
+    a0, b0 = mats(3, 0, 4)
+    assert np.all(mm(sk.Matrix(a0), sk.Matrix(b0)).to_numpy() == np.inf)
+
+
+def test_max_plus_without_identity(ndev):
+    # zip = +, reduce = max over negative values: padding with zeros would show
+    a, b = mats(45, 19, 70, seed=3)
+    a, b = a - 2.0, b - 2.0
+    mm = sk.AllPairs(zip="float plus(float x, float y) { return x + y; }",
+                     reduce="float mx(float x, float y) { return fmax(x, y); }")
+    ref = (a[:, :, None] + b[None, :, :]).max(axis=1)
+    assert np.array_equal(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), ref)
+
+
+def test_int_and_double(ndev):
+    rng = np.random.default_rng(6)
+    a = rng.integers(-50, 50, (37, 21)).astype(np.int32)
+    b = rng.integers(-50, 50, (21, 29)).astype(np.int32)
+    mm = sk.AllPairs(zip="int mul(int x, int y) { return x * y; }",
+                     reduce="int add(int x, int y) { return x + y; }", tile="64x64x8/4x4")
+    assert np.array_equal(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b)
+    ad, bd = mats(40, 24, 36, dtype=np.float64)
+    md = sk.AllPairs(zip="double mul(double x, double y) { return x * y; }",
+                     reduce="double add(double x, double y) { return x + y; }",
+                     identity=0.0)
+    assert np.allclose(md(sk.Matrix(ad), sk.Matrix(bd)).to_numpy(), ad @ bd, rtol=1e-12)
+
+
+def test_empty_and_no_columns(ndev):
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, identity=1.5)
+    for n, d, m in [(0, 3, 4), (3, 4, 0), (0, 0, 0)]:
+        a, b = mats(n, d, m)
+        assert mm(sk.Matrix(a), sk.Matrix(b)).to_numpy().shape == (n, m)
+    a, b = mats(5, 0, 6)
+    assert np.array_equal(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), np.full((5, 6), 1.5))
+    with pytest.raises(McplError) as e:
+        sk.AllPairs(zip=MUL, reduce=ADD)(sk.Matrix(a), sk.Matrix(b))
+    assert e.value.diagnostics[0].code == "skel-empty-reduce"
+
+
+def test_bad_tile():
+    assert str(parse_tiling("128x128x16/8x8,32x8")) == "128x128x16/8x8,32x8"
+    assert parse_tiling("128x128x16/8x8,32x8").local_shape == (32, 8)
+    for bad in ("128x128", "128x128x16/3x8", "100x128x16/8x8", "128x128x6/8x8",
+                "128x128x16/8x8,32x4"):
+        with pytest.raises(McplError):
+            parse_tiling(bad)
+    with pytest.raises(McplError):
+        sk.AllPairs(zip=MUL, reduce=ADD, tile="banana")
+
+
+def test_build_error_maps_to_user_line(ndev):
+    bad = sk.AllPairs(zip="float mul(float x, float y) {\n  return x * nothing_here;\n}",
+                      reduce=ADD, identity=0.0)
+    a, b = mats(4, 4, 4)
+    with pytest.raises(McplError) as e:
+        bad(sk.Matrix(a), sk.Matrix(b))
+    d = e.value.diagnostics[0]
+    assert d.code == "skel-function-build" and "nothing_here" in d.message
+
+
+def test_build_options(on_devices, monkeypatch):
+    on_devices(2)
+    monkeypatch.setenv("MCL_SKEL_ALLPAIRS_OPTIONS", "-cl-mad-enable")
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, tile="32x32x8/4x4")
+    assert mm.options == ("-cl-mad-enable",)
+    a, b = mats(19, 12, 21)
+    assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                       atol=1e-5)
