@@ -682,11 +682,14 @@ def _private_vectors(x: Expr) -> Expr:
     return apply(Prim("asScalar"), apply(Prim("toPrivate", (Prim("mapSeq", (Prim("id"),)),)), x))
 
 
-def _mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w) -> Expr:
-    l1, l0 = tm // rm, tn // rn
+def _vectorised_k_tile(f: Fun, g: Fun | None, acc: Param, tile_a: Expr, tile_b: Expr,
+                       l1: int, l0: int, rm: int, rn: int, w: int) -> Expr:
+    """One k-step of a vectorised tiling: the (l1 x l0) work-items' blocks ``acc``
+    [l1][l0][rm][rn] updated with the k-tiles in local memory, ``tile_a`` A's tile
+    transposed ([tk][tm]: a work-item's rows are adjacent there) and ``tile_b`` [tk][tn].
+    For every k, each work-item loads its parts of the k-th rows of the tiles into
+    registers as rm/w and rn/w vectors and adds a[i] * b[j] to acc[i][j]."""
     ra, rb = rm // w, rn // w
-    # per work-item and k: acc[rm][rn] += a[i] * b[j], the work-item's parts a and b of
-    # the k-th rows of the tiles loaded into registers as ra and rb vectors first
     acc2, q, fa, fb = (Param(n) for n in ("acc", "q", "aFrag", "bFrag"))
     kstep = Lambda((acc2, q), apply(Lambda((fa, fb), _block_update(f, g, acc2, fa, fb)),
                                     _private_vectors(_get(q, 0)), _private_vectors(_get(q, 1))))
@@ -694,17 +697,17 @@ def _mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w) -
                                                             "aRuns"))
     block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
                               Call(Prim("zip"), (a_runs, b_runs))))
-    # tileA holds A's tile transposed ([tk][tm]): a work-item's rows are adjacent there
-    la, lb = Param("tileA"), Param("tileB")
     per_row = Lambda((acc_rows, a_runs), apply(
         Prim("mapLcl", (Lambda((acc_blk, b_runs), block),), 0),
-        Call(Prim("zip"), (acc_rows, _runs(lb, l0, rb, w)))))
-    acc, p = Param("acc"), Param("p")
-    compute = apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (acc, _runs(la, l1, ra, w))))
-    # p: the work-items' shares of the k-step's tiles, loaded one k-step ahead
-    step = Lambda((acc, p), apply(Lambda((la, lb), compute),
-                                  apply(_registers_to_local(tm, tk, w, True), _get(p, 0)),
-                                  apply(_registers_to_local(tk, tn, w, False), _get(p, 1))))
+        Call(Prim("zip"), (acc_rows, _runs(tile_b, l0, rb, w)))))
+    return apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (acc, _runs(tile_a, l1, ra, w))))
+
+
+def _write_vector_blocks(rm: int, rn: int, w: int):
+    """The ``write`` of ``_mm_work_groups`` for vectorised tilings: the work-items'
+    blocks [l1][l0][rm][rn] written to global memory as w-wide vectors, then viewed as
+    the C tile [tm][tn] (each work-item's runs of rows and columns back in place)."""
+    ra, rb = rm // w, rn // w
 
     def write(reduced: Expr) -> Expr:
         vectors = apply(Prim("map", (Prim("map", (Prim("map", (Prim("asVector", (w,)),)),)),)),
@@ -717,9 +720,22 @@ def _mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w) -
                      apply(JOIN, apply(Prim("reorderStride", (_i(ra),)), apply(JOIN, apply(
                          Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
                          written)))))
+    return write
+
+
+def _mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w) -> Expr:
+    l1, l0 = tm // rm, tn // rn
+    # tileA holds A's tile transposed ([tk][tm]): a work-item's rows are adjacent there
+    la, lb, acc, p = Param("tileA"), Param("tileB"), Param("acc"), Param("p")
+    compute = _vectorised_k_tile(f, g, acc, la, lb, l1, l0, rm, rn, w)
+    # p: the work-items' shares of the k-step's tiles, loaded one k-step ahead
+    step = Lambda((acc, p), apply(Lambda((la, lb), compute),
+                                  apply(_registers_to_local(tm, tk, w, True), _get(p, 0)),
+                                  apply(_registers_to_local(tk, tn, w, False), _get(p, 1))))
     return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
-                           write, (Prim("prefetch", (_tile_to_registers(tm, tk, l1, l0, w),)),
-                                   Prim("prefetch", (_tile_to_registers(tk, tn, l1, l0, w),))))
+                           _write_vector_blocks(rm, rn, w),
+                           (Prim("prefetch", (_tile_to_registers(tm, tk, l1, l0, w),)),
+                            Prim("prefetch", (_tile_to_registers(tk, tn, l1, l0, w),))))
 
 
 def mm_vectorised_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:

@@ -38,9 +38,8 @@ from __future__ import annotations
 
 import itertools
 
-from mcl.lift.ir import JOIN, Call, Lambda, Param, Prim, apply, compose
+from mcl.lift.ir import JOIN, Lambda, Param, Prim, compose
 from mcl.lift.macros import (
-    _block_update,
     _block_zeros,
     _get,
     _i,
@@ -48,10 +47,10 @@ from mcl.lift.macros import (
     _mm_at_top,
     _mm_problem,
     _mm_work_groups,
-    _private_vectors,
     _registers_to_local,
-    _runs,
     _tile_to_registers,
+    _vectorised_k_tile,
+    _write_vector_blocks,
 )
 from mcl.lift.rules import Limits, Rule, Site, rule
 
@@ -139,36 +138,10 @@ def a_layout(tm: int, tk: int, threads: int, w: int) -> tuple[bool, int]:
 
 def _mm_double_buffered_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w):
     l1, l0 = tm // rm, tn // rn
-    ra, rb = rm // w, rn // w
-    # per work-item and k: acc[rm][rn] += a[i] * b[j], its parts a and b of the k-th rows
-    # of the tiles read from local memory into registers as ra and rb vectors
-    acc2, q, fa, fb = (Param(n) for n in ("acc", "q", "aFrag", "bFrag"))
-    kstep = Lambda((acc2, q), apply(Lambda((fa, fb), _block_update(f, g, acc2, fa, fb)),
-                                    _private_vectors(_get(q, 0)), _private_vectors(_get(q, 1))))
-    acc_blk, b_runs, acc_rows, a_runs = (Param(n) for n in ("accBlock", "bRuns", "accRows",
-                                                            "aRuns"))
-    block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
-                              Call(Prim("zip"), (a_runs, b_runs))))
-    acc, p = Param("acc"), Param("p")
     # p: this k-step's tiles, already in local memory (A's transposed: [tk][tm])
-    per_row = Lambda((acc_rows, a_runs), apply(
-        Prim("mapLcl", (Lambda((acc_blk, b_runs), block),), 0),
-        Call(Prim("zip"), (acc_rows, _runs(_get(p, 1), l0, rb, w)))))
-    step = Lambda((acc, p), apply(Prim("mapLcl", (per_row,), 1),
-                                  Call(Prim("zip"), (acc, _runs(_get(p, 0), l1, ra, w)))))
-
-    def write(reduced):
-        vectors = apply(Prim("map", (Prim("map", (Prim("map", (Prim("asVector", (w,)),)),)),)),
-                        reduced)
-        written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),
-                                                                 ))),)), vectors)
-        # [l1][l0][rm][rb] vectors -> the C tile: the work-items' runs back in place
-        return apply(Prim("map", (compose(Prim("asScalar"), Prim("reorderStride", (_i(rb),)),
-                                          JOIN),)),
-                     apply(JOIN, apply(Prim("reorderStride", (_i(ra),)), apply(JOIN, apply(
-                         Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
-                         written)))))
-
+    acc, p = Param("acc"), Param("p")
+    step = Lambda((acc, p), _vectorised_k_tile(f, g, acc, _get(p, 0), _get(p, 1),
+                                               l1, l0, rm, rn, w))
     by_columns, pad = a_layout(tm, tk, l1 * l0, w)
     stage_a = compose(_rows_registers_to_local_transposed(tm, tk, l1, l0, w),
                       _tile_to_registers_by_rows(tm, tk, l1, l0, w)) if by_columns else \
@@ -176,8 +149,9 @@ def _mm_double_buffered_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w):
     stage_b = compose(_strided_registers_to_local(tk, tn, l1, l0, w),
                       _tile_to_registers_strided(tk, tn, l1, l0, w))
     return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
-                           write, (Prim("prefetchLocal", (stage_a, _i(pad))),
-                                   Prim("prefetchLocal", (stage_b, _i(0)))))
+                           _write_vector_blocks(rm, rn, w),
+                           (Prim("prefetchLocal", (stage_a, _i(pad))),
+                            Prim("prefetchLocal", (stage_b, _i(0)))))
 
 
 #: tile sides of C, k-tile depths and register-block sides the rule offers
