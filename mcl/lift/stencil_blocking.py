@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import sympy
 
-from mcl.lift.codegen import CONSTANT_BYTES
+from mcl.lift.codegen_patterns import CONSTANT_BYTES
 from mcl.lift.ir import (
     JOIN,
     Call,
