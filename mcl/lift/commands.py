@@ -218,9 +218,6 @@ def cmd_explore(args) -> int:
     return 0
 
 
-__all__ = ["register", "print_diagnostics", "SourceCache"]
-
-
 def _register_from_mcpl(lift_subparsers: argparse._SubParsersAction) -> None:
     """Add ``from-mcpl`` to ``mcl lift``, and to ``explore`` the options of an MCPL kernel."""
     p = lift_subparsers.add_parser(
@@ -299,3 +296,6 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
                 max_version_s=getattr(args, "max_version_s", None))
     print(table(c, markdown=getattr(args, "markdown", False)), end="")
     return 0 if any(r.status == "ok" for r in c.rows) else 1
+
+
+__all__ = ["register", "print_diagnostics", "SourceCache"]
