@@ -271,12 +271,19 @@ def _mm_problem(s: Site):
     return f, z, g, a_expr, b_param, int(at.size), n, int(at.elem.size)
 
 
-def mm_tiled(s: Site) -> list[Expr]:
-    p = _mm_problem(s)
-    if p is None:
-        return []
-    *expr, m, n, k = p
-    return [_mm_tiled_expr(*expr, *c) for c in mm_tiling_choices(m, n, k, s.limits)]
+def _tiled_rhs(expr, choices):
+    """The right-hand side of a tiled rule: ``expr(f, z, g, A, B, *choice)`` for each of
+    ``choices(m, n, k, limits)`` (none where the problem's initial value is no literal)."""
+    def rhs(s: Site) -> list[Expr]:
+        p = _mm_problem(s)
+        if p is None:
+            return []
+        *problem, m, n, k = p
+        return [expr(*problem, *c) for c in choices(m, n, k, s.limits)]
+    return rhs
+
+
+mm_tiled = _tiled_rhs(_mm_tiled_expr, mm_tiling_choices)
 
 
 rule(Rule("mm-tiling", "macro",
@@ -398,13 +405,7 @@ def mm_vectorised_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]
     return out[:limits.max_choices]
 
 
-def mm_tiled_vectorised(s: Site) -> list[Expr]:
-    p = _mm_problem(s)
-    if p is None:
-        return []
-    *expr, m, n, k = p
-    return [_mm_tiled_vectorised_expr(*expr, *c)
-            for c in mm_vectorised_choices(m, n, k, s.limits)]
+mm_tiled_vectorised = _tiled_rhs(_mm_tiled_vectorised_expr, mm_vectorised_choices)
 
 
 rule(Rule("mm-tiling-vectorised", "macro",
@@ -555,13 +556,7 @@ def mm_double_buffered_choices(m: int, n: int, k: int, limits: Limits) -> list[t
     return out[:limits.max_choices]
 
 
-def mm_double_buffered(s: Site) -> list:
-    p = _mm_problem(s)
-    if p is None:
-        return []
-    *expr, m, n, k = p
-    return [_mm_double_buffered_expr(*expr, *c)
-            for c in mm_double_buffered_choices(m, n, k, s.limits)]
+mm_double_buffered = _tiled_rhs(_mm_double_buffered_expr, mm_double_buffered_choices)
 
 
 rule(Rule("mm-tiling-double-buffered", "macro",
