@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import enum
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,21 +57,26 @@ class Span:
 
 
 class LineIndex:
-    """Maps character offsets of a text to 1-based (line, column)."""
+    """Maps character offsets of a text to 1-based (line, column); the text may start
+    at line ``line`` and column ``column`` of a file (an item of a module), which
+    positions and spans then count from."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, line: int = 1, column: int = 1):
         self.text = text
-        self._starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._starts.append(i + 1)
+        self._starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        self._line = line - 1
+        self._column = column - 1
 
     def position(self, offset: int) -> tuple[int, int]:
         offset = max(0, min(offset, len(self.text)))
         line = bisect.bisect_right(self._starts, offset) - 1
-        return line + 1, offset - self._starts[line] + 1
+        column = offset - self._starts[line] + 1
+        if line == 0:
+            column += self._column
+        return line + 1 + self._line, column
 
     def offset(self, line: int, column: int) -> int:
+        """The offset of a 1-based (line, column) relative to this text."""
         line = max(1, min(line, len(self._starts)))
         return min(self._starts[line - 1] + column - 1, len(self.text))
 

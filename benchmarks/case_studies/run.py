@@ -430,11 +430,11 @@ def run_version(v: dict, ref, inputs: RunInputs, keys: tuple[str, ...],
         return out, None, sizes
     t0 = time.perf_counter()
     try:
-        if v["version"] in getattr(ref, "SPECIALIZE", ()) and opts.compile is compile_version:
+        written_for_sizes = v["version"] in getattr(ref, "SPECIALIZE", ())
+        if written_for_sizes:
             out["specialized"] = True   # written for sizes known when it is built
-            kernel = compile_version(ROOT / v["file"], opts.device, specialize=True)
-        else:
-            kernel = opts.compile(ROOT / v["file"], opts.device)
+        kernel = opts.compile(ROOT / v["file"], opts.device,
+                              opts.specialize or written_for_sizes)
     except Exception as e:
         out.update(status="not compiled", reason=short_error(e))
         return out, None, sizes
@@ -807,14 +807,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None,
-         compile_fn: Callable[[Path, str | None], Any] = compile_version,
+         compile_fn: Callable[[Path, str | None, bool], Any] = compile_version,
          timer_fn: Callable[[Any, dict, str | None], Callable[[], float]] = Launcher) -> dict:
-    """``compile_fn(path, device)`` gives a version's callable kernel; ``timer_fn(kernel,
-    args, device)`` a callable returning the seconds of one run (tests pass stand-ins)."""
+    """``compile_fn(path, device, specialize)`` gives a version's callable kernel (built
+    for its sizes with ``--specialize`` or where reference.py's SPECIALIZE names it);
+    ``timer_fn(kernel, args, device)`` a callable returning the seconds of one run (tests
+    pass stand-ins)."""
     opts = parse_args(argv)
     opts.compile, opts.timer = compile_fn, timer_fn
-    if opts.specialize and compile_fn is compile_version:
-        opts.compile = lambda path, device: compile_version(path, device, specialize=True)
     if opts.watchdog:
         faulthandler.dump_traceback_later(opts.watchdog, exit=True)
     start = time.monotonic()

@@ -40,8 +40,10 @@ from mcl.diagnostics import McplError  # noqa: E402
 from mcl.lift import macros  # noqa: E402, F401  (registers the macro rules)
 from mcl.lift.explore import Evaluator  # noqa: E402
 from mcl.lift.ir import bind_sizes  # noqa: E402
-from mcl.lift.macros import mm_vectorised_choices  # noqa: E402
-from mcl.lift.macros_mm import mm_double_buffered_choices  # noqa: E402
+from mcl.lift.macros_mm import (  # noqa: E402
+    mm_double_buffered_choices,
+    mm_vectorised_choices,
+)
 from mcl.lift.parser import parse_file  # noqa: E402
 from mcl.lift.rules import Limits, apply_rule  # noqa: E402
 

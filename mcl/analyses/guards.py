@@ -31,7 +31,6 @@ class GuardedLoop:
     loops) and the guarded accesses to parameter arrays in its body."""
 
     loop: ast.Stmt
-    var: str
     accesses: list[ast.Index] = field(default_factory=list)
 
     @property
@@ -41,15 +40,6 @@ class GuardedLoop:
 
 def _names(e: ast.Node) -> set[str]:
     return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
-
-
-def _loop_var(s: ast.Stmt) -> str:
-    if isinstance(s, ast.For) and isinstance(s.init, ast.Declaration):
-        return s.init.name
-    if isinstance(s, ast.For) and isinstance(s.init, ast.Assign) and \
-            isinstance(s.init.target, ast.Name):
-        return s.init.target.id
-    return "while"
 
 
 def guarded_loops(f: ast.Function) -> list[GuardedLoop]:
@@ -99,7 +89,7 @@ def guarded_loops(f: ast.Function) -> list[GuardedLoop]:
                     and node.base.id in arrays:
                 used = index_names(node, defs)
                 if any(c & used for c in conds):
-                    entry = found.setdefault(id(outer), GuardedLoop(outer, _loop_var(outer)))
+                    entry = found.setdefault(id(outer), GuardedLoop(outer))
                     entry.accesses.append(node)
 
     visit(f.body, None, [], {})
@@ -136,9 +126,10 @@ def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
         if count < MIN_ACCESSES:
             continue
         names = ", ".join(g.arrays)
+        var = lp.var if lp is not None and lp.var else "while"
         out.append(info(
             "feedback-guards",
-            f"{count} accesses to {names} per iteration of loop {g.var} sit behind bounds "
+            f"{count} accesses to {names} per iteration of loop {var} sit behind bounds "
             "tests: every iteration evaluates them, and a run of 4 adjacent "
             "elements among them becomes a 128-bit access only after a run-time test of "
             "its alignment (with the element-by-element code beside it)",

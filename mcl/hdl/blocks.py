@@ -9,6 +9,7 @@ Blocks compare by identity: the same block may be placed in several descriptions
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mcl.diagnostics import Span
 from mcl.hdl import language as L
@@ -106,6 +107,9 @@ class Placement:
 # --------------------------------------------------------------------------- blocks
 
 
+_B = TypeVar("_B", bound="Block")
+
+
 @dataclass(frozen=True, eq=False)
 class Block:
     """A block ``keyword name { ... }`` of a description. ``origin`` is the
@@ -133,6 +137,10 @@ class Block:
 
     def children_of_kind(self, *kinds: str) -> list[Block]:
         return [b for b in self.children if b.kind in kinds]
+
+    def first_child(self, cls: type[_B]) -> _B | None:
+        """The first child block of class ``cls`` (its typed block), or None."""
+        return next((b for b in self.children if isinstance(b, cls)), None)
 
     def prop(self, name: str) -> Property | None:
         for p in self.properties:
@@ -189,19 +197,19 @@ class Parallelism(_HasSpaces):
 
     @property
     def par_group(self) -> ParGroup | None:
-        return next((b for b in self.children if isinstance(b, ParGroup)), None)
+        return self.first_child(ParGroup)
 
 
 class ParGroup(Grouping, _HasSpaces):
     @property
     def unit(self) -> ParUnit | None:
-        return next((b for b in self.children if isinstance(b, ParUnit)), None)
+        return self.first_child(ParUnit)
 
 
 class ParUnit(_HasSpaces):
     @property
     def par_group(self) -> ParGroup | None:
-        return next((b for b in self.children if isinstance(b, ParGroup)), None)
+        return self.first_child(ParGroup)
 
 
 class MemorySpace(Block):
@@ -342,7 +350,7 @@ class ExecutionGroup(_Executing, Grouping):
 
     @property
     def unit(self) -> ExecutionUnit | None:
-        return next((b for b in self.children if isinstance(b, ExecutionUnit)), None)
+        return self.first_child(ExecutionUnit)
 
 
 class ExecutionUnit(_Executing):
@@ -350,7 +358,7 @@ class ExecutionUnit(_Executing):
 
     @property
     def instructions(self) -> Instructions | None:
-        return next((b for b in self.children if isinstance(b, Instructions)), None)
+        return self.first_child(Instructions)
 
 
 class Instructions(DeviceBlock):

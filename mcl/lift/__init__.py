@@ -30,12 +30,12 @@ Types and semantics
     ``fun_type(f, arg_types)``; ``mcl.lift.interp.run(program, *numpy_inputs)``,
     ``random_inputs(program, sizes)``.
 
-Rules (``mcl.lift.rules``, ``mcl.lift.macros``, ``mcl.lift.macros_mm``)
+Rules (``mcl.lift.rules``; macros: ``.macros``, ``.macros_mm``, ``.stencil_blocking``)
     ``RULES[name] -> Rule(name, kind, doc, match, rhs, condition, exact)``;
     ``rewrites(program, rules=None, limits=None) -> [Rewrite(rule, path, choice,
     result)]``; ``apply_rule(program, name, path=None, choice=0)``; ``Limits``.
 
-Code generation (``mcl.lift.codegen``, ``mcl.lift.execute``)
+Code generation (``mcl.lift.codegen``, ``.codegen_patterns``, ``mcl.lift.execute``)
     ``generate(program, sizes, Options()) -> Generated(source, kernels, buffers,
     inputs, output, output_shape)`` with ``.plan()``; ``run_generated(gen, runtime,
     inputs)``; ``Bound(compile_generated(gen, rt), inputs).time()``.

@@ -135,34 +135,30 @@ def c_path(e: CExpr) -> str:
     return "?"
 
 
+def subexpressions(e: CExpr) -> tuple[CExpr, ...]:
+    """The operands of ``e`` (none for numbers and variables)."""
+    if isinstance(e, CField):
+        return (e.base,)
+    if isinstance(e, CUnary):
+        return (e.operand,)
+    if isinstance(e, CBinary):
+        return (e.left, e.right)
+    if isinstance(e, CTernary):
+        return (e.cond, e.then, e.other)
+    if isinstance(e, CCall):
+        return e.args
+    return ()
+
+
 def variables(e: CExpr) -> set[str]:
     if isinstance(e, CVar):
         return {e.name}
-    if isinstance(e, CField):
-        return variables(e.base)
-    if isinstance(e, CUnary):
-        return variables(e.operand)
-    if isinstance(e, CBinary):
-        return variables(e.left) | variables(e.right)
-    if isinstance(e, CTernary):
-        return variables(e.cond) | variables(e.then) | variables(e.other)
-    if isinstance(e, CCall):
-        return set().union(*(variables(a) for a in e.args)) if e.args else set()
-    return set()
+    return set().union(*(variables(x) for x in subexpressions(e)))
 
 
 def calls(e: CExpr) -> set[str]:
-    if isinstance(e, CCall):
-        return {e.name}.union(*(calls(a) for a in e.args))
-    if isinstance(e, CUnary):
-        return calls(e.operand)
-    if isinstance(e, CField):
-        return calls(e.base)
-    if isinstance(e, CBinary):
-        return calls(e.left) | calls(e.right)
-    if isinstance(e, CTernary):
-        return calls(e.cond) | calls(e.then) | calls(e.other)
-    return set()
+    own = {e.name} if isinstance(e, CCall) else set()
+    return own.union(*(calls(x) for x in subexpressions(e)))
 
 
 def has_branches(e: CExpr) -> bool:

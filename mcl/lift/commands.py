@@ -1,4 +1,4 @@
-"""``mcl lift check|print|rewrite|gen|explore``: the Lift commands."""
+"""``mcl lift check|print|rewrite|gen|explore|from-mcpl``: the Lift commands."""
 
 from __future__ import annotations
 
@@ -92,8 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--repeat", type=int, default=10, help="timed runs per candidate")
     q.set_defaults(func=cmd_explore)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
-    from mcl.lift import from_mcpl  # MCPL kernels: from-mcpl, explore KERNEL.mcpl
-    from_mcpl.register(lsub)
+    _register_from_mcpl(lsub)   # MCPL kernels: from-mcpl, explore KERNEL.mcpl
 
 
 def cmd_check(args) -> int:
@@ -175,7 +174,6 @@ def cmd_explore(args) -> int:
         if getattr(args, option) < 1:
             raise UsageError(f"--{option}: {getattr(args, option)}; give 1 or more")
     if args.file.endswith((".mcpl", ".mcl")):
-        from mcl.lift.from_mcpl import cmd_explore_mcpl
         return cmd_explore_mcpl(args)
     from mcl.lift.explore import explore
     prog = _load(args)
@@ -218,6 +216,86 @@ def cmd_explore(args) -> int:
     print(f"expression: {best['expression']}")
     print("OpenCL:\n" + best["source"])
     return 0
+
+
+def _register_from_mcpl(lift_subparsers: argparse._SubParsersAction) -> None:
+    """Add ``from-mcpl`` to ``mcl lift``, and to ``explore`` the options of an MCPL kernel."""
+    p = lift_subparsers.add_parser(
+        "from-mcpl", help="derive a Lift program from an MCPL kernel (perfect, accelerator)",
+        description="Turn an MCPL kernel written at a level with one kind of parallel unit "
+                    "into a Lift high-level program: foreach becomes map, accumulating loops "
+                    "become reduce, element-wise combination zip, affine windows slide. "
+                    "Explains, at the MCPL source, what Lift cannot express.")
+    p.add_argument("file", metavar="FILE", help="MCPL module (.mcpl)")
+    p.add_argument("--function", "-f", help="the function to derive (default: the first)")
+    p.add_argument("--output", help="the array to compute when the kernel writes several")
+    p.add_argument("--explain", action="store_true",
+                   help="also say which MCPL construct became which Lift pattern")
+    p.add_argument("--verify", action="store_true",
+                   help="run the program with Lift's interpreter against reference.py "
+                        "(beside the kernel) on random inputs of its test sizes")
+    p.add_argument("-o", "--out", metavar="FILE", help="write the program to FILE (.lift)")
+    add_output_options(p)
+    p.set_defaults(func=run_from_mcpl)
+    ex = lift_subparsers.choices.get("explore")
+    if ex is not None:   # `mcl lift explore KERNEL.mcpl`: options of the comparison
+        extra = [("--target", dict(metavar="LEAF", help="KERNEL.mcpl: the leaf level the MCPL "
+                                   "versions are compiled for (default: MCL_TARGET)")),
+                 ("--function", dict(help="KERNEL.mcpl: the function to derive")),
+                 ("--markdown", dict(action="store_true",
+                                     help="KERNEL.mcpl: print the table as markdown")),
+                 ("--max-version-s", dict(type=float, default=20.0, metavar="S",
+                                          help="KERNEL.mcpl: leave out MCPL versions whose "
+                                          "one run is predicted (from runs at smaller sizes) "
+                                          "to take longer than S seconds (default 20)"))]
+        for flag, kw in extra:
+            if flag not in ex._option_string_actions:
+                ex.add_argument(flag, **kw)
+
+
+def run_from_mcpl(args: argparse.Namespace) -> int:
+    from mcl.cli import EXIT_ERRORS
+    from mcl.lift.from_mcpl import derive, reference_module, verify
+    d = derive(args.file, args.function, args.output)
+    text = d.text()
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        print(text, end="")
+    if args.explain and d.notes:
+        print_diagnostics(d.notes, args, SourceCache())
+    if args.verify:
+        ref = reference_module(args.file)
+        if ref is None:
+            print(f"no reference.py beside {args.file}: nothing to verify against")
+            return EXIT_ERRORS
+        bad = 0
+        for sizes in ref.SIZES:
+            c = verify(d, ref, sizes)
+            bad += not c.ok
+            print(f"verify {sizes}: {'ok' if c.ok else 'MISMATCH'} (max |error| {c.max_error:.3g})")
+        return EXIT_ERRORS if bad else 0
+    return 0
+
+
+def cmd_explore_mcpl(args: argparse.Namespace) -> int:
+    """``mcl lift explore KERNEL.mcpl``: derive, explore with Lift, compare with the MCPL
+    versions beside the kernel (see :mod:`mcl.lift.compare`)."""
+    import os
+
+    from mcl.lift.compare import compare, table
+    from mcl.opencl import available_targets
+    leaf = getattr(args, "target", None) or os.environ.get("MCL_TARGET")
+    if not leaf:
+        raise UsageError("say which leaf level the MCPL versions are compiled for: --target "
+                         "LEAF (one of " + ", ".join(available_targets()) + ")")
+    sizes = size_assignments(args)
+    c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
+                args.seed, args.depth, args.results, args.repeat,
+                getattr(args, "function", None), progress=sys.stderr,
+                max_version_s=getattr(args, "max_version_s", None))
+    print(table(c, markdown=getattr(args, "markdown", False)), end="")
+    return 0 if any(r.status == "ok" for r in c.rows) else 1
 
 
 __all__ = ["register", "print_diagnostics", "SourceCache"]

@@ -1,6 +1,9 @@
 """Macro rules: fixed sequences of the basic rules that reach an optimisation
 goal in one step (seed 002, "register blocking as a macro rule"), each with
-numeric parameters chosen within the device's limits.
+numeric parameters chosen within the device's limits. This module holds the
+reductions and the helpers the other macro modules share; importing it registers
+every macro rule (the matrix multiplications of ``macros_mm``, the 2-D stencils of
+``stencil_blocking``).
 
 * ``reduce-to-workgroup-tree``: reduce -> partial reductions per work-group,
   each thread reducing a strided (coalesced), optionally vectorised chunk
@@ -18,29 +21,6 @@ numeric parameters chosen within the device's limits.
   (at most 12): scalar or the widest vectors of the limits, with or without the warp
   tail, the three largest work-group sizes up to 512 that divide the row and whose k
   trees fit in local memory.
-* ``mm-register-blocking``: matrix multiplication with each work-item
-  computing a block of C in private memory (register blocking) and coalesced
-  reads of B.
-* ``mm-tiling``: the tiling macro rule of the Lift papers: per work-group a
-  tm x tn tile of C; tiles of A (tm x tk) and B (tk x tn) copied to local memory
-  by the whole group each k-step; each work-item accumulating an rm x rn register
-  block (strided over the tile) in private memory; work-group (tn/rn) x (tm/rm).
-* ``mm-tiling-vectorised``: the same tiling vectorised (seed 002's asVector /
-  asScalar / mapVec patterns): the tiles are copied with w-wide vector loads
-  (A's transposed in local memory), each work-item owns runs of w adjacent rows
-  and columns of the C tile, loads its parts of the tiles into registers as
-  vectors and writes C as vectors. The sizes divide by construction, so every
-  vector access is aligned (the code generator emits 128-bit accesses for float4).
-* ``stencil-2d-tiling``: every fh x fw window of a 2-D input (the convolution derived
-  from MCPL) with overlapped tiles (Hagedorn et al., CGO 2018):
-  ``slide(fh, 1) = join o map(slide(fh, 1)) o slide(th + fh - 1, th)`` in both
-  dimensions; one work-group of th x tw work-items per th x tw outputs copies its
-  (th + fh - 1) x (tw + fw - 1) input tile with halo into local memory
-  (``toLocal(mapLcl(1, mapLcl(0, id)))``, several elements per work-item, one
-  barrier), then each work-item computes its output from the tile (the window's
-  function as given; the direct lowering fuses its reduction into registers).
-  Choices (at most 8): tiles from ``STENCIL_TILES`` that divide the output, whose
-  group and tile fit the limits.
 
 Each is checked against the interpreter like every other rule."""
 
@@ -53,7 +33,6 @@ import sympy
 from mcl.lift.ir import (
     JOIN,
     Call,
-    Compose,
     Expr,
     Fun,
     Lambda,
@@ -67,11 +46,42 @@ from mcl.lift.ir import (
     walk,
 )
 from mcl.lift.rules import Limits, Rule, Site, _call_of, _is_assoc, rule
-from mcl.lift.types import ArrayType, ScalarType, TupleType
+from mcl.lift.types import ScalarType, TupleType
 
 
 def _i(k: int) -> sympy.Integer:
     return sympy.Integer(int(k))
+
+
+def _get(e: Expr, i: int) -> Expr:
+    return Call(Prim("get", (i,)), (e,))
+
+
+def _lcl2(f: Fun) -> Prim:
+    return Prim("mapLcl", (Prim("mapLcl", (f,), 0),), 1)
+
+
+def _apply_pair(g: Fun | None, a: Expr, b: Expr) -> Expr:
+    """``g`` applied to the pair (a, b), with ``p._0``/``p._1`` replaced in its body."""
+    if g is None:
+        raise ValueError("mm needs the multiplication")
+    if isinstance(g, UserFun) and len(g.params) == 2:
+        return apply(g, a, b)
+    if not (isinstance(g, Lambda) and len(g.params) == 1):
+        raise ValueError("unsupported multiplication function")
+    (q,) = g.params
+
+    def go(e: Expr) -> Expr:
+        if isinstance(e, Call) and isinstance(e.fun, Prim) and e.fun.name == "get" \
+                and e.args[0] == q:
+            return (a, b)[e.fun.args[0]]
+        if isinstance(e, Call):
+            return Call(e.fun, tuple(go(x) for x in e.args))
+        if e == q:
+            raise ValueError("the pair is used as a whole")
+        return e
+    return go(g.body)
+
 
 
 def tree(f: Fun, z: Expr, size: int, warp: bool, warp_size: int = 32,
@@ -384,482 +394,7 @@ rule(Rule("map-reduce-to-workgroups", "macro",
           match=_rows_match, rhs=map_reduce_workgroups, exact=True))
 
 
-# --- matrix multiplication ---------------------------------------------------------------------
-
-def _mm_shape(s: Site):
-    """``map(rowA => map(colB => reduce(+) o map(*) $ zip(rowA, colB)) o transpose $ B) $ A``."""
-    n = s.node
-    if not (isinstance(n, Call) and isinstance(n.fun, Prim) and n.fun.name == "map"):
-        return None
-    outer = n.fun.args[0]
-    if not (isinstance(outer, Lambda) and len(outer.params) == 1):
-        return None
-    body = outer.body
-    # strip a join around the inner map (join o map(...) o transpose $ B)
-    while isinstance(body, Call) and isinstance(body.fun, Prim) and body.fun.name == "join":
-        body = body.args[0]
-    if not (isinstance(body, Call) and isinstance(body.fun, Prim) and body.fun.name == "map"):
-        return None
-    inner = body.fun.args[0]
-    bt = body.args[0]
-    if not (isinstance(bt, Call) and isinstance(bt.fun, Prim) and bt.fun.name == "transpose"
-            and isinstance(bt.args[0], Param)):
-        return None
-    if not isinstance(inner, Lambda) or _row_reduction(inner) is None:
-        return None
-    f, z, g, x = _row_reduction(inner)
-    if not (isinstance(x, Call) and isinstance(x.fun, Prim) and x.fun.name == "zip"
-            and x.args == (outer.params[0], inner.params[0])):
-        return None
-    return f, z, g, n.args[0], bt.args[0]
-
-
-def _mm_at_top(s: Site) -> bool:
-    """A whole matrix multiplication: the program's top level, types known."""
-    return s.arg_types is not None and not s.enclosing and _mm_shape(s) is not None
-
-
-def mm_blocked(s: Site) -> list[Expr]:
-    f, z, g, a_expr, b_param = _mm_shape(s)
-    at = s.arg_types[0]
-    m, k = int(at.size), int(at.elem.size)
-    bt = s.env.get(b_param, b_param.type)
-    n = int(bt.elem.size)
-    out = []
-    for bm, bn in itertools.product((2, 4, 8), (2, 4, 8)):
-        if m % bm or n % bn:
-            continue
-        out.append(_mm_expr(f, z, g, a_expr, b_param, m, n, k, bm, bn))
-    return out
-
-
-def _mm_expr(f, z, g, a_expr, b_param, m, n, k, bm, bn) -> Expr:
-    # per block: acc[bm][bn] += a[i] * b[j] for every k
-    acc, p = Param("acc"), Param("p")
-    step = Lambda((acc, p), _block_update(f, g, acc, _get(p, 0), _get(p, 1)))
-    rows_a, cols_b = Param("rowsA"), Param("colsB")
-    zeros = Literal(z.text, ArrayType(ArrayType(z.type, _i(bn)), _i(bm))) \
-        if isinstance(z, Literal) else z
-    block = apply(Prim("toPrivate", (Prim("reduceSeq", (step, zeros)),)),
-                  Call(Prim("zip"), (apply(Prim("transpose"), rows_a),
-                                     apply(Prim("transpose"), cols_b))))
-    # [1][bm][bn] -> [bm][bn]
-    per_col_block = Lambda((cols_b,), apply(JOIN, block))
-    cols = apply(Prim("split", (_i(bn),)),
-                 apply(Prim("reorderStride", (_i(n // bn),)), apply(Prim("transpose"), b_param)))
-    # [N/bn][bm][bn] -> [bm][N/bn][bn] -> [bm][N] (permuted) -> [bm][N]
-    per_row_block = Lambda((rows_a,), apply(
-        Prim("map", (compose(Prim("reorderStride", (_i(bn),)), JOIN),)),
-        apply(Prim("transpose"), apply(Prim("mapGlb", (per_col_block,), 0), cols))))
-    return apply(JOIN, apply(Prim("mapGlb", (per_row_block,), 1),
-                             apply(Prim("split", (_i(bm),)), a_expr)))
-
-
-def _block_update(f: Fun, g: Fun, acc: Expr, a_part: Expr, b_part: Expr) -> Expr:
-    """``acc[i][j] = f(acc[i][j], g(a_part[i], b_part[j]))``: one step of a register
-    block's reduction (one k), sequentially in one work-item."""
-    acc_row, a, c, b = (Param(n) for n in ("accRow", "a", "c", "b"))
-    inner = Lambda((c, b), apply(f, c, _apply_pair(g, a, b)))
-    row_update = Lambda((acc_row, a), apply(Prim("mapSeq", (inner,)),
-                                            Call(Prim("zip"), (acc_row, b_part))))
-    return apply(Prim("mapSeq", (row_update,)), Call(Prim("zip"), (acc, a_part)))
-
-
-def _apply_pair(g: Fun | None, a: Expr, b: Expr) -> Expr:
-    """``g`` applied to the pair (a, b), with ``p._0``/``p._1`` replaced in its body."""
-    if g is None:
-        raise ValueError("mm needs the multiplication")
-    if isinstance(g, UserFun) and len(g.params) == 2:
-        return apply(g, a, b)
-    if not (isinstance(g, Lambda) and len(g.params) == 1):
-        raise ValueError("unsupported multiplication function")
-    (q,) = g.params
-
-    def go(e: Expr) -> Expr:
-        if isinstance(e, Call) and isinstance(e.fun, Prim) and e.fun.name == "get" \
-                and e.args[0] == q:
-            return (a, b)[e.fun.args[0]]
-        if isinstance(e, Call):
-            return Call(e.fun, tuple(go(x) for x in e.args))
-        if e == q:
-            raise ValueError("the pair is used as a whole")
-        return e
-    return go(g.body)
-
-
-def _get(e: Expr, i: int) -> Expr:
-    return Call(Prim("get", (i,)), (e,))
-
-
-rule(Rule("mm-register-blocking", "macro",
-          "map(rowA => map(colB => reduce o map(*) $ zip(rowA, colB)) o transpose $ B) $ A -> "
-          "join o mapGlb(1)(rowsA => ... mapGlb(0)(colsB => toPrivate(reduceSeq(acc[bm][bn] += "
-          "a*b)) ...) o split(bn) o reorderStride(N/bn) o transpose $ B) o split(bm) $ A",
-          match=_mm_at_top,
-          rhs=mm_blocked, exact=True))
-
-
-__all__ = ["tree", "first_stage", "workgroup_reduction", "reduction_choices", "Compose",
-           "ArrayType"]
-
-
-# --- matrix multiplication with local-memory tiles (Lift's tiling macro rule) -------------
-
-def _lcl2(f: Fun) -> Prim:
-    return Prim("mapLcl", (Prim("mapLcl", (f,), 0),), 1)
-
-
-def _to_local_tile(tile: Expr, rows: int, cols: int, l1: int, l0: int) -> Expr:
-    """Copy a [rows][cols] tile into local memory, all work-items of the (l1 x l0)
-    group together, consecutive work-items reading consecutive elements; the
-    result is viewed as [rows][cols] again."""
-    n = rows * cols
-    chunk = n // (l1 * l0)
-    # work-item t copies elements t*chunk ... t*chunk + chunk-1: local memory keeps the
-    # tile's own (row-major) layout
-    per_item = apply(Prim("split", (_i(l0),)), apply(Prim("split", (_i(chunk),)),
-                                                     apply(JOIN, tile)))
-    copied = apply(Prim("toLocal", (_lcl2(Prim("mapSeq", (Prim("id"),))),)), per_item)
-    return apply(Prim("split", (_i(cols),)), apply(JOIN, apply(JOIN, copied)))
-
-
-def _block_zeros(z: Literal, l1: int, l0: int, rm: int, rn: int) -> Literal:
-    """The initial value of a work-group's accumulators: [l1][l0] blocks of rm x rn."""
-    return Literal(z.text, ArrayType(ArrayType(ArrayType(ArrayType(z.type, _i(rn)), _i(rm)),
-                                               _i(l0)), _i(l1)))
-
-
-def _mm_work_groups(a_expr: Expr, b_param: Param, tm: int, tn: int, tk: int, step: Lambda,
-                    zeros: Literal, write, prefetch: tuple[Prim, Prim] | None = None) -> Expr:
-    """One work-group per tm x tn tile of C: ``reduceSeq(step, zeros)`` over the pairs
-    of k-tiles (tm x tk of A, tk x tn of B) gives the work-items' blocks
-    [l1][l0][rm][rn]; ``write`` takes them (an expression) to the C tile [tm][tn].
-    With ``prefetch`` (patterns applied to the arrays of k-tiles of A and of B:
-    ``prefetch(f)``, or ``prefetchLocal(f, p)`` in ``macros_mm``), the step receives
-    their results, computed one k-step ahead."""
-    rows_a, cols_b = Param("rowsA"), Param("colsB")
-    tiles_a = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tk),)),)), rows_a))
-    tiles_b = apply(Prim("split", (_i(tk),)), cols_b)
-    if prefetch is not None:
-        tiles_a = apply(prefetch[0], tiles_a)
-        tiles_b = apply(prefetch[1], tiles_b)
-    reduced = apply(JOIN, apply(Prim("reduceSeq", (step, zeros)),
-                                Call(Prim("zip"), (tiles_a, tiles_b))))
-    per_col_tile = Lambda((cols_b,), write(reduced))
-    b_tiles = apply(Prim("transpose"), apply(Prim("map", (Prim("split", (_i(tn),)),)), b_param))
-    per_row_tile = Lambda((rows_a,), apply(
-        Prim("map", (JOIN,)), apply(Prim("transpose"),
-                                    apply(Prim("mapWrg", (per_col_tile,), 0), b_tiles))))
-    return apply(JOIN, apply(Prim("mapWrg", (per_row_tile,), 1),
-                             apply(Prim("split", (_i(tm),)), a_expr)))
-
-
-def _mm_tiled_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn) -> Expr:
-    l1, l0 = tm // rm, tn // rn
-    # per work-item: acc[rm][rn] += a[i] * b[j] for every k of the tile
-    acc2, q = Param("acc"), Param("q")
-    kstep = Lambda((acc2, q), _block_update(f, g, acc2, _get(q, 0), _get(q, 1)))
-    acc_blk, b_cols, acc_row, a_rows = (Param(n) for n in ("accBlock", "bCols", "accRows",
-                                                           "aRows"))
-    block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
-                              Call(Prim("zip"), (apply(Prim("transpose"), a_rows),
-                                                 apply(Prim("transpose"), b_cols)))))
-    la, lb = Param("tileA"), Param("tileB")
-    # work-item (l1, l0) computes rows i*l1 + l1 and columns j*l0 + l0 of the C tile:
-    # neighbouring work-items read neighbouring local memory (no bank conflicts) and
-    # write neighbouring elements of C
-    a_blocks = apply(Prim("split", (_i(rm),)), apply(Prim("reorderStride", (_i(l1),)), la))
-    b_blocks = apply(Prim("split", (_i(rn),)), apply(Prim("reorderStride", (_i(l0),)),
-                                                     apply(Prim("transpose"), lb)))
-    per_row = Lambda((acc_row, a_rows), apply(
-        Prim("mapLcl", (Lambda((acc_blk, b_cols), block),), 0),
-        Call(Prim("zip"), (acc_row, b_blocks))))
-    acc, p = Param("acc"), Param("p")
-    compute = apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (acc, a_blocks)))
-    step = Lambda((acc, p), apply(Lambda((la, lb), compute),
-                                  _to_local_tile(_get(p, 0), tm, tk, l1, l0),
-                                  _to_local_tile(_get(p, 1), tk, tn, l1, l0)))
-
-    def write(reduced: Expr) -> Expr:
-        written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),
-                                                                 ))),)), reduced)
-        return apply(Prim("map", (compose(Prim("reorderStride", (_i(rn),)), JOIN),)),
-                     apply(Prim("reorderStride", (_i(rm),)),
-                           apply(JOIN, apply(Prim("map", (Prim("transpose"),)), written))))
-    return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
-                           write)
-
-
-def _tilings(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
-    """(tm, tn, tk, rm, rn): tiles of A (tm x tk) and B (tk x tn) in local memory,
-    register blocks rm x rn, a work-group of (tn/rn) x (tm/rm) work-items."""
-    out = []
-    for tm, tn, tk, rm, rn in itertools.product((128, 64, 32), (128, 64, 32), (16, 8),
-                                                (8, 4, 2), (8, 4, 2)):
-        l1, l0 = tm // rm, tn // rn
-        threads = l1 * l0
-        if m % tm or n % tn or k % tk or tm % rm or tn % rn:
-            continue
-        if not 32 <= threads <= min(256, limits.max_work_group):
-            continue
-        if (tm * tk) % threads or (tk * tn) % threads or l0 < 8:
-            continue
-        if (tm + tn) * tk * 4 > limits.local_memory:
-            continue
-        out.append((tm, tn, tk, rm, rn))
-    return out
-
-
-def mm_tiling_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
-    """The tilings (``_tilings``) the rule offers."""
-    out = _tilings(m, n, k, limits)
-    # the most work per work-item and per tile first (what fast SGEMMs do)
-    out.sort(key=lambda c: (-(c[3] * c[4]), -(c[0] * c[1]), -c[2]))
-    return out[:limits.max_choices]
-
-
-def _mm_problem(s: Site):
-    """``(f, z, g, A, B, m, n, k)`` of a matrix multiplication whose initial value is a
-    literal (the tiled rules fill register blocks with it); None otherwise."""
-    f, z, g, a_expr, b_param = _mm_shape(s)
-    if not isinstance(z, Literal):
-        return None
-    at = s.arg_types[0]
-    n = int(s.env.get(b_param, b_param.type).elem.size)
-    return f, z, g, a_expr, b_param, int(at.size), n, int(at.elem.size)
-
-
-def mm_tiled(s: Site) -> list[Expr]:
-    p = _mm_problem(s)
-    if p is None:
-        return []
-    *expr, m, n, k = p
-    return [_mm_tiled_expr(*expr, *c) for c in mm_tiling_choices(m, n, k, s.limits)]
-
-
-rule(Rule("mm-tiling", "macro",
-          "map(rowA => map(colB => reduce o map(*) $ zip(rowA, colB)) o transpose $ B) $ A -> "
-          "join o mapWrg(1)(rowsA => mapWrg(0)(colsB => toGlobal(copy) o reduceSeq((acc, "
-          "(tA, tB)) => mapLcl(1)(mapLcl(0)(acc[rm][rn] += a*b over the k-tile)) $ "
-          "(toLocal(copy) tA, toLocal(copy) tB), 0) $ zip(k-tiles of rowsA, colsB)) ...) o "
-          "split(tm) $ A",
-          match=_mm_at_top,
-          rhs=mm_tiled, exact=True))
-
-
-# --- matrix multiplication with vectorised tiles --------------------------------------------
-
-def _tile_to_registers(rows: int, cols: int, l1: int, l0: int, w: int) -> Fun:
-    """A [rows][cols] tile -> [l1][l0][c] vectors in private memory: each work-item's
-    share of the tile, ``w``-wide vectors along its rows, consecutive work-items
-    reading consecutive vectors of global memory."""
-    chunk = rows * cols // (w * l1 * l0)
-    return compose(Prim("toPrivate", (_lcl2(Prim("mapSeq", (Prim("id"),))),)),
-                   Prim("split", (_i(l0),)), Prim("split", (_i(chunk),)), JOIN,
-                   Prim("map", (Prim("asVector", (w,)),)))
-
-
-def _registers_to_local(rows: int, cols: int, w: int, transposed: bool) -> Fun:
-    """The work-items' shares of a tile (``_tile_to_registers``) -> the tile in local
-    memory as [rows][cols], or as [cols][rows] when ``transposed``: the layout
-    patterns inside ``toLocal`` after the copy say where the copy writes."""
-    layout = [Prim("transpose")] if transposed else []
-    layout += [Prim("map", (Prim("asScalar"),)), Prim("split", (_i(cols // w),)), JOIN, JOIN]
-    return Prim("toLocal", (compose(*layout, _lcl2(Prim("mapSeq", (Prim("id"),)))),))
-
-
-def _runs(tile: Expr, items: int, runs: int, w: int) -> Expr:
-    """[k][n] -> [items][k][runs] vectors: work-item i's ``runs`` vectors of each row
-    are vectors i, items + i, 2*items + i, ...: runs of ``w`` adjacent elements, so
-    that neighbouring work-items read neighbouring vectors of local memory."""
-    return apply(Prim("transpose"), apply(Prim("map", (compose(
-        Prim("split", (_i(runs),)), Prim("reorderStride", (_i(items),)),
-        Prim("asVector", (w,))),)), tile))
-
-
-def _private_vectors(x: Expr) -> Expr:
-    """Vectors copied into private memory (registers), seen as scalars."""
-    return apply(Prim("asScalar"), apply(Prim("toPrivate", (Prim("mapSeq", (Prim("id"),)),)), x))
-
-
-def _mm_tiled_vectorised_expr(f, z, g, a_expr, b_param, tm, tn, tk, rm, rn, w) -> Expr:
-    l1, l0 = tm // rm, tn // rn
-    ra, rb = rm // w, rn // w
-    # per work-item and k: acc[rm][rn] += a[i] * b[j], the work-item's parts a and b of
-    # the k-th rows of the tiles loaded into registers as ra and rb vectors first
-    acc2, q, fa, fb = (Param(n) for n in ("acc", "q", "aFrag", "bFrag"))
-    kstep = Lambda((acc2, q), apply(Lambda((fa, fb), _block_update(f, g, acc2, fa, fb)),
-                                    _private_vectors(_get(q, 0)), _private_vectors(_get(q, 1))))
-    acc_blk, b_runs, acc_rows, a_runs = (Param(n) for n in ("accBlock", "bRuns", "accRows",
-                                                            "aRuns"))
-    block = apply(JOIN, apply(Prim("reduceSeq", (kstep, acc_blk)),
-                              Call(Prim("zip"), (a_runs, b_runs))))
-    # tileA holds A's tile transposed ([tk][tm]): a work-item's rows are adjacent there
-    la, lb = Param("tileA"), Param("tileB")
-    per_row = Lambda((acc_rows, a_runs), apply(
-        Prim("mapLcl", (Lambda((acc_blk, b_runs), block),), 0),
-        Call(Prim("zip"), (acc_rows, _runs(lb, l0, rb, w)))))
-    acc, p = Param("acc"), Param("p")
-    compute = apply(Prim("mapLcl", (per_row,), 1), Call(Prim("zip"), (acc, _runs(la, l1, ra, w))))
-    # p: the work-items' shares of the k-step's tiles, loaded one k-step ahead
-    step = Lambda((acc, p), apply(Lambda((la, lb), compute),
-                                  apply(_registers_to_local(tm, tk, w, True), _get(p, 0)),
-                                  apply(_registers_to_local(tk, tn, w, False), _get(p, 1))))
-
-    def write(reduced: Expr) -> Expr:
-        vectors = apply(Prim("map", (Prim("map", (Prim("map", (Prim("asVector", (w,)),)),)),)),
-                        reduced)
-        written = apply(Prim("toGlobal", (_lcl2(Prim("mapSeq", (Prim("mapSeq", (Prim("id"),)),
-                                                                 ))),)), vectors)
-        # [l1][l0][rm][rb] vectors -> the C tile: the work-items' runs back in place
-        return apply(Prim("map", (compose(Prim("asScalar"), Prim("reorderStride", (_i(rb),)),
-                                          JOIN),)),
-                     apply(JOIN, apply(Prim("reorderStride", (_i(ra),)), apply(JOIN, apply(
-                         Prim("map", (compose(Prim("split", (_i(w),)), Prim("transpose")),)),
-                         written)))))
-    return _mm_work_groups(a_expr, b_param, tm, tn, tk, step, _block_zeros(z, l1, l0, rm, rn),
-                           write, (Prim("prefetch", (_tile_to_registers(tm, tk, l1, l0, w),)),
-                                   Prim("prefetch", (_tile_to_registers(tk, tn, l1, l0, w),))))
-
-
-def mm_vectorised_choices(m: int, n: int, k: int, limits: Limits) -> list[tuple]:
-    """(tm, tn, tk, rm, rn, w): tilings (``_tilings``) with w-wide vectors, where the
-    runs of w rows and columns of a work-item and its share of each tile copy are
-    whole vectors."""
-    out = []
-    for (tm, tn, tk, rm, rn), w in itertools.product(_tilings(m, n, k, limits),
-                                                     limits.vector_widths):
-        threads = (tm // rm) * (tn // rn)
-        if rm % w or rn % w or tk % w or (tm * tk) % (threads * w) or (tk * tn) % (threads * w):
-            continue
-        out.append((tm, tn, tk, rm, rn, w))
-    # the most work per work-item and per tile, the widest vectors, then k-tiles of 8
-    # first (the hand-written SGEMM this derivation follows uses 128x128 tiles, 8x8
-    # blocks, float4 and k-tiles of 8)
-    out.sort(key=lambda c: (-(c[3] * c[4]), -(c[0] * c[1]), -c[5], c[2]))
-    return out[:limits.max_choices]
-
-
-def mm_tiled_vectorised(s: Site) -> list[Expr]:
-    p = _mm_problem(s)
-    if p is None:
-        return []
-    *expr, m, n, k = p
-    return [_mm_tiled_vectorised_expr(*expr, *c)
-            for c in mm_vectorised_choices(m, n, k, s.limits)]
-
-
-rule(Rule("mm-tiling-vectorised", "macro",
-          "mm-tiling with w-wide vectors: tiles copied to local memory by vectors "
-          "(asVector(w); A's tile transposed), each work-item owning runs of w adjacent rows "
-          "and columns whose k-th parts it loads into private memory as vectors "
-          "(asScalar o toPrivate(mapSeq(id))), C written as vectors",
-          match=_mm_at_top,
-          rhs=mm_tiled_vectorised, exact=True))
-
-
-# --- 2-D stencils with overlapped tiles in local memory (Hagedorn et al., CGO 2018) -------
-
-def _prim_named(f, name: str) -> bool:
-    return isinstance(f, Prim) and f.name == name
-
-
-def _slide_1(f, size=None) -> bool:
-    """``f`` is ``slide(size, 1)`` (any size when ``size`` is None)."""
-    return _prim_named(f, "slide") and int(f.args[1]) == 1 and (
-        size is None or int(f.args[0]) == int(size))
-
-
-def _chain(f: Fun) -> list[Fun] | None:
-    """``f`` as the functions it applies, last first: a composition, or a lambda whose
-    body applies one function after another to its parameter (None: neither)."""
-    if isinstance(f, Compose):
-        return list(f.funs)
-    if not (isinstance(f, Lambda) and len(f.params) == 1):
-        return None
-    out, e = [], f.body
-    while isinstance(e, Call) and len(e.args) == 1:
-        out.append(e.fun)
-        e = e.args[0]
-    return out if e == f.params[0] else None
-
-
-def _stencil_shape(s: Site):
-    """``map(join o map(g) o transpose o map(slide(fw, 1))) o slide(fh, 1) $ X`` (every
-    fh x fw window of the 2-D ``X``, ``g`` applied to each): returns (g, X, fh, fw)."""
-    n = s.node
-    if not (isinstance(n, Call) and _prim_named(n.fun, "map") and len(n.args) == 1):
-        return None
-    slid = n.args[0]
-    if not (isinstance(slid, Call) and _slide_1(slid.fun) and len(slid.args) == 1):
-        return None
-    funs = _chain(n.fun.args[0])
-    if funs is None or len(funs) != 4:
-        return None
-    j, m, t, ms = funs
-    if not (j == JOIN and _prim_named(m, "map") and _prim_named(t, "transpose")
-            and _prim_named(ms, "map") and _slide_1(ms.args[0])):
-        return None
-    return m.args[0], slid.args[0], int(slid.fun.args[0]), int(ms.args[0].args[0])
-
-
-#: (th, tw) offered, the first the default: rows of 32 work-items (a warp reads 32
-#: adjacent elements of the tile), then squarer tiles
-STENCIL_TILES = ((8, 32), (16, 32), (16, 16), (4, 32), (32, 32), (32, 8), (8, 16), (8, 8))
-
-
-def stencil_tiling_choices(h: int, w: int, fh: int, fw: int, limits: Limits) -> list[tuple]:
-    """Output tiles th x tw (one work-item per output element) that divide the output,
-    whose group fits the limits and whose input tile with halo fits local memory."""
-    out = []
-    for th, tw in STENCIL_TILES:
-        if h % th or w % tw or th * tw > limits.max_work_group:
-            continue
-        if (th + fh - 1) * (tw + fw - 1) * 4 > limits.local_memory:
-            continue
-        out.append((th, tw))
-    return out[:min(8, limits.max_choices)]
-
-
-def _stencil_tiled_expr(g: Fun, x: Expr, fh: int, fw: int, th: int, tw: int) -> Expr:
-    rows, cols = th + fh - 1, tw + fw - 1
-    # the input tile (with halo) in local memory, each work-item copying the elements
-    # (l1 + i*th, l0 + j*tw) of it; then the tile's windows, as the program slid them
-    copy = Prim("toLocal", (_lcl2(Prim("id")),))
-    windows = compose(JOIN, Prim("mapLcl", (g,), 0), Prim("transpose"),
-                      Prim("map", (Prim("slide", (_i(fw), _i(1))),)))
-    tile = compose(Prim("mapLcl", (windows,), 1), Prim("slide", (_i(fh), _i(1))), copy)
-    # overlapped tiling: slide(fh, 1) = join o map(slide(fh, 1)) o slide(th + fh - 1, th)
-    # in each dimension: [h/th][w/tw] tiles of [rows][cols]
-    per_row = compose(Prim("map", (JOIN,)), Prim("transpose"),
-                      Prim("mapWrg", (tile,), 0), Prim("transpose"),
-                      Prim("map", (Prim("slide", (_i(cols), _i(tw))),)))
-    return apply(JOIN, apply(Prim("mapWrg", (per_row,), 1),
-                             apply(Prim("slide", (_i(rows), _i(th))), x)))
-
-
-def stencil_tiled(s: Site) -> list[Expr]:
-    g, x, fh, fw = _stencil_shape(s)
-    t = s.arg_types[0]                         # [h][fh][W]
-    h, big_w = int(t.size), int(t.elem.elem.size)
-    w = big_w - fw + 1
-    return [_stencil_tiled_expr(g, x, fh, fw, th, tw)
-            for th, tw in stencil_tiling_choices(h, w, fh, fw, s.limits)]
-
-
-rule(Rule("stencil-2d-tiling", "macro",
-          "map(join o map(g) o transpose o map(slide(fw, 1))) o slide(fh, 1) $ X -> "
-          "join o mapWrg(1)(map(join) o transpose o mapWrg(0)(mapLcl(1)(join o mapLcl(0)(g) "
-          "o transpose o map(slide(fw, 1))) o slide(fh, 1) o toLocal(mapLcl(1)(mapLcl(0)(id))))"
-          " o transpose o map(slide(tw + fw - 1, tw))) o slide(th + fh - 1, th) $ X: "
-          "overlapped tiling, th x tw outputs per work-group from its input tile in local "
-          "memory",
-          match=lambda s: s.arg_types is not None and not s.enclosing
-          and _stencil_shape(s) is not None,
-          rhs=stencil_tiled, exact=True))
-
-
-# rules in modules of their own register themselves with these: the register blocking
-# of 2-D stencils and the double-buffered matrix multiplication
+# rules in modules of their own register themselves with these: the matrix
+# multiplications and the 2-D stencils
 from mcl.lift import macros_mm  # noqa: E402, F401
 from mcl.lift import stencil_blocking as _stencil_blocking  # noqa: E402,F401

@@ -536,8 +536,8 @@ def _lower_map(target: str, pre: Callable[[tuple[str, ...]], bool], dims=(0,),
 
 
 def _is_layout_map(p: Prim) -> bool:
-    from mcl.lift.codegen import _is_layout_fun
-    return _is_layout_fun(p.args[0])
+    from mcl.lift.lowered import is_layout_fun
+    return is_layout_fun(p.args[0])
 
 
 def _par(stack) -> set[str]:
@@ -575,8 +575,8 @@ rule(_lower_map("mapSeq", lambda st: bool(_par(st) & {"mapLcl", "mapLane", "mapG
 
 
 def _layout_fun(f: Fun) -> bool:
-    from mcl.lift.codegen import _is_layout_fun
-    return _is_layout_fun(f)
+    from mcl.lift.lowered import is_layout_fun
+    return is_layout_fun(f)
 
 
 def _layout_expr(e: Expr) -> bool:

@@ -1,5 +1,16 @@
-"""Register blocking of 2-D stencils (a macro rule, seed 002's "register blocking as a
-macro rule" applied to the convolution Lift derives from MCPL).
+"""The 2-D stencil macro rules, for every fh x fw window of a 2-D input (the
+convolution Lift derives from MCPL): overlapped tiles in local memory and register
+blocking (seed 002's "register blocking as a macro rule").
+
+``stencil-2d-tiling``: overlapped tiles (Hagedorn et al., CGO 2018):
+``slide(fh, 1) = join o map(slide(fh, 1)) o slide(th + fh - 1, th)`` in both
+dimensions; one work-group of th x tw work-items per th x tw outputs copies its
+(th + fh - 1) x (tw + fw - 1) input tile with halo into local memory
+(``toLocal(mapLcl(1, mapLcl(0, id)))``, several elements per work-item, one
+barrier), then each work-item computes its output from the tile (the window's
+function as given; the direct lowering fuses its reduction into registers).
+Choices (at most 8): tiles from ``STENCIL_TILES`` that divide the output, whose
+group and tile fit the limits.
 
 ``stencil-2d-register-blocking`` rewrites every weighted fh x fw window of a 2-D input,
 
@@ -37,12 +48,11 @@ Choices (at most ``limits.max_choices``): (c, r, l1, l0, w) from ``BLOCKS`` and
 
 from __future__ import annotations
 
-import sympy
-
-from mcl.lift.codegen import CONSTANT_BYTES
+from mcl.lift.codegen_patterns import CONSTANT_BYTES
 from mcl.lift.ir import (
     JOIN,
     Call,
+    Compose,
     Expr,
     Fun,
     Lambda,
@@ -53,7 +63,7 @@ from mcl.lift.ir import (
     compose,
     free_params,
 )
-from mcl.lift.macros import _apply_pair, _prim_named, _stencil_shape
+from mcl.lift.macros import _apply_pair, _get, _i, _lcl2
 from mcl.lift.rules import Limits, Rule, Site, rule
 from mcl.lift.types import ArrayType, ScalarType
 
@@ -67,14 +77,6 @@ GROUPS = ((4, 32), (8, 32), (2, 64), (8, 16), (1, 128), (4, 16), (2, 32), (4, 8)
 PRIVATE_BYTES = 4096
 
 
-def _i(k: int) -> sympy.Integer:
-    return sympy.Integer(int(k))
-
-
-def _get(e: Expr, i: int) -> Expr:
-    return Call(Prim("get", (i,)), (e,))
-
-
 def _zip(*xs: Expr) -> Expr:
     return Call(Prim("zip"), tuple(xs))
 
@@ -82,6 +84,109 @@ def _zip(*xs: Expr) -> Expr:
 def _slide(size: int, step: int) -> Prim:
     return Prim("slide", (_i(size), _i(step)))
 
+
+# --- 2-D stencils with overlapped tiles in local memory (Hagedorn et al., CGO 2018) -------
+
+def _prim_named(f, name: str) -> bool:
+    return isinstance(f, Prim) and f.name == name
+
+
+def _slide_1(f, size=None) -> bool:
+    """``f`` is ``slide(size, 1)`` (any size when ``size`` is None)."""
+    return _prim_named(f, "slide") and int(f.args[1]) == 1 and (
+        size is None or int(f.args[0]) == int(size))
+
+
+def _chain(f: Fun) -> list[Fun] | None:
+    """``f`` as the functions it applies, last first: a composition, or a lambda whose
+    body applies one function after another to its parameter (None: neither)."""
+    if isinstance(f, Compose):
+        return list(f.funs)
+    if not (isinstance(f, Lambda) and len(f.params) == 1):
+        return None
+    out, e = [], f.body
+    while isinstance(e, Call) and len(e.args) == 1:
+        out.append(e.fun)
+        e = e.args[0]
+    return out if e == f.params[0] else None
+
+
+def _stencil_shape(s: Site):
+    """``map(join o map(g) o transpose o map(slide(fw, 1))) o slide(fh, 1) $ X`` (every
+    fh x fw window of the 2-D ``X``, ``g`` applied to each): returns (g, X, fh, fw)."""
+    n = s.node
+    if not (isinstance(n, Call) and _prim_named(n.fun, "map") and len(n.args) == 1):
+        return None
+    slid = n.args[0]
+    if not (isinstance(slid, Call) and _slide_1(slid.fun) and len(slid.args) == 1):
+        return None
+    funs = _chain(n.fun.args[0])
+    if funs is None or len(funs) != 4:
+        return None
+    j, m, t, ms = funs
+    if not (j == JOIN and _prim_named(m, "map") and _prim_named(t, "transpose")
+            and _prim_named(ms, "map") and _slide_1(ms.args[0])):
+        return None
+    return m.args[0], slid.args[0], int(slid.fun.args[0]), int(ms.args[0].args[0])
+
+
+#: (th, tw) offered, the first the default: rows of 32 work-items (a warp reads 32
+#: adjacent elements of the tile), then squarer tiles
+STENCIL_TILES = ((8, 32), (16, 32), (16, 16), (4, 32), (32, 32), (32, 8), (8, 16), (8, 8))
+
+
+def stencil_tiling_choices(h: int, w: int, fh: int, fw: int, limits: Limits) -> list[tuple]:
+    """Output tiles th x tw (one work-item per output element) that divide the output,
+    whose group fits the limits and whose input tile with halo fits local memory."""
+    out = []
+    for th, tw in STENCIL_TILES:
+        if h % th or w % tw or th * tw > limits.max_work_group:
+            continue
+        if (th + fh - 1) * (tw + fw - 1) * 4 > limits.local_memory:
+            continue
+        out.append((th, tw))
+    return out[:min(8, limits.max_choices)]
+
+
+def _stencil_tiled_expr(g: Fun, x: Expr, fh: int, fw: int, th: int, tw: int) -> Expr:
+    rows, cols = th + fh - 1, tw + fw - 1
+    # the input tile (with halo) in local memory, each work-item copying the elements
+    # (l1 + i*th, l0 + j*tw) of it; then the tile's windows, as the program slid them
+    copy = Prim("toLocal", (_lcl2(Prim("id")),))
+    windows = compose(JOIN, Prim("mapLcl", (g,), 0), Prim("transpose"),
+                      Prim("map", (Prim("slide", (_i(fw), _i(1))),)))
+    tile = compose(Prim("mapLcl", (windows,), 1), Prim("slide", (_i(fh), _i(1))), copy)
+    # overlapped tiling: slide(fh, 1) = join o map(slide(fh, 1)) o slide(th + fh - 1, th)
+    # in each dimension: [h/th][w/tw] tiles of [rows][cols]
+    per_row = compose(Prim("map", (JOIN,)), Prim("transpose"),
+                      Prim("mapWrg", (tile,), 0), Prim("transpose"),
+                      Prim("map", (Prim("slide", (_i(cols), _i(tw))),)))
+    return apply(JOIN, apply(Prim("mapWrg", (per_row,), 1),
+                             apply(Prim("slide", (_i(rows), _i(th))), x)))
+
+
+def stencil_tiled(s: Site) -> list[Expr]:
+    g, x, fh, fw = _stencil_shape(s)
+    t = s.arg_types[0]                         # [h][fh][W]
+    h, big_w = int(t.size), int(t.elem.elem.size)
+    w = big_w - fw + 1
+    return [_stencil_tiled_expr(g, x, fh, fw, th, tw)
+            for th, tw in stencil_tiling_choices(h, w, fh, fw, s.limits)]
+
+
+rule(Rule("stencil-2d-tiling", "macro",
+          "map(join o map(g) o transpose o map(slide(fw, 1))) o slide(fh, 1) $ X -> "
+          "join o mapWrg(1)(map(join) o transpose o mapWrg(0)(mapLcl(1)(join o mapLcl(0)(g) "
+          "o transpose o map(slide(fw, 1))) o slide(fh, 1) o toLocal(mapLcl(1)(mapLcl(0)(id))))"
+          " o transpose o map(slide(tw + fw - 1, tw))) o slide(th + fh - 1, th) $ X: "
+          "overlapped tiling, th x tw outputs per work-group from its input tile in local "
+          "memory",
+          match=lambda s: s.arg_types is not None and not s.enclosing
+          and _stencil_shape(s) is not None,
+          rhs=stencil_tiled, exact=True))
+
+
+# --- 2-D stencils with register blocks ---------------------------------------------------------
 
 # ----------------------------------------------------------------------------- the window
 

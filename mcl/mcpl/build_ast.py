@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from bisect import bisect_right
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, Span, error
+from mcl.diagnostics import Diagnostic, LineIndex, Span, error
 from mcl.mcpl import ast
 
 RESERVED = frozenset(
@@ -34,36 +33,6 @@ def _skip_space(source: str, offset: int) -> int:
         offset = m.end()
 
 
-class _Lines:
-    """Maps offsets of a text to 1-based (line, column); the text may start at
-    line ``line`` and column ``column`` of a file (an item of a module)."""
-
-    def __init__(self, text: str, line: int = 1, column: int = 1):
-        self.text = text
-        self._starts = [0, *(m.end() for m in _NEWLINE_RE.finditer(text))]
-        self._line = line - 1
-        self._column = column - 1
-
-    def position(self, offset: int) -> tuple[int, int]:
-        offset = max(0, min(offset, len(self.text)))
-        i = bisect_right(self._starts, offset) - 1
-        column = offset - self._starts[i] + 1
-        if i == 0:
-            column += self._column
-        return i + 1 + self._line, column
-
-    def offset(self, line: int, column: int) -> int:
-        """The offset of a 1-based (line, column) relative to this text."""
-        line = max(1, min(line, len(self._starts)))
-        return min(self._starts[line - 1] + column - 1, len(self.text))
-
-    def span(self, file: str, start: int, end: int) -> Span:
-        l1, c1 = self.position(start)
-        l2, c2 = self.position(max(end, start + 1) if end <= start else end)
-        return Span(file, l1, c1, l2, c2)
-
-
-_NEWLINE_RE = re.compile("\n")
 
 
 # --------------------------------------------------------------------------- syntax errors
@@ -73,7 +42,7 @@ _NEWLINE_RE = re.compile("\n")
 class _Builder:
     """Walks a textX model once and produces AST nodes; collects errors."""
 
-    def __init__(self, source: str, file: str, index: _Lines,
+    def __init__(self, source: str, file: str, index: LineIndex,
                  hardware_names: frozenset[str] = frozenset()):
         self.source = source
         self.file = file

@@ -19,9 +19,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, McplError, Span, error
+from mcl.diagnostics import Diagnostic, LineIndex, McplError, Span, error
 from mcl.mcpl import ast, chunks
-from mcl.mcpl.build_ast import RESERVED, _Builder, _Lines, _skip_space
+from mcl.mcpl.build_ast import RESERVED, _Builder, _skip_space
 
 GRAMMAR = Path(__file__).with_name("mcpl.tx")
 
@@ -135,7 +135,7 @@ def parse_whole(source: str, file: str = "<string>") -> ast.Module:
     Stops at the first syntax error."""
     from textx.exceptions import TextXSyntaxError
 
-    index = _Lines(source)
+    index = LineIndex(source)
     try:
         model = metamodel().model_from_str(source)
     except TextXSyntaxError as e:
@@ -221,7 +221,7 @@ def _parse_partial(source: str, file: str
                    ) -> tuple[ast.Module, list[Diagnostic], Unparsed]:
     from textx.exceptions import TextXSyntaxError
 
-    index = _Lines(source)
+    index = LineIndex(source)
     diagnostics: list[Diagnostic] = []
     header_end, pos = chunks.header(source)
     header_text = source[:header_end]
@@ -319,7 +319,7 @@ def _parse_partial(source: str, file: str
 _IMPORT_RE = re.compile(r"\bimport\s+([A-Za-z_]\w*)\s*;")
 
 
-def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: _Lines,
+def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: LineIndex,
           hardware_names: frozenset[str], pre: dict | None = None
           ) -> tuple[ast.TypeDef | ast.Function | None, list[Diagnostic], bool]:
     """(the AST of one item or None, its diagnostics, whether it took the comment
@@ -374,7 +374,7 @@ def build_item(text: str, item_len: int, file: str, line: int, column: int,
 
     Depends on nothing but its arguments (worker processes call it too)."""
     model = _parse_item(_blank_comments(text[:item_len]))
-    builder = _Builder(text, file, _Lines(text, line, column), hardware_names)
+    builder = _Builder(text, file, LineIndex(text, line, column), hardware_names)
     rule = type(model).__name__
     node = (builder.typedef(model, ()) if rule == "TypeDef" else
             builder.constant(model, ()) if rule == "Constant" else builder.function(model, ()))
@@ -539,7 +539,7 @@ def _describe_expected(rules: list[Any]) -> list[str]:
 _TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S")
 
 
-def _syntax_diagnostic(exc: Any, source: str, index: _Lines, file: str,
+def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
                        text: str | None = None, base: int = 0) -> Diagnostic:
     """The diagnostic of a textX syntax error in ``text`` (by default the whole
     ``source``), which starts at offset ``base`` of ``source``; ``index`` maps
@@ -547,7 +547,7 @@ def _syntax_diagnostic(exc: Any, source: str, index: _Lines, file: str,
     cause = exc.__cause__
     offset = getattr(cause, "position", None)
     if offset is None:
-        offset = _Lines(source if text is None else text).offset(exc.line or 1, exc.col or 1)
+        offset = LineIndex(source if text is None else text).offset(exc.line or 1, exc.col or 1)
     offset += base
     m = _TOKEN_RE.match(source, _skip_space(source, offset))
     found = f"'{m.group()}'" if m else "the end of the file"

@@ -4,9 +4,9 @@ printer of expressions (array indexing of tiles and views, calls, atomics)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
@@ -74,6 +74,20 @@ class _Var:
         while v.base is not None:
             v = v.base
         return v
+
+
+_T = TypeVar("_T")
+
+
+def _store_target(root: _Var | None, op: str, render: Callable[[], _T]) -> _T:
+    """``render()``: the text of a store's target, which marks the indexed array
+    (``root``) read; a plain store (``op`` "=") writes the array without reading it,
+    so the array keeps the read flag it had."""
+    was_read = root.read if root is not None else False
+    out = render()
+    if root is not None and op == "=":
+        root.read = was_read
+    return out
 
 
 def _err(code: str, message: str, node: ast.Node | None, hint: str | None = None) -> McplError:
@@ -289,10 +303,7 @@ class _CPrinter:
         self.gen.mark_written(s.target)
         root = _root_name(s.target)
         var = self.gen.lookup(root.id, root).root if root is not None else None
-        was_read = var.read if var is not None else False
-        target = self.expr(s.target)
-        if var is not None and s.op == "=":
-            var.read = was_read     # a plain store does not read the array
+        target = _store_target(var, s.op, lambda: self.expr(s.target))
         return f"{target} {s.op} {self.expr(s.value)}"
 
     # ---- arrays
@@ -409,9 +420,8 @@ class _CPrinter:
             elif i in h.by_pointer:
                 root = _root_name(a)
                 v = g.lookup(root.id, root).root
-                was_read = v.read
-                args.append(f"&{self.operand(a, _UNARY_PREC)}")
-                v.read = was_read or i in h.read
+                args.append(_store_target(v, "=", lambda a=a: f"&{self.operand(a, _UNARY_PREC)}"))
+                v.read |= i in h.read
                 v.written = True
             else:
                 args.append(self.expr(a))
@@ -430,9 +440,9 @@ class _CPrinter:
                     raise _err("opencl-helper-argument", f"'{e.func}' writes '{p.name}': pass "
                                "a variable or an array element", a)
                 v = g.lookup(root.id, root).root
-                was_read = v.read    # written through the pointer, not read
-                args.append(f"&{self.operand(a, _UNARY_PREC)}")
-                v.read, v.written = was_read, True
+                # written through the pointer, not read
+                args.append(_store_target(v, "=", lambda a=a: f"&{self.operand(a, _UNARY_PREC)}"))
+                v.written = True
             else:
                 args.append(self.expr(a))
                 if p.name in written and root is not None:

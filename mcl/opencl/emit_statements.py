@@ -22,6 +22,7 @@ from mcl.opencl.emit_expressions import (
     _product,
     _root_name,
     _simple,
+    _store_target,
     _Var,
 )
 from mcl.opencl.plan import DTYPES, Argument, evaluate
@@ -406,10 +407,7 @@ class _StatementEmission:
                 or self.find(s.target.base.id) is None:
             raise lanes.NotVector
         root = self.find(s.target.base.id).root
-        was_read = root.read
-        ref, vec = self.lane_access(s.target, lane, width)
-        if s.op == "=":
-            root.read = was_read    # a plain store does not read the array
+        ref, vec = _store_target(root, s.op, lambda: self.lane_access(s.target, lane, width))
         if not vec:
             raise lanes.NotVector
         ctype = self.find(s.target.base.id).type.name
@@ -566,10 +564,7 @@ class _StatementEmission:
                 rhs = f"({elem}{width})({values[0]})"
             else:
                 rhs = f"({elem}{width})({', '.join(values)})"
-            root = self.lookup(t.name).root
-            was_read = root.read
-            store = vector(t, "")
-            root.read = was_read    # a plain store does not read the array
+            store = _store_target(self.lookup(t.name).root, "=", lambda: vector(t, ""))
             self.emit(f"{store} = {rhs};")
         else:
             for target, value in zip(lanes(t.index), values, strict=True):

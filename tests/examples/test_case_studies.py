@@ -51,7 +51,7 @@ class _NumpyKernel:
         return out
 
 
-def _fake_compile(path: Path, device):
+def _fake_compile(path: Path, device, specialize: bool = False):
     ref = run.reference_module(path.parent.name)
     if path.stem == "gpu_v1":
         raise RuntimeError("cannot translate")
@@ -128,7 +128,7 @@ class _CostedKernel(_NumpyKernel):
         self.per_element = per_element
 
 
-def _costed_compile(path: Path, device):
+def _costed_compile(path: Path, device, specialize: bool = False):
     ref = run.reference_module(path.parent.name)
     per_element = 1e-3 if path.stem == "perfect" else 1e-9
     return _CostedKernel(ref, wrong=path.stem == "gpu_v2", per_element=per_element)
@@ -226,7 +226,7 @@ def test_report_derives_the_bound_label_from_the_figures():
 def test_a_run_cut_short_keeps_verified_versions(tmp_path):
     """Verification follows each measurement: a run stopped in the middle of a kernel
     (the H100 run was killed inside the reduction) keeps what it verified."""
-    def compile_then_stop(path: Path, device):
+    def compile_then_stop(path: Path, device, specialize: bool = False):
         if path.stem == "gpu_v3":
             raise KeyboardInterrupt  # stands in for the kill: not an Exception
         return _costed_compile(path, device)

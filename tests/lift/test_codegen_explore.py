@@ -311,7 +311,7 @@ def _mm_tiled(sizes, choice):
 
 @pytest.mark.parametrize("sizes", [{"M": 64, "N": 64, "K": 32}, {"M": 128, "N": 64, "K": 16}])
 def test_mm_tiling_preserves_the_result_in_the_interpreter(sizes):
-    from mcl.lift.macros import mm_tiling_choices
+    from mcl.lift.macros_mm import mm_tiling_choices
     n = len(mm_tiling_choices(sizes["M"], sizes["N"], sizes["K"], Limits()))
     assert n >= 3
     for choice in (0, n // 2, n - 1):

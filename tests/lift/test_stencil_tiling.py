@@ -12,7 +12,7 @@ import pytest
 from conftest import convolution_reference, derived
 
 from mcl.lift import explore as E
-from mcl.lift import macros as M
+from mcl.lift import stencil_blocking as M
 from mcl.lift.codegen import generate
 from mcl.lift.interp import random_inputs, run
 from mcl.lift.ir import Prim, walk

@@ -124,7 +124,7 @@ def test_prefetch_outside_a_reduction_is_a_clear_error():
 # --------------------------------------------------------------------------- the mm macro
 
 def test_mm_tiling_vectorised_first_choice_is_the_measured_hand_written_shape():
-    from mcl.lift.macros import mm_vectorised_choices
+    from mcl.lift.macros_mm import mm_vectorised_choices
     assert mm_vectorised_choices(4096, 4096, 4096, H100)[0] == (128, 128, 8, 8, 8, 4)
 
 
