@@ -416,18 +416,21 @@ def main(argv: list[str] | None = None) -> int:
            "arrays once) less the written lines the L2 still holds at kernel end "
            "(mcl.analyses.traffic: all of them up to half the L2 where one wave of blocks "
            "writes after its loops, their share of the traffic where reads stream, none "
-           "where later waves reuse the reads). Sectors per request: the coalescing "
-           "analysis' lanes in 32 B "
-           "sectors, averaged over the global loads weighted by how often each runs.", "",
-           "| version | DRAM MB measured | predicted | error | ld sectors/request measured | "
-           "predicted | bank conflicts (ld+st) |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "where later waves reuse the reads). Global loads: the warp requests and 32 B "
+           "sectors of mcl.analyses.sectors (what `feedback-requests` prints): each load's "
+           "lanes at sample points of its loops, constant memory included, 128-bit runs "
+           "where the generator vectorises, a read-only element loaded once per "
+           "iteration; loads whose addresses or trip counts depend on data are not "
+           "predicted.", "",
+           "| version | DRAM MB measured | predicted | error | ld requests measured | "
+           "predicted | ld sectors/request measured | predicted | bank conflicts (ld+st) |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     dram_pts, sec_pts = [], []
     for r, *_ in ex:
         n = ncu.get(r["name"])
         mem = preds.get(r["name"], {}).get("memory", {})
         if not n:
-            md.append(f"| {r['name']} | not measured | | | | | |")
+            md.append(f"| {r['name']} | not measured | | | | | | | |")
             continue
         dram = n.get("dram_read", 0) + n.get("dram_write", 0)
         pd = mem.get("dram_bytes")
@@ -441,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         md.append(f"| {r['name']} | {dram / 1e6:,.1f} | "
                   f"{pd / 1e6 if pd else float('nan'):,.1f} | "
                   f"{pct(pd, dram) if pd else float('nan'):+.0f}% | "
+                  f"{n.get('ld_requests', float('nan')):.3g} | "
+                  f"{mem.get('ld_requests', float('nan')):.3g} | "
                   f"{spr if spr else float('nan'):.2f} | {ps if ps else float('nan'):.2f} | "
                   f"{conf:,.0f} |")
     within20 = sum(abs(pct(p, m)) <= 20 for p, m, _ in dram_pts)
@@ -450,7 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     md += ["", "## Time of the examples", "",
            "Predicted: the `time` pass of the feedback (mcl.analyses.timing) with the "
            "compiler's registers: the largest of the compulsory traffic at the memory "
-           "bandwidth, arithmetic at peak, accesses at the load-store units' rate, "
+           "bandwidth plus the latency the resident warps cannot hide (1 / (1 / bandwidth + "
+           "latency / bytes in flight)), arithmetic at peak, accesses at the load-store "
+           "units' rate, "
            "shared-memory accesses at the banks' rate times the bank-conflict degree, "
            "the traffic the resident warps keep in flight over the memory latency, the "
            "L2 sectors the global loads fetch (less what the previous iteration left in "

@@ -107,6 +107,10 @@ def global_loads(view, main: str, lane: Loop, width: int, sector: int) -> Reques
         except _Unknown as e:
             out.unpredicted.append((acc, str(e)))
             continue
+        except (ArithmeticError, TypeError, ValueError):
+            # e.g. a modulo by a block count of 0 at the given sizes
+            out.unpredicted.append((acc, "its address cannot be evaluated at these sizes"))
+            continue
         out.loads.append(LoadRequests(acc, reqs * active / (RUN if vector else 1), spr, vector))
     return out
 
