@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from mcl.skel import explanation as _explanation
 from mcl.skel import program as programs
 from mcl.skel.context import Devices
@@ -165,9 +167,21 @@ class Skeleton:
     def launch(devs: Devices, g: int, kernel, global_size, local_size, args, what: str):
         import pyopencl as cl
         try:
+            typed(kernel, args)
             return kernel(devs.queue(g), global_size, local_size, *args)
         except cl.Error as e:
             raise cl_failure(what, e, devs.name(g)) from e
+
+
+def typed(kernel, args) -> None:
+    """Give ``kernel`` the argument types of ``args`` (numpy scalars; None for buffers
+    and local memory), once: pyopencl then packs the scalars itself. Without them it
+    sets each scalar argument through its generic path, which cost 9 us per scalar on
+    PoCL (a Map launch 36 us instead of 2)."""
+    types = tuple(a.dtype if isinstance(a, np.generic) else None for a in args)
+    if getattr(kernel, "_mcl_arg_types", None) != types:
+        kernel.set_arg_types(types)
+        kernel._mcl_arg_types = types
 
 
 def cname(f: UserFunction) -> str:
