@@ -14,7 +14,7 @@ from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, overlap, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up
+from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up, typed
 from mcl.skel.skeletons import _new_like, _output_dtype
 from mcl.skel.transfer import HaloExchange
 
@@ -248,16 +248,19 @@ class Stencil(_Neighbours):
             if k is None:
                 k = self._objects[slot] = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM),
                                                     "skel_neighbours")
-            k.set_args(src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
-                       np.int32(count), np.int32(s.lo), np.int32(s.lo),
-                       *self.extra_values(extras, devs, s.device))
+            args = [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
+                    np.int32(count), np.int32(s.lo), np.int32(s.lo),
+                    *self.extra_values(extras, devs, s.device)]
+            typed(k, args)      # pyopencl's generic set_arg costs 9 us per scalar
+            k.set_args(*args)
             tile = self.tile(devs, s.device)
             entry = launchers[key] = [k, first, count, devs.queue(s.device), tile,
-                                      (round_up(m.cols, tile), round_up(count, tile))]
+                                      (round_up(m.cols, tile), round_up(count, tile)), args]
         k = entry[0]
         if (entry[1], entry[2]) != (first, count):
-            k.set_arg(4, np.int32(first))
-            k.set_arg(5, np.int32(count))
+            args = entry[6]
+            args[4], args[5] = np.int32(first), np.int32(count)
+            k.set_args(*args)
             entry[1], entry[2] = first, count
             entry[5] = (entry[5][0], round_up(count, entry[4]))
         try:
