@@ -187,9 +187,9 @@ class Stencil(_Neighbours):
         if iterations > 1:
             bufs.append(_new_like(m.shape, out_dtype, m.distribution, devs, specs, what))
         src = m
-        valid = [(s.lo, s.hi) for s in specs]
         launchers: dict = {}
         plans: dict = {}
+        schedules: dict = {}
         try:
             for it in range(iterations):
                 dst = bufs[it % len(bufs)]
@@ -198,44 +198,63 @@ class Stencil(_Neighbours):
                     exchange = plans.get(id(dst))
                     if exchange is None:
                         exchange = plans[id(dst)] = HaloExchange(dst)
-                for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
-                    s = p.spec
-                    vlo, vhi = valid[i]
-                    nlo = vlo + up if vlo > 0 else 0
-                    nhi = vhi - down if vhi < m.rows else m.rows
-                    valid[i] = (nlo, nhi)
-                    if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
-                        if exchange is not None:
-                            exchange.start(i)
-                        continue
-                    step = (launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
-                    if exchange is None or (nhi - nlo) * m.cols < self.split_from:
-                        self._step(*step, "all", nlo, nhi - nlo)
-                        if exchange is not None:
-                            exchange.start(i)
-                        continue
-                    # the rows the other devices read first, then their copies, then the
-                    # rest: the copies run while the device computes the rest
-                    edges, rest = _split(nlo, nhi, exchange.rows_read(i))
-                    for j, (lo, hi) in enumerate(edges):
-                        self._step(*step, ("edge", j), lo, hi - lo)
-                    exchange.start(i)
-                    for j, (lo, hi) in enumerate(rest):
-                        self._step(*step, ("rest", j), lo, hi - lo)
+                # an iteration's commands depend only on its input (which fixes its
+                # output), how many iterations ago the halos were exchanged and whether
+                # they are exchanged after it: planned once, then only enqueued
+                key = (id(src), it % sync, exchange is not None)
+                ops = schedules.get(key)
+                if ops is None:
+                    ops = schedules[key] = self._schedule(
+                        launchers, devs, src, dst, m, out_dtype, extras, it % sync, exchange)
+                for op in ops:
+                    op[0](*op[1:])
                 dst._written(dst._parts)
                 if exchange is not None:
                     exchange.end()
-                    valid = [(s.lo, s.hi) for s in specs]
                 src = dst
         finally:
             for plan in plans.values():
                 plan.close()
         return src
 
+    def _schedule(self, launchers, devs, src, dst, m, out_dtype, extras, phase, exchange):
+        """The commands of one iteration ``phase`` iterations after the halos were valid:
+        (function, arguments) pairs, kernels and the starts of the halo copies."""
+        up, _right, down, _left = self.shape
+        ops = []
+        for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
+            s = p.spec
+            # rows valid in the input: the stored rows, less the reach of each
+            # iteration since the exchange (except at the matrix's edges)
+            vlo = s.lo + up * phase if s.lo > 0 else 0
+            vhi = s.hi - down * phase if s.hi < m.rows else m.rows
+            nlo = vlo + up if vlo > 0 else 0
+            nhi = vhi - down if vhi < m.rows else m.rows
+            if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
+                if exchange is not None:
+                    ops.append((exchange.start, i))
+                continue
+            step = (launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
+            if exchange is None or (nhi - nlo) * m.cols < self.split_from:
+                ops.append(self._step(*step, "all", nlo, nhi - nlo))
+                if exchange is not None:
+                    ops.append((exchange.start, i))
+                continue
+            # the rows the other devices read first, then their copies, then the
+            # rest: the copies run while the device computes the rest
+            edges, rest = _split(nlo, nhi, exchange.rows_read(i))
+            for j, (lo, hi) in enumerate(edges):
+                ops.append(self._step(*step, ("edge", j), lo, hi - lo))
+            ops.append((exchange.start, i))
+            for j, (lo, hi) in enumerate(rest):
+                ops.append(self._step(*step, ("rest", j), lo, hi - lo))
+        return ops
+
     def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, extras, band, first, count):
-        """Rows ``[first, first + count)`` of one iteration on one part: a kernel object
-        per (part, direction, band of rows) keeps its arguments, so an iteration costs
-        one enqueue (and two arguments when the rows change), not a full launch."""
+        """The command computing rows ``[first, first + count)`` of one iteration on one
+        part, as (function, arguments): a kernel object per (part, input, band of rows)
+        keeps its arguments, so an iteration costs one enqueue (and setting them again
+        when the rows change), not a full launch."""
         import pyopencl as cl
         key = (i, id(src), band)
         entry = launchers.get(key)
@@ -253,22 +272,33 @@ class Stencil(_Neighbours):
                     *self.extra_values(extras, devs, s.device)]
             typed(k, args)      # pyopencl's generic set_arg costs 9 us per scalar
             k.set_args(*args)
-            tile = self.tile(devs, s.device)
-            entry = launchers[key] = [k, first, count, devs.queue(s.device), tile,
-                                      (round_up(m.cols, tile), round_up(count, tile)), args]
-        k = entry[0]
-        if (entry[1], entry[2]) != (first, count):
-            args = entry[6]
+            entry = launchers[key] = _Launcher(k, args, devs.queue(s.device),
+                                               self.tile(devs, s.device),
+                                               f"running Stencil '{self.func.name}'",
+                                               devs.name(s.device))
+        tile = entry.tile
+        return (entry.enqueue, first, count, (round_up(m.cols, tile), round_up(count, tile)))
+
+
+class _Launcher:
+    """A kernel object with its arguments set, enqueued on one queue."""
+
+    def __init__(self, kernel, args, queue, tile, what, where):
+        self.kernel, self.args, self.queue, self.tile = kernel, args, queue, tile
+        self.local = (tile, tile)
+        self.what, self.where = what, where
+
+    def enqueue(self, first, count, global_size):
+        import pyopencl as cl
+        args = self.args
+        if args[4] != first or args[5] != count:
             args[4], args[5] = np.int32(first), np.int32(count)
-            k.set_args(*args)
-            entry[1], entry[2] = first, count
-            entry[5] = (entry[5][0], round_up(count, entry[4]))
+            self.kernel.set_args(*args)
         try:
-            cl.enqueue_nd_range_kernel(entry[3], k, entry[5], (entry[4], entry[4]))
+            cl.enqueue_nd_range_kernel(self.queue, self.kernel, global_size, self.local)
         except cl.Error as e:
             from mcl.skel.errors import cl_failure
-            raise cl_failure(f"running Stencil '{self.func.name}'", e,
-                             devs.name(s.device)) from e
+            raise cl_failure(self.what, e, self.where) from e
 
 
 def _split(lo: int, hi: int, read: list[tuple[int, int]]):
