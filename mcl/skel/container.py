@@ -58,6 +58,22 @@ class Container:
         if distribution is not None:
             self.distribution = distribution
 
+    @classmethod
+    def _blank(cls, devs: Devices, shape: tuple, dtype) -> Container:
+        """A container of ``shape`` on ``devs`` with no data anywhere yet and no
+        distribution, made without the constructor's checks (a skeleton's output, whose
+        shape and type are those of valid containers)."""
+        out = cls.__new__(cls)
+        out._devs = devs
+        out.shape = shape
+        out.dtype = np.dtype(dtype)
+        out._host = None
+        out._host_valid = True
+        out._dist = out._placed = None
+        out._parts = []
+        out._merge_from = None
+        return out
+
     # ---- shape
 
     def _check_shape(self, shape):

@@ -28,8 +28,7 @@ from mcl.skel.transfer import allocate
 def _new_like(shape, dtype, dist, devs, specs, what) -> Container:
     """An output container whose parts (``specs``) are allocated on the devices."""
     cls = Matrix if len(shape) == 2 else Vector
-    out = cls.__new__(cls)
-    Container.__init__(out, shape=shape, dtype=dtype)
+    out = cls._blank(devs, tuple(shape), dtype)
     if dist.kind == "copy" and dist.merge is not None:
         dist = copy()       # an output's copies are equal: nothing to merge
     out._dist = out._placed = dist

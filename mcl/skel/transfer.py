@@ -28,6 +28,9 @@ def _cl():
 def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
     """Buffers for the parts ``specs`` (None for empty parts and other ranks' parts),
     checked against the devices' memory first."""
+    pooled = _from_pool(devs, specs, row_bytes)
+    if pooled is not None:
+        return pooled
     cl = _cl()
     need: dict[int, int] = {}
     for s in specs:
@@ -55,6 +58,26 @@ def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
                        cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, nbytes))
     except cl.Error as e:
         raise cl_failure(what, e, devs.name(s.device)) from e
+    return out
+
+
+def _from_pool(devs: Devices, specs, row_bytes: int) -> list | None:
+    """Buffers for every part from the pool (a skeleton in a loop: its previous outputs'
+    buffers, which need no memory check), or None (the pool is left as it was)."""
+    gen, local = devs.generation, devs.ranks == 1
+    out = []
+    for s in specs:
+        nbytes = (s.hi - s.lo) * row_bytes
+        if not nbytes or not (local or devs.is_local(s.device)):
+            out.append(None)
+            continue
+        free = _pool.get((gen, s.device, nbytes))
+        if not free:
+            for t, buf in zip(specs, out, strict=False):    # put back what was taken
+                if buf is not None:
+                    _pool[(gen, t.device, (t.hi - t.lo) * row_bytes)].append(buf)
+            return None
+        out.append(free.pop())
     return out
 
 
