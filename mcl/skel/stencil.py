@@ -70,20 +70,6 @@ class _Neighbours(Skeleton):
     def tile(devs, g) -> int:
         return 16 if devs.limit(g)[2] >= 256 else 8
 
-    def run_rows(self, devs, g, src, dst, m: Matrix, out_dtype, first, count, lo, out_lo,
-                 extras):
-        """Compute rows ``[first, first + count)`` on device ``g`` from buffer ``src``
-        (first stored row ``lo``) into ``dst`` (first stored row ``out_lo``)."""
-        if count <= 0 or m.cols == 0:
-            return
-        k = self.neighbours_kernel(devs, g, m, out_dtype)
-        tile = self.tile(devs, g)
-        self.launch(devs, g, k, (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
-                    [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
-                     np.int32(count), np.int32(lo), np.int32(out_lo),
-                     *self.extra_values(extras, devs, g)],
-                    f"running {self.name} '{self.func.name}'")
-
     @staticmethod
     def _matrix(m, name):
         if not isinstance(m, Matrix):
@@ -129,13 +115,32 @@ class MapOverlap(_Neighbours):
         out = _new_like(m.shape, out_dtype, out_dist, devs,
                         out_dist.parts(m.rows, devs.count), f"the output of MapOverlap "
                         f"'{self.func.name}'")
-        for p, o in zip(parts, out._parts, strict=True):
-            s = p.spec
-            if devs.is_local(s.device) and s.own_hi > s.own_lo:
-                self.run_rows(devs, s.device, p.buffer, o.buffer, m, out_dtype, s.own_lo,
-                              s.own_hi - s.own_lo, s.lo, o.spec.lo, extras)
+        key = ("mapoverlap", devs.generation, m.dtype, out_dtype, m.shape, m._dist.layout(),
+               out_dist.layout())
+        plan = self.plan(key, lambda: self._overlap_plan(devs, m, parts, out, out_dtype,
+                                                         extras))
+        opart = out._parts
+        self.run_plan(devs, plan, lambda i: (parts[i].buffer, opart[i].buffer), extras,
+                      f"running MapOverlap '{self.func.name}'")
         out._written(out._parts)
         return out
+
+
+    def _overlap_plan(self, devs, m, parts, out, out_dtype, extras) -> list:
+        plan = []
+        for i, (p, o) in enumerate(zip(parts, out._parts, strict=True)):
+            s = p.spec
+            g, count = s.device, s.own_hi - s.own_lo
+            if not devs.is_local(g) or count <= 0 or m.cols == 0:
+                continue
+            tile = self.tile(devs, g)
+            plan.append(self.part_launch(
+                devs, i, g, self.neighbours_kernel(devs, g, m, out_dtype),
+                (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
+                [p.buffer, o.buffer],
+                [np.int32(m.rows), np.int32(m.cols), np.int32(s.own_lo), np.int32(count),
+                 np.int32(s.lo), np.int32(o.spec.lo)], extras))
+        return plan
 
 
 class Stencil(_Neighbours):
