@@ -270,6 +270,8 @@ class IndexVector(Vector):
     def _ensure(self, default=None, halo=False):
         if self._dist is None:
             self._dist = default or block()
-        specs = self._dist.parts(self.rows, self._devs.count)
-        self._parts = [Part(s, None, True, True) for s in specs]
+        if not self._parts or not self._dist.same_layout(self._placed):
+            specs = self._dist.parts(self.rows, self._devs.count)
+            self._parts = [Part(s, None, True, True) for s in specs]
+            self._placed = self._dist
         return self._parts

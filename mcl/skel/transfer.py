@@ -96,11 +96,12 @@ def clear_pool() -> None:
 
 def release(devs: Devices, parts) -> None:
     """Give the buffers of a container that is going away back to the pool."""
+    if _context._generation != devs.generation:
+        return                  # devices no longer in use: let the buffers go
+    local = devs.ranks == 1
     for p in parts:
-        if p.buffer is None or not devs.is_local(p.device):
+        if p.buffer is None or not (local or devs.is_local(p.device)):
             continue
-        if _context._generation != devs.generation:
-            continue            # devices no longer in use: let the buffer go
         key = (devs.generation, p.device, p.buffer.size)
         free = _pool.setdefault(key, [])
         if len(free) < POOL_PER_SIZE:
