@@ -191,36 +191,67 @@ class Stencil(_Neighbours):
         bufs = [_new_like(m.shape, out_dtype, m.distribution, devs, specs, what)]
         if iterations > 1:
             bufs.append(_new_like(m.shape, out_dtype, m.distribution, devs, specs, what))
-        src = m
-        launchers: dict = {}
-        plans: dict = {}
-        schedules: dict = {}
+        run = self._run_state(devs, m, bufs, out_dtype, extras, sync)
         try:
-            for it in range(iterations):
-                dst = bufs[it % len(bufs)]
-                exchange = None
-                if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
-                    exchange = plans.get(id(dst))
-                    if exchange is None:
-                        exchange = plans[id(dst)] = HaloExchange(dst)
-                # an iteration's commands depend only on its input (which fixes its
-                # output), how many iterations ago the halos were exchanged and whether
-                # they are exchanged after it: planned once, then only enqueued
-                key = (id(src), it % sync, exchange is not None)
-                ops = schedules.get(key)
-                if ops is None:
-                    ops = schedules[key] = self._schedule(
-                        launchers, devs, src, dst, m, out_dtype, extras, it % sync, exchange)
-                for op in ops:
-                    op[0](*op[1:])
-                dst._written(dst._parts)
-                if exchange is not None:
-                    exchange.end()
-                src = dst
+            return self._iterate(run, devs, m, bufs, out_dtype, extras, sync, iterations)
         finally:
-            for plan in plans.values():
-                plan.close()
+            for plan in run.plans.values():
+                plan.c = None       # the kept state holds no container (nor its buffers)
+                plan.close()        # nor staging memory: the next call takes it again
+
+    def _iterate(self, run, devs, m, bufs, out_dtype, extras, sync, iterations) -> Matrix:
+        src, src_role = m, -1
+        for it in range(iterations):
+            role = it % len(bufs)
+            dst = bufs[role]
+            exchange = None
+            if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
+                exchange = run.plans.get(role)
+                if exchange is None:
+                    exchange = run.plans[role] = HaloExchange(dst)
+                exchange.c = dst
+            # an iteration's commands depend only on its input (which fixes its
+            # output), how many iterations ago the halos were exchanged and whether
+            # they are exchanged after it: planned once, then only enqueued
+            key = (src_role, it % sync, exchange is not None)
+            ops = run.schedules.get(key)
+            if ops is None:
+                ops = run.schedules[key] = self._schedule(
+                    run.launchers, devs, src, dst, m, out_dtype, extras, it % sync, exchange)
+            for op in ops:
+                op[0](*op[1:])
+            dst._written(dst._parts)
+            if exchange is not None:
+                exchange.end()
+            src, src_role = dst, role
         return src
+
+    def _run_state(self, devs, m, bufs, out_dtype, extras, sync) -> _RunState:
+        """The kernel objects, halo exchanges and iteration plans of a call on these
+        buffers: kept across calls (a Stencil in a loop gets the same buffers back from
+        the pool), a few at a time. A kept state holds its buffers (the pool would keep
+        most of them anyway), not staging memory: a call takes it and gives it back."""
+        buffers = tuple(p.buffer for c in (m, *bufs) for p in c._parts)
+        key = (devs.generation, m.shape, m.dtype, out_dtype, m._dist.layout(), sync,
+               len(bufs), tuple(0 if b is None else b.int_ptr for b in buffers),
+               tuple(v.int_ptr if hasattr(v, "int_ptr") else v
+                     for g in range(devs.count) if devs.is_local(g)
+                     for v in self.extra_values(extras, devs, g)))
+        states = self.__dict__.setdefault("_runs", {})
+        run = states.pop(key, None)
+        if run is None:
+            if any(k[0] != devs.generation for k in states):
+                states.clear()          # other devices: their staging is not ours
+            while len(states) >= RUNS_KEPT:
+                states.pop(next(iter(states))).close()
+            run = _RunState()
+        elif self.__dict__.get("_active") is not run:
+            run.activate()          # the kernel objects had another state's arguments
+        for plan in run.plans.values():
+            plan.reopen()
+        states[key] = run           # the most recent last
+        self._active = run
+        return run
 
     def _schedule(self, launchers, devs, src, dst, m, out_dtype, extras, phase, exchange):
         """The commands of one iteration ``phase`` iterations after the halos were valid:
@@ -283,6 +314,31 @@ class Stencil(_Neighbours):
                                                devs.name(s.device))
         tile = entry.tile
         return (entry.enqueue, first, count, (round_up(m.cols, tile), round_up(count, tile)))
+
+
+#: states of Stencil calls kept per Stencil (a loop alternates two or three)
+RUNS_KEPT = 4
+
+
+class _RunState:
+    """What a Stencil call plans, kept for the next call on the same buffers: kernel
+    objects with their arguments (``launchers``), halo exchanges by output buffer
+    (``plans``), and each iteration's commands (``schedules``)."""
+
+    def __init__(self):
+        self.launchers: dict = {}
+        self.plans: dict = {}
+        self.schedules: dict = {}
+
+    def activate(self) -> None:
+        # kernel objects are shared by the states of one Stencil (pyopencl makes each
+        # at a cost): give them this state's arguments back
+        for entry in self.launchers.values():
+            entry.kernel.set_args(*entry.args)
+
+    def close(self) -> None:
+        for plan in self.plans.values():
+            plan.close()
 
 
 class _Launcher:

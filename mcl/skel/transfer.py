@@ -433,6 +433,15 @@ class HaloExchange:
             _give(self.devs, st)
         self.stages = []
 
+    def reopen(self) -> None:
+        """Take staging memory again after :meth:`close` (the plan is used again)."""
+        if self.stages:
+            return
+        for cp in self.local:
+            cp.stage = _take(self.devs, cp.nbytes)
+            cp.view = None if cp.peer else cp.stage.array[:cp.nbytes]
+            self.stages.append(cp.stage)
+
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[list[int]] = []
