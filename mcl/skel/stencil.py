@@ -125,7 +125,6 @@ class MapOverlap(_Neighbours):
         out._written(out._parts)
         return out
 
-
     def _overlap_plan(self, devs, m, parts, out, out_dtype, extras) -> list:
         plan = []
         for i, (p, o) in enumerate(zip(parts, out._parts, strict=True)):
