@@ -6,7 +6,10 @@ POCL_DEVICES="pthread pthread").
     POCL_DEVICES="pthread pthread" python3 benchmarks/skel/overhead.py [--calls 1000]
 
 Prints microseconds per call for Map, Zip, MapOverlap, Map over an IndexVector and a
-Stencil iteration, on 1 and 2 devices (as many as the platform has, up to 2)."""
+Stencil iteration (per iteration of calls of 10 and of 110 iterations, and the cost of
+one more iteration without the call's own), on 1 and 2 devices (as many as the platform
+has, up to 2). ``--peer-copies 0`` copies halo rows through pinned host memory, as on
+GPUs (PoCL's CPU devices copy peer to peer by default)."""
 
 from __future__ import annotations
 
@@ -43,6 +46,11 @@ def per_call(fn, devs, calls: int, rounds: int = 5) -> tuple[float, float]:
     return cpu, wall
 
 
+def iterations(name: str) -> int:
+    """The iterations of a case (its time is given per iteration), 1 if it has none."""
+    return int(name.split(" iterations")[0].split()[-1]) if " iterations" in name else 1
+
+
 def cases(ndev: int):
     one = sk.Vector(np.ones(1, np.float32))
     two = sk.Vector(np.ones(ndev, np.float32))
@@ -62,6 +70,8 @@ def cases(ndev: int):
         f"Map over an IndexVector of {ndev}": lambda: mi(idx, 3),
         f"MapOverlap, {4 * ndev}x4": lambda: mo(mat),
         f"Stencil, {4 * ndev}x4, 10 iterations (per iteration)": lambda: st(mat, iterations=10),
+        f"Stencil, {4 * ndev}x4, 110 iterations (per iteration)": lambda: st(mat,
+                                                                         iterations=110),
     }
 
 
@@ -69,18 +79,28 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--profile", action="store_true", help="cProfile the 2-device Map")
+    ap.add_argument("--peer-copies", type=int, choices=(0, 1), default=None,
+                    help="halo rows between devices peer to peer (1) or through pinned host "
+                         "memory (0, the default for GPUs); default: the platform's")
     args = ap.parse_args()
     results = {}
     import pyopencl as cl
     have = max(len(p.get_devices()) for p in cl.get_platforms())
     for ndev in range(1, min(2, have) + 1):
-        devs = sk.init(num_devices=ndev)
+        peer = None if args.peer_copies is None else bool(args.peer_copies)
+        devs = sk.init(num_devices=ndev, peer_copies=peer)
         for name, fn in cases(ndev).items():
-            div = 10 if name.startswith("Stencil") else 1
-            cpu, wall = (x / div for x in per_call(fn, devs, args.calls))
+            its = iterations(name)
+            calls = args.calls if its < 100 else max(1, args.calls // 10)
+            cpu, wall = (x / its for x in per_call(fn, devs, calls))
             results[(name, ndev)] = (cpu, wall)
             print(f"{ndev} device(s)  host CPU {cpu:7.1f} us  wall {wall:7.1f} us  {name}",
                   flush=True)
+        tens = [k for k in results if k[1] == ndev and k[0].startswith("Stencil")]
+        (c10, w10), (c110, w110) = results[tens[0]], results[tens[1]]
+        print(f"{ndev} device(s)  host CPU {(110 * c110 - 10 * c10) / 100:7.1f} us  wall "
+              f"{(110 * w110 - 10 * w10) / 100:7.1f} us  Stencil, each iteration beyond "
+              "the 10th (halos every iteration)", flush=True)
         if args.profile and ndev == min(2, have):
             import cProfile
             import pstats

@@ -464,8 +464,9 @@ def host_overhead(kind, available, calls=300):
     for ndev in range(1, min(2, available) + 1):
         devs = init(ndev, kind)
         for name, fn in overhead.cases(ndev).items():
-            div = 10 if name.startswith("Stencil") else 1
-            cpu, wall = overhead.per_call(fn, devs, calls, rounds=3)
+            div = overhead.iterations(name)
+            cpu, wall = overhead.per_call(fn, devs, calls if div < 100 else calls // 10,
+                                          rounds=3)
             out[f"{ndev} device(s): {name}"] = {"host_cpu_us": round(cpu / div, 1),
                                                  "wall_us": round(wall / div, 1)}
     return out

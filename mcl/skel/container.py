@@ -58,6 +58,22 @@ class Container:
         if distribution is not None:
             self.distribution = distribution
 
+    @classmethod
+    def _blank(cls, devs: Devices, shape: tuple, dtype) -> Container:
+        """A container of ``shape`` on ``devs`` with no data anywhere yet and no
+        distribution, made without the constructor's checks (a skeleton's output, whose
+        shape and type are those of valid containers)."""
+        out = cls.__new__(cls)
+        out._devs = devs
+        out.shape = shape
+        out.dtype = np.dtype(dtype)
+        out._host = None
+        out._host_valid = True
+        out._dist = out._placed = None
+        out._parts = []
+        out._merge_from = None
+        return out
+
     # ---- shape
 
     def _check_shape(self, shape):
@@ -254,6 +270,8 @@ class IndexVector(Vector):
     def _ensure(self, default=None, halo=False):
         if self._dist is None:
             self._dist = default or block()
-        specs = self._dist.parts(self.rows, self._devs.count)
-        self._parts = [Part(s, None, True, True) for s in specs]
+        if not self._parts or not self._dist.same_layout(self._placed):
+            specs = self._dist.parts(self.rows, self._devs.count)
+            self._parts = [Part(s, None, True, True) for s in specs]
+            self._placed = self._dist
         return self._parts

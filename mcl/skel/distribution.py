@@ -39,7 +39,7 @@ class Distribution:
         return (self.kind, self.device, self.top, self.bottom)
 
     def same_layout(self, other: Distribution | None) -> bool:
-        return other is not None and self.layout() == other.layout()
+        return other is self or (other is not None and self.layout() == other.layout())
 
     def parts(self, rows: int, ndev: int) -> list[PartSpec]:
         if self.kind == "single":

@@ -28,8 +28,7 @@ from mcl.skel.transfer import allocate
 def _new_like(shape, dtype, dist, devs, specs, what) -> Container:
     """An output container whose parts (``specs``) are allocated on the devices."""
     cls = Matrix if len(shape) == 2 else Vector
-    out = cls.__new__(cls)
-    Container.__init__(out, shape=shape, dtype=dtype)
+    out = cls._blank(devs, tuple(shape), dtype)
     if dist.kind == "copy" and dist.merge is not None:
         dist = copy()       # an output's copies are equal: nothing to merge
     out._dist = out._placed = dist
@@ -73,6 +72,17 @@ class Map(Skeleton):
         out = _new_like(x.shape, out_dtype, x.distribution, devs, [p.spec for p in parts],
                         f"the output of Map '{self.func.name}'")
         index = isinstance(x, IndexVector)
+        key = ("map", devs.generation, index, x.dtype, out_dtype, x.rows, x.row_size,
+               x._dist.layout())
+        plan = self.plan(key, lambda: self._map_plan(devs, x, parts, out, out_dtype, index,
+                                                     extras))
+        ipart, opart = parts, out._parts
+        self.run_plan(devs, plan, lambda i: (ipart[i].buffer or empty_buffer(
+            devs, ipart[i].device), opart[i].buffer), extras, f"running Map '{self.func.name}'")
+        out._written(out._parts)
+        return out
+
+    def _map_plan(self, devs, x, parts, out, out_dtype, index, extras) -> list:
         tin = "int" if index else x.ctype
         tout = ctype_of(out_dtype)
         elem = "(int)(offset + i)" if index else "in[skip + i]"
@@ -82,20 +92,20 @@ class Map(Skeleton):
                 f"  if (i < n) out[skip + i] = {cname(self.func)}({elem}"
                 f"{self.extra_names()}); }}\n")
         rs = x.row_size
-        for p, o in zip(parts, out._parts, strict=True):
+        plan = []
+        for i, (p, o) in enumerate(zip(parts, out._parts, strict=True)):
             s = p.spec
             n = (s.own_hi - s.own_lo) * rs
             if not devs.is_local(s.device) or n == 0:
                 continue
             k = self.kernel(devs, s.device, "", body, "skel_map")
             wg = group_size(devs, s.device)
-            self.launch(devs, s.device, k, (round_up(n, wg),), (wg,),
-                        [p.buffer or empty_buffer(devs, s.device), o.buffer, np.uint32(n),
-                         np.uint32((s.own_lo - s.lo) * rs), np.int32(s.own_lo * rs),
-                         *self.extra_values(extras, devs, s.device)],
-                        f"running Map '{self.func.name}'")
-        out._written(out._parts)
-        return out
+            plan.append(self.part_launch(
+                devs, i, s.device, k, (round_up(n, wg),), (wg,),
+                [p.buffer or empty_buffer(devs, s.device), o.buffer],
+                [np.uint32(n), np.uint32((s.own_lo - s.lo) * rs), np.int32(s.own_lo * rs)],
+                extras))
+        return plan
 
 
 def _zip_distribution(a: Container, b: Container):
@@ -148,23 +158,31 @@ class Zip(Skeleton):
 
 
 def run_zip(sk: Skeleton, devs, pa, pb, po, row_size, ta, tb, tout, extras) -> None:
-    body = (f"__kernel void skel_zip(__global const {ta}* a, __global const {tb}* b, "
-            f"__global {tout}* out, const uint n, const uint skip{sk.extra_params()})\n"
-            f"{{ size_t i = get_global_id(0);\n"
-            f"  if (i < n) out[skip + i] = {cname(sk.func)}(a[skip + i], b[skip + i]"
-            f"{sk.extra_names()}); }}\n")
-    for p, q, o in zip(pa, pb, po, strict=True):
-        s = p.spec
-        n = (s.own_hi - s.own_lo) * row_size
-        if not devs.is_local(s.device) or n == 0:
-            continue
-        k = sk.kernel(devs, s.device, "", body, "skel_zip")
-        wg = group_size(devs, s.device)
-        sk.launch(devs, s.device, k, (round_up(n, wg),), (wg,),
-                  [p.buffer, q.buffer, o.buffer, np.uint32(n),
-                   np.uint32((s.own_lo - s.lo) * row_size),
-                   *sk.extra_values(extras, devs, s.device)],
-                  f"running Zip '{sk.func.name}'")
+    key = ("zip", devs.generation, ta, tb, tout, row_size, tuple(p.spec for p in pa))
+
+    def build():
+        body = (f"__kernel void skel_zip(__global const {ta}* a, __global const {tb}* b, "
+                f"__global {tout}* out, const uint n, const uint skip{sk.extra_params()})\n"
+                f"{{ size_t i = get_global_id(0);\n"
+                f"  if (i < n) out[skip + i] = {cname(sk.func)}(a[skip + i], b[skip + i]"
+                f"{sk.extra_names()}); }}\n")
+        plan = []
+        for i, (p, q, o) in enumerate(zip(pa, pb, po, strict=True)):
+            s = p.spec
+            n = (s.own_hi - s.own_lo) * row_size
+            if not devs.is_local(s.device) or n == 0:
+                continue
+            k = sk.kernel(devs, s.device, "", body, "skel_zip")
+            wg = group_size(devs, s.device)
+            plan.append(sk.part_launch(
+                devs, i, s.device, k, (round_up(n, wg),), (wg,),
+                [p.buffer, q.buffer, o.buffer],
+                [np.uint32(n), np.uint32((s.own_lo - s.lo) * row_size)], extras))
+        return plan
+
+    sk.run_plan(devs, sk.plan(key, build),
+                lambda i: (pa[i].buffer, pb[i].buffer, po[i].buffer), extras,
+                f"running Zip '{sk.func.name}'")
 
 
 def merge_into(c: Container, merge, keep: Part, others: list[Part]) -> None:

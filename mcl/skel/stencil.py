@@ -14,7 +14,7 @@ from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, overlap, single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up
+from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up, typed
 from mcl.skel.skeletons import _new_like, _output_dtype
 from mcl.skel.transfer import HaloExchange
 
@@ -70,20 +70,6 @@ class _Neighbours(Skeleton):
     def tile(devs, g) -> int:
         return 16 if devs.limit(g)[2] >= 256 else 8
 
-    def run_rows(self, devs, g, src, dst, m: Matrix, out_dtype, first, count, lo, out_lo,
-                 extras):
-        """Compute rows ``[first, first + count)`` on device ``g`` from buffer ``src``
-        (first stored row ``lo``) into ``dst`` (first stored row ``out_lo``)."""
-        if count <= 0 or m.cols == 0:
-            return
-        k = self.neighbours_kernel(devs, g, m, out_dtype)
-        tile = self.tile(devs, g)
-        self.launch(devs, g, k, (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
-                    [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
-                     np.int32(count), np.int32(lo), np.int32(out_lo),
-                     *self.extra_values(extras, devs, g)],
-                    f"running {self.name} '{self.func.name}'")
-
     @staticmethod
     def _matrix(m, name):
         if not isinstance(m, Matrix):
@@ -129,13 +115,31 @@ class MapOverlap(_Neighbours):
         out = _new_like(m.shape, out_dtype, out_dist, devs,
                         out_dist.parts(m.rows, devs.count), f"the output of MapOverlap "
                         f"'{self.func.name}'")
-        for p, o in zip(parts, out._parts, strict=True):
-            s = p.spec
-            if devs.is_local(s.device) and s.own_hi > s.own_lo:
-                self.run_rows(devs, s.device, p.buffer, o.buffer, m, out_dtype, s.own_lo,
-                              s.own_hi - s.own_lo, s.lo, o.spec.lo, extras)
+        key = ("mapoverlap", devs.generation, m.dtype, out_dtype, m.shape, m._dist.layout(),
+               out_dist.layout())
+        plan = self.plan(key, lambda: self._overlap_plan(devs, m, parts, out, out_dtype,
+                                                         extras))
+        opart = out._parts
+        self.run_plan(devs, plan, lambda i: (parts[i].buffer, opart[i].buffer), extras,
+                      f"running MapOverlap '{self.func.name}'")
         out._written(out._parts)
         return out
+
+    def _overlap_plan(self, devs, m, parts, out, out_dtype, extras) -> list:
+        plan = []
+        for i, (p, o) in enumerate(zip(parts, out._parts, strict=True)):
+            s = p.spec
+            g, count = s.device, s.own_hi - s.own_lo
+            if not devs.is_local(g) or count <= 0 or m.cols == 0:
+                continue
+            tile = self.tile(devs, g)
+            plan.append(self.part_launch(
+                devs, i, g, self.neighbours_kernel(devs, g, m, out_dtype),
+                (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
+                [p.buffer, o.buffer],
+                [np.int32(m.rows), np.int32(m.cols), np.int32(s.own_lo), np.int32(count),
+                 np.int32(s.lo), np.int32(o.spec.lo)], extras))
+        return plan
 
 
 class Stencil(_Neighbours):
@@ -186,56 +190,106 @@ class Stencil(_Neighbours):
         bufs = [_new_like(m.shape, out_dtype, m.distribution, devs, specs, what)]
         if iterations > 1:
             bufs.append(_new_like(m.shape, out_dtype, m.distribution, devs, specs, what))
-        src = m
-        valid = [(s.lo, s.hi) for s in specs]
-        launchers: dict = {}
-        plans: dict = {}
+        run = self._run_state(devs, m, bufs, out_dtype, extras, sync)
         try:
-            for it in range(iterations):
-                dst = bufs[it % len(bufs)]
-                exchange = None
-                if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
-                    exchange = plans.get(id(dst))
-                    if exchange is None:
-                        exchange = plans[id(dst)] = HaloExchange(dst)
-                for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
-                    s = p.spec
-                    vlo, vhi = valid[i]
-                    nlo = vlo + up if vlo > 0 else 0
-                    nhi = vhi - down if vhi < m.rows else m.rows
-                    valid[i] = (nlo, nhi)
-                    if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
-                        if exchange is not None:
-                            exchange.start(i)
-                        continue
-                    step = (launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
-                    if exchange is None or (nhi - nlo) * m.cols < self.split_from:
-                        self._step(*step, "all", nlo, nhi - nlo)
-                        if exchange is not None:
-                            exchange.start(i)
-                        continue
-                    # the rows the other devices read first, then their copies, then the
-                    # rest: the copies run while the device computes the rest
-                    edges, rest = _split(nlo, nhi, exchange.rows_read(i))
-                    for j, (lo, hi) in enumerate(edges):
-                        self._step(*step, ("edge", j), lo, hi - lo)
-                    exchange.start(i)
-                    for j, (lo, hi) in enumerate(rest):
-                        self._step(*step, ("rest", j), lo, hi - lo)
-                dst._written(dst._parts)
-                if exchange is not None:
-                    exchange.end()
-                    valid = [(s.lo, s.hi) for s in specs]
-                src = dst
+            return self._iterate(run, devs, m, bufs, out_dtype, extras, sync, iterations)
         finally:
-            for plan in plans.values():
-                plan.close()
+            for plan in run.plans.values():
+                plan.c = None       # the kept state holds no container (nor its buffers)
+                plan.close()        # nor staging memory: the next call takes it again
+
+    def _iterate(self, run, devs, m, bufs, out_dtype, extras, sync, iterations) -> Matrix:
+        src, src_role = m, -1
+        for it in range(iterations):
+            role = it % len(bufs)
+            dst = bufs[role]
+            exchange = None
+            if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
+                exchange = run.plans.get(role)
+                if exchange is None:
+                    exchange = run.plans[role] = HaloExchange(dst)
+                exchange.c = dst
+            # an iteration's commands depend only on its input (which fixes its
+            # output), how many iterations ago the halos were exchanged and whether
+            # they are exchanged after it: planned once, then only enqueued
+            key = (src_role, it % sync, exchange is not None)
+            ops = run.schedules.get(key)
+            if ops is None:
+                ops = run.schedules[key] = self._schedule(
+                    run.launchers, devs, src, dst, m, out_dtype, extras, it % sync, exchange)
+            for op in ops:
+                op[0](*op[1:])
+            dst._written(dst._parts)
+            if exchange is not None:
+                exchange.end()
+            src, src_role = dst, role
         return src
 
+    def _run_state(self, devs, m, bufs, out_dtype, extras, sync) -> _RunState:
+        """The kernel objects, halo exchanges and iteration plans of a call on these
+        buffers: kept across calls (a Stencil in a loop gets the same buffers back from
+        the pool), a few at a time. A kept state holds its buffers (the pool would keep
+        most of them anyway), not staging memory: a call takes it and gives it back."""
+        buffers = tuple(p.buffer for c in (m, *bufs) for p in c._parts)
+        key = (devs.generation, m.shape, m.dtype, out_dtype, m._dist.layout(), sync,
+               len(bufs), tuple(0 if b is None else b.int_ptr for b in buffers),
+               tuple(v.int_ptr if hasattr(v, "int_ptr") else v
+                     for g in range(devs.count) if devs.is_local(g)
+                     for v in self.extra_values(extras, devs, g)))
+        states = self.__dict__.setdefault("_runs", {})
+        run = states.pop(key, None)
+        if run is None:
+            if any(k[0] != devs.generation for k in states):
+                states.clear()          # other devices: their staging is not ours
+            while len(states) >= RUNS_KEPT:
+                states.pop(next(iter(states))).close()
+            run = _RunState()
+        elif self.__dict__.get("_active") is not run:
+            run.activate()          # the kernel objects had another state's arguments
+        for plan in run.plans.values():
+            plan.reopen()
+        states[key] = run           # the most recent last
+        self._active = run
+        return run
+
+    def _schedule(self, launchers, devs, src, dst, m, out_dtype, extras, phase, exchange):
+        """The commands of one iteration ``phase`` iterations after the halos were valid:
+        (function, arguments) pairs, kernels and the starts of the halo copies."""
+        up, _right, down, _left = self.shape
+        ops = []
+        for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
+            s = p.spec
+            # rows valid in the input: the stored rows, less the reach of each
+            # iteration since the exchange (except at the matrix's edges)
+            vlo = s.lo + up * phase if s.lo > 0 else 0
+            vhi = s.hi - down * phase if s.hi < m.rows else m.rows
+            nlo = vlo + up if vlo > 0 else 0
+            nhi = vhi - down if vhi < m.rows else m.rows
+            if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
+                if exchange is not None:
+                    ops.append((exchange.start, i))
+                continue
+            step = (launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
+            if exchange is None or (nhi - nlo) * m.cols < self.split_from:
+                ops.append(self._step(*step, "all", nlo, nhi - nlo))
+                if exchange is not None:
+                    ops.append((exchange.start, i))
+                continue
+            # the rows the other devices read first, then their copies, then the
+            # rest: the copies run while the device computes the rest
+            edges, rest = _split(nlo, nhi, exchange.rows_read(i))
+            for j, (lo, hi) in enumerate(edges):
+                ops.append(self._step(*step, ("edge", j), lo, hi - lo))
+            ops.append((exchange.start, i))
+            for j, (lo, hi) in enumerate(rest):
+                ops.append(self._step(*step, ("rest", j), lo, hi - lo))
+        return ops
+
     def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, extras, band, first, count):
-        """Rows ``[first, first + count)`` of one iteration on one part: a kernel object
-        per (part, direction, band of rows) keeps its arguments, so an iteration costs
-        one enqueue (and two arguments when the rows change), not a full launch."""
+        """The command computing rows ``[first, first + count)`` of one iteration on one
+        part, as (function, arguments): a kernel object per (part, input, band of rows)
+        keeps its arguments, so an iteration costs one enqueue (and setting them again
+        when the rows change), not a full launch."""
         import pyopencl as cl
         key = (i, id(src), band)
         entry = launchers.get(key)
@@ -248,24 +302,63 @@ class Stencil(_Neighbours):
             if k is None:
                 k = self._objects[slot] = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM),
                                                     "skel_neighbours")
-            k.set_args(src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
-                       np.int32(count), np.int32(s.lo), np.int32(s.lo),
-                       *self.extra_values(extras, devs, s.device))
-            tile = self.tile(devs, s.device)
-            entry = launchers[key] = [k, first, count, devs.queue(s.device), tile,
-                                      (round_up(m.cols, tile), round_up(count, tile))]
-        k = entry[0]
-        if (entry[1], entry[2]) != (first, count):
-            k.set_arg(4, np.int32(first))
-            k.set_arg(5, np.int32(count))
-            entry[1], entry[2] = first, count
-            entry[5] = (entry[5][0], round_up(count, entry[4]))
+            args = [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
+                    np.int32(count), np.int32(s.lo), np.int32(s.lo),
+                    *self.extra_values(extras, devs, s.device)]
+            typed(k, args)      # pyopencl's generic set_arg costs 9 us per scalar
+            k.set_args(*args)
+            entry = launchers[key] = _Launcher(k, args, devs.queue(s.device),
+                                               self.tile(devs, s.device),
+                                               f"running Stencil '{self.func.name}'",
+                                               devs.name(s.device))
+        tile = entry.tile
+        return (entry.enqueue, first, count, (round_up(m.cols, tile), round_up(count, tile)))
+
+
+#: states of Stencil calls kept per Stencil (a loop alternates two or three)
+RUNS_KEPT = 4
+
+
+class _RunState:
+    """What a Stencil call plans, kept for the next call on the same buffers: kernel
+    objects with their arguments (``launchers``), halo exchanges by output buffer
+    (``plans``), and each iteration's commands (``schedules``)."""
+
+    def __init__(self):
+        self.launchers: dict = {}
+        self.plans: dict = {}
+        self.schedules: dict = {}
+
+    def activate(self) -> None:
+        # kernel objects are shared by the states of one Stencil (pyopencl makes each
+        # at a cost): give them this state's arguments back
+        for entry in self.launchers.values():
+            entry.kernel.set_args(*entry.args)
+
+    def close(self) -> None:
+        for plan in self.plans.values():
+            plan.close()
+
+
+class _Launcher:
+    """A kernel object with its arguments set, enqueued on one queue."""
+
+    def __init__(self, kernel, args, queue, tile, what, where):
+        self.kernel, self.args, self.queue, self.tile = kernel, args, queue, tile
+        self.local = (tile, tile)
+        self.what, self.where = what, where
+
+    def enqueue(self, first, count, global_size):
+        import pyopencl as cl
+        args = self.args
+        if args[4] != first or args[5] != count:
+            args[4], args[5] = np.int32(first), np.int32(count)
+            self.kernel.set_args(*args)
         try:
-            cl.enqueue_nd_range_kernel(entry[3], k, entry[5], (entry[4], entry[4]))
+            cl.enqueue_nd_range_kernel(self.queue, self.kernel, global_size, self.local)
         except cl.Error as e:
             from mcl.skel.errors import cl_failure
-            raise cl_failure(f"running Stencil '{self.func.name}'", e,
-                             devs.name(s.device)) from e
+            raise cl_failure(self.what, e, self.where) from e
 
 
 def _split(lo: int, hi: int, read: list[tuple[int, int]]):

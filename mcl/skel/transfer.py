@@ -28,6 +28,9 @@ def _cl():
 def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
     """Buffers for the parts ``specs`` (None for empty parts and other ranks' parts),
     checked against the devices' memory first."""
+    pooled = _from_pool(devs, specs, row_bytes)
+    if pooled is not None:
+        return pooled
     cl = _cl()
     need: dict[int, int] = {}
     for s in specs:
@@ -58,6 +61,26 @@ def allocate(devs: Devices, specs, row_bytes: int, what: str) -> list:
     return out
 
 
+def _from_pool(devs: Devices, specs, row_bytes: int) -> list | None:
+    """Buffers for every part from the pool (a skeleton in a loop: its previous outputs'
+    buffers, which need no memory check), or None (the pool is left as it was)."""
+    gen, local = devs.generation, devs.ranks == 1
+    out = []
+    for s in specs:
+        nbytes = (s.hi - s.lo) * row_bytes
+        if not nbytes or not (local or devs.is_local(s.device)):
+            out.append(None)
+            continue
+        free = _pool.get((gen, s.device, nbytes))
+        if not free:
+            for t, buf in zip(specs, out, strict=False):    # put back what was taken
+                if buf is not None:
+                    _pool[(gen, t.device, (t.hi - t.lo) * row_bytes)].append(buf)
+            return None
+        out.append(free.pop())
+    return out
+
+
 #: buffers of dropped containers, by (devices generation, device, bytes): a skeleton
 #: called in a loop reuses its previous output's buffers instead of allocating anew.
 #: A buffer returns to the pool of the device whose in-order queue last used it, so
@@ -73,11 +96,12 @@ def clear_pool() -> None:
 
 def release(devs: Devices, parts) -> None:
     """Give the buffers of a container that is going away back to the pool."""
+    if _context._generation != devs.generation:
+        return                  # devices no longer in use: let the buffers go
+    local = devs.ranks == 1
     for p in parts:
-        if p.buffer is None or not devs.is_local(p.device):
+        if p.buffer is None or not (local or devs.is_local(p.device)):
             continue
-        if _context._generation != devs.generation:
-            continue            # devices no longer in use: let the buffer go
         key = (devs.generation, p.device, p.buffer.size)
         free = _pool.setdefault(key, [])
         if len(free) < POOL_PER_SIZE:
@@ -266,6 +290,9 @@ class DeviceCopy:
         self.view = None if self.peer else stage.array[:nbytes]
         self.started = None
 
+    # pyopencl's enqueue_copy chooses among these by the types of its arguments at
+    # every call (2 us of Python on PoCL); a DeviceCopy knows which one it needs
+
     def start(self) -> None:
         cl = _cl()
         st = self.stage
@@ -273,25 +300,27 @@ class DeviceCopy:
             cl.enqueue_migrate_mem_objects(self.src_q, [st.buffer],
                                            cl.mem_migration_flags.CONTENT_UNDEFINED,
                                            wait_for=st.busy or None)
-            self.started = cl.enqueue_copy(self.src_q, st.buffer, self.src_buf,
-                                           byte_count=self.nbytes, src_offset=self.src_off)
+            self.started = cl._enqueue_copy_buffer(self.src_q, self.src_buf, st.buffer,
+                                                   self.nbytes, self.src_off, 0, None)
         else:
-            self.started = cl.enqueue_copy(self.src_q, self.view, self.src_buf,
-                                           src_offset=self.src_off, is_blocking=False,
-                                           wait_for=st.busy or None)
+            self.started = cl._enqueue_read_buffer(self.src_q, self.src_buf, self.view,
+                                                   self.src_off, st.busy or None, False)
 
-    def end(self) -> None:
+    def end(self, waited: bool = False) -> None:
+        """The destination side; ``waited``: the host already waited for :meth:`start`'s
+        command (a halo exchange waits once for all its copies)."""
         cl = _cl()
         st = self.stage
         if self.peer:
             cl.enqueue_migrate_mem_objects(self.dst_q, [st.buffer], 0,
                                            wait_for=[self.started])
-            done = cl.enqueue_copy(self.dst_q, self.dst_buf, st.buffer,
-                                   byte_count=self.nbytes, dst_offset=self.dst_off)
+            done = cl._enqueue_copy_buffer(self.dst_q, st.buffer, self.dst_buf, self.nbytes,
+                                           0, self.dst_off, None)
         else:
-            self.started.wait()     # the rows are in host memory before the write exists
-            done = cl.enqueue_copy(self.dst_q, self.dst_buf, self.view,
-                                   dst_offset=self.dst_off, is_blocking=False)
+            if not waited:
+                self.started.wait()     # the rows are in host memory before the write exists
+            done = cl._enqueue_write_buffer(self.dst_q, self.dst_buf, self.view, self.dst_off,
+                                            None, False)
         self.started = None
         # the events replaced here are complete (the copy out waited for them); a
         # host-memory copy's event waits for itself when dropped (pyopencl)
@@ -393,8 +422,12 @@ class HaloExchange:
         devs = self.devs
         try:
             devs.flush()
+            # through host memory: the host waits once, for every copy's read
+            reads = [cp.started for cp in self.local if not cp.peer]
+            if reads:
+                cl.wait_for_events(reads)
             for cp in self.local:
-                cp.end()
+                cp.end(waited=True)
             devs.flush()
             for args in self.remote:
                 copy_rows(self.c, devs, *args, self.rb, self.what)
@@ -408,6 +441,15 @@ class HaloExchange:
         for st in self.stages:
             _give(self.devs, st)
         self.stages = []
+
+    def reopen(self) -> None:
+        """Take staging memory again after :meth:`close` (the plan is used again)."""
+        if self.stages:
+            return
+        for cp in self.local:
+            cp.stage = _take(self.devs, cp.nbytes)
+            cp.view = None if cp.peer else cp.stage.array[:cp.nbytes]
+            self.stages.append(cp.stage)
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
