@@ -378,10 +378,13 @@ def _nvidia_registers(devs, source, options=()) -> dict:
 
 
 #: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN[, work-group
-#: shape])
-SWEEP_TILES = ["128x128x16/8x8", "128x128x16/8x8,32x8", "128x128x16/8x8,16x16",
-               "128x128x16/8x8,32x8+mad", "128x128x8/8x8", "128x64x16/8x4", "64x128x16/4x8",
-               "128x64x8/8x4", "64x64x16/4x4", "64x64x8/4x4", "128x32x16/8x2"]
+#: shape]@code shape: o the first kernel, r (default) registers across the k-steps
+#: with pointers advanced per k-tile, i the same with 32-bit offsets per load, d each
+#: k-tile loaded and stored to local memory before the k-steps)
+SWEEP_TILES = ["128x128x16/8x8,32x8@o", "128x128x16/8x8,32x8", "128x128x16/8x8,32x8@i",
+               "128x128x16/8x8,32x8@d", "128x128x16/8x8", "128x128x16/8x8,16x16",
+               "128x128x16/8x8,32x8@d+mad", "128x128x8/8x8,32x8", "128x128x8/8x8,32x8@d",
+               "128x64x16/8x4"]
 
 
 def main() -> int:
