@@ -52,6 +52,19 @@ def timeit(fn, finish, reps):
     return statistics.median(times)
 
 
+def host_cpu(fn, finish, reps):
+    """The median CPU time of the calling thread for ``fn()`` (then ``finish()``)."""
+    fn()
+    finish()
+    times = []
+    for _ in range(reps):
+        t0 = time.thread_time()
+        fn()
+        finish()
+        times.append(time.thread_time() - t0)
+    return statistics.median(times)
+
+
 def timed_once(fn, finish):
     t0 = time.perf_counter()
     out = fn()
@@ -142,12 +155,18 @@ class Bench:
         th = timeit(hand, fin, self.reps)
         want = ex.reference(x, y)
         out = {"size": n, "skeleton_s": t, "handwritten_s": th, "upload_s": up,
+               # the calling thread's CPU time per call (the host's share of the wall time:
+               # Python, pyopencl's enqueues, the wait for the one-float read)
+               "skeleton_host_cpu_s": host_cpu(
+                   lambda: ex.dot(mult, total, X, Y).to_numpy(), fin, self.reps),
+               "handwritten_host_cpu_s": host_cpu(hand, fin, self.reps),
                "correct": bool(np.isclose(got, want, rtol=1e-3)
                                and np.isclose(hand(), want, rtol=1e-3)),
                "unfused_s": t_unfused,
                "note": "skeleton: Reduce of a deferred Zip (one fused pass, as the example; "
                        "unfused_s: Zip then Reduce), result read back; hand-written: one "
-                       "fused kernel"}
+                       "fused kernel, then one group, result read back (both: 2 kernels, "
+                       "1 read of one float, 1 host wait per call)"}
         if self.torch:
             tx, ty = self.torch.from_numpy(x).cuda(), self.torch.from_numpy(y).cuda()
             out["torch_s"] = torch_time(self.torch, lambda: self.torch.dot(tx, ty).item(),
@@ -378,10 +397,13 @@ def _nvidia_registers(devs, source, options=()) -> dict:
 
 
 #: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN[, work-group
-#: shape])
-SWEEP_TILES = ["128x128x16/8x8", "128x128x16/8x8,32x8", "128x128x16/8x8,16x16",
-               "128x128x16/8x8,32x8+mad", "128x128x8/8x8", "128x64x16/8x4", "64x128x16/4x8",
-               "128x64x8/8x4", "64x64x16/4x4", "64x64x8/4x4", "128x32x16/8x2"]
+#: shape]@code shape: o the first kernel, r (default) registers across the k-steps
+#: with pointers advanced per k-tile, i the same with 32-bit offsets per load, d each
+#: k-tile loaded and stored to local memory before the k-steps)
+SWEEP_TILES = ["128x128x16/8x8,32x8@o", "128x128x16/8x8,32x8", "128x128x16/8x8,32x8@i",
+               "128x128x16/8x8,32x8@d", "128x128x16/8x8", "128x128x16/8x8,16x16",
+               "128x128x16/8x8,32x8@d+mad", "128x128x8/8x8,32x8", "128x128x8/8x8,32x8@d",
+               "128x64x16/8x4"]
 
 
 def main() -> int:

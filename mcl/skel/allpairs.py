@@ -9,6 +9,7 @@ and B is copied to every device (SkelCL)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -43,6 +44,9 @@ class Tiling:
     #: work-items along the first dimension of the work-group (the rest along the
     #: second); 0: one dimension. The NVIDIA compiler's registers depend on the shape
     lx: int = 0
+    #: the kernel's code shape: "r" (default), "i", "d" (see :func:`zip_reduce_source_v2`)
+    #: or "o" (the first kernel: runtime row count, the first k-step a branch of the loop)
+    shape: str = ""
 
     @property
     def threads(self) -> int:
@@ -57,18 +61,22 @@ class Tiling:
 
     def __str__(self) -> str:
         shape = f",{self.lx}x{self.threads // self.lx}" if self.lx else ""
-        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{shape}"
+        code = f"@{self.shape}" if self.shape else ""
+        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{shape}{code}"
 
 
 def parse_tiling(text: str) -> Tiling:
     """``"128x128x16/8x8"``: BM x BN x BK / TM x TN, optionally followed by the shape
-    of the work-group (``"128x128x16/8x8,32x8"``; default one dimension)."""
-    m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:,\s*(\d+)x(\d+)\s*)?",
-                     str(text))
+    of the work-group (``"128x128x16/8x8,32x8"``; default one dimension) and the code
+    shape of the kernel (``"128x128x16/8x8,32x8@d"``: ``r``, ``i``, ``d`` or ``o``)."""
+    m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:,\s*(\d+)x(\d+)\s*)?"
+                     r"(?:@([rido]))?\s*", str(text))
     if m is None:
         raise skel_error("bad-arguments", f"AllPairs tile '{text}' is not BMxBNxBK/TMxTN",
-                         hint="e.g. 128x128x16/8x8 (MCL_SKEL_ALLPAIRS_TILE or tile=)")
-    t = Tiling(*(int(g) for g in m.groups()[:5]), lx=int(m.group(6) or 0))
+                         hint="e.g. 128x128x16/8x8 or 128x128x16/8x8,32x8@r "
+                              "(MCL_SKEL_ALLPAIRS_TILE or tile=)")
+    t = Tiling(*(int(g) for g in m.groups()[:5]), lx=int(m.group(6) or 0),
+               shape=m.group(8) or "")
     ok = (t.tm in (1, 2, 4, 8) and t.tn in (1, 2, 4, 8) and t.bm % (4 * t.tm) == 0
           and t.bn % (4 * t.tn) == 0 and t.bk % 4 == 0 and t.bk > 0)
     if m.group(6) and int(m.group(6)) * int(m.group(7)) != t.threads:
@@ -284,6 +292,201 @@ def zip_reduce_source() -> str:
     return out
 
 
+# ---- the register-lean kernel shapes (r, i, d): sizes as compile-time constants, the
+# accumulators start at the neutral element (or the first phase is peeled), one body per
+# phase, the load offsets within a tile fixed per thread
+
+_V2_HEAD = """
+#define NT ((BM / TM) * (BN / TN))
+#define RA (TM < 4 ? TM : 4)
+#define RB (TN < 4 ? TN : 4)
+#define A_RUNS (BM * BK / 4)
+#define B_RUNS (BK * BN / 4)
+#define A_PER ((A_RUNS + NT - 1) / NT)
+#define B_PER ((B_RUNS + NT - 1) / NT)
+#define NBN ((M + BN - 1) / BN)
+#define NBM ((COUNT + BM - 1) / BM)
+#define PHASES ((D + BK - 1) / BK)
+#define KREM (D - (PHASES - 1) * BK)
+/* run s of a thread (4 consecutive elements): row and column within the tile */
+#if NT % (BK / 4) == 0
+#define A_ROW(s) (tid / (BK / 4) + (s) * (NT / (BK / 4)))
+#define A_COL(s) ((tid % (BK / 4)) * 4)
+#else
+#define A_ROW(s) ((tid + (s) * NT) / (BK / 4))
+#define A_COL(s) (((tid + (s) * NT) % (BK / 4)) * 4)
+#endif
+#if NT % (BN / 4) == 0
+#define B_ROW(s) (tid / (BN / 4) + (s) * (NT / (BN / 4)))
+#define B_COL(s) ((tid % (BN / 4)) * 4)
+#else
+#define B_ROW(s) ((tid + (s) * NT) / (BN / 4))
+#define B_COL(s) (((tid + (s) * NT) % (BN / 4)) * 4)
+#endif
+#define A_OK(s) (A_PER * NT == A_RUNS || tid + (s) * NT < A_RUNS)
+#define B_OK(s) (B_PER * NT == B_RUNS || tid + (s) * NT < B_RUNS)
+
+__attribute__((reqd_work_group_size(LX, NT / LX, 1)))
+__kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,
+                               __global const TB* restrict B, __global TO* restrict C,
+                               const int c_off, const int count_arg)
+{
+  __local TA l_a[2][BK][BM + PAD] __attribute__((aligned(32)));
+  __local TB l_b[2][BK][BN] __attribute__((aligned(32)));
+#if LX == NT
+  const int tid = get_local_id(0);
+#else
+  const int tid = get_local_id(1) * LX + get_local_id(0);
+#endif
+  const int bid = get_group_id(0);     /* one group along the second dimension */
+  const int per_group = GROUP * NBN;
+  const int first_row = (bid / per_group) * GROUP;
+  const int rows = min(NBM - first_row, GROUP);
+  const int bi = first_row + (bid % per_group) % rows;
+  const int bj = (bid % per_group) / rows;
+  const int row0 = bi * BM, col0 = bj * BN;
+  const int ti = tid / (BN / TN), tj = tid % (BN / TN);
+  C += c_off;
+  TO acc[TM][TN];
+#if D == 0 || HAS_ID
+  #pragma unroll
+  for (int i = 0; i < TM; ++i)
+    #pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = IDENTITY;
+#endif
+#if D > 0
+#if EXACT
+  /* each thread's first run; the others at fixed offsets from it */
+  A += a_off + (row0 + A_ROW(0)) * D + A_COL(0);
+  B += B_ROW(0) * M + col0 + B_COL(0);
+#else
+  A += a_off;
+#endif
+  TA an[A_PER][4];
+  TB bn[B_PER][4];
+@@PROLOGUE@@
+@@PHASES@@
+#endif
+  #pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int r = row0 + (i / RA) * (BM * RA / TM) + RA * ti + i % RA;
+    #pragma unroll
+    for (int h = 0; h < TN / RB; ++h) {
+      const int c = col0 + h * (BN * RB / TN) + RB * tj;
+#if VEC_STORE
+      if (EXACT || (r < COUNT && c < M))
+        *(__global TO4*)&C[r * M + c] = (TO4)(acc[i][h * 4], acc[i][h * 4 + 1],
+                                              acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+#else
+      #pragma unroll
+      for (int u = 0; u < RB; ++u)
+        if (EXACT || (r < COUNT && c + u < M)) C[r * M + c + u] = acc[i][h * RB + u];
+#endif
+    }
+  }
+}
+"""
+
+
+def _load_v2(kt: str, index: bool) -> str:
+    """Registers ``an``/``bn`` from the k-tile ``kt``; ``index``: A and B have not been
+    advanced (the k-tile's offset is added to every load), else they point at it."""
+    ka = f" + ({kt}) * BK" if index else ""
+    kb = f" + ({kt}) * (BK * M)" if index else ""
+    # non-dividing: rows and columns clamped (their results are not stored); k clamped
+    # only where the last k-tile is partial (relative to the k-tile's start)
+    kk = f"(({kt}) * BK)"
+    return f"""  {{
+  #pragma unroll
+  for (int s = 0; s < A_PER; ++s) {{
+    if (A_OK(s)) {{
+#if EXACT
+      const TA4 v = *(__global const TA4*)&A[(A_ROW(s) - A_ROW(0)) * D + A_COL(s) - A_COL(0){ka}];
+      an[s][0] = v.s0; an[s][1] = v.s1; an[s][2] = v.s2; an[s][3] = v.s3;
+#else
+      const int r = min(row0 + A_ROW(s), COUNT - 1) * D{ka};
+#if A_VEC
+#if KREM == BK
+      const int k = A_COL(s);
+#else
+      const int k = min(A_COL(s), D - 4 - {kk});
+#endif
+      const TA4 v = *(__global const TA4*)&A[r + k];
+      an[s][0] = v.s0; an[s][1] = v.s1; an[s][2] = v.s2; an[s][3] = v.s3;
+#else
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) an[s][u] = A[r + min(A_COL(s) + u, D - 1 - {kk})];
+#endif
+#endif
+    }}
+  }}
+  #pragma unroll
+  for (int s = 0; s < B_PER; ++s) {{
+    if (B_OK(s)) {{
+#if EXACT
+      const TB4 v = *(__global const TB4*)&B[(B_ROW(s) - B_ROW(0)) * M + B_COL(s) - B_COL(0){kb}];
+      bn[s][0] = v.s0; bn[s][1] = v.s1; bn[s][2] = v.s2; bn[s][3] = v.s3;
+#else
+#if KREM == BK
+      const int k = (B_ROW(s){ka}) * M;
+#else
+      const int k = (min(B_ROW(s), D - 1 - {kk}){ka}) * M;
+#endif
+#if B_VEC
+      const TB4 v = *(__global const TB4*)&B[k + min(col0 + B_COL(s), M - 4)];
+      bn[s][0] = v.s0; bn[s][1] = v.s1; bn[s][2] = v.s2; bn[s][3] = v.s3;
+#else
+      #pragma unroll
+      for (int u = 0; u < 4; ++u) bn[s][u] = B[k + min(col0 + B_COL(s) + u, M - 1)];
+#endif
+#endif
+    }}
+  }}
+  }}
+"""
+
+
+def _phase_v2(shape: str, first: bool) -> str:
+    """The body of phase ``l`` (local buffer ``cur``): the next k-tile's loads, the
+    k-steps of this one, the next k-tile's stores, one barrier."""
+    index = shape == "i"
+    advance = "" if index else "      A += BK; B += BK * M;\n"
+    load = advance + _load_v2("l + 1", index)
+    store = _store("1 - cur")
+    steps = []
+    if first:
+        steps.append(_step("cur", "0", True))
+    q0 = "1" if first else "0"
+    unrolled = (f"      #pragma unroll\n      for (int q = {q0}; q < BK; ++q)\n"
+                + _step("cur", "q", False))
+    tail = f"      for (int q = {q0}; q < KREM; ++q)\n" + _step("cur", "q", False)
+    steps.append(f"#if KREM == BK\n{unrolled}#else\n    if (l + 1 < PHASES) {{\n"
+                 f"{unrolled}    }} else {{\n{tail}    }}\n#endif\n")
+    compute = "".join(steps)
+    if shape == "d":      # loaded and stored before the k-steps: nothing held across them
+        return (f"    if (l + 1 < PHASES) {{\n{load}{store}    }}\n{compute}"
+                "    barrier(CLK_LOCAL_MEM_FENCE);\n")
+    return (f"    if (l + 1 < PHASES) {{\n{load}    }}\n{compute}"
+            f"    if (l + 1 < PHASES) {{\n{store}    }}\n    barrier(CLK_LOCAL_MEM_FENCE);\n")
+
+
+@functools.lru_cache(maxsize=None)
+def zip_reduce_source_v2(shape: str, has_identity: bool) -> str:
+    """The register-lean kernel of ``shape`` (``r``: the next k-tile held in registers
+    across the k-steps, A and B advanced once per k-tile; ``i``: the same with the
+    k-tile's offset added to every load; ``d``: the next k-tile loaded and stored to
+    local memory before the k-steps)."""
+    prologue = _load_v2("0", True) + _store("0") + "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    if has_identity:
+        phases = ("  for (int l = 0; l < PHASES; ++l) {\n    const int cur = l & 1;\n"
+                  + _phase_v2(shape, False) + "  }\n")
+    else:   # the first phase peeled: its first k starts the reduction
+        phases = ("  {\n    const int l = 0, cur = 0;\n" + _phase_v2(shape, True) + "  }\n"
+                  "  for (int l = 1; l < PHASES; ++l) {\n    const int cur = l & 1;\n"
+                  + _phase_v2(shape, False) + "  }\n")
+    return _V2_HEAD.replace("@@PROLOGUE@@", prologue).replace("@@PHASES@@", phases)
+
+
 def _literal(value) -> str:
     """``value`` (a Python or numpy number) as an OpenCL C literal."""
     if isinstance(value, (bool, np.bool_)):
@@ -421,8 +624,9 @@ class AllPairs(Skeleton):
         variable ``MCL_SKEL_ALLPAIRS_TILE``, else :data:`DEFAULT_TILE`) if the device's
         work-group size and local memory allow it, else the first fallback that fits."""
         dev = devs.device(g)
+        code = parse_tiling(self.tile).shape
         for text in (self.tile, *FALLBACK_TILES):
-            t = parse_tiling(text)
+            t = dataclasses.replace(parse_tiling(text), shape=code)
             if t.threads <= dev.max_work_group_size and \
                     t.local_bytes(ia, ib) <= dev.local_mem_size:
                 return t
@@ -450,10 +654,14 @@ class AllPairs(Skeleton):
                   "TA": ta, "TB": tb, "TO": to, "TA4": f"{ta}4", "TB4": f"{tb}4",
                   "TO4": f"{to}4", "ZIP": cname(self.zip), "REDUCE": red,
                   "IDENTITY": identity, "START(v)": start}
+        if t.shape == "o":
+            source = zip_reduce_source()
+        else:   # the row count a compile-time constant too (a program per size anyway)
+            macros.update(COUNT=count, HAS_ID=int(self.identity is not None))
+            source = zip_reduce_source_v2(t.shape or "r", self.identity is not None)
         # after the user's functions, so that these names cannot change their text
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
-        k = self.kernel(devs, g, "", defines + zip_reduce_source(), "skel_allpairs_zr",
-                        self.options)
+        k = self.kernel(devs, g, "", defines + source, "skel_allpairs_zr", self.options)
         groups = -(-count // t.bm) * -(-m // t.bn)
         lx, ly = t.local_shape
         self.launch(devs, g, k, (groups * lx, ly), (lx, ly),

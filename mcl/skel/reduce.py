@@ -121,6 +121,7 @@ class Reduce(Skeleton):
         self.identity = identity
         self._scratch: dict = {}
         self._memo: dict = {}
+        self._plans: dict = {}
 
     # ---- the call
 
@@ -199,16 +200,27 @@ class Reduce(Skeleton):
         """Launch the reduction of one part on device ``g`` and the non-blocking read of
         its result; returns what :meth:`_read` waits for."""
         import pyopencl as cl
-        dev = devs.device(g)
-        wg = group_size(devs, g)
-        item = dtype.itemsize
-        width = VECTOR if skip % VECTOR == 0 else 1
-        chunks = n // width
-        have = max(chunks, n - chunks * width)
-        groups = max(1, min(dev.max_compute_units * GROUPS_PER_UNIT, -(-have // wg)))
-        scratch = self._scratch_buffer(devs, g, groups * item)
-        what = f"running Reduce '{self.func.name}'"
-        k = self._kernel_for(devs, g, ctype_of(dtype), width, wg, deferred)
+        # what a call of this size, element type and deferred function launches,
+        # worked out once (a repeated call only sets the buffers)
+        plan_key = (devs.generation, g, n, skip % VECTOR == 0, dtype,
+                    None if deferred is None else self._deferred_key(deferred))
+        plan = self._plans.get(plan_key)
+        if plan is None:
+            dev = devs.device(g)
+            wg = group_size(devs, g)
+            width = VECTOR if skip % VECTOR == 0 else 1
+            chunks = n // width
+            have = max(chunks, n - chunks * width)
+            groups = max(1, min(dev.max_compute_units * GROUPS_PER_UNIT, -(-have // wg)))
+            t = ctype_of(dtype)
+            k = self._kernel_for(devs, g, t, width, wg, deferred)
+            k2 = self._kernel_for(devs, g, t, 1, wg, None) if groups > 1 else None
+            if len(self._plans) > 64:
+                self._plans.clear()
+            plan = self._plans[plan_key] = (wg, groups, k, k2,
+                                            f"running Reduce '{self.func.name}'")
+        wg, groups, k, k2, what = plan
+        scratch = self._scratch_buffer(devs, g, groups * dtype.itemsize)
         if deferred is not None:
             # an IndexVector has no buffer: its pointer parameter, never read, gets one
             args = [b if b is not None else scratch for b in buffers] or [scratch]
@@ -217,8 +229,7 @@ class Reduce(Skeleton):
             args = list(buffers)
         self.launch(devs, g, k, (groups * wg,), (wg,),
                     [*args, np.uint32(n), np.uint32(skip), np.int32(offset), scratch], what)
-        if groups > 1:
-            k2 = self._kernel_for(devs, g, ctype_of(dtype), 1, wg, None)
+        if k2 is not None:
             self.launch(devs, g, k2, (wg,), (wg,),
                         [scratch, np.uint32(groups), np.uint32(0), np.int32(0), scratch], what)
         result = np.empty(1, dtype)
@@ -230,14 +241,19 @@ class Reduce(Skeleton):
         text on every call would cost more than a small reduction)."""
         key = (devs.generation, g, t, width, wg)
         if deferred is not None:
-            f = deferred.skeleton.func
-            key += (f.name, f.source, f.params, isinstance(deferred.inputs[0], IndexVector),
-                    tuple(v.ctype for v in deferred.inputs))
+            key += self._deferred_key(deferred)
         k = self._memo.get(key)
         if k is None:
             k = self._memo[key] = self.kernel(devs, g, "", self.body(t, width, wg, deferred),
                                               "skel_reduce")
         return k
+
+    @staticmethod
+    def _deferred_key(deferred):
+        """What the fused kernel's text takes from a deferred Map or Zip."""
+        f = deferred.skeleton.func
+        return (f.name, f.source, f.params, isinstance(deferred.inputs[0], IndexVector),
+                tuple(v.ctype for v in deferred.inputs))
 
     def _read(self, devs, g, result, event):
         event.wait()

@@ -31,10 +31,14 @@ def test_default_tiling(ndev, n, d, m):
 
 
 @pytest.mark.parametrize("tile", ["64x64x16/4x4", "128x64x8/8x4", "32x64x4/2x8",
-                                  "16x16x4/1x1", "64x32x8/8x2", "64x64x16/4x4,32x8"])
-def test_tilings(ndev, tile):
-    mm = sk.AllPairs(zip=MUL, reduce=ADD, tile=tile)       # no identity: first k starts
-    for n, d, m in [(70, 37, 45), (128, 64, 64), (1, 3, 1)]:
+                                  "16x16x4/1x1", "64x32x8/8x2", "64x64x16/4x4,32x8",
+                                  "64x64x16/4x4,32x8@i", "64x64x16/4x4,16x16@d",
+                                  "32x64x4/2x8@o", "32x32x24/4x4@d", "32x32x24/4x4@i"])
+@pytest.mark.parametrize("identity", [None, 0.0], ids=["first-k", "identity"])
+def test_tilings(ndev, tile, identity):
+    # no identity: the first k starts the reduction
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, tile=tile, identity=identity)
+    for n, d, m in [(70, 37, 45), (128, 64, 64), (1, 3, 1), (131, 48, 130)]:
         a, b = mats(n, d, m, seed=n)
         assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
                            atol=1e-5), (tile, n, d, m)
