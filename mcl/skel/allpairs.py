@@ -103,7 +103,8 @@ PAD = 4
 #: block rows numbered together (the blocks resident at once share panels of A and B)
 GROUP = 8
 
-_ZIP_REDUCE = """
+#: the sizes both kernel shapes derive from the tiling
+_TILE_DEFINES = """
 #define NT ((BM / TM) * (BN / TN))
 #define RA (TM < 4 ? TM : 4)
 #define RB (TN < 4 ? TN : 4)
@@ -112,7 +113,9 @@ _ZIP_REDUCE = """
 #define A_PER ((A_RUNS + NT - 1) / NT)
 #define B_PER ((B_RUNS + NT - 1) / NT)
 #define NBN ((M + BN - 1) / BN)
-#define PHASES ((D + BK - 1) / BK)
+"""
+
+_ZIP_REDUCE = _TILE_DEFINES + """#define PHASES ((D + BK - 1) / BK)
 #define KREM (D - (PHASES - 1) * BK)
 
 __attribute__((reqd_work_group_size(LX, NT / LX, 1)))
@@ -298,16 +301,7 @@ def zip_reduce_source() -> str:
 # accumulators start at the neutral element (or the first phase is peeled), one body per
 # phase, the load offsets within a tile fixed per thread
 
-_V2_HEAD = """
-#define NT ((BM / TM) * (BN / TN))
-#define RA (TM < 4 ? TM : 4)
-#define RB (TN < 4 ? TN : 4)
-#define A_RUNS (BM * BK / 4)
-#define B_RUNS (BK * BN / 4)
-#define A_PER ((A_RUNS + NT - 1) / NT)
-#define B_PER ((B_RUNS + NT - 1) / NT)
-#define NBN ((M + BN - 1) / BN)
-#define NBM ((COUNT + BM - 1) / BM)
+_V2_HEAD = _TILE_DEFINES + """#define NBM ((COUNT + BM - 1) / BM)
 #define PHASES ((D + BK - 1) / BK)
 #define KREM (D - (PHASES - 1) * BK)
 /* run s of a thread (4 consecutive elements): row and column within the tile */
@@ -472,7 +466,7 @@ def _phase_v2(shape: str, first: bool) -> str:
             f"    if (l + 1 < PHASES) {{\n{store}    }}\n    barrier(CLK_LOCAL_MEM_FENCE);\n")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def zip_reduce_source_v2(shape: str, has_identity: bool) -> str:
     """The register-lean kernel of ``shape`` (``r``: the next k-tile held in registers
     across the k-steps, A and B advanced once per k-tile; ``i``: the same with the

@@ -275,3 +275,14 @@ class IndexVector(Vector):
             self._parts = [Part(s, None, True, True) for s in specs]
             self._placed = self._dist
         return self._parts
+
+
+def check_zip_inputs(a, b) -> None:
+    """Zip's inputs: two Vectors or two Matrices of one shape on the same devices."""
+    for v in (a, b):
+        if not isinstance(v, Container) or isinstance(v, IndexVector):
+            raise skel_error("bad-arguments", "Zip takes two Vectors or two Matrices")
+    if a.kind != b.kind or a.shape != b.shape:
+        raise skel_error("size-mismatch", f"Zip needs inputs of the same shape; got "
+                         f"{a.kind} {a.shape} and {b.kind} {b.shape}")
+    b._same_devices(a._devs)

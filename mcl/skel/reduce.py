@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcl.skel.container import Container, IndexVector, Part, Vector
+from mcl.skel.container import Container, IndexVector, Part, Vector, check_zip_inputs
 from mcl.skel.context import Transfer
 from mcl.skel.distribution import block, single
 from mcl.skel.errors import skel_error
@@ -52,14 +52,7 @@ class Deferred:
                 raise skel_error("bad-arguments", f"Map takes a Vector or Matrix, not "
                                  f"{type(x).__name__}")
         else:
-            a, b = self.inputs
-            for v in (a, b):
-                if not isinstance(v, Container) or isinstance(v, IndexVector):
-                    raise skel_error("bad-arguments", "Zip takes two Vectors or two Matrices")
-            if a.kind != b.kind or a.shape != b.shape:
-                raise skel_error("size-mismatch", f"Zip needs inputs of the same shape; got "
-                                 f"{a.kind} {a.shape} and {b.kind} {b.shape}")
-            b._same_devices(a._devs)
+            check_zip_inputs(*self.inputs)
         self.extras = sk.extras(self.args)
         dt = sk.func.return_dtype
         if dt is None:

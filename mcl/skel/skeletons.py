@@ -15,7 +15,14 @@ import math
 
 import numpy as np
 
-from mcl.skel.container import Container, IndexVector, Matrix, Part, Vector
+from mcl.skel.container import (
+    Container,
+    IndexVector,
+    Matrix,
+    Part,
+    Vector,
+    check_zip_inputs,
+)
 from mcl.skel.context import Transfer
 from mcl.skel.distribution import block, copy
 from mcl.skel.errors import skel_error
@@ -133,13 +140,7 @@ class Zip(Skeleton):
         return Deferred(self, (a, b), args)
 
     def _call(self, a: Container, b: Container, *args) -> Container:
-        for v in (a, b):
-            if not isinstance(v, Container) or isinstance(v, IndexVector):
-                raise skel_error("bad-arguments", "Zip takes two Vectors or two Matrices")
-        if a.kind != b.kind or a.shape != b.shape:
-            raise skel_error("size-mismatch", f"Zip needs inputs of the same shape; got "
-                             f"{a.kind} {a.shape} and {b.kind} {b.shape}")
-        b._same_devices(a._devs)
+        check_zip_inputs(a, b)
         devs = a._devs
         extras = self.extras(args)
         out_dtype = _output_dtype(self, a.dtype)
