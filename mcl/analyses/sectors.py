@@ -210,7 +210,7 @@ class _Evaluator:
     """An access's element offset and its loops' starts and bounds as Python
     functions of the loop values (outer to inner)."""
 
-    def __init__(self, acc: Access, lane: Loop):
+    def __init__(self, acc: Access, lane: Loop, width: int):
         if acc.offset is None:
             raise _Unknown(acc.why_unpredictable or "its address depends on data")
         self.loops = list(acc.loops)
@@ -240,8 +240,8 @@ class _Evaluator:
             self.steps.append(step)
         self.lane = self.loops.index(lane)
         #: a warp spans ``rows`` iterations of the thread loop around the lanes'
-        self.rows = _rows_per_warp(acc, lane, 32)
-        self.lane_trips = _number(lane.trips) or 32
+        self.rows = _rows_per_warp(acc, lane, width)
+        self.lane_trips = _number(lane.trips) or width
         self.others = [k for k, lp in enumerate(self.loops) if lp is not lane]
         self.trips = []
         for k in self.others:
@@ -284,14 +284,14 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
              copied: list[Access]) -> tuple[float, float, bool]:
     """(sectors per request, the share of sample points where some lane of the
     warp runs the load, whether it is a 128-bit access)."""
-    ev = _Evaluator(acc, lane)
+    ev = _Evaluator(acc, lane, width)
     if vector and not ev.consecutive():
         vector = False
     for other in copied if vector else ():
         if other is acc or other.space == "reg":
             continue
         try:
-            vector = lane in other.loops and _Evaluator(other, lane).consecutive()
+            vector = lane in other.loops and _Evaluator(other, lane, width).consecutive()
         except _Unknown:
             vector = False
         if not vector:
