@@ -64,7 +64,7 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     res = view.resources
     if res is not None:
         return res.registers, res.source
-    n = register_demand(view.num)
+    n = register_demand(view.num, view.sym)
     cap = max_registers(view.hardware, threads) if threads else None
     if cap:
         n = min(n, cap)

@@ -48,8 +48,9 @@ def test_occupancy_equals_cuda_with_the_compilers_registers(name):
 
 def test_register_estimate_stays_within_its_recorded_accuracy():
     """The estimate used without a GPU: within ±10% of the compiler for at least as
-    many example kernels as when recorded (33 of 49: the issue asks for 90%, not yet
-    reached), with a median error of at most 10%."""
+    many example kernels as when recorded (39 of 53 with the loads merged over
+    unrolled loops, was 37; the issue asks for 90%, not yet reached; the sweep:
+    benchmarks/fidelity/registers_fit.py), with a median error of at most 10%."""
     errors = []
     for name in EXAMPLES:
         got = P.predict(_case(name), only=("occupancy",))
@@ -57,7 +58,7 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         errors.append(abs(got["registers"] - vendor) / vendor)
         assert got["registers_source"] == "estimated"
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 33, within
+    assert within >= 39, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
 
 

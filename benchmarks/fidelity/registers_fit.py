@@ -1,0 +1,77 @@
+"""The register estimate (mcl.analyses.resources.register_demand, capped and grown by
+mcl.analyses.occupancy.registers_per_unit) against the NVIDIA compiler's count for
+every recorded fidelity case (tests/analyses/fidelity/vendor.json): per version,
+estimate and compiler for each case, and the count within ±10% on the examples and
+separately on the sweep (a check against fitting the examples).
+
+    python benchmarks/fidelity/registers_fit.py [-j 2] [--kernel matmul] [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import fidelity_cases as C  # noqa: E402
+import fidelity_predict as P  # noqa: E402
+
+RECORD = Path(__file__).resolve().parents[2] / "tests/analyses/fidelity/vendor.json"
+
+
+def _estimate(name: str) -> tuple[str, int | None]:
+    case = _CASES[name]
+    try:
+        return name, P.predict(case, only=("occupancy",)).get("registers")
+    except Exception as e:  # noqa: BLE001 - a case that no longer builds is reported
+        print(f"{name}: {e}", file=sys.stderr)
+        return name, None
+
+
+_CASES = {c.name: c for c in C.all_cases()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-j", type=int, default=2)
+    ap.add_argument("--kernel", action="append")
+    ap.add_argument("--misses", action="store_true", help="print only the misses")
+    ap.add_argument("--json", help="write {name: estimate} here")
+    a = ap.parse_args()
+    rec = {c["name"]: c for c in json.loads(RECORD.read_text())["cases"]}
+    names = [n for n in rec if n in _CASES and _CASES[n].digest == rec[n]["digest"]
+             and (not a.kernel or _CASES[n].kernel in a.kernel)]
+    with ProcessPoolExecutor(a.j) as ex:
+        got = dict(ex.map(_estimate, names, chunksize=4))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for n in names:
+        groups[n.split("[")[0]].append(n)
+    tally = {False: [0, 0], True: [0, 0]}
+    for version, members in groups.items():
+        hit = 0
+        lines = []
+        for n in members:
+            v, e = rec[n]["registers"], got[n]
+            ok = e is not None and abs(e - v) <= 0.10 * v
+            hit += ok
+            tally[_CASES[n].sweep][0] += ok
+            tally[_CASES[n].sweep][1] += 1
+            if not (a.misses and ok):
+                lines.append(f"  {'ok ' if ok else 'MISS'} {n:60s} est {e!s:>4} vendor {v:>4}"
+                             f" cap {rec[n]['max_registers']:>4} threads {rec[n]['block_threads']}")
+        print(f"{version}: {hit}/{len(members)}")
+        print("\n".join(lines))
+    (eh, en), (sh, sn) = tally[False], tally[True]
+    print(f"examples within ±10%: {eh}/{en}; sweep: {sh}/{sn}; all: {eh + sh}/{en + sn}")
+    if a.json:
+        Path(a.json).write_text(json.dumps(got, indent=0, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
