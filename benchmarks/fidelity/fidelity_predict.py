@@ -87,7 +87,7 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     (mcl.analyses.sectors, what the feedback prints)."""
     import sympy
 
-    from mcl.analyses.functions import KernelView, lockstep_loop, transaction_size
+    from mcl.analyses.functions import KernelView
     from mcl.analyses.occupancy import occupancy
     from mcl.analyses.sectors import global_loads
     from mcl.analyses.stats import compulsory_bytes, least_time, main_space
@@ -111,12 +111,9 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     if traffic is not None:
         out["dram_bytes"] = traffic.dram_bytes
         out["dram_how"] = traffic.how
-    found = lockstep_loop(view)
-    if found is None or space is None:
+    loads = global_loads(view)
+    if loads is None:
         return out
-    lane, width = found
-    size, _ = transaction_size(view, space)
-    loads = global_loads(view, space, lane, width, size)
     if loads.requests:
         out["sectors_per_request"] = loads.sectors_per_request
         out["ld_requests"] = loads.requests

@@ -373,22 +373,18 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
                  f"{width} {lane.node.group} are coalesced", span)
         d.data.update(arrays=optimal)
         out.append(d)
-    return out + load_requests(view, lane, width) + bank_conflicts(view)
+    return out + load_requests(view, lane) + bank_conflicts(view)
 
 
-def load_requests(view: KernelView, lane: Loop, width: int) -> list[Diagnostic]:
+def load_requests(view: KernelView, lane: Loop) -> list[Diagnostic]:
     """The warp requests the global loads issue and the sectors they fetch
     (mcl.analyses.sectors), as a profiler counts them."""
     from mcl.analyses.sectors import global_loads
-    from mcl.analyses.stats import main_space
 
-    space = main_space(view.num)
-    if space is None or not view.num.numeric:
+    loads = global_loads(view)
+    if loads is None or not loads.requests:
         return []
-    size, unit = transaction_size(view, space)
-    loads = global_loads(view, space, lane, width, size)
-    if not loads.requests:
-        return []
+    width, size, unit = loads.width, loads.size, loads.unit
     spr = loads.sectors_per_request
     ideal = width * 4 / size
     msg = (f"global loads: about {loads.requests:.3g} warp requests fetch "

@@ -51,6 +51,9 @@ class Requests:
     """The global loads of a kernel; ``unpredicted`` lists the loads left out
     with the reason."""
 
+    width: int                     # lanes of a warp
+    size: int                      # bytes of a transaction unit (a 32 B sector)
+    unit: str                      # what the messages call the unit ("sectors")
     loads: list[LoadRequests] = field(default_factory=list)
     unpredicted: list[tuple[Access, str]] = field(default_factory=list)
 
@@ -73,17 +76,26 @@ def load_spaces(view, main: str) -> set[str]:
     return {main} | {s.name for s in view.hardware.read_only_spaces()}
 
 
-def global_loads(view, main: str, lane: Loop, width: int, sector: int) -> Requests:
-    """The warp requests and sectors of every read of device memory in ``view``'s
-    numeric kernel (``main``: the device memory's space; ``lane``: the loop over a
-    warp's ``width`` lanes; ``sector``: bytes per transaction)."""
+def global_loads(view) -> Requests | None:
+    """The warp requests and transaction units of every read of device memory in
+    ``view``'s numeric kernel (None without numbers, a device memory or a
+    lock-step par_group)."""
+    from mcl.analyses.functions import lockstep_loop, transaction_size
+    from mcl.analyses.stats import main_space
+
     num = view.num
+    main = main_space(num)
+    found = lockstep_loop(view)
+    if main is None or found is None or not num.numeric:
+        return None
+    lane, width = found
+    sector, unit = transaction_size(view, main)
     spaces = load_spaces(view, main)
     atomic_targets = {id(a.target) for a in num.atomics if a.target is not None}
     written = {a.name for a in num.accesses if a.write}
     by_node = {id(sa.node): na for sa, na in view.accesses()}
     seen: set = set()
-    out = Requests()
+    out = Requests(width, sector, unit)
     for sacc, acc in view.accesses():
         if acc.write or acc.space not in spaces or id(acc) in atomic_targets:
             continue
