@@ -397,10 +397,10 @@ def _nvidia_registers(devs, source, options=()) -> dict:
 
 
 #: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN[, work-group
-#: shape]@code shape: o the first kernel, r (default) registers across the k-steps
+#: shape]@code shape: r (default) registers across the k-steps
 #: with pointers advanced per k-tile, i the same with 32-bit offsets per load, d each
 #: k-tile loaded and stored to local memory before the k-steps)
-SWEEP_TILES = ["128x128x16/8x8,32x8@o", "128x128x16/8x8,32x8", "128x128x16/8x8,32x8@i",
+SWEEP_TILES = ["128x128x16/8x8,32x8", "128x128x16/8x8,32x8@i",
                "128x128x16/8x8,32x8@d", "128x128x16/8x8", "128x128x16/8x8,16x16",
                "128x128x16/8x8,32x8@d+mad", "128x128x8/8x8,32x8", "128x128x8/8x8,32x8@d",
                "128x64x16/8x4"]

@@ -95,12 +95,26 @@ def summary(rows, ndev) -> list[dict]:
         for r in mine:
             k = r["what"].split()[0]
             kinds[k] = kinds.get(k, 0.0) + r["end"] - r["start"]
-        gaps = [b["start"] - a["end"] for a, b in zip(mine, mine[1:])]
+        gaps = [b["start"] - a["end"] for a, b in zip(mine, mine[1:], strict=False)]
         gaps = [g for g in gaps if g > 0]
         out.append({"device": d, "commands": len(mine), "first_start_us": mine[0]["start"],
                     "last_end_us": mine[-1]["end"], "busy_us": busy, "by_kind_us": kinds,
                     "idle_gaps_us": sum(gaps), "largest_gap_us": max(gaps, default=0.0)})
     return out
+
+
+def profile(call, finish) -> str:
+    import cProfile
+    import io
+    import pstats
+    pr = cProfile.Profile()
+    pr.enable()
+    call()
+    finish()
+    pr.disable()
+    buf = io.StringIO()
+    pstats.Stats(pr, stream=buf).strip_dirs().sort_stats("tottime").print_stats(22)
+    return "\n".join(line for line in buf.getvalue().splitlines() if line.strip())
 
 
 def cases(quick):
@@ -147,6 +161,8 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--quick", action="store_true", help="small sizes (any device)")
+    ap.add_argument("--profile", action="store_true", help="also the host's side of one "
+                    "more call: the Python functions (and pyopencl calls) by own time")
     args = ap.parse_args()
     from mcl.opencl.device import all_devices, describe
     kind = "GPU" if any(describe(d).kind == "GPU" for d in all_devices()) else None
@@ -190,6 +206,9 @@ def main() -> int:
                 md.append(f"dev{r['device']} {r['start']:9.1f} {r['end'] - r['start']:8.1f}  "
                           f"(queued {r['queued']:9.1f})  {r['what']}")
             md += ["```", ""]
+            if args.profile:
+                md += ["Host side of one more call (cProfile, by own time):", "", "```",
+                       profile(call, devs.finish), "```", ""]
             print("\n".join(md[-50:]), flush=True)
             del res
     out = Path(args.out)

@@ -44,8 +44,7 @@ class Tiling:
     #: work-items along the first dimension of the work-group (the rest along the
     #: second); 0: one dimension. The NVIDIA compiler's registers depend on the shape
     lx: int = 0
-    #: the kernel's code shape: "r" (default), "i", "d" (see :func:`zip_reduce_source_v2`)
-    #: or "o" (the first kernel: runtime row count, the first k-step a branch of the loop)
+    #: the kernel's code shape: "r" (default), "i" or "d" (see :func:`zip_reduce_source`)
     shape: str = ""
 
     @property
@@ -68,9 +67,9 @@ class Tiling:
 def parse_tiling(text: str) -> Tiling:
     """``"128x128x16/8x8"``: BM x BN x BK / TM x TN, optionally followed by the shape
     of the work-group (``"128x128x16/8x8,32x8"``; default one dimension) and the code
-    shape of the kernel (``"128x128x16/8x8,32x8@d"``: ``r``, ``i``, ``d`` or ``o``)."""
+    shape of the kernel (``"128x128x16/8x8,32x8@d"``: ``r``, ``i`` or ``d``)."""
     m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:,\s*(\d+)x(\d+)\s*)?"
-                     r"(?:@([rido]))?\s*", str(text))
+                     r"(?:@([rid]))?\s*", str(text))
     if m is None:
         raise skel_error("bad-arguments", f"AllPairs tile '{text}' is not BMxBNxBK/TMxTN",
                          hint="e.g. 128x128x16/8x8 or 128x128x16/8x8,32x8@r "
@@ -92,10 +91,9 @@ def parse_tiling(text: str) -> Tiling:
 #: the tiling and work-group shape of MCL's fastest H100 matmul
 #: (examples/matmul/hopper_v10.mcpl: 0.9 of cuBLAS, 126 registers with the sizes as
 #: compile-time constants), then smaller ones for devices with less local memory or
-#: smaller groups. The code shape is the one measured on the H100 (@o: 0.84 of cuBLAS
-#: at 4096, 145 registers, benchmarks/results/skel/); the register-lean shapes @r, @i
-#: and @d are in `run.py --allpairs-sweep` and not yet measured there
-DEFAULT_TILE = "128x128x16/8x8,32x8@o"
+#: smaller groups. The code shape is the default "r", the fastest on the H100 (0.905 of
+#: cuBLAS at 4096, against 0.90 for "i" and 0.85 for "d"; benchmarks/results/skel/)
+DEFAULT_TILE = "128x128x16/8x8,32x8"
 FALLBACK_TILES = ("128x128x8/8x8,32x8", "64x64x16/4x4", "64x64x8/4x4", "32x32x8/2x2",
                   "16x16x4/1x1")
 #: padding of A's transposed tile rows (its stores do not all hit one bank)
@@ -103,7 +101,6 @@ PAD = 4
 #: block rows numbered together (the blocks resident at once share panels of A and B)
 GROUP = 8
 
-#: the sizes both kernel shapes derive from the tiling
 _TILE_DEFINES = """
 #define NT ((BM / TM) * (BN / TN))
 #define RA (TM < 4 ? TM : 4)
@@ -113,125 +110,6 @@ _TILE_DEFINES = """
 #define A_PER ((A_RUNS + NT - 1) / NT)
 #define B_PER ((B_RUNS + NT - 1) / NT)
 #define NBN ((M + BN - 1) / BN)
-"""
-
-_ZIP_REDUCE = _TILE_DEFINES + """#define PHASES ((D + BK - 1) / BK)
-#define KREM (D - (PHASES - 1) * BK)
-
-__attribute__((reqd_work_group_size(LX, NT / LX, 1)))
-__kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,
-                               __global const TB* restrict B, __global TO* restrict C,
-                               const int c_off, const int COUNT)
-{
-  __local TA l_a[2][BK][BM + PAD] __attribute__((aligned(32)));
-  __local TB l_b[2][BK][BN] __attribute__((aligned(32)));
-#if LX == NT
-  const int tid = get_local_id(0);
-#else
-  const int tid = get_local_id(1) * LX + get_local_id(0);
-#endif
-  const int bid = get_group_id(0);     /* one group along the second dimension */
-  const int NBM = (COUNT + BM - 1) / BM;
-  const int per_group = GROUP * NBN;
-  const int first_row = (bid / per_group) * GROUP;
-  const int rows = min(NBM - first_row, GROUP);
-  const int bi = first_row + (bid % per_group) % rows;
-  const int bj = (bid % per_group) / rows;
-  const int row0 = bi * BM, col0 = bj * BN;
-  const int ti = tid / (BN / TN), tj = tid % (BN / TN);
-  A += a_off;
-  C += c_off;
-  TO acc[TM][TN];
-#if D == 0
-  #pragma unroll
-  for (int i = 0; i < TM; ++i)
-    #pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = IDENTITY;
-#else
-  TA an[A_PER][4];
-  TB bn[B_PER][4];
-
-@@LOAD(0)@@@@STORE(0)@@  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int l = 0; l < PHASES; ++l) {
-    const int cur = l & 1;
-    if (l + 1 < PHASES)
-@@LOAD(l + 1)@@    if (l == 0) {
-      /* the first k starts the reduction: no neutral element is needed */
-@@STEP(cur, 0, 1)@@      #pragma unroll
-      for (int q = 1; q < (PHASES == 1 ? KREM : BK); ++q)
-@@STEP(cur, q, 0)@@    } else if (KREM == BK || l < PHASES - 1) {
-      #pragma unroll
-      for (int q = 0; q < BK; ++q)
-@@STEP(cur, q, 0)@@    } else {
-      for (int q = 0; q < KREM; ++q)
-@@STEP(cur, q, 0)@@    }
-    if (l + 1 < PHASES)
-@@STORE(1 - cur)@@    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-#endif
-  #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int r = row0 + (i / RA) * (BM * RA / TM) + RA * ti + i % RA;
-    #pragma unroll
-    for (int h = 0; h < TN / RB; ++h) {
-      const int c = col0 + h * (BN * RB / TN) + RB * tj;
-#if VEC_STORE
-      if (EXACT || (r < COUNT && c < M))
-        *(__global TO4*)&C[r * M + c] = (TO4)(acc[i][h * 4], acc[i][h * 4 + 1],
-                                              acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
-#else
-      #pragma unroll
-      for (int u = 0; u < RB; ++u)
-        if (EXACT || (r < COUNT && c + u < M)) C[r * M + c + u] = acc[i][h * RB + u];
-#endif
-    }
-  }
-}
-"""
-
-
-def _load(l: str) -> str:
-    """Registers ``an``/``bn`` from the A and B slices of phase ``l`` (runs of 4)."""
-    return f"""  {{
-  #pragma unroll
-  for (int s = 0; s < A_PER; ++s) {{
-    const int e = tid + s * NT;
-    if (A_PER * NT == A_RUNS || e < A_RUNS) {{
-      int r = row0 + e / (BK / 4), k = ({l}) * BK + (e % (BK / 4)) * 4;
-      if (EXACT) {{
-        const TA4 v = *(__global const TA4*)&A[r * D + k];
-        an[s][0] = v.s0; an[s][1] = v.s1; an[s][2] = v.s2; an[s][3] = v.s3;
-      }} else if (A_VEC) {{
-        r = min(r, COUNT - 1); k = min(k, D - 4);
-        const TA4 v = *(__global const TA4*)&A[r * D + k];
-        an[s][0] = v.s0; an[s][1] = v.s1; an[s][2] = v.s2; an[s][3] = v.s3;
-      }} else {{
-        r = min(r, COUNT - 1);
-        #pragma unroll
-        for (int u = 0; u < 4; ++u) an[s][u] = A[r * D + min(k + u, D - 1)];
-      }}
-    }}
-  }}
-  #pragma unroll
-  for (int s = 0; s < B_PER; ++s) {{
-    const int e = tid + s * NT;
-    if (B_PER * NT == B_RUNS || e < B_RUNS) {{
-      int k = ({l}) * BK + e / (BN / 4), c = col0 + (e % (BN / 4)) * 4;
-      if (EXACT) {{
-        const TB4 v = *(__global const TB4*)&B[k * M + c];
-        bn[s][0] = v.s0; bn[s][1] = v.s1; bn[s][2] = v.s2; bn[s][3] = v.s3;
-      }} else if (B_VEC) {{
-        k = min(k, D - 1); c = min(c, M - 4);
-        const TB4 v = *(__global const TB4*)&B[k * M + c];
-        bn[s][0] = v.s0; bn[s][1] = v.s1; bn[s][2] = v.s2; bn[s][3] = v.s3;
-      }} else {{
-        k = min(k, D - 1);
-        #pragma unroll
-        for (int u = 0; u < 4; ++u) bn[s][u] = B[k * M + min(c + u, M - 1)];
-      }}
-    }}
-  }}
-  }}
 """
 
 
@@ -284,24 +162,11 @@ def _step(buf: str, q: str, first: bool) -> str:
 """
 
 
-@functools.lru_cache(maxsize=1)
-def zip_reduce_source() -> str:
-    """The kernel's text with its phase blocks expanded (sizes and types are macros)."""
-    out = _ZIP_REDUCE
-    for mark, text in (("@@LOAD(0)@@", _load("0")), ("@@STORE(0)@@", _store("0")),
-                       ("@@LOAD(l + 1)@@", _load("l + 1")),
-                       ("@@STORE(1 - cur)@@", _store("1 - cur")),
-                       ("@@STEP(cur, 0, 1)@@", _step("cur", "0", True)),
-                       ("@@STEP(cur, q, 0)@@", _step("cur", "q", False))):
-        out = out.replace(mark, text)
-    return out
-
-
-# ---- the register-lean kernel shapes (r, i, d): sizes as compile-time constants, the
+# ---- the kernel, in three code shapes (r, i, d): sizes as compile-time constants, the
 # accumulators start at the neutral element (or the first phase is peeled), one body per
 # phase, the load offsets within a tile fixed per thread
 
-_V2_HEAD = _TILE_DEFINES + """#define NBM ((COUNT + BM - 1) / BM)
+_KERNEL = _TILE_DEFINES + """#define NBM ((COUNT + BM - 1) / BM)
 #define PHASES ((D + BK - 1) / BK)
 #define KREM (D - (PHASES - 1) * BK)
 /* run s of a thread (4 consecutive elements): row and column within the tile */
@@ -384,7 +249,7 @@ __kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,
 """
 
 
-def _load_v2(kt: str, index: bool) -> str:
+def _load(kt: str, index: bool) -> str:
     """Registers ``an``/``bn`` from the k-tile ``kt``; ``index``: A and B have not been
     advanced (the k-tile's offset is added to every load), else they point at it."""
     ka = f" + ({kt}) * BK" if index else ""
@@ -442,12 +307,12 @@ def _load_v2(kt: str, index: bool) -> str:
 """
 
 
-def _phase_v2(shape: str, first: bool) -> str:
+def _phase(shape: str, first: bool) -> str:
     """The body of phase ``l`` (local buffer ``cur``): the next k-tile's loads, the
     k-steps of this one, the next k-tile's stores, one barrier."""
     index = shape == "i"
     advance = "" if index else "      A += BK; B += BK * M;\n"
-    load = advance + _load_v2("l + 1", index)
+    load = advance + _load("l + 1", index)
     store = _store("1 - cur")
     steps = []
     if first:
@@ -467,20 +332,20 @@ def _phase_v2(shape: str, first: bool) -> str:
 
 
 @functools.cache
-def zip_reduce_source_v2(shape: str, has_identity: bool) -> str:
-    """The register-lean kernel of ``shape`` (``r``: the next k-tile held in registers
+def zip_reduce_source(shape: str, has_identity: bool) -> str:
+    """The kernel of ``shape`` (``r``: the next k-tile held in registers
     across the k-steps, A and B advanced once per k-tile; ``i``: the same with the
     k-tile's offset added to every load; ``d``: the next k-tile loaded and stored to
     local memory before the k-steps)."""
-    prologue = _load_v2("0", True) + _store("0") + "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    prologue = _load("0", True) + _store("0") + "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     if has_identity:
         phases = ("  for (int l = 0; l < PHASES; ++l) {\n    const int cur = l & 1;\n"
-                  + _phase_v2(shape, False) + "  }\n")
+                  + _phase(shape, False) + "  }\n")
     else:   # the first phase peeled: its first k starts the reduction
-        phases = ("  {\n    const int l = 0, cur = 0;\n" + _phase_v2(shape, True) + "  }\n"
+        phases = ("  {\n    const int l = 0, cur = 0;\n" + _phase(shape, True) + "  }\n"
                   "  for (int l = 1; l < PHASES; ++l) {\n    const int cur = l & 1;\n"
-                  + _phase_v2(shape, False) + "  }\n")
-    return _V2_HEAD.replace("@@PROLOGUE@@", prologue).replace("@@PHASES@@", phases)
+                  + _phase(shape, False) + "  }\n")
+    return _KERNEL.replace("@@PROLOGUE@@", prologue).replace("@@PHASES@@", phases)
 
 
 def _literal(value) -> str:
@@ -650,11 +515,9 @@ class AllPairs(Skeleton):
                   "TA": ta, "TB": tb, "TO": to, "TA4": f"{ta}4", "TB4": f"{tb}4",
                   "TO4": f"{to}4", "ZIP": cname(self.zip), "REDUCE": red,
                   "IDENTITY": identity, "START(v)": start}
-        if t.shape == "o":
-            source = zip_reduce_source()
-        else:   # the row count a compile-time constant too (a program per size anyway)
-            macros.update(COUNT=count, HAS_ID=int(self.identity is not None))
-            source = zip_reduce_source_v2(t.shape or "r", self.identity is not None)
+        # the row count a compile-time constant too (a program per size anyway)
+        macros.update(COUNT=count, HAS_ID=int(self.identity is not None))
+        source = zip_reduce_source(t.shape or "r", self.identity is not None)
         # after the user's functions, so that these names cannot change their text
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
         k = self.kernel(devs, g, "", defines + source, "skel_allpairs_zr", self.options)

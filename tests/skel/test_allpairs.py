@@ -33,7 +33,7 @@ def test_default_tiling(ndev, n, d, m):
 @pytest.mark.parametrize("tile", ["64x64x16/4x4", "128x64x8/8x4", "32x64x4/2x8",
                                   "16x16x4/1x1", "64x32x8/8x2", "64x64x16/4x4,32x8",
                                   "64x64x16/4x4,32x8@i", "64x64x16/4x4,16x16@d",
-                                  "32x64x4/2x8@o", "32x32x24/4x4@d", "32x32x24/4x4@i"])
+                                  "32x64x4/2x8@r", "32x32x24/4x4@d", "32x32x24/4x4@i"])
 @pytest.mark.parametrize("identity", [None, 0.0], ids=["first-k", "identity"])
 def test_tilings(ndev, tile, identity):
     # no identity: the first k starts the reduction
@@ -105,7 +105,7 @@ def test_bad_tile():
     assert str(parse_tiling("128x128x16/8x8,32x8")) == "128x128x16/8x8,32x8"
     assert parse_tiling("128x128x16/8x8,32x8").local_shape == (32, 8)
     for bad in ("128x128", "128x128x16/3x8", "100x128x16/8x8", "128x128x6/8x8",
-                "128x128x16/8x8,32x4"):
+                "128x128x16/8x8,32x4", "128x128x16/8x8,32x8@o"):
         with pytest.raises(McplError):
             parse_tiling(bad)
     with pytest.raises(McplError):
