@@ -1,0 +1,89 @@
+"""How fast the host learns that a device finished, by the way it waits: a tiny kernel
+then a 4-byte read, waited for (a) through the read's event (clWaitForEvents), (b) as
+a blocking read, (c) with clFinish on the queue. The wake-up latency of a wait is part
+of every skeleton call that returns a value (Reduce) and of every halo exchange.
+
+    python3 benchmarks/skel/wait_probe.py [--reps 2000]"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import pyopencl as cl
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=2000)
+    args = ap.parse_args()
+    dev = next(d for p in cl.get_platforms() for d in p.get_devices())
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, "__kernel void k(__global float* x) { x[get_global_id(0)] += 1.0f; }"
+                     ).build()
+    k = prg.k
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+    out = np.empty(1, np.float32)
+
+    def event_wait():
+        k(q, (256,), (256,), buf)
+        ev = cl.enqueue_copy(q, out, buf, is_blocking=False)
+        ev.wait()
+
+    def wait_for_events():
+        k(q, (256,), (256,), buf)
+        ev = cl._enqueue_read_buffer(q, buf, out, 0, None, False)
+        q.flush()
+        cl.wait_for_events([ev])
+
+    def blocking():
+        k(q, (256,), (256,), buf)
+        cl._enqueue_read_buffer(q, buf, out, 0, None, True)
+
+    def finish():
+        k(q, (256,), (256,), buf)
+        cl._enqueue_read_buffer(q, buf, out, 0, None, False)
+        q.finish()
+
+    def launch_only():
+        k(q, (256,), (256,), buf)
+
+    def launch_flush():
+        k(q, (256,), (256,), buf)
+        q.flush()
+
+    def flush_idle():
+        q.flush()
+
+    def finish_idle():
+        q.finish()
+
+    def nonblocking_read_only():
+        k(q, (256,), (256,), buf)
+        cl._enqueue_read_buffer(q, buf, out, 0, None, False)
+
+    print(dev.name)
+    for name, f in [("kernel enqueue only (no wait)", launch_only),
+                    ("kernel enqueue + flush", launch_flush),
+                    ("flush of an idle queue", flush_idle),
+                    ("finish of an idle queue", finish_idle),
+                    ("kernel + non-blocking read (no wait)", nonblocking_read_only),
+                    ("event.wait() of a non-blocking read", event_wait),
+                    ("flush + wait_for_events", wait_for_events),
+                    ("blocking read", blocking), ("non-blocking read + finish", finish)]:
+        for _ in range(50):
+            f()
+        q.finish()
+        ts = []
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t0)
+        q.finish()
+        print(f"{name:40s} median {statistics.median(ts) * 1e6:7.1f} us  "
+              f"p10 {np.percentile(ts, 10) * 1e6:7.1f}  p90 {np.percentile(ts, 90) * 1e6:7.1f}")
+
+
+if __name__ == "__main__":
+    main()
