@@ -25,6 +25,10 @@ def main():
     k = prg.k
     buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
     out = np.empty(1, np.float32)
+    # pinned host memory: a mapped ALLOC_HOST_PTR buffer (what mcl.skel stages halos in)
+    host = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, 4096)
+    pinned, _ = cl.enqueue_map_buffer(q, host, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                                      (1024,), np.float32)
 
     def event_wait():
         k(q, (256,), (256,), buf)
@@ -45,6 +49,18 @@ def main():
         k(q, (256,), (256,), buf)
         cl._enqueue_read_buffer(q, buf, out, 0, None, False)
         q.finish()
+
+    def pinned_nonblocking_read_only():
+        k(q, (256,), (256,), buf)
+        cl._enqueue_read_buffer(q, buf, pinned[:1], 0, None, False)
+
+    def pinned_blocking():
+        k(q, (256,), (256,), buf)
+        cl._enqueue_read_buffer(q, buf, pinned[:1], 0, None, True)
+
+    def pinned_write_only():
+        k(q, (256,), (256,), buf)
+        cl._enqueue_write_buffer(q, buf, pinned[:1], 0, None, False)
 
     def launch_only():
         k(q, (256,), (256,), buf)
@@ -71,7 +87,10 @@ def main():
                     ("kernel + non-blocking read (no wait)", nonblocking_read_only),
                     ("event.wait() of a non-blocking read", event_wait),
                     ("flush + wait_for_events", wait_for_events),
-                    ("blocking read", blocking), ("non-blocking read + finish", finish)]:
+                    ("blocking read", blocking), ("non-blocking read + finish", finish),
+                    ("kernel + non-blocking read to pinned", pinned_nonblocking_read_only),
+                    ("kernel + blocking read to pinned", pinned_blocking),
+                    ("kernel + non-blocking write from pinned", pinned_write_only)]:
         for _ in range(50):
             f()
         q.finish()
