@@ -152,7 +152,7 @@ def cases(quick):
         return lambda: dot_product.dot(mult, total, X, Y).to_numpy()
 
     return {"blur": (blur, (1, 2)), "mandelbrot": (mandel, (1, 2)),
-            "heat": (heat_k(1, 10), (1, 2)), "heat_sync8": (heat_k(8, 16), (1, 2)),
+            "heat": (heat_k(1, 100), (1, 2)), "heat_sync8": (heat_k(8, 96), (1, 2)),
             "dot": (dot, (1,))}
 
 
