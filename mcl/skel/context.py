@@ -56,6 +56,9 @@ class Devices:
     limits: dict = field(default_factory=dict)
     #: per device: a small buffer passed where a kernel has a pointer but no data
     empty: dict = field(default_factory=dict)
+    #: per local device: a second queue for the copies of halo exchanges, made on first
+    #: use (they then overlap the device's kernels; see stencil.py)
+    copy_queues: dict = field(default_factory=dict)
 
     @property
     def per_rank(self) -> int:
@@ -77,6 +80,17 @@ class Devices:
 
     def queue(self, g: int):
         return self.queues[self.local(g)]
+
+    def copy_queue(self, g: int):
+        """Device ``g``'s queue for copies that run beside its kernels (ordered against
+        them by events only)."""
+        q = self.copy_queues.get(self.local(g))
+        if q is None:
+            import pyopencl as cl
+            q = self.copy_queues[self.local(g)] = cl.CommandQueue(
+                self.context, self.device(g),
+                properties=cl.command_queue_properties.PROFILING_ENABLE)
+        return q
 
     def device(self, g: int):
         return self.devices[self.local(g)]
@@ -107,11 +121,15 @@ class Devices:
         before its own work starts."""
         for q in self.queues:
             q.flush()
+        for q in self.copy_queues.values():
+            q.flush()
 
     def finish(self) -> None:
         """Wait for every device (all queues flushed first, so that they run together)."""
         self.flush()
         for q in self.queues:
+            q.finish()
+        for q in self.copy_queues.values():
             q.finish()
 
 

@@ -16,7 +16,7 @@ from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up, typed
 from mcl.skel.skeletons import _new_like, _output_dtype
-from mcl.skel.transfer import HaloExchange
+from mcl.skel.transfer import Fences, HaloExchange
 
 NEUTRAL, NEAREST = "neutral", "nearest"
 
@@ -200,7 +200,9 @@ class Stencil(_Neighbours):
 
     def _iterate(self, run, devs, m, bufs, out_dtype, extras, sync, iterations) -> Matrix:
         src, src_role = m, -1
+        fences = run.fences
         for it in range(iterations):
+            fences.new_iteration()
             role = it % len(bufs)
             dst = bufs[role]
             exchange = None
@@ -216,13 +218,15 @@ class Stencil(_Neighbours):
             ops = run.schedules.get(key)
             if ops is None:
                 ops = run.schedules[key] = self._schedule(
-                    run.launchers, devs, src, dst, m, out_dtype, extras, it % sync, exchange)
+                    run.launchers, fences, devs, src, dst, m, out_dtype, extras, it % sync,
+                    exchange)
             for op in ops:
                 op[0](*op[1:])
             dst._written(dst._parts)
             if exchange is not None:
-                exchange.end()
+                exchange.end(fences)
             src, src_role = dst, role
+        fences.settle(devs)
         return src
 
     def _run_state(self, devs, m, bufs, out_dtype, extras, sync) -> _RunState:
@@ -252,9 +256,12 @@ class Stencil(_Neighbours):
         self._active = run
         return run
 
-    def _schedule(self, launchers, devs, src, dst, m, out_dtype, extras, phase, exchange):
+    def _schedule(self, launchers, fences, devs, src, dst, m, out_dtype, extras, phase,
+                  exchange):
         """The commands of one iteration ``phase`` iterations after the halos were valid:
-        (function, arguments) pairs, kernels and the starts of the halo copies."""
+        (function, arguments) pairs, kernels and the starts of the halo copies. The halo
+        copies run on the devices' copy queues, ordered by ``fences``: a device computes
+        its rows the others read, then the rest while its copies run."""
         up, _right, down, _left = self.shape
         ops = []
         for i, (p, o) in enumerate(zip(src._parts, dst._parts, strict=True)):
@@ -267,25 +274,26 @@ class Stencil(_Neighbours):
             nhi = vhi - down if vhi < m.rows else m.rows
             if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
                 if exchange is not None:
-                    ops.append((exchange.start, i))
+                    ops.append((exchange.start, i, fences))
                 continue
-            step = (launchers, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
+            step = (launchers, fences, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
             if exchange is None or (nhi - nlo) * m.cols < self.split_from:
                 ops.append(self._step(*step, "all", nlo, nhi - nlo))
                 if exchange is not None:
-                    ops.append((exchange.start, i))
+                    ops.append((exchange.start, i, fences))
                 continue
             # the rows the other devices read first, then their copies, then the
             # rest: the copies run while the device computes the rest
             edges, rest = _split(nlo, nhi, exchange.rows_read(i))
             for j, (lo, hi) in enumerate(edges):
                 ops.append(self._step(*step, ("edge", j), lo, hi - lo))
-            ops.append((exchange.start, i))
+            ops.append((exchange.start, i, fences))
             for j, (lo, hi) in enumerate(rest):
                 ops.append(self._step(*step, ("rest", j), lo, hi - lo))
         return ops
 
-    def _step(self, launchers, devs, i, s, src, dst, m, out_dtype, extras, band, first, count):
+    def _step(self, launchers, fences, devs, i, s, src, dst, m, out_dtype, extras, band, first,
+              count):
         """The command computing rows ``[first, first + count)`` of one iteration on one
         part, as (function, arguments): a kernel object per (part, input, band of rows)
         keeps its arguments, so an iteration costs one enqueue (and setting them again
@@ -310,7 +318,7 @@ class Stencil(_Neighbours):
             entry = launchers[key] = _Launcher(k, args, devs.queue(s.device),
                                                self.tile(devs, s.device),
                                                f"running Stencil '{self.func.name}'",
-                                               devs.name(s.device))
+                                               devs.name(s.device), s.device, fences)
         tile = entry.tile
         return (entry.enqueue, first, count, (round_up(m.cols, tile), round_up(count, tile)))
 
@@ -328,6 +336,7 @@ class _RunState:
         self.launchers: dict = {}
         self.plans: dict = {}
         self.schedules: dict = {}
+        self.fences = Fences()
 
     def activate(self) -> None:
         # kernel objects are shared by the states of one Stencil (pyopencl makes each
@@ -341,12 +350,14 @@ class _RunState:
 
 
 class _Launcher:
-    """A kernel object with its arguments set, enqueued on one queue."""
+    """A kernel object with its arguments set, enqueued on the queue of device
+    ``device`` after the halo writes into the device that ``fences`` holds."""
 
-    def __init__(self, kernel, args, queue, tile, what, where):
+    def __init__(self, kernel, args, queue, tile, what, where, device, fences):
         self.kernel, self.args, self.queue, self.tile = kernel, args, queue, tile
         self.local = (tile, tile)
         self.what, self.where = what, where
+        self.device, self.fences = device, fences
 
     def enqueue(self, first, count, global_size):
         import pyopencl as cl
@@ -355,7 +366,9 @@ class _Launcher:
             args[4], args[5] = np.int32(first), np.int32(count)
             self.kernel.set_args(*args)
         try:
-            cl.enqueue_nd_range_kernel(self.queue, self.kernel, global_size, self.local)
+            ev = cl.enqueue_nd_range_kernel(self.queue, self.kernel, global_size, self.local,
+                                            wait_for=self.fences.take_waits(self.device))
+            self.fences.kernel(self.device, ev)
         except cl.Error as e:
             from mcl.skel.errors import cl_failure
             raise cl_failure(self.what, e, self.where) from e

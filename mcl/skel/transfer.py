@@ -284,6 +284,7 @@ class DeviceCopy:
                  dst_off: int, nbytes: int, stage):
         self.devs, self.stage, self.nbytes = devs, stage, nbytes
         self.src_q, self.dst_q = devs.queue(src), devs.queue(dst)
+        self.dst_device = dst
         self.src_buf, self.src_off, self.dst_buf, self.dst_off = src_buf, src_off, dst_buf, \
             dst_off
         self.peer = isinstance(stage, _Carrier)
@@ -293,9 +294,16 @@ class DeviceCopy:
     # pyopencl's enqueue_copy chooses among these by the types of its arguments at
     # every call (2 us of Python on PoCL); a DeviceCopy knows which one it needs
 
-    def start(self) -> None:
+    def start(self, queue=None, after=None) -> None:
+        """``queue``: a queue of the source device other than its kernels' (the copy
+        then waits for ``after``, the kernel that wrote the rows)."""
         cl = _cl()
         st = self.stage
+        if queue is not None and not self.peer:
+            wait = [*st.busy, after] if after is not None else st.busy
+            self.started = cl._enqueue_read_buffer(queue, self.src_buf, self.view,
+                                                   self.src_off, wait or None, False)
+            return
         if self.peer:
             cl.enqueue_migrate_mem_objects(self.src_q, [st.buffer],
                                            cl.mem_migration_flags.CONTENT_UNDEFINED,
@@ -306,11 +314,22 @@ class DeviceCopy:
             self.started = cl._enqueue_read_buffer(self.src_q, self.src_buf, self.view,
                                                    self.src_off, st.busy or None, False)
 
-    def end(self, waited: bool = False) -> None:
+    def end(self, waited: bool = False, queue=None, after=None):
         """The destination side; ``waited``: the host already waited for :meth:`start`'s
-        command (a halo exchange waits once for all its copies)."""
+        command (a halo exchange waits once for all its copies). ``queue``: a queue of
+        the destination device other than its kernels' (the write then waits for
+        ``after``: the kernels that still read the rows it overwrites are done); the
+        write's event is returned, for the kernels that read the rows."""
         cl = _cl()
         st = self.stage
+        if queue is not None and not self.peer:
+            if not waited:
+                self.started.wait()
+            done = cl._enqueue_write_buffer(queue, self.dst_buf, self.view, self.dst_off,
+                                            None if after is None else [after], False)
+            self.started = None
+            st.busy = [done]
+            return done
         if self.peer:
             cl.enqueue_migrate_mem_objects(self.dst_q, [st.buffer], 0,
                                            wait_for=[self.started])
@@ -325,6 +344,7 @@ class DeviceCopy:
         # the events replaced here are complete (the copy out waited for them); a
         # host-memory copy's event waits for itself when dropped (pyopencl)
         st.busy = [done]
+        return done
 
 
 def between_devices(devs: Devices, src: int, src_buf, src_off: int, dst: int, dst_buf,
@@ -344,6 +364,50 @@ def between_devices(devs: Devices, src: int, src_buf, src_off: int, dst: int, ds
     finally:
         for st in stages:
             _give(devs, st)
+
+
+class Fences:
+    """The events that order a halo exchange on the copy queues against the kernels of
+    an iteration (stencil.py): per device the first and the last kernel enqueued in
+    the current iteration, and the halo writes its next kernel waits for."""
+
+    def __init__(self):
+        self.first: dict = {}
+        self.last: dict = {}
+        self.waits: dict = {}
+
+    def kernel(self, g: int, event) -> None:
+        self.first.setdefault(g, event)
+        self.last[g] = event
+
+    def new_iteration(self) -> None:
+        self.first.clear()
+        self.last.clear()
+
+    def take_waits(self, g: int):
+        return self.waits.pop(g, None)
+
+    @staticmethod
+    def _marker(devs: Devices, g: int):
+        return _cl().enqueue_marker(devs.queue(g))
+
+    def last_kernel(self, devs: Devices, g: int):
+        """The last kernel of device ``g`` this iteration (else: all its work so far)."""
+        ev = self.last.get(g)
+        return ev if ev is not None else self._marker(devs, g)
+
+    def first_kernel(self, devs: Devices, g: int):
+        """The first kernel of device ``g`` this iteration (when it is done, so is every
+        kernel before it); else all its work so far."""
+        ev = self.first.get(g)
+        return ev if ev is not None else self._marker(devs, g)
+
+    def settle(self, devs: Devices) -> None:
+        """Writes no kernel waited for: later commands of their devices' queues wait."""
+        cl = _cl()
+        for g, events in self.waits.items():
+            cl.enqueue_barrier(devs.queue(g), wait_for=events)
+        self.waits.clear()
 
 
 class HaloExchange:
@@ -409,15 +473,25 @@ class HaloExchange:
         """Own rows of part ``i`` that other parts read, as sorted disjoint ranges."""
         return self.read.get(i, [])
 
-    def start(self, i: int) -> None:
+    def start(self, i: int, fences: Fences | None = None) -> None:
+        """The copies out of part ``i`` (its rows just computed). With ``fences`` (and
+        copies through host memory) they run on the device's copy queue, after the
+        kernel that computed the rows, beside the kernels enqueued next."""
         cl = _cl()
         try:
             for cp in self.copies.get(i, ()):
-                cp.start()
+                if fences is None or cp.peer:
+                    cp.start()
+                else:
+                    g = self.c._parts[i].spec.device
+                    cp.start(self.devs.copy_queue(g), fences.last_kernel(self.devs, g))
         except cl.Error as e:
             raise cl_failure("exchanging halo rows", e, "the devices") from e
 
-    def end(self) -> None:
+    def end(self, fences: Fences | None = None) -> None:
+        """The copies into the halos. With ``fences``: on each destination's copy queue,
+        after the kernels of the iteration's start (the last readers of those rows),
+        and the destination's next kernel waits for them (``fences.waits``)."""
         cl = _cl()
         devs = self.devs
         try:
@@ -427,7 +501,12 @@ class HaloExchange:
             if reads:
                 cl.wait_for_events(reads)
             for cp in self.local:
-                cp.end(waited=True)
+                if fences is None or cp.peer:
+                    cp.end(waited=True)
+                    continue
+                g = cp.dst_device
+                done = cp.end(True, devs.copy_queue(g), fences.first_kernel(devs, g))
+                fences.waits.setdefault(g, []).append(done)
             devs.flush()
             for args in self.remote:
                 copy_rows(self.c, devs, *args, self.rb, self.what)
