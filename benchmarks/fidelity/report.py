@@ -420,8 +420,12 @@ def main(argv: list[str] | None = None) -> int:
            "sectors of mcl.analyses.sectors (what `feedback-requests` prints): each load's "
            "lanes at sample points of its loops, constant memory included, 128-bit runs "
            "where the generator vectorises, a read-only element loaded once per "
-           "iteration; loads whose addresses or trip counts depend on data are not "
-           "predicted.", "",
+           "iteration; loads whose addresses or trip counts depend on data an estimate "
+           "(mcl.analyses.datadep): a sector per active lane where the address is read "
+           "from memory, a random alignment where a warp's run starts at a value read "
+           "from memory, and a trip count that data bound the average that reads each "
+           "element of the arrays the loop walks once in all (the declared sizes: nnz "
+           "of spmv_csr).", "",
            "| version | DRAM MB measured | predicted | error | ld requests measured | "
            "predicted | ld sectors/request measured | predicted | bank conflicts (ld+st) |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
