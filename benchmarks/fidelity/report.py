@@ -95,28 +95,41 @@ def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
 _CASES: dict[str, C.Case] = {}
 
 
-def spearman(a: list[float], b: list[float]) -> float | None:
+def _ranks(x: list[float], spread: float = 0.0) -> list[float]:
+    """Ranks from 0, ties averaged; with ``spread``, values within that relative
+    distance of the smallest of their group tie too (sorted, a group takes each value
+    up to (1 + spread) times its first)."""
+    order = sorted(range(len(x)), key=lambda i: x[i])
+    r = [0.0] * len(x)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and x[order[j + 1]] <= x[order[i]] * (1 + spread):
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2
+        i = j + 1
+    return r
+
+
+def spearman(a: list[float], b: list[float], spread_b: float = 0.0) -> float | None:
+    """Rank correlation of ``a`` and ``b``; with ``spread_b``, values of ``b`` within
+    that relative spread of each other count as equal (see _ranks)."""
     if len(a) < 3:
         return None
-
-    def ranks(x):
-        order = sorted(range(len(x)), key=lambda i: x[i])
-        r = [0.0] * len(x)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and x[order[j + 1]] == x[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2
-            i = j + 1
-        return r
-    ra, rb = ranks(a), ranks(b)
+    ra, rb = _ranks(a), _ranks(b, spread_b)
     ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
     cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
     va = math.sqrt(sum((x - ma) ** 2 for x in ra))
     vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
     return cov / (va * vb) if va and vb else None
+
+
+def run_spread(times: list[tuple[float, float | None]]) -> float | None:
+    """The run-to-run spread of a kernel: the largest relative difference between the
+    two timed runs (times.json, rerun_times.json) of one of its versions."""
+    diffs = [abs(a - b) / min(a, b) for a, b in times if a and b]
+    return max(diffs) if diffs else None
 
 
 def scatter(path: Path, xs, ys, title: str, xlabel: str, ylabel: str, log_scale=False,
@@ -469,9 +482,17 @@ def main(argv: list[str] | None = None) -> int:
            "trip each, the most updated element of data-chosen ones at least its share). "
            "A grid of fewer blocks than SMs leaves SMs idle. Spearman: rank correlation "
            "of predicted and measured "
-           "times over a kernel's versions (— where the prediction ties every version).",
-           "", "| kernel | versions | Spearman | version: measured / predicted ms (limiter) |",
-           "| --- | ---: | ---: | --- |"]
+           "times over a kernel's versions (— where the prediction ties every version). "
+           "Run-to-run spread: the largest relative difference, over the kernel's "
+           "versions, between the two timed runs (times.json and rerun_times.json, each "
+           "the best of 10). Spearman beyond the spread: the rank correlation of the "
+           "predicted times with the mean of the two runs, where measured times that lie "
+           "within that spread of each other count as ties (sorted, a group takes each "
+           "time up to (1 + spread) times its first; ranks averaged): only the order "
+           "the measurements resolve (— where they resolve none).",
+           "", "| kernel | versions | Spearman | run-to-run spread | Spearman beyond the "
+           "spread | version: measured / predicted ms (limiter) |",
+           "| --- | ---: | ---: | ---: | ---: | --- |"]
     by_kernel: dict[str, list] = {}
     for r, *_ in ex:
         t = tmap.get(r["name"])
@@ -481,11 +502,21 @@ def main(argv: list[str] | None = None) -> int:
                 (pt["seconds"], t["time_s"], cases[r["name"]].version, pt["limiter"]))
     time_pts = []
     rhos = {}
+    rerun_path = args.raw / "rerun_times.json"
+    rerun = {r["name"]: r.get("time_s") for r in json.loads(rerun_path.read_text())["rows"]
+             if r.get("status") == "ok"} if rerun_path.exists() else {}
     for k, pts in sorted(by_kernel.items()):
         rho = spearman([p for p, *_ in pts], [m for _, m, *_ in pts])
         rhos[k] = rho
+        spread = run_spread([(m, rerun.get(f"{k}/{v}")) for _, m, v, _ in pts])
+        means = [(m + rerun[f"{k}/{v}"]) / 2 if rerun.get(f"{k}/{v}") else m
+                 for _, m, v, _ in pts]
+        beyond = spearman([p for p, *_ in pts], means, spread) \
+            if spread is not None else None
         time_pts += [(p, m, f"{k}/{v}") for p, m, v, _ in pts]
         md.append(f"| {k} | {len(pts)} | {'—' if rho is None else f'{rho:.2f}'} | "
+                  f"{'—' if spread is None else f'{100 * spread:.1f}%'} | "
+                  f"{'—' if beyond is None else f'{beyond:.2f}'} | "
                   + "; ".join(f"{v}: {m * 1e3:.3g} / {p * 1e3:.3g} ({lim})"
                               for p, m, v, lim in pts) + " |")
     # the refinement steps measured slower than their predecessor
