@@ -51,10 +51,16 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def ncu_rows(raw: Path) -> dict[str, dict]:
-    """ncu's counters per example case: each case ran in a process of its own, one
-    kernel each, in the order its launch log lists (ncu.csv with launch.log, and
-    further runs as ncu2.csv with launch2.log, ...)."""
+#: what the section on the kernels ranked below 0.9 shows besides
+LAUNCH = {"grid": "launch__grid_size", "block": "launch__block_size",
+          "waves": "launch__waves_per_multiprocessor"}
+
+
+def ncu_rows(raw: Path, metrics: dict[str, str] | None = None) -> dict[str, dict]:
+    """ncu's counters (``metrics``: name -> ncu column, NCU by default) per example
+    case: each case ran in a process of its own, one kernel each, in the order its
+    launch log lists (ncu.csv with launch.log, and further runs as ncu2.csv with
+    launch2.log, ...)."""
     out = {}
     for path in sorted(raw.glob("ncu*.csv")):
         text = path.read_text()
@@ -68,7 +74,7 @@ def ncu_rows(raw: Path) -> dict[str, dict]:
                  if "launch " in ln and ln.strip().endswith(": ok")] if logf.exists() else []
         for name, r in zip(names, rows, strict=False):
             vals = {}
-            for k, m in NCU.items():
+            for k, m in (metrics or NCU).items():
                 try:
                     vals[k] = float(r[m].replace(",", ""))
                 except (KeyError, ValueError):
@@ -192,6 +198,45 @@ def _builds_on(kernel: str, version: str) -> str | None:
         return None
     level = version.rsplit("_v", 1)[0]
     return f"{level}_{m.group(1)}"
+
+
+def below_section(by_kernel: dict, rhos: dict, rerun: dict, ncu: dict,
+                  launch: dict) -> list[str]:
+    """The kernels whose versions the prediction ranks below 0.9: per version the two
+    timed runs, what ncu measured (its own time, with a flushed cache and locked
+    clocks; achieved occupancy; DRAM writes) and the launch (grid, block, waves), and
+    the rank correlation of the prediction with ncu's times."""
+    low = [k for k, rho in sorted(rhos.items()) if rho is None or round(rho, 6) < 0.9]
+    if not low:
+        return []
+    out = ["", "### Kernels ranked below 0.9: the measurements beside the prediction", "",
+           "Per version: the two timed runs (OpenCL events, best of 10 each), ncu's "
+           "duration of the same kernel (a single launch after a cache flush, clocks "
+           "locked), the achieved occupancy (`sm__warps_active`), DRAM bytes written, "
+           "and the launch (blocks, threads per block, waves of resident blocks). "
+           "Spearman (ncu): the prediction against ncu's durations.", "",
+           "| kernel | Spearman (ncu) | version: runs ms; ncu ms; occupancy; DRAM write MB; "
+           "grid x block, waves; predicted ms |", "| --- | ---: | --- |"]
+    for k in low:
+        pts = by_kernel[k]
+        cells, pairs = [], []
+        for p, m, v, _ in pts:
+            n, la = ncu.get(f"{k}/{v}", {}), launch.get(f"{k}/{v}", {})
+            r = rerun.get(f"{k}/{v}")
+            if n.get("ncu_time_ns"):
+                pairs.append((p, n["ncu_time_ns"]))
+            cells.append(
+                f"{v}: {m * 1e3:.4g}{f' / {r * 1e3:.4g}' if r else ''}; "
+                f"{n.get('ncu_time_ns', float('nan')) / 1e6:.4g}; "
+                f"{n.get('achieved_occupancy_pct', float('nan')):.0f}%; "
+                f"{n.get('dram_write', float('nan')) / 1e6:.1f}; "
+                f"{la.get('grid', 0):.0f} x {la.get('block', 0):.0f}, "
+                f"{la.get('waves', float('nan')):.2f}; {p * 1e3:.3g}")
+        rho = spearman([a for a, _ in pairs], [b for _, b in pairs]) \
+            if len(pairs) == len(pts) else None
+        out.append(f"| {k} | {'—' if rho is None else f'{rho:.2f}'} | "
+                   + "<br>".join(cells) + " |")
+    return out
 
 
 def findings_section(res_by: dict, tmap: dict, raw: Path, preds: dict,
@@ -519,6 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{'—' if beyond is None else f'{beyond:.2f}'} | "
                   + "; ".join(f"{v}: {m * 1e3:.3g} / {p * 1e3:.3g} ({lim})"
                               for p, m, v, lim in pts) + " |")
+    md += below_section(by_kernel, rhos, rerun, ncu, ncu_rows(args.raw, LAUNCH))
     # the refinement steps measured slower than their predecessor
     md += ["", "### Steps measured slower than their predecessor", "",
            "Consecutive versions (refinement order of fidelity_cases.py) whose measured time grew "
