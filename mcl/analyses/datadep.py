@@ -146,6 +146,7 @@ class _DataBuilder(_Builder):
         self.loop_vars[name] = lp
         for v, step in induction.items():
             self.bind(v, self.initial[v] + step * w)
+        lp.trips = _counted(self, s.cond, w)
         self.block(s.body)
         self.scopes.pop()
         self.loops.pop()
@@ -174,6 +175,28 @@ def _sides(b: _DataBuilder, cond: ast.Expr) -> list[sympy.Expr]:
                 pass
         return out
     return []
+
+
+def _counted(b: _DataBuilder, cond: ast.Expr, w: sympy.Symbol) -> sympy.Expr | None:
+    """The iterations of ``while (lhs < rhs)`` whose sides are linear in the iteration
+    ``w`` and do not depend on data: the distance over the step, rounded up, with the
+    loop variables around it at 0 (as the kernel model counts a for loop)."""
+    if not (isinstance(cond, ast.Binary) and cond.op in ("<", "<=", ">", ">=")):
+        return None
+    try:
+        lhs, rhs = sympy.sympify(b.sym(cond.left)), sympy.sympify(b.sym(cond.right))
+    except Unpredictable:
+        return None
+    d = sympy.expand(rhs - lhs if cond.op in ("<", "<=") else lhs - rhs)
+    if d.free_symbols & set(b.out.placeholders):
+        return None
+    slope, d0 = d.coeff(w), d.subs(w, 0)
+    d0 = d0.subs({x: 0 for x in d0.free_symbols if x.name in b.loop_vars})
+    if not (slope.is_number and slope < 0 and d0.is_number):
+        return None
+    n = d0 / -slope
+    trips = math.ceil(n) if cond.op in ("<", ">") else math.floor(n) + 1
+    return sympy.Integer(max(0, trips))
 
 
 def _induction(b: _DataBuilder, s: ast.While) -> dict[str, sympy.Expr]:
@@ -236,8 +259,8 @@ def _estimate_trips(dk: DataKernel) -> None:
     for lp in k.loops:
         chosen = [e for e in (lp.start, lp.bound, lp.trips) if e is not None and
                   sympy.sympify(e).free_symbols & set(phs)]
-        if not chosen and not (lp.kind == "while" and lp.depends):
-            continue    # no data in its range (a while without induction variables)
+        if not chosen and (lp.trips is not None or lp.kind != "while" or not lp.depends):
+            continue    # counted, or no data in its range (a while without induction)
         lp.trips = None
         if lp.kind == "foreach":
             continue
@@ -248,7 +271,8 @@ def _estimate_trips(dk: DataKernel) -> None:
         execs = _number(k.executions(outer)[0])
         if not execs:
             continue
-        walked: dict[str, tuple[float, set[str]]] = {}
+        # per array: its elements one iteration reads, by offset (loops inside count)
+        walked: dict[str, tuple[float, dict[str, float]]] = {}
         for a in inside:
             off = a.offset
             if a.write or off is None or lp.symbol not in off.free_symbols:
@@ -260,8 +284,10 @@ def _estimate_trips(dk: DataKernel) -> None:
                 continue    # a gather through the loop's variable
             size = _number(math.prod(a.sizes)) if all(s is not None for s in a.sizes) \
                 else None
-            if size:
-                walked.setdefault(a.name, (size, set()))[1].add(str(off))
+            inner = _number(k.executions(a.loops[a.loops.index(lp) + 1:])[0])
+            if size and inner:
+                reads = walked.setdefault(a.name, (size, {}))[1]
+                reads[str(off)] = max(reads.get(str(off), 0.0), inner)
         best = None
         for name, (size, offsets) in walked.items():
             after = 0.0
@@ -270,9 +296,10 @@ def _estimate_trips(dk: DataKernel) -> None:
                         a.offset is not None and a.offset.free_symbols & set(phs):
                     after += _number(k.executions(a.loops)[0]) or 0.0
             left = size - after if size > after else size
-            trips = left / (execs * len(offsets))
+            per = sum(offsets.values())
+            trips = left / (execs * per)
             if best is None or trips > best[0]:
-                best = (trips, name, size, len(offsets))
+                best = (trips, name, size, per)
         if best is None:
             continue
         trips, name, size, per = best
@@ -281,4 +308,4 @@ def _estimate_trips(dk: DataKernel) -> None:
         what = "the while loop" if lp.kind == "while" else f"loop {lp.var}"
         dk.estimated[lp] = (f"{what} about {trips:.3g} iterations on average: the "
                             f"{size:.0f} elements of {name} read once in all"
-                            + (f", {per} an iteration" if per > 1 else ""))
+                            + (f", {per:.0f} an iteration" if per > 1 else ""))

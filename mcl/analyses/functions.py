@@ -393,7 +393,8 @@ def load_requests(view: KernelView, lane: Loop) -> list[Diagnostic]:
            f"{4 * ideal:g} with 128-bit accesses)")
     if loads.estimated:
         msg += (f"; an estimate for {', '.join(sorted({a.text for a, _ in loads.estimated}))}"
-                f", whose addresses or trip counts depend on data (a {unit[:-1]} per "
+                f", whose addresses or trip counts depend on data or on a while loop (a "
+                f"{unit[:-1]} per "
                 "active lane where an address is read from memory"
                 + (f"; {'; '.join(loads.trips)}" if loads.trips else "") + ")")
     if loads.unpredicted:

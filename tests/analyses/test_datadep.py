@@ -53,3 +53,19 @@ def test_trip_count_from_the_walked_array():
     execs = 65536 * 32
     assert float(loop.trips) == pytest.approx((NNZ - execs) / (2 * execs), rel=1e-3)
     assert "values" in why
+
+
+def test_while_loop_counted_from_its_condition():
+    # reduction hopper_v2: `while (i + 3 * nrThreads < n) { ...; i += stride; }` does
+    # not depend on data: n / stride iterations, not an estimate
+    from mcl.analyses.datadep import data_kernel
+    from mcl.analyses.kernel import build_kernel, parameter_values
+    path = SPMV.parent / "reduction" / "hopper_v2.mcpl"
+    checked = check(path)
+    f = checked.module.functions[-1]
+    num = build_kernel(f, checked, parameter_values(f, {"n": 2 ** 24}),
+                       checked.hardware_of(f))
+    dk = data_kernel(num)
+    [loop] = [lp for lp in dk.kernel.loops if lp.kind == "while"]
+    assert int(loop.trips) == 16      # ceil((2**24 - 768) / (1024 * 1056))
+    assert loop not in dk.estimated
