@@ -51,10 +51,16 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def ncu_rows(raw: Path) -> dict[str, dict]:
-    """ncu's counters per example case: each case ran in a process of its own, one
-    kernel each, in the order its launch log lists (ncu.csv with launch.log, and
-    further runs as ncu2.csv with launch2.log, ...)."""
+#: what the section on the kernels ranked below 0.9 shows besides
+LAUNCH = {"grid": "launch__grid_size", "block": "launch__block_size",
+          "waves": "launch__waves_per_multiprocessor"}
+
+
+def ncu_rows(raw: Path, metrics: dict[str, str] | None = None) -> dict[str, dict]:
+    """ncu's counters (``metrics``: name -> ncu column, NCU by default) per example
+    case: each case ran in a process of its own, one kernel each, in the order its
+    launch log lists (ncu.csv with launch.log, and further runs as ncu2.csv with
+    launch2.log, ...)."""
     out = {}
     for path in sorted(raw.glob("ncu*.csv")):
         text = path.read_text()
@@ -68,7 +74,7 @@ def ncu_rows(raw: Path) -> dict[str, dict]:
                  if "launch " in ln and ln.strip().endswith(": ok")] if logf.exists() else []
         for name, r in zip(names, rows, strict=False):
             vals = {}
-            for k, m in NCU.items():
+            for k, m in (metrics or NCU).items():
                 try:
                     vals[k] = float(r[m].replace(",", ""))
                 except (KeyError, ValueError):
@@ -95,28 +101,41 @@ def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
 _CASES: dict[str, C.Case] = {}
 
 
-def spearman(a: list[float], b: list[float]) -> float | None:
+def _ranks(x: list[float], spread: float = 0.0) -> list[float]:
+    """Ranks from 0, ties averaged; with ``spread``, values within that relative
+    distance of the smallest of their group tie too (sorted, a group takes each value
+    up to (1 + spread) times its first)."""
+    order = sorted(range(len(x)), key=lambda i: x[i])
+    r = [0.0] * len(x)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and x[order[j + 1]] <= x[order[i]] * (1 + spread):
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2
+        i = j + 1
+    return r
+
+
+def spearman(a: list[float], b: list[float], spread_b: float = 0.0) -> float | None:
+    """Rank correlation of ``a`` and ``b``; with ``spread_b``, values of ``b`` within
+    that relative spread of each other count as equal (see _ranks)."""
     if len(a) < 3:
         return None
-
-    def ranks(x):
-        order = sorted(range(len(x)), key=lambda i: x[i])
-        r = [0.0] * len(x)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and x[order[j + 1]] == x[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2
-            i = j + 1
-        return r
-    ra, rb = ranks(a), ranks(b)
+    ra, rb = _ranks(a), _ranks(b, spread_b)
     ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
     cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
     va = math.sqrt(sum((x - ma) ** 2 for x in ra))
     vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
     return cov / (va * vb) if va and vb else None
+
+
+def run_spread(times: list[tuple[float, float | None]]) -> float | None:
+    """The run-to-run spread of a kernel: the largest relative difference between the
+    two timed runs (times.json, rerun_times.json) of one of its versions."""
+    diffs = [abs(a - b) / min(a, b) for a, b in times if a and b]
+    return max(diffs) if diffs else None
 
 
 def scatter(path: Path, xs, ys, title: str, xlabel: str, ylabel: str, log_scale=False,
@@ -179,6 +198,45 @@ def _builds_on(kernel: str, version: str) -> str | None:
         return None
     level = version.rsplit("_v", 1)[0]
     return f"{level}_{m.group(1)}"
+
+
+def below_section(by_kernel: dict, rhos: dict, rerun: dict, ncu: dict,
+                  launch: dict) -> list[str]:
+    """The kernels whose versions the prediction ranks below 0.9: per version the two
+    timed runs, what ncu measured (its own time, with a flushed cache and locked
+    clocks; achieved occupancy; DRAM writes) and the launch (grid, block, waves), and
+    the rank correlation of the prediction with ncu's times."""
+    low = [k for k, rho in sorted(rhos.items()) if rho is None or round(rho, 6) < 0.9]
+    if not low:
+        return []
+    out = ["", "### Kernels ranked below 0.9: the measurements beside the prediction", "",
+           "Per version: the two timed runs (OpenCL events, best of 10 each), ncu's "
+           "duration of the same kernel (a single launch after a cache flush, clocks "
+           "locked), the achieved occupancy (`sm__warps_active`), DRAM bytes written, "
+           "and the launch (blocks, threads per block, waves of resident blocks). "
+           "Spearman (ncu): the prediction against ncu's durations.", "",
+           "| kernel | Spearman (ncu) | version: runs ms; ncu ms; occupancy; DRAM write MB; "
+           "grid x block, waves; predicted ms |", "| --- | ---: | --- |"]
+    for k in low:
+        pts = by_kernel[k]
+        cells, pairs = [], []
+        for p, m, v, _ in pts:
+            n, la = ncu.get(f"{k}/{v}", {}), launch.get(f"{k}/{v}", {})
+            r = rerun.get(f"{k}/{v}")
+            if n.get("ncu_time_ns"):
+                pairs.append((p, n["ncu_time_ns"]))
+            cells.append(
+                f"{v}: {m * 1e3:.4g}{f' / {r * 1e3:.4g}' if r else ''}; "
+                f"{n.get('ncu_time_ns', float('nan')) / 1e6:.4g}; "
+                f"{n.get('achieved_occupancy_pct', float('nan')):.0f}%; "
+                f"{n.get('dram_write', float('nan')) / 1e6:.1f}; "
+                f"{la.get('grid', 0):.0f} x {la.get('block', 0):.0f}, "
+                f"{la.get('waves', float('nan')):.2f}; {p * 1e3:.3g}")
+        rho = spearman([a for a, _ in pairs], [b for _, b in pairs]) \
+            if len(pairs) == len(pts) else None
+        out.append(f"| {k} | {'—' if rho is None else f'{rho:.2f}'} | "
+                   + "<br>".join(cells) + " |")
+    return out
 
 
 def findings_section(res_by: dict, tmap: dict, raw: Path, preds: dict,
@@ -420,8 +478,12 @@ def main(argv: list[str] | None = None) -> int:
            "sectors of mcl.analyses.sectors (what `feedback-requests` prints): each load's "
            "lanes at sample points of its loops, constant memory included, 128-bit runs "
            "where the generator vectorises, a read-only element loaded once per "
-           "iteration; loads whose addresses or trip counts depend on data are not "
-           "predicted.", "",
+           "iteration; loads whose addresses or trip counts depend on data an estimate "
+           "(mcl.analyses.datadep): a sector per active lane where the address is read "
+           "from memory, a random alignment where a warp's run starts at a value read "
+           "from memory, and a trip count that data bound the average that reads each "
+           "element of the arrays the loop walks once in all (the declared sizes: nnz "
+           "of spmv_csr).", "",
            "| version | DRAM MB measured | predicted | error | ld requests measured | "
            "predicted | ld sectors/request measured | predicted | bank conflicts (ld+st) |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -465,9 +527,17 @@ def main(argv: list[str] | None = None) -> int:
            "trip each, the most updated element of data-chosen ones at least its share). "
            "A grid of fewer blocks than SMs leaves SMs idle. Spearman: rank correlation "
            "of predicted and measured "
-           "times over a kernel's versions (— where the prediction ties every version).",
-           "", "| kernel | versions | Spearman | version: measured / predicted ms (limiter) |",
-           "| --- | ---: | ---: | --- |"]
+           "times over a kernel's versions (— where the prediction ties every version). "
+           "Run-to-run spread: the largest relative difference, over the kernel's "
+           "versions, between the two timed runs (times.json and rerun_times.json, each "
+           "the best of 10). Spearman beyond the spread: the rank correlation of the "
+           "predicted times with the mean of the two runs, where measured times that lie "
+           "within that spread of each other count as ties (sorted, a group takes each "
+           "time up to (1 + spread) times its first; ranks averaged): only the order "
+           "the measurements resolve (— where they resolve none).",
+           "", "| kernel | versions | Spearman | run-to-run spread | Spearman beyond the "
+           "spread | version: measured / predicted ms (limiter) |",
+           "| --- | ---: | ---: | ---: | ---: | --- |"]
     by_kernel: dict[str, list] = {}
     for r, *_ in ex:
         t = tmap.get(r["name"])
@@ -477,13 +547,24 @@ def main(argv: list[str] | None = None) -> int:
                 (pt["seconds"], t["time_s"], cases[r["name"]].version, pt["limiter"]))
     time_pts = []
     rhos = {}
+    rerun_path = args.raw / "rerun_times.json"
+    rerun = {r["name"]: r.get("time_s") for r in json.loads(rerun_path.read_text())["rows"]
+             if r.get("status") == "ok"} if rerun_path.exists() else {}
     for k, pts in sorted(by_kernel.items()):
         rho = spearman([p for p, *_ in pts], [m for _, m, *_ in pts])
         rhos[k] = rho
+        spread = run_spread([(m, rerun.get(f"{k}/{v}")) for _, m, v, _ in pts])
+        means = [(m + rerun[f"{k}/{v}"]) / 2 if rerun.get(f"{k}/{v}") else m
+                 for _, m, v, _ in pts]
+        beyond = spearman([p for p, *_ in pts], means, spread) \
+            if spread is not None else None
         time_pts += [(p, m, f"{k}/{v}") for p, m, v, _ in pts]
         md.append(f"| {k} | {len(pts)} | {'—' if rho is None else f'{rho:.2f}'} | "
+                  f"{'—' if spread is None else f'{100 * spread:.1f}%'} | "
+                  f"{'—' if beyond is None else f'{beyond:.2f}'} | "
                   + "; ".join(f"{v}: {m * 1e3:.3g} / {p * 1e3:.3g} ({lim})"
                               for p, m, v, lim in pts) + " |")
+    md += below_section(by_kernel, rhos, rerun, ncu, ncu_rows(args.raw, LAUNCH))
     # the refinement steps measured slower than their predecessor
     md += ["", "### Steps measured slower than their predecessor", "",
            "Consecutive versions (refinement order of fidelity_cases.py) whose measured time grew "

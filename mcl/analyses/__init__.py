@@ -245,11 +245,15 @@ def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
     others = ", ".join(f"{k} {time_text(v)}" for k, v in sorted(t.parts.items(),
                                                                 key=lambda kv: -kv[1])
                        if k != t.limiter)
-    d = info("feedback-time", f"predicted time {time_text(t.seconds)}, {t.limiter} bound "
-             f"(estimated; {others})" if others else
-             f"predicted time {time_text(t.seconds)}, {t.limiter} bound (estimated)",
-             view.sym.function.span)
-    d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts)
+    msg = (f"predicted time {time_text(t.seconds)}, {t.limiter} bound (estimated; {others})"
+           if others else
+           f"predicted time {time_text(t.seconds)}, {t.limiter} bound (estimated)")
+    if t.estimated:
+        msg += (f"; the loads {', '.join(t.estimated)} depend on data and are counted as "
+                "the feedback-requests estimate says")
+    d = info("feedback-time", msg, view.sym.function.span)
+    d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts,
+                  estimated=t.estimated)
     return [d]
 
 

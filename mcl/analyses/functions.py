@@ -391,13 +391,20 @@ def load_requests(view: KernelView, lane: Loop) -> list[Diagnostic]:
            f"{loads.sectors:.3g} {unit} of {size} B, {spr:.2f} per request "
            f"({ideal:g} for a warp reading {width} adjacent 32-bit elements, "
            f"{4 * ideal:g} with 128-bit accesses)")
+    if loads.estimated:
+        msg += (f"; an estimate for {', '.join(sorted({a.text for a, _ in loads.estimated}))}"
+                f", whose addresses or trip counts depend on data or on a while loop (a "
+                f"{unit[:-1]} per "
+                "active lane where an address is read from memory"
+                + (f"; {'; '.join(loads.trips)}" if loads.trips else "") + ")")
     if loads.unpredicted:
         msg += (f"; not counted: {', '.join(sorted({a.text for a, _ in loads.unpredicted}))} "
                 f"({loads.unpredicted[0][1]})")
     d = info("feedback-requests", msg, lane.node.span)
     d.data.update(requests=loads.requests, sectors=loads.sectors,
                   sectors_per_request=spr, unit=size,
-                  unpredicted=[a.text for a, _ in loads.unpredicted])
+                  unpredicted=[a.text for a, _ in loads.unpredicted],
+                  estimated=[a.text for a, _ in loads.estimated])
     return [d]
 
 

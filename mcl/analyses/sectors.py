@@ -15,7 +15,9 @@ The sectors a request fetches depend on where the enclosing loops stand
 that slides across sectors), so each load is evaluated at sample points of
 its loops: every combination when there are few, otherwise a fixed
 pseudo-random sample, and averaged. Loads whose address depends on data (an
-index read from memory) or on a ``while`` loop are not predicted.
+index read from memory) or on a ``while`` loop, or whose loops' trip counts do,
+get the stated estimate of :mod:`mcl.analyses.datadep` (listed in
+``Requests.estimated``); those it cannot estimate either are not predicted.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from mcl.analyses.datadep import data_kernel
 from mcl.analyses.kernel import Access, Loop, var_symbol
 from mcl.mcpl import ast
 
@@ -44,6 +47,11 @@ class LoadRequests:
     requests: float
     sectors_per_request: float
     vector: bool                   # one 128-bit access per lane for 4 iterations
+    #: where the address or a trip count depends on data (datadep): cache lines per
+    #: request, and sectors per request from the next level (not in the first-level
+    #: cache since the previous iteration)
+    lines_per_request: float | None = None
+    fetched_per_request: float | None = None
 
 
 @dataclass
@@ -56,6 +64,10 @@ class Requests:
     unit: str                      # what the messages call the unit ("sectors")
     loads: list[LoadRequests] = field(default_factory=list)
     unpredicted: list[tuple[Access, str]] = field(default_factory=list)
+    #: loads whose address or trip count depends on data, estimated (datadep), and
+    #: the trip counts estimated for them
+    estimated: list[tuple[Access, str]] = field(default_factory=list)
+    trips: list[str] = field(default_factory=list)
 
     @property
     def requests(self) -> float:
@@ -114,17 +126,47 @@ def global_loads(view) -> Requests | None:
             if acc.name not in written:
                 for lp in _invariant_loops(acc, lane):
                     reqs /= _number(lp.trips) or 1
-            spr, active, vector = _sectors(acc, lane, width, sector, sides is not None,
-                                           copied)
+            spr, active, vector, *_ = _sectors(acc, lane, width, sector, sides is not None,
+                                              copied)
         except _Unknown as e:
-            out.unpredicted.append((acc, str(e)))
+            est = _estimated(view, acc, lane, width, sector)
+            if est is None:
+                out.unpredicted.append((acc, str(e)))
+            else:
+                out.loads.append(est)
+                out.estimated.append((acc, str(e)))
             continue
         except (ArithmeticError, TypeError, ValueError):
             # e.g. a modulo by a block count of 0 at the given sizes
             out.unpredicted.append((acc, "its address cannot be evaluated at these sizes"))
             continue
         out.loads.append(LoadRequests(acc, reqs * active / (RUN if vector else 1), spr, vector))
+    dk = data_kernel(num) if out.estimated else None
+    if dk is not None:
+        used = {id(lp) for ld in out.loads for lp in ld.access.loops}
+        out.trips = [why for lp, why in dk.estimated.items() if id(lp) in used]
     return out
+
+
+def _estimated(view, acc: Access, lane: Loop, width: int, sector: int) -> LoadRequests | None:
+    """A load the kernel model cannot evaluate, on the data-aware kernel of
+    mcl.analyses.datadep (None where that cannot either): a sector per active lane
+    of a gather, the average trip count of a loop that data bounds."""
+    dk = data_kernel(view.num)
+    if dk is None:
+        return None
+    dacc, dlane = dk.access_like(acc), dk.loop_like(lane)
+    if dacc is None or dlane is None or dlane not in dacc.loops:
+        return None
+    line = min((int(c.cache_line_size) for c in view.hardware.caches_for(acc.space)
+                if c.cache_line_size), default=sector)
+    try:
+        reqs = _warp_requests(dk.kernel, dacc, dlane, width)
+        spr, active, _, lines, fetched = _sectors(dacc, dlane, width, sector, False, [],
+                                                  dk, line)
+    except (_Unknown, ArithmeticError, TypeError, ValueError):
+        return None
+    return LoadRequests(dacc, reqs * active, spr, False, lines, fetched)
 
 
 def vector_run(acc: Access) -> list[ast.Index] | None:
@@ -222,19 +264,23 @@ class _Evaluator:
     """An access's element offset and its loops' starts and bounds as Python
     functions of the loop values (outer to inner)."""
 
-    def __init__(self, acc: Access, lane: Loop, width: int):
+    def __init__(self, acc: Access, lane: Loop, width: int, data=None):
         if acc.offset is None:
             raise _Unknown(acc.why_unpredictable or "its address depends on data")
         self.loops = list(acc.loops)
         for lp in self.loops:
             if lp.var is None:
                 raise _Unknown("it is inside a while loop")
-        symbols = [var_symbol(lp.var) for lp in self.loops]
+        # values read from memory (mcl.analyses.datadep): extra arguments
+        phs, self.data = data.placeholder_values(self.loops) if data is not None \
+            else ([], None)
+        symbols = [var_symbol(lp.var) for lp in self.loops] + phs
         known = set(symbols)
         self.offset = self._compile(acc.offset, symbols, known, "its address")
         self.starts = [self._compile(lp.start if lp.start is not None else 0, symbols,
                                      known, f"the start of loop {lp.var}")
                        for lp in self.loops]
+        known = known - set(phs)    # a bound that data chooses: every lane active
         self.bounds = []
         for lp in self.loops:
             b = None
@@ -274,15 +320,18 @@ class _Evaluator:
     def at(self, its: dict[int, int], j: int = 0) -> int | None:
         """The element offset at iteration numbers ``its`` (by loop position; the
         innermost loop ``j`` further), or None where a loop has run out for it."""
-        values = [0] * len(self.loops)
-        last = len(self.loops) - 1
-        for k in range(len(self.loops)):
+        n = len(self.loops)
+        values = [0] * n
+        last = n - 1
+        for k in range(n):
             i = its[k] + (j if k == last else 0)
-            values[k] = int(self.starts[k](*values)) + i * self.steps[k]
+            args = values + self.data(values, k) if self.data else values
+            values[k] = int(self.starts[k](*args)) + i * self.steps[k]
             b = self.bounds[k]
-            if b is not None and self.steps[k] > 0 and values[k] >= b(*values):
+            if b is not None and self.steps[k] > 0 and values[k] >= b(*args):
                 return None
-        return int(self.offset(*values))
+        args = values + self.data(values, n) if self.data else values
+        return int(self.offset(*args))
 
     def consecutive(self) -> bool:
         """Whether consecutive iterations of the innermost loop touch consecutive
@@ -293,10 +342,16 @@ class _Evaluator:
 
 
 def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
-             copied: list[Access]) -> tuple[float, float, bool]:
+             copied: list[Access], data=None,
+             line: int | None = None) -> tuple[float, float, bool, float, float]:
     """(sectors per request, the share of sample points where some lane of the
-    warp runs the load, whether it is a 128-bit access)."""
-    ev = _Evaluator(acc, lane, width)
+    warp runs the load, whether it is a 128-bit access; with ``line``: cache lines
+    of ``line`` bytes per request, and the sectors per request that the previous
+    iteration of the innermost sequential loop did not touch, averaged over its
+    iterations as mcl.analyses.timing.cache_bytes does)."""
+    ev = _Evaluator(acc, lane, width, data)
+    # the next iteration of an innermost sequential loop: what it fetches anew
+    seq = line is not None and ev.loops[-1] is not lane and ev.loops[-1].kind != "foreach"
     if vector and not ev.consecutive():
         vector = False
     for other in copied if vector else ():
@@ -309,10 +364,11 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
         if not vector:
             break
     runs = range(RUN) if vector else range(1)
-    total = active = count = 0
+    total = active = count = lines = fresh = 0
     for point in _points(ev.trips, vector):
         its = dict(zip(ev.others, point, strict=True))
         elements: set[int] = set()
+        following: set[int] = set()
         if ev.rows > 1:
             row0 = its[ev.lane - 1] - its[ev.lane - 1] % ev.rows
         for ln in range(width):
@@ -324,13 +380,22 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
                 off = ev.at(its, j)
                 if off is not None:
                     elements.add(off)
+            nxt = ev.at(its, 1) if seq else None
+            if nxt is not None:
+                following.add(nxt)
         count += 1
         if elements:
             active += 1
-            total += len({e * ev.element_bytes // sector for e in elements})
+            now = {e * ev.element_bytes // sector for e in elements}
+            total += len(now)
+            lines += len({e * ev.element_bytes // (line or sector) for e in elements})
+            fresh += len({e * ev.element_bytes // sector for e in following} - now) \
+                if seq else len(now)
     if not active:
-        return 0.0, 0.0, vector
-    return total / active, active / count, vector
+        return 0.0, 0.0, vector, 0.0, 0.0
+    trips = float(sympy.sympify(ev.loops[-1].trips)) if seq else 1.0
+    again = (total + max(0.0, trips - 1) * fresh) / max(trips, 1.0)
+    return total / active, active / count, vector, lines / active, again / active
 
 
 def _points(trips: list[int], vector: bool):

@@ -25,6 +25,9 @@ the largest, and its name says what limits the kernel:
 A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
 that each holder contributes to take longer by the ratio.
 
+Loads whose address or trip count depends on data count as mcl.analyses.sectors
+estimates them (mcl.analyses.datadep); the prediction names them.
+
 An estimate, stated as such; benchmarks/fidelity compares it with measured times.
 """
 
@@ -49,6 +52,8 @@ class PredictedTime:
     seconds: float
     limiter: str
     parts: dict[str, float] = field(default_factory=dict)
+    #: loads whose address or trip count depends on data, counted as estimated
+    estimated: list[str] = field(default_factory=list)
 
 
 def _num(e) -> float | None:
@@ -80,13 +85,27 @@ def _load_store_rate(hw) -> float | None:
     return total * clock if total else None
 
 
-def _memory_instructions(view: KernelView, register_spaces) -> float | None:
+def _estimated_loads(view: KernelView) -> dict[int, object]:
+    """The global loads whose address or trip count depends on data, as
+    mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node."""
+    from mcl.analyses.sectors import global_loads
+    loads = global_loads(view)
+    if loads is None or not loads.estimated:
+        return {}
+    return {id(ld.access.node): ld for ld in loads.loads
+            if ld.lines_per_request is not None}
+
+
+def _memory_instructions(view: KernelView, register_spaces,
+                         estimated: dict | None = None) -> float | None:
     """Accesses to addressable memory by all units, in lanes' accesses (the load-store
     units take one warp's request per cycle); a run of 4 adjacent elements that the
     generator makes one 128-bit access counts once. A warp's request to cached memory
     takes a cycle per cache line its lanes touch (the first-level cache's tag stage).
     Reads of read-only memory that are constants of the generated code
-    (:func:`_constant_operand`) are not counted."""
+    (:func:`_constant_operand`) are not counted. A load whose address or trip count
+    depends on data counts as ``estimated`` gives it: its warp requests, each a cycle
+    per cache line its lanes touch."""
     from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     found = lockstep_loop(view)
     hw = view.hardware
@@ -96,6 +115,10 @@ def _memory_instructions(view: KernelView, register_spaces) -> float | None:
         if sacc.space is None or sacc.space in register_spaces:
             continue
         if sacc.space in read_only and not sacc.write and _constant_operand(nacc, found):
+            continue
+        est = (estimated or {}).get(id(nacc.node)) if not nacc.write else None
+        if est is not None and found:
+            total += est.requests * found[1] * est.lines_per_request
             continue
         execs = _num(view.num.executions(nacc.loops)[0])
         if execs is None:
@@ -158,9 +181,11 @@ def _runs(sectors: set[int]) -> int:
     return sum(1 for s in sectors if s - 1 not in sectors)
 
 
-def cache_bytes(view: KernelView, space: str) -> float | None:
+def cache_bytes(view: KernelView, space: str, estimated: dict | None = None) -> float | None:
     """Bytes the global loads in ``space`` take from the last-level cache (the
-    ``cache`` part of the module docstring); None without a lock-step loop."""
+    ``cache`` part of the module docstring); None without a lock-step loop. A load
+    whose address or trip count depends on data takes the sectors ``estimated``
+    gives it."""
     from mcl.analyses.functions import (
         RUN,
         lane_offsets,
@@ -176,6 +201,10 @@ def cache_bytes(view: KernelView, space: str) -> float | None:
     total = 0.0
     for _sacc, nacc in view.accesses():
         if nacc.write or nacc.space != space or lane not in nacc.loops:
+            continue
+        est = (estimated or {}).get(id(nacc.node))
+        if est is not None:
+            total += est.requests * est.fetched_per_request * size
             continue
         run = run_offsets(view, nacc, lane, width)
         offs = run if run is not None else lane_offsets(view, nacc, lane, width)
@@ -273,14 +302,15 @@ def predicted_time(view: KernelView, occupancy=None,
     if flops is not None and peak:
         parts["arithmetic"] = flops / peak
     lsu = _load_store_rate(hw)
-    accesses = _memory_instructions(view, c.register_spaces)
+    estimated = _estimated_loads(view)
+    accesses = _memory_instructions(view, c.register_spaces, estimated)
     if lsu and accesses is not None:
         parts["memory instructions"] = accesses / lsu
     if space:
         from mcl.analyses.traffic import write_back_cache
         cache = write_back_cache(hw, space)
         cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
-        through = cache_bytes(view, space) if cbw else None
+        through = cache_bytes(view, space, estimated) if cbw else None
         if through:
             parts[f"{cache.name} bandwidth"] = through / cbw
     clock = hw.clock_frequency()
@@ -326,4 +356,5 @@ def predicted_time(view: KernelView, occupancy=None,
     if not parts:
         return None
     limiter = max(parts, key=parts.get)
-    return PredictedTime(parts[limiter], limiter, parts)
+    return PredictedTime(parts[limiter], limiter, parts,
+                         sorted({ld.access.text for ld in estimated.values()}))
