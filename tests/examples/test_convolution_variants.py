@@ -51,15 +51,29 @@ VARIANTS = [
 ]
 
 
+#: hopper v3's shapes (its input read from global memory, no shared tile)
+V3_VARIANTS = [
+    {"rows": "2", "cols": "8"},
+    {"rows": "8", "cols": "4", "nrWarps": "8"},
+    {"rows": "4", "cols": "8", "tcols": "16"},
+]
+
+
+def _label(values: dict) -> str:
+    return " ".join(f"{k}={x}" for k, x in values.items())
+
+
 @needs_device
-@pytest.mark.parametrize("values", VARIANTS, ids=lambda v: " ".join(f"{k}={x}"
-                                                                  for k, x in v.items()))
-def test_hopper_v2_variant_is_correct(tmp_path, values):
-    text = cv.override((CONV / "hopper_v2.mcpl").read_text(), values, "hopper_v2.mcpl")
-    path = tmp_path / "hopper_v2.mcpl"
+@pytest.mark.parametrize("version, values",
+                         [("hopper_v2", v) for v in VARIANTS]
+                         + [("hopper_v3", v) for v in V3_VARIANTS],
+                         ids=lambda x: x if isinstance(x, str) else _label(x))
+def test_variant_is_correct(tmp_path, version, values):
+    text = cv.override((CONV / f"{version}.mcpl").read_text(), values, f"{version}.mcpl")
+    path = tmp_path / f"{version}.mcpl"
     path.write_text(text)
     kern = run.compile_version(path, None)
-    result = run.verify_small_sizes(kern, run.reference_module("convolution"), "hopper_v2")
+    result = run.verify_small_sizes(kern, run.reference_module("convolution"), version)
     assert result["failed"] == [] and result["checked"] == len(
         run.reference_module("convolution").SIZES)
 
