@@ -108,6 +108,8 @@ def resources(args) -> None:
     platform, dev = nvidia_device()
     ctx = cl.Context([dev])
     todo = C.all_cases(sweep=args.sweep > 0)
+    if args.kernels:
+        todo = [c for c in todo if c.kernel in args.kernels]
     examples = [c for c in todo if not c.sweep]
     sweep = [c for c in todo if c.sweep]
     if args.sweep and len(sweep) > args.sweep:   # a deterministic spread of the sweep
