@@ -16,6 +16,8 @@ import pyopencl as cl
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=2000)
+    ap.add_argument("--spin", type=int, default=4000, help="iterations of the long kernel "
+                    "(4000: about half a millisecond on an H100)")
     args = ap.parse_args()
     dev = next(d for p in cl.get_platforms() for d in p.get_devices())
     ctx = cl.Context([dev])
@@ -79,7 +81,48 @@ def main():
         k(q, (256,), (256,), buf)
         cl._enqueue_read_buffer(q, buf, out, 0, None, False)
 
+    # a kernel of about half a millisecond: how long after it ends does each kind of
+    # wait return (the wake-up, not the enqueue)
+    slow = cl.Program(ctx, """__kernel void spin(__global float* x, int n) {
+        float a = x[get_global_id(0)];
+        for (int i = 0; i < n; ++i) a = a * 0.999f + 0.001f;
+        x[get_global_id(0)] = a; }""").build().spin
+    big = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 132 * 2048)
+    pq = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+    def long_wait(kind, iters):
+        ev = slow(pq, (132 * 2048,), (256,), big, np.int32(iters))
+        t0 = time.perf_counter()
+        if kind == "finish":
+            pq.finish()
+        elif kind == "event":
+            ev.wait()
+        else:
+            cl._enqueue_read_buffer(pq, buf, out, 0, None, True)
+        t1 = time.perf_counter()
+        return ev, t1 - t0
+
     print(dev.name)
+    iters = args.spin
+    for _ in range(3):
+        _, t = long_wait("finish", iters)
+    ev, _ = long_wait("finish", iters)
+    print(f"long kernel: {(ev.profile.end - ev.profile.start) / 1e3:.0f} us")
+    for kind in ("finish", "event", "blocking read"):
+        walls = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            ev = slow(pq, (132 * 2048,), (256,), big, np.int32(iters))
+            if kind == "finish":
+                pq.finish()
+            elif kind == "event":
+                ev.wait()
+            else:
+                cl._enqueue_read_buffer(pq, buf, out, 0, None, True)
+            walls.append(time.perf_counter() - t0 - (ev.profile.end - ev.profile.start) / 1e9)
+        print(f"enqueue + wait for a long kernel, beyond the kernel ({kind:14s}): median "
+              f"{statistics.median(walls) * 1e6:6.1f} us  p10 {np.percentile(walls, 10) * 1e6:6.1f}"
+              f"  p90 {np.percentile(walls, 90) * 1e6:6.1f}")
     for name, f in [("kernel enqueue only (no wait)", launch_only),
                     ("kernel enqueue + flush", launch_flush),
                     ("flush of an idle queue", flush_idle),
