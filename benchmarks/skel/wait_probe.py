@@ -90,36 +90,28 @@ def main():
     big = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 132 * 2048)
     pq = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
 
-    def long_wait(kind, iters):
-        ev = slow(pq, (132 * 2048,), (256,), big, np.int32(iters))
+    def long_wait(kind, iters) -> float:
+        """Enqueue the long kernel and wait for it by ``kind``: the host's seconds beyond
+        the kernel's own length (as the device measured it)."""
         t0 = time.perf_counter()
+        ev = slow(pq, (132 * 2048,), (256,), big, np.int32(iters))
         if kind == "finish":
             pq.finish()
         elif kind == "event":
             ev.wait()
         else:
             cl._enqueue_read_buffer(pq, buf, out, 0, None, True)
-        t1 = time.perf_counter()
-        return ev, t1 - t0
+        return time.perf_counter() - t0 - (ev.profile.end - ev.profile.start) / 1e9
 
     print(dev.name)
     iters = args.spin
     for _ in range(3):
-        _, t = long_wait("finish", iters)
-    ev, _ = long_wait("finish", iters)
+        long_wait("finish", iters)
+    ev = slow(pq, (132 * 2048,), (256,), big, np.int32(iters))
+    pq.finish()
     print(f"long kernel: {(ev.profile.end - ev.profile.start) / 1e3:.0f} us")
     for kind in ("finish", "event", "blocking read"):
-        walls = []
-        for _ in range(50):
-            t0 = time.perf_counter()
-            ev = slow(pq, (132 * 2048,), (256,), big, np.int32(iters))
-            if kind == "finish":
-                pq.finish()
-            elif kind == "event":
-                ev.wait()
-            else:
-                cl._enqueue_read_buffer(pq, buf, out, 0, None, True)
-            walls.append(time.perf_counter() - t0 - (ev.profile.end - ev.profile.start) / 1e9)
+        walls = [long_wait(kind, iters) for _ in range(50)]
         print(f"enqueue + wait for a long kernel, beyond the kernel ({kind:14s}): median "
               f"{statistics.median(walls) * 1e6:6.1f} us  p10 {np.percentile(walls, 10) * 1e6:6.1f}"
               f"  p90 {np.percentile(walls, 90) * 1e6:6.1f}")
