@@ -28,7 +28,9 @@ class PartLaunch:
     arguments) stay set on the kernel object between calls: a call sets them again
     only if one changed or another launch used the object since, then enqueues
     (pyopencl's Kernel.__call__ sets every argument at every call: 7-9 us a launch on
-    an H100, where an enqueue of a kernel whose arguments are set costs less)."""
+    an H100, where an enqueue of a kernel whose arguments are set costs less). Until
+    its next call, the launch holds the buffers it set (as a Stencil's kept state
+    does; a skeleton in a loop gets them back from the pool anyway)."""
 
     def __init__(self, index: int, device: int, queue, kernel: _LaunchKernel,
                  global_size: tuple, local_size: tuple, scalars: tuple):
@@ -47,7 +49,8 @@ class PartLaunch:
             # through the typed setter (see typed)
             k.kernel.set_args(*buffers, *self.scalars, *extra_values)
             k.set_by, self.buffers, self.extra_values = self, buffers, extra_values
-        # the module's function looked up at each call: tests count launches with it
+        # the module's function looked up at each call: tests count launches with it,
+        # benchmarks/skel/timeline.py records the commands through it
         self.cl.enqueue_nd_range_kernel(self.queue, k.kernel, self.global_size,
                                         self.local_size)
 

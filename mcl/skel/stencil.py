@@ -8,6 +8,8 @@ only the halo rows between devices (and ranks) every ``sync_every`` iterations."
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from mcl.skel.container import Matrix
@@ -224,8 +226,8 @@ class Stencil(_Neighbours):
                     it % sync, exchange), exchange)
             ops, exchange = step
             fences.new_iteration()
-            for fn, args in ops:
-                fn(*args)
+            for op in ops:
+                op()
             if exchange is not None:
                 exchange.end()
             src_role = role
@@ -267,7 +269,7 @@ class Stencil(_Neighbours):
     def _schedule(self, launchers, fences, devs, src, dst, m, out_dtype, extras, phase,
                   exchange):
         """The commands of one iteration ``phase`` iterations after the halos were valid:
-        (function, tuple of arguments) pairs, kernels and the starts of the halo copies. The halo
+        functions to call, kernels and the starts of the halo copies. The halo
         copies run on the devices' copy queues, ordered by ``fences``: a device computes
         its rows the others read, then the rest while its copies run."""
         up, _right, down, _left = self.shape
@@ -282,20 +284,20 @@ class Stencil(_Neighbours):
             nhi = vhi - down if vhi < m.rows else m.rows
             if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
                 if exchange is not None:
-                    ops.append((exchange.start, (i,)))
+                    ops.append(partial(exchange.start, i))
                 continue
             step = (launchers, fences, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
             if exchange is None or (nhi - nlo) * m.cols < self.split_from:
                 ops.append(self._step(*step, "all", nlo, nhi - nlo))
                 if exchange is not None:
-                    ops.append((exchange.start, (i,)))
+                    ops.append(partial(exchange.start, i))
                 continue
             # the rows the other devices read first, then their copies, then the
             # rest: the copies run while the device computes the rest
             edges, rest = _split(nlo, nhi, exchange.rows_read(i))
             for j, (lo, hi) in enumerate(edges):
                 ops.append(self._step(*step, ("edge", j), lo, hi - lo))
-            ops.append((exchange.start, (i,)))
+            ops.append(partial(exchange.start, i))
             for j, (lo, hi) in enumerate(rest):
                 ops.append(self._step(*step, ("rest", j), lo, hi - lo))
         return ops
@@ -303,7 +305,7 @@ class Stencil(_Neighbours):
     def _step(self, launchers, fences, devs, i, s, src, dst, m, out_dtype, extras, band, first,
               count):
         """The command computing rows ``[first, first + count)`` of one iteration on one
-        part, as (function, arguments): a kernel object per (part, input, rows) keeps
+        part, as a function to call: a kernel object per (part, input, rows) keeps
         its arguments, so an iteration costs one enqueue, not a full launch."""
         import pyopencl as cl
         key = (i, id(src), band, first, count)
@@ -327,7 +329,7 @@ class Stencil(_Neighbours):
                 k, args, devs.queue(s.device), (round_up(m.cols, tile), round_up(count, tile)),
                 (tile, tile), f"running Stencil '{self.func.name}'", devs.name(s.device),
                 fences.of(s.device))
-        return (entry.enqueue, ())
+        return entry.enqueue
 
 
 #: states of Stencil calls kept per Stencil (a loop alternates two or three)
@@ -366,15 +368,16 @@ class _Launcher:
         self.kernel, self.args, self.queue = kernel, args, queue
         self.global_size, self.local_size = global_size, local_size
         self.what, self.where, self.fence = what, where, fence
-        self.enqueue_kernel = cl.enqueue_nd_range_kernel   # not looked up per iteration
-        self.error = cl.Error
+        self.cl = cl
 
     def enqueue(self):
         f = self.fence
         try:
-            ev = self.enqueue_kernel(self.queue, self.kernel, self.global_size,
-                                     self.local_size, None, f.waits)
-        except self.error as e:
+            # the module's function looked up at each call: benchmarks/skel/timeline.py
+            # records the commands through it
+            ev = self.cl.enqueue_nd_range_kernel(self.queue, self.kernel, self.global_size,
+                                                 self.local_size, None, f.waits)
+        except self.cl.Error as e:
             from mcl.skel.errors import cl_failure
             raise cl_failure(self.what, e, self.where) from e
         f.waits = None

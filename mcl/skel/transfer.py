@@ -100,15 +100,18 @@ def clear_pool() -> None:
     _pool.clear()
 
 
-def release(devs: Devices, parts) -> None:
-    """Give the buffers of a container that is going away back to the pool."""
+def release(devs: Devices, parts, row_bytes: int) -> None:
+    """Give the buffers of a container that is going away back to the pool. A part's
+    buffer holds its stored rows of ``row_bytes`` exactly (:func:`allocate` makes every
+    part's buffer): its size is known without asking OpenCL (0.9 us a buffer on PoCL)."""
     if _context._generation != devs.generation:
         return                  # devices no longer in use: let the buffers go
     local = devs.ranks == 1
     for p in parts:
-        if p.buffer is None or not (local or devs.is_local(p.device)):
+        s = p.spec
+        if p.buffer is None or not (local or devs.is_local(s.device)):
             continue
-        key = (devs.generation, p.device, p.buffer.size)
+        key = (devs.generation, s.device, (s.hi - s.lo) * row_bytes)
         free = _pool.setdefault(key, [])
         if len(free) < POOL_PER_SIZE:
             free.append(p.buffer)
@@ -615,7 +618,7 @@ def materialize(c: Container, halo: bool) -> None:
         fill(c, devs, s.device, buf, s.lo, s.lo, s.hi, sources, what)
     old = c._parts
     c._parts = [Part(s, b, True, True) for s, b in zip(specs, buffers, strict=True)]
-    release(devs, old)
+    release(devs, old, c.row_size * c.dtype.itemsize)
     c._placed = dist
 
 
