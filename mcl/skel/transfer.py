@@ -543,6 +543,7 @@ class HaloExchange:
                     after = f.first
                     if after is None:   # no kernel of the device yet: all its work so far
                         after = cl.enqueue_marker(cp.dst_q)
+                        cp.dst_q.flush()    # the write on the other queue waits for it
                     f.write(cp.write_beside(after))
                 # only the copy queues got commands since the flush above: submit the
                 # writes, which the destinations' next kernels wait for
