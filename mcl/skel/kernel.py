@@ -239,11 +239,13 @@ class Skeleton:
         """Enqueue ``plan``: part launch ``i`` gets ``buffers(i)`` (its buffers), its own
         scalars, then the additional arguments on its device."""
         import pyopencl as cl
+        # additional arguments that are all scalars are the same on every device
+        same = [e.value for e in extras] if not any(e.is_container for e in extras) else None
         lp = None
         try:
             for lp in plan:
-                lp.enqueue(buffers(lp.index),
-                           self.extra_values(extras, devs, lp.device) if extras else ())
+                lp.enqueue(buffers(lp.index), same if same is not None
+                           else self.extra_values(extras, devs, lp.device))
         except cl.Error as e:
             raise cl_failure(what, e, devs.name(lp.device)) from e
 
