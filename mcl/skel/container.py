@@ -175,7 +175,7 @@ class Container:
         parts = getattr(self, "_parts", None)
         if parts:
             try:
-                transfer.release(self._devs, parts)
+                transfer.release(self._devs, parts, self.row_size * self.dtype.itemsize)
             except Exception:  # noqa: BLE001 - never raise from a finaliser at exit
                 pass
 

@@ -5,7 +5,6 @@ and passing the additional arguments that follow a skeleton's inputs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -23,17 +22,60 @@ def matrix_type(ctype: str) -> str:
             f"int col; int lo; int len; }} {ctype}_matrix_t;\n")
 
 
-class PartLaunch(NamedTuple):
-    """One part's kernel launch in a plan: part ``index`` on global device ``device``;
-    the kernel's buffers come first, then ``scalars``, then the additional arguments."""
+class PartLaunch:
+    """One part's kernel launch in a plan: part ``index`` on global device ``device``.
+    Its arguments (the part's buffers, then ``scalars``, then the additional
+    arguments) stay set on the kernel object between calls: a call sets them again
+    only if one changed or another launch used the object since, then enqueues
+    (pyopencl's Kernel.__call__ sets every argument at every call: 7-9 us a launch on
+    an H100, where an enqueue of a kernel whose arguments are set costs less). Until
+    its next call, the launch holds the buffers it set (as a Stencil's kept state
+    does; a skeleton in a loop gets them back from the pool anyway)."""
 
-    index: int
-    device: int
-    queue: object
-    kernel: object
-    global_size: tuple
-    local_size: tuple
-    scalars: tuple
+    def __init__(self, index: int, device: int, queue, kernel: _LaunchKernel,
+                 global_size: tuple, local_size: tuple, scalars: tuple):
+        import pyopencl as cl
+        self.index, self.device, self.queue, self.kernel = index, device, queue, kernel
+        self.global_size, self.local_size, self.scalars = global_size, local_size, scalars
+        # the buffers and additional arguments this launch set last (the scalars are
+        # the plan's own: they never change)
+        self.buffers = self.extra_values = None
+        self.cl = cl
+
+    def enqueue(self, buffers: tuple, extra_values) -> None:
+        k = self.kernel
+        if k.set_by is not self or buffers != self.buffers or \
+                extra_values != self.extra_values:
+            # through the typed setter (see typed)
+            k.kernel.set_args(*buffers, *self.scalars, *extra_values)
+            k.set_by, self.buffers, self.extra_values = self, buffers, extra_values
+        # the module's function looked up at each call: tests count launches with it,
+        # benchmarks/skel/timeline.py records the commands through it
+        self.cl.enqueue_nd_range_kernel(self.queue, k.kernel, self.global_size,
+                                        self.local_size)
+
+
+class _LaunchKernel:
+    """A kernel object that only part launches use (one per program and entry: pyopencl
+    makes each at a cost, 0.3 ms on PoCL), and the launch that set its arguments."""
+
+    def __init__(self, base):
+        import pyopencl as cl
+        self.base = base
+        self.kernel = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM),
+                                base.get_info(cl.kernel_info.FUNCTION_NAME))
+        self.set_by: PartLaunch | None = None
+
+
+#: id of a skeleton's kernel object -> the part launches' object made alike
+_LAUNCH_KERNELS: dict[int, _LaunchKernel] = {}
+
+
+def _launch_kernel(base) -> _LaunchKernel:
+    k = _LAUNCH_KERNELS.get(id(base))
+    if k is None or k.base is not base:
+        k = _LAUNCH_KERNELS[id(base)] = _LaunchKernel(base)
+    return k
 
 
 #: launch plans a skeleton keeps (beyond, it forgets them all: sizes keep changing)
@@ -197,24 +239,24 @@ class Skeleton:
         """Enqueue ``plan``: part launch ``i`` gets ``buffers(i)`` (its buffers), its own
         scalars, then the additional arguments on its device."""
         import pyopencl as cl
+        # additional arguments that are all scalars are the same on every device
+        same = [e.value for e in extras] if not any(e.is_container for e in extras) else None
         lp = None
         try:
             for lp in plan:
-                if extras:
-                    lp.kernel(lp.queue, lp.global_size, lp.local_size, *buffers(lp.index),
-                              *lp.scalars, *self.extra_values(extras, devs, lp.device))
-                else:
-                    lp.kernel(lp.queue, lp.global_size, lp.local_size, *buffers(lp.index),
-                              *lp.scalars)
+                lp.enqueue(buffers(lp.index), same if same is not None
+                           else self.extra_values(extras, devs, lp.device))
         except cl.Error as e:
             raise cl_failure(what, e, devs.name(lp.device)) from e
 
     def part_launch(self, devs: Devices, i: int, g: int, kernel, global_size, local_size,
                     sample_buffers, scalars, extras) -> PartLaunch:
-        """A part's launch, its kernel given the argument types of a first call."""
-        typed(kernel, [*sample_buffers, *scalars, *self.extra_values(extras, devs, g)])
-        return PartLaunch(i, g, devs.queue(g), kernel, tuple(global_size),
-                          tuple(local_size), tuple(scalars))
+        """A part's launch of ``kernel`` (through the object that only part launches
+        use), the object given the argument types of a first call."""
+        own = _launch_kernel(kernel)
+        typed(own.kernel, [*sample_buffers, *scalars, *self.extra_values(extras, devs, g)])
+        return PartLaunch(i, g, devs.queue(g), own, tuple(global_size), tuple(local_size),
+                          tuple(scalars))
 
     @staticmethod
     def launch(devs: Devices, g: int, kernel, global_size, local_size, args, what: str):

@@ -23,7 +23,7 @@ import numpy as np
 
 from mcl.skel.container import Container, IndexVector, Part, Vector, check_zip_inputs
 from mcl.skel.context import Transfer
-from mcl.skel.distribution import block, single
+from mcl.skel.distribution import single
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, cname, group_size
@@ -81,7 +81,7 @@ class Deferred:
         """The inputs' parts, in the distribution the skeleton would use."""
         from mcl.skel.skeletons import _zip_distribution
         if self.skeleton.name == "Map":
-            parts = [self.inputs[0]._ensure(block())]
+            parts = [self.inputs[0]._ensure()]          # block unless distributed
         else:
             a, b = self.inputs
             dist = _zip_distribution(a, b)
@@ -128,7 +128,7 @@ class Reduce(Skeleton):
             if not isinstance(x, Container) or isinstance(x, IndexVector):
                 raise skel_error("bad-arguments", "Reduce takes a Vector or Matrix (or a "
                                  "deferred Map or Zip: Zip(f).lazy(X, Y))")
-            inputs = [x._ensure(block())]
+            inputs = [x._ensure()]                      # block unless distributed
             index = False
             first = x
         devs = first._devs

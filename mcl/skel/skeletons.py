@@ -74,7 +74,7 @@ class Map(Skeleton):
         devs = x._devs
         extras = self.extras(args)
         out_dtype = _output_dtype(self, x.dtype)
-        parts = x._ensure(block())
+        parts = x._ensure()         # block unless distributed (no block() made per call)
         self.ensure_extras(extras)
         out = _new_like(x.shape, out_dtype, x.distribution, devs, [p.spec for p in parts],
                         f"the output of Map '{self.func.name}'")

@@ -8,6 +8,8 @@ only the halo rows between devices (and ranks) every ``sync_every`` iterations."
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from mcl.skel.container import Matrix
@@ -199,35 +201,43 @@ class Stencil(_Neighbours):
                 plan.close()        # nor staging memory: the next call takes it again
 
     def _iterate(self, run, devs, m, bufs, out_dtype, extras, sync, iterations) -> Matrix:
-        src, src_role = m, -1
         fences = run.fences
+        multi = devs.count > 1
+        for role, exchange in run.plans.items():
+            exchange.c = bufs[role]         # the halo exchange into each output buffer
+        src_role = -1
         for it in range(iterations):
-            fences.new_iteration()
             role = it % len(bufs)
-            dst = bufs[role]
-            exchange = None
-            if (it + 1) % sync == 0 and it + 1 < iterations and devs.count > 1:
-                exchange = run.plans.get(role)
-                if exchange is None:
-                    exchange = run.plans[role] = HaloExchange(dst)
-                exchange.c = dst
+            exchanges = multi and (it + 1) % sync == 0 and it + 1 < iterations
             # an iteration's commands depend only on its input (which fixes its
             # output), how many iterations ago the halos were exchanged and whether
             # they are exchanged after it: planned once, then only enqueued
-            key = (src_role, it % sync, exchange is not None)
-            ops = run.schedules.get(key)
-            if ops is None:
-                ops = run.schedules[key] = self._schedule(
-                    run.launchers, fences, devs, src, dst, m, out_dtype, extras, it % sync,
-                    exchange)
+            key = (src_role, it % sync, exchanges)
+            step = run.schedules.get(key)
+            if step is None:
+                src = m if src_role < 0 else bufs[src_role]
+                exchange = None
+                if exchanges:
+                    exchange = run.plans.get(role)
+                    if exchange is None:
+                        exchange = run.plans[role] = HaloExchange(bufs[role], fences)
+                step = run.schedules[key] = (self._schedule(
+                    run.launchers, fences, devs, src, bufs[role], m, out_dtype, extras,
+                    it % sync, exchange), exchange)
+            ops, exchange = step
+            fences.new_iteration()
             for op in ops:
-                op[0](*op[1:])
-            dst._written(dst._parts)
+                op()
             if exchange is not None:
-                exchange.end(fences)
-            src, src_role = dst, role
+                exchange.end()
+            src_role = role
         fences.settle(devs)
-        return src
+        # only the result's state is seen after the call (the other buffer is dropped,
+        # and no iteration looks at its input's flags): its own rows are written, its
+        # halos stale (the last iteration exchanges none)
+        out = bufs[src_role]
+        out._written(out._parts)
+        return out
 
     def _run_state(self, devs, m, bufs, out_dtype, extras, sync) -> _RunState:
         """The kernel objects, halo exchanges and iteration plans of a call on these
@@ -259,7 +269,7 @@ class Stencil(_Neighbours):
     def _schedule(self, launchers, fences, devs, src, dst, m, out_dtype, extras, phase,
                   exchange):
         """The commands of one iteration ``phase`` iterations after the halos were valid:
-        (function, arguments) pairs, kernels and the starts of the halo copies. The halo
+        functions to call, kernels and the starts of the halo copies. The halo
         copies run on the devices' copy queues, ordered by ``fences``: a device computes
         its rows the others read, then the rest while its copies run."""
         up, _right, down, _left = self.shape
@@ -274,20 +284,20 @@ class Stencil(_Neighbours):
             nhi = vhi - down if vhi < m.rows else m.rows
             if not devs.is_local(s.device) or nhi <= nlo or not m.cols:
                 if exchange is not None:
-                    ops.append((exchange.start, i, fences))
+                    ops.append(partial(exchange.start, i))
                 continue
             step = (launchers, fences, devs, i, s, p.buffer, o.buffer, m, out_dtype, extras)
             if exchange is None or (nhi - nlo) * m.cols < self.split_from:
                 ops.append(self._step(*step, "all", nlo, nhi - nlo))
                 if exchange is not None:
-                    ops.append((exchange.start, i, fences))
+                    ops.append(partial(exchange.start, i))
                 continue
             # the rows the other devices read first, then their copies, then the
             # rest: the copies run while the device computes the rest
             edges, rest = _split(nlo, nhi, exchange.rows_read(i))
             for j, (lo, hi) in enumerate(edges):
                 ops.append(self._step(*step, ("edge", j), lo, hi - lo))
-            ops.append((exchange.start, i, fences))
+            ops.append(partial(exchange.start, i))
             for j, (lo, hi) in enumerate(rest):
                 ops.append(self._step(*step, ("rest", j), lo, hi - lo))
         return ops
@@ -295,11 +305,10 @@ class Stencil(_Neighbours):
     def _step(self, launchers, fences, devs, i, s, src, dst, m, out_dtype, extras, band, first,
               count):
         """The command computing rows ``[first, first + count)`` of one iteration on one
-        part, as (function, arguments): a kernel object per (part, input, band of rows)
-        keeps its arguments, so an iteration costs one enqueue (and setting them again
-        when the rows change), not a full launch."""
+        part, as a function to call: a kernel object per (part, input, rows) keeps
+        its arguments, so an iteration costs one enqueue, not a full launch."""
         import pyopencl as cl
-        key = (i, id(src), band)
+        key = (i, id(src), band, first, count)
         entry = launchers.get(key)
         if entry is None:
             # kernel objects outlive the call (pyopencl makes each one at a cost); the
@@ -315,12 +324,12 @@ class Stencil(_Neighbours):
                     *self.extra_values(extras, devs, s.device)]
             typed(k, args)      # pyopencl's generic set_arg costs 9 us per scalar
             k.set_args(*args)
-            entry = launchers[key] = _Launcher(k, args, devs.queue(s.device),
-                                               self.tile(devs, s.device),
-                                               f"running Stencil '{self.func.name}'",
-                                               devs.name(s.device), s.device, fences)
-        tile = entry.tile
-        return (entry.enqueue, first, count, (round_up(m.cols, tile), round_up(count, tile)))
+            tile = self.tile(devs, s.device)
+            entry = launchers[key] = _Launcher(
+                k, args, devs.queue(s.device), (round_up(m.cols, tile), round_up(count, tile)),
+                (tile, tile), f"running Stencil '{self.func.name}'", devs.name(s.device),
+                fences.of(s.device))
+        return entry.enqueue
 
 
 #: states of Stencil calls kept per Stencil (a loop alternates two or three)
@@ -350,28 +359,31 @@ class _RunState:
 
 
 class _Launcher:
-    """A kernel object with its arguments set, enqueued on the queue of device
-    ``device`` after the halo writes into the device that ``fences`` holds."""
+    """A kernel object with its arguments set, enqueued on its device's queue after the
+    halo writes into the device, which ``fence`` (the device's :class:`Fences`) holds
+    and is told of the kernel."""
 
-    def __init__(self, kernel, args, queue, tile, what, where, device, fences):
-        self.kernel, self.args, self.queue, self.tile = kernel, args, queue, tile
-        self.local = (tile, tile)
-        self.what, self.where = what, where
-        self.device, self.fences = device, fences
-
-    def enqueue(self, first, count, global_size):
+    def __init__(self, kernel, args, queue, global_size, local_size, what, where, fence):
         import pyopencl as cl
-        args = self.args
-        if args[4] != first or args[5] != count:
-            args[4], args[5] = np.int32(first), np.int32(count)
-            self.kernel.set_args(*args)
+        self.kernel, self.args, self.queue = kernel, args, queue
+        self.global_size, self.local_size = global_size, local_size
+        self.what, self.where, self.fence = what, where, fence
+        self.cl = cl
+
+    def enqueue(self):
+        f = self.fence
         try:
-            ev = cl.enqueue_nd_range_kernel(self.queue, self.kernel, global_size, self.local,
-                                            wait_for=self.fences.take_waits(self.device))
-            self.fences.kernel(self.device, ev)
-        except cl.Error as e:
+            # the module's function looked up at each call: benchmarks/skel/timeline.py
+            # records the commands through it
+            ev = self.cl.enqueue_nd_range_kernel(self.queue, self.kernel, self.global_size,
+                                                 self.local_size, None, f.waits)
+        except self.cl.Error as e:
             from mcl.skel.errors import cl_failure
             raise cl_failure(self.what, e, self.where) from e
+        f.waits = None
+        if f.first is None:
+            f.first = ev
+        f.last = ev
 
 
 def _split(lo: int, hi: int, read: list[tuple[int, int]]):

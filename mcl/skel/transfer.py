@@ -19,8 +19,14 @@ if TYPE_CHECKING:
 
 
 def _cl():
-    import pyopencl as cl
-    return cl
+    global _pyopencl
+    if _pyopencl is None:       # imported on first use (mcl.skel loads without OpenCL)
+        import pyopencl
+        _pyopencl = pyopencl
+    return _pyopencl
+
+
+_pyopencl = None
 
 
 # ---- allocation
@@ -94,15 +100,18 @@ def clear_pool() -> None:
     _pool.clear()
 
 
-def release(devs: Devices, parts) -> None:
-    """Give the buffers of a container that is going away back to the pool."""
+def release(devs: Devices, parts, row_bytes: int) -> None:
+    """Give the buffers of a container that is going away back to the pool. A part's
+    buffer holds its stored rows of ``row_bytes`` exactly (:func:`allocate` makes every
+    part's buffer): its size is known without asking OpenCL (0.9 us a buffer on PoCL)."""
     if _context._generation != devs.generation:
         return                  # devices no longer in use: let the buffers go
     local = devs.ranks == 1
     for p in parts:
-        if p.buffer is None or not (local or devs.is_local(p.device)):
+        s = p.spec
+        if p.buffer is None or not (local or devs.is_local(s.device)):
             continue
-        key = (devs.generation, p.device, p.buffer.size)
+        key = (devs.generation, s.device, (s.hi - s.lo) * row_bytes)
         free = _pool.setdefault(key, [])
         if len(free) < POOL_PER_SIZE:
             free.append(p.buffer)
@@ -291,26 +300,23 @@ class DeviceCopy:
                  dst_off: int, nbytes: int, stage):
         self.devs, self.stage, self.nbytes = devs, stage, nbytes
         self.src_q, self.dst_q = devs.queue(src), devs.queue(dst)
-        self.dst_device = dst
+        self.src_device, self.dst_device = src, dst
         self.src_buf, self.src_off, self.dst_buf, self.dst_off = src_buf, src_off, dst_buf, \
             dst_off
         self.peer = isinstance(stage, _Carrier)
         self.view = None if self.peer else stage.array[:nbytes]
         self.started = None
+        #: for a halo exchange through host memory beside the kernels: the devices'
+        #: copy queues and their :class:`_DeviceFences` (set by HaloExchange)
+        self.src_side = self.dst_side = self.src_fence = self.dst_fence = None
 
     # pyopencl's enqueue_copy chooses among these by the types of its arguments at
     # every call (2 us of Python on PoCL); a DeviceCopy knows which one it needs
 
-    def start(self, queue=None, after=None) -> None:
-        """``queue``: a queue of the source device other than its kernels' (the copy
-        then waits for ``after``, the kernel that wrote the rows)."""
+    def start(self) -> None:
+        """The source side, after what the source's queue holds."""
         cl = _cl()
         st = self.stage
-        if queue is not None and not self.peer:
-            wait = [*st.busy, after] if after is not None else st.busy
-            self.started = cl._enqueue_read_buffer(queue, self.src_buf, self.view,
-                                                   self.src_off, wait or None, False)
-            return
         if self.peer:
             cl.enqueue_migrate_mem_objects(self.src_q, [st.buffer],
                                            cl.mem_migration_flags.CONTENT_UNDEFINED,
@@ -321,22 +327,12 @@ class DeviceCopy:
             self.started = cl._enqueue_read_buffer(self.src_q, self.src_buf, self.view,
                                                    self.src_off, st.busy or None, False)
 
-    def end(self, waited: bool = False, queue=None, after=None):
-        """The destination side; ``waited``: the host already waited for :meth:`start`'s
-        command (a halo exchange waits once for all its copies). ``queue``: a queue of
-        the destination device other than its kernels' (the write then waits for
-        ``after``: the kernels that still read the rows it overwrites are done); the
-        write's event is returned, for the kernels that read the rows."""
+    def end(self, waited: bool = False):
+        """The destination side, before what the destination's queue gets next;
+        ``waited``: the host already waited for :meth:`start`'s command (a halo
+        exchange waits once for all its copies). Returns the event of the command."""
         cl = _cl()
         st = self.stage
-        if queue is not None and not self.peer:
-            if not waited:
-                self.started.wait()
-            done = cl._enqueue_write_buffer(queue, self.dst_buf, self.view, self.dst_off,
-                                            None if after is None else [after], False)
-            self.started = None
-            st.busy = [done]
-            return done
         if self.peer:
             cl.enqueue_migrate_mem_objects(self.dst_q, [st.buffer], 0,
                                            wait_for=[self.started])
@@ -351,6 +347,25 @@ class DeviceCopy:
         # the events replaced here are complete (the copy out waited for them); a
         # host-memory copy's event waits for itself when dropped (pyopencl)
         st.busy = [done]
+        return done
+
+    def read_beside(self, after) -> None:
+        """Through host memory: the read on the source's copy queue, after ``after``
+        (the kernel that wrote the rows) and the write that last read the staging
+        memory."""
+        self.started = _cl()._enqueue_read_buffer(self.src_side, self.src_buf, self.view,
+                                                  self.src_off, [*self.stage.busy, after],
+                                                  False)
+
+    def write_beside(self, after):
+        """Through host memory, once the host waited for :meth:`read_beside`'s read: the
+        write on the destination's copy queue, after ``after`` (the kernels that still
+        read the rows it overwrites are done). Returns its event, for the kernels that
+        read the rows."""
+        done = _cl()._enqueue_write_buffer(self.dst_side, self.dst_buf, self.view,
+                                           self.dst_off, [after], False)
+        self.started = None
+        self.stage.busy = [done]
         return done
 
 
@@ -373,48 +388,49 @@ def between_devices(devs: Devices, src: int, src_buf, src_off: int, dst: int, ds
             _give(devs, st)
 
 
-class Fences:
-    """The events that order a halo exchange on the copy queues against the kernels of
-    an iteration (stencil.py): per device the first and the last kernel enqueued in
-    the current iteration, and the halo writes its next kernel waits for."""
+class _DeviceFences:
+    """One device's events in the current iteration of a Stencil: its first and last
+    kernel (None: none yet), and the halo writes into it that its next kernel waits
+    for (None: nothing to wait for). Kernel launchers and halo exchanges keep the
+    object of their device and read and set these at every iteration."""
+
+    __slots__ = ("first", "last", "waits")
 
     def __init__(self):
-        self.first: dict = {}
-        self.last: dict = {}
-        self.waits: dict = {}
+        self.first = self.last = self.waits = None
 
-    def kernel(self, g: int, event) -> None:
-        self.first.setdefault(g, event)
-        self.last[g] = event
+    def write(self, event) -> None:
+        """A halo write into the device: its next kernel waits for it."""
+        if self.waits is None:
+            self.waits = [event]
+        else:
+            self.waits.append(event)
+
+
+class Fences:
+    """The events that order a halo exchange on the copy queues against the kernels of
+    an iteration (stencil.py): a :class:`_DeviceFences` per device."""
+
+    def __init__(self):
+        self.devices: dict[int, _DeviceFences] = {}
+
+    def of(self, g: int) -> _DeviceFences:
+        f = self.devices.get(g)
+        if f is None:
+            f = self.devices[g] = _DeviceFences()
+        return f
 
     def new_iteration(self) -> None:
-        self.first.clear()
-        self.last.clear()
-
-    def take_waits(self, g: int):
-        return self.waits.pop(g, None)
-
-    @staticmethod
-    def _marker(devs: Devices, g: int):
-        return _cl().enqueue_marker(devs.queue(g))
-
-    def last_kernel(self, devs: Devices, g: int):
-        """The last kernel of device ``g`` this iteration (else: all its work so far)."""
-        ev = self.last.get(g)
-        return ev if ev is not None else self._marker(devs, g)
-
-    def first_kernel(self, devs: Devices, g: int):
-        """The first kernel of device ``g`` this iteration (when it is done, so is every
-        kernel before it); else all its work so far."""
-        ev = self.first.get(g)
-        return ev if ev is not None else self._marker(devs, g)
+        for f in self.devices.values():
+            f.first = f.last = None
 
     def settle(self, devs: Devices) -> None:
         """Writes no kernel waited for: later commands of their devices' queues wait."""
         cl = _cl()
-        for g, events in self.waits.items():
-            cl.enqueue_barrier(devs.queue(g), wait_for=events)
-        self.waits.clear()
+        for g, f in self.devices.items():
+            if f.waits:
+                cl.enqueue_barrier(devs.queue(g), wait_for=f.waits)
+            f.waits = None
 
 
 class HaloExchange:
@@ -423,11 +439,12 @@ class HaloExchange:
     :meth:`rows_read` says which own rows of a part the others read (a Stencil computes
     them first), :meth:`start` enqueues the copies out of a part once they are
     computed, :meth:`end` the copies into the halos (and the messages between MPI
-    ranks); :meth:`close` returns the staging memory."""
+    ranks); :meth:`close` returns the staging memory. With ``fences``, copies through
+    host memory run on the devices' copy queues, ordered by those fences."""
 
-    def __init__(self, c: Container):
+    def __init__(self, c: Container, fences: Fences | None = None):
         devs = c._devs
-        self.c, self.devs = c, devs
+        self.c, self.devs, self.fences = c, devs, fences
         rb = c.row_size * c.dtype.itemsize
         what = f"{c.kind} {c.shape}: halo rows of {c.distribution}"
         self.rb, self.what = rb, what
@@ -437,6 +454,8 @@ class HaloExchange:
         self.remote: list = []          # copy_rows arguments, in the order all ranks use
         self.read: dict[int, list[tuple[int, int]]] = {}
         self.stages: list = []
+        #: the local copies run beside the kernels (through host memory, with fences)
+        self.beside = fences is not None and not devs.peer_copies
         index = {id(p): i for i, p in enumerate(c._parts)}
         cl = _cl()
         try:
@@ -470,6 +489,9 @@ class HaloExchange:
         self.stages.append(stage)
         cp = DeviceCopy(devs, q.device, q.buffer, (lo - q.spec.lo) * rb, p.device, p.buffer,
                         (lo - p.spec.lo) * rb, nbytes, stage)
+        if self.beside:
+            cp.src_side, cp.dst_side = devs.copy_queue(q.device), devs.copy_queue(p.device)
+            cp.src_fence, cp.dst_fence = self.fences.of(q.device), self.fences.of(p.device)
         self.copies.setdefault(qi, []).append(cp)
         self.local.append(cp)
         self.logged.append(Transfer("device", devs.name(q.device), devs.name(p.device),
@@ -480,41 +502,53 @@ class HaloExchange:
         """Own rows of part ``i`` that other parts read, as sorted disjoint ranges."""
         return self.read.get(i, [])
 
-    def start(self, i: int, fences: Fences | None = None) -> None:
-        """The copies out of part ``i`` (its rows just computed). With ``fences`` (and
-        copies through host memory) they run on the device's copy queue, after the
-        kernel that computed the rows, beside the kernels enqueued next."""
+    def start(self, i: int) -> None:
+        """The copies out of part ``i`` (its rows just computed). Beside the kernels,
+        they run on the device's copy queue after the kernel that computed the rows
+        (the last one of its device so far), beside the kernels enqueued next."""
         cl = _cl()
         try:
             for cp in self.copies.get(i, ()):
-                if fences is None or cp.peer:
+                if not self.beside:
                     cp.start()
-                else:
-                    g = self.c._parts[i].spec.device
-                    cp.start(self.devs.copy_queue(g), fences.last_kernel(self.devs, g))
+                    continue
+                after = cp.src_fence.last
+                if after is None:       # no kernel of the device yet: all its work so far
+                    after = cl.enqueue_marker(cp.src_q)
+                cp.read_beside(after)
         except cl.Error as e:
             raise cl_failure("exchanging halo rows", e, "the devices") from e
 
-    def end(self, fences: Fences | None = None) -> None:
-        """The copies into the halos. With ``fences``: on each destination's copy queue,
-        after the kernels of the iteration's start (the last readers of those rows),
-        and the destination's next kernel waits for them (``fences.waits``)."""
+    def end(self) -> None:
+        """The copies into the halos. Beside the kernels: on each destination's copy
+        queue, after the first kernel of the iteration there (when it is done, so are
+        the kernels that read the rows the copy overwrites), and the destination's
+        next kernel waits for them (:meth:`_DeviceFences.write`)."""
         cl = _cl()
         devs = self.devs
         try:
             devs.flush()
-            # through host memory: the host waits once, for every copy's read
-            reads = [cp.started for cp in self.local if not cp.peer]
-            if reads:
-                cl.wait_for_events(reads)
-            for cp in self.local:
-                if fences is None or cp.peer:
+            if not self.beside:
+                # the host waits once, for every copy's read into host memory
+                reads = [cp.started for cp in self.local if not cp.peer]
+                if reads:
+                    cl.wait_for_events(reads)
+                for cp in self.local:
                     cp.end(waited=True)
-                    continue
-                g = cp.dst_device
-                done = cp.end(True, devs.copy_queue(g), fences.first_kernel(devs, g))
-                fences.waits.setdefault(g, []).append(done)
-            devs.flush()
+                devs.flush()
+            elif self.local:
+                cl.wait_for_events([cp.started for cp in self.local])
+                for cp in self.local:
+                    f = cp.dst_fence
+                    after = f.first
+                    if after is None:   # no kernel of the device yet: all its work so far
+                        after = cl.enqueue_marker(cp.dst_q)
+                        cp.dst_q.flush()    # the write on the other queue waits for it
+                    f.write(cp.write_beside(after))
+                # only the copy queues got commands since the flush above: submit the
+                # writes, which the destinations' next kernels wait for
+                for cp in self.local:
+                    cp.dst_side.flush()
             for args in self.remote:
                 copy_rows(self.c, devs, *args, self.rb, self.what)
         except cl.Error as e:
@@ -585,7 +619,7 @@ def materialize(c: Container, halo: bool) -> None:
         fill(c, devs, s.device, buf, s.lo, s.lo, s.hi, sources, what)
     old = c._parts
     c._parts = [Part(s, b, True, True) for s, b in zip(specs, buffers, strict=True)]
-    release(devs, old)
+    release(devs, old, c.row_size * c.dtype.itemsize)
     c._placed = dist
 
 
