@@ -157,6 +157,42 @@ def grows(k: Kernel) -> bool:
     return False
 
 
+def squeeze_slack(k: Kernel) -> int:
+    """Registers the compiler can give back without spilling to reach the next
+    occupancy step, by rescheduling: the elements of register arrays loaded from an
+    on-chip memory (fragments: ``aFrag[ei] = l_a[...]``, ``col[r] = l_in[...]``), whose
+    values it can consume as they arrive instead of holding them all. Only where the
+    device memory is read solely to be copied into an on-chip memory (``l_a[..] =
+    a[..]``): values of device-memory loads in flight it keeps (a prefetch into
+    registers, a global load used by the arithmetic). 0 where it cannot."""
+    from mcl.analyses.stats import main_space
+    from mcl.mcpl import ast
+    device = main_space(k)
+    spaces = register_spaces(k.hardware)
+    by_node = {id(a.node): a for a in k.accesses}
+    copies: set[int] = set()
+    fragments: set[str] = set()
+    for s in ast.walk(k.function.body):
+        if not isinstance(s, ast.Assign) or not isinstance(s.target, ast.Index):
+            continue
+        target = by_node.get(id(s.target))
+        if target is None:
+            continue
+        if s.op == "=" and isinstance(s.value, ast.Index) and \
+                target.space not in spaces and target.space != device:
+            copies.add(id(s.value))
+        if target.space in spaces and any(
+                (a := by_node.get(id(x))) is not None and not a.write
+                and a.space not in spaces and a.space != device
+                for x in ast.walk(s.value)):
+            fragments.add(target.name)
+    if any(a.space == device and not a.write and id(a.node) not in copies
+           for a in k.accesses):
+        return 0
+    return sum(int(d.elements) for d in k.decls if d.node.name in fragments
+               and d.space in spaces and d.elements is not None and d.elements.is_number)
+
+
 def _named_registers(k: Kernel) -> int:
     names: dict[str, int] = {}
     spaces = register_spaces(k.hardware)
