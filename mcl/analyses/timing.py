@@ -16,7 +16,18 @@ the largest, and its name says what limits the kernel:
   sequential loop around a load after the first only those it did not touch in the
   previous iteration (those are still in the first-level cache);
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
-  on every holder, times the worst bank-conflict degree;
+  on every holder: a warp's access takes the banks once per word one bank serves in
+  turn (lanes reading the same word share it); a 128-bit access half a warp at a
+  time; reads that the vendor compiler merges into 128-bit ones across a completely
+  unrolled loop count as such;
+* ``issue``: on a GPU, the arithmetic's instructions and the memory instructions
+  share the schedulers' issue slots (one warp instruction per lock-step group of
+  lanes and cycle);
+* ``barrier waits``: a sequential loop whose iterations load device memory into an
+  on-chip tile and wait at a barrier exposes the memory latency once per iteration
+  and round of resident blocks (they run in step); the execution units idle
+  meanwhile, so the wait adds to ``arithmetic``, ``issue``, ``memory instructions``
+  and ``shared memory``;
 * ``latency``: the device-memory traffic that the resident warps can keep in flight
   (Little's law: warps x bytes each has outstanding / the memory's latency), with
   the residency of the occupancy analysis: few resident warps cannot cover latency;
@@ -85,6 +96,44 @@ def _load_store_rate(hw) -> float | None:
     return total * clock if total else None
 
 
+def _issue_rate(hw, width: int) -> float | None:
+    """Warp instructions per second the execution units issue: a group of ``width``
+    lanes that runs a warp in lock-step takes one instruction of it per cycle. Only
+    where the load-store units are fewer than the lanes (a GPU's multiprocessor): they
+    are then a pipe beside the lanes, and a memory instruction takes an issue slot of
+    its own; where every lane has one (a vector core), a load is an operand of the
+    vector instruction (None)."""
+    clock = hw.clock_frequency()
+    lanes = sum(s.holders for s in hw.execution_lanes() if isinstance(s.holders, int))
+    lsu = _load_store_rate(hw)
+    if not (lanes and clock and width and lsu) or lsu >= lanes * clock:
+        return None
+    return lanes * clock / width
+
+
+def _barrier_phases(view: KernelView, space: str, lane) -> float:
+    """Iterations, per block, of the sequential loops inside the lock-step loop whose
+    body loads ``space`` and waits at a barrier: in each, the block's warps wait at the
+    barrier until the loads that fill its on-chip tile have come back from memory."""
+    from mcl.mcpl import ast
+    most = 0.0
+    for nacc in view.num.accesses:
+        if nacc.write or nacc.space != space or lane not in nacc.loops:
+            continue
+        inner = nacc.loops[nacc.loops.index(lane) + 1:]
+        phases = 1.0
+        for lp in inner:
+            if lp.kind == "foreach":
+                continue
+            trips = _num(lp.trips) if lp.trips is not None else None
+            if trips is None:
+                break
+            phases *= trips
+            if any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
+                most = max(most, phases)
+    return most
+
+
 def _estimated_loads(view: KernelView) -> dict[int, object]:
     """The global loads whose address or trip count depends on data, as
     mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node."""
@@ -97,7 +146,7 @@ def _estimated_loads(view: KernelView) -> dict[int, object]:
 
 
 def _memory_instructions(view: KernelView, register_spaces,
-                         estimated: dict | None = None) -> float | None:
+                         estimated: dict | None = None, lines: bool = True) -> float | None:
     """Accesses to addressable memory by all units, in lanes' accesses (the load-store
     units take one warp's request per cycle); a run of 4 adjacent elements that the
     generator makes one 128-bit access counts once. A warp's request to cached memory
@@ -105,7 +154,8 @@ def _memory_instructions(view: KernelView, register_spaces,
     Reads of read-only memory that are constants of the generated code
     (:func:`_constant_operand`) are not counted. A load whose address or trip count
     depends on data counts as ``estimated`` gives it: its warp requests, each a cycle
-    per cache line its lanes touch."""
+    per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
+    request once however many lines it touches (what the warp's scheduler issues)."""
     from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     found = lockstep_loop(view)
     hw = view.hardware
@@ -118,19 +168,19 @@ def _memory_instructions(view: KernelView, register_spaces,
             continue
         est = (estimated or {}).get(id(nacc.node)) if not nacc.write else None
         if est is not None and found:
-            total += est.requests * found[1] * est.lines_per_request
+            total += est.requests * found[1] * (est.lines_per_request if lines else 1)
             continue
         execs = _num(view.num.executions(nacc.loops)[0])
         if execs is None:
             return None
-        run = lines = None
+        run = per = None
         if found and found[0] in nacc.loops:
             run = run_offsets(view, nacc, found[0], found[1])
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
                         if c.cache_line_size), default=None)
-            if line:
-                lines = _lines_per_request(view, nacc, found, run, int(line))
-        total += execs / (RUN if run is not None else 1) * (lines or 1)
+            if line and lines:
+                per = _lines_per_request(view, nacc, found, run, int(line))
+        total += execs / (RUN if run is not None else 1) * (per or 1)
     return total
 
 
@@ -257,10 +307,11 @@ def _constant_operand(nacc, found) -> bool:
 
 
 def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
-    """Words all accesses to banked memory take from the banks: each element once, times
-    the bank-conflict degree of its warp access (a 128-bit run moves 4 words per lane
-    in phases of lanes: the same number of words)."""
-    from mcl.analyses.functions import conflict_degree, lockstep_loop
+    """Words all accesses to banked memory take from the banks: a warp's access takes
+    the banks once per word that one bank serves in turn (the bank-conflict degree;
+    lanes that read the same word share it); a 128-bit access (a run of 4 elements per
+    lane) is served half a warp at a time (:func:`_run_wavefronts`)."""
+    from mcl.analyses.functions import RUN, conflict_degree, lockstep_loop, run_offsets
     found = lockstep_loop(view)
     hw = view.hardware
     total, mem = 0.0, None
@@ -275,9 +326,105 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
             return None
         degree = 1
         if found and found[0] in nacc.loops:
-            degree = conflict_degree(view, nacc, found[0], found[1], mem) or 1
+            lane, width = found
+            run = run_offsets(view, nacc, lane, width)
+            if run is None and not nacc.write:
+                run = _unrolled_run(view, nacc, lane, width)
+            waves = _run_wavefronts(nacc, run, width, mem) if run is not None else None
+            if waves is not None:
+                # execs / (RUN * width) warp accesses, each taking the banks `waves` times
+                total += execs / (RUN * width) * waves * mem.nr_banks
+                continue
+            degree = conflict_degree(view, nacc, lane, width, mem) or 1
         total += execs * degree
     return (total, mem) if mem is not None else None
+
+
+def _unrolled_run(view: KernelView, nacc, lane, width: int) -> list[int] | None:
+    """The offsets of the runs of 4 that the vendor compiler merges into 128-bit reads
+    although the generator writes single ones: a read whose offset moves by one element
+    per iteration of an enclosing counted loop that is unrolled completely, with every
+    loop inside it (mcl.opencl.vectorize.MAX_UNROLL), where 4 iterations start at a
+    multiple of 4 elements in every lane: unrolled, the reads are at constant distances
+    from an aligned address. None where there is no such loop."""
+    from mcl.analyses.functions import RUN
+    from mcl.opencl.vectorize import MAX_UNROLL
+    if lane not in nacc.loops or nacc.offset is None:
+        return None
+    inner = nacc.loops[nacc.loops.index(lane) + 1:]
+    for lp in reversed(inner):
+        trips = view.value(lp.trips) if lp.trips is not None else None
+        start = view.value(lp.start) if lp.start is not None else 0
+        step = view.value(lp.step) if lp.step is not None else 1
+        if lp.kind != "for" or trips is None or trips > MAX_UNROLL or start is None \
+                or step != 1:
+            return None     # this loop and those around it stay loops
+        if trips % RUN:
+            continue
+        rows = []
+        for j in range(RUN):
+            view._cursor.clear()
+            view._cursor[lp.var] = start + j
+            view._cursor[lane.var] = 0
+            row = []
+            for _ in range(width):
+                off = view.evaluate(nacc)
+                if off is None:
+                    view._cursor.clear()
+                    return None
+                row.append(off)
+                view.increment(lane.var)
+            rows.append(row)
+        view._cursor.clear()
+        if all(rows[j][k] == rows[0][k] + j for j in range(RUN) for k in range(width)) \
+                and all(o % RUN == 0 for o in rows[0]) \
+                and _aligned_across(view, nacc, lane, width, lp, inner):
+            return [off for row in rows for off in row]
+    return None
+
+
+def _aligned_across(view: KernelView, nacc, lane, width: int, run, inner) -> bool:
+    """Whether the run's first element stays at a multiple of 4 in the second
+    iteration of every other loop inside the lock-step loop (and of ``run`` + 4)."""
+    from mcl.analyses.functions import RUN
+    for lp in inner:
+        start = view.value(lp.start) if lp.start is not None else 0
+        view._cursor.clear()
+        view._cursor[lp.var] = start + (RUN if lp is run else 1)
+        view._cursor[lane.var] = 0
+        for _ in range(width):
+            off = view.evaluate(nacc)
+            if off is None or off % RUN:
+                view._cursor.clear()
+                return False
+            view.increment(lane.var)
+    view._cursor.clear()
+    return True
+
+
+def _run_wavefronts(nacc, run: list[int], width: int, mem) -> int | None:
+    """How many times a warp's 128-bit access takes the banks: it is served in groups
+    of lanes that carry two bank rows of data (16 lanes of 16 B for 32 banks of 4 B:
+    half a warp), each group as many times as the most distinct words one bank holds
+    for it -- lanes of a group that read the same run share it, so a run that half a
+    warp reads takes the banks once (ncu on the H100: 2 wavefronts for a warp whose
+    halves each read one run, 4 for 16 different runs per half)."""
+    from mcl.analyses.functions import RUN
+    bank_width = mem.value("width")
+    word = int(bank_width) if isinstance(bank_width, int | float) and bank_width > 0 else 4
+    eb = nacc.element_bytes
+    if not eb or len(run) != RUN * width:
+        return None
+    per = max(1, 2 * mem.nr_banks * word // (RUN * eb))
+    lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
+    waves = 0
+    for i in range(0, width, per):
+        by_bank: dict[int, set[int]] = {}
+        for off in (o for ln in lanes[i:i + per] for o in ln):
+            addr = off * eb // word
+            by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
+        waves += max(len(v) for v in by_bank.values())
+    return waves
 
 
 def predicted_time(view: KernelView, occupancy=None,
@@ -344,6 +491,14 @@ def predicted_time(view: KernelView, occupancy=None,
                 # the traffic moves at 1 / (1 / bandwidth + latency / bytes in flight)
                 parts["memory"] += parts["latency"]
 
+    found = lockstep_loop(view)
+    issue = _issue_rate(hw, found[1]) if found else None
+    instructions = _memory_instructions(view, c.register_spaces, estimated, lines=False) \
+        if issue else None
+    if instructions is not None and "arithmetic" in parts:
+        # the arithmetic's instructions and the memory instructions share the issue slots
+        # (the arithmetic part counts a multiply-add as one instruction of two operations)
+        parts["issue"] = parts["arithmetic"] + instructions / (issue * found[1])
     if atomics_s:
         parts["atomics"] = atomics_s
     # a grid of fewer blocks than holders leaves the other holders idle
@@ -353,6 +508,19 @@ def predicted_time(view: KernelView, occupancy=None,
         for key in parts:
             if key in ("memory instructions", "shared memory") or key.endswith(" bandwidth"):
                 parts[key] *= holders / blocks
+    latency = hw.memory_latency(space) if space else None
+    if found and latency and clock and blocks and holders and occupancy.resident:
+        phases = _barrier_phases(view, space, found[0])
+        if phases:
+            # the resident blocks start together and run at the same pace, so they wait
+            # at their barriers at the same time: each phase exposes the memory latency
+            # once per round of resident blocks, and the execution units idle meanwhile
+            rounds = -(-blocks // (occupancy.resident * holders))
+            waits = rounds * phases * float(latency) / clock
+            parts["barrier waits"] = waits
+            for key in ("arithmetic", "issue", "memory instructions", "shared memory"):
+                if key in parts:
+                    parts[key] += waits
     if not parts:
         return None
     limiter = max(parts, key=parts.get)

@@ -1,0 +1,48 @@
+"""The predicted time of register-tiled matmul at hopper: the issue slots the
+multiply-adds share with the shared-memory loads, the memory latency each barrier
+phase waits for, and the shared-memory wavefronts of 128-bit reads (half a warp at
+a time; lanes of a half reading the same run share it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcl.analyses import feedback
+from mcl.mcpl import check
+
+MATMUL = Path(__file__).resolve().parents[2] / "examples" / "matmul"
+SIZES = {"n": 2048, "m": 2048, "p": 2048}
+
+
+def _parts(name: str) -> dict:
+    [d] = [d for d in feedback(check(MATMUL / f"{name}.mcpl"), only={"time"},
+                               values=SIZES) if d.code == "feedback-time"]
+    return d.data["parts"]
+
+
+@pytest.fixture(scope="module")
+def parts():
+    return {v: _parts(v) for v in ("hopper_v3", "hopper_v4", "hopper_v5")}
+
+
+def test_shared_loads_take_issue_slots(parts):
+    # v3: 16 scalar shared loads per 64 multiply-adds, v4: 4 128-bit ones
+    assert parts["hopper_v3"]["issue"] > parts["hopper_v3"]["arithmetic"] * 1.15
+    assert parts["hopper_v4"]["issue"] < parts["hopper_v3"]["issue"]
+
+
+def test_each_barrier_phase_waits_for_memory(parts):
+    # v5 has phases of 16 values of k, v4 of 8: half the waits
+    w4, w5 = parts["hopper_v4"]["barrier waits"], parts["hopper_v5"]["barrier waits"]
+    assert w5 == pytest.approx(w4 / 2)
+
+
+def test_128_bit_reads_served_half_a_warp_at_a_time(parts):
+    # v4 reads its fragments as 128-bit runs: per k and warp 2 runs of a (one run per
+    # half-warp: 2 wavefronts each) and 2 of b (16 runs per half: 4 each), 12 in all
+    # (ncu: 12), against 16 scalar reads of one wavefront each in v3
+    s3 = parts["hopper_v3"]["shared memory"] - parts["hopper_v3"]["barrier waits"]
+    s4 = parts["hopper_v4"]["shared memory"] - parts["hopper_v4"]["barrier waits"]
+    assert s4 / s3 == pytest.approx(12 / 16, rel=0.1)
