@@ -259,6 +259,9 @@ class _Builder:
         #: per enclosing if: the loop variables its condition fixes to one value
         self.pinned: list[frozenset[str]] = []
         self.assigned = _assigned_names(k.function)
+        #: the declarations (their symbols) that an assignment or ++/-- changes: two
+        #: declarations of one name in different scopes are different variables
+        self.assigned_symbols = _assigned_symbols(k.function, k.checked)
         self.loop_vars: dict[str, Loop] = {}
 
     # ---- names and values
@@ -280,7 +283,7 @@ class _Builder:
                 self.bind(p.name, sympy.Integer(int(self.k.values[p.name]))
                           if float(self.k.values[p.name]).is_integer()
                           else sympy.nsimplify(self.k.values[p.name]))
-            elif p.name in self.assigned:
+            elif self.is_assigned(p):
                 self.bind(p.name, Unpredictable(f"parameter '{p.name}' is assigned"))
             else:
                 self.bind(p.name, size_symbol(p.name))
@@ -559,13 +562,21 @@ class _Builder:
         if d.init is not None:
             kind = "index" if d.type.name in _INT_TYPES else "compute"
             self.expr(d.init, kind)
-        if d.name in self.assigned or d.init is None:
+        if self.is_assigned(d) or d.init is None:
             self.bind(d.name, Unpredictable(f"'{d.name}' is assigned in the kernel"))
         else:
             try:
                 self.bind(d.name, self.sym(d.init))
             except Unpredictable as u:
                 self.bind(d.name, u)
+
+    def is_assigned(self, d: ast.Declaration | ast.Param) -> bool:
+        """Whether an assignment or ++/-- changes the variable ``d`` declares (by its
+        name where the module was not resolved)."""
+        if self.assigned_symbols is None:
+            return d.name in self.assigned
+        sym = self.checked.symbol(d)
+        return d.name in self.assigned if sym is None else id(sym) in self.assigned_symbols
 
     def assign(self, s: ast.Assign) -> None:
         int_scalar = self.is_int_scalar(s.target)
@@ -771,6 +782,21 @@ def _assigned_names(f: ast.Function) -> set[str]:
     for n in ast.walk(f.body):
         if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
             out.add(n.target.id)
+    return out
+
+
+def _assigned_symbols(f: ast.Function, checked: Any) -> set[int] | None:
+    """The ids of the symbols (declarations) that an assignment or ++/-- in ``f``
+    changes; None without a resolved module or where a target is not resolved."""
+    if checked is None:
+        return None
+    out: set[int] = set()
+    for n in ast.walk(f.body):
+        if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
+            sym = checked.declaration_of(n.target)
+            if sym is None:
+                return None
+            out.add(id(sym))
     return out
 
 

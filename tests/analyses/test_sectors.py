@@ -1,0 +1,53 @@
+"""Global-load requests and sectors (mcl.analyses.sectors) of small kernels whose
+figures follow from the generated code: what the load/store units issue per warp."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from mcl.analyses.functions import KernelView
+from mcl.analyses.kernel import build_kernel, parameter_values
+from mcl.analyses.sectors import global_loads
+from mcl.mcpl import check
+
+
+def _loads(tmp_path, source: str, values: dict | None = None):
+    path = tmp_path / "k.mcpl"
+    path.write_text(textwrap.dedent(source))
+    checked = check(str(path))
+    assert not checked.errors, [d.message for d in checked.errors]
+    f = checked.module.functions[-1]
+    hw = checked.hardware_of(f)
+    num = build_kernel(f, checked, parameter_values(f, values or {}), hw)
+    return global_loads(KernelView(build_kernel(f, checked, None, hw), num, hw))
+
+
+def test_a_name_declared_again_in_another_scope_is_another_variable(tmp_path):
+    """``int q = e % 16`` is defined once; the loop ``for (int q ...)`` elsewhere in
+    the kernel assigns its own q, not this one: the load's address is known."""
+    loads = _loads(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 1024, global float[n, 16] a, global float[n, 16] b) {
+          foreach (int bi in n / 16 blocks) {
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                int e = w * 32 + t;
+                if (e < 256) {
+                  int q = e % 16;
+                  b[bi * 16 + e / 16, q] = a[bi * 16 + e / 16, q];
+                }
+                for (int q = 0; q < 4; q++) {
+                  b[bi, q] = 0.0;
+                }
+              }
+            }
+          }
+        }
+        """)
+    assert not loads.unpredicted
+    # 64 blocks of 8 warps, each reading 32 adjacent floats: 4 sectors
+    assert loads.requests == pytest.approx(64 * 8)
+    assert loads.sectors_per_request == pytest.approx(4.0)
