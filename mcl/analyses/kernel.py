@@ -34,6 +34,8 @@ MATH_FUNCTIONS = frozenset({
     "floor", "ceil", "rsqrt", "erf", "tanh", "atan", "asin", "acos", "fma", "mad",
 })
 _INT_TYPES = ("int", "long", "bool", "byte")
+_RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,
+              "==": sympy.Eq, "!=": sympy.Ne}
 
 
 @lru_cache(maxsize=4096)
@@ -85,6 +87,15 @@ class Loop:
         return f"loop {self.var}" if self.var else "the while loop"
 
 
+@dataclass(frozen=True)
+class Condition:
+    """An ``if`` around an access: the condition under which the access runs (the
+    negation in the else branch), and how many loops are around the ``if``."""
+
+    expr: sympy.Basic | None      # None: it depends on data or cannot be computed
+    depth: int
+
+
 @dataclass(eq=False)
 class Access:
     """One array element read or written: ``a[i, k]``."""
@@ -103,6 +114,8 @@ class Access:
     why_unpredictable: str | None = None
     #: the loop variables each index depends on, directly or through a loop's range
     depends: frozenset[str] = frozenset()
+    #: the ifs around it, outermost first
+    conditions: tuple[Condition, ...] = ()
 
     @property
     def text(self) -> str:
@@ -258,6 +271,8 @@ class _Builder:
         self.guard = 0
         #: per enclosing if: the loop variables its condition fixes to one value
         self.pinned: list[frozenset[str]] = []
+        #: the enclosing ifs' conditions (mcl.analyses.sectors evaluates them per lane)
+        self.conditions: list[Condition] = []
         self.assigned = _assigned_names(k.function)
         #: the declarations (their symbols) that an assignment or ++/-- changes: two
         #: declarations of one name in different scopes are different variables
@@ -316,9 +331,13 @@ class _Builder:
     def _divide(self, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
         """``a / b`` in C: a quotient of loop indices by a positive constant is
         rounded down (``t / 16`` is the row of thread t; indices are not negative),
-        so that evaluating lanes gives the addresses the hardware sees; sizes divide
-        exactly (array shapes in MCPL are written so that they divide)."""
-        if b.is_Integer and b > 0 and any(x.name in self.loop_vars for x in a.free_symbols):
+        so that evaluating lanes gives the addresses the hardware sees, and so is one
+        by a divisor that loop indices choose (``(bid % 128) / rows`` with ``rows =
+        min(nrBlocksN - firstRow, 8)``); sizes divide exactly (array shapes in MCPL
+        are written so that they divide)."""
+        if any(x.name in self.loop_vars for x in a.free_symbols) and (
+                (b.is_Integer and b > 0) or
+                any(x.name in self.loop_vars for x in b.free_symbols)):
             return sympy.floor(a / b)
         return a / b
 
@@ -378,6 +397,32 @@ class _Builder:
         if isinstance(e, ast.Index):
             raise Unpredictable(f"'{print_expr(e)}' is read from memory")
         raise Unpredictable(f"'{print_expr(e)}' cannot be computed before the kernel runs")
+
+    def condition(self, e: ast.Expr) -> sympy.Basic | None:
+        """A condition as a sympy boolean (C: a number is true when not 0), or None
+        where a part of it depends on data or cannot be computed."""
+        try:
+            if isinstance(e, ast.Binary) and e.op in _RELATIONS:
+                return _RELATIONS[e.op](self.sym(e.left), self.sym(e.right))
+            if isinstance(e, ast.Binary) and e.op in ("&&", "||"):
+                a, b = self.condition(e.left), self.condition(e.right)
+                if a is None or b is None:
+                    return None
+                return sympy.And(a, b) if e.op == "&&" else sympy.Or(a, b)
+            if isinstance(e, ast.Unary) and e.op == "!":
+                a = self.condition(e.operand)
+                return None if a is None else sympy.Not(a)
+            return sympy.Ne(self.sym(e), 0)
+        except (Unpredictable, TypeError):
+            return None
+
+    def known_terms(self, e: ast.Expr) -> sympy.Basic | None:
+        """The terms of a ``&&`` chain that can be computed (each is necessary)."""
+        if isinstance(e, ast.Binary) and e.op == "&&":
+            terms = [t for t in (self.known_terms(e.left), self.known_terms(e.right))
+                     if t is not None]
+            return sympy.And(*terms) if terms else None
+        return self.condition(e)
 
     def try_sym(self, e: ast.Expr | None) -> sympy.Expr | None:
         if e is None:
@@ -450,10 +495,16 @@ class _Builder:
             self.expr(s.cond, "control")
             self.guard += 1
             self.pinned.append(self.pinned_by(s.cond))
+            full = self.condition(s.cond)
+            then = full if full is not None else self.known_terms(s.cond)
+            self.conditions.append(Condition(then, len(self.loops)))
             self.block(s.then)
             self.pinned[-1] = frozenset()
+            self.conditions[-1] = Condition(None if full is None else sympy.Not(full),
+                                            len(self.loops))
             if s.orelse is not None:
                 self.block(s.orelse)
+            self.conditions.pop()
             self.pinned.pop()
             self.guard -= 1
         elif isinstance(s, ast.For):
@@ -691,7 +742,7 @@ class _Builder:
         self.k.accesses.append(Access(
             e, base.id, sym, sym.space if sym is not None else None,
             element_bytes(t, self.checked), tuple(indices), tuple(sizes), offset, write,
-            tuple(self.loops), self.guard > 0, why, deps))
+            tuple(self.loops), self.guard > 0, why, deps, tuple(self.conditions)))
 
 
 def _written_arg(callee: Any, call: ast.Call, arg: ast.Expr) -> bool:

@@ -308,6 +308,18 @@ class _Evaluator:
                 raise _Unknown(f"loop {self.loops[k].var} has an unknown number of iterations")
             self.trips.append(t)
         self.element_bytes = acc.element_bytes
+        # the ifs around the access: a lane for which one is false does not load
+        # (conditions on data or on unknown values count as true)
+        loop_symbols = set(symbols) - set(phs)
+        self.conditions = []
+        for c in acc.conditions:
+            e = c.expr
+            if e is None or e is sympy.true or not e.free_symbols <= loop_symbols:
+                continue
+            if e is sympy.false:
+                self.conditions.append(lambda *_: False)
+            else:
+                self.conditions.append(sympy.lambdify(symbols, e, "math"))
 
     @staticmethod
     def _compile(e, symbols, known, what):
@@ -317,9 +329,10 @@ class _Evaluator:
             raise _Unknown(f"{what} depends on {', '.join(sorted(map(str, extra)))}")
         return sympy.lambdify(symbols, e, "math")
 
-    def at(self, its: dict[int, int], j: int = 0) -> int | None:
+    def at(self, its: dict[int, int], j: int = 0, guards: bool = True) -> int | None:
         """The element offset at iteration numbers ``its`` (by loop position; the
-        innermost loop ``j`` further), or None where a loop has run out for it."""
+        innermost loop ``j`` further), or None where a loop has run out for it or
+        (``guards``) an if around the access is false."""
         n = len(self.loops)
         values = [0] * n
         last = n - 1
@@ -331,13 +344,15 @@ class _Evaluator:
             if b is not None and self.steps[k] > 0 and values[k] >= b(*args):
                 return None
         args = values + self.data(values, n) if self.data else values
+        if guards and not all(c(*args) for c in self.conditions):
+            return None
         return int(self.offset(*args))
 
     def consecutive(self) -> bool:
         """Whether consecutive iterations of the innermost loop touch consecutive
         elements (the other loops at their first iteration)."""
         its = dict.fromkeys(range(len(self.loops)), 0)
-        offs = [self.at(its, j) for j in range(RUN)]
+        offs = [self.at(its, j, guards=False) for j in range(RUN)]
         return None not in offs and all(offs[j] == offs[0] + j for j in range(RUN))
 
 
@@ -400,7 +415,10 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
 
 def _points(trips: list[int], vector: bool):
     """Sample iteration numbers of the loops (a vector run starts at multiples of 4
-    of the innermost loop)."""
+    of the innermost loop): every combination when there are few, else SAMPLES
+    points stratified per loop (each loop's iterations in equal shares, a loop of
+    more iterations in SAMPLES equal strata, one random draw each), the loops'
+    values paired at random."""
     ranges = [range(0, t, RUN) if (vector and k == len(trips) - 1) else range(t)
               for k, t in enumerate(trips)]
     combos = math.prod(len(r) for r in ranges)
@@ -408,5 +426,13 @@ def _points(trips: list[int], vector: bool):
         yield from itertools.product(*ranges)
         return
     rng = random.Random(20261126)
-    for _ in range(SAMPLES):
-        yield tuple(rng.choice(r) for r in ranges)
+    columns = []
+    for r in ranges:
+        n = len(r)
+        if n <= SAMPLES:
+            picks = list(range(n)) * (SAMPLES // n) + rng.sample(range(n), SAMPLES % n)
+        else:
+            picks = [int((s + rng.random()) * n / SAMPLES) for s in range(SAMPLES)]
+        rng.shuffle(picks)
+        columns.append([r[min(i, n - 1)] for i in picks])
+    yield from zip(*columns, strict=True)

@@ -51,3 +51,33 @@ def test_a_name_declared_again_in_another_scope_is_another_variable(tmp_path):
     # 64 blocks of 8 warps, each reading 32 adjacent floats: 4 sectors
     assert loads.requests == pytest.approx(64 * 8)
     assert loads.sectors_per_request == pytest.approx(4.0)
+
+
+def test_lanes_an_if_leaves_out_do_not_load(tmp_path):
+    """A 16 x 16 block at hopper runs as 16 warps of which 16 lanes pass ``tj < 16``:
+    a request reads the 16 adjacent floats of those lanes (2 sectors), and a warp
+    whose lanes all fail the test issues none."""
+    loads = _loads(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 1024, global float[n, 16] a, global float[n, 16] b) {
+          foreach (int bi in n / 16 blocks) {
+            foreach (int w in 16 warps) {
+              foreach (int t in 32 threads) {
+                if (t < 16) {
+                  b[bi * 16 + w, t] = a[bi * 16 + w, t];
+                }
+                if (w * 32 + t < 64) {
+                  b[bi, t] = a[bi, t];
+                }
+              }
+            }
+          }
+        }
+        """)
+    first, second = loads.loads
+    assert first.requests == pytest.approx(64 * 16)
+    assert first.sectors_per_request == pytest.approx(2.0)
+    # only warps 0 and 1 pass w * 32 + t < 64
+    assert second.requests == pytest.approx(64 * 2)
+    assert second.sectors_per_request == pytest.approx(4.0)
