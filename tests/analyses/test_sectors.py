@@ -81,3 +81,41 @@ def test_lanes_an_if_leaves_out_do_not_load(tmp_path):
     # only warps 0 and 1 pass w * 32 + t < 64
     assert second.requests == pytest.approx(64 * 2)
     assert second.sectors_per_request == pytest.approx(4.0)
+
+
+_FILTER = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 256, global float[n, 256] out, constant float[3, 3] f) {
+      foreach (int bi in n blocks) {
+        foreach (int w in 8 warps) {
+          foreach (int t in 32 threads) {
+            reg float[4] acc;
+            for (int e = 0; e < 4; e++) {
+              acc[e] = 0.0;
+              GUARD {
+                for (int y = 0; y < 3; y++) {
+                  for (int x = 0; x < 3; x++) {
+                    acc[e] += f[y, x];
+                  }
+                }
+              }
+            }
+            out[bi, w * 32 + t] = acc[0] + acc[1] + acc[2] + acc[3];
+          }
+        }
+      }
+    }
+    """
+
+
+def test_a_read_only_element_in_unrolled_loops_is_loaded_once(tmp_path):
+    """The loops e, y and x are unrolled: each of the 9 filter elements is loaded once
+    per work-item, not once per iteration of e; a condition that unrolling decides
+    keeps that, a run-time condition inside loop e makes it a load per iteration."""
+    loads = _loads(tmp_path, _FILTER.replace("GUARD", "if (e < 4)"))
+    assert loads.requests == pytest.approx(256 * 8 * 9)
+    assert loads.sectors_per_request == pytest.approx(1.0)
+    loads = _loads(tmp_path, _FILTER.replace("GUARD", "if (bi + e < n)"))
+    assert loads.requests == pytest.approx(256 * 8 * 9 * 4)
+
