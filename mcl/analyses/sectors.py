@@ -14,7 +14,9 @@ A lane for which an ``if`` around the load is false does not load (a warp of
 which no lane loads issues no request). A read-only element in loops the
 generated code unrolls completely is loaded once per run of the unrolled nest
 and kept in a register (:mod:`mcl.analyses.unrolled`): a 9 x 9 filter read in
-unrolled loops is 81 requests per warp, however many outputs use it.
+unrolled loops is 81 requests per warp, however many outputs use it. A float
+``atomicAdd`` that the target writes as a compare-and-swap loop (its
+``float_atomic_add``) reads the element first: a load of one request.
 
 The sectors a request fetches depend on where the enclosing loops stand
 (a row that starts off a sector boundary, a window ``input[i + y, j + x]``
@@ -28,10 +30,13 @@ get the stated estimate of :mod:`mcl.analyses.datadep` (listed in
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import sympy
 
@@ -110,8 +115,14 @@ def global_loads(view) -> Requests | None:
     lane, width = found
     sector, unit = transaction_size(view, main)
     spaces = load_spaces(view, main)
-    atomic_targets = {id(a.target) for a in num.atomics if a.target is not None}
-    written = {a.name for a in num.accesses if a.write}
+    # a float atomicAdd the generator writes as a compare-and-swap loop first reads
+    # the element: a load like any other (other atomics do not load)
+    cas = _float_atomic_reads(view.hardware)
+    atomic_targets = {id(a.target) for a in num.atomics if a.target is not None
+                      and not (cas and a.name == "atomicAdd" and _element_type(a.target)
+                               == "float")}
+    written = {a.name for a in num.accesses if a.write} | \
+        {a.target.name for a in num.atomics if a.target is not None}
     by_node = {id(sa.node): na for sa, na in view.accesses()}
     seen: set = set()
     out = Requests(width, sector, unit)
@@ -157,6 +168,28 @@ def global_loads(view) -> Requests | None:
         used = {id(lp) for ld in out.loads for lp in ld.access.loops}
         out.trips = [why for lp, why in dk.estimated.items() if id(lp) in used]
     return out
+
+
+def _element_type(acc: Access) -> str | None:
+    return getattr(getattr(acc.symbol, "type", None), "name", None)
+
+
+@functools.lru_cache(maxsize=64)
+def _cas_in(target_file: str) -> bool:
+    try:
+        data = tomllib.loads(Path(target_file).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return True
+    return (data.get("device") or {}).get("float_atomic_add", "cas") == "cas"
+
+
+def _float_atomic_reads(hw) -> bool:
+    """Whether the code generated for ``hw`` does a float atomicAdd as a
+    compare-and-swap loop that reads the element first (its target file's
+    ``float_atomic_add``; OpenCL 1.2 has no float atomics, so without a target file
+    too)."""
+    file = getattr(hw, "file", None)
+    return _cas_in(str(Path(file).with_suffix(".target"))) if file else True
 
 
 def _estimated(view, acc: Access, lane: Loop, width: int, sector: int) -> LoadRequests | None:

@@ -119,3 +119,28 @@ def test_a_read_only_element_in_unrolled_loops_is_loaded_once(tmp_path):
     loads = _loads(tmp_path, _FILTER.replace("GUARD", "if (bi + e < n)"))
     assert loads.requests == pytest.approx(256 * 8 * 9 * 4)
 
+
+def test_a_float_atomic_add_reads_its_element_first(tmp_path):
+    """hopper's target writes a float atomicAdd as a compare-and-swap loop that starts
+    with a read of the element: one request of one sector per warp that runs it; an
+    int atomic reads nothing."""
+    source = """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 65536, global TYPE[1] result) {
+          foreach (int bi in n / 256 blocks) {
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                if (w * 32 + t == 0) {
+                  atomicAdd(result[0], ONE);
+                }
+              }
+            }
+          }
+        }
+        """
+    loads = _loads(tmp_path, source.replace("TYPE", "float").replace("ONE", "1.0"))
+    assert loads.requests == pytest.approx(256)
+    assert loads.sectors_per_request == pytest.approx(1.0)
+    loads = _loads(tmp_path, source.replace("TYPE", "int").replace("ONE", "1"))
+    assert loads.requests == 0
