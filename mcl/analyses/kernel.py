@@ -102,6 +102,8 @@ class Condition:
 
     expr: sympy.Basic | None      # None: it depends on data or cannot be computed
     depth: int
+    #: False where ``expr`` is only the terms of a ``&&`` that can be computed
+    whole: bool = True
 
 
 @dataclass(eq=False)
@@ -505,7 +507,7 @@ class _Builder:
             self.pinned.append(self.pinned_by(s.cond))
             full = self.condition(s.cond)
             then = full if full is not None else self.known_terms(s.cond)
-            self.conditions.append(Condition(then, len(self.loops)))
+            self.conditions.append(Condition(then, len(self.loops), full is not None))
             self.block(s.then)
             self.pinned[-1] = frozenset()
             self.conditions[-1] = Condition(None if full is None else sympy.Not(full),

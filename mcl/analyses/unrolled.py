@@ -67,7 +67,8 @@ def merged_loops(view, sacc: Access, acc: Access, lane: Loop) -> int:
         inner = {lp.symbol for lp in loops[k:] if lp.symbol is not None}
         names = {x.name for x in inner}
         # the ifs inside the nest must be decided by its loops' variables alone
-        if all(c.expr is not None and sc.expr is not None and c.expr.free_symbols <= inner
+        if all(c.whole and sc.whole and c.expr is not None and sc.expr is not None
+               and c.expr.free_symbols <= inner
                and {x.name for x in sc.expr.free_symbols} <= names | sizes
                for c, sc in zip(acc.conditions, sacc.conditions, strict=False)
                if c.depth > k):
