@@ -114,7 +114,7 @@ class _DataBuilder(_Builder):
 
     def declaration(self, d: ast.Declaration) -> None:
         super().declaration(d)
-        if d.name in self.assigned and d.init is not None and not d.type.is_array:
+        if self.is_assigned(d) and d.init is not None and not d.type.is_array:
             try:
                 self.initial[d.name] = self.sym(d.init)
             except Unpredictable:

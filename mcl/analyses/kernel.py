@@ -24,6 +24,14 @@ from typing import Any
 
 import sympy
 
+from mcl.analyses.kernel_syntax import (
+    _assigned_names,
+    _assigned_symbols,
+    _bound_of,
+    _flat_offset,
+    _step_of,
+    _written_arg,
+)
 from mcl.analyses.values import simplified
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -34,6 +42,8 @@ MATH_FUNCTIONS = frozenset({
     "floor", "ceil", "rsqrt", "erf", "tanh", "atan", "asin", "acos", "fma", "mad",
 })
 _INT_TYPES = ("int", "long", "bool", "byte")
+_RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,
+              "==": sympy.Eq, "!=": sympy.Ne}
 
 
 @lru_cache(maxsize=4096)
@@ -85,6 +95,17 @@ class Loop:
         return f"loop {self.var}" if self.var else "the while loop"
 
 
+@dataclass(frozen=True)
+class Condition:
+    """An ``if`` around an access: the condition under which the access runs (the
+    negation in the else branch), and how many loops are around the ``if``."""
+
+    expr: sympy.Basic | None      # None: it depends on data or cannot be computed
+    depth: int
+    #: False where ``expr`` is only the terms of a ``&&`` that can be computed
+    whole: bool = True
+
+
 @dataclass(eq=False)
 class Access:
     """One array element read or written: ``a[i, k]``."""
@@ -103,6 +124,8 @@ class Access:
     why_unpredictable: str | None = None
     #: the loop variables each index depends on, directly or through a loop's range
     depends: frozenset[str] = frozenset()
+    #: the ifs around it, outermost first
+    conditions: tuple[Condition, ...] = ()
 
     @property
     def text(self) -> str:
@@ -258,7 +281,12 @@ class _Builder:
         self.guard = 0
         #: per enclosing if: the loop variables its condition fixes to one value
         self.pinned: list[frozenset[str]] = []
+        #: the enclosing ifs' conditions (mcl.analyses.sectors evaluates them per lane)
+        self.conditions: list[Condition] = []
         self.assigned = _assigned_names(k.function)
+        #: the declarations (their symbols) that an assignment or ++/-- changes: two
+        #: declarations of one name in different scopes are different variables
+        self.assigned_symbols = _assigned_symbols(k.function, k.checked)
         self.loop_vars: dict[str, Loop] = {}
 
     # ---- names and values
@@ -280,7 +308,7 @@ class _Builder:
                 self.bind(p.name, sympy.Integer(int(self.k.values[p.name]))
                           if float(self.k.values[p.name]).is_integer()
                           else sympy.nsimplify(self.k.values[p.name]))
-            elif p.name in self.assigned:
+            elif self.is_assigned(p):
                 self.bind(p.name, Unpredictable(f"parameter '{p.name}' is assigned"))
             else:
                 self.bind(p.name, size_symbol(p.name))
@@ -313,9 +341,13 @@ class _Builder:
     def _divide(self, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
         """``a / b`` in C: a quotient of loop indices by a positive constant is
         rounded down (``t / 16`` is the row of thread t; indices are not negative),
-        so that evaluating lanes gives the addresses the hardware sees; sizes divide
-        exactly (array shapes in MCPL are written so that they divide)."""
-        if b.is_Integer and b > 0 and any(x.name in self.loop_vars for x in a.free_symbols):
+        so that evaluating lanes gives the addresses the hardware sees, and so is one
+        by a divisor that loop indices choose (``(bid % 128) / rows`` with ``rows =
+        min(nrBlocksN - firstRow, 8)``); sizes divide exactly (array shapes in MCPL
+        are written so that they divide)."""
+        if any(x.name in self.loop_vars for x in a.free_symbols) and (
+                (b.is_Integer and b > 0) or
+                any(x.name in self.loop_vars for x in b.free_symbols)):
             return sympy.floor(a / b)
         return a / b
 
@@ -375,6 +407,32 @@ class _Builder:
         if isinstance(e, ast.Index):
             raise Unpredictable(f"'{print_expr(e)}' is read from memory")
         raise Unpredictable(f"'{print_expr(e)}' cannot be computed before the kernel runs")
+
+    def condition(self, e: ast.Expr) -> sympy.Basic | None:
+        """A condition as a sympy boolean (C: a number is true when not 0), or None
+        where a part of it depends on data or cannot be computed."""
+        try:
+            if isinstance(e, ast.Binary) and e.op in _RELATIONS:
+                return _RELATIONS[e.op](self.sym(e.left), self.sym(e.right))
+            if isinstance(e, ast.Binary) and e.op in ("&&", "||"):
+                a, b = self.condition(e.left), self.condition(e.right)
+                if a is None or b is None:
+                    return None
+                return sympy.And(a, b) if e.op == "&&" else sympy.Or(a, b)
+            if isinstance(e, ast.Unary) and e.op == "!":
+                a = self.condition(e.operand)
+                return None if a is None else sympy.Not(a)
+            return sympy.Ne(self.sym(e), 0)
+        except (Unpredictable, TypeError):
+            return None
+
+    def known_terms(self, e: ast.Expr) -> sympy.Basic | None:
+        """The terms of a ``&&`` chain that can be computed (each is necessary)."""
+        if isinstance(e, ast.Binary) and e.op == "&&":
+            terms = [t for t in (self.known_terms(e.left), self.known_terms(e.right))
+                     if t is not None]
+            return sympy.And(*terms) if terms else None
+        return self.condition(e)
 
     def try_sym(self, e: ast.Expr | None) -> sympy.Expr | None:
         if e is None:
@@ -447,10 +505,16 @@ class _Builder:
             self.expr(s.cond, "control")
             self.guard += 1
             self.pinned.append(self.pinned_by(s.cond))
+            full = self.condition(s.cond)
+            then = full if full is not None else self.known_terms(s.cond)
+            self.conditions.append(Condition(then, len(self.loops), full is not None))
             self.block(s.then)
             self.pinned[-1] = frozenset()
+            self.conditions[-1] = Condition(None if full is None else sympy.Not(full),
+                                            len(self.loops))
             if s.orelse is not None:
                 self.block(s.orelse)
+            self.conditions.pop()
             self.pinned.pop()
             self.guard -= 1
         elif isinstance(s, ast.For):
@@ -559,13 +623,21 @@ class _Builder:
         if d.init is not None:
             kind = "index" if d.type.name in _INT_TYPES else "compute"
             self.expr(d.init, kind)
-        if d.name in self.assigned or d.init is None:
+        if self.is_assigned(d) or d.init is None:
             self.bind(d.name, Unpredictable(f"'{d.name}' is assigned in the kernel"))
         else:
             try:
                 self.bind(d.name, self.sym(d.init))
             except Unpredictable as u:
                 self.bind(d.name, u)
+
+    def is_assigned(self, d: ast.Declaration | ast.Param) -> bool:
+        """Whether an assignment or ++/-- changes the variable ``d`` declares (by its
+        name where the module was not resolved)."""
+        if self.assigned_symbols is None:
+            return d.name in self.assigned
+        sym = self.checked.symbol(d)
+        return d.name in self.assigned if sym is None else id(sym) in self.assigned_symbols
 
     def assign(self, s: ast.Assign) -> None:
         int_scalar = self.is_int_scalar(s.target)
@@ -680,98 +752,7 @@ class _Builder:
         self.k.accesses.append(Access(
             e, base.id, sym, sym.space if sym is not None else None,
             element_bytes(t, self.checked), tuple(indices), tuple(sizes), offset, write,
-            tuple(self.loops), self.guard > 0, why, deps))
-
-
-def _written_arg(callee: Any, call: ast.Call, arg: ast.Expr) -> bool:
-    try:
-        i = call.args.index(arg)
-    except ValueError:
-        return False
-    return i in callee.written_indices
-
-
-def _flat_offset(t: ast.Type, indices: list[sympy.Expr | None],
-                 sizes: list[sympy.Expr | None]) -> sympy.Expr | None:
-    """The element offset of an access: row-major within a tile, tiles row-major."""
-    if len(indices) != len(sizes) or any(i is None for i in indices) or \
-            any(s is None for s in sizes):
-        return None
-    offset: sympy.Expr = sympy.Integer(0)
-    pos = 0
-    for level in t.dims:
-        n = len(level)
-        lvl_idx, lvl_sz = indices[pos:pos + n], sizes[pos:pos + n]
-        pos += n
-        flat: sympy.Expr = sympy.Integer(0)
-        for i, s in zip(lvl_idx, lvl_sz, strict=True):
-            flat = flat * s + i
-        tile: sympy.Expr = sympy.Integer(1)
-        for s in lvl_sz:
-            tile = tile * s
-        offset = offset * tile + flat
-    return sympy.expand(offset)
-
-
-def _step_of(update: ast.Stmt | None, var: str | None, b: _Builder) -> sympy.Expr | None:
-    if update is None or var is None:
-        return None
-    if isinstance(update, ast.IncDec) and isinstance(update.target, ast.Name) \
-            and update.target.id == var:
-        return sympy.Integer(1 if update.op == "++" else -1)
-    if isinstance(update, ast.Assign) and isinstance(update.target, ast.Name) \
-            and update.target.id == var:
-        if update.op in ("+=", "-="):
-            s = b.try_sym(update.value)
-            return None if s is None else (s if update.op == "+=" else -s)
-        if update.op == "=" and isinstance(update.value, ast.Binary) \
-                and update.value.op in ("+", "-") and isinstance(update.value.left, ast.Name) \
-                and update.value.left.id == var:
-            s = b.try_sym(update.value.right)
-            return None if s is None else (s if update.value.op == "+" else -s)
-    return None
-
-
-def _bound_of(cond: ast.Expr, var: str | None, b: _Builder) -> tuple[sympy.Expr | None, bool]:
-    """The exclusive bound of ``var < bound`` style conditions; ``&&`` of several
-    conditions takes the first on ``var`` and marks the count approximate."""
-    if var is None:
-        return None, True
-    if isinstance(cond, ast.Binary) and cond.op == "&&":
-        for side in (cond.left, cond.right):
-            bound, _ = _bound_of(side, var, b)
-            if bound is not None:
-                return bound, True
-        return None, True
-    if not isinstance(cond, ast.Binary):
-        return None, True
-    left, right, op = cond.left, cond.right, cond.op
-    if isinstance(right, ast.Name) and right.id == var and not (
-            isinstance(left, ast.Name) and left.id == var):
-        left, right = right, left
-        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
-    if not (isinstance(left, ast.Name) and left.id == var):
-        return None, True
-    bound = b.try_sym(right)
-    if bound is None:
-        return None, True
-    if op == "<":
-        return bound, False
-    if op == "<=":
-        return bound + 1, False
-    if op in (">", ">="):
-        # a count-down loop: handled by a negative step over the same span
-        return bound + (0 if op == ">" else -1), False
-    return None, True
-
-
-def _assigned_names(f: ast.Function) -> set[str]:
-    """Names that are the target of an assignment or ++/-- somewhere in ``f``."""
-    out: set[str] = set()
-    for n in ast.walk(f.body):
-        if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
-            out.add(n.target.id)
-    return out
+            tuple(self.loops), self.guard > 0, why, deps, tuple(self.conditions)))
 
 
 def iter_functions(checked: Any) -> Iterator[ast.Function]:

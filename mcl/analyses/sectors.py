@@ -10,6 +10,14 @@ iterations. Reads of constant memory count too: NVIDIA's OpenCL reads
 ``__constant`` arguments through the same path, and a warp-uniform read of a
 filter element is a request of one sector.
 
+A lane for which an ``if`` around the load is false does not load (a warp of
+which no lane loads issues no request). A read-only element in loops the
+generated code unrolls completely is loaded once per run of the unrolled nest
+and kept in a register (:mod:`mcl.analyses.unrolled`): a 9 x 9 filter read in
+unrolled loops is 81 requests per warp, however many outputs use it. A float
+``atomicAdd`` that the target writes as a compare-and-swap loop (its
+``float_atomic_add``) reads the element first: a load of one request.
+
 The sectors a request fetches depend on where the enclosing loops stand
 (a row that starts off a sector boundary, a window ``input[i + y, j + x]``
 that slides across sectors), so each load is evaluated at sample points of
@@ -22,15 +30,19 @@ get the stated estimate of :mod:`mcl.analyses.datadep` (listed in
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import sympy
 
 from mcl.analyses.datadep import data_kernel
 from mcl.analyses.kernel import Access, Loop, var_symbol
+from mcl.analyses.unrolled import MAX_COMBINATIONS, merged_loops
 from mcl.mcpl import ast
 
 #: sample points per load when its loops have more combinations than this
@@ -103,8 +115,14 @@ def global_loads(view) -> Requests | None:
     lane, width = found
     sector, unit = transaction_size(view, main)
     spaces = load_spaces(view, main)
-    atomic_targets = {id(a.target) for a in num.atomics if a.target is not None}
-    written = {a.name for a in num.accesses if a.write}
+    # a float atomicAdd the generator writes as a compare-and-swap loop first reads
+    # the element: a load like any other (other atomics do not load)
+    cas = _float_atomic_reads(view.hardware)
+    atomic_targets = {id(a.target) for a in num.atomics if a.target is not None
+                      and not (cas and a.name == "atomicAdd" and _element_type(a.target)
+                               == "float")}
+    written = {a.name for a in num.accesses if a.write} | \
+        {a.target.name for a in num.atomics if a.target is not None}
     by_node = {id(sa.node): na for sa, na in view.accesses()}
     seen: set = set()
     out = Requests(width, sector, unit)
@@ -121,13 +139,17 @@ def global_loads(view) -> Requests | None:
             seen.add(key)
         sides = vector_run(sacc)
         copied = [by_node[id(x)] for x in sides or () if id(x) in by_node]
+        # loads of a read-only array in an unrolled nest: once per distinct element
+        merge = merged_loops(view, sacc, acc, lane) \
+            if acc.name not in written and sides is None else len(acc.loops)
         try:
             reqs = _warp_requests(num, acc, lane, width)
             if acc.name not in written:
                 for lp in _invariant_loops(acc, lane):
-                    reqs /= _number(lp.trips) or 1
+                    if acc.loops.index(lp) < merge:
+                        reqs /= _number(lp.trips) or 1
             spr, active, vector, *_ = _sectors(acc, lane, width, sector, sides is not None,
-                                              copied)
+                                              copied, merge=merge)
         except _Unknown as e:
             est = _estimated(view, acc, lane, width, sector)
             if est is None:
@@ -146,6 +168,28 @@ def global_loads(view) -> Requests | None:
         used = {id(lp) for ld in out.loads for lp in ld.access.loops}
         out.trips = [why for lp, why in dk.estimated.items() if id(lp) in used]
     return out
+
+
+def _element_type(acc: Access) -> str | None:
+    return getattr(getattr(acc.symbol, "type", None), "name", None)
+
+
+@functools.lru_cache(maxsize=64)
+def _cas_in(target_file: str) -> bool:
+    try:
+        data = tomllib.loads(Path(target_file).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return True
+    return (data.get("device") or {}).get("float_atomic_add", "cas") == "cas"
+
+
+def _float_atomic_reads(hw) -> bool:
+    """Whether the code generated for ``hw`` does a float atomicAdd as a
+    compare-and-swap loop that reads the element first (its target file's
+    ``float_atomic_add``; OpenCL 1.2 has no float atomics, so without a target file
+    too)."""
+    file = getattr(hw, "file", None)
+    return _cas_in(str(Path(file).with_suffix(".target"))) if file else True
 
 
 def _estimated(view, acc: Access, lane: Loop, width: int, sector: int) -> LoadRequests | None:
@@ -308,6 +352,16 @@ class _Evaluator:
                 raise _Unknown(f"loop {self.loops[k].var} has an unknown number of iterations")
             self.trips.append(t)
         self.element_bytes = acc.element_bytes
+        # the ifs around the access: a lane for which one is false does not load
+        # (conditions on data or on unknown values count as true)
+        loop_symbols = set(symbols) - set(phs)
+        self.conditions = []
+        for c in acc.conditions:
+            e = c.expr
+            if e is None or e is sympy.true or not e.free_symbols <= loop_symbols:
+                continue
+            fn = (lambda *_: False) if e is sympy.false else sympy.lambdify(symbols, e, "math")
+            self.conditions.append((c.depth, fn))
 
     @staticmethod
     def _compile(e, symbols, known, what):
@@ -317,9 +371,18 @@ class _Evaluator:
             raise _Unknown(f"{what} depends on {', '.join(sorted(map(str, extra)))}")
         return sympy.lambdify(symbols, e, "math")
 
-    def at(self, its: dict[int, int], j: int = 0) -> int | None:
+    def at(self, its: dict[int, int], j: int = 0, guards: bool = True) -> int | None:
         """The element offset at iteration numbers ``its`` (by loop position; the
-        innermost loop ``j`` further), or None where a loop has run out for it."""
+        innermost loop ``j`` further), or None where a loop has run out for it or
+        (``guards``) an if around the access is false."""
+        args = self.arguments(its, j)
+        if args is None or (guards and not all(c(*args) for _, c in self.conditions)):
+            return None
+        return int(self.offset(*args))
+
+    def arguments(self, its: dict[int, int], j: int = 0) -> list[int] | None:
+        """The loops' values (and data values) at iteration numbers ``its``, or None
+        where a loop has run out for it."""
         n = len(self.loops)
         values = [0] * n
         last = n - 1
@@ -330,26 +393,33 @@ class _Evaluator:
             b = self.bounds[k]
             if b is not None and self.steps[k] > 0 and values[k] >= b(*args):
                 return None
-        args = values + self.data(values, n) if self.data else values
-        return int(self.offset(*args))
+        return values + self.data(values, n) if self.data else values
 
     def consecutive(self) -> bool:
         """Whether consecutive iterations of the innermost loop touch consecutive
         elements (the other loops at their first iteration)."""
         its = dict.fromkeys(range(len(self.loops)), 0)
-        offs = [self.at(its, j) for j in range(RUN)]
+        offs = [self.at(its, j, guards=False) for j in range(RUN)]
         return None not in offs and all(offs[j] == offs[0] + j for j in range(RUN))
 
 
 def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
-             copied: list[Access], data=None,
-             line: int | None = None) -> tuple[float, float, bool, float, float]:
-    """(sectors per request, the share of sample points where some lane of the
-    warp runs the load, whether it is a 128-bit access; with ``line``: cache lines
+             copied: list[Access], data=None, line: int | None = None,
+             merge: int | None = None) -> tuple[float, float, bool, float, float]:
+    """(sectors per request, the share of the iterations around the load where the
+    warp issues it (some lane runs it; where the loops from position ``merge`` on
+    are an unrolled nest whose loads the compiler merges, only the iterations of
+    each distinct load), whether it is a 128-bit access; with ``line``: cache lines
     of ``line`` bytes per request, and the sectors per request that the previous
     iteration of the innermost sequential loop did not touch, averaged over its
     iterations as mcl.analyses.timing.cache_bytes does)."""
     ev = _Evaluator(acc, lane, width, data)
+    merged, reps, share = [], [()], 1.0
+    if merge is not None and merge < len(ev.loops) and not vector:
+        found = _distinct_loads(ev, merge, width)
+        if found is not None:
+            merged = list(range(merge, len(ev.loops)))
+            reps, share = found
     # the next iteration of an innermost sequential loop: what it fetches anew
     seq = line is not None and ev.loops[-1] is not lane and ev.loops[-1].kind != "foreach"
     if vector and not ev.consecutive():
@@ -365,8 +435,10 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
             break
     runs = range(RUN) if vector else range(1)
     total = active = count = lines = fresh = 0
-    for point in _points(ev.trips, vector):
-        its = dict(zip(ev.others, point, strict=True))
+    outer = [(k, t) for k, t in zip(ev.others, ev.trips, strict=True) if k not in merged]
+    for n, point in enumerate(_points([t for _, t in outer], vector)):
+        its = dict(zip([k for k, _ in outer], point, strict=True))
+        its.update(zip(merged, reps[n % len(reps)], strict=False))
         elements: set[int] = set()
         following: set[int] = set()
         if ev.rows > 1:
@@ -395,12 +467,54 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
         return 0.0, 0.0, vector, 0.0, 0.0
     trips = float(sympy.sympify(ev.loops[-1].trips)) if seq else 1.0
     again = (total + max(0.0, trips - 1) * fresh) / max(trips, 1.0)
-    return total / active, active / count, vector, lines / active, again / active
+    return total / active, share * active / count, vector, lines / active, again / active
+
+
+def _distinct_loads(ev: _Evaluator, merge: int,
+                    width: int) -> tuple[list[tuple[int, ...]], float] | None:
+    """The loads the compiler keeps of an access in the unrolled loops from position
+    ``merge`` on (mcl.analyses.unrolled): one iteration number per loop for each
+    distinct element the iterations that pass the ifs inside the nest read (told
+    apart by the addresses of a few lanes at a few points of the other loops), and
+    their share of all iterations. None where the nest has too many."""
+    merged = list(range(merge, len(ev.loops)))
+    trips = [_number(ev.loops[k].trips) or 0 for k in merged]
+    total = math.prod(trips)
+    if total <= 1 or total > MAX_COMBINATIONS:
+        return None
+    inside = [c for depth, c in ev.conditions if depth > merge]
+    outer = [(k, t) for k, t in zip(ev.others, ev.trips, strict=True) if k not in merged]
+    probes = []
+    for n, point in enumerate(_points([t for _, t in outer], False)):
+        its = dict(zip([k for k, _ in outer], point, strict=True))
+        its[ev.lane] = (7 * n) % min(width, ev.lane_trips)
+        probes.append(its)
+        if len(probes) == 3:
+            break
+    seen: dict[tuple, tuple[int, ...]] = {}
+    for combo in itertools.product(*(range(t) for t in trips)):
+        prints = []
+        for its in probes:
+            args = ev.arguments({**its, **dict(zip(merged, combo, strict=True))})
+            if args is None:
+                prints.append(None)
+                continue
+            if not all(c(*args) for c in inside):
+                break
+            prints.append(int(ev.offset(*args)))
+        else:
+            seen.setdefault(tuple(prints), combo)
+    if not seen:
+        return None
+    return list(seen.values()), len(seen) / total
 
 
 def _points(trips: list[int], vector: bool):
     """Sample iteration numbers of the loops (a vector run starts at multiples of 4
-    of the innermost loop)."""
+    of the innermost loop): every combination when there are few, else SAMPLES
+    points stratified per loop (each loop's iterations in equal shares, a loop of
+    more iterations in SAMPLES equal strata, one random draw each), the loops'
+    values paired at random."""
     ranges = [range(0, t, RUN) if (vector and k == len(trips) - 1) else range(t)
               for k, t in enumerate(trips)]
     combos = math.prod(len(r) for r in ranges)
@@ -408,5 +522,13 @@ def _points(trips: list[int], vector: bool):
         yield from itertools.product(*ranges)
         return
     rng = random.Random(20261126)
-    for _ in range(SAMPLES):
-        yield tuple(rng.choice(r) for r in ranges)
+    columns = []
+    for r in ranges:
+        n = len(r)
+        if n <= SAMPLES:
+            picks = list(range(n)) * (SAMPLES // n) + rng.sample(range(n), SAMPLES % n)
+        else:
+            picks = [int((s + rng.random()) * n / SAMPLES) for s in range(SAMPLES)]
+        rng.shuffle(picks)
+        columns.append([r[min(i, n - 1)] for i in picks])
+    yield from zip(*columns, strict=True)

@@ -107,11 +107,12 @@ def test_sectors_per_request_of_coalesced_and_strided_loads():
     runs (black_scholes hopper_v2), 21.7 for the perfect gesummv's rows (its two
     reads of x[j] are one load), about 1 where a warp-uniform filter element in
     constant memory dominates (convolution nvidia_v1), 2.9 for a window that slides
-    across sectors (convolution perfect). Within 20% for at least 41 of the 51
-    examples ncu measured; the misses are loads whose addresses or trip counts
-    depend on data (spmv_csr, reduction hopper_v2), loop variables assigned in the
-    body (hopper_v1 of matmul and convolution) and loads the compiler hoists out of
-    unrolled loops beyond the model (convolution hopper_v2)."""
+    across sectors (convolution perfect), 2 for warps of which an if leaves 16 lanes
+    (convolution gpu_v1 at hopper), 1.37 where 81 filter elements are loaded once per
+    work-item in unrolled loops (convolution hopper_v1), 2.5 where a float
+    atomicAdd's compare-and-swap reads its element (reduction perfect). Within 20%
+    for at least 47 of the 53 examples ncu measured; the misses are loads whose
+    addresses depend on data (spmv_csr)."""
     within = 0
     for name in EXAMPLES:
         rec = BY_NAME[name]
@@ -121,9 +122,11 @@ def test_sectors_per_request_of_coalesced_and_strided_loads():
         predicted = P.memory_figures(_case(name)).get("sectors_per_request")
         within += predicted is not None and abs(predicted - measured) <= 0.2 * measured
         if name in ("vector_add/perfect", "black_scholes/hopper_v2", "matmul/hopper_v6",
-                    "gesummv/perfect", "convolution/nvidia_v1", "matmul/hopper_v2"):
+                    "gesummv/perfect", "convolution/nvidia_v1", "matmul/hopper_v2",
+                    "convolution/gpu_v1", "convolution/hopper_v1", "matmul/hopper_v1",
+                    "reduction/perfect", "reduction/gpu_v1"):
             assert predicted == pytest.approx(measured, rel=0.02), name
-    assert within >= 41, within
+    assert within >= 47, within
 
 
 def test_warp_requests_equal_the_counted_ones():
@@ -131,7 +134,8 @@ def test_warp_requests_equal_the_counted_ones():
     for the coalesced and tiled versions of matmul, vector_add and gesummv."""
     for name in ("matmul/perfect", "matmul/gpu_v3", "matmul/hopper_v2", "matmul/hopper_v5",
                  "vector_add/gpu_v1", "gesummv/perfect", "gesummv/hopper_v2",
-                 "convolution/perfect", "convolution/nvidia_v1"):
+                 "convolution/perfect", "convolution/nvidia_v1", "convolution/hopper_v1",
+                 "matmul/hopper_v1", "reduction/perfect", "reduction/gpu_v1"):
         rec = BY_NAME[name]
         got = P.memory_figures(_case(name))
         assert got["ld_requests"] == pytest.approx(rec["ncu"]["ld_requests"], rel=0.05), name

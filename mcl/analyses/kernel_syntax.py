@@ -1,0 +1,117 @@
+"""What the kernel model (mcl.analyses.kernel) reads off the syntax alone: the start,
+step and bound of a for loop's header, the flat element offset of an index, and
+the variables a function assigns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from mcl.mcpl import ast
+
+
+def _written_arg(callee: Any, call: ast.Call, arg: ast.Expr) -> bool:
+    try:
+        i = call.args.index(arg)
+    except ValueError:
+        return False
+    return i in callee.written_indices
+
+
+def _flat_offset(t: ast.Type, indices: list[sympy.Expr | None],
+                 sizes: list[sympy.Expr | None]) -> sympy.Expr | None:
+    """The element offset of an access: row-major within a tile, tiles row-major."""
+    if len(indices) != len(sizes) or any(i is None for i in indices) or \
+            any(s is None for s in sizes):
+        return None
+    offset: sympy.Expr = sympy.Integer(0)
+    pos = 0
+    for level in t.dims:
+        n = len(level)
+        lvl_idx, lvl_sz = indices[pos:pos + n], sizes[pos:pos + n]
+        pos += n
+        flat: sympy.Expr = sympy.Integer(0)
+        for i, s in zip(lvl_idx, lvl_sz, strict=True):
+            flat = flat * s + i
+        tile: sympy.Expr = sympy.Integer(1)
+        for s in lvl_sz:
+            tile = tile * s
+        offset = offset * tile + flat
+    return sympy.expand(offset)
+
+
+def _step_of(update: ast.Stmt | None, var: str | None, b: Any) -> sympy.Expr | None:
+    if update is None or var is None:
+        return None
+    if isinstance(update, ast.IncDec) and isinstance(update.target, ast.Name) \
+            and update.target.id == var:
+        return sympy.Integer(1 if update.op == "++" else -1)
+    if isinstance(update, ast.Assign) and isinstance(update.target, ast.Name) \
+            and update.target.id == var:
+        if update.op in ("+=", "-="):
+            s = b.try_sym(update.value)
+            return None if s is None else (s if update.op == "+=" else -s)
+        if update.op == "=" and isinstance(update.value, ast.Binary) \
+                and update.value.op in ("+", "-") and isinstance(update.value.left, ast.Name) \
+                and update.value.left.id == var:
+            s = b.try_sym(update.value.right)
+            return None if s is None else (s if update.value.op == "+" else -s)
+    return None
+
+
+def _bound_of(cond: ast.Expr, var: str | None, b: Any) -> tuple[sympy.Expr | None, bool]:
+    """The exclusive bound of ``var < bound`` style conditions; ``&&`` of several
+    conditions takes the first on ``var`` and marks the count approximate."""
+    if var is None:
+        return None, True
+    if isinstance(cond, ast.Binary) and cond.op == "&&":
+        for side in (cond.left, cond.right):
+            bound, _ = _bound_of(side, var, b)
+            if bound is not None:
+                return bound, True
+        return None, True
+    if not isinstance(cond, ast.Binary):
+        return None, True
+    left, right, op = cond.left, cond.right, cond.op
+    if isinstance(right, ast.Name) and right.id == var and not (
+            isinstance(left, ast.Name) and left.id == var):
+        left, right = right, left
+        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+    if not (isinstance(left, ast.Name) and left.id == var):
+        return None, True
+    bound = b.try_sym(right)
+    if bound is None:
+        return None, True
+    if op == "<":
+        return bound, False
+    if op == "<=":
+        return bound + 1, False
+    if op in (">", ">="):
+        # a count-down loop: handled by a negative step over the same span
+        return bound + (0 if op == ">" else -1), False
+    return None, True
+
+
+def _assigned_names(f: ast.Function) -> set[str]:
+    """Names that are the target of an assignment or ++/-- somewhere in ``f``."""
+    out: set[str] = set()
+    for n in ast.walk(f.body):
+        if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+    return out
+
+
+def _assigned_symbols(f: ast.Function, checked: Any) -> set[int] | None:
+    """The ids of the symbols (declarations) that an assignment or ++/-- in ``f``
+    changes; None without a resolved module or where a target is not resolved."""
+    if checked is None:
+        return None
+    out: set[int] = set()
+    for n in ast.walk(f.body):
+        if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name):
+            sym = checked.declaration_of(n.target)
+            if sym is None:
+                return None
+            out.add(id(sym))
+    return out
