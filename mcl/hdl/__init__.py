@@ -1,7 +1,8 @@
 """HDL, the hardware-description language: grammar (``hdl.tx``), parsing
 (:mod:`.syntax`), building and reference resolution (:mod:`.build`), the typed
 blocks (:mod:`.blocks`) and the model of a description (:mod:`.model`), validation
-(:mod:`.validate`), the parent/child equivalence of paper section 6.1 (:mod:`.hierarchy`) and the library (:mod:`.library`).
+(:mod:`.validate`), the parent/child equivalence of paper section 6.1
+(:mod:`.hierarchy`) and the library (:mod:`.library`).
 
 Public API (other components code against these names):
 
