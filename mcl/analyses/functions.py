@@ -297,24 +297,35 @@ def run_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[i
     start = view.value(run.start) if run.start is not None else 0
     if trips is None or trips % RUN or step != 1 or start is None:
         return None
-    rows = []
-    for j in range(RUN):
-        view._cursor.clear()
-        view._cursor[run.var] = start + j
-        view._cursor[lane.var] = 0
-        row = []
-        for _ in range(width):
-            off = view.evaluate(acc)
-            if off is None:
-                view._cursor.clear()
-                return None
-            row.append(off)
-            view.increment(lane.var)
-        rows.append(row)
-    view._cursor.clear()
-    if any(rows[j][k] != rows[0][k] + j for j in range(RUN) for k in range(width)):
+    rows = run_rows(view, acc, run, start, lane, width)
+    if rows is None or any(rows[j][k] != rows[0][k] + j for j in range(RUN)
+                           for k in range(width)):
         return None
     return [off for row in rows for off in row]
+
+
+def run_rows(view: KernelView, acc: Access, run: Loop, start: int, lane: Loop,
+             width: int) -> list[list[int]] | None:
+    """The element offsets of ``acc`` for the first RUN iterations of loop ``run`` (from
+    ``start``), each a row over ``width`` consecutive lanes of loop ``lane``; None where
+    an offset cannot be evaluated."""
+    rows = []
+    try:
+        for j in range(RUN):
+            view._cursor.clear()
+            view._cursor[run.var] = start + j
+            view._cursor[lane.var] = 0
+            row = []
+            for _ in range(width):
+                off = view.evaluate(acc)
+                if off is None:
+                    return None
+                row.append(off)
+                view.increment(lane.var)
+            rows.append(row)
+    finally:
+        view._cursor.clear()
+    return rows
 
 
 @feedback_function("coalescing")

@@ -347,7 +347,7 @@ def _unrolled_run(view: KernelView, nacc, lane, width: int) -> list[int] | None:
     loop inside it (mcl.opencl.vectorize.MAX_UNROLL), where 4 iterations start at a
     multiple of 4 elements in every lane: unrolled, the reads are at constant distances
     from an aligned address. None where there is no such loop."""
-    from mcl.analyses.functions import RUN
+    from mcl.analyses.functions import RUN, run_rows
     from mcl.opencl.vectorize import MAX_UNROLL
     if lane not in nacc.loops or nacc.offset is None:
         return None
@@ -361,21 +361,9 @@ def _unrolled_run(view: KernelView, nacc, lane, width: int) -> list[int] | None:
             return None     # this loop and those around it stay loops
         if trips % RUN:
             continue
-        rows = []
-        for j in range(RUN):
-            view._cursor.clear()
-            view._cursor[lp.var] = start + j
-            view._cursor[lane.var] = 0
-            row = []
-            for _ in range(width):
-                off = view.evaluate(nacc)
-                if off is None:
-                    view._cursor.clear()
-                    return None
-                row.append(off)
-                view.increment(lane.var)
-            rows.append(row)
-        view._cursor.clear()
+        rows = run_rows(view, nacc, lp, start, lane, width)
+        if rows is None:
+            return None
         if all(rows[j][k] == rows[0][k] + j for j in range(RUN) for k in range(width)) \
                 and all(o % RUN == 0 for o in rows[0]) \
                 and _aligned_across(view, nacc, lane, width, lp, inner):
