@@ -270,6 +270,14 @@ def transaction_size(view: KernelView, space: str | None) -> tuple[int, str]:
 def lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
     view._cursor.clear()
     view.reset(lane.var)
+    out = _across_lanes(view, acc, lane, width)
+    view._cursor.clear()
+    return out
+
+
+def _across_lanes(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+    """The offsets of ``acc`` for ``width`` consecutive lanes of loop ``lane`` from the
+    view's cursor as it is (None where one cannot be evaluated)."""
     out = []
     for _ in range(width):
         off = view.evaluate(acc)
@@ -277,7 +285,6 @@ def lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[
             return None
         out.append(off)
         view.increment(lane.var)
-    view._cursor.clear()
     return out
 
 
@@ -315,13 +322,9 @@ def run_rows(view: KernelView, acc: Access, run: Loop, start: int, lane: Loop,
             view._cursor.clear()
             view._cursor[run.var] = start + j
             view._cursor[lane.var] = 0
-            row = []
-            for _ in range(width):
-                off = view.evaluate(acc)
-                if off is None:
-                    return None
-                row.append(off)
-                view.increment(lane.var)
+            row = _across_lanes(view, acc, lane, width)
+            if row is None:
+                return None
             rows.append(row)
     finally:
         view._cursor.clear()
