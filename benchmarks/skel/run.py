@@ -40,16 +40,38 @@ import mcl.skel as sk  # noqa: E402
 SLOW_CALL_S = 2.0
 
 
+#: a measurement of short calls goes on beyond ``reps`` calls until this much time
+#: (at most 20 x reps calls): a median of 10 calls of 0.4 ms moved by 5% between runs
+MIN_TIME_S = 0.25
+
+
 def timeit(fn, finish, reps):
     fn()
     finish()
     times = []
-    for _ in range(reps):
+    while len(times) < reps or (sum(times) < MIN_TIME_S and len(times) < 20 * reps):
         t0 = time.perf_counter()
         fn()
         finish()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def paired(fn_a, finish_a, fn_b, finish_b, reps):
+    """The median times of ``fn_a`` and ``fn_b``, timed alternately (a, b, a, b, ...):
+    a GPU's clocks drift over a run (power, temperature), and two medians taken one
+    after the other can differ by 5-8% for the same kernel."""
+    ta, tb = [], []
+    for fn, fin in ((fn_a, finish_a), (fn_b, finish_b)):
+        fn()
+        fin()
+    for _ in range(reps):
+        for fn, fin, times in ((fn_a, finish_a, ta), (fn_b, finish_b, tb)):
+            t0 = time.perf_counter()
+            fn()
+            fin()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(ta), statistics.median(tb)
 
 
 def host_cpu(fn, finish, reps):
@@ -218,7 +240,12 @@ class Bench:
         a, b = ex.inputs(n)
         A, B, mm = sk.Matrix(a), sk.Matrix(b), ex.skeleton()
         _, up = timed_once(lambda: (A._ensure(sk.block()), B._ensure(sk.copy())), fin)
-        t = timeit(lambda: mm(A, B), fin, self.reps)
+        if self.torch:          # alternated with cuBLAS: the same clocks for both
+            ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
+            t, t_torch = paired(lambda: mm(A, B), fin, lambda: ta @ tb,
+                                self.torch.cuda.synchronize, self.reps)
+        else:
+            t = timeit(lambda: mm(A, B), fin, self.reps)
         res = mm(A, B).to_numpy()
         ba, bb, bc = hw.buffer(a), hw.buffer(b), hw.buffer(nbytes=a.nbytes)
         th = timeit(lambda: hw.matmul(ba, bb, bc, n, n, n), fin, self.reps)
@@ -234,8 +261,7 @@ class Bench:
                 out["mcl_hopper_v10_s"] = timeit(lambda: v10(ba, bb, bc2), fin, self.reps)
                 out["skeleton_vs_mcl_hopper_v10"] = round(out["mcl_hopper_v10_s"] / t, 3)
         if self.torch:
-            ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
-            out["torch_s"] = torch_time(self.torch, lambda: ta @ tb, self.reps)
+            out["torch_s"] = t_torch
             out["correct"] = bool(ok and np.allclose(res, (ta @ tb).cpu().numpy(), rtol=1e-3,
                                                      atol=1e-2))
         return out
@@ -274,10 +300,9 @@ class Bench:
             else:
                 want, t_ref = a @ b, None
             for tile in tiles:
-                # "TILE+mad": built with -cl-mad-enable (is mul + add contracted already?)
-                opts = ("-cl-mad-enable",) if tile.endswith("+mad") else None
+                shape, opts = _tile_options(tile)
                 mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0,
-                                 tile=tile.removesuffix("+mad"), options=opts)
+                                 tile=shape, options=opts)
                 used = str(mm.tiling(devs, 0, 4, 4))
                 row = {"size": n, "tile": tile, "tile_used": used}
                 try:
@@ -290,7 +315,13 @@ class Bench:
                     continue
                 row["correct"] = bool(np.allclose(res, want, rtol=1e-3, atol=1e-2))
                 if row["correct"]:
-                    t = timeit(lambda: mm(A, B), fin, self.reps)  # noqa: B023
+                    if t_ref:       # alternated with cuBLAS: the same clocks for both
+                        t, t_ref = paired(lambda: mm(A, B), fin,  # noqa: B023
+                                          lambda: ta @ tb,  # noqa: B023
+                                          self.torch.cuda.synchronize,
+                                          self.reps)
+                    else:
+                        t = timeit(lambda: mm(A, B), fin, self.reps)  # noqa: B023
                     row["skeleton_s"] = t
                     row["TFLOPs"] = round(2 * n ** 3 / t / 1e12, 3)
                     if t_ref:
@@ -352,6 +383,22 @@ class Bench:
         return out
 
 
+def _tile_options(tile: str) -> tuple[str, tuple | None]:
+    """A sweep entry ``TILE[+mad][+rN]``: the tiling and the build options (+mad:
+    -cl-mad-enable; +rN: at most N registers, -cl-nv-maxrregcount=N)."""
+    shape, *flags = tile.split("+")
+    opts = []
+    for f in flags:
+        if f == "mad":
+            opts.append("-cl-mad-enable")
+        elif f[:1] == "r" and f[1:].isdigit():
+            opts.append(f"-cl-nv-maxrregcount={f[1:]}")
+        else:
+            raise SystemExit(f"run.py: unknown tile option '+{f}' in '{tile}' "
+                             "(+mad or +rN)")
+    return shape, tuple(opts) or None
+
+
 class _capture_source:
     """Remember the source of the last program mcl.skel builds (for the register
     report of the AllPairs sweep)."""
@@ -410,7 +457,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--allpairs-sweep", nargs="*", metavar="TILE", default=None,
                     help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN, "
-                         "+mad: built with -cl-mad-enable; default: a handful), each "
+                         "+mad: built with -cl-mad-enable, +rN: at most N registers; "
+                         "default: a handful), each "
                          "verified first")
     ap.add_argument("--sweep-sizes", nargs="*", type=int, default=None,
                     help="matrix sizes of the sweep (default 4096 and 4000; --quick: 256, 200)")

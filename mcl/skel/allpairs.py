@@ -187,7 +187,9 @@ _KERNEL = _TILE_DEFINES + """#define NBM ((COUNT + BM - 1) / BM)
 #define A_OK(s) (A_PER * NT == A_RUNS || tid + (s) * NT < A_RUNS)
 #define B_OK(s) (B_PER * NT == B_RUNS || tid + (s) * NT < B_RUNS)
 
+#if REQD
 __attribute__((reqd_work_group_size(LX, NT / LX, 1)))
+#endif
 __kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,
                                __global const TB* restrict B, __global TO* restrict C,
                                const int c_off, const int count_arg)
@@ -516,7 +518,11 @@ class AllPairs(Skeleton):
                   "TO4": f"{to}4", "ZIP": cname(self.zip), "REDUCE": red,
                   "IDENTITY": identity, "START(v)": start}
         # the row count a compile-time constant too (a program per size anyway)
-        macros.update(COUNT=count, HAS_ID=int(self.identity is not None))
+        macros.update(COUNT=count, HAS_ID=int(self.identity is not None),
+                      # NVIDIA's compiler ignores a register limit (-cl-nv-maxrregcount)
+                      # for a kernel that requires its work-group size
+                      REQD=int(not any(o.startswith("-cl-nv-maxrregcount")
+                                       for o in self.options)))
         source = zip_reduce_source(t.shape or "r", self.identity is not None)
         # after the user's functions, so that these names cannot change their text
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())

@@ -56,6 +56,8 @@ class Devices:
     limits: dict = field(default_factory=dict)
     #: per device: a small buffer passed where a kernel has a pointer but no data
     empty: dict = field(default_factory=dict)
+    #: per device: its name in messages and logs, asked once
+    names: dict = field(default_factory=dict)
     #: per local device: a second queue for the copies of halo exchanges, made on first
     #: use (they then overlap the device's kernels; see stencil.py)
     copy_queues: dict = field(default_factory=dict)
@@ -96,8 +98,12 @@ class Devices:
         return self.devices[self.local(g)]
 
     def name(self, g: int) -> str:
-        where = f"rank {self.owner(g)} " if self.ranks > 1 else ""
-        return f"{where}device {g} ({self.devices[self.local(g)].name.strip()})"
+        known = self.names.get(g)
+        if known is None:       # a driver query each time otherwise (in every log entry)
+            where = f"rank {self.owner(g)} " if self.ranks > 1 else ""
+            known = self.names[g] = \
+                f"{where}device {g} ({self.devices[self.local(g)].name.strip()})"
+        return known
 
     def check_index(self, g: int) -> int:
         if not isinstance(g, int) or not 0 <= g < self.count:

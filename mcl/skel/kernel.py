@@ -67,6 +67,24 @@ class _LaunchKernel:
         self.set_by: PartLaunch | None = None
 
 
+class KeptLaunch:
+    """A launch of a kernel object of its own whose arguments stay set between calls:
+    :meth:`enqueue` sets them only when they differ from the last call's (for launches
+    outside a plan of part launches, e.g. Reduce's two passes; see PartLaunch)."""
+
+    def __init__(self, base):
+        self.kernel = _LaunchKernel(base).kernel
+        self.args: tuple | None = None
+
+    def enqueue(self, queue, global_size, local_size, args: tuple):
+        import pyopencl as cl
+        if args != self.args:       # (buffers and numpy scalars: compared by value)
+            typed(self.kernel, args)
+            self.kernel.set_args(*args)
+            self.args = args
+        return cl.enqueue_nd_range_kernel(queue, self.kernel, global_size, local_size)
+
+
 #: id of a skeleton's kernel object -> the part launches' object made alike
 _LAUNCH_KERNELS: dict[int, _LaunchKernel] = {}
 
@@ -99,6 +117,9 @@ class Skeleton:
 
     name = "skeleton"
     inputs = 1
+    #: the call submits its work and waits for its result itself (Reduce): nothing is
+    #: left to flush when it returns
+    waits_for_result = False
 
     def __init__(self, func):
         self.func: UserFunction = from_source(func, self.name)
@@ -118,7 +139,8 @@ class Skeleton:
         if devs is not None:
             # every device's work is enqueued: submit it, so that no device waits for
             # another's queue to be finished (a driver may hold commands until a flush)
-            devs.flush()
+            if not self.waits_for_result:
+                devs.flush()
             if _explanation.recording():
                 _explanation.record(self, args, kwargs, out, devs.log[start:])
         return out
@@ -128,16 +150,21 @@ class Skeleton:
     def extras(self, args: tuple) -> list[Extra]:
         if not args and len(self.func.params) == self.inputs:
             return []
-        params = self.func.params[self.inputs:]
+        params = self._extra_params()
         if len(args) != len(params):
-            names = ", ".join(p.name for p in params) or "none"
+            names = ", ".join(p.name for p, _ in params) or "none"
             raise skel_error("bad-arguments", f"the {self.name} function '{self.func.name}' "
                              f"takes {len(params)} additional argument(s) ({names}); "
                              f"{len(args)} given")
         from mcl.skel.container import Container
         out = []
-        for p, a in zip(params, args, strict=True):
-            if p.pointer:
+        for (p, dt), a in zip(params, args, strict=True):
+            if dt is not None:                  # a scalar of a type Python can pass
+                if isinstance(a, Container):
+                    raise skel_error("bad-arguments", f"parameter '{p.name}' is a scalar; "
+                                     "a container was given")
+                out.append(Extra(p, dt.type(a)))
+            elif p.pointer:
                 if not isinstance(a, Container):
                     raise skel_error("bad-arguments", f"parameter '{p.name}' of "
                                      f"'{self.func.name}' is a pointer: pass a Vector or Matrix")
@@ -149,17 +176,22 @@ class Skeleton:
                                           "elements the function reads")
                 out.append(Extra(p, a))
             else:
-                dt = dtype_of(p.base)
-                if dt is None:
-                    raise skel_error("bad-arguments", f"parameter '{p.name}' of "
-                                     f"'{self.func.name}' has type '{p.ctype}', which "
-                                     "cannot be passed from Python",
-                                     hint="use a scalar type (int, float, ...) or a pointer")
-                if isinstance(a, Container):
-                    raise skel_error("bad-arguments", f"parameter '{p.name}' is a scalar; "
-                                     "a container was given")
-                out.append(Extra(p, dt.type(a)))
+                raise skel_error("bad-arguments", f"parameter '{p.name}' of "
+                                 f"'{self.func.name}' has type '{p.ctype}', which "
+                                 "cannot be passed from Python",
+                                 hint="use a scalar type (int, float, ...) or a pointer")
         return out
+
+    def _extra_params(self) -> list:
+        """The additional parameters with the numpy type of each scalar one (None for
+        pointers and types Python cannot pass), worked out once: asked at every call."""
+        key = ("extra params", id(self.func))
+        known = self._kernels.get(key)
+        if known is None:
+            known = self._kernels[key] = [
+                (p, None if p.pointer else dtype_of(p.base))
+                for p in self.func.params[self.inputs:]]
+        return known
 
     def extra_params(self) -> str:
         key = ("params", id(self.func))     # asked for at every call: kept

@@ -24,15 +24,17 @@ import numpy as np
 from mcl.skel.container import Container, IndexVector, Part, Vector, check_zip_inputs
 from mcl.skel.context import Transfer
 from mcl.skel.distribution import single
-from mcl.skel.errors import skel_error
+from mcl.skel.errors import cl_failure, skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import Skeleton, cname, group_size
+from mcl.skel.kernel import KeptLaunch, Skeleton, cname, group_size
 
 #: work-groups per compute unit of the first pass: enough resident work-items to keep
 #: a GPU's memory system busy (2048 per SM on NVIDIA = 8 groups of 256)
 GROUPS_PER_UNIT = 8
 #: elements a work-item reads at once (one vector load) when its inputs are aligned
 VECTOR = 4
+#: the distribution of a Reduce's result (distributions are immutable)
+_SINGLE = single(0)
 
 
 @dataclass
@@ -105,6 +107,7 @@ class Reduce(Skeleton):
 
     name = "Reduce"
     inputs = 2
+    waits_for_result = True
 
     def __init__(self, func, identity=None):
         super().__init__(func)
@@ -163,8 +166,10 @@ class Reduce(Skeleton):
             value = partials[0]
         else:
             value = self._combine(devs, np.array(partials, dtype=dtype))
-        out = Vector(np.array([value], dtype=dtype))
-        out._dist = single(0)
+        # the output made without the constructor's checks: a call ends here
+        out = Vector._blank(devs, (1,), dtype)
+        out._host = np.array([value], dtype=dtype)
+        out._dist = _SINGLE
         return out
 
     def _combine(self, devs, arr: np.ndarray):
@@ -192,10 +197,16 @@ class Reduce(Skeleton):
         reads the result from."""
         # what a call of this size, element type and deferred function launches,
         # worked out once (a repeated call only sets the buffers)
-        plan_key = (devs.generation, g, n, skip % VECTOR == 0, dtype,
-                    None if deferred is None else self._deferred_key(deferred))
+        # (a deferred call's skeleton by identity: the plan holds it, so that its id
+        # cannot be another's while the plan is kept; a key of its function's text
+        # would be hashed at every call)
+        fused = None if deferred is None else deferred.skeleton
+        plan_key = (devs.generation, g, n, skip, offset, dtype, id(fused),
+                    None if deferred is None else
+                    (isinstance(deferred.inputs[0], IndexVector),
+                     *(v.dtype for v in deferred.inputs)))
         plan = self._plans.get(plan_key)
-        if plan is None:
+        if plan is None or plan[-1] is not fused:
             dev = devs.device(g)
             wg = group_size(devs, g)
             width = VECTOR if skip % VECTOR == 0 else 1
@@ -207,9 +218,13 @@ class Reduce(Skeleton):
             k2 = self._kernel_for(devs, g, t, 1, wg, None) if groups > 1 else None
             if len(self._plans) > 64:
                 self._plans.clear()
-            plan = self._plans[plan_key] = (wg, groups, k, k2,
-                                            f"running Reduce '{self.func.name}'")
-        wg, groups, k, k2, what = plan
+            # launches whose arguments stay set: a repeated call only enqueues
+            plan = self._plans[plan_key] = (
+                wg, groups, KeptLaunch(k), KeptLaunch(k2) if k2 is not None else None,
+                (np.uint32(n), np.uint32(skip), np.int32(offset)),
+                (np.uint32(groups), np.uint32(0), np.int32(0)), fused)
+        import pyopencl as cl
+        wg, groups, first, second, sizes, sizes2, _ = plan
         scratch = self._scratch_buffer(devs, g, groups * dtype.itemsize)
         if deferred is not None:
             # an IndexVector has no buffer: its pointer parameter, never read, gets one
@@ -217,11 +232,13 @@ class Reduce(Skeleton):
             args += deferred.skeleton.extra_values(deferred.extras, devs, g)
         else:
             args = list(buffers)
-        self.launch(devs, g, k, (groups * wg,), (wg,),
-                    [*args, np.uint32(n), np.uint32(skip), np.int32(offset), scratch], what)
-        if k2 is not None:
-            self.launch(devs, g, k2, (wg,), (wg,),
-                        [scratch, np.uint32(groups), np.uint32(0), np.int32(0), scratch], what)
+        q = devs.queue(g)
+        try:
+            first.enqueue(q, (groups * wg,), (wg,), (*args, *sizes, scratch))
+            if second is not None:
+                second.enqueue(q, (wg,), (wg,), (scratch, *sizes2, scratch))
+        except cl.Error as e:
+            raise cl_failure(f"running Reduce '{self.func.name}'", e, devs.name(g)) from e
         return g, scratch, dtype
 
     def _kernel_for(self, devs, g, t, width, wg, deferred):
@@ -247,28 +264,28 @@ class Reduce(Skeleton):
         """The results of launches ``pending`` (from :meth:`_enqueue`), read back: every
         device's work submitted first, the last result read blocking, the others without
         (a blocking read of 4 bytes cost 12 us on the H100, where a non-blocking one
-        cost 17 us to enqueue and then a wait)."""
+        cost 17 us to enqueue and then a wait). What the host records of the reads is
+        done before it waits: after the wait, only the values remain to take."""
         import pyopencl as cl
         for q in devs.queues:       # every device's work submitted before the host waits
             q.flush()
-        out, events = [], []
-        for i, (g, scratch, dtype) in enumerate(pending):
-            result = np.empty(1, dtype)
+        results = [np.empty(1, dtype) for _, _, dtype in pending]
+        for (g, _, _), result in zip(pending, results, strict=True):
+            devs.log.append(Transfer("download", devs.name(g), "host", result.nbytes,
+                                     f"Reduce '{self.func.name}': partial result", g, None))
+        events = []
+        for i, ((g, scratch, _), result) in enumerate(zip(pending, results, strict=True)):
             last = i == len(pending) - 1
             try:
                 ev = cl._enqueue_read_buffer(devs.queue(g), scratch, result, 0, None, last)
             except cl.Error as e:
-                from mcl.skel.errors import cl_failure
                 raise cl_failure(f"reading the result of Reduce '{self.func.name}'", e,
                                  devs.name(g)) from e
-            out.append(result)
-            events.append(None if last else ev)
-            devs.log.append(Transfer("download", devs.name(g), "host", result.nbytes,
-                                     f"Reduce '{self.func.name}': partial result", g, None))
+            if not last:
+                events.append(ev)
         for ev in events:
-            if ev is not None:
-                ev.wait()
-        return [r[0] for r in out]
+            ev.wait()
+        return [r[0] for r in results]
 
     def _scratch_buffer(self, devs, g, nbytes):
         """The partial results' buffer of device ``g``, kept between calls (the device's
