@@ -5,8 +5,10 @@ many elements (a grid-stride loop over runs of ``VW`` adjacent elements, read as
 vector, so consecutive work-items read consecutive memory), then a tree in local
 memory combines the work-group's values, and each group writes one partial result.
 Enough groups are launched to fill the device (its compute units times
-``GROUPS_PER_UNIT``); a second launch of one group combines the partials (seed 000,
-reduce6). No neutral element is needed: each work-item starts from its first element,
+``GROUPS_PER_UNIT``); the last group to finish combines the groups' partial results
+(seed 000's reduce6 then a second pass, here in the same launch, as CUDA's
+threadFenceReduction: a second launch and its gap cost 9 us of a 190 us dot product on
+an H100). No neutral element is needed: each work-item starts from its first element,
 and only work-items that hold a value take part in the tree.
 
 ``Map(f).lazy(X)`` and ``Zip(f).lazy(X, Y)`` return a :class:`Deferred` call that
@@ -214,43 +216,40 @@ class Reduce(Skeleton):
             have = max(chunks, n - chunks * width)
             groups = max(1, min(dev.max_compute_units * GROUPS_PER_UNIT, -(-have // wg)))
             t = ctype_of(dtype)
-            k = self._kernel_for(devs, g, t, width, wg, deferred)
-            k2 = self._kernel_for(devs, g, t, 1, wg, None) if groups > 1 else None
+            k = self._kernel_for(devs, g, t, width, wg, deferred, groups > 1)
             if len(self._plans) > 64:
                 self._plans.clear()
-            # launches whose arguments stay set: a repeated call only enqueues
+            # a launch whose arguments stay set: a repeated call only enqueues
             plan = self._plans[plan_key] = (
-                wg, groups, KeptLaunch(k), KeptLaunch(k2) if k2 is not None else None,
-                (np.uint32(n), np.uint32(skip), np.int32(offset)),
-                (np.uint32(groups), np.uint32(0), np.int32(0)), fused)
+                wg, groups, KeptLaunch(k), (np.uint32(n), np.uint32(skip), np.int32(offset)),
+                fused)
         import pyopencl as cl
-        wg, groups, first, second, sizes, sizes2, _ = plan
-        scratch = self._scratch_buffer(devs, g, groups * dtype.itemsize)
+        wg, groups, launch, sizes, _ = plan
+        scratch, done = self._scratch_buffers(devs, g, groups * dtype.itemsize)
         if deferred is not None:
             # an IndexVector has no buffer: its pointer parameter, never read, gets one
             args = [b if b is not None else scratch for b in buffers] or [scratch]
             args += deferred.skeleton.extra_values(deferred.extras, devs, g)
         else:
             args = list(buffers)
-        q = devs.queue(g)
         try:
-            first.enqueue(q, (groups * wg,), (wg,), (*args, *sizes, scratch))
-            if second is not None:
-                second.enqueue(q, (wg,), (wg,), (scratch, *sizes2, scratch))
+            launch.enqueue(devs.queue(g), (groups * wg,), (wg,),
+                           (*args, *sizes, scratch, done) if groups > 1 else
+                           (*args, *sizes, scratch))
         except cl.Error as e:
             raise cl_failure(f"running Reduce '{self.func.name}'", e, devs.name(g)) from e
         return g, scratch, dtype
 
-    def _kernel_for(self, devs, g, t, width, wg, deferred):
-        """The pass's kernel, remembered by what its text depends on (composing the
-        text on every call would cost more than a small reduction)."""
-        key = (devs.generation, g, t, width, wg)
+    def _kernel_for(self, devs, g, t, width, wg, deferred, combine):
+        """The kernel, remembered by what its text depends on (composing the text on
+        every call would cost more than a small reduction)."""
+        key = (devs.generation, g, t, width, wg, combine)
         if deferred is not None:
             key += self._deferred_key(deferred)
         k = self._memo.get(key)
         if k is None:
-            k = self._memo[key] = self.kernel(devs, g, "", self.body(t, width, wg, deferred),
-                                              "skel_reduce")
+            k = self._memo[key] = self.kernel(
+                devs, g, "", self.body(t, width, wg, deferred, combine), "skel_reduce")
         return k
 
     @staticmethod
@@ -287,21 +286,31 @@ class Reduce(Skeleton):
             ev.wait()
         return [r[0] for r in results]
 
-    def _scratch_buffer(self, devs, g, nbytes):
-        """The partial results' buffer of device ``g``, kept between calls (the device's
-        in-order queue finishes one call's use before the next starts)."""
+    def _scratch_buffers(self, devs, g, nbytes):
+        """Device ``g``'s buffer of the groups' partial results and its count of groups
+        done (zero between calls: the last group resets it), kept between calls (the
+        device's in-order queue finishes one call's use before the next starts)."""
         import pyopencl as cl
         key = (devs.generation, g)
-        buf = self._scratch.get(key)
-        if buf is None or buf.size < nbytes:
-            buf = cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, max(nbytes, 64))
-            self._scratch[key] = buf
-        return buf
+        bufs = self._scratch.get(key)
+        if bufs is None or bufs[0].size < nbytes:
+            done = bufs[1] if bufs is not None else cl.Buffer(
+                devs.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                hostbuf=np.zeros(1, np.uint32))
+            bufs = self._scratch[key] = (
+                cl.Buffer(devs.context, cl.mem_flags.READ_WRITE, max(nbytes, 64)), done)
+        return bufs
 
-    def body(self, t: str, width: int, wg: int, deferred: Deferred | None) -> str:
-        """The kernel of a pass: ``deferred`` None reduces a buffer of ``t``; else the
-        elements are the deferred Map's or Zip's function of its inputs' elements (of an
-        IndexVector: of the indices)."""
+    def body(self, t: str, width: int, wg: int, deferred: Deferred | None,
+             combine: bool = False) -> str:
+        """The kernel: ``deferred`` None reduces a buffer of ``t``; else the elements
+        are the deferred Map's or Zip's function of its inputs' elements (of an
+        IndexVector: of the indices). Each group writes its partial result to
+        ``out[group]``; with ``combine`` (more than one group) the last group to finish,
+        told by an atomic count of the groups done, combines the partials into
+        ``out[0]`` (as CUDA's threadFenceReduction: each group's partial is fenced
+        before it counts, and the last group reads them through volatile loads, from
+        the device-wide cache), so one launch gives the result."""
         f = cname(self.func)
         index = deferred is not None and isinstance(deferred.inputs[0], IndexVector)
         if deferred is None:
@@ -345,9 +354,10 @@ class Reduce(Skeleton):
         # the text alone must not give one made for another function of the same name)
         made_for = "".join(f"{g.name}:{hashlib.sha1(g.source.encode()).hexdigest()[:12]} "
                            for g in self.funcs)
+        done = ", __global uint* done" if combine else ""
         lines = [f"/* {made_for}*/",
                  f"__kernel void skel_reduce({', '.join(params)}{extra_params}, const uint n, "
-                 f"const uint skip, const int offset, __global {t}* out)", "{",
+                 f"const uint skip, const int offset, __global {t}* out{done})", "{",
                  f"  __local {t} acc_l[{wg}];",
                  "  const uint lid = get_local_id(0), gid = get_global_id(0);",
                  "  const uint G = get_global_size(0);",
@@ -367,11 +377,38 @@ class Reduce(Skeleton):
         lines += ["  const uint have = max(chunks, rem);",
                   f"  const uint base = get_group_id(0) * {wg};",
                   f"  const uint active = have > base ? min(have - base, (uint){wg}) : 0u;",
-                  "  acc_l[lid] = acc;",
-                  "  barrier(CLK_LOCAL_MEM_FENCE);",
-                  f"  for (uint s = {wg // 2}; s > 0; s >>= 1) {{",
-                  f"    if (lid < s && lid + s < active) acc_l[lid] = {f}(acc_l[lid], "
-                  "acc_l[lid + s]);",
-                  "    barrier(CLK_LOCAL_MEM_FENCE);", "  }",
-                  "  if (lid == 0) out[get_group_id(0)] = acc_l[0];", "}", ""]
-        return "\n".join(lines)
+                  *self._tree(f, wg, "active"),
+                  "  if (lid == 0) out[get_group_id(0)] = acc_l[0];"]
+        if combine:
+            lines += ["  __local uint last;",
+                      "  if (lid == 0) {",
+                      "    mem_fence(CLK_GLOBAL_MEM_FENCE);   /* the partial, then the count */",
+                      "    last = atomic_inc(done) == get_num_groups(0) - 1;",
+                      "  }",
+                      "  barrier(CLK_LOCAL_MEM_FENCE);",
+                      "  if (last) {",
+                      f"    volatile __global const {t}* part = out;",
+                      "    const uint groups = get_num_groups(0);",
+                      "    if (lid < groups) {",
+                      "      acc = part[lid];",
+                      f"      for (uint j = lid + {wg}; j < groups; j += {wg}) "
+                      f"acc = {f}(acc, part[j]);",
+                      "    }",
+                      *["  " + x for x in self._tree(f, wg, f"min(groups, (uint){wg})")],
+                      "    if (lid == 0) {",
+                      "      out[0] = acc_l[0];",
+                      "      *done = 0;",
+                      "    }",
+                      "  }"]
+        return "\n".join([*lines, "}", ""])
+
+    @staticmethod
+    def _tree(f: str, wg: int, active: str) -> list[str]:
+        """A work-group's values ``acc`` combined in local memory into ``acc_l[0]``;
+        only the first ``active`` work-items hold one."""
+        return ["  acc_l[lid] = acc;",
+                "  barrier(CLK_LOCAL_MEM_FENCE);",
+                f"  for (uint s = {wg // 2}; s > 0; s >>= 1) {{",
+                f"    if (lid < s && lid + s < {active}) acc_l[lid] = {f}(acc_l[lid], "
+                "acc_l[lid + s]);",
+                "    barrier(CLK_LOCAL_MEM_FENCE);", "  }"]
