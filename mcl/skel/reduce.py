@@ -19,6 +19,7 @@ write (SkelCL's ``sum(mult(A, B))``). ``Deferred.compute()`` runs the call as us
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ from mcl.skel.distribution import single
 from mcl.skel.errors import cl_failure, skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import KeptLaunch, Skeleton, cname, group_size
+from mcl.skel.mpi import allgather_values
 
 #: work-groups per compute unit of the first pass: enough resident work-items to keep
 #: a GPU's memory system busy (2048 per SM on NVIDIA = 8 groups of 256)
@@ -83,17 +85,20 @@ class Deferred:
 
     def _parts(self) -> list[list[Part]]:
         """The inputs' parts, in the distribution the skeleton would use."""
-        from mcl.skel.skeletons import _zip_distribution
         if self.skeleton.name == "Map":
             parts = [self.inputs[0]._ensure()]          # block unless distributed
         else:
             a, b = self.inputs
-            dist = _zip_distribution(a, b)
-            for v in (a, b):
-                if v.distribution is None or not v.distribution.same_layout(dist):
-                    v.distribution = dist
+            da, db = a._dist, b._dist
+            if da is None or db is None or not da.same_layout(db):
+                from mcl.skel.skeletons import _zip_distribution
+                dist = _zip_distribution(a, b)
+                for v in (a, b):
+                    if v.distribution is None or not v.distribution.same_layout(dist):
+                        v.distribution = dist
             parts = [a._ensure(), b._ensure()]
-        self.skeleton.ensure_extras(self.extras)
+        if self.extras:
+            self.skeleton.ensure_extras(self.extras)
         return parts
 
 
@@ -127,8 +132,8 @@ class Reduce(Skeleton):
         fused = isinstance(x, Deferred)
         if fused:
             inputs = x._parts()
-            index = isinstance(x.inputs[0], IndexVector)
             first = x.inputs[0]
+            index = isinstance(first, IndexVector)
         else:
             if not isinstance(x, Container) or isinstance(x, IndexVector):
                 raise skel_error("bad-arguments", "Reduce takes a Vector or Matrix (or a "
@@ -139,25 +144,21 @@ class Reduce(Skeleton):
         devs = first._devs
         dtype = x.dtype
         parts = list(zip(*inputs, strict=True))
-        if first.distribution.kind == "copy":
+        if first._dist.kind == "copy":
             parts = parts[:1]
-        row = first.row_size
+        row = math.prod(first.shape[1:])
+        deferred = x if fused else None
         pending = []
         for ps in parts:
             s = ps[0].spec
             n = (s.own_hi - s.own_lo) * row
-            if n == 0:
-                continue
-            if not devs.is_local(s.device):
-                continue
-            skip = (s.own_lo - s.lo) * row
-            buffers = [] if index else [p.buffer for p in ps]
-            offset = s.own_lo * row if index else 0
-            pending.append(self._enqueue(devs, s.device, buffers, n, skip, offset, dtype,
-                                         x if fused else None))
+            if n and devs.is_local(s.device):
+                pending.append(self._enqueue(
+                    devs, s.device, () if index else [p.buffer for p in ps], n,
+                    (s.own_lo - s.lo) * row, s.own_lo * row if index else 0, dtype, deferred))
         partials = self._read_all(devs, pending)
-        from mcl.skel.mpi import allgather_values
-        partials = list(allgather_values(devs, partials))
+        if devs.ranks > 1:
+            partials = allgather_values(devs, partials)
         if not partials:
             if self.identity is None:
                 raise skel_error("empty-reduce", f"Reduce '{self.func.name}' of an empty "
@@ -266,8 +267,9 @@ class Reduce(Skeleton):
         cost 17 us to enqueue and then a wait). What the host records of the reads is
         done before it waits: after the wait, only the values remain to take."""
         import pyopencl as cl
-        for q in devs.queues:       # every device's work submitted before the host waits
-            q.flush()
+        if len(pending) > 1:        # every device's work submitted before the host waits
+            for q in devs.queues:
+                q.flush()
         results = [np.empty(1, dtype) for _, _, dtype in pending]
         for (g, _, _), result in zip(pending, results, strict=True):
             devs.log.append(Transfer("download", devs.name(g), "host", result.nbytes,
