@@ -173,7 +173,7 @@ def main() -> int:
             continue
         for nd in counts:
             try:
-                devs = sk.init(num_devices=nd, device_type=kind)
+                devs = sk.init(num_devices=nd, device_type=kind, profiling=True)
             except Exception as e:  # noqa: BLE001
                 print(f"{name} on {nd}: {e}")
                 continue

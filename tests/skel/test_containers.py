@@ -155,6 +155,23 @@ def test_out_of_device_memory_leaves_input_intact(ndev):
     assert v._parts == [] and v._host_valid
 
 
+def test_profiling_queues_only_when_asked(monkeypatch):
+    """Queues time their commands only on request (profiling made every enqueue 5 us
+    dearer on an H100); the copy queues follow the device queues."""
+    import pyopencl as cl
+    prof = cl.command_queue_properties.PROFILING_ENABLE
+    monkeypatch.delenv("MCL_SKEL_PROFILING", raising=False)
+    devs = sk.init(num_devices=1, platform="Portable Computing Language")
+    assert not devs.queues[0].properties & prof and not devs.copy_queue(0).properties & prof
+    devs = sk.init(num_devices=1, platform="Portable Computing Language", profiling=True)
+    assert devs.queues[0].properties & prof and devs.copy_queue(0).properties & prof
+    monkeypatch.setenv("MCL_SKEL_PROFILING", "1")
+    devs = sk.init(num_devices=1, platform="Portable Computing Language")
+    ev = sk.Map("float twice(float x) { return 2 * x; }")(sk.Vector(np.ones(8, np.float32)))
+    assert np.array_equal(ev.to_numpy(), np.full(8, 2, np.float32))
+    assert devs.profiling
+
+
 def test_too_many_devices():
     with pytest.raises(McplError) as e:
         sk.init(num_devices=64, platform="Portable Computing Language")
