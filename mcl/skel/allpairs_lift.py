@@ -1,0 +1,269 @@
+"""Code shape ``l`` of the zip-reduce AllPairs kernel: the structure of Lift's fastest
+matrix multiplication (``benchmarks/results/lift_mm/best.cl``, rule
+mm-tiling-double-buffered, 128 x 128 x 8 tiles, 8 x 8 per work-item, a 16 x 16
+work-group: 0.936 of cuBLAS SGEMM at 4096^3 on an H100, 123 registers, 2 work-groups
+per SM) for any zip and reduce function, element type and size.
+
+What best.cl does, and how it compares with shape ``r`` (:mod:`mcl.skel.allpairs`):
+
+* Local memory. ``l_10[2112]`` holds A's tile transposed and padded: two buffers of
+  BK x (BM + 4) = 8 x 132 floats, element (row r, k) at ``buf * 1056 + k * 132 + r``;
+  ``l_13[2048]`` holds B's tile as it is, two buffers of BK x BN = 8 x 128, element
+  (k, column c) at ``buf * 1024 + k * 128 + c``. This is the layout of ``r``
+  (``l_a[2][BK][BM + PAD]``, ``l_b[2][BK][BN]``, PAD = 4) as flat arrays.
+* The work-item's fragment. ``get_local_id(0)`` (tx) picks columns, ``get_local_id(1)``
+  (ty) rows: the work-item owns rows ``4 ty + {0..3}`` and ``64 + 4 ty + {0..3}`` and
+  columns ``4 tx + {0..3}`` and ``64 + 4 tx + {0..3}`` of the block: runs of 4
+  contiguous rows/columns, the two runs BM/2 (BN/2) apart. ``r`` assigns the same
+  rows and columns (RA = RB = 4), but from a linear id, so its work-group shape is
+  free (32 x 8 by default); Lift's is the fragment grid, (BN/TN) x (BM/TM) = 16 x 16
+  (the NVIDIA compiler gave Lift's kernel 157 registers on a 32 x 8 work-group,
+  examples/matmul/NOTES.md).
+* Fragment reads. Per k, two float4 reads of A's tile (``((local float4*)l_10)
+  [264 buf + 33 k + ty]`` and ``+ 16``) and two of B's (``[256 buf + 32 k + tx]``,
+  ``+ 16``): 128-bit loads written as such; ``r`` reads scalars and leaves their
+  merging to the compiler. The multiply-adds use the float4 components directly
+  (``add(acc[8 i + j], mult(a[i / 4].s(i % 4), b[j / 4].s(j % 4)))``, i over A's 8
+  values, j over B's 8, i outer).
+* Double buffering. One barrier per k-tile. Before the k-steps the next k-tile is
+  read from global memory into registers (``ahead``: one float4 of A and one of B
+  per work-item at BK = 8, 8 registers held across the 8 k-steps); after them it is
+  stored into the other buffer (A's float4 as 4 scalar stores, transposed; B's as
+  one float4 store); then the barrier. The same scheme as ``r`` (``i`` and ``d``
+  differ), but ``r`` holds ``an[A_PER][4]``/``bn[B_PER][4]`` scalars.
+* Global reads. Every index is computed in full from the group ids, the local ids and
+  the k-tile counter (``A[(tx % 2) + 1024 (tx / 2) + 8192 ty + 131072 wg_1 + 2 i + 2]``
+  as float4), like shape ``i``; ``r`` advances the pointers once per k-tile. A's
+  runs: at BK = 8 run ``tid`` (row tid / 2, k 4 (tid % 2)); at BK = 16 (Lift's
+  lift_best_4096.cl) a work-item's two runs are adjacent in one row (run
+  ``tid * A_PER + s``). B's runs are ``tid + s * NT`` (row tid / 32 + 8 s).
+* The k loop: ``for (i = 0; i < 512; i++)`` over k-tiles, the buffer ``i % 2``, the
+  next k-tile's loads and stores behind ``if (i + 1 < 512)``, the 8 k-steps fully
+  unrolled in the source (``r`` writes ``#pragma unroll`` loops), 64 accumulators in
+  a flat array.
+* The grid is two-dimensional, ``get_group_id(1)`` the block row and
+  ``get_group_id(0)`` the block column (consecutive work-groups share a panel of A);
+  ``r`` numbers blocks in a one-dimensional grid, GROUP block rows together.
+* C is stored after the k loop as 16 float4 stores per work-item, row
+  ``4 ty + i % 4 + 64 (i / 4)``, float4 column ``tx`` and ``tx + 16``: as ``r``.
+
+This shape reproduces that text for the tile parameters of the :class:`Tiling`
+(fully unrolled, vector widths min(TM, 4) and min(TN, 4)); it keeps what the skeleton
+needs beyond best.cl: the user's ZIP and REDUCE, the reduction started by the first k
+where there is no identity (the first k-tile peeled), the element types TA, TB, TO,
+guards and clamped reads where the sizes do not divide the tiles (EXACT 0), the
+offset of A's part (a_off) and C's (c_off) on several devices, and a last k-tile of
+KREM < BK columns. The sizes (D, M, COUNT) stay compile-time constants (macros)."""
+
+from __future__ import annotations
+
+import functools
+
+_LANES = "0123456789abcdef"
+
+
+def _comp(var: str, width: int, u: int) -> str:
+    """Component ``u`` of a vector of ``width`` (a scalar when 1)."""
+    return var if width == 1 else f"{var}.s{_LANES[u]}"
+
+
+def _vtype(base: str, width: int) -> str:
+    return base if width == 1 else f"{base}{width}"
+
+
+class _Shape:
+    """The tile parameters and the derived counts of one kernel."""
+
+    def __init__(self, bm, bn, bk, tm, tn, pad):
+        self.bm, self.bn, self.bk, self.tm, self.tn, self.pad = bm, bn, bk, tm, tn, pad
+        self.lx, self.ly = bn // tn, bm // tm
+        self.nt = self.lx * self.ly
+        self.ra, self.rb = min(tm, 4), min(tn, 4)
+        self.a_runs, self.b_runs = bm * bk // 4, bk * bn // 4
+        self.a_per = -(-self.a_runs // self.nt)
+        self.b_per = -(-self.b_runs // self.nt)
+        self.sa = bm + pad                   # a row (one k) of A's transposed tile
+
+    def a_run(self, s: int) -> tuple[str, str, str]:
+        """A's run ``s`` of this work-item: its row and k within the tile, and the
+        condition that it exists ("" when every work-item has it)."""
+        e = f"(tid * {self.a_per} + {s})" if self.a_per > 1 else "tid"
+        q = self.bk // 4
+        ok = "" if self.a_per * self.nt == self.a_runs else f"{e} < {self.a_runs}"
+        if (self.lx * self.a_per) % q == 0:     # as Lift writes it: ty's rows apart
+            x = f"(tx * {self.a_per} + {s})" if self.a_per > 1 else "tx"
+            return (f"({x} / {q} + {self.lx * self.a_per // q} * ty)",
+                    f"(({x} % {q}) * 4)", ok)
+        return f"({e} / {q})", f"(({e} % {q}) * 4)", ok
+
+    def b_run(self, s: int) -> tuple[str, str, str]:
+        e = f"(tid + {s * self.nt})" if s else "tid"
+        q = self.bn // 4
+        ok = "" if self.b_per * self.nt == self.b_runs else f"{e} < {self.b_runs}"
+        return f"({e} / {q})", f"(({e} % {q}) * 4)", ok
+
+
+def _guard(ok: str, body: str) -> str:
+    """``body`` in its own block, behind ``if (ok)`` where ``ok`` is not empty."""
+    return f"{'if (' + ok + ') ' if ok else ''}{{\n{body}\n}}"
+
+
+def _load(p: _Shape, kt: str, into: str) -> list[str]:
+    """The k-tile ``kt`` (an expression) into the registers ``{into}_a``/``{into}_b``."""
+    out = []
+    for s in range(p.a_per):
+        r, c, ok = p.a_run(s)
+        exact = (f"{into}_a[{s}] = ((__global const TA4*)A)[(row0 + {r}) * (D / 4) + "
+                 f"({kt}) * {p.bk // 4} + {c} / 4];")
+        ks = [f"min({c} + {u}, D - 1 - ({kt}) * {p.bk})" for u in range(4)]
+        out += ["#if EXACT", _guard(ok, exact), "#else",
+                _guard(ok, f"const int r = min(row0 + {r}, COUNT - 1) * D + ({kt}) * {p.bk};"
+                       "\n#if A_VEC\n#if KREM == BK\n"
+                       f"  const int k = {c};\n#else\n"
+                       f"  const int k = min({c}, D - 4 - ({kt}) * {p.bk});\n#endif\n"
+                       f"  {into}_a[{s}] = *(__global const TA4*)&A[r + k];\n#else\n"
+                       f"  {into}_a[{s}] = (TA4)(" + ", ".join(f"A[r + {k}]" for k in ks)
+                       + ");\n#endif\n"), "#endif"]
+    for s in range(p.b_per):
+        r, c, ok = p.b_run(s)
+        exact = (f"{into}_b[{s}] = ((__global const TB4*)B)[(({kt}) * {p.bk} + {r}) * "
+                 f"(M / 4) + col0 / 4 + {c} / 4];")
+        cs = [f"B[k + min(col0 + {c} + {u}, M - 1)]" for u in range(4)]
+        out += ["#if EXACT", _guard(ok, exact), "#else",
+                _guard(ok, "\n#if KREM == BK\n"
+                       f"  const int k = (({kt}) * {p.bk} + {r}) * M;\n#else\n"
+                       f"  const int k = (({kt}) * {p.bk} + min({r}, D - 1 - ({kt}) * "
+                       f"{p.bk})) * M;\n#endif\n#if B_VEC\n"
+                       f"  {into}_b[{s}] = *(__global const TB4*)&B[k + min(col0 + {c}, "
+                       "M - 4)];\n#else\n"
+                       f"  {into}_b[{s}] = (TB4)(" + ", ".join(cs) + ");\n#endif\n"),
+                "#endif"]
+    return out
+
+
+def _store(p: _Shape, buf: str, into: str) -> list[str]:
+    """The registers ``{into}_a``/``{into}_b`` into local buffer ``buf``: A transposed,
+    one scalar store per element; B one vector store per run."""
+    out = []
+    for s in range(p.a_per):
+        r, c, ok = p.a_run(s)
+        base = f"({buf}) * {p.bk * p.sa} + {c} * {p.sa} + {r}"
+        out.append(_guard(ok, " ".join(f"l_a[{base} + {u * p.sa}] = {into}_a[{s}].s{u};"
+                                       for u in range(4))))
+    for s in range(p.b_per):
+        r, c, ok = p.b_run(s)
+        out.append(_guard(ok, f"((__local TB4*)l_b)[({buf}) * {p.bk * p.bn // 4} + {r} * "
+                              f"{p.bn // 4} + {c} / 4] = {into}_b[{s}];"))
+    return out
+
+
+def _step(p: _Shape, buf: str, q: int, first: bool) -> list[str]:
+    """k-step ``q`` of the k-tile in local buffer ``buf``: A's and B's fragments as
+    vectors, then TM x TN ``acc = REDUCE(acc, ZIP(a, b))`` on their components
+    (``first``: the k that starts the reduction)."""
+    va, vb = _vtype("TA", p.ra), _vtype("TB", p.rb)
+    na, nb = p.tm // p.ra, p.tn // p.rb
+    out = [f"{va} fa{q}[{na}];"]
+    for h in range(na):
+        out.append(f"fa{q}[{h}] = ((__local {va}*)l_a)[({buf}) * {p.bk * p.sa // p.ra} + "
+                   f"{q * p.sa // p.ra + h * p.ly} + ty];")
+    out.append(f"{vb} fb{q}[{nb}];")
+    for h in range(nb):
+        out.append(f"fb{q}[{h}] = ((__local {vb}*)l_b)[({buf}) * {p.bk * p.bn // p.rb} + "
+                   f"{q * p.bn // p.rb + h * p.lx} + tx];")
+    for i in range(p.tm):
+        a = _comp(f"fa{q}[{i // p.ra}]", p.ra, i % p.ra)
+        for j in range(p.tn):
+            b = _comp(f"fb{q}[{j // p.rb}]", p.rb, j % p.rb)
+            v = f"(TO)ZIP({a}, {b})"
+            n = i * p.tn + j
+            out.append(f"acc[{n}] = " + (f"START({v});" if first
+                                         else f"REDUCE(acc[{n}], {v});"))
+    return out
+
+
+def _phase(p: _Shape, buf: str, first: bool) -> list[str]:
+    """The body of k-tile ``l``: the next one's loads, the k-steps of this one (those
+    at or past KREM only where this is not the last), the next one's stores."""
+    out = [f"TA4 ahead_a[{p.a_per}];", f"TB4 ahead_b[{p.b_per}];",
+           "if (l + 1 < PHASES) {", *_load(p, "l + 1", "ahead"), "}"]
+    for q in range(p.bk):
+        step = ["{", *_step(p, buf, q, first and q == 0), "}"]
+        if q == 0:
+            out += step
+        else:    # q < KREM: every k-tile has it; else only those before the last
+            out += [f"#if KREM > {q}", *step, "#else", "if (l + 1 < PHASES)", *step,
+                    "#endif"]
+    out += ["if (l + 1 < PHASES) {", *_store(p, "(l + 1) % 2", "ahead"), "}",
+            "barrier(CLK_LOCAL_MEM_FENCE);"]
+    return out
+
+
+def _c_stores(p: _Shape) -> list[str]:
+    out = []
+    for i in range(p.tm):
+        r = f"row0 + {(i // p.ra) * (p.bm * p.ra // p.tm) + i % p.ra} + {p.ra} * ty"
+        out += ["{", f"const int r = {r};"]
+        for h in range(p.tn // p.rb):
+            c = f"col0 + {h * (p.bn * p.rb // p.tn)} + {p.rb} * tx"
+            vec = ""
+            if p.rb == 4:
+                vals = ", ".join(f"acc[{i * p.tn + h * 4 + u}]" for u in range(4))
+                vec = (f"if (EXACT || (r < COUNT && {c} < M)) ((__global TO4*)C)[(r * M + "
+                       f"{c}) / 4] = (TO4)({vals});\n")
+            scal = "\n".join(f"if (EXACT || (r < COUNT && {c} + {u} < M)) "
+                             f"C[r * M + {c} + {u}] = acc[{i * p.tn + h * p.rb + u}];"
+                             for u in range(p.rb))
+            out.append(f"#if VEC_STORE\n{vec}#else\n{scal}\n#endif" if vec else scal)
+        out.append("}")
+    return out
+
+
+def _indent(lines: list[str]) -> str:
+    text, depth = [], 1
+    for block in lines:
+        for line in block.split("\n"):
+            s = line.strip()
+            if not s:
+                continue
+            if s.startswith("}"):
+                depth -= 1
+            text.append(s if s.startswith("#") else "  " * depth + s)
+            if s.endswith("{"):
+                depth += 1
+    return "\n".join(text) + "\n"
+
+
+@functools.cache
+def lift_source(bm: int, bn: int, bk: int, tm: int, tn: int, pad: int,
+                has_identity: bool) -> str:
+    """The kernel ``skel_allpairs_zr`` of code shape ``l`` for the tiles (launched on a
+    (BN/TN) x (BM/TM) work-group, group (column block, row block)); the sizes and
+    types come as macros (see :meth:`AllPairs.run_zip_reduce`)."""
+    p = _Shape(bm, bn, bk, tm, tn, pad)
+    body = [f"__local TA l_a[{2 * bk * p.sa}] __attribute__((aligned(32)));",
+            f"__local TB l_b[{2 * bk * bn}] __attribute__((aligned(32)));",
+            "const int tx = get_local_id(0), ty = get_local_id(1);",
+            f"const int tid = ty * {p.lx} + tx;",
+            f"const int row0 = get_group_id(1) * {bm}, col0 = get_group_id(0) * {bn};",
+            "A += a_off;", "C += c_off;", f"TO acc[{tm * tn}];",
+            "#if D == 0 || HAS_ID",
+            *(f"acc[{n}] = IDENTITY;" for n in range(tm * tn)), "#endif", "#if D > 0",
+            "{", f"TA4 ahead_a[{p.a_per}];", f"TB4 ahead_b[{p.b_per}];",
+            *_load(p, "0", "ahead"),
+            *_store(p, "0", "ahead"), "}", "barrier(CLK_LOCAL_MEM_FENCE);"]
+    if has_identity:
+        body += ["for (int l = 0; l < PHASES; l++) {", *_phase(p, "l % 2", False), "}"]
+    else:   # the first k-tile peeled: its first k starts the reduction
+        body += ["{", "const int l = 0;", *_phase(p, "0", True), "}",
+                 "for (int l = 1; l < PHASES; l++) {", *_phase(p, "l % 2", False), "}"]
+    body += ["#endif", *_c_stores(p)]
+    return (f"#define PHASES ((D + {bk} - 1) / {bk})\n"
+            f"#define KREM (D - (PHASES - 1) * {bk})\n"
+            "#if !defined(REQD) || REQD\n"
+            f"__attribute__((reqd_work_group_size({p.lx}, {p.ly}, 1)))\n#endif\n"
+            "__kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,\n"
+            "                               __global const TB* restrict B, "
+            "__global TO* restrict C,\n"
+            "                               const int c_off, const int count_arg)\n{\n"
+            + _indent(body) + "}\n")
