@@ -84,23 +84,30 @@ class _Shape:
         self.b_per = -(-self.b_runs // self.nt)
         self.sa = bm + pad                   # a row (one k) of A's transposed tile
 
-    def a_run(self, s: int) -> tuple[str, str, str]:
-        """A's run ``s`` of this work-item: its row and k within the tile, and the
-        condition that it exists ("" when every work-item has it)."""
-        e = f"(tid * {self.a_per} + {s})" if self.a_per > 1 else "tid"
-        q = self.bk // 4
-        ok = "" if self.a_per * self.nt == self.a_runs else f"{e} < {self.a_runs}"
-        if (self.lx * self.a_per) % q == 0:     # as Lift writes it: ty's rows apart
-            x = f"(tx * {self.a_per} + {s})" if self.a_per > 1 else "tx"
-            return (f"({x} / {q} + {self.lx * self.a_per // q} * ty)",
-                    f"(({x} % {q}) * 4)", ok)
-        return f"({e} / {q})", f"(({e} % {q}) * 4)", ok
+    def a_run(self, s: int) -> tuple[str, int, str, int, str]:
+        """A's run ``s`` of this work-item (run ``tid * A_PER + s``: a work-item's runs
+        adjacent, as Lift's): its row ``r + rc`` and k / 4 ``c + cc`` within the tile
+        (``rc``, ``cc`` constants, added last), and the condition that it exists (""
+        when every work-item has it)."""
+        per, q = self.a_per, self.bk // 4
+        e = f"(tid * {per} + {s})" if per > 1 else "tid"
+        ok = "" if per * self.nt == self.a_runs else f"{e} < {self.a_runs}"
+        if q % per:                 # the runs of a work-item span rows
+            return f"({e} / {q})", 0, f"({e} % {q})", 0, ok
+        x = f"(tx * {per})" if per > 1 else "tx"
+        if (self.lx * per) % q == 0:     # as Lift writes it: ty's rows apart
+            return f"({x} / {q} + {self.lx * per // q} * ty)", 0, f"({x} % {q})", s, ok
+        x = f"(tid * {per})" if per > 1 else "tid"
+        return f"({x} / {q})", 0, f"({x} % {q})", s, ok
 
-    def b_run(self, s: int) -> tuple[str, str, str]:
-        e = f"(tid + {s * self.nt})" if s else "tid"
+    def b_run(self, s: int) -> tuple[str, int, str, int, str]:
+        """B's run ``s`` (run ``tid + s NT``), as :meth:`a_run`."""
         q = self.bn // 4
+        e = f"(tid + {s * self.nt})" if s else "tid"
         ok = "" if self.b_per * self.nt == self.b_runs else f"{e} < {self.b_runs}"
-        return f"({e} / {q})", f"(({e} % {q}) * 4)", ok
+        if self.nt % q:
+            return f"({e} / {q})", 0, f"({e} % {q})", 0, ok
+        return f"(tid / {q})", s * self.nt // q, f"(tid % {q})", 0, ok
 
 
 def _guard(ok: str, body: str) -> str:
@@ -108,33 +115,44 @@ def _guard(ok: str, body: str) -> str:
     return f"{'if (' + ok + ') ' if ok else ''}{{\n{body}\n}}"
 
 
-def _load(p: _Shape, kt: str, into: str) -> list[str]:
-    """The k-tile ``kt`` (an expression) into the registers ``{into}_a``/``{into}_b``."""
+def _load(p: _Shape, kvar: str, koff: int, into: str) -> list[str]:
+    """The k-tile ``kvar + koff`` (``kvar`` a variable or "") into the registers
+    ``{into}_a``/``{into}_b``. Where the sizes divide the tiles, each index is a sum
+    with its constant last, as Lift writes them (the compiler folds the constant into
+    the address)."""
+    kt = f"{kvar} + {koff}" if kvar else str(koff)
+
+    def kterm(scale: str) -> str:
+        return f" + {kvar} * {scale}" if kvar else ""
     out = []
     for s in range(p.a_per):
-        r, c, ok = p.a_run(s)
-        exact = (f"{into}_a[{s}] = ((__global const TA4*)A)[(row0 + {r}) * (D / 4) + "
-                 f"({kt}) * {p.bk // 4} + {c} / 4];")
-        ks = [f"min({c} + {u}, D - 1 - ({kt}) * {p.bk})" for u in range(4)]
+        r, rc, c, cc, ok = p.a_run(s)
+        row, col = f"{r} + {rc}", f"{c} + {cc}"
+        exact = (f"{into}_a[{s}] = ((__global const TA4*)A)[{c} + {r} * (D / 4)"
+                 f"{kterm(str(p.bk // 4))} + bi * ({p.bm} * (D / 4)) + "
+                 f"({cc} + {rc} * (D / 4) + {koff * p.bk // 4})];")
+        ks = [f"min(4 * ({col}) + {u}, D - 1 - ({kt}) * {p.bk})" for u in range(4)]
         out += ["#if EXACT", _guard(ok, exact), "#else",
-                _guard(ok, f"const int r = min(row0 + {r}, COUNT - 1) * D + ({kt}) * {p.bk};"
+                _guard(ok, f"const int r = min(row0 + {row}, COUNT - 1) * D + ({kt}) * {p.bk};"
                        "\n#if A_VEC\n#if KREM == BK\n"
-                       f"  const int k = {c};\n#else\n"
-                       f"  const int k = min({c}, D - 4 - ({kt}) * {p.bk});\n#endif\n"
+                       f"  const int k = 4 * ({col});\n#else\n"
+                       f"  const int k = min(4 * ({col}), D - 4 - ({kt}) * {p.bk});\n#endif\n"
                        f"  {into}_a[{s}] = *(__global const TA4*)&A[r + k];\n#else\n"
                        f"  {into}_a[{s}] = (TA4)(" + ", ".join(f"A[r + {k}]" for k in ks)
                        + ");\n#endif\n"), "#endif"]
     for s in range(p.b_per):
-        r, c, ok = p.b_run(s)
-        exact = (f"{into}_b[{s}] = ((__global const TB4*)B)[(({kt}) * {p.bk} + {r}) * "
-                 f"(M / 4) + col0 / 4 + {c} / 4];")
-        cs = [f"B[k + min(col0 + {c} + {u}, M - 1)]" for u in range(4)]
+        r, rc, c, cc, ok = p.b_run(s)
+        row, col = f"{r} + {rc}", f"{c} + {cc}"
+        exact = (f"{into}_b[{s}] = ((__global const TB4*)B)[{c} + {r} * (M / 4)"
+                 f"{kterm(f'({p.bk} * (M / 4))')} + bj * {p.bn // 4} + "
+                 f"({cc} + {rc + koff * p.bk} * (M / 4))];")
+        cs = [f"B[k + min(col0 + 4 * ({col}) + {u}, M - 1)]" for u in range(4)]
         out += ["#if EXACT", _guard(ok, exact), "#else",
                 _guard(ok, "\n#if KREM == BK\n"
-                       f"  const int k = (({kt}) * {p.bk} + {r}) * M;\n#else\n"
-                       f"  const int k = (({kt}) * {p.bk} + min({r}, D - 1 - ({kt}) * "
+                       f"  const int k = (({kt}) * {p.bk} + {row}) * M;\n#else\n"
+                       f"  const int k = (({kt}) * {p.bk} + min({row}, D - 1 - ({kt}) * "
                        f"{p.bk})) * M;\n#endif\n#if B_VEC\n"
-                       f"  {into}_b[{s}] = *(__global const TB4*)&B[k + min(col0 + {c}, "
+                       f"  {into}_b[{s}] = *(__global const TB4*)&B[k + min(col0 + 4 * ({col}), "
                        "M - 4)];\n#else\n"
                        f"  {into}_b[{s}] = (TB4)(" + ", ".join(cs) + ");\n#endif\n"),
                 "#endif"]
@@ -146,14 +164,15 @@ def _store(p: _Shape, buf: str, into: str) -> list[str]:
     one scalar store per element; B one vector store per run."""
     out = []
     for s in range(p.a_per):
-        r, c, ok = p.a_run(s)
-        base = f"({buf}) * {p.bk * p.sa} + {c} * {p.sa} + {r}"
-        out.append(_guard(ok, " ".join(f"l_a[{base} + {u * p.sa}] = {into}_a[{s}].s{u};"
-                                       for u in range(4))))
+        r, rc, c, cc, ok = p.a_run(s)
+        base = f"{p.bk * p.sa} * ({buf}) + {c} * {4 * p.sa} + {r}"
+        out.append(_guard(ok, " ".join(
+            f"l_a[{base} + {cc * 4 * p.sa + rc + u * p.sa}] = {into}_a[{s}].s{u};"
+            for u in range(4))))
     for s in range(p.b_per):
-        r, c, ok = p.b_run(s)
-        out.append(_guard(ok, f"((__local TB4*)l_b)[({buf}) * {p.bk * p.bn // 4} + {r} * "
-                              f"{p.bn // 4} + {c} / 4] = {into}_b[{s}];"))
+        r, rc, c, cc, ok = p.b_run(s)
+        out.append(_guard(ok, f"((__local TB4*)l_b)[{p.bk * p.bn // 4} * ({buf}) + {r} * "
+                              f"{p.bn // 4} + {c} + {rc * p.bn // 4 + cc}] = {into}_b[{s}];"))
     return out
 
 
@@ -165,12 +184,12 @@ def _step(p: _Shape, buf: str, q: int, first: bool) -> list[str]:
     na, nb = p.tm // p.ra, p.tn // p.rb
     out = [f"{va} fa{q}[{na}];"]
     for h in range(na):
-        out.append(f"fa{q}[{h}] = ((__local {va}*)l_a)[({buf}) * {p.bk * p.sa // p.ra} + "
-                   f"{q * p.sa // p.ra + h * p.ly} + ty];")
+        out.append(f"fa{q}[{h}] = ((__local {va}*)l_a)[{p.bk * p.sa // p.ra} * ({buf}) + ty + "
+                   f"{q * p.sa // p.ra + h * p.ly}];")
     out.append(f"{vb} fb{q}[{nb}];")
     for h in range(nb):
-        out.append(f"fb{q}[{h}] = ((__local {vb}*)l_b)[({buf}) * {p.bk * p.bn // p.rb} + "
-                   f"{q * p.bn // p.rb + h * p.lx} + tx];")
+        out.append(f"fb{q}[{h}] = ((__local {vb}*)l_b)[{p.bk * p.bn // p.rb} * ({buf}) + tx + "
+                   f"{q * p.bn // p.rb + h * p.lx}];")
     for i in range(p.tm):
         a = _comp(f"fa{q}[{i // p.ra}]", p.ra, i % p.ra)
         for j in range(p.tn):
@@ -186,7 +205,7 @@ def _phase(p: _Shape, buf: str, first: bool) -> list[str]:
     """The body of k-tile ``l``: the next one's loads, the k-steps of this one (those
     at or past KREM only where this is not the last), the next one's stores."""
     out = [f"TA4 ahead_a[{p.a_per}];", f"TB4 ahead_b[{p.b_per}];",
-           "if (l + 1 < PHASES) {", *_load(p, "l + 1", "ahead"), "}"]
+           "if (l + 1 < PHASES) {", *_load(p, "l", 1, "ahead"), "}"]
     for q in range(p.bk):
         step = ["{", *_step(p, buf, q, first and q == 0), "}"]
         if q == 0:
@@ -200,17 +219,23 @@ def _phase(p: _Shape, buf: str, first: bool) -> list[str]:
 
 
 def _c_stores(p: _Shape) -> list[str]:
+    """C's TM x TN values of the work-item: rows ``RA ty + ro``, columns ``RB tx + co``
+    (vector stores where TN >= 4 and VEC_STORE: the index a sum with its constant
+    last, as Lift writes it)."""
     out = []
     for i in range(p.tm):
-        r = f"row0 + {(i // p.ra) * (p.bm * p.ra // p.tm) + i % p.ra} + {p.ra} * ty"
-        out += ["{", f"const int r = {r};"]
+        ro = (i // p.ra) * (p.bm * p.ra // p.tm) + i % p.ra
+        out += ["{", f"const int r = row0 + {p.ra} * ty + {ro};"]
         for h in range(p.tn // p.rb):
-            c = f"col0 + {h * (p.bn * p.rb // p.tn)} + {p.rb} * tx"
+            co = h * (p.bn * p.rb // p.tn)
+            c = f"col0 + {p.rb} * tx + {co}"
             vec = ""
             if p.rb == 4:
                 vals = ", ".join(f"acc[{i * p.tn + h * 4 + u}]" for u in range(4))
-                vec = (f"if (EXACT || (r < COUNT && {c} < M)) ((__global TO4*)C)[(r * M + "
-                       f"{c}) / 4] = (TO4)({vals});\n")
+                index = (f"{p.ra} * ty * (M / 4) + tx + bi * ({p.bm} * (M / 4)) + "
+                         f"bj * {p.bn // 4} + ({ro} * (M / 4) + {co // 4})")
+                vec = (f"if (EXACT || (r < COUNT && {c} < M)) ((__global TO4*)C)[{index}] = "
+                       f"(TO4)({vals});\n")
             scal = "\n".join(f"if (EXACT || (r < COUNT && {c} + {u} < M)) "
                              f"C[r * M + {c} + {u}] = acc[{i * p.tn + h * p.rb + u}];"
                              for u in range(p.rb))
@@ -245,12 +270,13 @@ def lift_source(bm: int, bn: int, bk: int, tm: int, tn: int, pad: int,
             f"__local TB l_b[{2 * bk * bn}] __attribute__((aligned(32)));",
             "const int tx = get_local_id(0), ty = get_local_id(1);",
             f"const int tid = ty * {p.lx} + tx;",
-            f"const int row0 = get_group_id(1) * {bm}, col0 = get_group_id(0) * {bn};",
+            "const int bi = get_group_id(1), bj = get_group_id(0);",
+            f"const int row0 = bi * {bm}, col0 = bj * {bn};",
             "A += a_off;", "C += c_off;", f"TO acc[{tm * tn}];",
             "#if D == 0 || HAS_ID",
             *(f"acc[{n}] = IDENTITY;" for n in range(tm * tn)), "#endif", "#if D > 0",
             "{", f"TA4 ahead_a[{p.a_per}];", f"TB4 ahead_b[{p.b_per}];",
-            *_load(p, "0", "ahead"),
+            *_load(p, "", 0, "ahead"),
             *_store(p, "0", "ahead"), "}", "barrier(CLK_LOCAL_MEM_FENCE);"]
     if has_identity:
         body += ["for (int l = 0; l < PHASES; l++) {", *_phase(p, "l % 2", False), "}"]
