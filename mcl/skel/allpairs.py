@@ -346,7 +346,8 @@ def zip_reduce_source(shape: str, has_identity: bool) -> str:
     """The kernel of ``shape`` (``r``: the next k-tile held in registers
     across the k-steps, A and B advanced once per k-tile; ``i``: the same with the
     k-tile's offset added to every load; ``d``: the next k-tile loaded and stored to
-    local memory before the k-steps)."""
+    local memory before the k-steps). Shape ``l`` (Lift's structure) is written out per
+    tiling by :func:`mcl.skel.allpairs_lift.lift_source`."""
     prologue = _load("0", True) + _store("0") + "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     if has_identity:
         phases = ("  for (int l = 0; l < PHASES; ++l) {\n    const int cur = l & 1;\n"
