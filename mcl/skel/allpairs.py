@@ -526,8 +526,8 @@ class AllPairs(Skeleton):
                                and a_vec == 1),
                   "VEC_STORE": int(min(t.tn, 4) == 4 and m % 4 == 0 and c_off % 4 == 0),
                   "TA": ta, "TB": tb, "TO": to, "TA4": f"{ta}4", "TB4": f"{tb}4",
-                  "TO4": f"{to}4", "TA2": f"{ta}2", "TB2": f"{tb}2", "ZIP": cname(self.zip), "REDUCE": red,
-                  "IDENTITY": identity, "START(v)": start}
+                  "TO4": f"{to}4", "TA2": f"{ta}2", "TB2": f"{tb}2", "ZIP": cname(self.zip),
+                  "REDUCE": red, "IDENTITY": identity, "START(v)": start}
         # the row count a compile-time constant too (a program per size anyway)
         macros.update(COUNT=count, HAS_ID=int(self.identity is not None))
         if t.shape == "l":
