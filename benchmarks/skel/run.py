@@ -462,11 +462,12 @@ def _nvidia_registers(devs, source, options=()) -> dict:
 #: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN[, work-group
 #: shape]@code shape: r (default) registers across the k-steps
 #: with pointers advanced per k-tile, i the same with 32-bit offsets per load, d each
-#: k-tile loaded and stored to local memory before the k-steps)
+#: k-tile loaded and stored to local memory before the k-steps, l the structure of
+#: Lift's best.cl on a (BN/TN) x (BM/TM) work-group, mcl/skel/allpairs_lift.py)
 SWEEP_TILES = ["128x128x16/8x8,32x8", "128x128x16/8x8,32x8@i",
                "128x128x16/8x8,32x8@d", "128x128x16/8x8", "128x128x16/8x8,16x16",
                "128x128x16/8x8,32x8@d+mad", "128x128x8/8x8,32x8", "128x128x8/8x8,32x8@d",
-               "128x64x16/8x4"]
+               "128x64x16/8x4", "128x128x8/8x8,16x16@l", "128x128x16/8x8,16x16@l"]
 
 
 def main() -> int:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcl.skel.allpairs_lift import lift_source
 from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, copy
 from mcl.skel.errors import skel_error
@@ -44,7 +45,9 @@ class Tiling:
     #: work-items along the first dimension of the work-group (the rest along the
     #: second); 0: one dimension. The NVIDIA compiler's registers depend on the shape
     lx: int = 0
-    #: the kernel's code shape: "r" (default), "i" or "d" (see :func:`zip_reduce_source`)
+    #: the kernel's code shape: "r" (default), "i" or "d" (see :func:`zip_reduce_source`),
+    #: or "l" (Lift's structure, :mod:`mcl.skel.allpairs_lift`: its work-group is always
+    #: (BN/TN) x (BM/TM), local id 0 along the columns)
     shape: str = ""
 
     @property
@@ -56,6 +59,8 @@ class Tiling:
 
     @property
     def local_shape(self) -> tuple[int, int]:
+        if self.shape == "l":
+            return (self.bn // self.tn, self.bm // self.tm)
         return (self.lx, self.threads // self.lx) if self.lx else (self.threads, 1)
 
     def __str__(self) -> str:
@@ -67,9 +72,10 @@ class Tiling:
 def parse_tiling(text: str) -> Tiling:
     """``"128x128x16/8x8"``: BM x BN x BK / TM x TN, optionally followed by the shape
     of the work-group (``"128x128x16/8x8,32x8"``; default one dimension) and the code
-    shape of the kernel (``"128x128x16/8x8,32x8@d"``: ``r``, ``i`` or ``d``)."""
+    shape of the kernel (``"128x128x16/8x8,32x8@d"``: ``r``, ``i``, ``d`` or ``l``; ``l``
+    takes only the work-group (BN/TN) x (BM/TM), e.g. ``"128x128x8/8x8,16x16@l"``)."""
     m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:,\s*(\d+)x(\d+)\s*)?"
-                     r"(?:@([rid]))?\s*", str(text))
+                     r"(?:@([ridl]))?\s*", str(text))
     if m is None:
         raise skel_error("bad-arguments", f"AllPairs tile '{text}' is not BMxBNxBK/TMxTN",
                          hint="e.g. 128x128x16/8x8 or 128x128x16/8x8,32x8@r "
@@ -81,6 +87,10 @@ def parse_tiling(text: str) -> Tiling:
     if m.group(6) and int(m.group(6)) * int(m.group(7)) != t.threads:
         raise skel_error("bad-arguments", f"AllPairs tile '{text}': the work-group shape "
                          f"must have {t.threads} work-items", hint="e.g. 128x128x16/8x8,32x8")
+    if t.shape == "l" and t.lx and t.lx != t.bn // t.tn:
+        raise skel_error("bad-arguments", f"AllPairs tile '{text}': code shape l runs on a "
+                         f"work-group of {t.bn // t.tn}x{t.bm // t.tm} (BN/TN x BM/TM)",
+                         hint="e.g. 128x128x8/8x8,16x16@l")
     if not ok:
         raise skel_error("bad-arguments", f"AllPairs tile '{text}': TM and TN must be 1, 2, "
                          "4 or 8, BM a multiple of 4 TM, BN of 4 TN, BK of 4",
@@ -338,7 +348,8 @@ def zip_reduce_source(shape: str, has_identity: bool) -> str:
     """The kernel of ``shape`` (``r``: the next k-tile held in registers
     across the k-steps, A and B advanced once per k-tile; ``i``: the same with the
     k-tile's offset added to every load; ``d``: the next k-tile loaded and stored to
-    local memory before the k-steps)."""
+    local memory before the k-steps). Shape ``l`` (Lift's structure) is written out per
+    tiling by :func:`mcl.skel.allpairs_lift.lift_source`."""
     prologue = _load("0", True) + _store("0") + "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     if has_identity:
         phases = ("  for (int l = 0; l < PHASES; ++l) {\n    const int cur = l & 1;\n"
@@ -490,6 +501,8 @@ class AllPairs(Skeleton):
         code = parse_tiling(self.tile).shape
         for text in (self.tile, *FALLBACK_TILES):
             t = dataclasses.replace(parse_tiling(text), shape=code)
+            if code == "l":     # the work-group shape follows from the tiles
+                t = dataclasses.replace(t, lx=0)
             if t.threads <= dev.max_work_group_size and \
                     t.local_bytes(ia, ib) <= dev.local_mem_size:
                 return t
@@ -515,21 +528,27 @@ class AllPairs(Skeleton):
                                and a_vec == 1),
                   "VEC_STORE": int(min(t.tn, 4) == 4 and m % 4 == 0 and c_off % 4 == 0),
                   "TA": ta, "TB": tb, "TO": to, "TA4": f"{ta}4", "TB4": f"{tb}4",
-                  "TO4": f"{to}4", "ZIP": cname(self.zip), "REDUCE": red,
-                  "IDENTITY": identity, "START(v)": start}
+                  "TO4": f"{to}4", "TA2": f"{ta}2", "TB2": f"{tb}2", "ZIP": cname(self.zip),
+                  "REDUCE": red, "IDENTITY": identity, "START(v)": start}
         # the row count a compile-time constant too (a program per size anyway)
         macros.update(COUNT=count, HAS_ID=int(self.identity is not None),
                       # NVIDIA's compiler ignores a register limit (-cl-nv-maxrregcount)
                       # for a kernel that requires its work-group size
                       REQD=int(not any(o.startswith("-cl-nv-maxrregcount")
                                        for o in self.options)))
-        source = zip_reduce_source(t.shape or "r", self.identity is not None)
+        if t.shape == "l":
+            source = lift_source(t.bm, t.bn, t.bk, t.tm, t.tn, PAD, self.identity is not None)
+        else:
+            source = zip_reduce_source(t.shape or "r", self.identity is not None)
         # after the user's functions, so that these names cannot change their text
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
         k = self.kernel(devs, g, "", defines + source, "skel_allpairs_zr", self.options)
-        groups = -(-count // t.bm) * -(-m // t.bn)
         lx, ly = t.local_shape
-        self.launch(devs, g, k, (groups * lx, ly), (lx, ly),
+        if t.shape == "l":      # group (column block, row block)
+            size = (-(-m // t.bn) * lx, -(-count // t.bm) * ly)
+        else:
+            size = (-(-count // t.bm) * -(-m // t.bn) * lx, ly)
+        self.launch(devs, g, k, size, (lx, ly),
                     [p.buffer, np.int32(a_off), bp.buffer, o.buffer, np.int32(c_off),
                      np.int32(count)],
                     f"running AllPairs '{self.zip.name}'/'{self.reduce.name}'")

@@ -1,6 +1,7 @@
 """The register-blocked zip-reduce AllPairs on 1, 2 and 3 devices against numpy:
-several tilings, sizes that divide the tiles and sizes that do not (1 x N, N x 1,
-fewer columns than a vector), reductions without a neutral element, other types."""
+several tilings and code shapes (r, i, d, and l: Lift's structure), sizes that divide
+the tiles and sizes that do not (1 x N, N x 1, fewer columns than a vector),
+reductions without a neutral element, other types."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def test_default_tiling(ndev, n, d, m):
 @pytest.mark.parametrize("tile", ["64x64x16/4x4", "128x64x8/8x4", "32x64x4/2x8",
                                   "16x16x4/1x1", "64x32x8/8x2", "64x64x16/4x4,32x8",
                                   "64x64x16/4x4,32x8@i", "64x64x16/4x4,16x16@d",
-                                  "32x64x4/2x8@r", "32x32x24/4x4@d", "32x32x24/4x4@i"])
+                                  "32x64x4/2x8@r", "32x32x24/4x4@d", "32x32x24/4x4@i",
+                                  "64x64x16/4x4@l", "32x64x4/2x8@l", "16x16x4/1x1@l",
+                                  "32x32x24/4x4,8x8@l", "64x32x8/8x2@l"])
 @pytest.mark.parametrize("identity", [None, 0.0], ids=["first-k", "identity"])
 def test_tilings(ndev, tile, identity):
     # no identity: the first k starts the reduction
@@ -42,6 +45,69 @@ def test_tilings(ndev, tile, identity):
         a, b = mats(n, d, m, seed=n)
         assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
                            atol=1e-5), (tile, n, d, m)
+
+
+LIFT_TILES = ["128x128x8/8x8,16x16@l", "128x128x16/8x8@l"]
+
+
+@pytest.mark.parametrize("tile", LIFT_TILES)
+@pytest.mark.parametrize("identity", [None, 0.0], ids=["first-k", "identity"])
+def test_lift_shape_float(ndev, tile, identity):
+    # shape l (Lift's best.cl): sizes that divide the tiles on every device (256 rows:
+    # 128 a device on 2), that do not (200 x 37 @ 37 x 130), a partial last k-tile
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, tile=tile, identity=identity)
+    assert parse_tiling(tile).local_shape == (16, 16)
+    for n, d, m in [(256, 64, 256), (200, 37, 130), (384, 40, 128), (3, 1, 4), (129, 16, 257)]:
+        a, b = mats(n, d, m, seed=d)
+        assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                           atol=1e-5), (tile, n, d, m)
+
+
+@pytest.mark.parametrize("tile", LIFT_TILES)
+@pytest.mark.parametrize("identity", [None, 0], ids=["first-k", "identity"])
+def test_lift_shape_int(ndev, tile, identity):
+    rng = np.random.default_rng(11)
+    mm = sk.AllPairs(zip="int mul(int x, int y) { return x * y; }",
+                     reduce="int add(int x, int y) { return x + y; }", tile=tile,
+                     identity=identity)
+    for n, d, m in [(256, 64, 256), (200, 37, 130)]:
+        a = rng.integers(-50, 50, (n, d)).astype(np.int32)
+        b = rng.integers(-50, 50, (d, m)).astype(np.int32)
+        assert np.array_equal(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b), (tile, n)
+
+
+def test_lift_shape_other_reductions(ndev):
+    # max-plus without an identity (a padded zero would show), min-plus with +inf,
+    # double, and A with no columns
+    a, b = mats(200, 37, 130, seed=4)
+    a, b = a - 2.0, b - 2.0
+    mx = sk.AllPairs(zip="float plus(float x, float y) { return x + y; }",
+                     reduce="float mx(float x, float y) { return fmax(x, y); }",
+                     tile="128x128x8/8x8@l")
+    assert np.array_equal(mx(sk.Matrix(a), sk.Matrix(b)).to_numpy(),
+                          (a[:, :, None] + b[None, :, :]).max(axis=1))
+    mn = sk.AllPairs(zip="float plus(float x, float y) { return x + y; }",
+                     reduce="float mn(float x, float y) { return fmin(x, y); }",
+                     identity=np.float32(np.inf), tile="64x64x8/4x4@l")
+    assert np.array_equal(mn(sk.Matrix(a), sk.Matrix(b)).to_numpy(),
+                          (a[:, :, None] + b[None, :, :]).min(axis=1))
+    a0, b0 = mats(3, 0, 4)
+    assert np.all(mn(sk.Matrix(a0), sk.Matrix(b0)).to_numpy() == np.inf)
+    ad, bd = mats(140, 24, 136, dtype=np.float64)
+    md = sk.AllPairs(zip="double mul(double x, double y) { return x * y; }",
+                     reduce="double add(double x, double y) { return x + y; }",
+                     identity=0.0, tile="64x64x8/4x4@l")
+    assert np.allclose(md(sk.Matrix(ad), sk.Matrix(bd)).to_numpy(), ad @ bd, rtol=1e-12)
+
+
+def test_lift_shape_from_environment(on_devices, monkeypatch):
+    on_devices(2)
+    monkeypatch.setenv("MCL_SKEL_ALLPAIRS_TILE", "64x64x8/4x4,16x16@l")
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, identity=0.0)
+    assert parse_tiling(mm.tile).shape == "l"
+    a, b = mats(200, 37, 130)
+    assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                       atol=1e-5)
 
 
 def test_tile_from_environment(ndev, monkeypatch):
@@ -104,8 +170,10 @@ def test_empty_and_no_columns(ndev):
 def test_bad_tile():
     assert str(parse_tiling("128x128x16/8x8,32x8")) == "128x128x16/8x8,32x8"
     assert parse_tiling("128x128x16/8x8,32x8").local_shape == (32, 8)
+    assert str(parse_tiling("128x128x8/8x8,16x16@l")) == "128x128x8/8x8,16x16@l"
+    assert parse_tiling("128x64x8/8x4@l").local_shape == (16, 16)
     for bad in ("128x128", "128x128x16/3x8", "100x128x16/8x8", "128x128x6/8x8",
-                "128x128x16/8x8,32x4", "128x128x16/8x8,32x8@o"):
+                "128x128x16/8x8,32x4", "128x128x16/8x8,32x8@o", "128x128x8/8x8,32x8@l"):
         with pytest.raises(McplError):
             parse_tiling(bad)
     with pytest.raises(McplError):
