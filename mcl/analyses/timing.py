@@ -24,10 +24,14 @@ the largest, and its name says what limits the kernel:
   share the schedulers' issue slots (one warp instruction per lock-step group of
   lanes and cycle);
 * ``barrier waits``: a sequential loop whose iterations load device memory into an
-  on-chip tile and wait at a barrier exposes the memory latency once per iteration
-  and round of resident blocks (they run in step); the execution units idle
+  on-chip tile and wait at a barrier (or a tile filled once before a barrier: one
+  phase) exposes the memory latency once per phase and round of resident blocks
+  (they run in step), and the tiles' reads cross the memory interface while the
+  warps wait: at least the arrays they read, once, at the memory's bandwidth (no
+  calibration: the description's latency and bandwidth). The execution units idle
   meanwhile, so the wait adds to ``arithmetic``, ``issue``, ``memory instructions``
-  and ``shared memory``;
+  and ``shared memory`` (on the H100, convolution hopper_v2's shared tile against
+  hopper_v3's loads through the L1: 0.107 against 0.089 ms measured);
 * ``latency``: the device-memory traffic that the resident warps can keep in flight
   (Little's law: warps x bytes each has outstanding / the memory's latency), with
   the residency of the occupancy analysis: few resident warps cannot cover latency;
@@ -111,17 +115,21 @@ def _issue_rate(hw, width: int) -> float | None:
     return lanes * clock / width
 
 
-def _barrier_phases(view: KernelView, space: str, lane) -> float:
-    """Iterations, per block, of the sequential loops inside the lock-step loop whose
-    body loads ``space`` and waits at a barrier: in each, the block's warps wait at the
-    barrier until the loads that fill its on-chip tile have come back from memory."""
+def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]:
+    """Iterations, per block, of the phases in which the block's warps wait at a
+    barrier for the loads of ``space`` that fill its on-chip tile, and the arrays those
+    loads read. A phase is an iteration of a sequential loop inside the lock-step loop
+    whose body loads ``space`` and waits at a barrier; a load before a barrier that no
+    such loop encloses (a tile filled once, then computed on) is one phase."""
     from mcl.mcpl import ast
-    most = 0.0
+    order = {id(n): i for i, n in enumerate(ast.walk(lane.node))}
+    barriers = [order[id(x)] for x in ast.walk(lane.node) if isinstance(x, ast.Barrier)]
+    most, arrays = 0.0, set()
     for nacc in view.num.accesses:
         if nacc.write or nacc.space != space or lane not in nacc.loops:
             continue
         inner = nacc.loops[nacc.loops.index(lane) + 1:]
-        phases = 1.0
+        phases, mine = 1.0, 0.0
         for lp in inner:
             if lp.kind == "foreach":
                 continue
@@ -130,8 +138,33 @@ def _barrier_phases(view: KernelView, space: str, lane) -> float:
                 break
             phases *= trips
             if any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
-                most = max(most, phases)
-    return most
+                mine = max(mine, phases)
+        at = order.get(id(nacc.node))
+        if not mine and at is not None and any(b > at for b in barriers):
+            mine = 1.0
+        if mine:
+            arrays.add(nacc.name)
+            most = max(most, mine)
+    return most, _viewed_arrays(view, arrays)
+
+
+def _viewed_arrays(view: KernelView, names: set[str]) -> set[str]:
+    """``names`` with each view (``a as float[..] a2``) replaced by the array it views."""
+    from mcl.mcpl import ast
+    base: dict[str, str] = {}
+    for n in ast.walk(view.num.function):
+        if isinstance(n, ast.AsStatement) and isinstance(n.target, ast.Name):
+            base.update({v.name: n.target.id for v in n.views})
+        elif isinstance(n, ast.Declaration):
+            base.update({v.name: n.name for v in n.views})
+    out = set()
+    for name in names:
+        seen = set()
+        while name in base and name not in seen:
+            seen.add(name)
+            name = base[name]
+        out.add(name)
+    return out
 
 
 def _estimated_loads(view: KernelView) -> dict[int, object]:
@@ -498,13 +531,18 @@ def predicted_time(view: KernelView, occupancy=None,
                 parts[key] *= holders / blocks
     latency = hw.memory_latency(space) if space else None
     if found and latency and clock and blocks and holders and occupancy.resident:
-        phases = _barrier_phases(view, space, found[0])
+        phases, tiled = _barrier_phases(view, space, found[0])
         if phases:
             # the resident blocks start together and run at the same pace, so they wait
             # at their barriers at the same time: each phase exposes the memory latency
-            # once per round of resident blocks, and the execution units idle meanwhile
+            # once per round of resident blocks, and the tiles' reads cross the memory
+            # interface (at least the arrays they read once, at its bandwidth) while the
+            # execution units idle
             rounds = -(-blocks // (occupancy.resident * holders))
             waits = rounds * phases * float(latency) / clock
+            fill = _num(compulsory_bytes(k, space, tiled)) if bw else None
+            if fill:
+                waits += fill / bw
             parts["barrier waits"] = waits
             for key in ("arithmetic", "issue", "memory instructions", "shared memory"):
                 if key in parts:
