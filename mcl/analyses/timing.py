@@ -34,7 +34,17 @@ the largest, and its name says what limits the kernel:
   hopper_v3's loads through the L1: 0.107 against 0.089 ms measured);
 * ``latency``: the device-memory traffic that the resident warps can keep in flight
   (Little's law: warps x bytes each has outstanding / the memory's latency), with
-  the residency of the occupancy analysis: few resident warps cannot cover latency;
+  the residency of the occupancy analysis: few resident warps cannot cover latency.
+  Where the grid takes more than one round of resident blocks, a block holds its
+  warp slots until its last warp has its data: the memory serves a holder's
+  requests about in the order its blocks issued them, so the warps of a block get
+  the data of their last pass over their loads (of P, the iterations of the loops
+  around them that stay loops) over 1/(R P) of the block's life with R resident
+  blocks, and the slots of its finished warps idle meanwhile, half of them on
+  average: the warps in flight are fewer by 1/(2 R P) (no calibration; ncu on the
+  H100, vector_add: achieved occupancy 68% with R = 2 blocks of 1024 threads
+  making one pass, 76% with R = 8 of 256, 82% where a grid-stride loop keeps
+  every block resident);
 * ``atomics``: the serialised updates of the most contended atomic element.
 
 A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
@@ -146,6 +156,30 @@ def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]
             arrays.add(nacc.name)
             most = max(most, mine)
     return most, _viewed_arrays(view, arrays)
+
+
+def _passes(view: KernelView, space: str, lane) -> float | None:
+    """How many times a warp goes round its loads of ``space``: the iterations of the
+    sequential loops inside the lock-step loop around them (the most of any load),
+    but for loops the OpenCL generator unrolls completely (counted, a range that no
+    other loop's index moves, at most vectorize.MAX_UNROLL iterations: their loads
+    are issued together). None where a trip count has no value or there is no load."""
+    from mcl.opencl.vectorize import MAX_UNROLL
+    most = None
+    for nacc in view.num.accesses:
+        if nacc.write or nacc.space != space or lane not in nacc.loops:
+            continue
+        passes = 1.0
+        for lp in nacc.loops[nacc.loops.index(lane) + 1:]:
+            if lp.kind == "foreach":
+                continue
+            trips = _num(lp.trips) if lp.trips is not None else None
+            if trips is None:
+                return None
+            if lp.kind != "for" or lp.depends or trips > MAX_UNROLL:
+                passes *= max(trips, 1.0)
+        most = max(most or 0.0, passes)
+    return most
 
 
 def _viewed_arrays(view: KernelView, names: set[str]) -> set[str]:
@@ -505,6 +539,9 @@ def predicted_time(view: KernelView, occupancy=None,
                 run = run_offsets(view, nacc, lane, width)
                 inflight += _REQUEST * (RUN if run is not None else 1)
             inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
+            passes = _passes(view, space, lane)
+            if blocks and blocks > occupancy.resident * holders and passes:
+                warps *= 1 - 1 / (2 * occupancy.resident * passes)
             rate = warps * inflight / (float(latency) / clock)
             parts["latency"] = cb / rate
             if "memory" in parts:
