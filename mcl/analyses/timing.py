@@ -129,11 +129,14 @@ def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]
     """Iterations, per block, of the phases in which the block's warps wait at a
     barrier for the loads of ``space`` that fill its on-chip tile, and the arrays those
     loads read. A phase is an iteration of a sequential loop inside the lock-step loop
-    whose body loads ``space`` and waits at a barrier; a load before a barrier that no
-    such loop encloses (a tile filled once, then computed on) is one phase."""
+    whose body loads ``space`` and waits at a barrier; a load stored into the tile
+    before a barrier that no such loop encloses (a tile filled once, then computed
+    on) is one phase. A load that only feeds registers before a barrier (a
+    reduction's accumulation) is none: its warps compute while it is in flight."""
     from mcl.mcpl import ast
     order = {id(n): i for i, n in enumerate(ast.walk(lane.node))}
     barriers = [order[id(x)] for x in ast.walk(lane.node) if isinstance(x, ast.Barrier)]
+    fills = _tile_fills(view, lane)
     most, arrays = 0.0, set()
     for nacc in view.num.accesses:
         if nacc.write or nacc.space != space or lane not in nacc.loops:
@@ -150,12 +153,26 @@ def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]
             if any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
                 mine = max(mine, phases)
         at = order.get(id(nacc.node))
-        if not mine and at is not None and any(b > at for b in barriers):
+        if not mine and id(nacc.node) in fills and any(b > at for b in barriers):
             mine = 1.0
         if mine:
             arrays.add(nacc.name)
             most = max(most, mine)
     return most, _viewed_arrays(view, arrays)
+
+
+def _tile_fills(view: KernelView, lane) -> set[int]:
+    """The loads (by node) whose value a statement in the lock-step loop stores into
+    banked on-chip memory: the loads that fill a tile."""
+    from mcl.mcpl import ast
+    hw = view.hardware
+    banked = {id(a.node) for a in view.num.accesses if a.write and a.space and any(
+        m.nr_banks for m in hw.memories_holding(a.space))}
+    out: set[int] = set()
+    for st in ast.walk(lane.node):
+        if isinstance(st, ast.Assign) and id(st.target) in banked:
+            out.update(id(n) for n in ast.walk(st.value))
+    return out
 
 
 def _passes(view: KernelView, space: str, lane) -> float | None:
