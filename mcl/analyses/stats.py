@@ -337,11 +337,15 @@ def roofline_of_kernel(k: Kernel) -> Roofline | None:
                     "compute" if best * bw >= peak else "bandwidth", space)
 
 
-def compulsory_bytes(k: Kernel, space: str) -> sympy.Expr | None:
+def compulsory_bytes(k: Kernel, space: str,
+                     names: set[str] | None = None) -> sympy.Expr | None:
     """Bytes of the parameters' arrays in ``space``: what crosses the memory interface
-    at least once (None where an array's size has no value)."""
+    at least once (None where an array's size has no value); ``names``: of those
+    arrays only."""
     total = sympy.Integer(0)
     for p in k.function.params:
+        if names is not None and p.name not in names:
+            continue
         if p.type.is_array and (k.checked.space_of(p) or p.space) == space:
             size = _param_size(k, _product(p.type.sizes))
             if size is None:

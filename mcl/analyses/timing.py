@@ -24,13 +24,27 @@ the largest, and its name says what limits the kernel:
   share the schedulers' issue slots (one warp instruction per lock-step group of
   lanes and cycle);
 * ``barrier waits``: a sequential loop whose iterations load device memory into an
-  on-chip tile and wait at a barrier exposes the memory latency once per iteration
-  and round of resident blocks (they run in step); the execution units idle
+  on-chip tile and wait at a barrier (or a tile filled once before a barrier: one
+  phase) exposes the memory latency once per phase and round of resident blocks
+  (they run in step), and the tiles' reads cross the memory interface while the
+  warps wait: at least the arrays they read, once, at the memory's bandwidth (no
+  calibration: the description's latency and bandwidth). The execution units idle
   meanwhile, so the wait adds to ``arithmetic``, ``issue``, ``memory instructions``
-  and ``shared memory``;
+  and ``shared memory`` (on the H100, convolution hopper_v2's shared tile against
+  hopper_v3's loads through the L1: 0.107 against 0.089 ms measured);
 * ``latency``: the device-memory traffic that the resident warps can keep in flight
   (Little's law: warps x bytes each has outstanding / the memory's latency), with
-  the residency of the occupancy analysis: few resident warps cannot cover latency;
+  the residency of the occupancy analysis: few resident warps cannot cover latency.
+  Where the grid takes more than one round of resident blocks, a block holds its
+  warp slots until its last warp has its data: the memory serves a holder's
+  requests about in the order its blocks issued them, so the warps of a block get
+  the data of their last pass over their loads (of P, the iterations of the
+  sequential loops around them) over 1/(R P) of the block's life with R resident
+  blocks, and the slots of its finished warps idle meanwhile, half of them on
+  average: the warps in flight are fewer by 1/(2 R P) (no calibration; ncu on the
+  H100, vector_add: achieved occupancy 68% with R = 2 blocks of 1024 threads
+  making one pass, 76% with R = 8 of 256, 82% where a grid-stride loop keeps
+  every block resident);
 * ``atomics``: the serialised updates of the most contended atomic element.
 
 A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
@@ -111,17 +125,24 @@ def _issue_rate(hw, width: int) -> float | None:
     return lanes * clock / width
 
 
-def _barrier_phases(view: KernelView, space: str, lane) -> float:
-    """Iterations, per block, of the sequential loops inside the lock-step loop whose
-    body loads ``space`` and waits at a barrier: in each, the block's warps wait at the
-    barrier until the loads that fill its on-chip tile have come back from memory."""
+def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]:
+    """Iterations, per block, of the phases in which the block's warps wait at a
+    barrier for the loads of ``space`` that fill its on-chip tile, and the arrays those
+    loads read. A phase is an iteration of a sequential loop inside the lock-step loop
+    whose body loads ``space`` and waits at a barrier; a load stored into the tile
+    before a barrier that no such loop encloses (a tile filled once, then computed
+    on) is one phase. A load that only feeds registers before a barrier (a
+    reduction's accumulation) is none: its warps compute while it is in flight."""
     from mcl.mcpl import ast
-    most = 0.0
+    order = {id(n): i for i, n in enumerate(ast.walk(lane.node))}
+    barriers = [order[id(x)] for x in ast.walk(lane.node) if isinstance(x, ast.Barrier)]
+    fills = _tile_fills(view, lane)
+    most, arrays = 0.0, set()
     for nacc in view.num.accesses:
         if nacc.write or nacc.space != space or lane not in nacc.loops:
             continue
         inner = nacc.loops[nacc.loops.index(lane) + 1:]
-        phases = 1.0
+        phases, mine = 1.0, 0.0
         for lp in inner:
             if lp.kind == "foreach":
                 continue
@@ -130,8 +151,71 @@ def _barrier_phases(view: KernelView, space: str, lane) -> float:
                 break
             phases *= trips
             if any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
-                most = max(most, phases)
+                mine = max(mine, phases)
+        at = order.get(id(nacc.node))
+        if not mine and id(nacc.node) in fills and any(b > at for b in barriers):
+            mine = 1.0
+        if mine:
+            arrays.add(nacc.name)
+            most = max(most, mine)
+    return most, _viewed_arrays(view, arrays)
+
+
+def _tile_fills(view: KernelView, lane) -> set[int]:
+    """The loads (by node) whose value a statement in the lock-step loop stores into
+    banked on-chip memory: the loads that fill a tile."""
+    from mcl.mcpl import ast
+    hw = view.hardware
+    banked = {id(a.node) for a in view.num.accesses if a.write and a.space and any(
+        m.nr_banks for m in hw.memories_holding(a.space))}
+    out: set[int] = set()
+    for st in ast.walk(lane.node):
+        if isinstance(st, ast.Assign) and id(st.target) in banked:
+            out.update(id(n) for n in ast.walk(st.value))
+    return out
+
+
+def _passes(view: KernelView, space: str, lane) -> float | None:
+    """How many times a warp goes round its loads of ``space``: the iterations of the
+    sequential loops inside the lock-step loop around them (the most of any load).
+    A loop the generator unrolls counts too: its iterations' loads still come one
+    after the other, as far as the registers let the compiler hoist them (ncu on the
+    H100: gesummv hopper_v2, 4 unrolled passes of 8 runs per lane, keeps 24.3% of its
+    25% occupancy over two rounds of blocks). None where a trip count has no value
+    or there is no load."""
+    most = None
+    for nacc in view.num.accesses:
+        if nacc.write or nacc.space != space or lane not in nacc.loops:
+            continue
+        passes = 1.0
+        for lp in nacc.loops[nacc.loops.index(lane) + 1:]:
+            if lp.kind == "foreach":
+                continue
+            trips = _num(lp.trips) if lp.trips is not None else None
+            if trips is None:
+                return None
+            passes *= max(trips, 1.0)
+        most = max(most or 0.0, passes)
     return most
+
+
+def _viewed_arrays(view: KernelView, names: set[str]) -> set[str]:
+    """``names`` with each view (``a as float[..] a2``) replaced by the array it views."""
+    from mcl.mcpl import ast
+    base: dict[str, str] = {}
+    for n in ast.walk(view.num.function):
+        if isinstance(n, ast.AsStatement) and isinstance(n.target, ast.Name):
+            base.update({v.name: n.target.id for v in n.views})
+        elif isinstance(n, ast.Declaration):
+            base.update({v.name: n.name for v in n.views})
+    out = set()
+    for name in names:
+        seen = set()
+        while name in base and name not in seen:
+            seen.add(name)
+            name = base[name]
+        out.add(name)
+    return out
 
 
 def _estimated_loads(view: KernelView) -> dict[int, object]:
@@ -472,6 +556,9 @@ def predicted_time(view: KernelView, occupancy=None,
                 run = run_offsets(view, nacc, lane, width)
                 inflight += _REQUEST * (RUN if run is not None else 1)
             inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
+            passes = _passes(view, space, lane)
+            if blocks and blocks > occupancy.resident * holders and passes:
+                warps *= 1 - 1 / (2 * occupancy.resident * passes)
             rate = warps * inflight / (float(latency) / clock)
             parts["latency"] = cb / rate
             if "memory" in parts:
@@ -498,13 +585,18 @@ def predicted_time(view: KernelView, occupancy=None,
                 parts[key] *= holders / blocks
     latency = hw.memory_latency(space) if space else None
     if found and latency and clock and blocks and holders and occupancy.resident:
-        phases = _barrier_phases(view, space, found[0])
+        phases, tiled = _barrier_phases(view, space, found[0])
         if phases:
             # the resident blocks start together and run at the same pace, so they wait
             # at their barriers at the same time: each phase exposes the memory latency
-            # once per round of resident blocks, and the execution units idle meanwhile
+            # once per round of resident blocks, and the tiles' reads cross the memory
+            # interface (at least the arrays they read once, at its bandwidth) while the
+            # execution units idle
             rounds = -(-blocks // (occupancy.resident * holders))
             waits = rounds * phases * float(latency) / clock
+            fill = _num(compulsory_bytes(k, space, tiled)) if bw else None
+            if fill:
+                waits += fill / bw
             parts["barrier waits"] = waits
             for key in ("arithmetic", "issue", "memory instructions", "shared memory"):
                 if key in parts:

@@ -1,0 +1,46 @@
+"""The predicted time of kernels whose warps wait: at a barrier for the shared tile
+they filled (its input crosses the memory interface while the units idle), and for
+their block's last warp before a new block takes the slots (fewer warps in flight)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcl.analyses import feedback
+from mcl.analyses.level import feedback_at_level
+from mcl.mcpl import check
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _parts(kernel: str, version: str, **values) -> dict:
+    """The parts of the predicted time of the version translated to hopper."""
+    checked = check(EXAMPLES / kernel / f"{version}.mcpl")
+    found = feedback(checked, only={"time"}, values=values) if version.startswith("hopper") \
+        else feedback_at_level(checked, "hopper", values=values, only={"time"}).diagnostics
+    [d] = [d for d in found if d.code == "feedback-time"]
+    return d.data["parts"]
+
+
+def test_a_tile_filled_once_waits_for_its_input():
+    # hopper_v2 fills a shared tile, then computes: one phase per round of blocks,
+    # and the input (4104 x 4104 floats) crosses the memory interface meanwhile;
+    # hopper_v3 reads its input through the L1 cache: no barrier, no wait
+    sizes = {"h": 4096, "w": 4096, "fh": 9, "fw": 9}
+    v2 = _parts("convolution", "hopper_v2", **sizes)
+    v3 = _parts("convolution", "hopper_v3", **sizes)
+    assert v2["barrier waits"] > 4104 * 4104 * 4 / 3350e9
+    assert "barrier waits" not in v3
+    assert v2["issue"] > v3["memory"] > v3["issue"]
+
+
+def test_blocks_replaced_during_the_run_keep_fewer_warps_in_flight():
+    # one element per thread: blocks of 1024 (2 per SM) lose a quarter of their warps
+    # while they drain, blocks of 256 (8 per SM) a sixteenth; a grid-stride loop
+    # keeps every block resident (none replaced)
+    lat = {v: _parts("vector_add", v, n=2 ** 24)["latency"]
+           for v in ("perfect", "gpu_v1", "hopper_v1")}
+    assert lat["perfect"] == pytest.approx(lat["hopper_v1"] / (1 - 1 / 4), rel=0.01)
+    assert lat["gpu_v1"] == pytest.approx(lat["hopper_v1"] / (1 - 1 / 16), rel=0.01)
