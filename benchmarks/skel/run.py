@@ -316,9 +316,9 @@ class Bench:
             else:
                 want, t_ref = a @ b, None
             for tile in tiles:
-                shape, opts = _tile_options(tile)
-                mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0,
-                                 tile=shape, options=opts)
+                shape, opts, identity = _tile_options(tile)
+                mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD,
+                                 identity=0.0 if identity else None, tile=shape, options=opts)
                 used = str(mm.tiling(devs, 0, 4, 4))
                 row = {"size": n, "tile": tile, "tile_used": used}
                 try:
@@ -399,20 +399,23 @@ class Bench:
         return out
 
 
-def _tile_options(tile: str) -> tuple[str, tuple | None]:
-    """A sweep entry ``TILE[+mad][+rN]``: the tiling and the build options (+mad:
-    -cl-mad-enable; +rN: at most N registers, -cl-nv-maxrregcount=N)."""
+def _tile_options(tile: str) -> tuple[str, tuple | None, bool]:
+    """A sweep entry ``TILE[+mad][+rN][+noid]``: the tiling, the build options (+mad:
+    -cl-mad-enable; +rN: at most N registers, -cl-nv-maxrregcount=N) and whether the
+    AllPairs has an identity (+noid: none, the reduction starts from the first k)."""
     shape, *flags = tile.split("+")
-    opts = []
+    opts, identity = [], True
     for f in flags:
-        if f == "mad":
+        if f == "noid":
+            identity = False
+        elif f == "mad":
             opts.append("-cl-mad-enable")
         elif f[:1] == "r" and f[1:].isdigit():
             opts.append(f"-cl-nv-maxrregcount={f[1:]}")
         else:
             raise SystemExit(f"run.py: unknown tile option '+{f}' in '{tile}' "
-                             "(+mad or +rN)")
-    return shape, tuple(opts) or None
+                             "(+mad, +rN or +noid)")
+    return shape, tuple(opts) or None, identity
 
 
 class _capture_source:
@@ -474,7 +477,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--allpairs-sweep", nargs="*", metavar="TILE", default=None,
                     help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN, "
-                         "+mad: built with -cl-mad-enable, +rN: at most N registers; "
+                         "+mad: built with -cl-mad-enable, +rN: at most N registers, +noid: "
+                         "no identity; "
                          "default: a handful), each "
                          "verified first")
     ap.add_argument("--sweep-sizes", nargs="*", type=int, default=None,

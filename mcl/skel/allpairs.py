@@ -45,9 +45,9 @@ class Tiling:
     #: work-items along the first dimension of the work-group (the rest along the
     #: second); 0: one dimension. The NVIDIA compiler's registers depend on the shape
     lx: int = 0
-    #: the kernel's code shape: "r" (default), "i" or "d" (see :func:`zip_reduce_source`),
-    #: or "l" (Lift's structure, :mod:`mcl.skel.allpairs_lift`: its work-group is always
-    #: (BN/TN) x (BM/TM), local id 0 along the columns)
+    #: the kernel's code shape: "r", "i" or "d" (see :func:`zip_reduce_source`),
+    #: or "l" (the default's; Lift's structure, :mod:`mcl.skel.allpairs_lift`: its
+    #: work-group is always (BN/TN) x (BM/TM), local id 0 along the columns)
     shape: str = ""
 
     @property
@@ -98,12 +98,13 @@ def parse_tiling(text: str) -> Tiling:
     return t
 
 
-#: the tiling and work-group shape of MCL's fastest H100 matmul
-#: (examples/matmul/hopper_v10.mcpl: 0.9 of cuBLAS, 126 registers with the sizes as
-#: compile-time constants), then smaller ones for devices with less local memory or
-#: smaller groups. The code shape is the default "r", the fastest on the H100 (0.905 of
-#: cuBLAS at 4096, against 0.90 for "i" and 0.85 for "d"; benchmarks/results/skel/)
-DEFAULT_TILE = "128x128x16/8x8,32x8"
+#: the default: the tiling and code shape of Lift's fastest mm (benchmarks/results/
+#: lift_mm/best.cl, 0.936 of cuBLAS there): on an H100 at 4096 (identity 0) 0.905 of
+#: cuBLAS with 127 registers, against 0.878 with 157 for 128x128x16/8x8,32x8 in shape
+#: "r" (which had measured 0.903-0.905 on another day); at 4000, 0.892 against 0.757
+#: (benchmarks/results/skel/). Then smaller tilings (in the same code shape) for
+#: devices with less local memory or smaller groups.
+DEFAULT_TILE = "128x128x8/8x8@l"
 FALLBACK_TILES = ("128x128x8/8x8,32x8", "64x64x16/4x4", "64x64x8/4x4", "32x32x8/2x2",
                   "16x16x4/1x1")
 #: padding of A's transposed tile rows (its stores do not all hit one bank)
