@@ -400,8 +400,9 @@ class Bench:
 
 
 def _tile_options(tile: str) -> tuple[str, tuple | None, bool]:
-    """A sweep entry ``TILE[+mad][+rN][+noid]``: the tiling, the build options (+mad:
-    -cl-mad-enable; +rN: at most N registers, -cl-nv-maxrregcount=N) and whether the
+    """A sweep entry ``TILE[+mad][+rN][+gN][+noid]``: the tiling, the build options
+    (+mad: -cl-mad-enable; +rN: at most N registers, -cl-nv-maxrregcount=N; +gN: shape
+    l's blocks numbered N block rows together, -DMCL_ALLPAIRS_GROUP=N) and whether the
     AllPairs has an identity (+noid: none, the reduction starts from the first k)."""
     shape, *flags = tile.split("+")
     opts, identity = [], True
@@ -410,11 +411,13 @@ def _tile_options(tile: str) -> tuple[str, tuple | None, bool]:
             identity = False
         elif f == "mad":
             opts.append("-cl-mad-enable")
+        elif f[:1] == "g" and f[1:].isdigit():
+            opts.append(f"-DMCL_ALLPAIRS_GROUP={f[1:]}")
         elif f[:1] == "r" and f[1:].isdigit():
             opts.append(f"-cl-nv-maxrregcount={f[1:]}")
         else:
             raise SystemExit(f"run.py: unknown tile option '+{f}' in '{tile}' "
-                             "(+mad, +rN or +noid)")
+                             "(+mad, +rN, +gN or +noid)")
     return shape, tuple(opts) or None, identity
 
 

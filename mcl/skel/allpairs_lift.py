@@ -42,8 +42,9 @@ What best.cl does, and how it compares with shape ``r`` (:mod:`mcl.skel.allpairs
   unrolled in the source (``r`` writes ``#pragma unroll`` loops), 64 accumulators in
   a flat array.
 * The grid is two-dimensional, ``get_group_id(1)`` the block row and
-  ``get_group_id(0)`` the block column (consecutive work-groups share a panel of A);
-  ``r`` numbers blocks in a one-dimensional grid, GROUP block rows together.
+  ``get_group_id(0)`` the block column in best.cl (consecutive work-groups share a
+  panel of A); here, as in ``r``, the blocks are numbered GROUP block rows together
+  (``-DMCL_ALLPAIRS_GROUP=1`` in the build options restores best.cl's order).
 * C is stored after the k loop as 16 float4 stores per work-item, row
   ``4 ty + i % 4 + 64 (i / 4)``, float4 column ``tx`` and ``tx + 16``: as ``r``.
 
@@ -291,7 +292,23 @@ def lift_source(bm: int, bn: int, bk: int, tm: int, tn: int, pad: int,
             f"__local TB l_b[{2 * bk * bn}] __attribute__((aligned(32)));",
             "const int tx = get_local_id(0), ty = get_local_id(1);",
             f"const int tid = ty * {p.lx} + tx;",
+            # GROUP block rows numbered together, as shape r (the blocks resident at
+            # once share panels of A and B in the L2); the build option
+            # -DMCL_ALLPAIRS_GROUP=N overrides GROUP (1: the grid's own order)
+            "#ifdef MCL_ALLPAIRS_GROUP",
+            "#define LGROUP MCL_ALLPAIRS_GROUP",
+            "#else",
+            "#define LGROUP GROUP",
+            "#endif",
+            "#if LGROUP > 1",
+            f"const int nbn = (M + {bn - 1}) / {bn}, nbm = (COUNT + {bm - 1}) / {bm};",
+            "const int bid = get_group_id(1) * nbn + get_group_id(0);",
+            "const int per_group = LGROUP * nbn, first_row = (bid / per_group) * LGROUP;",
+            "const int rows = min(nbm - first_row, LGROUP);",
+            "const int bi = first_row + (bid % per_group) % rows, bj = (bid % per_group) / rows;",
+            "#else",
             "const int bi = get_group_id(1), bj = get_group_id(0);",
+            "#endif",
             f"const int row0 = bi * {bm}, col0 = bj * {bn};",
             "A += a_off;", "C += c_off;", f"TO acc[{tm * tn}];",
             "#if D == 0 || HAS_ID",
