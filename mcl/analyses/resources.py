@@ -9,9 +9,12 @@ analyses then print "127 registers (NVIDIA compiler)" instead of an estimate.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
+
+import sympy
 
 from mcl.analyses.kernel import Kernel
 from mcl.analyses.stats import register_spaces
@@ -280,12 +283,9 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
     """Per register array, the elements that no statement reads except the ones
     updating that array: the compiler removes the computations of values nothing
     uses (matmul hopper v6 with tn = 16 stores 8 of its 16 columns of sums: the
-    other 64 accumulators take no register). An array read at an element that
+    other 64 accumulators take no register). One step only: an element read solely
+    to update elements nothing uses still counts. An array read at an element that
     cannot be enumerated (an index of a run-time loop) counts in full."""
-    import itertools
-
-    import sympy
-
     from mcl.mcpl import ast
     spaces = register_spaces(k.hardware)
     sizes = {d.node.name: int(d.elements) for d in k.decls
@@ -307,13 +307,13 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
             continue
         if used.get(a.name, set()) is None:
             continue
-        elements = _elements(a, itertools, sympy)
+        elements = _elements(a)
         used[a.name] = None if elements is None else used.get(a.name, set()) | elements
     return {name: size - len(used.get(name) or ()) for name, size in sizes.items()
             if used.get(name, set()) is not None and len(used.get(name, set())) < size}
 
 
-def _elements(a: Any, itertools: Any, sympy: Any) -> set[tuple[int, ...]] | None:
+def _elements(a: Any) -> set[tuple[int, ...]] | None:
     """The index tuples a register-array access reaches over its constant loops, or
     None where an index is not a function of constant loops."""
     if any(i is None for i in a.indices):
