@@ -4,7 +4,13 @@ every recorded fidelity case (tests/analyses/fidelity/vendor.json): per version,
 estimate and compiler for each case, and the count within ±10% on the examples and
 separately on the sweep (a check against fitting the examples).
 
+``--split`` also counts the two halves of a split check: the example versions,
+each with its sweep variants, sorted by name and dealt alternately into two halves;
+``--offset N`` sets the estimate's fitted offset (resources._OFFSET) to fit it on
+one half and count the other.
+
     python benchmarks/fidelity/registers_fit.py [-j 2] [--kernel matmul] [--misses]
+        [--split] [--offset N]
 """
 
 from __future__ import annotations
@@ -37,17 +43,25 @@ def _estimate(name: str) -> tuple[str, int | None]:
 _CASES = {c.name: c for c in C.all_cases()}
 
 
+def _set_offset(offset: int | None) -> None:
+    if offset is not None:
+        from mcl.analyses import resources
+        resources._OFFSET = offset
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--kernel", action="append")
     ap.add_argument("--misses", action="store_true", help="print only the misses")
     ap.add_argument("--json", help="write {name: estimate} here")
+    ap.add_argument("--split", action="store_true", help="count the two halves too")
+    ap.add_argument("--offset", type=int, help="the estimate's offset (resources._OFFSET)")
     a = ap.parse_args()
     rec = {c["name"]: c for c in json.loads(RECORD.read_text())["cases"]}
     names = [n for n in rec if n in _CASES and _CASES[n].digest == rec[n]["digest"]
              and (not a.kernel or _CASES[n].kernel in a.kernel)]
-    with ProcessPoolExecutor(a.j) as ex:
+    with ProcessPoolExecutor(a.j, initializer=_set_offset, initargs=(a.offset,)) as ex:
         got = dict(ex.map(_estimate, names, chunksize=4))
     groups: dict[str, list[str]] = defaultdict(list)
     for n in names:
@@ -69,6 +83,14 @@ def main() -> None:
         print("\n".join(lines))
     (eh, en), (sh, sn) = tally[False], tally[True]
     print(f"examples within ±10%: {eh}/{en}; sweep: {sh}/{sn}; all: {eh + sh}/{en + sn}")
+    if a.split:
+        versions = sorted(groups)
+        for half in (0, 1):
+            members = [n for i, v in enumerate(versions) if i % 2 == half for n in groups[v]]
+            hit = sum(got[n] is not None and abs(got[n] - rec[n]["registers"])
+                      <= 0.10 * rec[n]["registers"] for n in members)
+            print(f"half {half + 1} ({len(versions[half::2])} versions): "
+                  f"{hit}/{len(members)} within ±10%")
     if a.json:
         Path(a.json).write_text(json.dumps(got, indent=0, sort_keys=True))
 

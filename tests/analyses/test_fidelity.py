@@ -48,10 +48,11 @@ def test_occupancy_equals_cuda_with_the_compilers_registers(name):
 
 def test_register_estimate_stays_within_its_recorded_accuracy():
     """The estimate used without a GPU: within ±10% of the compiler for at least as
-    many example kernels as when recorded (39 of 53 with the loads merged over
-    unrolled loops, was 37; the issue asks for 90%, not yet reached; the sweep,
-    benchmarks/fidelity/registers_fit.py: 418 of 600 with the step down to an
-    occupancy step, was 389), with a median error of at most 10%."""
+    many example kernels as when recorded (41 of 54 counting one register per value
+    that is kept, not the constants that need none nor unused register-array
+    elements, was 40; the issue asks for 90%, not yet reached; the sweep,
+    benchmarks/fidelity/registers_fit.py: 439 of 600, was 418), with a median error
+    of at most 10%."""
     errors = []
     for name in EXAMPLES:
         got = P.predict(_case(name), only=("occupancy",))
@@ -59,7 +60,7 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         errors.append(abs(got["registers"] - vendor) / vendor)
         assert got["registers_source"] == "estimated"
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 39, within
+    assert within >= 41, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
 
 
