@@ -99,11 +99,11 @@ def parse_tiling(text: str) -> Tiling:
 
 
 #: the default: the tiling and code shape of Lift's fastest mm (benchmarks/results/
-#: lift_mm/best.cl, 0.936 of cuBLAS there): on an H100 at 4096 (identity 0) 0.905 of
-#: cuBLAS with 127 registers, against 0.878 with 157 for 128x128x16/8x8,32x8 in shape
-#: "r" (which had measured 0.903-0.905 on another day); at 4000, 0.892 against 0.757
-#: (benchmarks/results/skel/). Then smaller tilings (in the same code shape) for
-#: devices with less local memory or smaller groups.
+#: lift_mm/best.cl, 0.936 of cuBLAS there): on an H100 at 4096 (identity 0) 0.88-0.91
+#: of cuBLAS over four runs with 127 registers, against 0.876-0.883 with 157 for
+#: 128x128x16/8x8,32x8 in shape "r" in the same runs; at 4000, 0.87-0.89 against
+#: 0.74-0.76 (benchmarks/results/skel/). Then smaller tilings (in the same code shape)
+#: for devices with less local memory or smaller groups.
 DEFAULT_TILE = "128x128x8/8x8@l"
 FALLBACK_TILES = ("128x128x8/8x8,32x8", "64x64x16/4x4", "64x64x8/4x4", "32x32x8/2x2",
                   "16x16x4/1x1")
