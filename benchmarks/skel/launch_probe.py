@@ -148,10 +148,8 @@ def breakdown(gpus, n, iters, reps):
             t.append(time.perf_counter())
         if r >= 3:
             marks.append([(x - t[0]) * 1e6 for x in t[1:]])
-    names = ["args0", "enq0", "args1", "enq1", "flush", "finish0", "finish1"]
-    med = [statistics.median(c) for c in zip(*marks, strict=True)]
-    print("2-device call, host time when each step returned (us): "
-          + ", ".join(f"{a} {m:.1f}" for a, m in zip(names, med, strict=True)))
+    print_steps("2-device call", ["args0", "enq0", "args1", "enq1", "flush", "finish0",
+                                  "finish1"], marks)
 
 
 def skel_breakdown(n, iters, reps, ndev, dot=False):
@@ -211,10 +209,15 @@ def skel_breakdown(n, iters, reps, ndev, dot=False):
     finally:
         for k, orig in saved.items():
             setattr(cl, k, orig)
-    names = [*names, "return", "flush", *(f"finish{i}" for i in range(ndev))]
-    med = [statistics.median(c) for c in zip(*marks, strict=True)]
     what = "Reduce(Zip) (dot product)" if dot else "Map over an index vector (Mandelbrot)"
-    print(f"mcl.skel {what} on {ndev} device(s), host time when each step returned (us): "
+    print_steps(f"mcl.skel {what} on {ndev} device(s)",
+                [*names, "return", "flush", *(f"finish{i}" for i in range(ndev))], marks)
+
+
+def print_steps(what: str, names: list[str], marks: list[list[float]]) -> None:
+    """The median over the calls ``marks`` of the time each step ``names`` returned."""
+    med = [statistics.median(c) for c in zip(*marks, strict=True)]
+    print(f"{what}, host time when each step returned (us): "
           + ", ".join(f"{a} {m:.1f}" for a, m in zip(names, med, strict=True)))
 
 

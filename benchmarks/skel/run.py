@@ -45,15 +45,20 @@ SLOW_CALL_S = 2.0
 MIN_TIME_S = 0.25
 
 
+def _timed(fn, finish, clock=time.perf_counter) -> float:
+    """Seconds (of ``clock``) of one call of ``fn`` and the wait ``finish`` after it."""
+    t0 = clock()
+    fn()
+    finish()
+    return clock() - t0
+
+
 def timeit(fn, finish, reps):
     fn()
     finish()
     times = []
     while len(times) < reps or (sum(times) < MIN_TIME_S and len(times) < 20 * reps):
-        t0 = time.perf_counter()
-        fn()
-        finish()
-        times.append(time.perf_counter() - t0)
+        times.append(_timed(fn, finish))
     return statistics.median(times)
 
 
@@ -70,11 +75,7 @@ def paired(fn_a, finish_a, fn_b, finish_b, reps, blocks=4):
         for fn, fin, times in ((fn_a, finish_a, ta), (fn_b, finish_b, tb)):
             fn()
             fin()
-            for _ in range(per):
-                t0 = time.perf_counter()
-                fn()
-                fin()
-                times.append(time.perf_counter() - t0)
+            times += [_timed(fn, fin) for _ in range(per)]
     return statistics.median(ta), statistics.median(tb)
 
 
@@ -82,13 +83,7 @@ def host_cpu(fn, finish, reps):
     """The median CPU time of the calling thread for ``fn()`` (then ``finish()``)."""
     fn()
     finish()
-    times = []
-    for _ in range(reps):
-        t0 = time.thread_time()
-        fn()
-        finish()
-        times.append(time.thread_time() - t0)
-    return statistics.median(times)
+    return statistics.median([_timed(fn, finish, time.thread_time) for _ in range(reps)])
 
 
 def _done():
@@ -309,12 +304,11 @@ class Bench:
             A, B = sk.Matrix(a), sk.Matrix(b)
             A._ensure(sk.block())
             B._ensure(sk.copy())
-            if self.torch:
+            if self.torch:      # cuBLAS timed beside each tiling (paired)
                 ta, tb = self.torch.from_numpy(a).cuda(), self.torch.from_numpy(b).cuda()
                 want = (ta @ tb).cpu().numpy()
-                t_ref = torch_time(self.torch, lambda: ta @ tb, self.reps)  # noqa: B023
             else:
-                want, t_ref = a @ b, None
+                want = a @ b
             for tile in tiles:
                 shape, opts, identity = _tile_options(tile)
                 mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD,
@@ -331,7 +325,8 @@ class Bench:
                     continue
                 row["correct"] = bool(np.allclose(res, want, rtol=1e-3, atol=1e-2))
                 if row["correct"]:
-                    if t_ref:       # alternated with cuBLAS: the same clocks for both
+                    t_ref = None
+                    if self.torch:  # alternated with cuBLAS: the same clocks for both
                         t, t_ref = paired(lambda: mm(A, B), fin,  # noqa: B023
                                           lambda: ta @ tb,  # noqa: B023
                                           self.torch.cuda.synchronize,
@@ -466,10 +461,10 @@ def _nvidia_registers(devs, source, options=()) -> dict:
 
 
 #: the tilings --allpairs-sweep times by default (BM x BN x BK / TM x TN[, work-group
-#: shape]@code shape: r (default) registers across the k-steps
-#: with pointers advanced per k-tile, i the same with 32-bit offsets per load, d each
-#: k-tile loaded and stored to local memory before the k-steps, l the structure of
-#: Lift's best.cl on a (BN/TN) x (BM/TM) work-group, mcl/skel/allpairs_lift.py)
+#: shape]@code shape: r registers across the k-steps with pointers advanced per
+#: k-tile, i the same with 32-bit offsets per load, d each k-tile loaded and stored to
+#: local memory before the k-steps, l (the default's) the structure of Lift's best.cl
+#: on a (BN/TN) x (BM/TM) work-group, mcl/skel/allpairs_lift.py)
 SWEEP_TILES = ["128x128x16/8x8,32x8", "128x128x16/8x8,32x8@i",
                "128x128x16/8x8,32x8@d", "128x128x16/8x8", "128x128x16/8x8,16x16",
                "128x128x16/8x8,32x8@d+mad", "128x128x8/8x8,32x8", "128x128x8/8x8,32x8@d",
@@ -480,10 +475,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--allpairs-sweep", nargs="*", metavar="TILE", default=None,
                     help="also time the matmul AllPairs with each tiling (BMxBNxBK/TMxTN, "
-                         "+mad: built with -cl-mad-enable, +rN: at most N registers, +noid: "
-                         "no identity; "
-                         "default: a handful), each "
-                         "verified first")
+                         "+mad: built with -cl-mad-enable, +rN: at most N registers, +gN: "
+                         "shape l's blocks N block rows together, +noid: no identity; "
+                         "default: a handful), each verified first")
     ap.add_argument("--sweep-sizes", nargs="*", type=int, default=None,
                     help="matrix sizes of the sweep (default 4096 and 4000; --quick: 256, 200)")
 
