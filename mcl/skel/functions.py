@@ -42,7 +42,6 @@ def ctype_of(dtype) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-@functools.lru_cache(maxsize=256)
 def dtype_of(ctype: str):
     """The numpy type of an OpenCL scalar type (None if it is none), asked at every
     call of a skeleton with additional arguments: remembered."""

@@ -70,7 +70,7 @@ class _LaunchKernel:
 class KeptLaunch:
     """A launch of a kernel object of its own whose arguments stay set between calls:
     :meth:`enqueue` sets them only when they differ from the last call's (for launches
-    outside a plan of part launches, e.g. Reduce's two passes; see PartLaunch)."""
+    outside a plan of part launches, e.g. Reduce's; see PartLaunch)."""
 
     def __init__(self, base):
         self.kernel = _LaunchKernel(base).kernel

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,17 @@ GROUPS_PER_UNIT = 8
 VECTOR = 4
 #: the distribution of a Reduce's result (distributions are immutable)
 _SINGLE = single(0)
+
+
+class _Plan(NamedTuple):
+    """What a Reduce call of one size, type and deferred function launches on a
+    device, worked out once."""
+
+    wg: int                 # work-items per group
+    groups: int             # groups (more than one: the last combines the partials)
+    launch: KeptLaunch
+    sizes: tuple            # the kernel's n, skip and offset arguments
+    fused: object           # the deferred Map or Zip skeleton (held: its id is a key)
 
 
 @dataclass
@@ -209,7 +221,7 @@ class Reduce(Skeleton):
                     (isinstance(deferred.inputs[0], IndexVector),
                      *(v.dtype for v in deferred.inputs)))
         plan = self._plans.get(plan_key)
-        if plan is None or plan[-1] is not fused:
+        if plan is None or plan.fused is not fused:
             dev = devs.device(g)
             wg = group_size(devs, g)
             width = VECTOR if skip % VECTOR == 0 else 1
@@ -221,11 +233,11 @@ class Reduce(Skeleton):
             if len(self._plans) > 64:
                 self._plans.clear()
             # a launch whose arguments stay set: a repeated call only enqueues
-            plan = self._plans[plan_key] = (
+            plan = self._plans[plan_key] = _Plan(
                 wg, groups, KeptLaunch(k), (np.uint32(n), np.uint32(skip), np.int32(offset)),
                 fused)
         import pyopencl as cl
-        wg, groups, launch, sizes, _ = plan
+        wg, groups = plan.wg, plan.groups
         scratch, done = self._scratch_buffers(devs, g, groups * dtype.itemsize)
         if deferred is not None:
             # an IndexVector has no buffer: its pointer parameter, never read, gets one
@@ -234,9 +246,9 @@ class Reduce(Skeleton):
         else:
             args = list(buffers)
         try:
-            launch.enqueue(devs.queue(g), (groups * wg,), (wg,),
-                           (*args, *sizes, scratch, done) if groups > 1 else
-                           (*args, *sizes, scratch))
+            plan.launch.enqueue(devs.queue(g), (groups * wg,), (wg,),
+                                (*args, *plan.sizes, scratch, done) if groups > 1 else
+                                (*args, *plan.sizes, scratch))
         except cl.Error as e:
             raise cl_failure(f"running Reduce '{self.func.name}'", e, devs.name(g)) from e
         return g, scratch, dtype
