@@ -309,8 +309,12 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
             continue
         elements = _elements(a)
         used[a.name] = None if elements is None else used.get(a.name, set()) | elements
-    return {name: size - len(used.get(name) or ()) for name, size in sizes.items()
-            if used.get(name, set()) is not None and len(used.get(name, set())) < size}
+    unused = {}
+    for name, size in sizes.items():
+        seen = used.get(name, set())       # None: an element that cannot be enumerated
+        if seen is not None and len(seen) < size:
+            unused[name] = size - len(seen)
+    return unused
 
 
 def _elements(a: Any) -> set[tuple[int, ...]] | None:

@@ -138,15 +138,10 @@ def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]
     barriers = [order[id(x)] for x in ast.walk(lane.node) if isinstance(x, ast.Barrier)]
     fills = _tile_fills(view, lane)
     most, arrays = 0.0, set()
-    for nacc in view.num.accesses:
-        if nacc.write or nacc.space != space or lane not in nacc.loops:
-            continue
-        inner = nacc.loops[nacc.loops.index(lane) + 1:]
+    for nacc, inner in _lane_loads(view, space, lane):
         phases, mine = 1.0, 0.0
         for lp in inner:
-            if lp.kind == "foreach":
-                continue
-            trips = _num(lp.trips) if lp.trips is not None else None
+            trips = _trips(lp)
             if trips is None:
                 break
             phases *= trips
@@ -184,19 +179,29 @@ def _passes(view: KernelView, space: str, lane) -> float | None:
     25% occupancy over two rounds of blocks). None where a trip count has no value
     or there is no load."""
     most = None
-    for nacc in view.num.accesses:
-        if nacc.write or nacc.space != space or lane not in nacc.loops:
-            continue
+    for _, inner in _lane_loads(view, space, lane):
         passes = 1.0
-        for lp in nacc.loops[nacc.loops.index(lane) + 1:]:
-            if lp.kind == "foreach":
-                continue
-            trips = _num(lp.trips) if lp.trips is not None else None
+        for lp in inner:
+            trips = _trips(lp)
             if trips is None:
                 return None
             passes *= max(trips, 1.0)
         most = max(most or 0.0, passes)
     return most
+
+
+def _lane_loads(view: KernelView, space: str, lane):
+    """The loads of ``space`` inside the lock-step loop ``lane``, each with the
+    sequential loops inside ``lane`` around it (outermost first)."""
+    for nacc in view.num.accesses:
+        if not nacc.write and nacc.space == space and lane in nacc.loops:
+            yield nacc, [lp for lp in nacc.loops[nacc.loops.index(lane) + 1:]
+                         if lp.kind != "foreach"]
+
+
+def _trips(lp) -> float | None:
+    """A loop's trip count as a number (None where it has none)."""
+    return _num(lp.trips) if lp.trips is not None else None
 
 
 def _viewed_arrays(view: KernelView, names: set[str]) -> set[str]:
