@@ -11,7 +11,13 @@ costs registers or time; the edits are experiments, not library options.
 Edits (after the tiling, joined by +): pN A's tile rows padded by N (the library's
 PAD otherwise), gN blocks numbered N block rows together (-DMCL_ALLPAIRS_GROUP=N),
 nooff the A and C offsets of a device's part dropped from the text (one device: they
-are 0), rN at most N registers (-cl-nv-maxrregcount=N, REQD 0), noid no identity.
+are 0), rN at most N registers (-cl-nv-maxrregcount=N, REQD 0), noid no identity,
+lift Lift's own text for 4096^3 (benchmarks/opencl/matmul_hand/lift_best_4096.cl, its
+signature renamed; tiling 128x128x16/8x8@l, size 4096 only).
+
+Each variant is timed twice: the calls' host time in alternating blocks with cuBLAS's
+(what a user waits for), and the kernel alone from OpenCL profiling events beside
+cuBLAS's CUDA events (the queues profile: +5 us a call on the host time).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ sys.path.insert(0, str(HERE))
 
 import mcl.skel as sk  # noqa: E402
 import mcl.skel.allpairs as ap  # noqa: E402
-from run import _capture_source, _nvidia_registers, init, paired, timeit, torch_cuda  # noqa: E402
+from run import _capture_source, _nvidia_registers, paired, timeit, torch_cuda  # noqa: E402
 
 
 def variant(text: str):
@@ -39,7 +45,9 @@ def variant(text: str):
     tile, *edits = text.split("+")
     opts, identity, pad, nooff = [], True, None, False
     for e in edits:
-        if e == "noid":
+        if e == "lift":
+            nooff = "lift"
+        elif e == "noid":
             identity = False
         elif e == "nooff":
             nooff = True
@@ -66,6 +74,8 @@ class _edited:
 
         def source(bm, bn, bk, tm, tn, p, has_identity):
             text = orig(bm, bn, bk, tm, tn, p if pad is None else pad, has_identity)
+            if nooff == "lift":
+                return _lift_text()
             if nooff:
                 text = text.replace("A += a_off;", "").replace("C += c_off;", "")
             return text
@@ -74,6 +84,60 @@ class _edited:
     def __exit__(self, *exc):
         ap.lift_source = self.orig
         return False
+
+
+def _lift_text() -> str:
+    """Lift's 16-deep kernel for 4096^3 with the skeleton's kernel name and signature
+    (its A and C offsets unused: one device)."""
+    text = (HERE.parents[1] / "benchmarks/opencl/matmul_hand/lift_best_4096.cl").read_text()
+    sig = ("void matmul(const int n, const int m, const int p, global float* restrict out, "
+           "const global float* restrict A, const global float* restrict B)")
+    assert sig in text
+    return text.replace(sig, "void skel_allpairs_zr(const global float* restrict A, "
+                        "const int a_off, const global float* restrict B, global float* "
+                        "restrict out, const int c_off, const int count_arg)")
+
+
+class _events:
+    """The events of the kernels the skeletons launch while the block runs."""
+
+    def __enter__(self):
+        from mcl.skel.kernel import Skeleton
+        self.cls, self.orig, self.found = Skeleton, Skeleton.launch, []
+        orig, found = self.orig, self.found
+
+        def launch(*args, **kwargs):
+            ev = orig(*args, **kwargs)
+            found.append(ev)
+            return ev
+        Skeleton.launch = staticmethod(launch)
+        return self.found
+
+    def __exit__(self, *exc):
+        self.cls.launch = staticmethod(self.orig)
+        return False
+
+
+def kernel_times(mm, A, B, devs, torch, ta, tb, reps=20):
+    """Median milliseconds of the skeleton's kernel (OpenCL events) and of cuBLAS's
+    (CUDA events)."""
+    import statistics
+    with _events() as evs:
+        for _ in range(reps):
+            mm(A, B)
+            devs.finish()
+    ms = statistics.median((e.profile.end - e.profile.start) * 1e-6 for e in evs)
+    if torch is None:
+        return ms, None
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ref = []
+    for _ in range(reps):
+        start.record()
+        ta @ tb
+        end.record()
+        torch.cuda.synchronize()
+        ref.append(start.elapsed_time(end))
+    return ms, statistics.median(ref)
 
 
 def main() -> int:
@@ -86,7 +150,7 @@ def main() -> int:
     args = ap_.parse_args()
     import matmul as ex
     torch = torch_cuda()
-    devs = init(1, args.kind)
+    devs = sk.init(num_devices=1, device_type=args.kind, profiling=True)
     n = args.size
     a, b = ex.inputs(n)
     A, B = sk.Matrix(a), sk.Matrix(b)
@@ -119,6 +183,10 @@ def main() -> int:
                     row.update(skeleton_s=t, torch_s=t_ref, skeleton_vs_torch=round(t_ref / t, 3))
                 else:
                     row["skeleton_s"] = timeit(lambda: mm(A, B), devs.finish, args.reps)  # noqa: B023
+                ms, ref_ms = kernel_times(mm, A, B, devs, torch, *((ta, tb) if torch else (0, 0)))
+                row["kernel_ms"] = ms
+                if ref_ms:
+                    row.update(cublas_ms=ref_ms, kernel_vs_cublas=round(ref_ms / ms, 3))
         row.update(_nvidia_registers(devs, src.get("source"), mm.options))
         rows.append(row)
         print(json.dumps(row), flush=True)
