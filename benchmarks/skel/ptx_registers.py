@@ -61,8 +61,8 @@ def allpairs_source(tile: str, n: int, identity: bool) -> str:
     devs = ns(device=lambda g: ns(max_work_group_size=1024, local_mem_size=48 * 1024))
     a = ns(ctype="float", dtype=np.dtype(np.float32))
     try:
-        mm.run_zip_reduce(devs, 0, ns(spec=ns(own_lo=0, lo=0)), None, ns(spec=ns(lo=0)),
-                          a, a, np.dtype(np.float32), n, n, n)
+        mm.zip_reduce_launch(devs, 0, ns(own_lo=0, lo=0), ns(lo=0), a, a,
+                             np.dtype(np.float32), n, n, n)
     except StopIteration:
         pass
     return got["source"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcl.skel.allpairs_lift import lift_source
+from mcl.skel.allpairs_lift import lift_pad, lift_source
 from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, copy
 from mcl.skel.errors import skel_error
@@ -54,8 +54,16 @@ class Tiling:
     def threads(self) -> int:
         return (self.bm // self.tm) * (self.bn // self.tn)
 
+    @property
+    def pad(self) -> int:
+        """The padding of A's transposed tile rows: :data:`PAD`, or in code shape l
+        only where it spares bank conflicts (:func:`mcl.skel.allpairs_lift.lift_pad`)."""
+        if self.shape == "l":
+            return lift_pad(self.bm, self.bn, self.bk, self.tm, self.tn, PAD)
+        return PAD
+
     def local_bytes(self, ia: int, ib: int) -> int:
-        return 2 * self.bk * ((self.bm + PAD) * ia + self.bn * ib)
+        return 2 * self.bk * ((self.bm + self.pad) * ia + self.bn * ib)
 
     @property
     def local_shape(self) -> tuple[int, int]:
@@ -201,9 +209,9 @@ _KERNEL = _TILE_DEFINES + """#define NBM ((COUNT + BM - 1) / BM)
 #if REQD
 __attribute__((reqd_work_group_size(LX, NT / LX, 1)))
 #endif
-__kernel void skel_allpairs_zr(__global const TA* restrict A, const int a_off,
-                               __global const TB* restrict B, __global TO* restrict C,
-                               const int c_off, const int count_arg)
+__kernel void skel_allpairs_zr(__global const TA* restrict A, __global const TB* restrict B,
+                               __global TO* restrict C, const int a_off, const int c_off,
+                               const int count_arg)
 {
   __local TA l_a[2][BK][BM + PAD] __attribute__((aligned(32)));
   __local TB l_b[2][BK][BN] __attribute__((aligned(32)));
@@ -450,20 +458,35 @@ class AllPairs(Skeleton):
         n, d, m = a.rows, a.cols, b.cols
         out = _new_like((n, m), out_dtype, a.distribution, devs,
                         [p.spec for p in pa], f"the output of AllPairs '{self.func.name}'")
+        key = ("allpairs", devs.generation, a.dtype, b.dtype, out_dtype, n, d, m,
+               a._dist.layout(), b._dist.layout())
+        plan = self.plan(key, lambda: self._plan(devs, pa, pb, out, a, b, out_dtype, extras))
         bparts = {p.device: p for p in pb}
-        for p, o in zip(pa, out._parts, strict=True):
+        self.run_plan(devs, plan, lambda i: (pa[i].buffer, bparts[pa[i].device].buffer,
+                                             out._parts[i].buffer), extras,
+                      f"running AllPairs '{self.func.name}'")
+        out._written(out._parts)
+        return out
+
+    def _plan(self, devs, pa, pb, out, a, b, out_dtype, extras) -> list:
+        """The launches of a call: per part of A on this process's devices, the kernel
+        (generic or zip-reduce) with its grid and the part's offsets (the buffers come
+        at each call)."""
+        bparts = {p.device: p for p in pb}
+        d, m = a.cols, b.cols
+        plan = []
+        for i, (p, o) in enumerate(zip(pa, out._parts, strict=True)):
             s = p.spec
             count = s.own_hi - s.own_lo
             if not devs.is_local(s.device) or count == 0 or m == 0:
                 continue
-            bp = bparts[s.device]
-            if self.zip is not None:
-                self.run_zip_reduce(devs, s.device, p, bp, o, a, b, out_dtype, count, d, m)
-            else:
-                self.run_generic(devs, s.device, p, bp, o, a, b, out_dtype, count, d, m,
-                                 extras)
-        out._written(out._parts)
-        return out
+            run = self.zip_reduce_launch if self.zip is not None else self.generic_launch
+            k, size, local, scalars = run(devs, s.device, s, o.spec, a, b, out_dtype,
+                                          count, d, m)
+            plan.append(self.part_launch(devs, i, s.device, k, size, local,
+                                         [p.buffer, bparts[s.device].buffer, o.buffer],
+                                         scalars, extras))
+        return plan
 
     def extras_none(self, args):
         if args:
@@ -471,11 +494,13 @@ class AllPairs(Skeleton):
                              "arguments")
         return []
 
-    def run_generic(self, devs, g, p, bp, o, a, b, out_dtype, count, d, m, extras):
+    def generic_launch(self, devs, g, s, os_, a, b, out_dtype, count, d, m):
+        """The generic kernel on device ``g`` for the part ``s`` of A (C's part
+        ``os_``): kernel, grid, work-group and scalar arguments."""
         ta, tb, to = a.ctype, b.ctype, ctype_of(out_dtype)
         prelude = matrix_type(ta) + (matrix_type(tb) if tb != ta else "") + _HELPERS
-        body = (f"__kernel void skel_allpairs(__global const {ta}* A, const int a_lo, "
-                f"__global const {tb}* B, __global {to}* C, const int c_lo, const int first, "
+        body = (f"__kernel void skel_allpairs(__global const {ta}* A, __global const {tb}* B, "
+                f"__global {to}* C, const int a_lo, const int c_lo, const int first, "
                 f"const int count, const int d, const int m{self.extra_params()})\n{{\n"
                 "  int col = get_global_id(0), r = get_global_id(1);\n"
                 "  if (r < count && col < m) {\n"
@@ -487,12 +512,9 @@ class AllPairs(Skeleton):
                 f"{self.extra_names()});\n  }}\n}}\n")
         k = self.kernel(devs, g, prelude, body, "skel_allpairs")
         tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
-        s = p.spec
-        self.launch(devs, g, k, (round_up(m, tile), round_up(count, tile)), (tile, tile),
-                    [p.buffer, np.int32(s.lo), bp.buffer, o.buffer, np.int32(o.spec.lo),
-                     np.int32(s.own_lo), np.int32(count), np.int32(d), np.int32(m),
-                     *self.extra_values(extras, devs, g)],
-                    f"running AllPairs '{self.func.name}'")
+        return (k, (round_up(m, tile), round_up(count, tile)), (tile, tile),
+                [np.int32(s.lo), np.int32(os_.lo), np.int32(s.own_lo), np.int32(count),
+                 np.int32(d), np.int32(m)])
 
     def tiling(self, devs, g: int, ia: int, ib: int) -> Tiling:
         """The tiles for device ``g``: the one asked for (``tile=``, else the environment
@@ -510,19 +532,20 @@ class AllPairs(Skeleton):
         raise skel_error("out-of-memory", f"no AllPairs tiling fits the local memory of "
                          f"{devs.name(g)}")
 
-    def run_zip_reduce(self, devs, g, p, bp, o, a, b, out_dtype, count, d, m):
+    def zip_reduce_launch(self, devs, g, s, os_, a, b, out_dtype, count, d, m):
+        """The register-blocked zip-reduce kernel on device ``g`` for the part ``s`` of A
+        (C's part ``os_``): kernel, grid, work-group and scalar arguments."""
         ta, tb, to = a.ctype, b.ctype, ctype_of(out_dtype)
         t = self.tiling(devs, g, a.dtype.itemsize, b.dtype.itemsize)
-        s = p.spec
         a_off = (s.own_lo - s.lo) * d
-        c_off = (s.own_lo - o.spec.lo) * m
+        c_off = (s.own_lo - os_.lo) * m
         red = cname(self.reduce)
         a_vec = int(d % 4 == 0 and a_off % 4 == 0)
         identity = f"(({to})({_literal(self.identity)}))" if self.identity is not None \
             else f"(({to})0)"
         start = f"{red}({identity}, v)" if self.identity is not None else "v"
         macros = {"BM": t.bm, "BN": t.bn, "BK": t.bk, "TM": t.tm, "TN": t.tn,
-                  "LX": t.local_shape[0], "PAD": PAD, "GROUP": GROUP, "D": d, "M": m,
+                  "LX": t.local_shape[0], "PAD": t.pad, "GROUP": GROUP, "D": d, "M": m,
                   "A_VEC": a_vec, "B_VEC": int(m % 4 == 0),
                   # no bounds to test, every load and store a vector
                   "EXACT": int(count % t.bm == 0 and m % t.bn == 0 and d % t.bk == 0
@@ -538,7 +561,7 @@ class AllPairs(Skeleton):
                       REQD=int(not any(o.startswith("-cl-nv-maxrregcount")
                                        for o in self.options)))
         if t.shape == "l":
-            source = lift_source(t.bm, t.bn, t.bk, t.tm, t.tn, PAD, self.identity is not None)
+            source = lift_source(t.bm, t.bn, t.bk, t.tm, t.tn, t.pad, self.identity is not None)
         else:
             source = zip_reduce_source(t.shape or "r", self.identity is not None)
         # after the user's functions, so that these names cannot change their text
@@ -549,7 +572,4 @@ class AllPairs(Skeleton):
             size = (-(-m // t.bn) * lx, -(-count // t.bm) * ly)
         else:
             size = (-(-count // t.bm) * -(-m // t.bn) * lx, ly)
-        self.launch(devs, g, k, size, (lx, ly),
-                    [p.buffer, np.int32(a_off), bp.buffer, o.buffer, np.int32(c_off),
-                     np.int32(count)],
-                    f"running AllPairs '{self.zip.name}'/'{self.reduce.name}'")
+        return k, size, (lx, ly), [np.int32(a_off), np.int32(c_off), np.int32(count)]

@@ -198,3 +198,45 @@ def test_build_options(on_devices, monkeypatch):
     a, b = mats(19, 12, 21)
     assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
                        atol=1e-5)
+
+
+def test_lift_padding_only_where_it_spares_conflicts():
+    # A's transposed tile: at BK = 8 the padding moves a work-item's two k-runs to
+    # other banks (4 wavefronts a warp instead of 8); at BK = 16 no multiple of 4 does
+    from mcl.skel.allpairs_lift import lift_pad, lift_source
+    assert parse_tiling("128x128x8/8x8@l").pad == 4
+    assert parse_tiling("128x128x16/8x8@l").pad == 0
+    assert parse_tiling("128x128x16/8x8,32x8").pad == 4       # shape r keeps PAD
+    assert lift_pad(64, 64, 16, 4, 4, 4) == 4
+    assert lift_pad(128, 128, 16, 8, 8, 0) == 0
+    assert "l_a[4096]" in lift_source(128, 128, 16, 8, 8, 0, True)
+    assert "l_a[2112]" in lift_source(128, 128, 8, 8, 8, 4, True)
+
+
+@pytest.mark.parametrize("identity", [None, 0.0], ids=["first-k", "identity"])
+def test_calls_reuse_their_plan_with_new_inputs(ndev, identity):
+    # a call's launches are planned once per sizes and distribution; the buffers are
+    # the call's own
+    mm = sk.AllPairs(zip=MUL, reduce=ADD, identity=identity)
+    for seed in range(3):
+        a, b = mats(130, 40, 70, seed=seed)
+        assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                           atol=1e-5)
+    assert len(mm._plans) == 1
+    a, b = mats(64, 40, 70)
+    assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                       atol=1e-5)
+    assert len(mm._plans) == 2
+
+
+def test_generic_calls_reuse_their_plan_with_new_arguments(ndev):
+    f = sk.AllPairs("float dist(float_matrix_t a, float_matrix_t b, float w) {"
+                    " float s = 0; for (int k = 0; k < width(a); k++) {"
+                    " float t = getElementFromRow(a, k) - getElementFromCol(b, k);"
+                    " s += t * t; } return w * s; }")
+    for w in (1.0, 2.5):
+        a, b = mats(33, 7, 20, seed=int(w))
+        want = w * ((a[:, :, None] - b[None, :, :]) ** 2).sum(axis=1)
+        got = f(sk.Matrix(a), sk.Matrix(b), np.float32(w)).to_numpy()
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert len(f._plans) == 1
