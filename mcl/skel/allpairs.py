@@ -106,13 +106,14 @@ def parse_tiling(text: str) -> Tiling:
     return t
 
 
-#: the default: the tiling and code shape of Lift's fastest mm (benchmarks/results/
-#: lift_mm/best.cl, 0.936 of cuBLAS there): on an H100 at 4096 (identity 0) 0.88-0.91
-#: of cuBLAS over four runs with 127 registers, against 0.876-0.883 with 157 for
-#: 128x128x16/8x8,32x8 in shape "r" in the same runs; at 4000, 0.87-0.89 against
-#: 0.74-0.76 (benchmarks/results/skel/). Then smaller tilings (in the same code shape)
-#: for devices with less local memory or smaller groups.
-DEFAULT_TILE = "128x128x8/8x8@l"
+#: the default: the tiling and code shape of Lift's fastest mm at 4096^3 (rule
+#: mm-tiling-double-buffered 128,128,16,8,8,4; benchmarks/opencl/matmul_hand/
+#: lift_best_4096.cl). On an H100 (identity 0, NVIDIA's OpenCL) its kernel takes 127
+#: registers and runs in the time of Lift's own text: 0.963-0.968 of cuBLAS (kernel
+#: alone), 0.958-0.959 per call at 4096, 0.92 at 4000; 128x128x8/8x8 in the same shape
+#: 0.943-0.945 and 0.931-0.934 (benchmarks/results/skel/allpairs_bisect/). Then smaller
+#: tilings (in the same code shape) for devices with less local memory or smaller groups.
+DEFAULT_TILE = "128x128x16/8x8@l"
 FALLBACK_TILES = ("128x128x8/8x8,32x8", "64x64x16/4x4", "64x64x8/4x4", "32x32x8/2x2",
                   "16x16x4/1x1")
 #: padding of A's transposed tile rows (its stores do not all hit one bank)

@@ -58,18 +58,26 @@ KREM < BK columns. The sizes (D, M, COUNT) stay compile-time constants (macros).
 
 Where it departs from best.cl: the sizes are macros, not literals; A and C are offset
 by a_off and c_off once (``A += a_off``); B's and C's float4 indices use the block
-ids as ``bj * BN / 4`` (Lift: ``32 * wg_2``); at BK = 16 A's tile is padded (Lift's
-16-deep kernel is not). Without an identity, k-step 0 of k-tile 0 is a uniform branch
-between ``acc = ZIP(a, b)`` and ``acc = REDUCE(acc, ZIP(a, b))``.
+ids as ``bj * BN / 4`` (Lift: ``32 * wg_2``). Without an identity, k-step 0 of k-tile
+0 is a uniform branch between ``acc = ZIP(a, b)`` and ``acc = REDUCE(acc, ZIP(a, b))``.
+A's tile is padded only where the padding spares bank conflicts (:func:`lift_pad`):
+at BK = 8, as best.cl; at BK = 16 not, as Lift's 16-deep kernel
+(``benchmarks/opencl/matmul_hand/lift_best_4096.cl``), which is the default tiling.
+
+Measured on an H100 (NVIDIA's OpenCL, 4096^3, identity 0;
+``benchmarks/skel/allpairs_bisect.py``, benchmarks/results/skel/allpairs_bisect/):
+128x128x16/8x8 takes 127 registers and its kernel runs in the time of Lift's own
+16-deep text in the skeleton's place (2.77 ms, 0.963-0.968 of cuBLAS); padded it took
+157 registers and 0.928. 128x128x8/8x8: 127 registers, 0.943-0.945.
 
 Registers, estimated without the NVIDIA OpenCL compiler (clang 15 OpenCL C ->
 nvptx64 PTX -> ptxas -arch=sm_90, benchmarks/skel/ptx_registers.py; the NVIDIA figures
 where known in brackets): best.cl 123 (123), Lift's 16-deep kernel 130 (127); shape
-``l`` with an identity, 4096^3: 128x128x8/8x8 124, 128x128x16/8x8 125, with the
-same PTX instruction mix as best.cl (per k-tile 512 fma, 32 ld.shared.v4, 2
-ld.global.v4, 4 st.shared.f32 and 1 st.shared.v4; 16 st.global.v4 at the end; 13
-against 11 64-bit address multiplies in all); without an identity 143 and 147. Shape ``r``
-in the same estimate: 128x128x16/8x8,32x8 163 (157), 128x128x8/8x8,32x8 128 (123).
+``l`` with an identity, 4096^3: 128x128x8/8x8 124 (127), 128x128x16/8x8 unpadded 155
+(127), with the same PTX instruction mix as best.cl (per k-tile 512 fma, 32
+ld.shared.v4, 2 ld.global.v4, 4 st.shared.f32 and 1 st.shared.v4; 16 st.global.v4 at
+the end); without an identity 143 and 147 (8 and 16 deep, padded). Shape ``r`` in the
+same estimate: 128x128x16/8x8,32x8 163 (157), 128x128x8/8x8,32x8 128 (123).
 The estimate is not the NVIDIA compiler: only a GPU run decides."""
 
 from __future__ import annotations
