@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
+from mcl.analyses.kernel_syntax import _flat_offset
 from mcl.analyses.occupancy import occupancy
 from mcl.analyses.resources import Resources
 from mcl.diagnostics import Diagnostic, Related, info, warning
@@ -426,32 +427,98 @@ def _stride(offsets: list[int]) -> int:
     return offsets[1] - offsets[0] if len(offsets) > 1 else 0
 
 
-def conflict_degree(view: KernelView, nacc: Access, lane: Loop, width: int,
-                    mem: Any) -> int | None:
-    """How many words one bank serves in turn for a warp's access (1: no conflict).
+def _bank_word(mem: Any) -> int:
+    """Bytes per bank word (units are normalised to bytes; 4 where not given)."""
+    w = mem.value("width")
+    return int(w) if isinstance(w, int | float) and w > 0 else 4
 
-    The memory serves one word of every bank at a time: a warp's 32-bit accesses at
-    once, its 128-bit accesses (runs of 4) a group of lanes at a time (8 lanes of 16 B
-    for 32 banks of 4 B)."""
-    bank_width = mem.value("width")  # bytes per bank word (units are normalised to bytes)
-    word = int(bank_width) if isinstance(bank_width, int | float) and bank_width > 0 else 4
+
+def _phases(view: KernelView, nacc: Access, lane: Loop, width: int,
+            mem: Any) -> list[list[int]] | None:
+    """The element offsets a warp's access presents to the banks together: all lanes at
+    once for 32-bit accesses, a group of lanes at a time for 128-bit runs (8 lanes of
+    16 B for 32 banks of 4 B)."""
     offsets = lane_offsets(view, nacc, lane, width)
     if offsets is None:
         return None
-    phases = [offsets]
     run = run_offsets(view, nacc, lane, width)
-    if run is not None:
-        per = max(1, mem.nr_banks * word // (RUN * nacc.element_bytes))
-        lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
-        phases = [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, width, per)]
-    degree = 1
+    if run is None:
+        return [offsets]
+    per = max(1, mem.nr_banks * _bank_word(mem) // (RUN * nacc.element_bytes))
+    lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
+    return [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, width, per)]
+
+
+def _degree(phases: list[list[int]], element_bytes: int, mem: Any) -> int:
+    word, degree = _bank_word(mem), 1
     for phase in phases:
         by_bank: dict[int, set[int]] = {}
         for off in phase:
-            addr = off * nacc.element_bytes // word
+            addr = off * element_bytes // word
             by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
         degree = max(degree, max(len(v) for v in by_bank.values()))
     return degree
+
+
+def conflict_degree(view: KernelView, nacc: Access, lane: Loop, width: int,
+                    mem: Any) -> int | None:
+    """How many words one bank serves in turn for a warp's access (1: no conflict)."""
+    phases = _phases(view, nacc, lane, width, mem)
+    return None if phases is None else _degree(phases, nacc.element_bytes, mem)
+
+
+def padding_remedy(view: KernelView, nacc: Access, lane: Loop, width: int,
+                   mem: Any) -> tuple[int, int | None, int | None] | None:
+    """Whether lengthening the rows of ``nacc``'s array removes its bank conflict: the
+    row's elements now, the fewest extra elements per row that leave one word per bank
+    (None: none up to a whole round of banks does), and the fewest that also keep a
+    row a multiple of RUN elements (the alignment 128-bit accesses to a row need).
+    None where the rows' length or the indices are not known.
+
+    An offset is linear in the row length, so the warp's offsets are evaluated for the
+    rows one element longer once and each padding is then a multiple of the
+    difference."""
+    t = getattr(nacc.symbol, "type", None)
+    if t is None or len(nacc.sizes) < 2 or nacc.sizes[-1] is None:
+        return None
+    row = view.value(nacc.sizes[-1])
+    longer = _flat_offset(t, list(nacc.indices), [*nacc.sizes[:-1], nacc.sizes[-1] + 1])
+    if row is None or longer is None:
+        return None
+    now = _phases(view, nacc, lane, width, mem)
+    one = _phases(view, replace(nacc, offset=longer), lane, width, mem)
+    if now is None or one is None or [len(p) for p in now] != [len(p) for p in one]:
+        return None
+    any_pad = aligned = None
+    for extra in range(1, mem.nr_banks + 1):
+        phases = [[a + (b - a) * extra for a, b in zip(pa, pb, strict=True)]
+                  for pa, pb in zip(now, one, strict=True)]
+        if _degree(phases, nacc.element_bytes, mem) == 1:
+            any_pad = any_pad or extra
+            if (row + extra) % RUN == 0:
+                aligned = extra
+                break
+    return row, any_pad, aligned
+
+
+def _padding_help(name: str, pads: tuple | None, var: str) -> str:
+    """What the help of a bank conflict proposes: the padding that removes it (checked
+    against the banks), or, where none does, another index varying with ``var``."""
+    change = f"change which index varies with {var}"
+    if pads is None:
+        return f"pad the array (e.g. one extra element per row) or {change}"
+    row, any_pad, aligned = pads
+    if aligned is not None and aligned == any_pad:
+        return (f"pad the rows of {name} by {aligned} elements ({row} -> {row + aligned}), "
+                f"or {change}")
+    if aligned is not None:
+        return (f"pad the rows of {name} by {any_pad} elements ({row} -> {row + any_pad}; "
+                f"{aligned} keeps them a multiple of {RUN} for 128-bit accesses), or {change}")
+    if any_pad is not None:
+        return (f"padding the rows of {name} by {any_pad} elements ({row} -> "
+                f"{row + any_pad}) removes it, but no padding that keeps a row a multiple "
+                f"of {RUN} elements (128-bit accesses) does: {change}")
+    return f"no padding of the rows of {name} removes it: {change}"
 
 
 @feedback_function("bankConflicts")
@@ -478,14 +545,16 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
             if sacc.text not in clean:
                 clean.append(sacc.text)
             continue
+        pads = padding_remedy(view, nacc, lane, width, mem)
         d = warning("feedback-bank-conflicts",
                     f"{sacc.text}: {degree}-way bank conflict: a warp's {width} "
                     f"{lane.node.group} access different words in the same bank of "
                     f"{mem.name} ({mem.nr_banks} banks)", sacc.node.span,
-                    "pad the array (e.g. one extra element per row) or change which index "
-                    f"varies with {lane.var}",
+                    _padding_help(sacc.name, pads, lane.var),
                     [Related(lane.node.span, "the lock-step loop")])
         d.data.update(array=sacc.name, degree=degree)
+        if pads is not None:
+            d.data.update(row=pads[0], padding=pads[1], aligned_padding=pads[2])
         out.append(d)
     if clean and not out:
         d = info("feedback-bank-conflicts",
