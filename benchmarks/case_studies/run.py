@@ -61,7 +61,7 @@ if str(HERE) not in sys.path:
 
 from cases import CASES, DEFAULT_KERNELS, Case  # noqa: E402
 
-from mcl.opencl.sizing import fit_size, size_ladder, work_of  # noqa: E402
+from mcl.opencl.sizing import divisibility_problems, fit_size, size_ladder, work_of  # noqa: E402
 
 TARGET = "hopper"
 
@@ -214,7 +214,7 @@ def verify_small_sizes(kernel, ref, version: str) -> dict:
     need = getattr(ref, "DIVISIBLE_BY", {}).get(version, {})
     checked, failed = 0, []
     for sizes in ref.SIZES:
-        if any(int(sizes.get(k, 0)) % d for k, d in need.items()):
+        if divisibility_problems(need, sizes):
             continue
         args = ref.inputs(rng, **sizes)
         try:
@@ -423,10 +423,9 @@ def run_version(v: dict, ref, inputs: RunInputs, keys: tuple[str, ...],
     out = dict(v)
     sizes = inputs.sizes
     need = getattr(ref, "DIVISIBLE_BY", {}).get(v["version"], {})
-    bad = {k: d for k, d in need.items() if int(sizes.get(k, 0)) % d}
+    bad = divisibility_problems(need, sizes)
     if bad:
-        out.update(status="skipped", reason="needs " + ", ".join(
-            f"{k} divisible by {d}" for k, d in bad.items()))
+        out.update(status="skipped", reason="needs " + ", ".join(bad))
         return out, None, sizes
     t0 = time.perf_counter()
     try:

@@ -16,6 +16,7 @@ from types import ModuleType
 import numpy as np
 
 from mcl.diagnostics import McplError
+from mcl.opencl.sizing import divisibility_problems
 from mcl.lift.from_mcpl import Derivation, derive, fresh, reference_module, reference_output
 
 #: Versions first by how far they are refined: the level alone, then v1, v2, ...
@@ -81,8 +82,7 @@ def default_sizes(path: Path) -> dict[str, int]:
 
 def _divisible(ref: ModuleType, stem: str, sizes: dict) -> str | None:
     need = getattr(ref, "DIVISIBLE_BY", {}).get(stem, {})
-    bad = [f"{k} divisible by {d}" for k, d in need.items() if sizes.get(k, 0) % d]
-    return ", ".join(bad) or None
+    return ", ".join(divisibility_problems(need, sizes)) or None
 
 
 def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None, str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mcl.diagnostics import McplError, error
 from mcl.opencl import device
+from mcl.opencl.sizing import divisibility_problems, size_expression
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -132,12 +133,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     kernel.check_scalars(sizes)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():
-        if name in sizes and sizes[name] % d:
+        if divisibility_problems({name: d}, sizes):
+            now = size_expression(name, sizes)
+            fix = f"choose --set {name}={(now // d + 1) * d}" if name in sizes else \
+                f"choose sizes that make {name} a multiple of {d}"
             raise McplError(error("opencl-size-not-divisible",
                                   f"{file.name} requires {name} to be a multiple of {d}, "
-                                  f"not {sizes[name]}",
-                                  hint=f"choose --set {name}={(sizes[name] // d + 1) * d}, or a "
-                                       "version of the kernel that handles any size"))
+                                  f"not {now}",
+                                  hint=fix + ", or a version of the kernel that handles any "
+                                             "size"))
     rng = np.random.default_rng(args.seed)
     if ref is not None and "inputs" in ref:
         import inspect

@@ -9,9 +9,46 @@ exceed their limit: :func:`size_ladder` makes the ladder, :func:`fit_size` walks
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 
 import numpy as np
+
+
+def divisibility_problems(need: dict, sizes: dict) -> list[str]:
+    """The demands of a version's ``DIVISIBLE_BY`` (reference.py) that ``sizes`` break,
+    each as "KEY a multiple of D". A key is a size parameter ("w") or a sum or product
+    of them and integers ("w + fw - 1": the length of the input's rows, which 128-bit
+    loads of whole runs need to be a multiple of 4); a demand on a size that ``sizes``
+    does not give is not checked."""
+    wrong = []
+    for key, d in need.items():
+        value = size_expression(str(key), sizes)
+        if value is not None and value % int(d):
+            wrong.append(f"{key} a multiple of {d}")
+    return wrong
+
+
+def size_expression(text: str, sizes: dict) -> int | None:
+    """The value of a ``DIVISIBLE_BY`` key: ``text`` (a size name or +, -, * of names and integers) at ``sizes``; None where
+    it names a size ``sizes`` does not give."""
+    def ev(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            v = sizes.get(node.id)
+            return int(v) if isinstance(v, int | np.integer) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
+            a, b = ev(node.left), ev(node.right)
+            if a is None or b is None:
+                return None
+            return a + b if isinstance(node.op, ast.Add) else \
+                a - b if isinstance(node.op, ast.Sub) else a * b
+        raise ValueError(f"DIVISIBLE_BY key '{text}' is not a size or a sum or product of "
+                         "sizes and integers")
+    return ev(ast.parse(text, mode="eval"))
 
 
 def size_ladder(sizes: dict, keys: tuple[str, ...], need: dict | None = None,

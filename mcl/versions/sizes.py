@@ -14,6 +14,7 @@ import numpy as np
 
 from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
+from mcl.opencl.sizing import divisibility_problems
 
 #: Distinct small primes for the size parameters, in parameter order.
 PRIMES = (37, 19, 41, 23, 29, 31, 43, 17)
@@ -70,7 +71,8 @@ def size_sets(spec: str, f: ast.Function, ref: dict | None) -> list[SizeSet]:
             SizeSet("ones", dict.fromkeys(names, 1)),
             SizeSet("primes", {n: primes[i % len(primes)] for i, n in enumerate(names)}),
             SizeSet("non-divisible", {n: odd[i % len(odd)] for i, n in enumerate(names)}),
-            SizeSet("divisible", {n: need.get(n, ROUND) * scale for n in names}),
+            SizeSet("divisible", _divisible({n: need.get(n, ROUND) * scale for n in names},
+                                            need, ref)),
         ]
     if spec == "reference":
         sets = (ref or {}).get("SIZES")
@@ -152,11 +154,26 @@ def first_difference(got: np.ndarray, want: np.ndarray, rtol: float
     return int(bad.sum()), idx, float(g[idx]), float(w[idx])
 
 
+def _divisible(sizes: dict[str, int], need: dict, ref: dict | None) -> dict[str, int]:
+    """``sizes`` with each size no demand names by itself moved up by the least (at
+    most 7) that leaves the fewest demands of a sum of sizes unmet (``w + fw - 1`` a
+    multiple of 4: fw = 65 rather than 64 beside w = 128)."""
+    demands = list(((ref or {}).get("DIVISIBLE_BY") or {}).values())
+
+    def unmet(s: dict[str, int]) -> int:
+        return sum(len(divisibility_problems(d, s)) for d in demands)
+    out = dict(sizes)
+    for name in sizes:
+        if name not in need:
+            out[name] = min((sizes[name] + k for k in range(8)),
+                            key=lambda v, name=name: (unmet({**out, name: v}), v))
+    return out
+
+
 def divisibility_problem(version: str, sizes: SizeSet, ref: dict | None) -> str | None:
     """Why reference.py's DIVISIBLE_BY says the version does not apply at these sizes."""
     demands = ((ref or {}).get("DIVISIBLE_BY") or {}).get(version, {})
-    wrong = [f"{k} a multiple of {d}" for k, d in demands.items()
-             if k in sizes.values and sizes.values[k] % d]
+    wrong = divisibility_problems(demands, sizes.values)
     return "needs " + " and ".join(wrong) if wrong else None
 
 

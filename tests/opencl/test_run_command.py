@@ -67,6 +67,14 @@ def test_run_size_that_does_not_divide(run_cli):
     assert "requires n to be a multiple of 4, not 6" in err
 
 
+def test_run_sum_of_sizes_that_does_not_divide(run_cli):
+    # convolution hopper_v4 loads whole runs of 4 of the input's rows (w + fw - 1 long)
+    code, _, err = run_cli("run", EXAMPLES / "convolution" / "hopper_v4.mcpl", "--set", "h=32",
+                           "--set", "w=128", "--set", "fh=3", "--set", "fw=3")
+    assert code == 1
+    assert "requires w + fw - 1 to be a multiple of 4, not 130" in err
+
+
 def test_run_missing_file(run_cli, tmp_path):
     code, _, err = run_cli("run", tmp_path / "nothing.mcpl")
     assert code == 1

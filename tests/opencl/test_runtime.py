@@ -9,6 +9,7 @@ import pytest
 
 import mcl
 from mcl.diagnostics import McplError
+from mcl.opencl.sizing import divisibility_problems
 from tests.opencl.conftest import EXAMPLES, leaf_examples, reference
 
 
@@ -116,7 +117,7 @@ def _cases():
         ref = reference(f)
         divisible = ref.get("DIVISIBLE_BY", {}).get(f.stem, {})
         for sizes in ref["SIZES"]:
-            if any(sizes[k] % d for k, d in divisible.items()):
+            if divisibility_problems(divisible, sizes):
                 continue
             yield pytest.param(f, sizes, id=f"{f.parent.name}/{f.stem}-"
                                + "-".join(f"{k}{v}" for k, v in sizes.items()))

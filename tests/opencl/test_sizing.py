@@ -3,7 +3,7 @@ predicted to exceed the limit (cost models, no device)."""
 
 import pytest
 
-from mcl.opencl.sizing import fit_size, size_ladder
+from mcl.opencl.sizing import divisibility_problems, fit_size, size_ladder
 
 # A running OpenCL kernel cannot be interrupted (the perfect reduction, 2^28 float
 # atomics on one address, stalled a whole H100 run): the driver times each version on
@@ -87,3 +87,13 @@ def _fit_step(seconds_per_work, works, limit, step):
         measured.append(i)
         return seconds_per_work(works[i]) * works[i]
     return fit_size(measure, lambda i: works[i], len(works), limit, max_step=step), measured
+
+
+def test_divisibility_demands_on_sizes_and_sums_of_sizes():
+    need = {"h": 32, "w": 128, "w + fw - 1": 4}     # convolution hopper_v4
+    assert divisibility_problems(need, {"h": 64, "w": 256, "fh": 9, "fw": 9}) == []
+    assert divisibility_problems(need, {"h": 40, "w": 128, "fh": 3, "fw": 3}) == [
+        "h a multiple of 32", "w + fw - 1 a multiple of 4"]
+    assert divisibility_problems(need, {"h": 32}) == []     # sizes not given: not checked
+    with pytest.raises(ValueError, match="not a size or a sum"):
+        divisibility_problems({"w / 2": 4}, {"w": 8})

@@ -9,6 +9,7 @@ import pytest
 
 from mcl.hdl import hardware_library
 from mcl.mcpl import parse_file
+from mcl.opencl.sizing import divisibility_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -72,7 +73,7 @@ def small_sizes(reference, stem: str, limit: int = 4, max_elements: int = 20_000
     divisible = getattr(reference, "DIVISIBLE_BY", {}).get(stem, {})
     out = []
     for sizes in reference.SIZES:
-        if any(sizes.get(k, 0) % d for k, d in divisible.items()):
+        if divisibility_problems(divisible, sizes):
             continue
         ints = [v for v in sizes.values() if isinstance(v, int)]
         product = 1
