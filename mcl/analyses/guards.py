@@ -42,21 +42,27 @@ def _names(e: ast.Node) -> set[str]:
     return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
 
 
-def guarded_loops(f: ast.Function) -> list[GuardedLoop]:
+def guarded_loops(f: ast.Function, folded: frozenset[str] = frozenset()) -> list[GuardedLoop]:
     """The sequential loops of ``f`` with accesses to its array parameters behind
-    bounds tests inside them, outermost loops of each nest, in source order."""
+    bounds tests inside them, outermost loops of each nest, in source order. A test
+    on nothing but ``folded`` names (indices of loops the generator unrolls, sizes)
+    is decided when the code is unrolled and specialised, and is not counted
+    (``if (y >= 0 && y < fh)`` with ``y = r - e`` in unrolled loops r and e)."""
     arrays = {p.name for p in f.params if p.type.is_array}
     found: dict[int, GuardedLoop] = {}
 
-    def index_names(idx: ast.Index, defs: dict[str, set[str]]) -> set[str]:
+    def resolved(start: set[str], defs: dict[str, set[str]]) -> set[str]:
         names: set[str] = set()
-        todo = [n for grp in idx.groups for i in grp for n in _names(i)]
-        while todo:   # through the integer declarations the index uses (int k = k1 + u)
+        todo = list(start)
+        while todo:   # through the integer declarations the names use (int k = k1 + u)
             n = todo.pop()
             if n not in names:
                 names.add(n)
                 todo += defs.get(n, ())
         return names
+
+    def index_names(idx: ast.Index, defs: dict[str, set[str]]) -> set[str]:
+        return resolved({n for grp in idx.groups for i in grp for n in _names(i)}, defs)
 
     def visit(s: ast.Stmt | None, outer: ast.Stmt | None, conds: list[set[str]],
               defs: dict[str, set[str]]) -> None:
@@ -77,8 +83,12 @@ def guarded_loops(f: ast.Function) -> list[GuardedLoop]:
             visit(s.body, loop, conds, defs)
             return
         if isinstance(s, ast.If):
-            # only tests made inside a loop run once per iteration
-            guard = conds + [_names(s.cond)] if outer is not None else conds
+            # only tests made inside a loop run once per iteration, and only those
+            # not decided at build time
+            test = _names(s.cond)
+            runs = outer is not None and not {n for n in resolved(test, defs)
+                                              if n not in defs} <= folded
+            guard = conds + [test] if runs else conds
             visit(s.then, outer, guard, defs)
             visit(s.orelse, outer, guard, defs)
             return
@@ -115,16 +125,32 @@ def per_iteration(g: GuardedLoop, kernel: Any) -> int:
     return total
 
 
+#: loops of at most this many iterations are short (unrolled, run once per thread)
+SHORT = 32
+
+
 def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
-    out = []
-    for g in guarded_loops(f):
+    """A message per loop whose iterations make at least MIN_ACCESSES guarded accesses:
+    the long loops where there are any (a short loop beside them, such as a prologue
+    that loads the first tile, is not where the time goes); else the short ones, which
+    then hold the thread's whole work (convolution hopper_v3 reads its input rows in
+    a loop of rows + fh - 1 = 12 iterations)."""
+    folded = frozenset({lp.var for lp in kernel.loops if lp.kind == "for" and lp.var
+                        and getattr(lp.trips, "is_Integer", False) and int(lp.trips) <= SHORT}
+                       | {p.name for p in f.params if not p.type.is_array})
+    found = []
+    for g in guarded_loops(f, folded):
         lp = next((x for x in kernel.loops if x.node is g.loop), None)
         trips = getattr(lp, "trips", None)
-        if trips is not None and getattr(trips, "is_Integer", False) and int(trips) <= 32:
-            continue   # a short loop (unrolled; it runs once per thread): not a hot loop
+        short = trips is not None and getattr(trips, "is_Integer", False) \
+            and int(trips) <= SHORT
         count = per_iteration(g, kernel)
-        if count < MIN_ACCESSES:
-            continue
+        if count >= MIN_ACCESSES:
+            found.append((g, lp, short, count))
+    if any(not short for _, _, short, _ in found):
+        found = [x for x in found if not x[2]]
+    out = []
+    for g, lp, _, count in found:
         names = ", ".join(g.arrays)
         var = lp.var if lp is not None and lp.var else "while"
         out.append(info(
