@@ -5,8 +5,10 @@ for finding the best tile shape and outputs per thread in one GPU run.
 
 Every positional argument is an .mcpl file of examples/convolution (a function
 `convolution(h, w, fh, fw, output, input, filter)`), optionally followed (in the
-same argument) by overrides of its `const int` values and by build options. A
-comma list sweeps a value: the product of all lists is timed.
+same argument) by overrides of its `const int` values, by build options and by the
+word `specialize` (the sizes generated as compile-time constants, as
+`mcl gen --specialize`). A comma list sweeps a value: the product of all lists is
+timed.
 
     python benchmarks/opencl/conv_variants.py examples/convolution/hopper_v1.mcpl \\
         "examples/convolution/hopper_v2.mcpl rows=2,4,8 cols=4,8" \\
@@ -49,24 +51,28 @@ class VariantError(Exception):
     """A variant that cannot be made (an unknown `const`, a file that does not exist)."""
 
 
-def parse_spec(spec: str) -> tuple[Path, dict[str, list[str]], list[str]]:
-    """``FILE [NAME=V[,V...]]... [-OPTION]...`` -> (file, value lists, build options)."""
+def parse_spec(spec: str) -> tuple[Path, dict[str, list[str]], list[str], bool]:
+    """``FILE [NAME=V[,V...]]... [-OPTION]... [specialize]`` -> (file, value lists, build
+    options, whether the sizes are generated as compile-time constants)."""
     file, *rest = spec.split()
     path = Path(file)
     if not path.is_file():
         raise VariantError(f"{file}: no such file")
     sweep: dict[str, list[str]] = {}
     options: list[str] = []
+    specialize = False
     for token in rest:
-        if token.startswith("-"):
+        if token == "specialize":
+            specialize = True
+        elif token.startswith("-"):
             options.append(token)
         elif re.fullmatch(r"[A-Za-z_]\w*=[^=]+", token):
             name, values = token.split("=", 1)
             sweep[name] = [v for v in values.split(",") if v]
         else:
             raise VariantError(f"'{token}' in '{spec}' is neither NAME=VALUE[,VALUE...] "
-                               f"nor a build option (-...)")
-    return path, sweep, options
+                               f"nor a build option (-...) nor 'specialize'")
+    return path, sweep, options, specialize
 
 
 def override(source: str, values: dict[str, str], file: str) -> str:
@@ -86,11 +92,12 @@ def expand(specs: list[str], workdir: Path) -> list[dict]:
     """Every variant of the specs: its name, the (rewritten) .mcpl path, the options."""
     out = []
     for spec in specs:
-        path, sweep, options = parse_spec(spec)
+        path, sweep, options, specialize = parse_spec(spec)
         names = list(sweep)
         for combo in itertools.product(*(sweep[n] for n in names)):
             values = dict(zip(names, combo, strict=True))
-            label = " ".join([path.stem, *(f"{k}={v}" for k, v in values.items()), *options])
+            label = " ".join([path.stem, *(f"{k}={v}" for k, v in values.items()), *options]
+                             + ["specialized"] * specialize)
             if values:
                 text = override(path.read_text(), values, str(path))
                 d = workdir / f"v{len(out)}"
@@ -100,7 +107,7 @@ def expand(specs: list[str], workdir: Path) -> list[dict]:
             else:
                 mcpl = path
             out.append({"name": label, "file": str(path), "mcpl": mcpl, "values": values,
-                        "options": options})
+                        "options": options, "specialize": specialize})
     return out
 
 
@@ -241,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             variants = expand(args.specs, Path(tmp))
             for v in variants:
-                (v["generated"],) = generate(v["mcpl"], args.target)
+                (v["generated"],) = generate(v["mcpl"], args.target,
+                                             specialize=v["specialize"])
         except (VariantError, McplError) as e:
             print(f"conv_variants: {e}", file=sys.stderr)
             return 1

@@ -22,13 +22,24 @@ SIZES = [
     {"h": 100, "w": 37, "fh": 3, "fw": 5},
     {"h": 64, "w": 64, "fh": 9, "fw": 9},
     {"h": 130, "w": 67, "fh": 7, "fw": 3},
+    # whole blocks of hopper_v4 (32 x 128 outputs; rows of w + fw - 1, a multiple of 4)
+    {"h": 32, "w": 128, "fh": 9, "fw": 9},
+    {"h": 64, "w": 256, "fh": 3, "fw": 5},
 ]
 
 #: Table III: 4096 x 4096 with a 9 x 9 filter.
 PAPER_SIZES = [{"h": 4096, "w": 4096, "fh": 9, "fw": 9}]
 
-#: Every version is correct for every size.
-DIVISIBLE_BY: dict = {}
+#: Versions that are only correct when some sizes are multiples of a number (a key
+#: may be a sum of sizes: the length of the input's rows); every other version is
+#: correct for all sizes.
+DIVISIBLE_BY = {
+    "hopper_v4": {"h": 32, "w": 128, "w + fw - 1": 4},
+}
+
+#: Versions written to be built with their sizes as compile-time constants
+#: (`mcl run --specialize`, mcl.compile(specialize=True)).
+SPECIALIZE = {"hopper_v4"}
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 
