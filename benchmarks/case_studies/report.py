@@ -6,6 +6,11 @@ predecessor is listed as a finding about the analyses, and the targets of
 issue 10 are checked.
 
     python benchmarks/case_studies/report.py RESULTS.json [--out benchmarks/results]
+        [--rerun LATER.json --save-merged RESULTS.json]
+
+``--rerun`` takes the kernels of a later run (``run.py --kernels convolution``) in place
+of RESULTS.json's, and the report says which kernels come from which run;
+``--save-merged`` writes the merged results (the record the report is made from).
 """
 
 from __future__ import annotations
@@ -347,7 +352,11 @@ def render(results: dict, plots: Path | None) -> str:
         + (" Every version was built with its sizes as compile-time constants "
            "(`--specialize`)." if meta.get("specialize") else "")
         + (" **Quick mode: small sizes on whatever device was there; figures mean "
-           "nothing.**" if meta.get("quick") else ""),
+           "nothing.**" if meta.get("quick") else "")
+        + "".join(f" {kernel} comes from a later run: {m.get('date')} on "
+                  f"{m.get('gpu') or m.get('device')}, commit {m.get('commit')} "
+                  f"(`run.py --kernels {kernel}`)."
+                  for kernel, m in sorted((meta.get("reruns") or {}).items())),
         "",
         f"Bandwidth ceiling: OpenCL copy {_fmt(ceiling_gbps(results))} GB/s, torch copy "
         f"{_fmt((c.get('torch_copy') or {}).get('GBps_read_plus_write'))} GB/s (read + write).",
@@ -374,6 +383,20 @@ def render(results: dict, plots: Path | None) -> str:
     return "\n".join(head + body) + "\n"
 
 
+def merged(results: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """``results`` with the kernels of ``later`` in place of its own, each noted in
+    ``meta["reruns"]`` with the later run's meta."""
+    out = {**results, "kernels": {**results.get("kernels", {}), **later.get("kernels", {})}}
+    meta = dict(results.get("meta", {}))
+    reruns = dict(meta.get("reruns") or {})
+    lm = {k: v for k, v in later.get("meta", {}).items() if k != "reruns"}
+    for kernel in later.get("kernels", {}):
+        reruns[kernel] = lm
+    meta["reruns"] = reruns
+    out["meta"] = meta
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -381,8 +404,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="benchmarks/results",
                     help="folder for REPORT.md; plots go to OUT/case_studies/")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--rerun", action="append", default=[], metavar="LATER.json",
+                    help="a later run's results.json whose kernels replace these")
+    ap.add_argument("--save-merged", metavar="PATH", help="write the merged results here")
     args = ap.parse_args(argv)
     results: dict[str, Any] = json.loads(Path(args.results).read_text())
+    for later in args.rerun:
+        results = merged(results, json.loads(Path(later).read_text()))
+    if args.save_merged:
+        Path(args.save_merged).write_text(json.dumps(results, indent=1) + "\n")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     plots = None if args.no_plots else out / "case_studies"
