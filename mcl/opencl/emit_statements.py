@@ -25,7 +25,7 @@ from mcl.opencl.emit_expressions import (
     _store_target,
     _Var,
 )
-from mcl.opencl.plan import DTYPES, Argument, evaluate
+from mcl.opencl.plan import DTYPES, Argument, ViewCheck, evaluate
 
 
 class _StatementEmission:
@@ -718,8 +718,23 @@ class _StatementEmission:
         if tiled:
             tiled = self.same_sizes(bt, vt, view)
         self.record_type(vt)
+        self.check_view_size(view, base)
         return self.declare(_Var(view.name, base.cname, vt, "view", base.qualifier, base.space,
                                  base=base.root if not base.tiled else base, tiled=tiled))
+
+    def check_view_size(self, view: ast.View, base: _Var) -> None:
+        """Record a view of a parameter for the call to check that it covers the
+        parameter at the sizes given: a view's extents may divide the parameter's only
+        at some sizes (``p / bk`` rounds down), which no comparison of the expressions
+        decides."""
+        root = base.root
+        if root.kind != "param" or not root.type.is_array:
+            return
+
+        def count(t: ast.Type) -> str:
+            return _fold(" * ".join(f"({self.plan_expr(e)})" for e in t.sizes) or "1")
+        self.view_checks.append(ViewCheck(view.name, root.name, view.span.line,
+                                          count(view.type), count(root.type)))
 
     def same_sizes(self, bt: ast.Type, vt: ast.Type, where: ast.Node) -> bool:
         """Whether the view ``vt`` tiles each dimension of ``bt`` (the product of its

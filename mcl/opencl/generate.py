@@ -49,7 +49,7 @@ from mcl.opencl.emit_expressions import (
     _Var,
 )
 from mcl.opencl.emit_statements import _StatementEmission
-from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, evaluate
+from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, ViewCheck, evaluate
 from mcl.opencl.target import Target, load_target
 
 
@@ -149,6 +149,8 @@ class _KernelGen(_StatementEmission):
     #: every const integer parameter a compile-time size (generate(specialize=True))
     specialize: bool = False
     local_bytes: list[str] = field(default_factory=list)
+    #: views of parameters that cover them only at some sizes (checked at each call)
+    view_checks: list[ViewCheck] = field(default_factory=list)
     float_atomics: set[str] = field(default_factory=set)
     helpers: dict[tuple, str] = field(default_factory=dict)
     helper_info: dict[tuple, _Helper] = field(default_factory=dict)
@@ -679,7 +681,7 @@ class _KernelGen(_StatementEmission):
             local_memory_bytes=local_mem, build_options=t.build_options,
             parameters=tuple(p.name for p in f.params),
             assumes_lockstep=bool(self.volatile_arrays), platform_options=platform_options,
-            line_map=line_map)
+            view_checks=tuple(self.view_checks), line_map=line_map)
         return GeneratedKernel(f.name, "\n".join(lines), plan)
 
 

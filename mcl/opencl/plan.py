@@ -57,6 +57,19 @@ class CompileTimeSize:
 
 
 @dataclass(frozen=True)
+class ViewCheck:
+    """A view of a kernel parameter whose elements equal the parameter's only at some
+    sizes (``a as float[n, p / bk, bk] a3`` needs p a multiple of bk): checked at every
+    call, so that other sizes are an error and not a silently wrong result."""
+
+    view: str
+    array: str
+    line: int
+    view_elements: str          # plan expressions of the sizes
+    array_elements: str
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     kernel: str
     source: str                                  # file name of the .cl source
@@ -75,6 +88,8 @@ class LaunchPlan:
     assumes_lockstep: bool = False
     #: extra build options for platforms whose name contains the key (vendor options)
     platform_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: views of parameters that cover them only at some sizes
+    view_checks: tuple[ViewCheck, ...] = ()
     #: generated line -> MCPL line (for build errors); not written to JSON
     line_map: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -108,6 +123,7 @@ class LaunchPlan:
         for k in ("num_groups", "local_size", "global_size", "build_options", "parameters"):
             d[k] = tuple(d.get(k, ()))
         d["platform_options"] = tuple((k, tuple(v)) for k, v in d.get("platform_options", ()))
+        d["view_checks"] = tuple(ViewCheck(**v) for v in d.get("view_checks", ()))
         return LaunchPlan(**d)
 
 

@@ -210,6 +210,7 @@ class Kernel:
                 value = np.zeros(shape, dt)
             self.check_array(a.name, value, shape, dt)
             values[a.name] = value
+        self.check_views(env)
         glob, local = self.launch_sizes(env)  # checked before anything is built
         prog = self.program(env)
         kernel = self.kernel_object(prog)
@@ -281,6 +282,22 @@ class Kernel:
                                   f"takes {shape} with these sizes",
                                   hint="the shape follows the parameter's type: "
                                   + _shape_text(self.plan, name)))
+
+    def check_views(self, env: dict) -> None:
+        """Every view of a parameter covers the parameter at these sizes: a view whose
+        extents do not divide them would index other elements than the kernel means."""
+        for v in self.plan.view_checks:
+            have, want = evaluate(v.view_elements, env), evaluate(v.array_elements, env)
+            if have != want:
+                sizes = ", ".join(f"{k}={env[k]}" for k in self.size_names() if k in env)
+                raise McplError(error(
+                    "opencl-view-size",
+                    f"the view {v.view} of {v.array} ({Path(self.plan.mcpl).name}, line "
+                    f"{v.line}) has {have} elements where {v.array} has {want} at these "
+                    f"sizes ({sizes})",
+                    hint="this version is written for sizes its view's extents divide "
+                         "(its reference.py DIVISIBLE_BY names them); choose such sizes or "
+                         "a version of the kernel that handles any size"))
 
     def launch_sizes(self, env: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Global and local sizes for ``env``, checked against the device's limits.

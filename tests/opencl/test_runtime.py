@@ -152,3 +152,22 @@ def test_build_error_names_the_mcpl_line(opencl_device):
     text = str(e.value)
     assert "undeclared_name" in text
     assert f"hopper_v1.mcpl:{mcpl_line}: c[k] = a[k] + b[k];" in text
+
+
+def test_a_view_that_does_not_cover_its_array_is_an_error(opencl_device):
+    # hopper_v10 reads a through a view of p / 16 phases of 16: at p = 20 it would
+    # leave 4 columns of a out and give a wrong product without a word
+    from mcl.opencl.plan import LaunchPlan
+    k = mcl.compile(EXAMPLES / "matmul" / "hopper_v10.mcpl")
+    assert [v.view for v in k.plan.view_checks] == ["a3", "b3", "c3"]
+    assert LaunchPlan.from_json(k.plan.to_json()).view_checks == k.plan.view_checks
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 20), np.float32), rng.random((20, 128), np.float32)
+    with pytest.raises(McplError) as e:
+        k(n=128, m=128, p=20, a=a, b=b)
+    d = e.value.diagnostics[0]
+    assert d.code == "opencl-view-size"
+    assert "the view a3 of a (hopper_v10.mcpl, line 39) has 2048 elements where a has " \
+           "2560" in d.message
+    a, b = rng.random((128, 32), np.float32), rng.random((32, 128), np.float32)
+    np.testing.assert_allclose(k(n=128, m=128, p=32, a=a, b=b)["c"], a @ b, rtol=1e-4)
