@@ -138,17 +138,27 @@ def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
     folded = frozenset({lp.var for lp in kernel.loops if lp.kind == "for" and lp.var
                         and getattr(lp.trips, "is_Integer", False) and int(lp.trips) <= SHORT}
                        | {p.name for p in f.params if not p.type.is_array})
-    found = []
-    for g in guarded_loops(f, folded):
-        lp = next((x for x in kernel.loops if x.node is g.loop), None)
-        trips = getattr(lp, "trips", None)
-        short = trips is not None and getattr(trips, "is_Integer", False) \
+    def is_short(loop: Any) -> bool:
+        trips = getattr(loop, "trips", None)
+        return trips is not None and getattr(trips, "is_Integer", False) \
             and int(trips) <= SHORT
+
+    by_node = {id(x.node): x for x in kernel.loops}
+    found, long_nest = [], False
+    for g in guarded_loops(f, folded):
+        lp = by_node.get(id(g.loop))
+        short = is_short(lp)
+        if short and not all(is_short(by_node.get(id(n))) for n in ast.walk(g.loop)
+                             if isinstance(n, ast.For | ast.While) and n is not g.loop):
+            long_nest = True    # a short loop around a long one: not a message of its own
+            continue
+        long_nest = long_nest or not short
         count = per_iteration(g, kernel)
         if count >= MIN_ACCESSES:
             found.append((g, lp, short, count))
-    if any(not short for _, _, short, _ in found):
+    if long_nest:
         found = [x for x in found if not x[2]]
+
     out = []
     for g, lp, _, count in found:
         names = ", ".join(g.arrays)
