@@ -22,7 +22,7 @@ def _opencl_include() -> str | None:
 
 
 @pytest.mark.parametrize("example", ["matmul/hopper_v2.mcpl", "convolution/hopper_v1.mcpl",
-                                     "reduction/hopper_v2.mcpl"])
+                                     "reduction/hopper_v2.mcpl", "matmul/hopper_v10.mcpl"])
 def test_host_code_compiles(run_cli, tmp_path, example):
     cc = shutil.which("gcc") or shutil.which("cc")
     include = _opencl_include()
@@ -46,3 +46,16 @@ def test_host_code_names_the_plan():
     assert "-DMCL_fh=%ld -DMCL_fw=%ld" in source
     assert "size_t global[2] = {(size_t)((w + 32 - 1) / 32 * 32)" in source
     assert "clEnqueueNDRangeKernel(queue, kernel, 2, NULL, global, local" in source
+
+
+def test_host_code_refuses_sizes_a_view_does_not_cover():
+    # hopper_v10 reads a through p / 16 phases of 16: at p = 20 its view covers 2048 of
+    # a's 2560 elements; the launch returns CL_INVALID_VALUE instead of a wrong result
+    from mcl.opencl import generate
+    from mcl.opencl.host_c import host_code
+    (k,) = generate(EXAMPLES / "matmul" / "hopper_v10.mcpl")
+    _, source = host_code(k)
+    assert ("    if ((long)((n) * (p / 16) * (16)) != (long)((n) * (p)))\n"
+            "        return CL_INVALID_VALUE;   /* view a3 of a, hopper_v10.mcpl line 39 */"
+            ) in source
+    assert source.index("CL_INVALID_VALUE") < source.index("clSetKernelArg(kernel, 0")
