@@ -7,7 +7,11 @@ What it counts (:func:`register_demand`): one register per named value the compi
 keeps (scalars, used register-array elements, loop indices; not the constants it
 folds into instructions), the 64-bit addresses of device memory that a loop keeps
 (:func:`_address_registers`), the values of several iterations that an unrolled
-loop loads at once (:func:`_merged_loads`), and a small fitted offset.
+loop loads at once (:func:`_merged_loads`), and a small fitted offset. What the
+compiler may give back to reach an occupancy step: fragments loaded from on-chip
+memory and the values loaded with them (:func:`squeeze_slack`), one address it can
+compute again (:func:`recomputable`); whether it takes more for loops it unrolls at
+run time (:func:`grows`).
 """
 
 from __future__ import annotations
@@ -37,12 +41,15 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     registers_fit.py): the slopes (one register per value, two per address) are
     not fitted; the offset is. Within ±10% of the compiler, after the cap,
     step-down and growth of occupancy.registers_per_unit: 42 of 54 examples and
-    453 of 600 variants, 495 of 654 (76%; with one address per array parameter and
-    the fragments alone as the step-down's slack: 41, 439 and 480; the former
-    0.9 x count - 4: 40, 418 and 458). Split check (registers_fit.py --split: the 54
-    versions, each with its variants, sorted by name and dealt alternately into
-    two halves of 294 and 360 kernels): 221 of 294 and 274 of 360 with offset 0
-    (before the addresses: 206 and 274). 0 is kept: with 1, matmul nvidia v1 at the
+    455 of 600 variants, 497 of 654 (76%; with one address per array parameter,
+    the fragments alone as the step-down's slack and no growth past atomics of
+    shared memory: 41, 439 and 480; the former 0.9 x count - 4: 40, 418 and 458).
+    Split check (registers_fit.py --split --offset N: the 54 versions, each with
+    its variants, sorted by name and dealt alternately into two halves of 294 and
+    360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (222 of
+    294 within ±10%; 221 with 0), which gives the second half 273 of 360; fitted on
+    the second it is 0 (276), which gives the first 221 (before the addresses: 206
+    and 274 with offset 0). 0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
     extra = _merged_loads(k, sym) if sym is not None else 0
@@ -106,16 +113,21 @@ def _merged_loads(k: Kernel, sym: Kernel) -> int:
 
 def grows(k: Kernel) -> bool:
     """Whether the kernel has a loop whose trip count is only known at run time and
-    that reads device memory without atomic updates: the compiler unrolls it and
-    keeps several iterations' loads in flight, using the registers it may take
-    without losing occupancy (an atomic in the loop orders the iterations)."""
+    that reads device memory without atomic updates of device memory: the compiler
+    unrolls it and keeps several iterations' loads in flight, using the registers it
+    may take without losing occupancy (an atomic of device memory in the loop orders
+    the iterations; one of an on-chip memory cannot touch what the loads read:
+    histogram hopper v1 with 8 loads per iteration takes 32 registers, as a loop
+    without atomics does; with 1 to 4 it takes 20 to 26, between its own need and
+    this growth, which the estimate does not model)."""
     from mcl.analyses.stats import main_space
     device = main_space(k)
     for lp in k.loops:
         if lp.kind not in ("for", "while") or not (lp.trips is None or
                                                     lp.trips.free_symbols):
             continue
-        if any(lp in site.loops for site in k.atomics):
+        if any(lp in site.loops and (site.target is None or site.target.space == device)
+               for site in k.atomics):
             continue
         if any(lp in a.loops and not a.write and a.space == device for a in k.accesses):
             return True

@@ -128,3 +128,34 @@ def test_one_recomputable_address_is_slack_even_with_values_in_flight(tmp_path):
     sym, num = _kernels(tmp_path, COPY.format(rows=4))
     assert registers._recomputable_addresses(num, sym) == 6
     assert registers.recomputable(num, sym) == 2
+
+
+HISTOGRAM = """\
+    module k;
+    import hopper;
+    import lib.atomics;
+    hopper void k(const int n = 1048576, global int[n] input, global int[256] hist) {{
+      const int nrBlocks = 264;
+      const int stride = nrBlocks * 256;
+      foreach (int b in nrBlocks blocks) {{
+        shared int[256] l_hist;
+        foreach (int w in 8 warps) {{
+          foreach (int t in 32 threads) {{
+            for (int i = b * 256 + w * 32 + t; i < n; i += stride) {{
+              atomicAdd({target}[input[i] % 256], 1);
+            }}
+          }}
+        }}
+      }}
+    }}
+"""
+
+
+def test_atomics_of_shared_memory_do_not_stop_the_loop_from_growing(tmp_path):
+    """The run-time loop reads device memory; an atomic of shared memory in it
+    cannot change what the loads read, so the compiler may unroll it and keep
+    loads in flight; an atomic of device memory orders the iterations."""
+    sym, _ = _kernels(tmp_path, HISTOGRAM.format(target="l_hist"))
+    assert registers.grows(sym)
+    sym, _ = _kernels(tmp_path, HISTOGRAM.format(target="hist"))
+    assert not registers.grows(sym)
