@@ -63,7 +63,9 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     """Registers per executing unit and who says so. The estimate is capped where
     the target caps the compiler (so that a block fits; it spills beyond), lowered to
     an occupancy step just below it where the compiler can reschedule to reach it
-    (:func:`_squeezed`), else grown where loops are unrolled (:func:`_grown`)."""
+    (:func:`_squeezed`, with what :func:`registers.squeeze_slack` and
+    :func:`registers.recomputable` say it can give back), else grown where loops
+    are unrolled (:func:`_grown`)."""
     res = view.resources
     if res is not None:
         return res.registers, res.source

@@ -47,7 +47,7 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     Split check (registers_fit.py --split --offset N: the 54 versions, each with
     its variants, sorted by name and dealt alternately into two halves of 294 and
     360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (222 of
-    294 within ±10%; 221 with 0), which gives the second half 273 of 360; fitted on
+    294 within ±10%; 221 with 0), which gives the second half 275 of 360; fitted on
     the second it is 0 (276), which gives the first 221 (before the addresses: 206
     and 274 with offset 0). 0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
