@@ -1,4 +1,4 @@
-"""The register estimate (mcl.analyses.resources.register_demand, capped and grown by
+"""The register estimate (mcl.analyses.registers.register_demand, capped and grown by
 mcl.analyses.occupancy.registers_per_unit) against the NVIDIA compiler's count for
 every recorded fidelity case (tests/analyses/fidelity/vendor.json): per version,
 estimate and compiler for each case, and the count within ±10% on the examples and
@@ -6,7 +6,7 @@ separately on the sweep (a check against fitting the examples).
 
 ``--split`` also counts the two halves of a split check: the example versions,
 each with its sweep variants, sorted by name and dealt alternately into two halves;
-``--offset N`` sets the estimate's fitted offset (resources._OFFSET) to fit it on
+``--offset N`` sets the estimate's fitted offset (registers._OFFSET) to fit it on
 one half and count the other.
 
     python benchmarks/fidelity/registers_fit.py [-j 2] [--kernel matmul] [--misses]
@@ -45,8 +45,8 @@ _CASES = {c.name: c for c in C.all_cases()}
 
 def _set_offset(offset: int | None) -> None:
     if offset is not None:
-        from mcl.analyses import resources
-        resources._OFFSET = offset
+        from mcl.analyses import registers
+        registers._OFFSET = offset
 
 
 def main() -> None:
@@ -56,7 +56,7 @@ def main() -> None:
     ap.add_argument("--misses", action="store_true", help="print only the misses")
     ap.add_argument("--json", help="write {name: estimate} here")
     ap.add_argument("--split", action="store_true", help="count the two halves too")
-    ap.add_argument("--offset", type=int, help="the estimate's offset (resources._OFFSET)")
+    ap.add_argument("--offset", type=int, help="the estimate's offset (registers._OFFSET)")
     a = ap.parse_args()
     rec = {c["name"]: c for c in json.loads(RECORD.read_text())["cases"]}
     names = [n for n in rec if n in _CASES and _CASES[n].digest == rec[n]["digest"]

@@ -13,7 +13,8 @@ them. Everything comes from the description:
   up to the ``allocation_unit``; without such a unit the block gets them.
 
 Registers per thread are the vendor compiler's when the caller passed them
-(:class:`mcl.analyses.resources.Resources`), else an estimate, said to be one.
+(:class:`mcl.analyses.resources.Resources`), else an estimate
+(:mod:`mcl.analyses.registers`), said to be one.
 With the same registers and shared memory this is the CUDA occupancy
 calculator's arithmetic for compute capability 9.0 (checked against
 ``cuOccupancyMaxActiveBlocksPerMultiprocessor`` on 649 kernels by
@@ -26,14 +27,12 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcl.analyses.registers import grows, recomputable, register_demand, squeeze_slack
 from mcl.analyses.resources import (
     block_holder,
-    grows,
     max_registers,
-    register_demand,
     register_file_bytes,
     register_files,
-    squeeze_slack,
 )
 from mcl.analyses.values import bytes_text
 
@@ -64,7 +63,9 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     """Registers per executing unit and who says so. The estimate is capped where
     the target caps the compiler (so that a block fits; it spills beyond), lowered to
     an occupancy step just below it where the compiler can reschedule to reach it
-    (:func:`_squeezed`), else grown where loops are unrolled (:func:`_grown`)."""
+    (:func:`_squeezed`, with what :func:`registers.squeeze_slack` and
+    :func:`registers.recomputable` say it can give back), else grown where loops
+    are unrolled (:func:`_grown`)."""
     res = view.resources
     if res is not None:
         return res.registers, res.source
@@ -73,7 +74,8 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     if cap:
         n = min(n, cap)
         if threads:
-            fewer = _squeezed(view, n, threads, squeeze_slack(view.num))
+            fewer = _squeezed(view, n, threads, squeeze_slack(view.num, view.sym)
+                             + recomputable(view.num, view.sym))
             if fewer < n:
                 n = fewer
             elif grows(view.sym):
@@ -88,7 +90,7 @@ _SQUEEZE = 0.2
 def _squeezed(view: KernelView, n: int, threads: int, slack: int) -> int:
     """Registers a compiler takes for a kernel that needs ``n``, just above an
     occupancy step: the most that keeps one more block resident, where reaching it
-    costs at most ``slack`` registers (:func:`resources.squeeze_slack`) and at most a
+    costs at most ``slack`` registers (:func:`registers.squeeze_slack`) and at most a
     fifth of ``n``; else ``n``. (matmul hopper v2 at 128 threads: about 108
     registers, 4 blocks of 4 warps; the compiler takes 96 for 5.)
 

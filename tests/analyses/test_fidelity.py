@@ -48,10 +48,11 @@ def test_occupancy_equals_cuda_with_the_compilers_registers(name):
 
 def test_register_estimate_stays_within_its_recorded_accuracy():
     """The estimate used without a GPU: within ±10% of the compiler for at least as
-    many example kernels as when recorded (41 of 54 counting one register per value
+    many example kernels as when recorded (42 of 54 counting one register per value
     that is kept, not the constants that need none nor unused register-array
-    elements, was 40; the issue asks for 90%, not yet reached; the sweep,
-    benchmarks/fidelity/registers_fit.py: 439 of 600, was 418), with a median error
+    elements, and two per 64-bit address a run-time loop keeps; 41 with one address
+    per array parameter; the issue asks for 90%, not yet reached; the sweep,
+    benchmarks/fidelity/registers_fit.py: 455 of 600, was 439), with a median error
     of at most 10%."""
     errors = []
     for name in EXAMPLES:
@@ -60,7 +61,7 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         errors.append(abs(got["registers"] - vendor) / vendor)
         assert got["registers_source"] == "estimated"
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 41, within
+    assert within >= 42, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
 
 

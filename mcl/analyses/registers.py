@@ -1,0 +1,398 @@
+"""The estimate of registers per executing unit (thread) for a kernel that no vendor
+compiler has seen: what the kernel's values need, and whether the compiler may give
+some back or take more. It is an estimate, said to be one wherever it is printed
+(:mod:`mcl.analyses.occupancy` caps, lowers or grows it to an occupancy step).
+
+What it counts (:func:`register_demand`): one register per named value the compiler
+keeps (scalars, used register-array elements, loop indices; not the constants it
+folds into instructions), the 64-bit addresses of device memory that a loop keeps
+(:func:`_address_registers`), the values of several iterations that an unrolled
+loop loads at once (:func:`_merged_loads`), and a small fitted offset. What the
+compiler may give back to reach an occupancy step: fragments loaded from on-chip
+memory and the values loaded with them (:func:`squeeze_slack`), one address it can
+compute again (:func:`recomputable`); whether it takes more for loops it unrolls at
+run time (:func:`grows`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import sympy
+
+from mcl.analyses.kernel import Kernel
+from mcl.analyses.stats import register_spaces
+
+
+def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
+    """An estimate of what the kernel's own values need, in 32-bit registers per
+    unit: one register per value the compiler keeps (:func:`_named_registers`: each
+    scalar, each register-array element that is used, the loop indices; not the
+    constants that need none), two per 64-bit address of device memory that a loop
+    keeps (:func:`_address_registers`), plus the values it loads together in
+    unrolled loops (:func:`_merged_loads`), plus :data:`_OFFSET`. The symbolic
+    kernel ``sym`` tells constant trip counts and offsets from run-time ones;
+    without it every array parameter counts one address.
+
+    Calibration on the 654 recorded kernels (tests/analyses/fidelity/vendor.json: 54
+    examples and 600 sweep variants, H100, nvcc 12; benchmarks/fidelity/
+    registers_fit.py): the slopes (one register per value, two per address) are
+    not fitted; the offset is. Within ±10% of the compiler, after the cap,
+    step-down and growth of occupancy.registers_per_unit: 42 of 54 examples and
+    455 of 600 variants, 497 of 654 (76%; with one address per array parameter,
+    the fragments alone as the step-down's slack and no growth past atomics of
+    shared memory: 41, 439 and 480; the former 0.9 x count - 4: 40, 418 and 458).
+    Split check (registers_fit.py --split --offset N: the 54 versions, each with
+    its variants, sorted by name and dealt alternately into two halves of 294 and
+    360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (222 of
+    294 within ±10%; 221 with 0), which gives the second half 275 of 360; fitted on
+    the second it is 0 (276), which gives the first 221 (before the addresses: 206
+    and 274 with offset 0). 0 is kept: with 1, matmul nvidia v1 at the
+    nvidia level (the paper's Table II: 4 of 8 blocks,
+    tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
+    extra = _merged_loads(k, sym) if sym is not None else 0
+    return max(8, round(_named_registers(k) + _address_registers(k, sym) + extra) + _OFFSET)
+
+
+#: registers the compiler needs besides the kernel's values, fitted (see above)
+_OFFSET = 0
+
+
+#: the widest load, in bytes (LDS.128 / LDG.128)
+_VECTOR_BYTES = 16
+#: constant-trip loops up to this many iterations are unrolled fully (longer ones by
+#: a factor, without loads of later groups in flight)
+_FULL_UNROLL = 64
+
+
+def _merged_loads(k: Kernel, sym: Kernel) -> int:
+    """Registers for values of several iterations of an unrolled loop that the
+    compiler loads at once: a read of an on-chip memory (shared, local, constant:
+    not the device memory, not registers) in a nest of constant-trip loops inside a
+    run-time loop, whose address steps by one element along an outer loop of the
+    nest (matmul hopper v1: ``l_a[ti * tm + ei, q]`` in the k-tile loop ``q``), is
+    merged over w = 16 bytes / element iterations of that loop into one vector load,
+    so the values of w iterations of the inner loops are live together (w - 1 more
+    than the fragment the source keeps), and in a fully unrolled loop the next group
+    of w is loaded while the current one is used."""
+    from mcl.analyses.stats import main_space
+    constant = {id(lp.node) for lp in sym.loops if lp.kind == "for"
+                and lp.trips is not None and not lp.trips.free_symbols
+                and not lp.approximate}
+    runtime = {id(lp.node) for lp in sym.loops if lp.kind != "foreach"} - constant
+    spaces = register_spaces(k.hardware)
+    device = main_space(k)
+    extra = 0
+    for a in k.accesses:
+        if a.write or a.space in spaces or a.space == device or a.offset is None:
+            continue
+        if not any(id(lp.node) in runtime for lp in a.loops):
+            continue
+        nest: list = []
+        for lp in reversed(a.loops):
+            if id(lp.node) not in constant or lp.trips is None or not lp.trips.is_number:
+                break
+            nest.insert(0, lp)
+        for i, lp in enumerate(nest[:-1]):
+            var = [s for s in a.offset.free_symbols if s.name == lp.var]
+            if not var or a.offset.diff(var[0]) != 1 or int(lp.trips) < 2:
+                continue
+            inner = 1
+            for q in nest[i + 1:]:
+                inner *= int(q.trips)
+            trips = int(lp.trips)
+            w = min(max(1, _VECTOR_BYTES // max(1, a.element_bytes)), trips)
+            extra += inner * (w - 1)
+            if trips <= _FULL_UNROLL:
+                extra += inner * min(trips - w, w)
+            break
+    return extra
+
+
+def grows(k: Kernel) -> bool:
+    """Whether the kernel has a loop whose trip count is only known at run time and
+    that reads device memory without atomic updates of device memory: the compiler
+    unrolls it and keeps several iterations' loads in flight, using the registers it
+    may take without losing occupancy (an atomic of device memory in the loop orders
+    the iterations; one of an on-chip memory cannot touch what the loads read:
+    histogram hopper v1 with 8 loads per iteration takes 32 registers, as a loop
+    without atomics does; with 1 to 4 it takes 20 to 26, between its own need and
+    this growth, which the estimate does not model)."""
+    from mcl.analyses.stats import main_space
+    device = main_space(k)
+    for lp in k.loops:
+        if lp.kind not in ("for", "while") or not (lp.trips is None or
+                                                    lp.trips.free_symbols):
+            continue
+        if any(lp in site.loops and (site.target is None or site.target.space == device)
+               for site in k.atomics):
+            continue
+        if any(lp in a.loops and not a.write and a.space == device for a in k.accesses):
+            return True
+    return False
+
+
+def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
+    """Registers the compiler can give back without spilling to reach the next
+    occupancy step, by rescheduling: the elements of register arrays loaded from an
+    on-chip memory (fragments: ``aFrag[ei] = l_a[...]``, ``col[r] = l_in[...]``), and
+    the values of later iterations that unrolled loops load with them
+    (:func:`_merged_loads`, given the symbolic kernel ``sym``), which it can consume
+    as they arrive instead of holding them all. Only where the device memory is
+    read solely to be copied into an on-chip memory (``l_a[..] = a[..]``): values of
+    device-memory loads in flight it keeps (a prefetch into registers, a global load
+    used by the arithmetic). 0 where it cannot."""
+    from mcl.analyses.stats import main_space
+    from mcl.mcpl import ast
+    device = main_space(k)
+    spaces = register_spaces(k.hardware)
+    by_node = {id(a.node): a for a in k.accesses}
+    copies: set[int] = set()
+    fragments: set[str] = set()
+    for s in ast.walk(k.function.body):
+        if not isinstance(s, ast.Assign) or not isinstance(s.target, ast.Index):
+            continue
+        target = by_node.get(id(s.target))
+        if target is None:
+            continue
+        if s.op == "=" and isinstance(s.value, ast.Index) and \
+                target.space not in spaces and target.space != device:
+            copies.add(id(s.value))
+        if target.space in spaces and any(
+                (a := by_node.get(id(x))) is not None and not a.write
+                and a.space not in spaces and a.space != device
+                for x in ast.walk(s.value)):
+            fragments.add(target.name)
+    if any(a.space == device and not a.write and id(a.node) not in copies
+           for a in k.accesses):
+        return 0
+    slack = sum(int(d.elements) for d in k.decls if d.node.name in fragments
+                and d.space in spaces and d.elements is not None and d.elements.is_number)
+    if slack and sym is not None:
+        slack += _merged_loads(k, sym)
+    return slack
+
+
+def recomputable(k: Kernel, sym: Kernel | None) -> int:
+    """Registers the compiler can give back to reach the next occupancy step even
+    where it keeps values in flight (:func:`squeeze_slack` is 0): one address that it
+    can compute again (:func:`_recomputable_addresses`; matmul hopper v5 at 256
+    threads: about 130 registers, the compiler takes 127 for 2 blocks). Not more:
+    each costs instructions in the loop, and gesummv nvidia v1 keeps its rows'
+    addresses (40 registers, not 32 for 8 blocks of 256 threads)."""
+    return min(_ADDRESS_BYTES // 4, _recomputable_addresses(k, sym)) if sym is not None else 0
+
+
+def _named_registers(k: Kernel) -> int:
+    """Registers for the kernel's named values: each scalar of the function (wider
+    types in 32-bit parts) except the constants that take none
+    (:func:`_constants_without_register`), each element of a register array that is
+    used (:func:`_unused_elements` are dropped), each loop index. (Addresses:
+    :func:`_address_registers`.)"""
+    names: dict[str, int] = {}
+    spaces = register_spaces(k.hardware)
+    known = _constants_without_register(k)
+    unused = _unused_elements(k)
+    for d in k.decls:
+        if d.symbol is not None and d.symbol.kind == "param":
+            continue
+        if d.node.type.is_array:
+            if d.space in spaces:
+                n = d.elements
+                count = int(n) if n is not None and n.is_number else 1
+                names[d.node.name] = max(0, count - unused.get(d.node.name, 0))
+        elif d.node.name not in known:
+            names[d.node.name] = max(1, d.element_bytes // 4)
+    for lp in k.loops:
+        if lp.var:
+            names.setdefault(lp.var, 1)
+    return sum(names.values())
+
+
+#: bytes of an address of device memory (two 32-bit registers)
+_ADDRESS_BYTES = 8
+
+
+def _address_registers(k: Kernel, sym: Kernel | None) -> int:
+    """Registers for the addresses of device memory the kernel keeps: two (a 64-bit
+    address) per address a loop of run-time trip count uses, per array otherwise.
+
+    In a loop whose trip count is known only at run time, each access of device
+    memory takes its address from a register that steps with the loop. Where the
+    access is inside constant-trip loops in that loop (which the compiler unrolls),
+    each iteration of those loops is an instance of the access, and instances
+    whose offsets differ by a constant share one address (the difference is an
+    immediate of the load: ``a[i, k1 + aq + u]`` for u = 0 .. 3 is one address;
+    ``a[i + 16 s, k0 + q]`` for s = 0 .. 3, rows a run-time width ``p`` apart, is
+    four: matmul hopper v1 keeps one per row it copies into shared memory). The
+    offsets come from the symbolic kernel ``sym`` (sizes the kernel is built with
+    count as constants). An array accessed only outside such loops counts one
+    address; without ``sym``, every array parameter does."""
+    words = _ADDRESS_BYTES // 4
+    if sym is None:
+        return words * sum(1 for p in k.function.params if p.type.is_array)
+    in_loops, elsewhere = _addresses(k, sym)
+    arrays = {name for name, _ in in_loops}
+    return words * (len(in_loops) + len(elsewhere - arrays))
+
+
+def _recomputable_addresses(k: Kernel, sym: Kernel) -> int:
+    """Registers of the addresses a run-time loop keeps beyond one per array
+    (:func:`_address_registers`): each is the array's first address plus a run-time
+    multiple of a size, which the compiler can compute again where it needs the
+    register for something else."""
+    in_loops, _ = _addresses(k, sym)
+    return _ADDRESS_BYTES // 4 * (len(in_loops) - len({name for name, _ in in_loops}))
+
+
+def _addresses(k: Kernel, sym: Kernel) -> tuple[set[tuple[str, Any]], set[str]]:
+    """The addresses of device memory that loops of run-time trip count use, as
+    (array, offset less its constant term), and the arrays accessed elsewhere."""
+    from mcl.analyses.stats import main_space
+    from mcl.analyses.unrolled import build_time_sizes, unrolled
+    device = main_space(k)
+    built = build_time_sizes(sym)
+    sym_loops = {id(lp.node): lp for lp in sym.loops}
+    constant = {id(lp.node) for lp in k.loops
+                if unrolled(sym_loops.get(id(lp.node)), lp, built)}
+    fixed = {s: v for s, v in k.values.items() if s in built}
+    by_node = {id(a.node): a for a in sym.accesses}
+    in_loops: set[tuple[str, Any]] = set()
+    elsewhere: set[str] = set()
+    for a in k.accesses:
+        if a.space != device:
+            continue
+        name = a.symbol.name if a.symbol is not None else a.name
+        loops = [lp for lp in a.loops if lp.kind != "foreach"]
+        s = by_node.get(id(a.node))
+        if s is None or s.offset is None or all(id(lp.node) in constant for lp in loops):
+            elsewhere.add(name)
+            continue
+        inner: list = []
+        for lp in reversed(loops):
+            if id(lp.node) not in constant or lp.trips is None or not lp.trips.is_number:
+                break
+            inner.insert(0, lp)
+        in_loops |= {(name, x) for x in _address_parts(s.offset, inner, fixed)}
+    return in_loops, elsewhere
+
+
+def _address_parts(offset: sympy.Expr, loops: list, fixed: dict[str, int]) -> set[Any]:
+    """The offsets of an access over the iterations of the unrolled ``loops`` around
+    it, less their constant terms (offsets that differ by a constant share an
+    address register); its offset itself where they are too many to enumerate."""
+    e = sympy.sympify(offset)
+    e = e.subs({s: fixed[s.name] for s in e.free_symbols if s.name in fixed})
+    ranges = []
+    for lp in loops:
+        var = next((s for s in e.free_symbols if s.name == lp.var), None)
+        if var is not None:
+            ranges.append((var, [lp.start + lp.step * i for i in range(int(lp.trips))]))
+    if math.prod(len(r) for _, r in ranges) > _ENUMERATED:
+        return {e}
+    symbols = [v for v, _ in ranges]
+    return {sympy.expand(e.subs(dict(zip(symbols, values, strict=True)))).as_coeff_Add()[1]
+            for values in itertools.product(*(r for _, r in ranges))}
+
+
+def _constants_without_register(k: Kernel) -> set[str]:
+    """The ``const`` scalars that take no register: those whose initializer names no
+    parameter, no variable and no constant computed from one (``const int nrThreads
+    = nrWarps * 32``: the compiler folds them into the instructions), and those that
+    the threads' code never reads, only the sizes of foreach loops, other
+    constants' initializers and the outermost extents of arrays and views (no
+    stride of an address) do (``const int nrBlocks = (n + 255) / 256`` as the
+    number of blocks: the launch's business). A constant computed from a parameter
+    that the code reads (``const int stride = chunk * nrBlocks``) is a value the
+    compiler keeps, as a variable is."""
+    from mcl.mcpl import ast
+    outside: set[int] = set()      # nodes the threads do not evaluate
+    for s in ast.walk(k.function.body):
+        if isinstance(s, ast.ForEach):
+            outside.update(id(x) for x in ast.walk(s.size))
+        elif isinstance(s, ast.Declaration) and s.const and s.init is not None:
+            outside.update(id(x) for x in ast.walk(s.init))
+        elif isinstance(s, ast.Type) and s.sizes:
+            outside.update(id(x) for x in ast.walk(s.sizes[0]))   # no stride
+    read = {x.id for x in ast.walk(k.function.body)
+            if isinstance(x, ast.Name) and id(x) not in outside}
+    run_time = {p.name for p in k.function.params}
+    free: set[str] = set()
+    for d in k.decls:
+        node = d.node
+        if node.type.is_array:
+            continue
+        names = {x.id for x in ast.walk(node.init) if isinstance(x, ast.Name)} \
+            if node.init is not None else set()
+        if node.const and not names & run_time:
+            free.add(node.name)
+            continue
+        run_time.add(node.name)
+        if node.const and node.name not in read:
+            free.add(node.name)
+    return free
+
+
+#: register-array accesses enumerated over at most this many iterations
+_ENUMERATED = 4096
+
+
+def _unused_elements(k: Kernel) -> dict[str, int]:
+    """Per register array, the elements that no statement reads except the ones
+    updating that array: the compiler removes the computations of values nothing
+    uses (matmul hopper v6 with tn = 16 stores 8 of its 16 columns of sums: the
+    other 64 accumulators take no register). One step only: an element read solely
+    to update elements nothing uses still counts. An array read at an element that
+    cannot be enumerated (an index of a run-time loop) counts in full."""
+    from mcl.mcpl import ast
+    spaces = register_spaces(k.hardware)
+    sizes = {d.node.name: int(d.elements) for d in k.decls
+             if d.node.type.is_array and d.space in spaces
+             and d.elements is not None and d.elements.is_number}
+    if not sizes:
+        return {}
+    by_node = {id(a.node): a for a in k.accesses}
+    updating: dict[int, str | None] = {}     # node id -> the array its statement sets
+    for s in ast.walk(k.function.body):
+        if isinstance(s, ast.Assign):
+            target = by_node.get(id(s.target))
+            name = target.name if target is not None else None
+            for x in (s.target, *ast.walk(s.value)):
+                updating[id(x)] = name
+    used: dict[str, set | None] = {}
+    for a in k.accesses:
+        if a.write or a.name not in sizes or updating.get(id(a.node)) == a.name:
+            continue
+        if used.get(a.name, set()) is None:
+            continue
+        elements = _elements(a)
+        used[a.name] = None if elements is None else used.get(a.name, set()) | elements
+    unused = {}
+    for name, size in sizes.items():
+        seen = used.get(name, set())       # None: an element that cannot be enumerated
+        if seen is not None and len(seen) < size:
+            unused[name] = size - len(seen)
+    return unused
+
+
+def _elements(a: Any) -> set[tuple[int, ...]] | None:
+    """The index tuples a register-array access reaches over its constant loops, or
+    None where an index is not a function of constant loops."""
+    if any(i is None for i in a.indices):
+        return None
+    free = set().union(*(sympy.sympify(i).free_symbols for i in a.indices))
+    ranges = []
+    for s in free:
+        lp = next((lp for lp in a.loops if lp.var == s.name), None)
+        if lp is None or any(v is None or not sympy.sympify(v).is_number
+                             for v in (lp.trips, lp.start, lp.step)):
+            return None
+        ranges.append((s, [lp.start + lp.step * i for i in range(int(lp.trips))]))
+    if math.prod(len(r) for _, r in ranges) > _ENUMERATED:
+        return None
+    symbols = [s for s, _ in ranges]
+    at = [sympy.lambdify(symbols, i) for i in a.indices]
+    return {tuple(int(f(*values)) for f in at)
+            for values in itertools.product(*(r for _, r in ranges))}
