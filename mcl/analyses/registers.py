@@ -37,7 +37,7 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     without it every array parameter counts one address.
 
     Calibration on the 654 recorded kernels (tests/analyses/fidelity/vendor.json: 54
-    examples and 600 sweep variants, H100, nvcc 12; benchmarks/fidelity/
+    examples and 600 sweep variants, H100, NVIDIA OpenCL driver 580.159.04; benchmarks/fidelity/
     registers_fit.py): the slopes (one register per value, two per address) are
     not fitted; the offset is. Within ±10% of the compiler, after the cap,
     step-down and growth of occupancy.registers_per_unit: 42 of 54 examples and
