@@ -35,9 +35,10 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE.parents[1] / "examples" / "skel"))
 sys.path.insert(0, str(HERE))
 
+from run import _capture_source, _nvidia_registers, paired, timeit, torch_cuda  # noqa: E402
+
 import mcl.skel as sk  # noqa: E402
 import mcl.skel.allpairs as ap  # noqa: E402
-from run import _capture_source, _nvidia_registers, paired, timeit, torch_cuda  # noqa: E402
 
 
 def variant(text: str):

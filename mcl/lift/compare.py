@@ -16,8 +16,8 @@ from types import ModuleType
 import numpy as np
 
 from mcl.diagnostics import McplError
-from mcl.opencl.sizing import divisibility_problems
 from mcl.lift.from_mcpl import Derivation, derive, fresh, reference_module, reference_output
+from mcl.opencl.sizing import divisibility_problems
 
 #: Versions first by how far they are refined: the level alone, then v1, v2, ...
 _LEVEL_ORDER = ("perfect", "accelerator")

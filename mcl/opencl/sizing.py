@@ -30,8 +30,8 @@ def divisibility_problems(need: dict, sizes: dict) -> list[str]:
 
 
 def size_expression(text: str, sizes: dict) -> int | None:
-    """The value of a ``DIVISIBLE_BY`` key: ``text`` (a size name or +, -, * of names and integers) at ``sizes``; None where
-    it names a size ``sizes`` does not give."""
+    """The value of a ``DIVISIBLE_BY`` key: ``text`` (a size name or +, -, * of names
+    and integers) at ``sizes``; None where it names a size ``sizes`` does not give."""
     def ev(node: ast.AST) -> int | None:
         if isinstance(node, ast.Expression):
             return ev(node.body)
