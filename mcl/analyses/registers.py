@@ -394,5 +394,10 @@ def _elements(a: Any) -> set[tuple[int, ...]] | None:
         return None
     symbols = [s for s, _ in ranges]
     at = [sympy.lambdify(symbols, i) for i in a.indices]
-    return {tuple(int(f(*values)) for f in at)
-            for values in itertools.product(*(r for _, r in ranges))}
+    out = set()
+    for values in itertools.product(*(r for _, r in ranges)):
+        try:
+            out.add(tuple(int(f(*values)) for f in at))
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return None     # an index not defined everywhere (a division by zero)
+    return out

@@ -159,3 +159,32 @@ def test_atomics_of_shared_memory_do_not_stop_the_loop_from_growing(tmp_path):
     assert registers.grows(sym)
     sym, _ = _kernels(tmp_path, HISTOGRAM.format(target="hist"))
     assert not registers.grows(sym)
+
+
+def test_an_index_divided_by_zero_leaves_the_elements_unknown(tmp_path):
+    # r[4 / e] at e = 0 (found by the mutation tests): the register array's elements
+    # cannot be enumerated, so every element counts; no exception
+    sym, num = _kernels(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 1024, global float[n] out) {
+          foreach (int bi in n / 32 blocks) {
+            foreach (int w in 1 warps) {
+              foreach (int t in 32 threads) {
+                reg float[8] r;
+                float s = 0.0;
+                for (int e = 0; e < 8; e++) {
+                  r[e] = 1.0;
+                }
+                for (int e = 0; e < 4; e++) {
+                  s += r[4 / e];
+                }
+                out[bi * 32 + t] = s;
+              }
+            }
+          }
+        }
+        """)
+    assert registers._elements(next(a for a in num.accesses if a.name == "r" and not a.write)) \
+        is None
+    assert registers.register_demand(num, sym) >= 8
