@@ -4,22 +4,12 @@ and what the compiler can give back to reach an occupancy step."""
 
 from __future__ import annotations
 
-import textwrap
-
 from mcl.analyses import registers
-from mcl.analyses.kernel import build_kernel, parameter_values
-from mcl.mcpl import check
+from tests.analyses.kernels import built
 
 
 def _kernels(tmp_path, source: str, values: dict | None = None):
-    path = tmp_path / "k.mcpl"
-    path.write_text(textwrap.dedent(source))
-    checked = check(str(path))
-    assert not checked.errors, [d.message for d in checked.errors]
-    f = checked.module.functions[-1]
-    hw = checked.hardware_of(f)
-    sym = build_kernel(f, checked, None, hw)
-    num = build_kernel(f, checked, parameter_values(f, values or {}), hw)
+    sym, num, _ = built(tmp_path, source, values)
     return sym, num
 
 

@@ -3,25 +3,15 @@ figures follow from the generated code: what the load/store units issue per warp
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from mcl.analyses.functions import KernelView
-from mcl.analyses.kernel import build_kernel, parameter_values
 from mcl.analyses.sectors import global_loads
-from mcl.mcpl import check
+from tests.analyses.kernels import built
 
 
 def _loads(tmp_path, source: str, values: dict | None = None):
-    path = tmp_path / "k.mcpl"
-    path.write_text(textwrap.dedent(source))
-    checked = check(str(path))
-    assert not checked.errors, [d.message for d in checked.errors]
-    f = checked.module.functions[-1]
-    hw = checked.hardware_of(f)
-    num = build_kernel(f, checked, parameter_values(f, values or {}), hw)
-    return global_loads(KernelView(build_kernel(f, checked, None, hw), num, hw))
+    return global_loads(KernelView(*built(tmp_path, source, values)))
 
 
 def test_a_name_declared_again_in_another_scope_is_another_variable(tmp_path):
