@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mcl.opencl.plan import evaluate
+
 
 def divisibility_problems(need: dict, sizes: dict) -> list[str]:
     """The demands of a version's ``DIVISIBLE_BY`` (reference.py) that ``sizes`` break,
@@ -29,26 +31,24 @@ def divisibility_problems(need: dict, sizes: dict) -> list[str]:
     return wrong
 
 
+#: what a DIVISIBLE_BY key may be made of: sizes, integers, +, - and *
+_KEY_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Name, ast.Load,
+              ast.Constant)
+
+
 def size_expression(text: str, sizes: dict) -> int | None:
     """The value of a ``DIVISIBLE_BY`` key: ``text`` (a size name or +, -, * of names
-    and integers) at ``sizes``; None where it names a size ``sizes`` does not give."""
-    def ev(node: ast.AST) -> int | None:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.Name):
-            v = sizes.get(node.id)
-            return int(v) if isinstance(v, int | np.integer) else None
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
-            a, b = ev(node.left), ev(node.right)
-            if a is None or b is None:
-                return None
-            return a + b if isinstance(node.op, ast.Add) else \
-                a - b if isinstance(node.op, ast.Sub) else a * b
+    and integers) at ``sizes``, through the launch plan's evaluator; None where it
+    names a size ``sizes`` does not give."""
+    tree = ast.parse(text, mode="eval")
+    if not all(isinstance(n, _KEY_NODES) for n in ast.walk(tree)) or any(
+            isinstance(n, ast.Constant) and not isinstance(n.value, int)
+            for n in ast.walk(tree)):
         raise ValueError(f"DIVISIBLE_BY key '{text}' is not a size or a sum or product of "
                          "sizes and integers")
-    return ev(ast.parse(text, mode="eval"))
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    env = {k: int(sizes[k]) for k in names if isinstance(sizes.get(k), int | np.integer)}
+    return evaluate(text, env) if len(env) == len(names) else None
 
 
 def size_ladder(sizes: dict, keys: tuple[str, ...], need: dict | None = None,
