@@ -129,26 +129,28 @@ def per_iteration(g: GuardedLoop, kernel: Any) -> int:
 SHORT = 32
 
 
+def _short(loop: Any) -> bool:
+    """Whether ``loop`` (mcl.analyses.kernel.Loop, or None) has a constant trip count of
+    at most SHORT."""
+    trips = getattr(loop, "trips", None)
+    return getattr(trips, "is_Integer", False) and int(trips) <= SHORT
+
+
 def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
     """A message per loop whose iterations make at least MIN_ACCESSES guarded accesses:
     the long loops where there are any (a short loop beside them, such as a prologue
     that loads the first tile, is not where the time goes); else the short ones, which
     then hold the thread's whole work (convolution hopper_v3 reads its input rows in
     a loop of rows + fh - 1 = 12 iterations)."""
-    folded = frozenset({lp.var for lp in kernel.loops if lp.kind == "for" and lp.var
-                        and getattr(lp.trips, "is_Integer", False) and int(lp.trips) <= SHORT}
+    folded = frozenset({lp.var for lp in kernel.loops
+                        if lp.kind == "for" and lp.var and _short(lp)}
                        | {p.name for p in f.params if not p.type.is_array})
-    def is_short(loop: Any) -> bool:
-        trips = getattr(loop, "trips", None)
-        return trips is not None and getattr(trips, "is_Integer", False) \
-            and int(trips) <= SHORT
-
     by_node = {id(x.node): x for x in kernel.loops}
     found, long_nest = [], False
     for g in guarded_loops(f, folded):
         lp = by_node.get(id(g.loop))
-        short = is_short(lp)
-        if short and not all(is_short(by_node.get(id(n))) for n in ast.walk(g.loop)
+        short = _short(lp)
+        if short and not all(_short(by_node.get(id(n))) for n in ast.walk(g.loop)
                              if isinstance(n, ast.For | ast.While) and n is not g.loop):
             long_nest = True    # a short loop around a long one: not a message of its own
             continue
