@@ -159,6 +159,7 @@ def _store_wavefronts(p: _Shape) -> int:
     return waves
 
 
+@functools.cache
 def lift_pad(bm: int, bn: int, bk: int, tm: int, tn: int, pad: int) -> int:
     """The padding of A's transposed tile rows for these tiles: ``pad`` where it takes
     fewer wavefronts to store the tile, else none (at BK = 16 the two float4 runs of a
