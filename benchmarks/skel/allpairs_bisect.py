@@ -23,10 +23,12 @@ cuBLAS's CUDA events (the queues profile: +5 us a call on the host time).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,13 +43,24 @@ import mcl.skel as sk  # noqa: E402
 import mcl.skel.allpairs as ap  # noqa: E402
 
 
-def variant(text: str):
-    """The tiling, build options, identity flag and source edit of ``text``."""
+class Variant(NamedTuple):
+    """A variant: its tiling, build options, identity flag and edits of the source."""
+
+    tile: str
+    options: tuple
+    identity: bool
+    pad: int | None      # A's tile rows padded by this (None: the library's choice)
+    nooff: bool          # the A and C offsets dropped
+    lift: bool           # Lift's own text in the skeleton's place
+
+
+def variant(text: str) -> Variant:
+    """The variant ``TILE+EDIT+...``."""
     tile, *edits = text.split("+")
-    opts, identity, pad, nooff = [], True, None, False
+    opts, identity, pad, nooff, lift = [], True, None, False, False
     for e in edits:
         if e == "lift":
-            nooff = "lift"
+            lift = True
         elif e == "noid":
             identity = False
         elif e == "nooff":
@@ -60,24 +73,26 @@ def variant(text: str):
             opts.append(f"-cl-nv-maxrregcount={e[1:]}")
         else:
             raise SystemExit(f"allpairs_bisect: unknown edit '+{e}' in '{text}'")
-    return tile, tuple(opts), identity, pad, nooff
+    return Variant(tile, tuple(opts), identity, pad, nooff, lift)
 
 
 class _edited:
-    """Shape l's source with ``pad`` and ``nooff`` applied while the block runs."""
+    """Shape l's source with the variant's edits while the block runs (each edited
+    text made once: the skeleton asks for its source at every call)."""
 
-    def __init__(self, pad, nooff):
-        self.pad, self.nooff = pad, nooff
+    def __init__(self, v: Variant):
+        self.v = v
 
     def __enter__(self):
         self.orig = ap.lift_source
-        pad, nooff, orig = self.pad, self.nooff, self.orig
+        v, orig = self.v, self.orig
 
+        @functools.cache
         def source(bm, bn, bk, tm, tn, p, has_identity):
-            text = orig(bm, bn, bk, tm, tn, p if pad is None else pad, has_identity)
-            if nooff == "lift":
+            if v.lift:
                 return _lift_text()
-            if nooff:
+            text = orig(bm, bn, bk, tm, tn, p if v.pad is None else v.pad, has_identity)
+            if v.nooff:
                 text = text.replace("A += a_off;", "").replace("C += c_off;", "")
             return text
         ap.lift_source = source
@@ -165,11 +180,11 @@ def main() -> int:
         want = a @ b
     rows = []
     for text in args.variants:
-        tile, opts, identity, pad, nooff = variant(text)
-        mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0 if identity else None,
-                         tile=tile, options=opts or None)
+        v = variant(text)
+        mm = sk.AllPairs(zip=ex.MULT, reduce=ex.ADD, identity=0.0 if v.identity else None,
+                         tile=v.tile, options=v.options or None)
         row = {"variant": text, "size": n}
-        with _edited(pad, nooff), _capture_source() as src:
+        with _edited(v), _capture_source() as src:
             try:
                 res = mm(A, B).to_numpy()
             except Exception as e:  # noqa: BLE001 - a variant that fails is a result
