@@ -177,6 +177,12 @@ def _guard(ok: str, body: str) -> str:
     return f"{'if (' + ok + ') ' if ok else ''}{{\n{body}\n}}"
 
 
+def _exact_or(ok: str, exact: str, general: str) -> list[str]:
+    """``exact`` where the sizes divide the tiles (EXACT), else ``general``, each behind
+    ``ok``."""
+    return ["#if EXACT", _guard(ok, exact), "#else", _guard(ok, general), "#endif"]
+
+
 def _load(p: _Shape, kvar: str, koff: int, into: str) -> list[str]:
     """The k-tile ``kvar + koff`` (``kvar`` a variable or "") into the registers
     ``{into}_a``/``{into}_b``. Where the sizes divide the tiles, each index is a sum
@@ -194,14 +200,14 @@ def _load(p: _Shape, kvar: str, koff: int, into: str) -> list[str]:
                  f"{kterm(str(p.bk // 4))} + bi * ({p.bm} * (D / 4)) + "
                  f"({cc} + {rc} * (D / 4) + {koff * p.bk // 4})];")
         ks = [f"min(4 * ({col}) + {u}, D - 1 - ({kt}) * {p.bk})" for u in range(4)]
-        out += ["#if EXACT", _guard(ok, exact), "#else",
-                _guard(ok, f"const int r = min(row0 + {row}, COUNT - 1) * D + ({kt}) * {p.bk};"
-                       "\n#if A_VEC\n#if KREM == BK\n"
-                       f"  const int k = 4 * ({col});\n#else\n"
-                       f"  const int k = min(4 * ({col}), D - 4 - ({kt}) * {p.bk});\n#endif\n"
-                       f"  {into}_a[{s}] = *(__global const TA4*)&A[r + k];\n#else\n"
-                       f"  {into}_a[{s}] = (TA4)(" + ", ".join(f"A[r + {k}]" for k in ks)
-                       + ");\n#endif\n"), "#endif"]
+        out += _exact_or(ok, exact,
+                         f"const int r = min(row0 + {row}, COUNT - 1) * D + ({kt}) * {p.bk};"
+                         "\n#if A_VEC\n#if KREM == BK\n"
+                         f"  const int k = 4 * ({col});\n#else\n"
+                         f"  const int k = min(4 * ({col}), D - 4 - ({kt}) * {p.bk});\n#endif\n"
+                         f"  {into}_a[{s}] = *(__global const TA4*)&A[r + k];\n#else\n"
+                         f"  {into}_a[{s}] = (TA4)(" + ", ".join(f"A[r + {k}]" for k in ks)
+                         + ");\n#endif\n")
     for s in range(p.b_per):
         r, rc, c, cc, ok = p.b_run(s)
         row, col = f"{r} + {rc}", f"{c} + {cc}"
@@ -209,15 +215,14 @@ def _load(p: _Shape, kvar: str, koff: int, into: str) -> list[str]:
                  f"{kterm(f'({p.bk} * (M / 4))')} + bj * {p.bn // 4} + "
                  f"({cc} + {rc + koff * p.bk} * (M / 4))];")
         cs = [f"B[k + min(col0 + 4 * ({col}) + {u}, M - 1)]" for u in range(4)]
-        out += ["#if EXACT", _guard(ok, exact), "#else",
-                _guard(ok, "\n#if KREM == BK\n"
-                       f"  const int k = (({kt}) * {p.bk} + {row}) * M;\n#else\n"
-                       f"  const int k = (({kt}) * {p.bk} + min({row}, D - 1 - ({kt}) * "
-                       f"{p.bk})) * M;\n#endif\n#if B_VEC\n"
-                       f"  {into}_b[{s}] = *(__global const TB4*)&B[k + min(col0 + 4 * ({col}), "
-                       "M - 4)];\n#else\n"
-                       f"  {into}_b[{s}] = (TB4)(" + ", ".join(cs) + ");\n#endif\n"),
-                "#endif"]
+        out += _exact_or(ok, exact,
+                         "\n#if KREM == BK\n"
+                         f"  const int k = (({kt}) * {p.bk} + {row}) * M;\n#else\n"
+                         f"  const int k = (({kt}) * {p.bk} + min({row}, D - 1 - ({kt}) * "
+                         f"{p.bk})) * M;\n#endif\n#if B_VEC\n"
+                         f"  {into}_b[{s}] = *(__global const TB4*)&B[k + min(col0 + 4 * ({col}), "
+                         "M - 4)];\n#else\n"
+                         f"  {into}_b[{s}] = (TB4)(" + ", ".join(cs) + ");\n#endif\n")
     return out
 
 
