@@ -24,7 +24,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
-from mcl.analyses.kernel_syntax import _flat_offset
+from mcl.analyses.kernel_syntax import flat_offset
 from mcl.analyses.occupancy import occupancy
 from mcl.analyses.resources import Resources
 from mcl.diagnostics import Diagnostic, Related, info, warning
@@ -482,7 +482,7 @@ def padding_remedy(view: KernelView, nacc: Access, lane: Loop, width: int,
     if t is None or len(nacc.sizes) < 2 or nacc.sizes[-1] is None:
         return None
     row = view.value(nacc.sizes[-1])
-    longer = _flat_offset(t, list(nacc.indices), [*nacc.sizes[:-1], nacc.sizes[-1] + 1])
+    longer = flat_offset(t, list(nacc.indices), [*nacc.sizes[:-1], nacc.sizes[-1] + 1])
     if row is None or longer is None:
         return None
     now = _phases(view, nacc, lane, width, mem)

@@ -28,9 +28,9 @@ from mcl.analyses.kernel_syntax import (
     _assigned_names,
     _assigned_symbols,
     _bound_of,
-    _flat_offset,
     _step_of,
     _written_arg,
+    flat_offset,
 )
 from mcl.analyses.values import simplified
 from mcl.mcpl import ast
@@ -745,7 +745,7 @@ class _Builder:
                 indices.append(None)
                 why = why or u.why
         sizes: list[sympy.Expr | None] = [self.try_sym(s) for s in t.sizes]
-        offset = _flat_offset(t, indices, sizes)
+        offset = flat_offset(t, indices, sizes)
         deps: frozenset[str] = frozenset()
         for ix in indices:
             deps |= self.depends_of(ix)

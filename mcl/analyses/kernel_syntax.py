@@ -19,7 +19,7 @@ def _written_arg(callee: Any, call: ast.Call, arg: ast.Expr) -> bool:
     return i in callee.written_indices
 
 
-def _flat_offset(t: ast.Type, indices: list[sympy.Expr | None],
+def flat_offset(t: ast.Type, indices: list[sympy.Expr | None],
                  sizes: list[sympy.Expr | None]) -> sympy.Expr | None:
     """The element offset of an access: row-major within a tile, tiles row-major."""
     if len(indices) != len(sizes) or any(i is None for i in indices) or \
