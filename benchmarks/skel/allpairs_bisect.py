@@ -9,9 +9,9 @@ costs registers or time; the edits are experiments, not library options.
         128x128x16/8x8@l 128x128x16/8x8@l+p0 128x128x16/8x8@l+p0+g1+nooff
 
 Edits (after the tiling, joined by +): pN A's tile rows padded by N (the library's
-PAD otherwise), gN blocks numbered N block rows together (-DMCL_ALLPAIRS_GROUP=N),
-nooff the A and C offsets of a device's part dropped from the text (one device: they
-are 0), rN at most N registers (-cl-nv-maxrregcount=N, REQD 0), noid no identity,
+choice otherwise), nooff the A and C offsets of a device's part dropped from the text
+(one device: they are 0), and the sweep options of run.py: gN blocks numbered N block
+rows together, rN at most N registers, mad, noid no identity;
 lift Lift's own text for 4096^3 (benchmarks/opencl/matmul_hand/lift_best_4096.cl, its
 signature renamed; tiling 128x128x16/8x8@l, size 4096 only).
 
@@ -37,7 +37,14 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE.parents[1] / "examples" / "skel"))
 sys.path.insert(0, str(HERE))
 
-from run import _capture_source, _nvidia_registers, paired, timeit, torch_cuda  # noqa: E402
+from run import (  # noqa: E402
+    _capture_source,
+    _nvidia_registers,
+    _tile_options,
+    paired,
+    timeit,
+    torch_cuda,
+)
 
 import mcl.skel as sk  # noqa: E402
 import mcl.skel.allpairs as ap  # noqa: E402
@@ -55,25 +62,21 @@ class Variant(NamedTuple):
 
 
 def variant(text: str) -> Variant:
-    """The variant ``TILE+EDIT+...``."""
+    """The variant ``TILE+EDIT+...``: the edits of the source here, the sweep's options
+    of run.py (+noid, +gN, +rN, +mad) through its parser."""
     tile, *edits = text.split("+")
-    opts, identity, pad, nooff, lift = [], True, None, False, False
+    pad, nooff, lift, rest = None, False, False, []
     for e in edits:
         if e == "lift":
             lift = True
-        elif e == "noid":
-            identity = False
         elif e == "nooff":
             nooff = True
         elif re.fullmatch(r"p\d+", e):
             pad = int(e[1:])
-        elif re.fullmatch(r"g\d+", e):
-            opts.append(f"-DMCL_ALLPAIRS_GROUP={e[1:]}")
-        elif re.fullmatch(r"r\d+", e):
-            opts.append(f"-cl-nv-maxrregcount={e[1:]}")
         else:
-            raise SystemExit(f"allpairs_bisect: unknown edit '+{e}' in '{text}'")
-    return Variant(tile, tuple(opts), identity, pad, nooff, lift)
+            rest.append(e)
+    shape, opts, identity = _tile_options("+".join([tile, *rest]))
+    return Variant(shape, opts or (), identity, pad, nooff, lift)
 
 
 class _edited:
