@@ -56,10 +56,14 @@ class Case:
     sizes: dict = field(default_factory=dict)   # the sizes it runs at (empty: examples')
     overrides: dict = field(default_factory=dict)
     sweep: bool = False
+    #: built with its sizes as compile-time constants, as ``mcl run`` and the case
+    #: studies build it (reference.py's SPECIALIZE names the version)
+    specialize: bool = False
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+        text = self.source + ("\n// specialised" if self.specialize else "")
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def level_of(text: str) -> str | None:
@@ -89,13 +93,14 @@ def example_cases(kernels: list[str] | None = None) -> list[Case]:
     for kdir in sorted(p for p in EXAMPLES.iterdir() if (p / "reference.py").exists()):
         if kernels and kdir.name not in kernels:
             continue
+        specialized = getattr(reference_module(kdir.name), "SPECIALIZE", ())
         files = [f for f in kdir.glob("*.mcpl") if level_of(f.read_text()) in PATH]
         for f in sorted(files, key=_order):
             sizes = dict(FIDELITY_SIZES.get(kdir.name, {}))
             sizes.update(SMALLER.get((kdir.name, f.stem), {}))
             out.append(Case(f"{kdir.name}/{f.stem}", kdir.name, f.stem,
                             level_of(f.read_text()), str(f.relative_to(ROOT)),
-                            f.read_text(), sizes))
+                            f.read_text(), sizes, specialize=f.stem in specialized))
     return out
 
 
@@ -146,7 +151,7 @@ def sweep_cases(examples: list[Case] | None = None, pairs: bool = True) -> list[
             seen.add(digest)
             tag = ",".join(f"{k}={v}" for k, v in sorted(r.items()))
             out.append(Case(f"{ex.name}[{tag}]", ex.kernel, ex.version, ex.level, ex.file,
-                            source, {}, dict(r), sweep=True))
+                            source, {}, dict(r), sweep=True, specialize=ex.specialize))
     return out
 
 

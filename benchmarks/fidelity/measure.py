@@ -1,6 +1,6 @@
 """The GPU side of the fidelity harness (run it on the GPU machine; see README.md).
 
-    python3 benchmarks/fidelity/measure.py resources --out DIR [--sweep N]
+    python3 benchmarks/fidelity/measure.py resources --out DIR [--sweep N | --names FILE]
     python3 benchmarks/fidelity/measure.py time --out DIR
     ncu --csv ... python3 benchmarks/fidelity/measure.py launch --out DIR
 
@@ -8,7 +8,9 @@
 NVIDIA's OpenCL driver; its program binary (PTX) is loaded with the CUDA driver
 with the register limit of the build options, and the function's registers,
 shared memory and spills and the CUDA occupancy calculator's resident blocks per
-SM are recorded. ``time``: every example version, verified against reference.py,
+SM are recorded (``--names``: only the cases a file names, to add or renew rows of a
+recorded run). A version that reference.py's SPECIALIZE names (and its variants) is
+built with its sizes as compile-time constants, as ``mcl run`` builds it. ``time``: every example version, verified against reference.py,
 timed with OpenCL profiling events (best of 10). ``launch``: every example version's
 PTX launched once through the CUDA driver (grid, block and arguments from the
 launch plan, the output checked against reference.py), for ``ncu`` to count.
@@ -78,7 +80,7 @@ class Generated:
                           .replace(",", "_").replace("=", "") + ".mcpl")
         path.write_text(case.source)
         self.path = path
-        kernels = generate(str(path), C.TARGET)
+        kernels = generate(str(path), C.TARGET, specialize=case.specialize)
         self.kernel = kernels[0]
         checked = check(str(path))
         fn = checked.module.functions[-1]
@@ -116,6 +118,11 @@ def resources(args) -> None:
         step = len(sweep) / args.sweep
         sweep = [sweep[int(i * step)] for i in range(args.sweep)]
     todo = examples + sweep
+    if args.names:      # exactly these cases (one name a line), e.g. those rebuilt since
+        wanted = set(args.names.read_text().split())
+        todo = [c for c in C.all_cases() if c.name in wanted]
+        examples = [c for c in todo if not c.sweep]
+        sweep = [c for c in todo if c.sweep]
     log(f"resources: {len(examples)} example versions, {len(sweep)} sweep variants on "
         f"{dev.name}")
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
@@ -324,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--only", help="launch-one: the case's name; launch: names, comma-separated")
+    ap.add_argument("--names", type=Path,
+                    help="resources: only the cases named in this file, one a line")
     ap.add_argument("--ptx-dir", type=Path, help="launch: keep each example's PTX here")
     args = ap.parse_args(argv)
     {"resources": resources, "time": timing, "launch": launching,

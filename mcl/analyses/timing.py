@@ -63,6 +63,8 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from mcl.analyses.stats import viewed_arrays
+
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
 
@@ -153,7 +155,7 @@ def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]
         if mine:
             arrays.add(nacc.name)
             most = max(most, mine)
-    return most, _viewed_arrays(view, arrays)
+    return most, viewed_arrays(view.num, arrays)
 
 
 def _tile_fills(view: KernelView, lane) -> set[int]:
@@ -202,25 +204,6 @@ def _lane_loads(view: KernelView, space: str, lane):
 def _trips(lp) -> float | None:
     """A loop's trip count as a number (None where it has none)."""
     return _num(lp.trips) if lp.trips is not None else None
-
-
-def _viewed_arrays(view: KernelView, names: set[str]) -> set[str]:
-    """``names`` with each view (``a as float[..] a2``) replaced by the array it views."""
-    from mcl.mcpl import ast
-    base: dict[str, str] = {}
-    for n in ast.walk(view.num.function):
-        if isinstance(n, ast.AsStatement) and isinstance(n.target, ast.Name):
-            base.update({v.name: n.target.id for v in n.views})
-        elif isinstance(n, ast.Declaration):
-            base.update({v.name: n.name for v in n.views})
-    out = set()
-    for name in names:
-        seen = set()
-        while name in base and name not in seen:
-            seen.add(name)
-            name = base[name]
-        out.add(name)
-    return out
 
 
 def _estimated_loads(view: KernelView) -> dict[int, object]:

