@@ -36,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "kernel with NVIDIA's compiler and use its register count ('127 "
                         "registers (NVIDIA compiler)'); estimate: always use the analyses' "
                         "estimate (said as 'estimated')")
+    p.add_argument("--specialize", action="store_true",
+                   help="ask NVIDIA's compiler about the kernel built with its sizes as "
+                        "compile-time constants, as `mcl run --specialize` builds it (the "
+                        "default for a version that the reference.py beside it names in "
+                        "SPECIALIZE)")
     p.add_argument("--no-previous", dest="previous", action="store_false",
                    help="do not compare with the version the file refines (by default, a "
                         "version predicted slower than its predecessor among the versions in "
@@ -45,8 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_feedback)
 
 
-def _vendor_resources(args: argparse.Namespace, checked, level: str | None, values) -> dict:
-    """The NVIDIA compiler's registers per function, when asked for and possible."""
+def _vendor_resources(args: argparse.Namespace, file: str, checked, level: str | None,
+                      values) -> dict:
+    """The NVIDIA compiler's registers per function, when asked for and possible: of the
+    kernel built as `mcl run` builds it (specialised where asked or where reference.py
+    says the version is written for its sizes)."""
     if args.registers != "auto":
         return {}
     from mcl.opencl.vendor import nvidia_device, resources_of
@@ -58,7 +66,13 @@ def _vendor_resources(args: argparse.Namespace, checked, level: str | None, valu
     levels = {level} if level else {f.hardware for f in checked.module.functions}
     if not levels <= targets:   # no OpenCL target: nothing to build, the estimate stays
         return {}
-    return resources_of(checked.module, values, level, device)
+    from pathlib import Path
+
+    from mcl.versions.sizes import load_reference, written_for_sizes
+    path = Path(file)
+    specialize = args.specialize or written_for_sizes(path, load_reference(
+        path.resolve().parent))
+    return resources_of(checked.module, values, level, device, specialize=specialize)
 
 
 def run_feedback(args: argparse.Namespace) -> int:
@@ -90,12 +104,12 @@ def run_feedback(args: argparse.Namespace) -> int:
 
             at = feedback_at_level(checked, args.level, values=values, only=only,
                                    search_path=search,
-                                   resources=_vendor_resources(args, checked, args.level,
+                                   resources=_vendor_resources(args, f, checked, args.level,
                                                                values))
             sources.add(at.file, at.text)  # carets under the translated text's lines
             diagnostics += at.diagnostics
             continue
-        resources = _vendor_resources(args, checked, None, values)
+        resources = _vendor_resources(args, f, checked, None, values)
         diagnostics += feedback(checked, values=values, only=only, resources=resources)
         if args.previous and (only is None or "time" in only):
             from mcl.analyses.previous import against_previous

@@ -5,12 +5,12 @@ verify against the example's reference, time)."""
 from __future__ import annotations
 
 import argparse
-import runpy
 from pathlib import Path
 
 from mcl.diagnostics import McplError, error
 from mcl.opencl import device
 from mcl.opencl.sizing import divisibility_problems, size_expression
+from mcl.versions.sizes import load_reference, written_for_sizes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -102,11 +102,6 @@ def cmd_gen(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reference(file: Path) -> dict | None:
-    ref = file.resolve().parent / "reference.py"
-    return runpy.run_path(str(ref)) if ref.is_file() else None
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -121,9 +116,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
                               hint="give the path of a .mcpl kernel"))
     module = parse_file(args.file)
-    ref = _reference(file)
+    ref = load_reference(file.resolve().parent)
     # a version written for sizes known at build time says so in its reference.py
-    specialize = args.specialize or file.stem in (ref or {}).get("SPECIALIZE", ())
+    specialize = args.specialize or written_for_sizes(file, ref)
     kernel = compile_kernel(module, args.target, args.device, function=args.function,
                             search_path=hwd_search_path(args), specialize=specialize)
     plan = kernel.plan

@@ -154,16 +154,19 @@ def ptx_of(device: Any, source: str, options: list[str]) -> bytes:
 
 
 def resources_of(path_or_module: Any, values: Mapping[str, int] | None = None,
-                 level: str | None = None, device: Any = None) -> dict[str, Resources]:
+                 level: str | None = None, device: Any = None,
+                 specialize: bool = False) -> dict[str, Resources]:
     """The NVIDIA compiler's figures per kernel function of a module at ``level`` (its
-    leaf; default each function's own level). Empty when there is no NVIDIA device,
-    the level has no OpenCL target, or the compiler could not be asked."""
+    leaf; default each function's own level; ``specialize``: built with the sizes as
+    compile-time constants, ``values`` or the parameters' defaults). Empty when there
+    is no NVIDIA device, the level has no OpenCL target, or the compiler could not be
+    asked."""
     device = device if device is not None else nvidia_device()
     if device is None:
         return {}
     from mcl.opencl.generate import generate
     try:
-        kernels = generate(path_or_module, level)
+        kernels = generate(path_or_module, level, specialize=specialize)
     except Exception:  # no target for the level, or a kernel the generator refuses
         return {}
     out: dict[str, Resources] = {}

@@ -49,6 +49,13 @@ def load_reference(folder: Path) -> dict | None:
                               hint="reference.py must define inputs() and reference()")) from None
 
 
+def written_for_sizes(file: Path, ref: dict | None) -> bool:
+    """Whether ``reference.py`` says the version in ``file`` is written for sizes known
+    at build time (its ``SPECIALIZE`` names the file's stem): ``mcl run`` builds it
+    specialised, and ``mcl feedback`` asks NVIDIA's compiler about that build."""
+    return file.stem in (ref or {}).get("SPECIALIZE", ())
+
+
 def size_parameters(f: ast.Function) -> list[str]:
     """The integer scalar parameters of the kernel: the sizes."""
     return [p.name for p in f.params if not p.type.is_array and p.type.name in ("int", "long")]

@@ -222,6 +222,33 @@ def test_without_an_nvidia_device_the_cli_falls_back_to_the_estimate():
     assert "(estimated)" in p.stdout, p.stdout + p.stderr
 
 
+def test_the_vendor_count_is_of_the_build_mcl_run_makes(monkeypatch):
+    """matmul hopper_v10 is written for its sizes (reference.py: SPECIALIZE): mcl run
+    builds it with n, m and p as compile-time constants (126 registers on the H100,
+    141 without), so the feedback asks NVIDIA's compiler about that build; hopper_v7
+    is built with run-time sizes."""
+    import argparse
+    import types
+
+    from mcl.analyses.commands import _vendor_resources
+    from mcl.mcpl.resolve import check
+    from mcl.opencl import vendor
+
+    builds = []
+    fake = types.SimpleNamespace(platform=types.SimpleNamespace(name="NVIDIA CUDA"))
+    monkeypatch.setattr(vendor, "nvidia_device", lambda: fake)
+    monkeypatch.setattr(vendor, "ptx_of", lambda dev, src, opts: builds.append(opts) or b"")
+    monkeypatch.setattr(vendor, "_vendor_figures",
+                        lambda ptx, kernel, maxrreg: vendor.Resources(126, vendor.SOURCE))
+    for version, specialised in (("hopper_v10", True), ("hopper_v7", False)):
+        builds.clear()
+        path = str(ROOT / "examples" / "matmul" / f"{version}.mcpl")
+        args = argparse.Namespace(registers="auto", specialize=False)
+        got = _vendor_resources(args, path, check(path), None, {})
+        assert got["matmul"].registers == 126
+        assert ("-DMCL_n=4096" in builds[0]) == specialised, builds
+
+
 def test_the_harness_says_when_there_is_no_nvidia_device(tmp_path):
     from mcl.opencl.vendor import nvidia_device
     if nvidia_device() is not None:
