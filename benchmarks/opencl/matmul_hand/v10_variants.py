@@ -12,6 +12,9 @@ h_pad0        a tile unpadded
 h_and         the buffer as l & 1
 h_wg16x16     a 16 x 16 work-group (run with --local 16x16)
 h_vecfrag     float4 fragments used as components in the multiply-adds (as Lift's)
+h_unroll_q    the k-step loop written out 16 times ({ const int q = K; ... }), as Lift's
+              text is, instead of `#pragma unroll`
+h_unroll_all  every loop with a constant trip count written out
 lift_wg32x8   Lift's kernel on a 32 x 8 work-group
 """
 
@@ -79,6 +82,27 @@ def vecfrag(text: str) -> str:
     return text[:start] + "\n".join(lines) + "\n        }\n" + text[end:]
 
 
+def unrolled(text: str, var: str, trips: dict[str, int]) -> str:
+    """Every ``#pragma unroll`` loop over ``var`` (``for (int var = 0; var < BOUND;
+    var++)``, BOUND a name of ``trips``) written out: one block per iteration that
+    declares ``const int var = K``."""
+    import re
+    head = re.compile(r"( *)#pragma unroll\n *for \(int " + var + r" = 0; " + var
+                      + r" < (\w+); " + var + r"\+\+\) \{\n")
+    while (m := head.search(text)) is not None:
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        body = text[m.end():i - 1]
+        pad = m.group(1)
+        copies = "".join(f"{pad}{{\n{pad}    const int {var} = {k};\n{body}{pad}}}\n"
+                         for k in range(trips[m.group(2)]))
+        end = text.index("\n", i) + 1
+        text = text[:m.start()] + copies + text[end:]
+    return text
+
+
 def lift_wg32x8() -> str:
     s = (HERE / "lift_best_4096.cl").read_text()
     s = s.replace("get_local_id(1)", "@Y@").replace("get_local_id(0)", "@X@")
@@ -100,6 +124,10 @@ def main() -> int:
                               "int tid = w * 32 + t;",
                               "int tid = get_local_id(1) * 16 + get_local_id(0);"),
         "h_vecfrag": vecfrag(h), "lift_wg32x8": lift_wg32x8(),
+        "h_unroll_q": unrolled(h, "q", {"bk": 16}),
+        "h_unroll_all": unrolled(unrolled(unrolled(unrolled(unrolled(
+            h, "q", {"bk": 16}), "ei", {"tm": 8}), "ej", {"tn": 8}), "eh", {"tn / 4": 2}),
+            "u", {"bk / 2": 8}),
     }
     for name, text in variants.items():
         (out / f"{name}.cl").write_text(text)
