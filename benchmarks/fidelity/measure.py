@@ -8,12 +8,15 @@
 NVIDIA's OpenCL driver; its program binary (PTX) is loaded with the CUDA driver
 with the register limit of the build options, and the function's registers,
 shared memory and spills and the CUDA occupancy calculator's resident blocks per
-SM are recorded (``--names``: only the cases a file names, to add or renew rows of a
-recorded run). A version that reference.py's SPECIALIZE names (and its variants) is
-built with its sizes as compile-time constants, as ``mcl run`` builds it. ``time``: every example version, verified against reference.py,
-timed with OpenCL profiling events (best of 10). ``launch``: every example version's
-PTX launched once through the CUDA driver (grid, block and arguments from the
-launch plan, the output checked against reference.py), for ``ncu`` to count.
+SM are recorded (``--names``: only the cases a file names, to add or renew rows of
+a recorded run). A version that reference.py's SPECIALIZE names (and its variants)
+is built with its sizes as compile-time constants, as ``mcl run`` builds it.
+``time``: every example version, verified against reference.py, timed with OpenCL
+profiling events (best of 10; ``--cold``: each launch after a write of 256 MB, so
+that the L2 holds none of its data, as for ncu). ``launch``: every example
+version's PTX launched once through the CUDA driver (grid, block and arguments
+from the launch plan, the output checked against reference.py), for ``ncu`` to
+count.
 
 A case that does not generate, build or load is a row with the message.
 """
@@ -202,6 +205,10 @@ def _close(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
     return ok, err
 
 
+#: bytes written before a cold launch: more than the H100's 50 MB L2
+_FLUSH_BYTES = 256 << 20
+
+
 def timing(args) -> None:
     import pyopencl as cl
 
@@ -210,6 +217,12 @@ def timing(args) -> None:
     ctx = cl.Context([dev])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
+    before = None
+    if args.cold:   # each launch starts with the L2 holding none of its data, as ncu's
+        flush = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, _FLUSH_BYTES)
+
+        def before():
+            cl.enqueue_fill_buffer(queue, flush, np.uint32(0), 0, _FLUSH_BYTES)
     rows = []
     for case in C.example_cases(args.kernels):
         row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}
@@ -224,14 +237,14 @@ def timing(args) -> None:
             oks = [_close(got[o], expected[o], ref.TOLERANCE) for o in expected if o in got]
             row["verified"] = all(ok for ok, _ in oks)
             row["max_error"] = max((e for _, e in oks), default=0.0)
-            row["time_s"] = k.time(repeat=args.repeat, warmup=2, **call)
+            row["time_s"] = k.time(repeat=args.repeat, warmup=2, before=before, **call)
             row["status"] = "ok" if row["verified"] else "wrong result"
         except BaseException as e:  # noqa: BLE001
             row["status"] = short(e)
         log(f"  {case.name}: {row['status']} {row.get('time_s', 0) * 1e3:.3f} ms "
             f"({time.time() - t0:.1f} s)")
         rows.append(row)
-    write(args.out / "times.json", {"device": dev.name, "rows": rows})
+    write(args.out / "times.json", {"device": dev.name, "cold": args.cold, "rows": rows})
 
 
 def launching(args) -> None:
@@ -331,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--only", help="launch-one: the case's name; launch: names, comma-separated")
+    ap.add_argument("--cold", action="store_true",
+                    help="time: write a buffer larger than the L2 before each launch")
     ap.add_argument("--names", type=Path,
                     help="resources: only the cases named in this file, one a line")
     ap.add_argument("--ptx-dir", type=Path, help="launch: keep each example's PTX here")

@@ -412,7 +412,11 @@ def main(argv: list[str] | None = None) -> int:
           "the resident blocks. Counters: the same PTX launched through `cuLaunchKernel` "
           "(grid, block and arguments from the launch plan; output checked against "
           "reference.py) under `ncu`. Times: OpenCL profiling events, best of 10, result "
-          "verified first.", "",
+          "verified first"
+          + (", each launch cold: a write of 256 MB before it leaves none of its data in "
+             "the L2, as ncu flushes the caches before it counts (what the predicted time "
+             "models: the compulsory traffic from device memory)" if times.get("cold")
+             else "") + ".", "",
           "## Summary", "",
           "| quantity | agreement |", "| --- | --- |",
           f"| occupancy, examples, with the compiler's registers (what `mcl feedback` prints "
@@ -514,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
     md += ["", f"DRAM bytes within 20%: {within20}/{len(dram_pts)}; sectors per request "
            f"within 20%: {sum(abs(pct(p, m)) <= 20 for p, m, _ in sec_pts)}/{len(sec_pts)}."]
     # times
+    warm_path = args.raw / "warm_times.json"
+    warm = {r["name"]: r["time_s"] for r in json.loads(warm_path.read_text())["rows"]
+            if r.get("status") == "ok"} if warm_path.exists() and times.get("cold") else {}
     md += ["", "## Time of the examples", "",
            "Predicted: the `time` pass of the feedback (mcl.analyses.timing) with the "
            "compiler's registers: the largest of the compulsory traffic at the memory "
@@ -540,10 +547,14 @@ def main(argv: list[str] | None = None) -> int:
            "predicted times with the mean of the two runs, where measured times that lie "
            "within that spread of each other count as ties (sorted, a group takes each "
            "time up to (1 + spread) times its first; ranks averaged): only the order "
-           "the measurements resolve (— where they resolve none).",
+           "the measurements resolve (— where they resolve none)."
+           + (" Spearman, warm: the same against the warm times of warm_times.json "
+              "(launches back to back, each after the previous one's data)."
+              if warm else ""),
            "", "| kernel | versions | Spearman | run-to-run spread | Spearman beyond the "
-           "spread | version: measured / predicted ms (limiter) |",
-           "| --- | ---: | ---: | ---: | ---: | --- |"]
+           "spread | " + ("Spearman, warm | " if warm else "")
+           + "version: measured / predicted ms (limiter) |",
+           "| --- | ---: | ---: | ---: | ---: | " + ("---: | " if warm else "") + "--- |"]
     by_kernel: dict[str, list] = {}
     for r, *_ in ex:
         t = tmap.get(r["name"])
@@ -565,9 +576,13 @@ def main(argv: list[str] | None = None) -> int:
         beyond = spearman([p for p, *_ in pts], means, spread) \
             if spread is not None else None
         time_pts += [(p, m, f"{k}/{v}") for p, m, v, _ in pts]
+        warm_rho = None
+        if warm and all(f"{k}/{v}" in warm for _, _, v, _ in pts):
+            warm_rho = spearman([p for p, *_ in pts], [warm[f"{k}/{v}"] for _, _, v, _ in pts])
         md.append(f"| {k} | {len(pts)} | {'—' if rho is None else f'{rho:.2f}'} | "
                   f"{'—' if spread is None else f'{100 * spread:.1f}%'} | "
                   f"{'—' if beyond is None else f'{beyond:.2f}'} | "
+                  + (f"{'—' if warm_rho is None else f'{warm_rho:.2f}'} | " if warm else "")
                   + "; ".join(f"{v}: {m * 1e3:.3g} / {p * 1e3:.3g} ({lim})"
                               for p, m, v, lim in pts) + " |")
     md += below_section(by_kernel, rhos, rerun, ncu, ncu_rows(args.raw, LAUNCH))

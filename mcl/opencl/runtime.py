@@ -331,10 +331,12 @@ class Kernel:
                 hint="use smaller arrays in the memory space mapped to __local"))
         return glob, local
 
-    def time(self, repeat: int = 10, warmup: int = 2, progress=None, **kwargs) -> float:
+    def time(self, repeat: int = 10, warmup: int = 2, progress=None, before=None,
+             **kwargs) -> float:
         """The best kernel time in seconds over ``repeat`` launches (profiling events);
         infinite when the sizes leave nothing to launch. ``progress(done, total)`` is
-        called after each launch, the ``warmup`` ones included."""
+        called after each launch, the ``warmup`` ones included; ``before()`` before each
+        launch (to evict the caches, say: its work is not in the kernel's time)."""
         import pyopencl as cl
         import pyopencl.array as cla
 
@@ -353,6 +355,8 @@ class Kernel:
                 dev_args[a.name] = cla.zeros(self.queue, shape, np.dtype(a.dtype))
         best = float("inf")
         for i in range(warmup + repeat):
+            if before is not None:
+                before()
             self(**dev_args)
             if i >= warmup and self.last_event is not None:
                 ev = self.last_event
