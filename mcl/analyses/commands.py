@@ -68,10 +68,14 @@ def _vendor_resources(args: argparse.Namespace, file: str, checked, level: str |
         return {}
     from pathlib import Path
 
+    from mcl.diagnostics import McplError
     from mcl.versions.sizes import load_reference, written_for_sizes
     path = Path(file)
-    specialize = args.specialize or written_for_sizes(path, load_reference(
-        path.resolve().parent))
+    try:    # the feedback does not need reference.py: one that fails to run is ignored
+        ref = load_reference(path.resolve().parent)
+    except McplError:
+        ref = None
+    specialize = args.specialize or written_for_sizes(path, ref)
     return resources_of(checked.module, values, level, device, specialize=specialize)
 
 
