@@ -160,7 +160,7 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
         if s.op == "=" and isinstance(s.value, ast.Index) and \
                 target.space not in spaces and target.space != device:
             copies.add(id(s.value))
-        if target.space in spaces and any(
+        if s.op == "=" and target.space in spaces and any(
                 (a := by_node.get(id(x))) is not None and not a.write
                 and a.space not in spaces and a.space != device
                 for x in ast.walk(s.value)):
@@ -168,8 +168,10 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     if any(a.space == device and not a.write and id(a.node) not in copies
            for a in k.accesses):
         return 0
-    slack = sum(int(d.elements) for d in k.decls if d.node.name in fragments
-                and d.space in spaces and d.elements is not None and d.elements.is_number)
+    passed = _passed_elements(k)
+    slack = sum(int(d.elements) - passed.get(d.node.name, 0) for d in k.decls
+                if d.node.name in fragments and d.space in spaces
+                and d.elements is not None and d.elements.is_number)
     if slack and sym is not None:
         slack += _merged_loads(k, sym)
     return slack
@@ -195,6 +197,8 @@ def _named_registers(k: Kernel) -> int:
     spaces = register_spaces(k.hardware)
     known = _constants_without_register(k)
     unused = _unused_elements(k)
+    for name, n in _passed_elements(k).items():
+        unused[name] = unused.get(name, 0) + n
     for d in k.decls:
         if d.symbol is not None and d.symbol.kind == "param":
             continue
@@ -401,3 +405,84 @@ def _elements(a: Any) -> set[tuple[int, ...]] | None:
         except (TypeError, ValueError, ZeroDivisionError, OverflowError):
             return None     # an index not defined everywhere (a division by zero)
     return out
+
+
+def _passed_elements(k: Kernel) -> dict[str, int]:
+    """Per register array read through a sliding window, the elements that need no
+    register of their own: those the window has passed or not reached yet.
+
+    A fragment copied from an on-chip memory and read once, at an index that
+    combines the indices of two or more constant loops that do not enclose the
+    copy (``col[e + y]`` for e = 0 .. rows - 1 and y = 0 .. fh - 1, convolution
+    hopper v1), is read in an order in which each element is used over a short
+    stretch: the compiler loads an element from the on-chip memory when the
+    window reaches it and reuses its register once the window has passed, so
+    only the elements whose first and last use bracket one iteration are live
+    together (fh of the rows + fh - 1 of col; the NVIDIA compiler takes 32
+    registers for rows = 8, where the whole fragment would need 44). A fragment
+    read at the index of one loop (``aFrag[ei]``), or whose window comes round
+    again in an enclosing loop (``line[c + x]`` for every output row e,
+    convolution hopper v2), keeps all its elements: :func:`_live_elements` finds
+    them all live."""
+    spaces = register_spaces(k.hardware)
+    sizes = {d.node.name: int(d.elements) for d in k.decls
+             if d.node.type.is_array and d.space in spaces
+             and d.elements is not None and d.elements.is_number}
+    reads: dict[str, list] = {}
+    writes: dict[str, list] = {}
+    for a in k.accesses:
+        if a.name in sizes:
+            (writes if a.write else reads).setdefault(a.name, []).append(a)
+    out = {}
+    for name, size in sizes.items():
+        if len(reads.get(name, ())) != 1 or not writes.get(name):
+            continue
+        a = reads[name][0]
+        copying = {id(lp.node) for w in writes[name] for lp in w.loops}
+        nest = [lp for lp in a.loops if id(lp.node) not in copying]
+        if not nest or any(lp.var is None or any(v is None or not sympy.sympify(v).is_number
+                                                  for v in (lp.trips, lp.start, lp.step))
+                           for lp in nest):
+            continue
+        window = {lp.var for lp in nest}
+        if not any(len({s.name for s in sympy.sympify(i).free_symbols} & window) >= 2
+                   for i in a.indices if i is not None):
+            continue
+        live = _live_elements(a, nest)
+        if live is not None and live < size:
+            out[name] = size - live
+    return out
+
+
+def _live_elements(a: Any, nest: list) -> int | None:
+    """The most elements of a register-array read live at once over the iterations
+    of ``nest`` (constant loops, outermost first) taken in order, each element live
+    from its first use to its last; None where the indices cannot be enumerated."""
+    if math.prod(int(lp.trips) for lp in nest) > _ENUMERATED:
+        return None
+    symbols = [sympy.Symbol(lp.var, integer=True) for lp in nest]
+    names = {lp.var: s for lp, s in zip(nest, symbols, strict=True)}
+    index = []
+    for i in a.indices:
+        e = sympy.sympify(i)
+        e = e.subs({s: names[s.name] for s in e.free_symbols if s.name in names})
+        if e.free_symbols - set(symbols):
+            return None
+        index.append(sympy.lambdify(symbols, e))
+    first: dict[tuple, int] = {}
+    last: dict[tuple, int] = {}
+    ranges = [[lp.start + lp.step * j for j in range(int(lp.trips))] for lp in nest]
+    for pos, values in enumerate(itertools.product(*ranges)):
+        key = tuple(int(f(*values)) for f in index)
+        first.setdefault(key, pos)
+        last[key] = pos
+    starts = sorted(first.values())
+    ends = sorted(last.values())
+    live = most = j = 0
+    for s in starts:                 # a sweep over the intervals [first, last]
+        while j < len(ends) and ends[j] < s:
+            live -= 1
+            j += 1
+        live += 1
+        most = max(most, live)
+    return most
