@@ -122,6 +122,7 @@ def grows(k: Kernel) -> bool:
     this growth, which the estimate does not model)."""
     from mcl.analyses.stats import main_space
     device = main_space(k)
+    dead = dead_reads(k)
     for lp in k.loops:
         if lp.kind not in ("for", "while") or not (lp.trips is None or
                                                     lp.trips.free_symbols):
@@ -129,7 +130,8 @@ def grows(k: Kernel) -> bool:
         if any(lp in site.loops and (site.target is None or site.target.space == device)
                for site in k.atomics):
             continue
-        if any(lp in a.loops and not a.write and a.space == device for a in k.accesses):
+        if any(lp in a.loops and not a.write and a.space == device
+               and id(a.node) not in dead for a in k.accesses):
             return True
     return False
 
@@ -150,21 +152,14 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     spaces = register_spaces(k.hardware)
     by_node = {id(a.node): a for a in k.accesses}
     copies: set[int] = set()
-    fragments: set[str] = set()
     for s in ast.walk(k.function.body):
         if not isinstance(s, ast.Assign) or not isinstance(s.target, ast.Index):
             continue
         target = by_node.get(id(s.target))
-        if target is None:
-            continue
-        if s.op == "=" and isinstance(s.value, ast.Index) and \
+        if target is not None and s.op == "=" and isinstance(s.value, ast.Index) and \
                 target.space not in spaces and target.space != device:
             copies.add(id(s.value))
-        if s.op == "=" and target.space in spaces and any(
-                (a := by_node.get(id(x))) is not None and not a.write
-                and a.space not in spaces and a.space != device
-                for x in ast.walk(s.value)):
-            fragments.add(target.name)
+    fragments = _fragments(k)
     if any(a.space == device and not a.write and id(a.node) not in copies
            for a in k.accesses):
         return 0
@@ -175,6 +170,28 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     if slack and sym is not None:
         slack += _merged_loads(k, sym)
     return slack
+
+
+def _fragments(k: Kernel) -> set[str]:
+    """The register arrays set (``=``, not updated) from reads of an on-chip memory:
+    shared, local, constant; not the device memory, not registers (``aFrag[ei] =
+    l_a[...]``; not the accumulators ``acc[e] += filter[y, x] * col[e + y]``)."""
+    from mcl.analyses.stats import main_space
+    from mcl.mcpl import ast
+    device = main_space(k)
+    spaces = register_spaces(k.hardware)
+    by_node = {id(a.node): a for a in k.accesses}
+    out: set[str] = set()
+    for s in ast.walk(k.function.body):
+        if not isinstance(s, ast.Assign) or s.op != "=":
+            continue
+        target = by_node.get(id(s.target))
+        if target is not None and target.space in spaces and any(
+                (a := by_node.get(id(x))) is not None and not a.write
+                and a.space not in spaces and a.space != device
+                for x in ast.walk(s.value)):
+            out.add(target.name)
+    return out
 
 
 def recomputable(k: Kernel, sym: Kernel | None) -> int:
@@ -265,8 +282,9 @@ def _addresses(k: Kernel, sym: Kernel) -> tuple[set[tuple[str, Any]], set[str]]:
     by_node = {id(a.node): a for a in sym.accesses}
     in_loops: set[tuple[str, Any]] = set()
     elsewhere: set[str] = set()
+    dead = dead_reads(k)
     for a in k.accesses:
-        if a.space != device:
+        if a.space != device or id(a.node) in dead:
             continue
         name = a.symbol.name if a.symbol is not None else a.name
         loops = [lp for lp in a.loops if lp.kind != "foreach"]
@@ -349,7 +367,12 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
     uses (matmul hopper v6 with tn = 16 stores 8 of its 16 columns of sums: the
     other 64 accumulators take no register). One step only: an element read solely
     to update elements nothing uses still counts. An array read at an element that
-    cannot be enumerated (an index of a run-time loop) counts in full."""
+    cannot be enumerated (an index of a run-time loop) counts in full. A statement
+    that reads a register array beyond its extent (``sums[2]`` of a ``float[1]``:
+    a sweep variant that shrinks the array under code written for four) computes
+    an undefined value: the compiler folds the read to one and drops what only fed
+    it, so its reads of register arrays use no element (reduction hopper v2 with
+    unroll = 1 and 2: 10 registers, the loop that filled ``sums`` gone)."""
     from mcl.mcpl import ast
     spaces = register_spaces(k.hardware)
     sizes = {d.node.name: int(d.elements) for d in k.decls
@@ -359,15 +382,20 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
         return {}
     by_node = {id(a.node): a for a in k.accesses}
     updating: dict[int, str | None] = {}     # node id -> the array its statement sets
+    statement: dict[int, int] = {}           # node id -> its statement
     for s in ast.walk(k.function.body):
         if isinstance(s, ast.Assign):
             target = by_node.get(id(s.target))
             name = target.name if target is not None else None
             for x in (s.target, *ast.walk(s.value)):
                 updating[id(x)] = name
+                statement[id(x)] = id(s)
+    undefined = {statement.get(id(a.node)) for a in k.accesses
+                 if not a.write and a.name in sizes and _beyond(a)} - {None}
     used: dict[str, set | None] = {}
     for a in k.accesses:
-        if a.write or a.name not in sizes or updating.get(id(a.node)) == a.name:
+        if a.write or a.name not in sizes or updating.get(id(a.node)) == a.name \
+                or statement.get(id(a.node)) in undefined:
             continue
         if used.get(a.name, set()) is None:
             continue
@@ -379,6 +407,36 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
         if seen is not None and len(seen) < size:
             unused[name] = size - len(seen)
     return unused
+
+
+def _beyond(a: Any) -> bool:
+    """Whether a register-array access reaches an element beyond the array's extent."""
+    elements = _elements(a)
+    if not elements or any(n is None or not sympy.sympify(n).is_number for n in a.sizes):
+        return False
+    return any(not 0 <= i < int(n) for e in elements for i, n in zip(e, a.sizes, strict=False))
+
+
+def dead_reads(k: Kernel) -> set[int]:
+    """The reads (``id`` of their nodes) that only feed register arrays whose
+    elements nothing uses (:func:`_unused_elements`): the compiler removes them,
+    with the addresses they need and the loops that do nothing else."""
+    from mcl.mcpl import ast
+    spaces = register_spaces(k.hardware)
+    unused = _unused_elements(k)
+    dead = {d.node.name for d in k.decls if d.node.type.is_array and d.space in spaces
+            and d.elements is not None and d.elements.is_number
+            and unused.get(d.node.name, 0) >= int(d.elements) > 0}
+    if not dead:
+        return set()
+    by_node = {id(a.node): a for a in k.accesses}
+    out: set[int] = set()
+    for s in ast.walk(k.function.body):
+        if isinstance(s, ast.Assign):
+            target = by_node.get(id(s.target))
+            if target is not None and target.name in dead:
+                out.update(id(x) for x in ast.walk(s.value))
+    return out
 
 
 def _elements(a: Any) -> set[tuple[int, ...]] | None:
@@ -434,8 +492,9 @@ def _passed_elements(k: Kernel) -> dict[str, int]:
         if a.name in sizes:
             (writes if a.write else reads).setdefault(a.name, []).append(a)
     out = {}
+    fragments = _fragments(k)
     for name, size in sizes.items():
-        if len(reads.get(name, ())) != 1 or not writes.get(name):
+        if name not in fragments or len(reads.get(name, ())) != 1:
             continue
         a = reads[name][0]
         copying = {id(lp.node) for w in writes[name] for lp in w.loops}
