@@ -436,6 +436,13 @@ def dead_reads(k: Kernel) -> set[int]:
             target = by_node.get(id(s.target))
             if target is not None and target.name in dead:
                 out.update(id(x) for x in ast.walk(s.value))
+    # scalars read only there (``float xj = x[j]``, used by ``ta[u] += A[i, j] * xj``)
+    read_elsewhere = {x.id for x in ast.walk(k.function.body)
+                      if isinstance(x, ast.Name) and id(x) not in out}
+    for s in ast.walk(k.function.body):
+        if isinstance(s, ast.Declaration) and s.init is not None and \
+                not s.type.is_array and s.name not in read_elsewhere:
+            out.update(id(x) for x in ast.walk(s.init))
     return out
 
 
@@ -507,16 +514,17 @@ def _passed_elements(k: Kernel) -> dict[str, int]:
         if not any(len({s.name for s in sympy.sympify(i).free_symbols} & window) >= 2
                    for i in a.indices if i is not None):
             continue
-        live = _live_elements(a, nest)
-        if live is not None and live < size:
-            out[name] = size - live
+        live = _live_elements(a, nest)      # (elements used, most live at once)
+        if live is not None and live[1] < live[0]:
+            out[name] = live[0] - live[1]
     return out
 
 
-def _live_elements(a: Any, nest: list) -> int | None:
-    """The most elements of a register-array read live at once over the iterations
-    of ``nest`` (constant loops, outermost first) taken in order, each element live
-    from its first use to its last; None where the indices cannot be enumerated."""
+def _live_elements(a: Any, nest: list) -> tuple[int, int] | None:
+    """The elements a register-array read uses over the iterations of ``nest``
+    (constant loops, outermost first) taken in order, and the most of them live at
+    once, each live from its first use to its last; None where the indices cannot
+    be enumerated. (Elements never read are :func:`_unused_elements`' business.)"""
     if math.prod(int(lp.trips) for lp in nest) > _ENUMERATED:
         return None
     symbols = [sympy.Symbol(lp.var, integer=True) for lp in nest]
@@ -544,4 +552,4 @@ def _live_elements(a: Any, nest: list) -> int | None:
             j += 1
         live += 1
         most = max(most, live)
-    return most
+    return len(first), most
