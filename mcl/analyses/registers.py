@@ -53,7 +53,7 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
     extra = _merged_loads(k, sym) if sym is not None else 0
-    return max(8, round(_named_registers(k, sym) + _address_registers(k, sym) + extra) + _OFFSET)
+    return max(8, round(_named_registers(k) + _address_registers(k, sym) + extra) + _OFFSET)
 
 
 #: registers the compiler needs besides the kernel's values, fitted (see above)
@@ -204,7 +204,7 @@ def recomputable(k: Kernel, sym: Kernel | None) -> int:
     return min(_ADDRESS_BYTES // 4, _recomputable_addresses(k, sym)) if sym is not None else 0
 
 
-def _named_registers(k: Kernel, sym: Kernel | None = None) -> int:
+def _named_registers(k: Kernel) -> int:
     """Registers for the kernel's named values: each scalar of the function (wider
     types in 32-bit parts) except the constants that take none
     (:func:`_constants_without_register`), each element of a register array that is
@@ -226,51 +226,11 @@ def _named_registers(k: Kernel, sym: Kernel | None = None) -> int:
                 names[d.node.name] = max(0, count - unused.get(d.node.name, 0))
         elif d.node.name not in known:
             names[d.node.name] = max(1, d.element_bytes // 4)
-    copies = _unrolled_loops(k, sym) if sym is not None else set()
-    if _SKIP_TEMPS:
-        for d in k.decls:
-            if not d.node.type.is_array and d.loops and id(d.loops[-1].node) in copies:
-                names.pop(d.node.name, None)
-    if _DOUBLE and sym is not None:
-        for name in _pipelined(k, copies):
-            names[name] = 2 * names.get(name, 0)
     for lp in k.loops:
-        if lp.var and not (_SKIP_INDICES and id(lp.node) in copies):
+        if lp.var:
             names.setdefault(lp.var, 1)
     return sum(names.values())
 
-
-_SKIP_INDICES = True
-_DOUBLE = False
-
-
-def _pipelined(k: Kernel, copies: set[int]) -> set[str]:
-    """Fragments set and read in each iteration of a completely unrolled loop of two
-    or more iterations (``aFrag[ei] = l_a[cur, q, ..]`` and ``sums[ei, ej] +=
-    aFrag[ei] * bFrag[ej]`` in the k loop q): the compiler loads the next
-    iteration's fragment while the current one is used, so both are live."""
-    passed = _passed_elements(k)
-    out = set()
-    for name in _fragments(k) - set(passed):
-        acc = [a for a in k.accesses if a.name == name]
-        common = None
-        for a in acc:
-            ids = {id(lp.node) for lp in a.loops}
-            common = ids if common is None else common & ids
-        if common and any(id(lp.node) in common and id(lp.node) in copies
-                          and lp.trips is not None and int(lp.trips) >= 2
-                          for a in acc[:1] for lp in a.loops):
-            out.add(name)
-    return out
-_SKIP_TEMPS = False
-
-
-def _unrolled_loops(k: Kernel, sym: Kernel) -> set[int]:
-    """The loops (``id`` of their nodes) the generated code unrolls completely."""
-    from mcl.analyses.unrolled import build_time_sizes, unrolled
-    built = build_time_sizes(sym)
-    sym_loops = {id(lp.node): lp for lp in sym.loops}
-    return {id(lp.node) for lp in k.loops if unrolled(sym_loops.get(id(lp.node)), lp, built)}
 
 
 #: bytes of an address of device memory (two 32-bit registers)
