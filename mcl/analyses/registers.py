@@ -5,9 +5,12 @@ some back or take more. It is an estimate, said to be one wherever it is printed
 
 What it counts (:func:`register_demand`): one register per named value the compiler
 keeps (scalars, used register-array elements, loop indices; not the constants it
-folds into instructions), the 64-bit addresses of device memory that a loop keeps
-(:func:`_address_registers`), the values of several iterations that an unrolled
-loop loads at once (:func:`_merged_loads`), and a small fitted offset. What the
+folds into instructions; of a fragment read through a sliding window, only the
+window: :func:`_passed_elements`; nothing of what only feeds a value read beyond
+a register array: :func:`_unused_elements`, :func:`dead_reads`), the 64-bit
+addresses of device memory that a loop keeps (:func:`_address_registers`), the
+values of several iterations that an unrolled loop loads at once
+(:func:`_merged_loads`), and a small fitted offset. What the
 compiler may give back to reach an occupancy step: fragments loaded from on-chip
 memory and the values loaded with them (:func:`squeeze_slack`), one address it can
 compute again (:func:`recomputable`); whether it takes more for loops it unrolls at
@@ -40,16 +43,24 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     examples and 600 sweep variants, H100, NVIDIA OpenCL driver 580.159.04; benchmarks/fidelity/
     registers_fit.py): the slopes (one register per value, two per address) are
     not fitted; the offset is. Within ±10% of the compiler, after the cap,
-    step-down and growth of occupancy.registers_per_unit: 42 of 54 examples and
-    455 of 600 variants, 497 of 654 (76%; with one address per array parameter,
-    the fragments alone as the step-down's slack and no growth past atomics of
-    shared memory: 41, 439 and 480; the former 0.9 x count - 4: 40, 418 and 458).
+    step-down and growth of occupancy.registers_per_unit: 43 of 54 examples and
+    469 of 600 variants, 512 of 654 (78%; before the sliding window, the
+    accumulators out of the step-down's slack and the reads beyond an extent: 42,
+    455 and 497; with one address per array parameter, the fragments alone as the
+    step-down's slack and no growth past atomics of shared memory: 41, 439 and 480;
+    the former 0.9 x count - 4: 40, 418 and 458).
     Split check (registers_fit.py --split --offset N: the 54 versions, each with
     its variants, sorted by name and dealt alternately into two halves of 294 and
-    360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (222 of
-    294 within ±10%; 221 with 0), which gives the second half 275 of 360; fitted on
-    the second it is 0 (276), which gives the first 221 (before the addresses: 206
-    and 274 with offset 0). 0 is kept: with 1, matmul nvidia v1 at the
+    360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (240 of
+    294 within ±10%; 236 with 0), which gives the second half 275 of 360; fitted on
+    the second it is 0 (276), which gives the first 236 (before the sliding window:
+    1 on the first, 222, giving 275; 0 on the second, 276, giving 221). Tried and
+    not kept (all lose kernels at every offset): no register for the indices of
+    completely unrolled loops (464 of 654), fragments of a completely unrolled k
+    loop counted twice for the next iteration's loads (414), no run-time unrolling
+    of a loop with 4 or more device loads per iteration (468 .. 505 for thresholds
+    4 .. 17), no run-time unrolling of ``while`` loops (501: spmv_csr's grow).
+    0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
     extra = _merged_loads(k, sym) if sym is not None else 0
@@ -119,7 +130,9 @@ def grows(k: Kernel) -> bool:
     the iterations; one of an on-chip memory cannot touch what the loads read:
     histogram hopper v1 with 8 loads per iteration takes 32 registers, as a loop
     without atomics does; with 1 to 4 it takes 20 to 26, between its own need and
-    this growth, which the estimate does not model)."""
+    this growth, which the estimate does not model). Reads that only feed values
+    nothing uses (:func:`dead_reads`) are no loads: the compiler removes them and
+    the loop does nothing to unroll."""
     from mcl.analyses.stats import main_space
     device = main_space(k)
     dead = dead_reads(k)
@@ -142,7 +155,9 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     on-chip memory (fragments: ``aFrag[ei] = l_a[...]``, ``col[r] = l_in[...]``), and
     the values of later iterations that unrolled loops load with them
     (:func:`_merged_loads`, given the symbolic kernel ``sym``), which it can consume
-    as they arrive instead of holding them all. Only where the device memory is
+    as they arrive instead of holding them all (of a fragment read through a sliding
+    window, the window: :func:`_passed_elements`; not the accumulators, updated
+    rather than copied: :func:`_fragments`). Only where the device memory is
     read solely to be copied into an on-chip memory (``l_a[..] = a[..]``): values of
     device-memory loads in flight it keeps (a prefetch into registers, a global load
     used by the arithmetic). 0 where it cannot."""
