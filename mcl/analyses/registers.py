@@ -5,9 +5,12 @@ some back or take more. It is an estimate, said to be one wherever it is printed
 
 What it counts (:func:`register_demand`): one register per named value the compiler
 keeps (scalars, used register-array elements, loop indices; not the constants it
-folds into instructions), the 64-bit addresses of device memory that a loop keeps
-(:func:`_address_registers`), the values of several iterations that an unrolled
-loop loads at once (:func:`_merged_loads`), and a small fitted offset. What the
+folds into instructions; of a fragment read through a sliding window, only the
+window: :func:`_passed_elements`; nothing of what only feeds a value read beyond
+a register array: :func:`_unused_elements`, :func:`dead_reads`), the 64-bit
+addresses of device memory that a loop keeps (:func:`_address_registers`), the
+values of several iterations that an unrolled loop loads at once
+(:func:`_merged_loads`), and a small fitted offset. What the
 compiler may give back to reach an occupancy step: fragments loaded from on-chip
 memory and the values loaded with them (:func:`squeeze_slack`), one address it can
 compute again (:func:`recomputable`); whether it takes more for loops it unrolls at
@@ -40,16 +43,24 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     examples and 600 sweep variants, H100, NVIDIA OpenCL driver 580.159.04; benchmarks/fidelity/
     registers_fit.py): the slopes (one register per value, two per address) are
     not fitted; the offset is. Within ±10% of the compiler, after the cap,
-    step-down and growth of occupancy.registers_per_unit: 42 of 54 examples and
-    455 of 600 variants, 497 of 654 (76%; with one address per array parameter,
-    the fragments alone as the step-down's slack and no growth past atomics of
-    shared memory: 41, 439 and 480; the former 0.9 x count - 4: 40, 418 and 458).
+    step-down and growth of occupancy.registers_per_unit: 43 of 54 examples and
+    469 of 600 variants, 512 of 654 (78%; before the sliding window, the
+    accumulators out of the step-down's slack and the reads beyond an extent: 42,
+    455 and 497; with one address per array parameter, the fragments alone as the
+    step-down's slack and no growth past atomics of shared memory: 41, 439 and 480;
+    the former 0.9 x count - 4: 40, 418 and 458).
     Split check (registers_fit.py --split --offset N: the 54 versions, each with
     its variants, sorted by name and dealt alternately into two halves of 294 and
-    360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (222 of
-    294 within ±10%; 221 with 0), which gives the second half 275 of 360; fitted on
-    the second it is 0 (276), which gives the first 221 (before the addresses: 206
-    and 274 with offset 0). 0 is kept: with 1, matmul nvidia v1 at the
+    360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (240 of
+    294 within ±10%; 236 with 0), which gives the second half 275 of 360; fitted on
+    the second it is 0 (276), which gives the first 236 (before the sliding window:
+    1 on the first, 222, giving 275; 0 on the second, 276, giving 221). Tried and
+    not kept (all lose kernels at every offset): no register for the indices of
+    completely unrolled loops (464 of 654), fragments of a completely unrolled k
+    loop counted twice for the next iteration's loads (414), no run-time unrolling
+    of a loop with 4 or more device loads per iteration (468 .. 505 for thresholds
+    4 .. 17), no run-time unrolling of ``while`` loops (501: spmv_csr's grow).
+    0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
     extra = _merged_loads(k, sym) if sym is not None else 0
@@ -119,9 +130,12 @@ def grows(k: Kernel) -> bool:
     the iterations; one of an on-chip memory cannot touch what the loads read:
     histogram hopper v1 with 8 loads per iteration takes 32 registers, as a loop
     without atomics does; with 1 to 4 it takes 20 to 26, between its own need and
-    this growth, which the estimate does not model)."""
+    this growth, which the estimate does not model). Reads that only feed values
+    nothing uses (:func:`dead_reads`) are no loads: the compiler removes them and
+    the loop does nothing to unroll."""
     from mcl.analyses.stats import main_space
     device = main_space(k)
+    dead = dead_reads(k)
     for lp in k.loops:
         if lp.kind not in ("for", "while") or not (lp.trips is None or
                                                     lp.trips.free_symbols):
@@ -129,7 +143,8 @@ def grows(k: Kernel) -> bool:
         if any(lp in site.loops and (site.target is None or site.target.space == device)
                for site in k.atomics):
             continue
-        if any(lp in a.loops and not a.write and a.space == device for a in k.accesses):
+        if any(lp in a.loops and not a.write and a.space == device
+               and id(a.node) not in dead for a in k.accesses):
             return True
     return False
 
@@ -140,7 +155,9 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     on-chip memory (fragments: ``aFrag[ei] = l_a[...]``, ``col[r] = l_in[...]``), and
     the values of later iterations that unrolled loops load with them
     (:func:`_merged_loads`, given the symbolic kernel ``sym``), which it can consume
-    as they arrive instead of holding them all. Only where the device memory is
+    as they arrive instead of holding them all (of a fragment read through a sliding
+    window, the window: :func:`_passed_elements`; not the accumulators, updated
+    rather than copied: :func:`_fragments`). Only where the device memory is
     read solely to be copied into an on-chip memory (``l_a[..] = a[..]``): values of
     device-memory loads in flight it keeps (a prefetch into registers, a global load
     used by the arithmetic). 0 where it cannot."""
@@ -150,29 +167,46 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     spaces = register_spaces(k.hardware)
     by_node = {id(a.node): a for a in k.accesses}
     copies: set[int] = set()
-    fragments: set[str] = set()
     for s in ast.walk(k.function.body):
         if not isinstance(s, ast.Assign) or not isinstance(s.target, ast.Index):
             continue
         target = by_node.get(id(s.target))
-        if target is None:
-            continue
-        if s.op == "=" and isinstance(s.value, ast.Index) and \
+        if target is not None and s.op == "=" and isinstance(s.value, ast.Index) and \
                 target.space not in spaces and target.space != device:
             copies.add(id(s.value))
-        if target.space in spaces and any(
-                (a := by_node.get(id(x))) is not None and not a.write
-                and a.space not in spaces and a.space != device
-                for x in ast.walk(s.value)):
-            fragments.add(target.name)
+    fragments = _fragments(k)
     if any(a.space == device and not a.write and id(a.node) not in copies
            for a in k.accesses):
         return 0
-    slack = sum(int(d.elements) for d in k.decls if d.node.name in fragments
-                and d.space in spaces and d.elements is not None and d.elements.is_number)
+    passed = _passed_elements(k)
+    slack = sum(int(d.elements) - passed.get(d.node.name, 0) for d in k.decls
+                if d.node.name in fragments and d.space in spaces
+                and d.elements is not None and d.elements.is_number)
     if slack and sym is not None:
         slack += _merged_loads(k, sym)
     return slack
+
+
+def _fragments(k: Kernel) -> set[str]:
+    """The register arrays set (``=``, not updated) from reads of an on-chip memory:
+    shared, local, constant; not the device memory, not registers (``aFrag[ei] =
+    l_a[...]``; not the accumulators ``acc[e] += filter[y, x] * col[e + y]``)."""
+    from mcl.analyses.stats import main_space
+    from mcl.mcpl import ast
+    device = main_space(k)
+    spaces = register_spaces(k.hardware)
+    by_node = {id(a.node): a for a in k.accesses}
+    out: set[str] = set()
+    for s in ast.walk(k.function.body):
+        if not isinstance(s, ast.Assign) or s.op != "=":
+            continue
+        target = by_node.get(id(s.target))
+        if target is not None and target.space in spaces and any(
+                (a := by_node.get(id(x))) is not None and not a.write
+                and a.space not in spaces and a.space != device
+                for x in ast.walk(s.value)):
+            out.add(target.name)
+    return out
 
 
 def recomputable(k: Kernel, sym: Kernel | None) -> int:
@@ -195,6 +229,8 @@ def _named_registers(k: Kernel) -> int:
     spaces = register_spaces(k.hardware)
     known = _constants_without_register(k)
     unused = _unused_elements(k)
+    for name, n in _passed_elements(k).items():
+        unused[name] = unused.get(name, 0) + n
     for d in k.decls:
         if d.symbol is not None and d.symbol.kind == "param":
             continue
@@ -209,6 +245,7 @@ def _named_registers(k: Kernel) -> int:
         if lp.var:
             names.setdefault(lp.var, 1)
     return sum(names.values())
+
 
 
 #: bytes of an address of device memory (two 32-bit registers)
@@ -261,8 +298,9 @@ def _addresses(k: Kernel, sym: Kernel) -> tuple[set[tuple[str, Any]], set[str]]:
     by_node = {id(a.node): a for a in sym.accesses}
     in_loops: set[tuple[str, Any]] = set()
     elsewhere: set[str] = set()
+    dead = dead_reads(k)
     for a in k.accesses:
-        if a.space != device:
+        if a.space != device or id(a.node) in dead:
             continue
         name = a.symbol.name if a.symbol is not None else a.name
         loops = [lp for lp in a.loops if lp.kind != "foreach"]
@@ -345,7 +383,12 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
     uses (matmul hopper v6 with tn = 16 stores 8 of its 16 columns of sums: the
     other 64 accumulators take no register). One step only: an element read solely
     to update elements nothing uses still counts. An array read at an element that
-    cannot be enumerated (an index of a run-time loop) counts in full."""
+    cannot be enumerated (an index of a run-time loop) counts in full. A statement
+    that reads a register array beyond its extent (``sums[2]`` of a ``float[1]``:
+    a sweep variant that shrinks the array under code written for four) computes
+    an undefined value: the compiler folds the read to one and drops what only fed
+    it, so its reads of register arrays use no element (reduction hopper v2 with
+    unroll = 1 and 2: 10 registers, the loop that filled ``sums`` gone)."""
     from mcl.mcpl import ast
     spaces = register_spaces(k.hardware)
     sizes = {d.node.name: int(d.elements) for d in k.decls
@@ -355,15 +398,20 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
         return {}
     by_node = {id(a.node): a for a in k.accesses}
     updating: dict[int, str | None] = {}     # node id -> the array its statement sets
+    statement: dict[int, int] = {}           # node id -> its statement
     for s in ast.walk(k.function.body):
         if isinstance(s, ast.Assign):
             target = by_node.get(id(s.target))
             name = target.name if target is not None else None
             for x in (s.target, *ast.walk(s.value)):
                 updating[id(x)] = name
+                statement[id(x)] = id(s)
+    undefined = {statement.get(id(a.node)) for a in k.accesses
+                 if not a.write and a.name in sizes and _beyond(a)} - {None}
     used: dict[str, set | None] = {}
     for a in k.accesses:
-        if a.write or a.name not in sizes or updating.get(id(a.node)) == a.name:
+        if a.write or a.name not in sizes or updating.get(id(a.node)) == a.name \
+                or statement.get(id(a.node)) in undefined:
             continue
         if used.get(a.name, set()) is None:
             continue
@@ -375,6 +423,54 @@ def _unused_elements(k: Kernel) -> dict[str, int]:
         if seen is not None and len(seen) < size:
             unused[name] = size - len(seen)
     return unused
+
+
+def _beyond(a: Any) -> bool:
+    """Whether a register-array access reads beyond the array in every iteration of
+    its loops (its flat offset, as the generated code computes it). Where only some
+    iterations do (``sums[ei, 4 h + v]`` of a ``float[8, 4]`` in matmul hopper v6
+    with tn = 4: the next row's elements, beyond only for the last row), the
+    compiler keeps the statement (83 registers, every sum kept)."""
+    elements = _elements(a)
+    if not elements or any(n is None or not sympy.sympify(n).is_number for n in a.sizes):
+        return False
+    sizes = [int(n) for n in a.sizes]
+
+    def flat(e: tuple[int, ...]) -> int:      # the generated code's flat offset
+        out = 0
+        for i, n in zip(e, sizes, strict=False):
+            out = out * n + i
+        return out
+    return all(not 0 <= flat(e) < math.prod(sizes) for e in elements)
+
+
+def dead_reads(k: Kernel) -> set[int]:
+    """The reads (``id`` of their nodes) that only feed register arrays whose
+    elements nothing uses (:func:`_unused_elements`): the compiler removes them,
+    with the addresses they need and the loops that do nothing else."""
+    from mcl.mcpl import ast
+    spaces = register_spaces(k.hardware)
+    unused = _unused_elements(k)
+    dead = {d.node.name for d in k.decls if d.node.type.is_array and d.space in spaces
+            and d.elements is not None and d.elements.is_number
+            and unused.get(d.node.name, 0) >= int(d.elements) > 0}
+    if not dead:
+        return set()
+    by_node = {id(a.node): a for a in k.accesses}
+    out: set[int] = set()
+    for s in ast.walk(k.function.body):
+        if isinstance(s, ast.Assign):
+            target = by_node.get(id(s.target))
+            if target is not None and target.name in dead:
+                out.update(id(x) for x in ast.walk(s.value))
+    # scalars read only there (``float xj = x[j]``, used by ``ta[u] += A[i, j] * xj``)
+    read_elsewhere = {x.id for x in ast.walk(k.function.body)
+                      if isinstance(x, ast.Name) and id(x) not in out}
+    for s in ast.walk(k.function.body):
+        if isinstance(s, ast.Declaration) and s.init is not None and \
+                not s.type.is_array and s.name not in read_elsewhere:
+            out.update(id(x) for x in ast.walk(s.init))
+    return out
 
 
 def _elements(a: Any) -> set[tuple[int, ...]] | None:
@@ -401,3 +497,86 @@ def _elements(a: Any) -> set[tuple[int, ...]] | None:
         except (TypeError, ValueError, ZeroDivisionError, OverflowError):
             return None     # an index not defined everywhere (a division by zero)
     return out
+
+
+def _passed_elements(k: Kernel) -> dict[str, int]:
+    """Per register array read through a sliding window, the elements that need no
+    register of their own: those the window has passed or not reached yet.
+
+    A fragment copied from an on-chip memory and read once, at an index that
+    combines the indices of two or more constant loops that do not enclose the
+    copy (``col[e + y]`` for e = 0 .. rows - 1 and y = 0 .. fh - 1, convolution
+    hopper v1), is read in an order in which each element is used over a short
+    stretch: the compiler loads an element from the on-chip memory when the
+    window reaches it and reuses its register once the window has passed, so
+    only the elements whose first and last use bracket one iteration are live
+    together (fh of the rows + fh - 1 of col; the NVIDIA compiler takes 32
+    registers for rows = 8, where the whole fragment would need 44). A fragment
+    read at the index of one loop (``aFrag[ei]``), or whose window comes round
+    again in an enclosing loop (``line[c + x]`` for every output row e,
+    convolution hopper v2), keeps all its elements: :func:`_live_elements` finds
+    them all live."""
+    spaces = register_spaces(k.hardware)
+    sizes = {d.node.name: int(d.elements) for d in k.decls
+             if d.node.type.is_array and d.space in spaces
+             and d.elements is not None and d.elements.is_number}
+    reads: dict[str, list] = {}
+    writes: dict[str, list] = {}
+    for a in k.accesses:
+        if a.name in sizes:
+            (writes if a.write else reads).setdefault(a.name, []).append(a)
+    out = {}
+    fragments = _fragments(k)
+    for name in sizes:
+        if name not in fragments or len(reads.get(name, ())) != 1:
+            continue
+        a = reads[name][0]
+        copying = {id(lp.node) for w in writes[name] for lp in w.loops}
+        nest = [lp for lp in a.loops if id(lp.node) not in copying]
+        if not nest or any(lp.var is None or any(v is None or not sympy.sympify(v).is_number
+                                                  for v in (lp.trips, lp.start, lp.step))
+                           for lp in nest):
+            continue
+        window = {lp.var for lp in nest}
+        if not any(len({s.name for s in sympy.sympify(i).free_symbols} & window) >= 2
+                   for i in a.indices if i is not None):
+            continue
+        live = _live_elements(a, nest)      # (elements used, most live at once)
+        if live is not None and live[1] < live[0]:
+            out[name] = live[0] - live[1]
+    return out
+
+
+def _live_elements(a: Any, nest: list) -> tuple[int, int] | None:
+    """The elements a register-array read uses over the iterations of ``nest``
+    (constant loops, outermost first) taken in order, and the most of them live at
+    once, each live from its first use to its last; None where the indices cannot
+    be enumerated. (Elements never read are :func:`_unused_elements`' business.)"""
+    if math.prod(int(lp.trips) for lp in nest) > _ENUMERATED:
+        return None
+    symbols = [sympy.Symbol(lp.var, integer=True) for lp in nest]
+    names = {lp.var: s for lp, s in zip(nest, symbols, strict=True)}
+    index = []
+    for i in a.indices:
+        e = sympy.sympify(i)
+        e = e.subs({s: names[s.name] for s in e.free_symbols if s.name in names})
+        if e.free_symbols - set(symbols):
+            return None
+        index.append(sympy.lambdify(symbols, e))
+    first: dict[tuple, int] = {}
+    last: dict[tuple, int] = {}
+    ranges = [[lp.start + lp.step * j for j in range(int(lp.trips))] for lp in nest]
+    for pos, values in enumerate(itertools.product(*ranges)):
+        key = tuple(int(f(*values)) for f in index)
+        first.setdefault(key, pos)
+        last[key] = pos
+    starts = sorted(first.values())
+    ends = sorted(last.values())
+    live = most = j = 0
+    for s in starts:                 # a sweep over the intervals [first, last]
+        while j < len(ends) and ends[j] < s:
+            live -= 1
+            j += 1
+        live += 1
+        most = max(most, live)
+    return len(first), most

@@ -178,3 +178,121 @@ def test_an_index_divided_by_zero_leaves_the_elements_unknown(tmp_path):
     assert registers._elements(next(a for a in num.accesses if a.name == "r" and not a.write)) \
         is None
     assert registers.register_demand(num, sym) >= 8
+
+
+#: a 1-D convolution: each thread copies ``rows + 8`` values of the shared tile
+#: into ``col`` and reads them through a window of 9 (``{read}``)
+WINDOW = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 4096, global float[n] out, global float[n + 8] input,
+                  constant float[9] filter) {{
+      const int rows = 8;
+      foreach (int bi in n / (rows * 32) blocks) {{
+        shared float[rows * 32 + 8] l_in;
+        foreach (int w in 1 warps) {{
+          foreach (int t in 32 threads) {{
+            for (int e = t; e < rows * 32 + 8; e += 32) {{
+              l_in[e] = input[bi * rows * 32 + e];
+            }}
+            barrier(shared);
+            reg float[rows] acc;
+            reg float[rows + 8] col;
+            for (int e = 0; e < rows; e++) {{
+              acc[e] = 0.0;
+            }}
+            for (int r = 0; r < rows + 8; r++) {{
+              col[r] = l_in[t * rows + r];
+            }}
+            {read}
+            for (int e = 0; e < rows; e++) {{
+              out[bi * rows * 32 + t * rows + e] = acc[e];
+            }}
+          }}
+        }}
+      }}
+    }}
+"""
+
+
+def test_a_fragment_read_through_a_sliding_window_keeps_the_window(tmp_path):
+    """``col[e + y]``, e outer, y inner: each element is used over a stretch of at
+    9 steps (col[e] is last used at y = 0 of row e, col[e + 8] first at y = 8), so
+    8 of the 16 are live at once; the compiler loads an element when the window
+    reaches it (convolution hopper v1: 32 registers, not 44)."""
+    read = """for (int e = 0; e < rows; e++) {
+                  for (int y = 0; y < 9; y++) {
+                    acc[e] += filter[y] * col[e + y];
+                  }
+                }"""
+    sym, num = _kernels(tmp_path, WINDOW.format(read=read))
+    assert registers._passed_elements(num) == {"col": 16 - 8}
+    # acc is updated with a constant-memory operand, not copied: no fragment
+    assert registers._fragments(num) == {"col"}
+
+
+def test_a_window_that_comes_round_again_keeps_every_element(tmp_path):
+    """The same window inside a loop over an outer index that does not move it
+    (``col[c + y]`` for every e): every element is used again in the next e."""
+    read = """for (int e = 0; e < rows; e++) {
+                  for (int y = 0; y < 9; y++) {
+                    for (int c = 0; c < 2; c++) {
+                      acc[e] += filter[y] * col[c + y];
+                    }
+                  }
+                }"""
+    sym, num = _kernels(tmp_path, WINDOW.format(read=read))
+    assert registers._passed_elements(num) == {}
+
+
+def test_a_fragment_read_at_one_index_is_not_a_window(tmp_path):
+    """``col[e]`` (as aFrag[ei] in matmul): the compiler loads such fragments ahead,
+    all their elements count."""
+    read = """for (int e = 0; e < rows; e++) {
+                  acc[e] += filter[0] * col[e];
+                }"""
+    sym, num = _kernels(tmp_path, WINDOW.format(read=read))
+    assert registers._passed_elements(num) == {}
+
+
+#: reduction hopper v2 with a register array of ``unroll`` sums, combined as four
+SHRUNK = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 1048576, global float[n] input, global float[n] out) {{
+      const int unroll = {unroll};
+      foreach (int bi in 132 blocks) {{
+        foreach (int w in 8 warps) {{
+          foreach (int t in 32 threads) {{
+            int tid = w * 32 + t;
+            reg float[unroll] sums;
+            for (int u = 0; u < unroll; u++) {{
+              sums[u] = 0.0;
+            }}
+            for (int i = bi * 256 * unroll + tid; i < n; i += 132 * 256 * unroll) {{
+              for (int u = 0; u < unroll; u++) {{
+                sums[u] += input[i + u * 256];
+              }}
+            }}
+            out[bi * 256 + tid] = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+          }}
+        }}
+      }}
+    }}
+"""
+
+
+def test_a_read_beyond_the_extent_drops_what_only_fed_it(tmp_path):
+    """``sums[2]`` of a ``float[2]``: the value is undefined, the compiler drops the
+    sums, the loads that fed them and the loop's unrolling (10 registers for
+    reduction hopper v2 with unroll = 1 or 2)."""
+    sym, num = _kernels(tmp_path, SHRUNK.format(unroll=4))
+    assert registers._unused_elements(num) == {}
+    assert registers.dead_reads(num) == set()
+    assert registers.grows(sym)
+    sym, num = _kernels(tmp_path, SHRUNK.format(unroll=2))
+    assert registers._unused_elements(num) == {"sums": 2}
+    load = next(a for a in num.accesses if a.name == "input")
+    assert id(load.node) in registers.dead_reads(num)
+    assert not registers.grows(sym)
+    assert registers._address_registers(num, sym) == 2      # out only
