@@ -94,8 +94,9 @@ def _squeezed(view: KernelView, n: int, threads: int, slack: int) -> int:
     fifth of ``n``; else ``n``. (matmul hopper v2 at 128 threads: about 108
     registers, 4 blocks of 4 warps; the compiler takes 96 for 5.)
 
-    Checked on the 653 recorded kernels (tests/analyses/fidelity/vendor.json,
-    benchmarks/fidelity/registers_fit.py): 29 more within ±10% of the compiler
+    Checked, when it was introduced, on the 653 kernels then recorded (tests/analyses/
+    fidelity/vendor.json, benchmarks/fidelity/registers_fit.py; the estimate has
+    changed since, see registers.register_demand): 29 more within ±10% of the compiler
     (convolution hopper v1 and v2, matmul hopper v2), none fewer; without the bound
     to the fragments, kernels that prefetch device memory into registers (matmul
     hopper v6, v7, v10) would step down where the compiler does not."""
