@@ -48,7 +48,10 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     accumulators out of the step-down's slack and the reads beyond an extent: 42,
     455 and 497; with one address per array parameter, the fragments alone as the
     step-down's slack and no growth past atomics of shared memory: 41, 439 and 480;
-    the former 0.9 x count - 4: 40, 418 and 458).
+    the former 0.9 x count - 4: 40, 418 and 458). Since matmul hopper v10 and its
+    65 variants were re-measured as mcl run builds them (sizes specialised: 126
+    registers, not 141) and convolution hopper v4 was added: 44 of 55, 465 of 600,
+    509 of 655 (benchmarks/results/fidelity/REPORT.md).
     Split check (registers_fit.py --split --offset N: the 54 versions, each with
     its variants, sorted by name and dealt alternately into two halves of 294 and
     360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (240 of
