@@ -250,7 +250,6 @@ def _named_registers(k: Kernel) -> int:
     return sum(names.values())
 
 
-
 #: bytes of an address of device memory (two 32-bit registers)
 _ADDRESS_BYTES = 8
 
