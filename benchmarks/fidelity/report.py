@@ -406,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
           f"({resources.get('device')}, driver {resources.get('driver')}); do not edit by "
           "hand.", "",
           "How each figure was measured: NVIDIA's OpenCL driver built the OpenCL kernel MCL "
-          "generates for hopper; its program binary (PTX) was loaded with the CUDA driver "
+          "generates for hopper (with the sizes as compile-time constants for the versions "
+          "that reference.py's SPECIALIZE names and their variants, as `mcl run` builds "
+          "them); its program binary (PTX) was loaded with the CUDA driver "
           "with the register limit of the build options; `cuFuncGetAttribute` gave "
           "registers, shared and local memory, `cuOccupancyMaxActiveBlocksPerMultiprocessor` "
           "the resident blocks. Counters: the same PTX launched through `cuLaunchKernel` "
