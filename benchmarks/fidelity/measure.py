@@ -112,20 +112,19 @@ def resources(args) -> None:
     import pyopencl as cl
     platform, dev = nvidia_device()
     ctx = cl.Context([dev])
-    todo = C.all_cases(sweep=args.sweep > 0)
-    if args.kernels:
-        todo = [c for c in todo if c.kernel in args.kernels]
-    examples = [c for c in todo if not c.sweep]
-    sweep = [c for c in todo if c.sweep]
-    if args.sweep and len(sweep) > args.sweep:   # a deterministic spread of the sweep
-        step = len(sweep) / args.sweep
-        sweep = [sweep[int(i * step)] for i in range(args.sweep)]
-    todo = examples + sweep
     if args.names:      # exactly these cases (one name a line), e.g. those rebuilt since
         wanted = set(args.names.read_text().split())
         todo = [c for c in C.all_cases() if c.name in wanted]
-        examples = [c for c in todo if not c.sweep]
-        sweep = [c for c in todo if c.sweep]
+    else:
+        todo = C.all_cases(sweep=args.sweep > 0)
+        if args.kernels:
+            todo = [c for c in todo if c.kernel in args.kernels]
+    examples = [c for c in todo if not c.sweep]
+    sweep = [c for c in todo if c.sweep]
+    if not args.names and args.sweep and len(sweep) > args.sweep:   # a deterministic spread
+        step = len(sweep) / args.sweep
+        sweep = [sweep[int(i * step)] for i in range(args.sweep)]
+    todo = examples + sweep
     log(f"resources: {len(examples)} example versions, {len(sweep)} sweep variants on "
         f"{dev.name}")
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from mcl.analyses import PASSES
 from mcl.cli import (
@@ -13,7 +14,7 @@ from mcl.cli import (
     parse_assignments,
     print_diagnostics,
 )
-from mcl.diagnostics import SourceCache
+from mcl.diagnostics import McplError, SourceCache
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,9 +67,6 @@ def _vendor_resources(args: argparse.Namespace, file: str, checked, level: str |
     levels = {level} if level else {f.hardware for f in checked.module.functions}
     if not levels <= targets:   # no OpenCL target: nothing to build, the estimate stays
         return {}
-    from pathlib import Path
-
-    from mcl.diagnostics import McplError
     from mcl.versions.sizes import load_reference, written_for_sizes
     path = Path(file)
     try:    # the feedback does not need reference.py: one that fails to run is ignored

@@ -177,10 +177,10 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
         if target is not None and s.op == "=" and isinstance(s.value, ast.Index) and \
                 target.space not in spaces and target.space != device:
             copies.add(id(s.value))
-    fragments = _fragments(k)
     if any(a.space == device and not a.write and id(a.node) not in copies
            for a in k.accesses):
         return 0
+    fragments = _fragments(k)
     passed = _passed_elements(k)
     slack = sum(int(d.elements) - passed.get(d.node.name, 0) for d in k.decls
                 if d.node.name in fragments and d.space in spaces

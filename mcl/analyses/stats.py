@@ -397,20 +397,26 @@ def main_space(k: Kernel) -> str | None:
     return max(spaces, key=lambda s: spaces[s])
 
 
-def viewed_arrays(k: Kernel, names: set[str]) -> set[str]:
-    """``names`` with each view (``a as float[..] a2``, or one declared with an array)
-    replaced by the array it views, through views of views."""
+def view_bases(k: Kernel) -> dict[str, str]:
+    """Each view's name (``a as float[..] a2``, or one declared with an array) with the
+    array it views, through views of views."""
     base: dict[str, str] = {}
     for n in ast.walk(k.function):
         if isinstance(n, ast.AsStatement) and isinstance(n.target, ast.Name):
             base.update({v.name: n.target.id for v in n.views})
         elif isinstance(n, ast.Declaration):
             base.update({v.name: n.name for v in n.views})
-    out = set()
-    for name in names:
-        seen = set()
+    out = {}
+    for view in base:
+        name, seen = view, set()
         while name in base and name not in seen:
             seen.add(name)
             name = base[name]
-        out.add(name)
+        out[view] = name
     return out
+
+
+def viewed_arrays(k: Kernel, names: set[str]) -> set[str]:
+    """``names`` with each view replaced by the array it views (:func:`view_bases`)."""
+    bases = view_bases(k)
+    return {bases.get(name, name) for name in names}

@@ -31,7 +31,7 @@ from mcl.analyses.stats import (
     _product,
     element_bytes,
     main_space,
-    viewed_arrays,
+    view_bases,
 )
 
 if TYPE_CHECKING:
@@ -77,9 +77,11 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
     space = main_space(k) if hw is not None else None
     if space is None:
         return None
-    written_names = {a.name for a in k.accesses if a.write and a.space == space}
-    written_names |= {s.target.name for s in k.atomics if s.target is not None}
-    written_names = viewed_arrays(k, written_names)     # a write through a view writes its array
+    bases = view_bases(k)     # a write through a view writes the array it views
+    written_names = {bases.get(a.name, a.name) for a in k.accesses
+                     if a.write and a.space == space}
+    written_names |= {bases.get(s.target.name, s.target.name) for s in k.atomics
+                      if s.target is not None}
     read = written = 0.0
     for p in k.function.params:
         if not p.type.is_array or (k.checked.space_of(p) or p.space) != space:
@@ -100,7 +102,7 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
     # bytes the read accesses take, executions counted (reuse shows as more than read)
     executed = 0.0
     for acc in k.accesses:
-        if acc.write or acc.space != space or viewed_arrays(k, {acc.name}) & written_names:
+        if acc.write or acc.space != space or bases.get(acc.name, acc.name) in written_names:
             continue
         n = _num(k.executions(acc.loops)[0])
         if n is None:
