@@ -43,8 +43,10 @@ def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | N
         resources = {f.name: Resources(registers, "NVIDIA compiler")
                      for f in checked.module.functions}
     if case.level == C.TARGET:
-        return feedback(checked, values=vals, resources=resources, only=only)
-    lf = feedback_at_level(checked, C.TARGET, values=vals, resources=resources, only=only)
+        return feedback(checked, values=vals, resources=resources, only=only,
+                        specialize=case.specialize)
+    lf = feedback_at_level(checked, C.TARGET, values=vals, resources=resources, only=only,
+                           specialize=case.specialize)
     return lf.diagnostics
 
 

@@ -12,8 +12,10 @@ SM are recorded (``--names``: only the cases a file names, to add or renew rows 
 a recorded run). A version that reference.py's SPECIALIZE names (and its variants)
 is built with its sizes as compile-time constants, as ``mcl run`` builds it.
 ``time``: every example version, verified against reference.py, timed with OpenCL
-profiling events (best of 10; ``--cold``: each launch after a write of 256 MB, so
-that the L2 holds none of its data, as for ncu). ``launch``: every example
+profiling events (best of 10; ``--cold``: each launch after a write and a read of
+256 MB, so that the L2 holds none of the kernel's data and no dirty line whose write
+back the kernel would pay for, as ncu's cache flush leaves it; ``--flush write``: the
+write alone, which leaves up to the L2's size of dirty lines). ``launch``: every example
 version's PTX launched once through the CUDA driver (grid, block and arguments
 from the launch plan, the output checked against reference.py), for ``ncu`` to
 count.
@@ -204,8 +206,33 @@ def _close(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
     return ok, err
 
 
-#: bytes written before a cold launch: more than the H100's 50 MB L2
+#: bytes written, then read, before a cold launch: more than the H100's 50 MB L2
 _FLUSH_BYTES = 256 << 20
+
+#: reads the flush buffer (zeros) without writing: the L2 ends clean
+_SCRUB = """
+__kernel void scrub(__global const uint4 *a, __global uint *out, const uint n) {
+  uint4 acc = (uint4)(0);
+  for (uint i = get_global_id(0); i < n; i += get_global_size(0)) acc ^= a[i];
+  if (acc.x == 0x9e3779b9u) out[0] = acc.y;
+}
+"""
+
+
+def _flush(ctx, queue, how: str):
+    """A function that enqueues the flush before a cold launch: a write of
+    _FLUSH_BYTES (``write``), followed by a read of them (``clean``)."""
+    import pyopencl as cl
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, _FLUSH_BYTES)
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4)
+    scrub = cl.Program(ctx, _SCRUB).build().scrub
+    n = _FLUSH_BYTES // 16
+
+    def before():
+        cl.enqueue_fill_buffer(queue, buf, np.uint32(0), 0, _FLUSH_BYTES)
+        if how == "clean":
+            scrub(queue, (132 * 2048,), (256,), buf, out, np.uint32(n))
+    return before
 
 
 def timing(args) -> None:
@@ -218,10 +245,7 @@ def timing(args) -> None:
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
     before = None
     if args.cold:   # each launch starts with the L2 holding none of its data, as ncu's
-        flush = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, _FLUSH_BYTES)
-
-        def before():
-            cl.enqueue_fill_buffer(queue, flush, np.uint32(0), 0, _FLUSH_BYTES)
+        before = _flush(ctx, queue, args.flush)
     rows = []
     for case in C.example_cases(args.kernels):
         row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}
@@ -243,7 +267,8 @@ def timing(args) -> None:
         log(f"  {case.name}: {row['status']} {row.get('time_s', 0) * 1e3:.3f} ms "
             f"({time.time() - t0:.1f} s)")
         rows.append(row)
-    write(args.out / "times.json", {"device": dev.name, "cold": args.cold, "rows": rows})
+    write(args.out / "times.json", {"device": dev.name, "cold": args.cold,
+                                    "flush": args.flush if args.cold else None, "rows": rows})
 
 
 def launching(args) -> None:
@@ -344,7 +369,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--only", help="launch-one: the case's name; launch: names, comma-separated")
     ap.add_argument("--cold", action="store_true",
-                    help="time: write a buffer larger than the L2 before each launch")
+                    help="time: flush the L2 before each launch (see --flush)")
+    ap.add_argument("--flush", choices=("clean", "write"), default="clean",
+                    help="time --cold: write and then read a buffer larger than the L2 "
+                         "(clean, the default: no dirty line left), or only write it")
     ap.add_argument("--names", type=Path,
                     help="resources: only the cases named in this file, one a line")
     ap.add_argument("--ptx-dir", type=Path, help="launch: keep each example's PTX here")

@@ -46,6 +46,19 @@ NCU = {"dram_read": "dram__bytes_read.sum", "dram_write": "dram__bytes_write.sum
        "achieved_occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
        "ncu_time_ns": "gpu__time_duration.sum"}
 
+#: how the timed launches were made cold (times.json's "flush")
+_COLD = {
+    "clean": ", each launch cold: a write and then a read of 256 MB before it leave none "
+             "of its data in the L2 and no dirty line that it would write back, as ncu "
+             "flushes and invalidates the caches before it counts (what the predicted time "
+             "models: the compulsory traffic from device memory). Made cold by the write "
+             "alone, the L2 starts full of dirty lines whose write-back the kernel pays "
+             "for: 10-50% slower for the memory-bound versions "
+             "(raw/write_flush_times.json)",
+    "write": ", each launch after a write of 256 MB (the L2 holds none of its data, but "
+             "is full of dirty lines)",
+}
+
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
@@ -415,10 +428,8 @@ def main(argv: list[str] | None = None) -> int:
           "(grid, block and arguments from the launch plan; output checked against "
           "reference.py) under `ncu`. Times: OpenCL profiling events, best of 10, result "
           "verified first"
-          + (", each launch cold: a write of 256 MB before it leaves none of its data in "
-             "the L2, as ncu flushes the caches before it counts (what the predicted time "
-             "models: the compulsory traffic from device memory)" if times.get("cold")
-             else "") + ".", "",
+          + (_COLD.get(times.get("flush") or "write", "") if times.get("cold") else "")
+          + ".", "",
           "## Summary", "",
           "| quantity | agreement |", "| --- | --- |",
           f"| occupancy, examples, with the compiler's registers (what `mcl feedback` prints "

@@ -76,7 +76,8 @@ def operation_counts(function: ast.Function, checked: Any,
 
 def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
              only: Iterable[str] | None = None, library: Any = None,
-             resources: Mapping[str, Resources] | None = None) -> list[Diagnostic]:
+             resources: Mapping[str, Resources] | None = None,
+             specialize: bool = False) -> list[Diagnostic]:
     """All feedback for the functions of a module (an ast.Module, a path or a
     CheckedModule), ranked most specific first.
 
@@ -84,7 +85,9 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (or search path
     list) used when checking a module that is not yet checked. ``resources``: the
     vendor compiler's figures per function name (registers), used in place of the
-    estimates (see mcl.opencl.vendor). Raises McplError when the module has errors,
+    estimates (see mcl.opencl.vendor). ``specialize``: the kernels are built with their
+    sizes as compile-time constants (as ``mcl run`` builds a version written for its
+    sizes), so loops over sizes are unrolled. Raises McplError when the module has errors,
     a size is negative or a pass is unknown."""
     checked = _checked(module_or_checked, library)
     if checked.has_errors:      # no feedback on a module that is not understood
@@ -98,7 +101,7 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
             continue
         try:
             out += function_feedback(f, checked, hw, values, selected,
-                                     (resources or {}).get(f.name))
+                                     (resources or {}).get(f.name), specialize)
         except RecursionError:
             out.append(info("feedback-imprecise", f"'{f.name}' is too deeply nested for the "
                                                   "analyses", f.span))
@@ -165,11 +168,13 @@ def _want(selected: set[str], *names: str) -> bool:
 
 def function_feedback(f: ast.Function, checked: Any, hw: Any,
                       values: Mapping[str, int] | None, selected: set[str],
-                      resources: Resources | None = None) -> list[Diagnostic]:
-    """The diagnostics of the selected passes for one function."""
-    sym = build_kernel(f, checked, None, hw)
+                      resources: Resources | None = None,
+                      specialize: bool = False) -> list[Diagnostic]:
+    """The diagnostics of the selected passes for one function (``specialize``: built
+    with its sizes as compile-time constants)."""
+    sym = build_kernel(f, checked, None, hw, specialize)
     vals = parameter_values(f, values)
-    num = build_kernel(f, checked, vals, hw) if vals else sym
+    num = build_kernel(f, checked, vals, hw, specialize) if vals else sym
     out: list[Diagnostic] = []
     missing: set[str] = set()
     if _want(selected, "ops"):

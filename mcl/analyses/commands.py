@@ -38,10 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "registers (NVIDIA compiler)'); estimate: always use the analyses' "
                         "estimate (said as 'estimated')")
     p.add_argument("--specialize", action="store_true",
-                   help="ask NVIDIA's compiler about the kernel built with its sizes as "
-                        "compile-time constants, as `mcl run --specialize` builds it (the "
-                        "default for a version that the reference.py beside it names in "
-                        "SPECIALIZE)")
+                   help="analyse the kernel built with its sizes as compile-time constants, "
+                        "as `mcl run --specialize` builds it: loops over sizes unrolled, and "
+                        "NVIDIA's compiler asked about that build (the default for a version "
+                        "that the reference.py beside it names in SPECIALIZE)")
     p.add_argument("--no-previous", dest="previous", action="store_false",
                    help="do not compare with the version the file refines (by default, a "
                         "version predicted slower than its predecessor among the versions in "
@@ -51,11 +51,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_feedback)
 
 
-def _vendor_resources(args: argparse.Namespace, file: str, checked, level: str | None,
-                      values) -> dict:
+def _specialized(args: argparse.Namespace, file: str) -> bool:
+    """Whether the kernel is built as `mcl run` builds it with its sizes as compile-time
+    constants: where asked, or where reference.py says the version is written for its
+    sizes (a reference.py that fails to run is ignored: the feedback does not need it)."""
+    from mcl.versions.sizes import load_reference, written_for_sizes
+    if args.specialize:
+        return True
+    path = Path(file)
+    try:
+        ref = load_reference(path.resolve().parent)
+    except McplError:
+        ref = None
+    return written_for_sizes(path, ref)
+
+
+def _vendor_resources(args: argparse.Namespace, checked, level: str | None, values,
+                      specialize: bool) -> dict:
     """The NVIDIA compiler's registers per function, when asked for and possible: of the
-    kernel built as `mcl run` builds it (specialised where asked or where reference.py
-    says the version is written for its sizes)."""
+    kernel built as `mcl run` builds it (``specialize``: :func:`_specialized`)."""
     if args.registers != "auto":
         return {}
     from mcl.opencl.vendor import nvidia_device, resources_of
@@ -67,13 +81,6 @@ def _vendor_resources(args: argparse.Namespace, file: str, checked, level: str |
     levels = {level} if level else {f.hardware for f in checked.module.functions}
     if not levels <= targets:   # no OpenCL target: nothing to build, the estimate stays
         return {}
-    from mcl.versions.sizes import load_reference, written_for_sizes
-    path = Path(file)
-    try:    # the feedback does not need reference.py: one that fails to run is ignored
-        ref = load_reference(path.resolve().parent)
-    except McplError:
-        ref = None
-    specialize = args.specialize or written_for_sizes(path, ref)
     return resources_of(checked.module, values, level, device, specialize=specialize)
 
 
@@ -101,21 +108,23 @@ def run_feedback(args: argparse.Namespace) -> int:
         params.update((p.name, None) for g in checked.module.functions for p in g.params
                       if not p.type.is_array)
         check_values(checked.module, values)
+        specialize = _specialized(args, f)
         if args.level:
             from mcl.analyses.level import feedback_at_level
 
             at = feedback_at_level(checked, args.level, values=values, only=only,
-                                   search_path=search,
-                                   resources=_vendor_resources(args, f, checked, args.level,
-                                                               values))
+                                   search_path=search, specialize=specialize,
+                                   resources=_vendor_resources(args, checked, args.level,
+                                                               values, specialize))
             sources.add(at.file, at.text)  # carets under the translated text's lines
             diagnostics += at.diagnostics
             continue
-        resources = _vendor_resources(args, f, checked, None, values)
-        diagnostics += feedback(checked, values=values, only=only, resources=resources)
+        resources = _vendor_resources(args, checked, None, values, specialize)
+        diagnostics += feedback(checked, values=values, only=only, resources=resources,
+                                specialize=specialize)
         if args.previous and (only is None or "time" in only):
             from mcl.analyses.previous import against_previous
-            diagnostics += against_previous(checked, values, search, resources)
+            diagnostics += against_previous(checked, values, search, resources, specialize)
     unknown = [name for name in values if name not in params]
     if unknown and params:
         raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "

@@ -199,6 +199,9 @@ class Kernel:
     imprecisions: list[tuple[ast.Node, str]] = field(default_factory=list)
     #: symbols still free after substitution that a number would need
     missing: set[str] = field(default_factory=set)
+    #: built with every const integer parameter a compile-time size (generate's
+    #: ``specialize``, as ``mcl run`` builds a version written for its sizes)
+    specialized: bool = False
 
     def executions(self, loops: tuple[Loop, ...]) -> tuple[sympy.Expr, bool]:
         """How often code inside ``loops`` runs, and whether that is an upper bound
@@ -261,13 +264,15 @@ def _literal_number(e: ast.Expr) -> int | float | None:
 
 
 def build_kernel(function: ast.Function, checked: Any, values: Mapping[str, int] | None,
-                 hardware: Any = None) -> Kernel:
+                 hardware: Any = None, specialized: bool = False) -> Kernel:
     """Walk ``function`` and record its loops, accesses and operations.
 
-    ``values``: numbers for parameters (None: fully symbolic)."""
+    ``values``: numbers for parameters (None: fully symbolic). ``specialized``: the
+    generated code is built with its sizes as compile-time constants."""
     hw = hardware if hardware is not None else (
         checked.hardware_of(function) if checked is not None else None)
-    k = Kernel(function, checked, hw, dict(values or {}), numeric=bool(values))
+    k = Kernel(function, checked, hw, dict(values or {}), numeric=bool(values),
+               specialized=specialized)
     _Builder(k).run()
     return k
 

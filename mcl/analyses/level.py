@@ -34,7 +34,8 @@ def translated_name(file: str, level: str) -> str:
 def feedback_at_level(checked: Any, level: str, *, values: Mapping[str, int] | None = None,
                       only: Iterable[str] | None = None,
                       search_path: Sequence[str | os.PathLike[str]] = (),
-                      resources: Mapping[str, Any] | None = None) -> LevelFeedback:
+                      resources: Mapping[str, Any] | None = None,
+                      specialize: bool = False) -> LevelFeedback:
     """Translate ``checked`` (a CheckedModule without errors) to ``level`` and give the
     feedback of the translated text. A translation the module does not allow (no
     path, unknown level) comes back as its error diagnostics, at the original."""
@@ -83,4 +84,5 @@ def feedback_at_level(checked: Any, level: str, *, values: Mapping[str, int] | N
                                    "feedback (a bug in mcl translate: please report it)",
                  module.functions[0].span if module.functions else None)] + problems)
     return LevelFeedback(name, text, notes + feedback(again, values=values, only=only,
-                                                      resources=resources))
+                                                      resources=resources,
+                                                      specialize=specialize))

@@ -32,11 +32,15 @@ def _time(diagnostics: list[Diagnostic]) -> dict | None:
 
 def against_previous(checked: Any, values: Mapping[str, int] | None = None,
                      search_path: Sequence[str | os.PathLike[str]] = (),
-                     resources: Mapping[str, Any] | None = None) -> list[Diagnostic]:
-    """A warning when ``checked`` is predicted slower than the version it refines."""
+                     resources: Mapping[str, Any] | None = None,
+                     specialize: bool = False) -> list[Diagnostic]:
+    """A warning when ``checked`` is predicted slower than the version it refines
+    (``specialize``: ``checked`` is built with its sizes as compile-time constants; the
+    version it refines is built as its reference.py says)."""
     from mcl.analyses import feedback
     from mcl.analyses.level import feedback_at_level
     from mcl.versions.discover import from_folder
+    from mcl.versions.sizes import load_reference, written_for_sizes
 
     file = getattr(checked.module, "file", None)
     if not file or not Path(file).is_file():
@@ -55,14 +59,20 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     fn_new = checked.module.function(me.function) if me.function else None
     if fn_new is not None:
         values = parameter_values(fn_new, values)
-    mine = _time(feedback(checked, values=values, only=["time"], resources=resources))
+    try:    # a reference.py that fails to run: the version it names is built as written
+        built = written_for_sizes(Path(parent.file), load_reference(path.parent))
+    except McplError:
+        built = False
+    mine = _time(feedback(checked, values=values, only=["time"], resources=resources,
+                          specialize=specialize))
     try:
         if parent.level == me.level:
-            theirs = _time(feedback(parent.checked, values=values, only=["time"]))
+            theirs = _time(feedback(parent.checked, values=values, only=["time"],
+                                    specialize=built))
         else:
             theirs = _time(feedback_at_level(parent.checked, me.level, values=values,
-                                             only=["time"], search_path=search_path)
-                           .diagnostics)
+                                             only=["time"], search_path=search_path,
+                                             specialize=built).diagnostics)
     except McplError:
         return []
     if not mine or not theirs or mine["seconds"] <= SLOWER * theirs["seconds"]:

@@ -4,10 +4,11 @@ that the OpenCL compiler then merges across their iterations.
 The OpenCL generator puts ``#pragma unroll`` on a counted loop (``for (int y = 0;
 y < fh; y++)``) whose trip count is known when the kernel is built: a constant, or
 sizes that the generator builds in (those that size an array declared in the
-kernel). Unrolled, each iteration's address of a read-only array is a compile-time
-offset from the same base, and the compiler loads each distinct element once per
-run of the unrolled nest, keeping it in a register (a 9 x 9 filter read in loops
-over its rows and columns, inside a loop over 8 output rows: 81 loads, not 648).
+kernel, and all of them where the kernel is built specialised). Unrolled, each
+iteration's address of a read-only array is a compile-time offset from the same
+base, and the compiler loads each distinct element once per run of the unrolled
+nest, keeping it in a register (a 9 x 9 filter read in loops over its rows and
+columns, inside a loop over 8 output rows: 81 loads, not 648).
 It does so only where no run-time condition separates the iterations: loads inside
 ``if (i < h)`` in an unrolled loop stay one per iteration; a condition that
 unrolling decides (``if (r - e >= 0)`` on the unrolled loops' variables) does not
@@ -27,8 +28,12 @@ MAX_COMBINATIONS = 4096
 
 def build_time_sizes(sym: Kernel) -> set[str]:
     """The parameters the generator builds into the kernel: those that size an array
-    declared in its body."""
+    declared in its body, and every const integer parameter of a kernel built
+    specialised."""
     out: set[str] = set()
+    if sym.specialized:
+        out |= {p.name for p in sym.function.params
+                if p.const and not p.type.is_array and p.type.name in ("int", "long")}
     for d in sym.decls:
         if d.node.type.is_array and d.elements is not None:
             out |= {s.name for s in sympy.sympify(d.elements).free_symbols}

@@ -231,7 +231,7 @@ def test_the_vendor_count_is_of_the_build_mcl_run_makes(monkeypatch):
     import argparse
     import types
 
-    from mcl.analyses.commands import _vendor_resources
+    from mcl.analyses.commands import _specialized, _vendor_resources
     from mcl.mcpl.resolve import check
     from mcl.opencl import vendor
 
@@ -245,7 +245,8 @@ def test_the_vendor_count_is_of_the_build_mcl_run_makes(monkeypatch):
         builds.clear()
         path = str(ROOT / "examples" / "matmul" / f"{version}.mcpl")
         args = argparse.Namespace(registers="auto", specialize=False)
-        got = _vendor_resources(args, path, check(path), None, {})
+        assert _specialized(args, path) == specialised
+        got = _vendor_resources(args, check(path), None, {}, _specialized(args, path))
         assert got["matmul"].registers == 126
         assert ("-DMCL_n=4096" in builds[0]) == specialised, builds
 

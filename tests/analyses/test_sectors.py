@@ -110,6 +110,34 @@ def test_a_read_only_element_in_unrolled_loops_is_loaded_once(tmp_path):
     assert loads.requests == pytest.approx(256 * 8 * 9 * 4)
 
 
+def test_a_kernel_built_specialised_unrolls_loops_over_its_sizes(tmp_path):
+    """Loop e runs to the parameter ``rows``, which sizes no array of the kernel: built
+    with run-time sizes the loop stays, and the filter is loaded once per iteration of
+    e; built specialised (``mcl run`` of a version written for its sizes) the loop is
+    unrolled and each filter element is loaded once per work-item."""
+    import textwrap
+
+    from mcl.analyses.kernel import build_kernel, parameter_values
+    from mcl.mcpl import check
+
+    source = _FILTER.replace("const int n = 256,", "const int n = 256, const int rows = 4,")
+    source = source.replace("e < 4; e++", "e < rows; e++").replace("GUARD", "if (e < 4)")
+    path = tmp_path / "k.mcpl"
+    path.write_text(textwrap.dedent(source))
+    checked = check(str(path))
+    assert not checked.errors, [d.message for d in checked.errors]
+    f = checked.module.functions[-1]
+    hw = checked.hardware_of(f)
+
+    def requests(specialized: bool) -> float:
+        sym = build_kernel(f, checked, None, hw, specialized)
+        num = build_kernel(f, checked, parameter_values(f, {}), hw, specialized)
+        return global_loads(KernelView(sym, num, hw)).requests
+
+    assert requests(False) == pytest.approx(256 * 8 * 9 * 4)
+    assert requests(True) == pytest.approx(256 * 8 * 9)
+
+
 def test_a_float_atomic_add_reads_its_element_first(tmp_path):
     """hopper's target writes a float atomicAdd as a compare-and-swap loop that starts
     with a read of the element: one request of one sector per warp that runs it; an
