@@ -64,7 +64,6 @@ def predict(case: C.Case, registers: int | None = None,
     return out
 
 
-
 def hopper_kernels(case: C.Case, values: dict | None = None):
     """(symbolic, numeric) mcl.analyses Kernels of the case's function at hopper."""
     from mcl.analyses.kernel import build_kernel, parameter_values
@@ -78,7 +77,8 @@ def hopper_kernels(case: C.Case, values: dict | None = None):
     f = checked.module.functions[-1]
     hw = checked.hardware_of(f)
     vals = parameter_values(f, dict(case.sizes if values is None else values))
-    return build_kernel(f, checked, None, hw), build_kernel(f, checked, vals, hw)
+    return (build_kernel(f, checked, None, hw, case.specialize),
+            build_kernel(f, checked, vals, hw, case.specialize))
 
 
 def memory_figures(case: C.Case, registers: int | None = None) -> dict:
