@@ -62,6 +62,7 @@ if str(HERE) not in sys.path:
 from cases import CASES, DEFAULT_KERNELS, Case  # noqa: E402
 
 from mcl.opencl.sizing import divisibility_problems, fit_size, size_ladder, work_of  # noqa: E402
+from mcl.versions.sizes import written_for_sizes  # noqa: E402
 
 TARGET = "hopper"
 
@@ -429,11 +430,10 @@ def run_version(v: dict, ref, inputs: RunInputs, keys: tuple[str, ...],
         return out, None, sizes
     t0 = time.perf_counter()
     try:
-        written_for_sizes = v["version"] in getattr(ref, "SPECIALIZE", ())
-        if written_for_sizes:
+        for_sizes = written_for_sizes(ROOT / v["file"], vars(ref))
+        if for_sizes:
             out["specialized"] = True   # written for sizes known when it is built
-        kernel = opts.compile(ROOT / v["file"], opts.device,
-                              opts.specialize or written_for_sizes)
+        kernel = opts.compile(ROOT / v["file"], opts.device, opts.specialize or for_sizes)
     except Exception as e:
         out.update(status="not compiled", reason=short_error(e))
         return out, None, sizes

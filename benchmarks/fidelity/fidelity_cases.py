@@ -89,18 +89,19 @@ def _order(path: Path) -> tuple:
 
 def example_cases(kernels: list[str] | None = None) -> list[Case]:
     """Every version on the way to hopper, in refinement order per kernel."""
+    from mcl.versions.sizes import written_for_sizes
     out = []
     for kdir in sorted(p for p in EXAMPLES.iterdir() if (p / "reference.py").exists()):
         if kernels and kdir.name not in kernels:
             continue
-        specialized = getattr(reference_module(kdir.name), "SPECIALIZE", ())
+        ref = vars(reference_module(kdir.name))
         files = [f for f in kdir.glob("*.mcpl") if level_of(f.read_text()) in PATH]
         for f in sorted(files, key=_order):
             sizes = dict(FIDELITY_SIZES.get(kdir.name, {}))
             sizes.update(SMALLER.get((kdir.name, f.stem), {}))
             out.append(Case(f"{kdir.name}/{f.stem}", kdir.name, f.stem,
                             level_of(f.read_text()), str(f.relative_to(ROOT)),
-                            f.read_text(), sizes, specialize=f.stem in specialized))
+                            f.read_text(), sizes, specialize=written_for_sizes(f, ref)))
     return out
 
 
