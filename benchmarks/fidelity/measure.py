@@ -332,6 +332,9 @@ def launch_one(args) -> None:
             host = inputs.get(a.name)
             host = np.zeros(shape, a.dtype) if host is None else \
                 np.ascontiguousarray(host, dtype=a.dtype)
+            if a.kind == "value":      # a struct of the elements (mcl.opencl.by_value)
+                kargs.append((host.tobytes(), "bytes"))
+                continue
             ptr = arrays.upload(host)
             kargs.append((ptr, None))
             if a.written:

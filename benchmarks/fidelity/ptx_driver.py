@@ -72,16 +72,25 @@ class DeviceArrays:
 
 def launch(loaded: Loaded, grid: tuple[int, ...], block: tuple[int, ...],
            args: list[tuple[object, str | None]]) -> float:
-    """One launch; ``args``: (value, dtype) with dtype None for a device pointer.
-    Returns the time in seconds (CUDA events)."""
+    """One launch; ``args``: (value, dtype) with dtype None for a device pointer and
+    "bytes" for an argument passed by value as its bytes (a struct). Returns the time
+    in seconds (CUDA events)."""
     cu = driver()
-    values = tuple(v for v, _ in args)
-    types = tuple(None if t is None else _CTYPES[t] for _, t in args)
     g = tuple(grid) + (1,) * (3 - len(grid))
     b = tuple(block) + (1,) * (3 - len(block))
+    if any(t == "bytes" for _, t in args):
+        # the kernel's parameters as the C API takes them: an array of pointers to each
+        storage = [ctypes.c_uint64(int(v)) if t is None
+                   else ctypes.create_string_buffer(bytes(v), len(bytes(v))) if t == "bytes"
+                   else _CTYPES[t](v) for v, t in args]
+        pointers = (ctypes.c_void_p * len(storage))(*(ctypes.addressof(x) for x in storage))
+        params = ctypes.addressof(pointers)
+    else:
+        params = (tuple(v for v, _ in args),
+                  tuple(None if t is None else _CTYPES[t] for _, t in args))
     start, stop = check(cu.cuEventCreate(0)), check(cu.cuEventCreate(0))
     check(cu.cuEventRecord(start, 0))
-    check(cu.cuLaunchKernel(loaded.function, *g, *b, 0, 0, (values, types), 0))
+    check(cu.cuLaunchKernel(loaded.function, *g, *b, 0, 0, params, 0))
     check(cu.cuEventRecord(stop, 0))
     check(cu.cuEventSynchronize(stop))
     ms = check(cu.cuEventElapsedTime(start, stop))

@@ -197,6 +197,11 @@ def measure(v: dict, kernel, ctx, queue, dev, sizes: dict, bufs: dict, expected:
     for i, a in enumerate(plan.arguments):
         if a.kind == "buffer":
             k.set_arg(i, bufs[a.name])
+        elif a.kind == "value":     # passed by value (mcl.opencl.by_value): a struct
+            host = bufs[f"host:{a.name}"]
+            packed = np.zeros((), np.dtype([("v", host.dtype, (host.size,))]))
+            packed["v"] = host.ravel()
+            k.set_arg(i, packed)
         else:
             k.set_arg(i, np.dtype(a.dtype).type(sizes[a.name]))
     cl.enqueue_fill_buffer(queue, bufs["output"], np.float32(np.nan), 0,
@@ -296,7 +301,8 @@ def run_all(args, variants: list[dict], sizes: dict, dev) -> int:
     mf = cl.mem_flags
     bufs = {"input": cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data["input"]),
             "filter": cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data["filter"]),
-            "output": cl.Buffer(ctx, mf.READ_WRITE, size=expected.nbytes)}
+            "output": cl.Buffer(ctx, mf.READ_WRITE, size=expected.nbytes),
+            "host:filter": data["filter"]}
     results = {"sizes": sizes, "device": dev.name, "target": args.target,
                "roofline": roof, "bound_ms": bound_s * 1e3 if bound_s else None,
                "repeats": args.repeats, "variants": {}}

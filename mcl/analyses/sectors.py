@@ -106,6 +106,7 @@ def global_loads(view) -> Requests | None:
     lock-step par_group)."""
     from mcl.analyses.functions import lockstep_loop, transaction_size
     from mcl.analyses.stats import main_space
+    from mcl.opencl.by_value import passed_by_value
 
     num = view.num
     main = main_space(num)
@@ -126,8 +127,10 @@ def global_loads(view) -> Requests | None:
     by_node = {id(sa.node): na for sa, na in view.accesses()}
     seen: set = set()
     out = Requests(width, sector, unit)
+    operands = passed_by_value(num.function, view.hardware, num.specialized)
     for sacc, acc in view.accesses():
-        if acc.write or acc.space not in spaces or id(acc) in atomic_targets:
+        if acc.write or acc.space not in spaces or id(acc) in atomic_targets \
+                or acc.name in operands:    # an argument's elements: operands, no loads
             continue
         if lane not in acc.loops:
             continue

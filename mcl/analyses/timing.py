@@ -227,14 +227,17 @@ def _memory_instructions(view: KernelView, register_spaces,
     (:func:`_constant_operand`) are not counted. A load whose address or trip count
     depends on data counts as ``estimated`` gives it: its warp requests, each a cycle
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
-    request once however many lines it touches (what the warp's scheduler issues)."""
+    request once however many lines it touches (what the warp's scheduler issues).
+    Reads of an array passed by value (mcl.opencl.by_value) are operands."""
     from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
+    from mcl.opencl.by_value import passed_by_value
     found = lockstep_loop(view)
     hw = view.hardware
     read_only = {ms.name for ms in hw.read_only_spaces()}
+    operands = passed_by_value(view.num.function, hw, view.num.specialized)
     total = 0.0
     for sacc, nacc in view.accesses():
-        if sacc.space is None or sacc.space in register_spaces:
+        if sacc.space is None or sacc.space in register_spaces or nacc.name in operands:
             continue
         if sacc.space in read_only and not sacc.write and _constant_operand(nacc, found):
             continue

@@ -30,6 +30,7 @@ from pathlib import Path
 from mcl.diagnostics import McplError, Span, error
 from mcl.mcpl import ast
 from mcl.opencl import lanes
+from mcl.opencl.by_value import by_value_arrays
 from mcl.opencl.emit_expressions import (
     BUILTIN_FUNCTIONS,
     RESERVED,
@@ -148,6 +149,8 @@ class _KernelGen(_StatementEmission):
     specialized: dict[str, ast.Param] = field(default_factory=dict)
     #: every const integer parameter a compile-time size (generate(specialize=True))
     specialize: bool = False
+    #: array parameters passed by value, with their element counts (mcl.opencl.by_value)
+    by_value: dict[str, int] = field(default_factory=dict)
     local_bytes: list[str] = field(default_factory=list)
     #: views of parameters that cover them only at some sizes (checked at each call)
     view_checks: list[ViewCheck] = field(default_factory=list)
@@ -236,6 +239,7 @@ class _KernelGen(_StatementEmission):
         self.scopes[0].update(self.constant_vars)
         self.plan_loops()
         self.find_lockstep_code()
+        self.by_value = by_value_arrays(f, self.in_constant_memory, self.specialize)
         params = [self.param(p) for p in f.params]
         if self.specialize:
             for p in f.params:
@@ -252,7 +256,8 @@ class _KernelGen(_StatementEmission):
             if space not in self.target.spaces:
                 raise _err("opencl-bad-space", f"memory space '{space}' of '{p.name}' is not "
                            f"one of {self.target.name}", p)
-            v = _Var(p.name, self.cname(p.name), t, "param", self.target.qualifier(space), space,
+            cname = self.cname(p.name) + (".v" if p.name in self.by_value else "")
+            v = _Var(p.name, cname, t, "param", self.target.qualifier(space), space,
                      by_pointer=not t.is_array)
             if v.qualifier not in ("__global", "__constant"):
                 raise _err("opencl-bad-space", f"'{p.name}' is in '{space}', which a kernel "
@@ -261,6 +266,11 @@ class _KernelGen(_StatementEmission):
             v = _Var(p.name, self.cname(p.name), t, "param", space=None)
         self.record_type(t)
         return self.declare(v)
+
+    def in_constant_memory(self, p: ast.Param) -> bool:
+        """Whether array parameter ``p`` is a ``__constant`` kernel argument."""
+        space = p.space or self.default_space([])
+        return space in self.target.spaces and self.target.qualifier(space) == "__constant"
 
     def default_space(self, groups: list[str]) -> str | None:
         ms = self.hw.default_memory_space(groups)
@@ -602,7 +612,13 @@ class _KernelGen(_StatementEmission):
             if v.name in self.specialized:
                 continue
             elem = v.type.name
-            if v.type.is_array or v.by_pointer:
+            if v.name in self.by_value:     # a struct of its elements, in the argument bank
+                sig.append(f"const {_by_value_type(v.name)} {self.cname(v.name)}")
+                shape = tuple(_CPrinter(self, plan=True).expr(self.inline(e))
+                              for e in v.type.sizes)
+                args.append(Argument(v.name, "value", elem, DTYPES.get(elem, elem), shape,
+                                     v.space, v.qualifier, v.read, False))
+            elif v.type.is_array or v.by_pointer:
                 written = v.written
                 const = "" if written or v.qualifier == "__constant" else "const "
                 sig.append(f"{v.qualifier} {const}{_ctype(elem, self)}* restrict {v.cname}")
@@ -640,6 +656,13 @@ class _KernelGen(_StatementEmission):
             head.append(f"#define {size.macro} {default}" if default is not None
                         else f"#error \"build with -D {size.macro}=<value>\"")
             head += ["#endif", f"#define {name} {size.macro}", ""]
+        for a in args:
+            if a.kind == "value":   # the struct follows the sizes of the build
+                count = " * ".join(f"({e})" for e in a.shape)
+                head += [f"// {a.name} is passed by value: its elements are read from the "
+                         "kernel's argument bank, without a load",
+                         f"typedef struct {{ {_ctype(a.type, self)} v[{count}]; }} "
+                         f"{_by_value_type(a.name)};", ""]
         for td in self.records.values():
             fields = " ".join(f"{_ctype(x.type.name, self)} {x.name};" for x in td.fields)
             head.append(f"typedef struct {{ {fields} }} {self.cname(td.name)};")
@@ -683,6 +706,10 @@ class _KernelGen(_StatementEmission):
             assumes_lockstep=bool(self.volatile_arrays), platform_options=platform_options,
             view_checks=tuple(self.view_checks), line_map=line_map)
         return GeneratedKernel(f.name, "\n".join(lines), plan)
+
+
+def _by_value_type(name: str) -> str:
+    return f"mcl_{name}_value"
 
 
 def source_span(plan: LaunchPlan, cl_line: int) -> Span | None:

@@ -23,7 +23,8 @@ DTYPES = {"float": "float32", "double": "float64", "int": "int32", "long": "int6
 class Argument:
     """One kernel argument, in the order ``clSetKernelArg`` takes them.
 
-    ``kind`` is "scalar" (passed by value) or "buffer" (an array; ``shape`` lists its
+    ``kind`` is "scalar" (passed by value), "value" (an array passed by value as a
+    struct of its elements, mcl.opencl.by_value) or "buffer" (an array; ``shape`` lists its
     sizes as expressions, outermost first, tile levels concatenated)."""
 
     name: str

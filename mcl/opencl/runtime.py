@@ -118,7 +118,8 @@ class Kernel:
         # sizes that are a dimension of a given array, written as the bare name
         for a in self.plan.arguments:
             arr = kwargs.get(a.name)
-            if a.kind != "buffer" or arr is None or len(a.shape) != len(np.shape(arr)):
+            if a.kind not in ("buffer", "value") or arr is None \
+                    or len(a.shape) != len(np.shape(arr)):
                 continue
             for expr, n in zip(a.shape, np.shape(arr), strict=True):
                 if re.fullmatch(r"[A-Za-z_]\w*", expr) and expr not in env:
@@ -196,7 +197,7 @@ class Kernel:
         # Check every argument before anything is built or copied.
         values = {}
         for a in plan.arguments:
-            if a.kind != "buffer":
+            if a.kind not in ("buffer", "value"):
                 continue
             shape = tuple(evaluate(e, env) for e in a.shape)
             dt = np.dtype(a.dtype)
@@ -218,6 +219,9 @@ class Kernel:
         for a in plan.arguments:
             if a.kind == "scalar":
                 args.append(np.dtype(a.dtype).type(env[a.name]))
+                continue
+            if a.kind == "value":       # a struct of the elements, passed by value
+                args.append(self.packed(a, values[a.name]))
                 continue
             if a.kind == "scratch":     # per-group arrays in global memory: the kernel's own
                 nbytes = int(np.prod([evaluate(e, env) for e in a.shape])) \
@@ -256,6 +260,25 @@ class Kernel:
                 cl.enqueue_copy(self.queue, out, buf)
         self.queue.finish()
         return outputs
+
+    def packed(self, a, value) -> np.ndarray:
+        """An array passed by value (mcl.opencl.by_value) as the struct the kernel takes:
+        its elements in row-major order, within the device's bytes of arguments."""
+        import pyopencl.array as cla
+        host = value.get() if isinstance(value, cla.Array) else np.asarray(value)
+        dt = np.dtype(a.dtype)
+        packed = np.zeros((), np.dtype([("v", dt, (max(host.size, 1),))]))
+        packed["v"][:host.size] = host.ravel().astype(dt)
+        limit = self.device.max_parameter_size
+        if packed.nbytes > limit:
+            raise McplError(error(
+                "opencl-argument-too-large",
+                f"'{self.plan.kernel}' takes '{a.name}' by value ({packed.nbytes} bytes at "
+                f"these sizes), more than {self.device.name.strip()} accepts as kernel "
+                f"arguments ({limit} bytes)",
+                hint="generate the kernel for these sizes (its parameter defaults), or "
+                     "without --specialize: then the array is passed in memory"))
+        return packed
 
     def scratch_buffer(self, name: str, nbytes: int):
         """A device buffer of at least ``nbytes`` for a per-group array, kept between
@@ -376,7 +399,7 @@ def random_arguments(plan: LaunchPlan, values: dict, rng: np.random.Generator) -
     floats uniform in [-1, 1), integers in [0, 16) (valid as small indices)."""
     data = dict(values)
     for a in plan.arguments:
-        if a.kind == "buffer" and a.read:
+        if a.kind in ("buffer", "value") and a.read:
             shape = tuple(evaluate(e, values) for e in a.shape)
             dt = np.dtype(a.dtype)
             data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"

@@ -59,3 +59,27 @@ def test_host_code_refuses_sizes_a_view_does_not_cover():
             "        return CL_INVALID_VALUE;   /* view a3 of a, hopper_v10.mcpl line 39 */"
             ) in source
     assert source.index("CL_INVALID_VALUE") < source.index("clSetKernelArg(kernel, 0")
+
+
+def test_host_code_passes_a_small_constant_array_by_value(run_cli, tmp_path):
+    """Built specialised, convolution hopper_v4's filter is a struct argument: the host
+    passes the host array's bytes (as many as the sizes of the build make), and the
+    result compiles."""
+    from mcl.opencl import generate
+    from mcl.opencl.host_c import host_code
+    (k,) = generate(EXAMPLES / "convolution" / "hopper_v4.mcpl", specialize=True)
+    header, source = host_code(k)
+    assert "const float *filter" in header
+    assert ("err |= clSetKernelArg(kernel, 2, (size_t)(fh) * (size_t)(fw) * sizeof(float), "
+            "filter);") in source
+    cc = shutil.which("gcc") or shutil.which("cc")
+    include = _opencl_include()
+    if cc is None or include is None:
+        pytest.skip("no C compiler or no OpenCL headers (CL/cl.h) on this machine")
+    code, _, err = run_cli("gen", "--specialize", "--host", "c",
+                           EXAMPLES / "convolution" / "hopper_v4.mcpl", "-o", tmp_path)
+    assert code == 0, err
+    (c_file,) = tmp_path.glob("*_host.c")
+    r = subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-c", "-I", include, str(c_file),
+                        "-o", str(tmp_path / "host.o")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
