@@ -63,6 +63,25 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     loop counted twice for the next iteration's loads (414), no run-time unrolling
     of a loop with 4 or more device loads per iteration (468 .. 505 for thresholds
     4 .. 17), no run-time unrolling of ``while`` loops (501: spmv_csr's grow).
+    Tried since and not kept (offset 0; from 44, 465 and 509 of 55, 600 and 655):
+    one register more per element of the fragment read in the innermost loop of an
+    outer product (``sums[ei, ej] += aFrag[ei] * bFrag[ej]``: the next k-step's
+    bFrag, loaded while the current one is used; nvcc moves the extra registers to
+    aFrag where the loops are swapped) 41, 397 and 438: the H100's counts grow
+    faster with the inner fragment (matmul hopper v4: tm x tn = 8 x 8 125, 16 x 8
+    203, 8 x 16 223; about tm + 5 registers per element of tn, tn + 3 per element
+    of tm), but 8 x 8 is met by the present count, so the extra overshoots every
+    8 x 8 and smaller tile (v2, v3, v7, v10 lose 26, 21, 25 and 16); with those
+    elements also as the step-down's slack 453; with no register for the indices
+    of completely unrolled loops as well 470 (483 with the slack), and for the
+    scalars declared inside such loops too 488 (alone: 469; with the indices alone,
+    without the fragment, 459; both without it 414). The step-down's slack of
+    fragments also where device values are in flight (prefetch into registers):
+    44, 462 and 506 (matmul hopper v3 +6, v4 .. v7 -13 in all). No growth for a
+    run-time loop whose body fills a register array from device memory at an
+    unrolled loop's index (unrolled in the source: reduction hopper v3 with unroll
+    = 1 takes 20, its own need): 43, 457 and 500 (gesummv hopper v1 and nvidia v1,
+    histogram hopper v1 with unroll = 8 are grown to 32 all the same).
     0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
