@@ -81,7 +81,12 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     run-time loop whose body fills a register array from device memory at an
     unrolled loop's index (unrolled in the source: reduction hopper v3 with unroll
     = 1 takes 20, its own need): 43, 457 and 500 (gesummv hopper v1 and nvidia v1,
-    histogram hopper v1 with unroll = 8 are grown to 32 all the same).
+    histogram hopper v1 with unroll = 8 are grown to 32 all the same). Only the
+    scalars live at the point of greatest pressure (the first use of the largest
+    register array inside the run-time loop that does the work; defined before it
+    and read at or after it, or defined before the loop and read in it): 35, 368
+    and 403 (matmul hopper v3 119 -> 113, compiler 112, but the values that
+    prefetching versions keep in flight inside the loop are no longer counted).
     0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
