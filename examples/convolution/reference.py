@@ -35,11 +35,12 @@ PAPER_SIZES = [{"h": 4096, "w": 4096, "fh": 9, "fw": 9}]
 #: correct for all sizes.
 DIVISIBLE_BY = {
     "hopper_v4": {"h": 32, "w": 128, "w + fw - 1": 4},
+    "hopper_v5": {"h": 32, "w": 128, "w + fw - 1": 4},
 }
 
 #: Versions written to be built with their sizes as compile-time constants
 #: (`mcl run --specialize`, mcl.compile(specialize=True)).
-SPECIALIZE = {"hopper_v4"}
+SPECIALIZE = {"hopper_v4", "hopper_v5"}
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 

@@ -146,6 +146,8 @@ class OpSite:
     loops: tuple[Loop, ...]
     guarded: bool
     name: str = ""      # the operator or function
+    #: the ifs around it, outermost first
+    conditions: tuple[Condition, ...] = ()
 
 
 @dataclass(eq=False)
@@ -598,10 +600,11 @@ class _Builder:
             lp_ops_loops = tuple(self.loops) + (lp,)
             for n in ast.walk(s.cond):
                 if isinstance(n, ast.Binary):
-                    self.k.ops.append(OpSite(n, "control", 1, lp_ops_loops, self.guard > 0, n.op))
+                    self.k.ops.append(OpSite(n, "control", 1, lp_ops_loops, self.guard > 0,
+                                             n.op, tuple(self.conditions)))
             if s.update is not None:
                 self.k.ops.append(OpSite(s.update, "control", 1, lp_ops_loops,
-                                         self.guard > 0, "update"))
+                                         self.guard > 0, "update", tuple(self.conditions)))
         self.enter(lp, s.body)
         self.scopes.pop()
 
@@ -667,7 +670,8 @@ class _Builder:
             self.target(t.base, read_too)
 
     def op(self, node: ast.Node, kind: str, name: str) -> None:
-        self.k.ops.append(OpSite(node, kind, 1, tuple(self.loops), self.guard > 0, name))
+        self.k.ops.append(OpSite(node, kind, 1, tuple(self.loops), self.guard > 0, name,
+                                 tuple(self.conditions)))
 
     def expr(self, e: ast.Expr, kind: str) -> None:
         """Record the operations and accesses of an expression evaluated here."""

@@ -8,6 +8,7 @@ OpenCL runner prints and of the roofline fractions of the benchmark report.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,8 +116,9 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
     inner_reasons: list[str] = []
     for site in k.ops:
         n, a = k.executions(site.loops)
-        by_kind[site.kind] = by_kind[site.kind] + n * site.count
-        if a or site.guarded:
+        share = decided_share(site.loops, site.conditions) if site.guarded else None
+        by_kind[site.kind] = by_kind[site.kind] + n * site.count * (share or 1)
+        if a or (site.guarded and share is None):
             approx = True
     accesses: dict[str, sympy.Expr] = {}
     reads: dict[str, sympy.Expr] = {}
@@ -124,12 +126,14 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
     nbytes: dict[str, sympy.Expr] = {}
     for acc in k.accesses:
         n, a = k.executions(acc.loops)
+        share = decided_share(acc.loops, acc.conditions) if acc.guarded else None
+        n = n * (share or 1)
         space = acc.space or "?"
         accesses[space] = accesses.get(space, zero) + n
         target = writes if acc.write else reads
         target[space] = target.get(space, zero) + n
         nbytes[space] = nbytes.get(space, zero) + n * acc.element_bytes
-        if a or acc.guarded:
+        if a or (acc.guarded and share is None):
             approx = True
     # calls to user functions: their own counts with the arguments filled in
     for call in k.calls:
@@ -176,6 +180,49 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
         register_spaces(k.hardware), transfers(k),
         approx or inexact or bool(k.imprecisions), reasons,
         approx)
+
+
+#: the most combinations of loop iterations :func:`decided_share` enumerates
+_MAX_COMBINATIONS = 4096
+
+
+def decided_share(loops, conditions) -> sympy.Rational | None:
+    """The share of the iterations of ``loops`` for which every one of ``conditions``
+    holds, where the conditions depend only on the variables of counted loops among
+    ``loops`` with numbers for start, step and trips (``if (y >= 0 && y < fh)`` with
+    ``y = r - e`` in loops r and e of constant trip counts: what the unrolled code
+    runs); None where a condition depends on anything else (data, sizes left
+    symbolic, work-item ids): the counts stay upper bounds."""
+    if not conditions or any(c.expr is None or not c.whole for c in conditions):
+        return None
+    free = set().union(*(c.expr.free_symbols for c in conditions))
+    by_symbol = {lp.symbol: lp for lp in loops if lp.symbol is not None}
+    ranges = []
+    for sym in free:
+        lp = by_symbol.get(sym)
+        if lp is None or lp.kind != "for" or lp.approximate:
+            return None
+        start, step = sympy.sympify(lp.start or 0), sympy.sympify(lp.step or 1)
+        trips = sympy.sympify(lp.trips) if lp.trips is not None else None
+        if not all(x is not None and x.is_Integer for x in (start, step, trips)) \
+                or int(trips) <= 0:
+            return None
+        ranges.append((sym, [int(start) + int(step) * i for i in range(int(trips))]))
+    if not ranges:
+        return None
+    total = 1
+    for _, values in ranges:
+        total *= len(values)
+    if total > _MAX_COMBINATIONS:
+        return None
+    try:
+        test = sympy.lambdify([sym for sym, _ in ranges],
+                              sympy.And(*(c.expr for c in conditions)), "math")
+        held = sum(bool(test(*point))
+                   for point in itertools.product(*(v for _, v in ranges)))
+    except (TypeError, ValueError, ArithmeticError, NameError):
+        return None
+    return sympy.Rational(held, total)
 
 
 def _simplify(e: sympy.Expr) -> sympy.Expr:

@@ -69,3 +69,39 @@ def test_data_dependent_loop_bounds_are_stated():
     d = ops(c)
     assert "iterations_k" in d.message and not d.message.startswith("at most")
     assert "'k' is not known statically" in d.hint
+
+
+def test_code_under_an_if_that_unrolled_loops_decide_is_counted_exactly(tmp_path):
+    """``if (y >= 0 && y < 3)`` with ``y = r - e`` in counted loops r (6 iterations) and
+    e (4) holds for 12 of the 24 (r, e): with numbers for the sizes the add runs 12
+    times per thread, an exact count; a condition on a size left symbolic, or on the
+    thread, keeps the count an upper bound."""
+    from mcl.analyses.stats import counts_of_kernel
+    from tests.analyses.kernels import built
+
+    source = """\
+        module k;
+        import perfect;
+        perfect void k(const int n = 64, float[n] out, float[n] x) {
+          foreach (int i in n threads) {
+            float s = 0.0;
+            for (int r = 0; r < 6; r++) {
+              for (int e = 0; e < 4; e++) {
+                int y = r - e;
+                if (COND) {
+                  s = s + x[i];
+                }
+              }
+            }
+            out[i] = s;
+          }
+        }
+        """
+    _, num, _ = built(tmp_path, source.replace("COND", "y >= 0 && y < 3"))
+    counts = counts_of_kernel(num)
+    assert counts.flops == 64 * 12
+    assert counts.reads["main"] == 64 * 12
+    assert not counts.upper_bound
+    _, num, _ = built(tmp_path, source.replace("COND", "y >= 0 && i < 3"))
+    counts = counts_of_kernel(num)
+    assert counts.flops == 64 * 24 and counts.upper_bound
