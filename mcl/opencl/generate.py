@@ -256,10 +256,12 @@ class _KernelGen(_StatementEmission):
             if space not in self.target.spaces:
                 raise _err("opencl-bad-space", f"memory space '{space}' of '{p.name}' is not "
                            f"one of {self.target.name}", p)
-            cname = self.cname(p.name) + (".v" if p.name in self.by_value else "")
-            v = _Var(p.name, cname, t, "param", self.target.qualifier(space), space,
-                     by_pointer=not t.is_array)
-            if v.qualifier not in ("__global", "__constant"):
+            if p.name in self.by_value:   # the work-item's copy of the struct argument
+                v = _Var(p.name, self.cname(p.name) + ".v", t, "param", "__private", space)
+            else:
+                v = _Var(p.name, self.cname(p.name), t, "param", self.target.qualifier(space),
+                         space, by_pointer=not t.is_array)
+            if v.qualifier not in ("__global", "__constant") and p.name not in self.by_value:
                 raise _err("opencl-bad-space", f"'{p.name}' is in '{space}', which a kernel "
                            "argument cannot be in", p, "pass arrays in device memory")
         else:
@@ -617,7 +619,7 @@ class _KernelGen(_StatementEmission):
                 shape = tuple(_CPrinter(self, plan=True).expr(self.inline(e))
                               for e in v.type.sizes)
                 args.append(Argument(v.name, "value", elem, DTYPES.get(elem, elem), shape,
-                                     v.space, v.qualifier, v.read, False))
+                                     v.space, None, v.read, False))
             elif v.type.is_array or v.by_pointer:
                 written = v.written
                 const = "" if written or v.qualifier == "__constant" else "const "
@@ -661,8 +663,8 @@ class _KernelGen(_StatementEmission):
                 count = " * ".join(f"({e})" for e in a.shape)
                 head += [f"// {a.name} is passed by value: its elements are read from the "
                          "kernel's argument bank, without a load",
-                         f"typedef struct {{ {_ctype(a.type, self)} v[{count}]; }} "
-                         f"{_by_value_type(a.name)};", ""]
+                         f"typedef struct __attribute__((aligned(16))) {{ "
+                         f"{_ctype(a.type, self)} v[{count}]; }} {_by_value_type(a.name)};", ""]
         for td in self.records.values():
             fields = " ".join(f"{_ctype(x.type.name, self)} {x.name};" for x in td.fields)
             head.append(f"typedef struct {{ {fields} }} {self.cname(td.name)};")

@@ -8,14 +8,15 @@ from mcl.analyses.kernel import build_kernel, parameter_values
 from mcl.mcpl import check
 
 
-def built(tmp_path, source: str, values: dict | None = None):
+def built(tmp_path, source: str, values: dict | None = None, specialized: bool = False):
     """(symbolic kernel, kernel with the sizes' values, hardware) of the last function
-    of ``source`` (an MCPL module, dedented), written to ``tmp_path``."""
+    of ``source`` (an MCPL module, dedented), written to ``tmp_path`` (``specialized``:
+    built with its sizes as compile-time constants)."""
     path = tmp_path / "k.mcpl"
     path.write_text(textwrap.dedent(source))
     checked = check(str(path))
     assert not checked.errors, [d.message for d in checked.errors]
     f = checked.module.functions[-1]
     hw = checked.hardware_of(f)
-    return (build_kernel(f, checked, None, hw),
-            build_kernel(f, checked, parameter_values(f, values or {}), hw), hw)
+    return (build_kernel(f, checked, None, hw, specialized),
+            build_kernel(f, checked, parameter_values(f, values or {}), hw, specialized), hw)

@@ -117,24 +117,11 @@ def test_a_kernel_built_specialised_unrolls_loops_over_its_sizes(tmp_path):
     unrolled and each filter element is loaded once per work-item. A filter in constant
     memory is then passed by value (mcl.opencl.by_value): its reads are operands, no
     loads."""
-    import textwrap
-
-    from mcl.analyses.kernel import build_kernel, parameter_values
-    from mcl.mcpl import check
-
     source = _FILTER.replace("const int n = 256,", "const int n = 256, const int rows = 4,")
     source = source.replace("e < 4; e++", "e < rows; e++").replace("GUARD", "if (e < 4)")
 
     def requests(source: str, specialized: bool) -> float:
-        path = tmp_path / "k.mcpl"
-        path.write_text(textwrap.dedent(source))
-        checked = check(str(path))
-        assert not checked.errors, [d.message for d in checked.errors]
-        f = checked.module.functions[-1]
-        hw = checked.hardware_of(f)
-        sym = build_kernel(f, checked, None, hw, specialized)
-        num = build_kernel(f, checked, parameter_values(f, {}), hw, specialized)
-        loads = global_loads(KernelView(sym, num, hw))
+        loads = global_loads(KernelView(*built(tmp_path, source, specialized=specialized)))
         return loads.requests if loads.loads else 0.0
 
     in_global = source.replace("constant float[3, 3] f", "global float[3, 3] f")

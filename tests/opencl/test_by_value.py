@@ -47,7 +47,8 @@ def test_a_specialised_filter_is_a_struct_argument():
     (k,) = generate(V4, "hopper", specialize=True)
     (filt,) = [a for a in k.plan.arguments if a.name == "filter"]
     assert filt.kind == "value" and filt.shape == ("fh", "fw")
-    assert "typedef struct { float v[(fh) * (fw)]; } mcl_filter_value;" in k.source
+    assert ("typedef struct __attribute__((aligned(16))) { float v[(fh) * (fw)]; } "
+            "mcl_filter_value;") in k.source
     assert "const mcl_filter_value filter)" in k.source
     assert "filter.v[y * fw + x]" in k.source
     (general,) = generate(V4, "hopper")
@@ -90,3 +91,36 @@ def test_a_filter_of_the_wrong_shape_is_refused(opencl_device):
     inp = np.zeros((32 + 2, 128 + 4), np.float32)
     with pytest.raises(McplError, match="filter"):
         k(h=32, w=128, fh=3, fw=5, input=inp, filter=np.zeros((3, 4), np.float32))
+
+
+_RUNS = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 256, global float[n] out, constant float[8] c) {
+      foreach (int bi in n / 32 blocks) {
+        foreach (int w in 1 warps) {
+          foreach (int t in 32 threads) {
+            reg float[4] r;
+            for (int u = 0; u < 4; u++) {
+              r[u] = c[4 * (t % 2) + u];
+            }
+            out[bi * 32 + t] = r[0] + 2.0 * r[1] + 3.0 * r[2] + 4.0 * r[3];
+          }
+        }
+      }
+    }
+    """
+
+
+def test_runs_of_a_by_value_array_read_right(opencl_device, tmp_path):
+    """A run of 4 elements of an array passed by value reads the work-item's copy of
+    the argument (no cast to another address space, the struct aligned for a vector)."""
+    path = tmp_path / "runs.mcpl"
+    path.write_text(textwrap.dedent(_RUNS))
+    (k,) = generate(path, "hopper", specialize=True)
+    assert "__constant" not in k.source.split("__kernel")[1].split("{")[0]
+    c = np.arange(1, 9, dtype=np.float32)
+    got = mcl.compile(path, target="hopper", specialize=True)(n=256, c=c)["out"]
+    odd = np.arange(256) % 2
+    want = np.where(odd, 5 + 12 + 21 + 32, 1 + 4 + 9 + 16).astype(np.float32)
+    np.testing.assert_allclose(got, want)
