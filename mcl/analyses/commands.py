@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from mcl.analyses import PASSES
 from mcl.cli import (
@@ -14,7 +13,7 @@ from mcl.cli import (
     parse_assignments,
     print_diagnostics,
 )
-from mcl.diagnostics import McplError, SourceCache
+from mcl.diagnostics import SourceCache
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,16 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _specialized(args: argparse.Namespace, file: str) -> bool:
     """Whether the kernel is built as `mcl run` builds it with its sizes as compile-time
     constants: where asked, or where reference.py says the version is written for its
-    sizes (a reference.py that fails to run is ignored: the feedback does not need it)."""
-    from mcl.versions.sizes import load_reference, written_for_sizes
-    if args.specialize:
-        return True
-    path = Path(file)
-    try:
-        ref = load_reference(path.resolve().parent)
-    except McplError:
-        ref = None
-    return written_for_sizes(path, ref)
+    sizes (mcl.versions.sizes.built_specialised)."""
+    from mcl.versions.sizes import built_specialised
+    return args.specialize or built_specialised(file)
 
 
 def _vendor_resources(args: argparse.Namespace, checked, level: str | None, values,

@@ -40,7 +40,7 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     from mcl.analyses import feedback
     from mcl.analyses.level import feedback_at_level
     from mcl.versions.discover import from_folder
-    from mcl.versions.sizes import load_reference, written_for_sizes
+    from mcl.versions.sizes import built_specialised
 
     file = getattr(checked.module, "file", None)
     if not file or not Path(file).is_file():
@@ -59,10 +59,7 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     fn_new = checked.module.function(me.function) if me.function else None
     if fn_new is not None:
         values = parameter_values(fn_new, values)
-    try:    # a reference.py that fails to run: the version it names is built as written
-        built = written_for_sizes(Path(parent.file), load_reference(path.parent))
-    except McplError:
-        built = False
+    built = built_specialised(parent.file)
     mine = _time(feedback(checked, values=values, only=["time"], resources=resources,
                           specialize=specialize))
     try:

@@ -232,11 +232,15 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None,
     module). Feedback is advice: it is shown as information or hint whatever
     severity a pass chose, so it never looks like an error."""
     from mcl.analyses import PASSES, function_feedback, ranked
+    from mcl.versions.sizes import built_specialised
 
     selected = set(settings.feedback_passes) if settings.feedback_passes is not None \
         else set(PASSES)
     values = dict(settings.values) or None
     names = {f.name: f for f in checked.module.functions}
+    file = getattr(checked.module, "file", None)
+    # built as `mcl run` builds it: specialised where reference.py says so
+    specialize = bool(file) and Path(file).is_file() and built_specialised(file)
     fresh: dict = {}
     found: list[Diagnostic] = []
     for f in checked.module.functions:
@@ -249,7 +253,7 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None,
                                 if isinstance(c, ast.Call) and c.func in names
                                 and c.func != f.name}, key=lambda g: g.name))
         key = (f, callees, hw.name, tuple(sorted((values or {}).items())),
-               tuple(sorted(selected)))
+               tuple(sorted(selected)), specialize)
         got = cache.get(key) if cache is not None else None
         if got is None:
             if cancelled is not None and cancelled():
@@ -258,7 +262,8 @@ def _run_feedback(checked: Any, settings: Settings, cache: dict | None = None,
                     cache.update(fresh)
                 raise Cancelled
             try:
-                got = list(function_feedback(f, checked, hw, values, selected))
+                got = list(function_feedback(f, checked, hw, values, selected,
+                                             specialize=specialize))
             except McplError as e:
                 got = list(e.diagnostics)
             except Exception:

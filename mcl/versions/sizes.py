@@ -3,6 +3,7 @@ tolerance of each comparison (from the dtype and the operations per output eleme
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import runpy
@@ -54,6 +55,27 @@ def written_for_sizes(file: Path, ref: dict | None) -> bool:
     at build time (its ``SPECIALIZE`` names the file's stem): ``mcl run`` builds it
     specialised, and ``mcl feedback`` asks NVIDIA's compiler about that build."""
     return file.stem in (ref or {}).get("SPECIALIZE", ())
+
+
+def built_specialised(file: str | Path) -> bool:
+    """Whether ``mcl run`` builds the version in ``file`` with its sizes as compile-time
+    constants: the reference.py beside it names it in SPECIALIZE. A reference.py that
+    fails to run names none (the analyses do not need it); its names are read again
+    only when the file changes."""
+    path = Path(file)
+    ref = path.resolve().parent / "reference.py"
+    if not ref.is_file():
+        return False
+    return path.stem in _specialize_names(str(ref), ref.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _specialize_names(ref: str, mtime_ns: int) -> frozenset[str]:
+    try:
+        ns = load_reference(Path(ref).parent)
+    except McplError:
+        return frozenset()
+    return frozenset((ns or {}).get("SPECIALIZE", ()))
 
 
 def size_parameters(f: ast.Function) -> list[str]:

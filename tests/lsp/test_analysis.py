@@ -73,3 +73,19 @@ def test_feedback_is_advice_never_an_error_and_follows_the_settings():
     assert not off.feedback
     roofline = analyse(str(GPU), TEXT, "mcpl", Settings(feedback_passes=("roofline",)))
     assert {d.code for d in roofline.feedback} == {"feedback-roofline"}
+
+
+def test_the_editor_analyses_a_version_as_mcl_run_builds_it():
+    """convolution hopper_v4 is written for its sizes (reference.py: SPECIALIZE): the
+    editor's feedback, as `mcl feedback`'s, analyses the specialised build, whose filter
+    is passed by value: its global loads are the input's alone."""
+    from pathlib import Path
+
+    from mcl.lsp.analysis import _run_feedback
+    from mcl.lsp.settings import Settings
+    from mcl.mcpl import check
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "convolution" / "hopper_v4.mcpl"
+    found = _run_feedback(check(str(path)), Settings(feedback_passes=("functions",)))
+    (requests,) = [d for d in found if d.code == "feedback-requests"]
+    assert requests.data["requests"] == 1179648
