@@ -663,8 +663,8 @@ class _KernelGen(_StatementEmission):
                 count = " * ".join(f"({e})" for e in a.shape)
                 head += [f"// {a.name} is passed by value: its elements are read from the "
                          "kernel's argument bank, without a load",
-                         f"typedef struct __attribute__((aligned(16))) {{ "
-                         f"{_ctype(a.type, self)} v[{count}]; }} {_by_value_type(a.name)};", ""]
+                         f"typedef struct {{ {_ctype(a.type, self)} v[{count}]; }} "
+                         f"{_by_value_type(a.name)};", ""]
         for td in self.records.values():
             fields = " ".join(f"{_ctype(x.type.name, self)} {x.name};" for x in td.fields)
             head.append(f"typedef struct {{ {fields} }} {self.cname(td.name)};")

@@ -165,9 +165,10 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     shared-memory wavefronts), convolution 0.93 over 8 (hopper_v2's warps wait at the
     barrier after filling their shared tile, while hopper_v3, its input through the L1
     cache, overlaps its loads with its arithmetic; hopper_v5, 8 x 4 outputs on 4 warps,
-    is predicted 4.6% slower than hopper_v4, fewer warps hiding the memory latency, and
-    measured 3% faster), reduction 0.95, histogram 1.0,
-    spmv_csr 0.95 and gesummv 0.9: the memory part adds the latency the resident warps
+    is predicted 17% slower than hopper_v4 with the compiler's registers, its 7 blocks
+    of 4 warps hiding less of the memory latency than v4's 6 of 8, and measured 3%
+    faster), reduction 0.95, histogram 1.0,
+    spmv_csr 1.0 and gesummv 0.9: the memory part adds the latency the resident warps
     cannot hide (fewer resident blocks, fewer loads in flight: nvidia_v1's 6 blocks
     against gpu_v1's 8). Below 0.9: vector_add 0.8 over 4 (perfect's blocks of 1024
     threads, 2 per SM, hold their slots until their last warp has its data: fewest

@@ -47,8 +47,9 @@ def test_a_specialised_filter_is_a_struct_argument():
     (k,) = generate(V4, "hopper", specialize=True)
     (filt,) = [a for a in k.plan.arguments if a.name == "filter"]
     assert filt.kind == "value" and filt.shape == ("fh", "fw")
-    assert ("typedef struct __attribute__((aligned(16))) { float v[(fh) * (fw)]; } "
-            "mcl_filter_value;") in k.source
+    # no padding: the struct is exactly the elements the host passes (NVIDIA's driver
+    # refuses an argument of another size)
+    assert "typedef struct { float v[(fh) * (fw)]; } mcl_filter_value;" in k.source
     assert "const mcl_filter_value filter)" in k.source
     assert "filter.v[y * fw + x]" in k.source
     (general,) = generate(V4, "hopper")
@@ -114,11 +115,12 @@ _RUNS = """\
 
 def test_runs_of_a_by_value_array_read_right(opencl_device, tmp_path):
     """A run of 4 elements of an array passed by value reads the work-item's copy of
-    the argument (no cast to another address space, the struct aligned for a vector)."""
+    the argument, element by element (no cast to another address space)."""
     path = tmp_path / "runs.mcpl"
     path.write_text(textwrap.dedent(_RUNS))
     (k,) = generate(path, "hopper", specialize=True)
     assert "__constant" not in k.source.split("__kernel")[1].split("{")[0]
+    assert "float4" not in k.source
     c = np.arange(1, 9, dtype=np.float32)
     got = mcl.compile(path, target="hopper", specialize=True)(n=256, c=c)["out"]
     odd = np.arange(256) % 2
