@@ -219,7 +219,7 @@ __kernel void scrub(__global const uint4 *a, __global uint *out, const uint n) {
 """
 
 
-def _flush(ctx, queue, how: str):
+def cold_flush(ctx, queue, how: str = "clean"):
     """A function that enqueues the flush before a cold launch: a write of
     _FLUSH_BYTES (``write``), followed by a read of them (``clean``)."""
     import pyopencl as cl
@@ -245,7 +245,7 @@ def timing(args) -> None:
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
     before = None
     if args.cold:   # each launch starts with the L2 holding none of its data, as ncu's
-        before = _flush(ctx, queue, args.flush)
+        before = cold_flush(ctx, queue, args.flush)
     rows = []
     for case in C.example_cases(args.kernels):
         row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}

@@ -1,9 +1,12 @@
-"""Does the filter cost convolution hopper_v4 its loads? The generated kernel (sizes
-specialised, as ``mcl run`` builds it) against a copy whose filter is a kernel
-argument passed by value (a struct of fh * fw floats): the arguments live in the
-constant bank, so the multiply-adds take the filter as an operand and the 81
-constant loads per work-item go away. Exploration, not product code: it decides
-whether the generator should pass small constant arrays that way.
+"""Does the filter cost convolution hopper_v4 its loads? The kernel with its filter as
+a ``__constant`` pointer (``generated``: the generated code before mcl.opencl.by_value,
+sizes specialised, as ``mcl run`` builds it) against its filter as a kernel argument
+passed by value (``filter_by_value``, a struct of fh * fw floats, what the generator
+makes now): the arguments live in the constant bank, so the multiply-adds take the
+filter as an operand and the 81 constant loads per work-item go away. Exploration,
+not product code: it decided that the generator should pass small constant arrays
+that way (the recorded run, benchmarks/results/perf/conv_param_filter_4096_9.json,
+made the by-value copy by hand from the generated pointer form).
 
 Both are built with the launch plan's NVIDIA options, run on the same input,
 verified against examples/convolution/reference.py, then timed with OpenCL
@@ -34,16 +37,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
 BOUND_S = 0.0411e-3      # roofline bound at 4096² with a 9 x 9 filter (hopper)
-FLUSH = 256 << 20       # bytes written and read before a cold launch
-
-_SCRUB = """
-__kernel void scrub(__global const uint4 *a, __global uint *out, const uint n) {
-  uint4 acc = (uint4)(0);
-  for (uint i = get_global_id(0); i < n; i += get_global_size(0)) acc ^= a[i];
-  if (acc.x == 0x9e3779b9u) out[0] = acc.y;
-}
-"""
 
 
 def generated(work: Path, rows: int, cols: int, warps: int) -> tuple[str, dict]:
@@ -61,14 +56,14 @@ def generated(work: Path, rows: int, cols: int, warps: int) -> tuple[str, dict]:
                                                              .read_text())
 
 
-def by_value(source: str, fsize: int) -> str:
-    """The filter as a struct passed by value."""
-    decl = "__constant float* restrict filter"
-    assert decl in source, "the generated kernel no longer declares the filter so"
-    source = source.replace(decl, "const mcl_filter filter")
-    source = re.sub(r"\bfilter\[", "filter.v[", source)
-    head = f"typedef struct {{ float v[{fsize * fsize}]; }} mcl_filter;\n"
-    return head + source
+def by_pointer(source: str) -> str:
+    """The generated kernel (its filter passed by value since mcl.opencl.by_value) with
+    the filter as a ``__constant`` pointer again, as the generator made it before."""
+    decl = "const mcl_filter_value filter"
+    assert decl in source, "the generated kernel no longer passes the filter by value"
+    source = source.replace(decl, "__constant float* restrict filter")
+    source = re.sub(r"typedef struct \{[^}]*\} mcl_filter_value;\n", "", source)
+    return source.replace("filter.v[", "filter[")
 
 
 def ptx_counts(ptx: str) -> dict:
@@ -91,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                          "worth reporting)")
     args = ap.parse_args(argv)
     import pyopencl as cl
+    from measure import cold_flush  # the fidelity harness's: the L2 written and read
     dev = next((d for p in cl.get_platforms() if args.any_device or "NVIDIA" in p.name
                 for d in p.get_devices()), None)
     if dev is None:
@@ -115,13 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     d_out = cl.Buffer(ctx, mf.WRITE_ONLY, n * n * 4)
     packed = np.zeros((), dtype=np.dtype([("v", np.float32, (f * f,))]))
     packed["v"] = filt.ravel()
-    flush = cl.Buffer(ctx, mf.READ_WRITE, FLUSH)
-    sink = cl.Buffer(ctx, mf.READ_WRITE, 4)
-    scrub = cl.Program(ctx, _SCRUB).build().scrub
-
-    def cold():
-        cl.enqueue_fill_buffer(queue, flush, np.uint32(0), 0, FLUSH)
-        scrub(queue, (132 * 2048,), (256,), flush, sink, np.uint32(FLUSH // 16))
+    cold = cold_flush(ctx, queue)
 
     rows = []
     variants = []
@@ -132,9 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                    for o in opts] if not args.any_device else []
         options += [f"-DMCL_h={n}", f"-DMCL_w={n}", f"-DMCL_fh={f}", f"-DMCL_fw={f}"]
         gsize, lsize = (n // (32 * c) * 32, n // (w * r) * w), (32, w)
-        variants += [(f"{shape} generated", source, d_f, options, gsize, lsize),
-                     (f"{shape} filter_by_value", by_value(source, f), packed, options, gsize,
-                      lsize)]
+        variants += [(f"{shape} generated", by_pointer(source), d_f, options, gsize, lsize),
+                     (f"{shape} filter_by_value", source, packed, options, gsize, lsize)]
     for name, text, farg, options, gsize, lsize in variants:
         prg = cl.Program(ctx, text).build(options=options)
         k = prg.convolution

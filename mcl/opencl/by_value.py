@@ -16,9 +16,11 @@ are no loads of memory.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+
+import sympy
 
 from mcl.mcpl import ast
+from mcl.mcpl.symbolic import to_sympy
 
 #: the bytes of arguments every OpenCL device accepts (CL_DEVICE_MAX_PARAMETER_SIZE
 #: is at least 1024); arrays passed by value share them with the other arguments
@@ -28,62 +30,49 @@ _OTHER_BYTES = 8
 _ELEMENT_BYTES = {"float": 4, "int": 4, "double": 8, "long": 8, "bool": 1, "byte": 1}
 
 
-def built_in_sizes(f: ast.Function) -> dict[str, int]:
-    """The const integer parameters of ``f`` with a literal default: the sizes a
-    specialised build takes as compile-time constants, at their defaults."""
-    out = {}
-    for p in f.params:
-        if p.const and not p.type.is_array and p.type.name in ("int", "long") \
-                and isinstance(p.default, ast.Literal) and isinstance(p.default.value, int):
-            out[p.name] = p.default.value
-    return out
+def specialised_size(p: ast.Param) -> bool:
+    """Whether a specialised build makes ``p`` a compile-time size."""
+    return p.const and not p.type.is_array and p.type.name in ("int", "long")
 
 
-def _value(e: ast.Expr, sizes: Mapping[str, int]) -> int | None:
-    if isinstance(e, ast.Literal):
-        return e.value if isinstance(e.value, int) and not isinstance(e.value, bool) else None
-    if isinstance(e, ast.Name):
-        return sizes.get(e.id)
-    if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/"):
-        a, b = _value(e.left, sizes), _value(e.right, sizes)
-        if a is None or b is None or (e.op == "/" and b == 0):
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b, "/": int(a / b)}[e.op]
-    return None
+def in_constant_memory(p: ast.Param, target, hardware) -> bool:
+    """Whether array parameter ``p`` is a ``__constant`` kernel argument of ``target``
+    (its space, or the default memory space of ``hardware``)."""
+    space = p.space
+    if space is None:
+        ms = hardware.default_memory_space([])
+        space = ms.name if ms is not None else None
+    return space in target.spaces and target.qualifier(space) == "__constant"
 
 
-def _passed_to_calls(f: ast.Function) -> set[str]:
-    return {a.id for n in ast.walk(f) if isinstance(n, ast.Call)
-            for a in n.args if isinstance(a, ast.Name)}
-
-
-def by_value_arrays(f: ast.Function, is_constant: Callable[[ast.Param], bool],
-                    specialized: bool) -> dict[str, int]:
-    """The array parameters of ``f`` passed by value, with their element counts: in a
-    specialised build, those ``is_constant`` says are in constant memory, whose sizes
-    are known, that no function call takes, and that fit, with the other arguments,
-    in :data:`PARAMETER_BYTES` (the smallest first)."""
+def by_value_arrays(f: ast.Function, target, hardware, specialized: bool) -> set[str]:
+    """The array parameters of ``f`` passed by value: in a specialised build, those in
+    constant memory whose sizes the parameters' defaults give, that no function call
+    takes, and that fit, with the other arguments, in :data:`PARAMETER_BYTES` (the
+    smallest first)."""
     if not specialized:
-        return {}
-    sizes = built_in_sizes(f)
-    called = _passed_to_calls(f)
+        return set()
+    defaults = {p.name: p.default for p in f.params
+                if specialised_size(p) and p.default is not None}
+    called = {a.id for n in ast.walk(f) if isinstance(n, ast.Call)
+              for a in n.args if isinstance(a, ast.Name)}
     candidates = []
     for p in f.params:
-        if not p.type.is_array or p.name in called or not is_constant(p) \
-                or p.type.name not in _ELEMENT_BYTES:
+        if not p.type.is_array or p.name in called or p.type.name not in _ELEMENT_BYTES \
+                or not in_constant_memory(p, target, hardware):
             continue
-        n = 1
+        count = sympy.Integer(1)
         for e in p.type.sizes:
-            v = _value(e, sizes)
-            n = n * v if v is not None and v > 0 else 0
-        if n:
-            candidates.append((n * _ELEMENT_BYTES[p.type.name], p.name, n))
-    chosen: dict[str, int] = {}
-    others = len([p for p in f.params if p.name not in sizes])   # the kernel's arguments
+            size = to_sympy(e, lambda n: defaults.get(n.id))
+            count = count * size if size is not None else sympy.Integer(0)
+        if count.is_Integer and count > 0:
+            candidates.append((int(count) * _ELEMENT_BYTES[p.type.name], p.name))
+    chosen: set[str] = set()
+    others = sum(not specialised_size(p) for p in f.params)     # the kernel's arguments
     room = PARAMETER_BYTES
-    for nbytes, name, n in sorted(candidates):
+    for nbytes, name in sorted(candidates):
         if nbytes + _OTHER_BYTES * (others - 1) <= room:
-            chosen[name] = n
+            chosen.add(name)
             room -= nbytes
             others -= 1
     return chosen
@@ -106,13 +95,4 @@ def passed_by_value(f: ast.Function, hardware, specialized: bool) -> set[str]:
     if not specialized or hardware is None:
         return set()
     target = _target(hardware.name)
-    if target is None:
-        return set()
-
-    def is_constant(p: ast.Param) -> bool:
-        space = p.space
-        if space is None:
-            ms = hardware.default_memory_space([])
-            space = ms.name if ms is not None else None
-        return space in target.spaces and target.qualifier(space) == "__constant"
-    return set(by_value_arrays(f, is_constant, True))
+    return by_value_arrays(f, target, hardware, True) if target is not None else set()

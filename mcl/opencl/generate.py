@@ -30,7 +30,7 @@ from pathlib import Path
 from mcl.diagnostics import McplError, Span, error
 from mcl.mcpl import ast
 from mcl.opencl import lanes
-from mcl.opencl.by_value import by_value_arrays
+from mcl.opencl.by_value import by_value_arrays, specialised_size
 from mcl.opencl.emit_expressions import (
     BUILTIN_FUNCTIONS,
     RESERVED,
@@ -149,8 +149,8 @@ class _KernelGen(_StatementEmission):
     specialized: dict[str, ast.Param] = field(default_factory=dict)
     #: every const integer parameter a compile-time size (generate(specialize=True))
     specialize: bool = False
-    #: array parameters passed by value, with their element counts (mcl.opencl.by_value)
-    by_value: dict[str, int] = field(default_factory=dict)
+    #: array parameters passed by value (mcl.opencl.by_value)
+    by_value: set[str] = field(default_factory=set)
     local_bytes: list[str] = field(default_factory=list)
     #: views of parameters that cover them only at some sizes (checked at each call)
     view_checks: list[ViewCheck] = field(default_factory=list)
@@ -239,11 +239,11 @@ class _KernelGen(_StatementEmission):
         self.scopes[0].update(self.constant_vars)
         self.plan_loops()
         self.find_lockstep_code()
-        self.by_value = by_value_arrays(f, self.in_constant_memory, self.specialize)
+        self.by_value = by_value_arrays(f, self.target, self.hw, self.specialize)
         params = [self.param(p) for p in f.params]
         if self.specialize:
             for p in f.params:
-                if p.const and not p.type.is_array and p.type.name in ("int", "long"):
+                if specialised_size(p):
                     self.specialized[p.name] = p
         self.scopes.append({})
         self.statements(f.body.statements)
@@ -268,11 +268,6 @@ class _KernelGen(_StatementEmission):
             v = _Var(p.name, self.cname(p.name), t, "param", space=None)
         self.record_type(t)
         return self.declare(v)
-
-    def in_constant_memory(self, p: ast.Param) -> bool:
-        """Whether array parameter ``p`` is a ``__constant`` kernel argument."""
-        space = p.space or self.default_space([])
-        return space in self.target.spaces and self.target.qualifier(space) == "__constant"
 
     def default_space(self, groups: list[str]) -> str | None:
         ms = self.hw.default_memory_space(groups)
