@@ -78,16 +78,13 @@ def launch(loaded: Loaded, grid: tuple[int, ...], block: tuple[int, ...],
     cu = driver()
     g = tuple(grid) + (1,) * (3 - len(grid))
     b = tuple(block) + (1,) * (3 - len(block))
-    if any(t == "bytes" for _, t in args):
-        # the kernel's parameters as the C API takes them: an array of pointers to each
-        storage = [ctypes.c_uint64(int(v)) if t is None
-                   else ctypes.create_string_buffer(bytes(v), len(bytes(v))) if t == "bytes"
-                   else _CTYPES[t](v) for v, t in args]
-        pointers = (ctypes.c_void_p * len(storage))(*(ctypes.addressof(x) for x in storage))
-        params = ctypes.addressof(pointers)
-    else:
-        params = (tuple(v for v, _ in args),
-                  tuple(None if t is None else _CTYPES[t] for _, t in args))
+    # the kernel's parameters as the C API takes them: an array of pointers to each
+    # (a device pointer as its 64-bit address, a struct as its bytes)
+    storage = [ctypes.c_uint64(int(v)) if t is None
+               else ctypes.create_string_buffer(bytes(v), len(bytes(v))) if t == "bytes"
+               else _CTYPES[t](v) for v, t in args]
+    pointers = (ctypes.c_void_p * len(storage))(*(ctypes.addressof(x) for x in storage))
+    params = ctypes.addressof(pointers)
     start, stop = check(cu.cuEventCreate(0)), check(cu.cuEventCreate(0))
     check(cu.cuEventRecord(start, 0))
     check(cu.cuLaunchKernel(loaded.function, *g, *b, 0, 0, params, 0))
