@@ -111,6 +111,14 @@ def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
         return name, {"error": f"{type(e).__name__}: {e}"}
 
 
+def _estimate(name: str) -> tuple[str, dict]:
+    import fidelity_predict as P
+    try:
+        return name, P.predict(_CASES[name], only=("occupancy",))
+    except Exception as e:  # noqa: BLE001 - a row with the message
+        return name, {"error": f"{type(e).__name__}: {e}"}
+
+
 _CASES: dict[str, C.Case] = {}
 
 
@@ -347,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true",
                     help="take the analyses' figures from the last run's predictions.json "
                          "(only when the analyses did not change)")
+    ap.add_argument("--renew-estimate", action="store_true",
+                    help="with --reuse: compute the estimated registers and occupancy (no "
+                         "GPU's count) of every case again, keep the rest (after a change of "
+                         "the register estimate alone)")
     args = ap.parse_args(argv)
     res_path = args.raw / "resources.json"
     if not res_path.exists():
@@ -372,11 +384,17 @@ def main(argv: list[str] | None = None) -> int:
         preds = json.loads(cache.read_text())
     todo = [(r["name"], r["registers"]) for r in ok if r["name"] not in preds
             or (not cases[r["name"]].sweep and "time" not in preds[r["name"]])]
+    again = [r["name"] for r in ok if args.renew_estimate and r["name"] in preds
+             and "error" not in preds[r["name"]] and (r["name"], r["registers"]) not in todo]
     with ProcessPoolExecutor(args.jobs) as pool:
         for i, (name, p) in enumerate(pool.map(_predict, todo, chunksize=8)):
             preds[name] = p
             if (i + 1) % 50 == 0:
                 log(f"  {i + 1}/{len(todo)} {time.time() - t0:.0f} s")
+        for i, (name, p) in enumerate(pool.map(_estimate, again, chunksize=8)):
+            preds[name]["estimated"] = p
+            if (i + 1) % 100 == 0:
+                log(f"  estimate {i + 1}/{len(again)} {time.time() - t0:.0f} s")
     args.out.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(preds) + "\n")
     log(f"  {time.time() - t0:.0f} s")
@@ -457,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         md.append(f"| cases the GPU side could not measure | {len(failed)} (listed below) |")
     if invalid:
-        md.append(f"| sweep variants left out: a loop never runs, nothing is written | "
+        md.append(f"| sweep variants left out: a loop never runs, output left unwritten | "
                   f"{len(invalid)} (listed below) |")
     md.append("")
     # register error distribution
@@ -641,8 +659,9 @@ def main(argv: list[str] | None = None) -> int:
     if invalid:
         md += ["", "## Sweep variants left out", "",
                "Sizes the version is not written for: the feedback warns that a loop "
-               "never runs (`feedback-empty-loop`), so the kernel writes nothing and the "
-               "compiler's count (recorded in raw/resources.json) is of an empty kernel.", ""]
+               "never runs (`feedback-empty-loop`), so the kernel leaves its output unwritten and "
+               "the compiler's count (recorded in raw/resources.json) is of a kernel whose "
+               "result nothing uses (4 registers for the convolution variants).", ""]
         md += [f"* {r['name']} ({r['registers']} registers): "
                f"{preds[r['name']]['estimated']['never_runs'][0]}" for r in invalid]
     # plots
