@@ -13,7 +13,10 @@ holds hand-written OpenCL for comparison).
         --size 4096 --out DIR
 
 A file name followed by build options (one argument) builds the file with them;
-the word `specialize` among them generates the sizes as compile-time constants.
+the word `specialize` among them generates the sizes as compile-time constants, and
+`local=WxH` launches that file with its own work-group shape instead of `--local`'s.
+`--platform` picks another OpenCL platform (PoCL to check kernels on a CPU): without
+CUDA (no torch) the result is checked against numpy and there is no cuBLAS figure.
 """
 
 from __future__ import annotations
@@ -46,6 +49,23 @@ def ptx_stats(ptx: str) -> dict[str, int]:
     return {k: len(re.findall(v, ptx)) for k, v in pats.items()}
 
 
+def cublas(torch, a: np.ndarray, b: np.ndarray, repeats: int) -> tuple[float, np.ndarray]:
+    """cuBLAS SGEMM's median time (ms) of a @ b, and its product."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    ref = (ta @ tb).cpu().numpy()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for r in range(repeats + 2):
+        start.record()
+        ta @ tb
+        end.record()
+        torch.cuda.synchronize()
+        if r >= 2:
+            times.append(start.elapsed_time(end))
+    return statistics.median(times), ref
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+")
@@ -56,33 +76,29 @@ def main() -> int:
     ap.add_argument("--target", default="hopper", help="leaf level for .mcpl files")
     ap.add_argument("--options", default="-cl-nv-verbose",
                     help="build options (a generated kernel adds its plan's NVIDIA options)")
+    ap.add_argument("--platform", default="NVIDIA", help="part of the OpenCL platform's name")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
 
     import pyopencl as cl
-    import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
     n = m = p = args.size
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (n, p)).astype(np.float32)
     b = rng.uniform(-1, 1, (p, m)).astype(np.float32)
-    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    ref = (ta @ tb).cpu().numpy()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for r in range(args.repeats + 2):
-        start.record()
-        ta @ tb
-        end.record()
-        torch.cuda.synchronize()
-        if r >= 2:
-            times.append(start.elapsed_time(end))
-    cublas_ms = statistics.median(times)
     flops = 2.0 * n * m * p
-    print(f"cuBLAS SGEMM {n}^3: {cublas_ms:.3f} ms, {flops / cublas_ms * 1e-9:.0f} TFLOP/s")
+    try:
+        import torch
+        cuda = torch.cuda.is_available()
+    except ImportError:
+        cuda = False
+    if cuda:
+        cublas_ms, ref = cublas(torch, a, b, args.repeats)
+        print(f"cuBLAS SGEMM {n}^3: {cublas_ms:.3f} ms, {flops / cublas_ms * 1e-9:.0f} TFLOP/s")
+    else:  # no CUDA: numpy's product, no cuBLAS figure
+        cublas_ms, ref = None, a.astype(np.float64) @ b.astype(np.float64)
 
-    plat = [pl for pl in cl.get_platforms() if "NVIDIA" in pl.name][0]
+    plat = [pl for pl in cl.get_platforms() if args.platform in pl.name][0]
     dev = plat.get_devices()[0]
     ctx = cl.Context([dev])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
@@ -96,7 +112,8 @@ def main() -> int:
     for f in args.files:
         f, *extra = f.split()
         specialize = "specialize" in extra   # the sizes as compile-time constants
-        extra = [o for o in extra if o != "specialize"]
+        local = [o for o in extra if o.startswith("local=")]   # this file's work-group
+        extra = [o for o in extra if o != "specialize" and o not in local]
         name = " ".join([Path(f).stem, *extra] + (["specialized"] if specialize else []))
         sizes_given = True
         row: dict = {}
@@ -104,6 +121,9 @@ def main() -> int:
             options = args.options.split() + extra
             gsize = ((m + tc - 1) // tc * lx, (n + tr - 1) // tr * ly)
             lsize = (lx, ly)
+            if local:
+                fx, fy = (int(x) for x in local[-1].removeprefix("local=").split("x"))
+                gsize, lsize = (gsize[0] // lx * fx, gsize[1] // ly * fy), (fx, fy)
             if f.endswith(".mcpl"):
                 from mcl.opencl import generate
                 (kernel,) = generate(f, args.target, specialize=specialize)
@@ -131,6 +151,8 @@ def main() -> int:
                 k.set_args(np.int32(n), np.int32(m), np.int32(p), dc, da, db)
             else:
                 k.set_args(dc, da, db)
+            # NaN in c first: an element the kernel leaves alone cannot pass for another's
+            cl.enqueue_fill_buffer(queue, dc, np.float32(np.nan), 0, n * m * 4)
             ts = []
             for r in range(args.repeats + 2):
                 ev = cl.enqueue_nd_range_kernel(queue, k, gsize, lsize)
@@ -141,10 +163,12 @@ def main() -> int:
             cl.enqueue_copy(queue, out, dc)
             err = float(np.max(np.abs(out - ref)) / max(1.0, float(np.max(np.abs(ref)))))
             ms = statistics.median(ts)
-            row.update(ms=ms, tflops=flops / ms * 1e-9, of_cublas=cublas_ms / ms, rel_err=err,
-                       ok=err < 1e-4)
+            of = cublas_ms / ms if cublas_ms else None
+            row.update(ms=ms, tflops=flops / ms * 1e-9, of_cublas=of, rel_err=err,
+                       ok=err < 1e-4, local=list(lsize))
             print(f"{name:24s} {ms:7.3f} ms {flops / ms * 1e-9:8.0f} TFLOP/s "
-                  f"{cublas_ms / ms:6.1%} of cuBLAS  err {err:.1e}  {row['ptxas']}")
+                  + (f"{of:6.1%} of cuBLAS" if of else "")
+                  + f"  err {err:.1e}  {'ok' if err < 1e-4 else 'WRONG'}  {row['ptxas']}")
             print(f"{'':24s} {row['ptx']}")
         except Exception as e:  # an experiment reports every failure and goes on
             row["error"] = str(e)[:3000]
