@@ -346,11 +346,30 @@ def variants(size: int) -> dict[str, tuple[str, str, str]]:
     return out
 
 
+def singles(size: int) -> dict[str, tuple[str, str, str]]:
+    """Lift's kernel with one of h_base's differences (x_<switch>), and h_base's
+    differences but one or two (x_all_but_<switch>): which difference costs alone."""
+    out = {}
+    for sw in ("frag", "next", "sums", "loop", "lindex", "gindex"):
+        out[f"x_{sw}"] = (lift(size, {sw}), "16x16", f"Lift's kernel + {sw}")
+    out["x_pad4_wg"] = (lift(size, {"pad4", "wg32x8"}), "32x8",
+                        "Lift's kernel + pad4 + wg32x8")
+    out["x_frag_next"] = (lift(size, {"frag", "next"}), "16x16", "Lift's kernel + frag + next")
+    for but in (("frag",), ("frag", "next"), ("frag", "sums")):
+        out["x_all_but_" + "_".join(but)] = (
+            lift(size, set(SWITCHES) - set(but)), "32x8",
+            "every difference but " + " and ".join(but))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir", type=Path)
     ap.add_argument("--size", type=int, default=4096,
                     help="n = m = p the kernels are written for (a multiple of 128)")
+    ap.add_argument("--singles", action="store_true",
+                    help="Lift's kernel with single differences of h_base, and h_base's "
+                         "differences but one or two, instead of the chain")
     args = ap.parse_args()
     assert args.size % 128 == 0, "the kernels have no bounds tests"
     lift_file = (HERE / "lift_best_4096.cl").read_text()
@@ -358,12 +377,14 @@ def main() -> int:
     assert lift(4096) == lift_file, "lift() no longer writes lift_best_4096.cl"
     args.dir.mkdir(parents=True, exist_ok=True)
     listing, files = [], []
-    for name, (text, wg, what) in variants(args.size).items():
+    chosen = singles(args.size) if args.singles else variants(args.size)
+    for name, (text, wg, what) in chosen.items():
         (args.dir / f"{name}.cl").write_text(f"// {name}: {what}\n" + text)
         listing.append(f"{name:18s} {wg:5s}  {what}")
         files.append(f'"{args.dir / name}.cl local={wg}"')
     # the generator's own output too, on its plan's 1-D grid (h_base has a 2-D one)
-    files.append('"examples/matmul/hopper_v10.mcpl specialize"')
+    if not args.singles:
+        files.append('"examples/matmul/hopper_v10.mcpl specialize"')
     command = ("python3 benchmarks/opencl/matmul_variants.py " + " ".join(files)
                + f" --size {args.size} --out \"$OUT\"")
     (args.dir / "README.txt").write_text("\n".join(listing) + "\n\n" + command + "\n")
