@@ -348,16 +348,21 @@ def variants(size: int) -> dict[str, tuple[str, str, str]]:
 
 def singles(size: int) -> dict[str, tuple[str, str, str]]:
     """Lift's kernel with one of h_base's differences (x_<switch>), and h_base's
-    differences but one or two (x_all_but_<switch>): which difference costs alone."""
+    differences but some (x_all_but_<switches>): which difference costs alone, and which
+    of h_base's forms keep Lift's float4 fragments within 128 registers."""
     out = {}
     for sw in ("frag", "next", "sums", "loop", "lindex", "gindex"):
         out[f"x_{sw}"] = (lift(size, {sw}), "16x16", f"Lift's kernel + {sw}")
     out["x_pad4_wg"] = (lift(size, {"pad4", "wg32x8"}), "32x8",
                         "Lift's kernel + pad4 + wg32x8")
     out["x_frag_next"] = (lift(size, {"frag", "next"}), "16x16", "Lift's kernel + frag + next")
-    for but in (("frag",), ("frag", "next"), ("frag", "sums")):
+    for but in (("frag",), ("frag", "next"), ("frag", "sums"), ("frag", "loop"),
+                ("frag", "lindex", "prologue"), ("frag", "gindex", "prologue"),
+                ("frag", "lindex", "gindex", "prologue"), ("frag", "pad4", "wg32x8"),
+                ("frag", "loop", "lindex", "gindex", "prologue"),
+                ("frag", "pad4", "wg32x8", "lindex", "gindex", "prologue")):
         out["x_all_but_" + "_".join(but)] = (
-            lift(size, set(SWITCHES) - set(but)), "32x8",
+            lift(size, set(SWITCHES) - set(but)), "16x16" if "wg32x8" in but else "32x8",
             "every difference but " + " and ".join(but))
     return out
 
