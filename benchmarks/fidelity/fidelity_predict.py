@@ -54,12 +54,13 @@ def predict(case: C.Case, registers: int | None = None,
             only: tuple[str, ...] | None = None) -> dict:
     """The analyses' figures for ``case`` (``registers``: the vendor count to use in
     place of the estimate, as ``mcl feedback`` does on a machine with the GPU).
-    ``never_runs``: the feedback's warnings of loops that never run (a variant whose
-    sizes the version is not written for: it writes nothing there)."""
+    ``invalid``: the feedback's warnings of a kernel that is wrong whatever its speed
+    (mcl.analyses.validity: a loop that never runs, an index beyond its dimension: a
+    variant whose sizes the version is not written for)."""
     out: dict = {}
     for d in hopper_feedback(case, registers=registers, only=only):
-        if d.code == "feedback-empty-loop":
-            out.setdefault("never_runs", []).append(f"line {d.span.line}: {d.message}")
+        if d.code in ("feedback-empty-loop", "feedback-out-of-bounds"):
+            out.setdefault("invalid", []).append(f"line {d.span.line}: {d.message}")
         if d.code == "feedback-occupancy":
             out["resident_blocks"] = d.data.get("resident")
             out["occupancy_limiting"] = d.data.get("limiting")

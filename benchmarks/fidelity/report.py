@@ -399,9 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     cache.write_text(json.dumps(preds) + "\n")
     log(f"  {time.time() - t0:.0f} s")
 
-    # a variant whose sizes the version is not written for (a loop that never runs,
-    # so it writes nothing): no kernel to compare, left out of the record and counts
-    invalid = [r for r in ok if preds.get(r["name"], {}).get("estimated", {}).get("never_runs")]
+    # a variant whose sizes the version is not written for (a loop that never runs, an
+    # index beyond its dimension): a wrong kernel, left out of the record and counts
+    invalid = [r for r in ok if preds.get(r["name"], {}).get("estimated", {}).get("invalid")]
     ok = [r for r in ok if r not in invalid]
 
     # ---- the record for the CPU tests
@@ -475,7 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         md.append(f"| cases the GPU side could not measure | {len(failed)} (listed below) |")
     if invalid:
-        md.append(f"| sweep variants left out: a loop never runs, output left unwritten | "
+        md.append(f"| sweep variants left out: wrong kernels (a loop that never runs, an "
+                  f"index beyond its dimension) | "
                   f"{len(invalid)} (listed below) |")
     md.append("")
     # register error distribution
@@ -658,12 +659,16 @@ def main(argv: list[str] | None = None) -> int:
         md += [f"* {r['name']}: {r['status']}" for r in failed]
     if invalid:
         md += ["", "## Sweep variants left out", "",
-               "Sizes the version is not written for: the feedback warns that a loop "
-               "never runs (`feedback-empty-loop`), so the kernel leaves its output unwritten and "
-               "the compiler's count (recorded in raw/resources.json) is of a kernel whose "
-               "result nothing uses (4 registers for the convolution variants).", ""]
+               "Sizes the version is not written for, which make a wrong kernel whatever its "
+               "speed (mcl.analyses.validity, warnings of every `mcl feedback`): a loop that "
+               "never runs (`feedback-empty-loop`: the kernel leaves output unwritten; the "
+               "convolution variants' 4 registers are of a kernel whose result nothing uses) "
+               "or an index that leaves its dimension for values the loops around it take "
+               "(`feedback-out-of-bounds`: the tiles' index arithmetic of the version is "
+               "written for its own tile sizes). The compiler's counts are in "
+               "raw/resources.json.", ""]
         md += [f"* {r['name']} ({r['registers']} registers): "
-               f"{preds[r['name']]['estimated']['never_runs'][0]}" for r in invalid]
+               f"{preds[r['name']]['estimated']['invalid'][0]}" for r in invalid]
     # plots
     def plot(name, pts, title, xl, yl, log_scale=False):
         if pts:

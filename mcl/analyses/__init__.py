@@ -21,7 +21,7 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses import guards
+from mcl.analyses import guards, validity
 from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
@@ -39,9 +39,8 @@ from mcl.analyses.stats import (
 )
 from mcl.analyses.values import bytes_text, number_text, time_text
 from mcl.analyses.window import WindowAnalysis
-from mcl.diagnostics import Diagnostic, McplError, error, info, warning
+from mcl.diagnostics import Diagnostic, McplError, error, info
 from mcl.mcpl import ast
-from mcl.mcpl.printer import print_expr
 
 __all__ = [
     "PASSES", "OperationCounts", "Resources", "Roofline", "Transfer", "check_values",
@@ -229,7 +228,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         out += _time_report(view, atomics_s)
     if "guards" in selected:
         out += guards.report(f, num)
-    out += _empty_loop_report(sym)
+    out += validity.report(sym, num)
     params = {p.name for p in f.params}
     for name in sorted(missing & params):
         out.append(info("feedback-needs-value",
@@ -237,39 +236,6 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
                         f"give it an example value: `const int {name} = 2048` in the "
                         f"parameter list, or `--set {name}=2048`"))
     return out
-
-
-def _empty_loop_report(sym: Kernel) -> list[Diagnostic]:
-    """A warning at each ``for`` loop that never runs whatever the sizes: its trip
-    count is 0 with the kernel's constants (``for (v = 0; v < cols / 4; v++)`` with
-    ``cols = 2``), so what it writes is never written: a tile or work-per-thread size
-    the kernel is not written for. Always reported; ``only`` does not select it."""
-    out: list[Diagnostic] = []
-    for lp in sym.loops:
-        if lp.kind != "for" or lp.trips is None or lp.approximate or lp.trips != 0:
-            continue
-        if any(outer.trips == 0 for outer in _loops_around(sym, lp)):
-            continue   # reported at the outermost loop that never runs
-        written = sorted({a.name for a in sym.accesses if a.write and lp in a.loops})
-        cond = print_expr(lp.node.cond) if lp.node.cond is not None else "its condition"
-        what = (f": nothing is written to {', '.join(repr(w) for w in written)} there"
-                if written else "")
-        out.append(warning(
-            "feedback-empty-loop",
-            f"{lp.label} never runs: '{cond}' is false from its start with this kernel's "
-            f"constants{what}", lp.node.span,
-            "a tile or work-per-thread size that this loop's bound rounds down to nothing "
-            "(an integer division); choose sizes the kernel is written for"))
-    return out
-
-
-def _loops_around(sym: Kernel, lp: Any) -> tuple:
-    """The loops around ``lp``: those its accesses and operations record before it."""
-    for site in list(sym.accesses) + list(sym.ops):
-        loops = site.loops
-        if any(lp is x for x in loops):
-            return tuple(loops[:[i for i, x in enumerate(loops) if x is lp][0]])
-    return ()
 
 
 def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:

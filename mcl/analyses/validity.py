@@ -1,0 +1,129 @@
+"""What makes a kernel wrong whatever its speed, found from its constants: a loop that
+never runs (its bound rounds down to nothing: what it writes is never written) and an
+index that leaves its dimension (a tile or work-per-thread size the kernel's index
+arithmetic is not written for: ``c3[ci, bj, eh * (bn / 2) + 4 * tj + e]`` of a
+128-wide ``bn`` with tn = 16 reaches column 223). Both are warnings of every
+``feedback`` run, whatever passes ``only`` selects.
+
+An index is checked only where the analyses know every value it takes: each loop
+variable it names has a numeric start, step and trip count that no other loop
+variable decides, the sizes have values, and no ``if`` guards the access (a bounds
+test may keep it inside). The values are enumerated (up to :data:`_MOST` points per
+index), so the warning is a proof, not an estimate."""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from mcl.analyses.kernel import Kernel, Loop
+from mcl.diagnostics import Diagnostic, warning
+from mcl.mcpl.printer import print_expr
+
+#: the most index values enumerated for one index (beyond, the index is not checked)
+_MOST = 1 << 20
+
+
+def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
+    """The warnings of the symbolic kernel ``sym`` (loops that never run) and of the
+    numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
+    return empty_loops(sym) + out_of_bounds(num)
+
+
+def empty_loops(sym: Kernel) -> list[Diagnostic]:
+    """A warning at each ``for`` loop that never runs whatever the sizes: its trip
+    count is 0 with the kernel's constants (``for (v = 0; v < cols / 4; v++)`` with
+    ``cols = 2``), so what it writes is never written; at the outermost such loop."""
+    out: list[Diagnostic] = []
+    for lp in sym.loops:
+        if lp.kind != "for" or lp.trips is None or lp.approximate or lp.trips != 0:
+            continue
+        if any(outer.trips == 0 for outer in _loops_around(sym, lp)):
+            continue
+        written = sorted({a.name for a in sym.accesses if a.write and lp in a.loops})
+        cond = print_expr(lp.node.cond) if lp.node.cond is not None else "its condition"
+        what = (f": nothing is written to {', '.join(repr(w) for w in written)} there"
+                if written else "")
+        out.append(warning(
+            "feedback-empty-loop",
+            f"{lp.label} never runs: '{cond}' is false from its start with this kernel's "
+            f"constants{what}", lp.node.span,
+            "a tile or work-per-thread size that this loop's bound rounds down to nothing "
+            "(an integer division); choose sizes the kernel is written for"))
+    return out
+
+
+def _loops_around(k: Kernel, lp: Loop) -> tuple[Loop, ...]:
+    """The loops around ``lp``, as an access or operation inside it records them."""
+    for site in list(k.accesses) + list(k.ops):
+        for i, x in enumerate(site.loops):
+            if x is lp:
+                return tuple(site.loops[:i])
+    return ()
+
+
+def out_of_bounds(num: Kernel) -> list[Diagnostic]:
+    """A warning at each access whose index, over every value the loops around it
+    give, leaves its dimension (below 0 or at or past the extent); once per array
+    dimension and source access."""
+    out: list[Diagnostic] = []
+    for a in num.accesses:
+        if a.guarded or a.conditions:
+            continue
+        for d, (index, size) in enumerate(zip(a.indices, a.sizes, strict=False)):
+            found = _outside(index, size, a.loops)
+            if found is None:
+                continue
+            low, high, extent = found
+            which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
+                f"the index of {a.name}"
+            reach = (f"reaches {high}" if high >= extent else f"reaches {low}")
+            written = [e for group in a.node.groups for e in group]
+            text = print_expr(written[d]) if d < len(written) else str(index)
+            out.append(warning(
+                "feedback-out-of-bounds",
+                f"{which} ({text}) {reach}, outside its {extent} elements (0 .. "
+                f"{extent - 1}), with the values the loops around it take", a.node.span,
+                "a tile or work-per-thread size the index arithmetic is not written for; "
+                "choose sizes the kernel is written for, or guard the access"))
+            break
+    return out
+
+
+def _outside(index: sympy.Expr | None, size: sympy.Expr | None,
+             loops: tuple[Loop, ...]) -> tuple[int, int, int] | None:
+    """(least, greatest value, extent) of ``index`` where it leaves ``[0, size)``; None
+    where it stays inside or is not known for every value."""
+    if index is None or size is None or not size.is_Integer:
+        return None
+    free = index.free_symbols
+    if not free:
+        values = [index]
+    else:
+        by_var = {lp.var: lp for lp in loops if lp.var}
+        axes, syms = [], []
+        total = 1
+        for s in sorted(free, key=lambda x: x.name):
+            lp = by_var.get(s.name)
+            if lp is None or lp.approximate or lp.depends or not all(
+                    x is not None and x.is_Integer for x in (lp.start, lp.step, lp.trips)):
+                return None
+            total *= max(1, int(lp.trips))
+            if total > _MOST or int(lp.trips) <= 0:
+                return None
+            syms.append(s)
+            axes.append(int(lp.start) + int(lp.step) * np.arange(int(lp.trips)))
+        f = sympy.lambdify(syms, index, modules=[{"floor": np.floor, "Mod": np.mod}, "numpy"])
+        grids = np.meshgrid(*axes, indexing="ij") if len(axes) > 1 else axes
+        try:
+            values = np.asarray(f(*grids), dtype=float)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0 or not np.all(np.isfinite(arr)):
+        return None
+    low, high, extent = int(np.min(arr)), int(np.max(arr)), int(size)
+    if low >= 0 and high < extent:
+        return None
+    return low, high, extent
+

@@ -1,0 +1,98 @@
+"""What makes a kernel wrong whatever its speed (mcl.analyses.validity): a loop that
+never runs with the kernel's constants (a tile size that an integer division rounds down
+to nothing) is named at the loop with what it would write, an index that leaves its
+dimension for a tile size at the access with how far it reaches; a loop that runs, an
+index inside and a guarded access are not."""
+
+from __future__ import annotations
+
+from mcl.analyses import feedback
+
+_KERNEL = """module k;
+import hopper;
+hopper void k(const int n = 4096, global float[n] out, global float[n] inp) {{
+  const int cols = {cols};
+  foreach (int b in n / 128 blocks) {{
+    foreach (int w in 1 warps) {{
+      foreach (int t in 32 threads) {{
+        for (int v = 0; v < cols / 4; v++) {{
+          for (int u = 0; u < 4; u++) {{
+            out[b * 128 + t * 4 + u] = inp[b * 128 + t * 4 + u];
+          }}
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _empty(tmp_path, cols: int) -> list:
+    f = tmp_path / "k.mcpl"
+    f.write_text(_KERNEL.format(cols=cols))
+    return [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-empty-loop"]
+
+
+def test_a_loop_whose_bound_rounds_down_to_zero_is_named(tmp_path):
+    (d,) = _empty(tmp_path, 2)
+    assert d.severity.name == "WARNING"
+    assert d.span.line == 8                        # the loop v, not the inner loop u
+    assert "loop v never runs" in d.message and "'v < cols / 4'" in d.message
+    assert "'out'" in d.message
+
+
+def test_a_loop_that_runs_is_not_named(tmp_path):
+    assert _empty(tmp_path, 4) == []
+    assert _empty(tmp_path, 8) == []
+
+
+_TILE = """module k;
+import hopper;
+hopper void k(const int n = 4096, global float[n, 128] out, global float[n, 128] inp) {{
+  const int tn = {tn};
+  const int nrThreads = 128 / tn;
+  foreach (int b in n blocks) {{
+    foreach (int w in 1 warps) {{
+      foreach (int t in nrThreads threads) {{
+        for (int e = 0; e < tn; e++) {{
+          {guard}out[b, e / 4 * 64 + 4 * t + e % 4] = inp[b, t * tn + e];
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _bounds(tmp_path, tn: int, guard: str = "") -> list:
+    f = tmp_path / "k.mcpl"
+    f.write_text(_TILE.format(tn=tn, guard=guard))
+    return [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-out-of-bounds"]
+
+
+def test_an_index_beyond_its_dimension_for_a_tile_size_is_named(tmp_path):
+    # written for tn = 8: two runs of 4 columns, 64 apart; with tn = 16 the runs of the
+    # last threads reach column 7 * 4 + 3 + 3 * 64 = 223 of 128
+    (d,) = _bounds(tmp_path, 16)
+    assert d.severity.name == "WARNING"
+    assert d.span.line == 10
+    assert "index 2 of out (e / 4 * 64 + 4 * t + e % 4) reaches 223" in d.message
+    assert "outside its 128 elements (0 .. 127)" in d.message
+
+
+def test_an_index_inside_its_dimension_is_not_named(tmp_path):
+    assert _bounds(tmp_path, 8) == []
+
+
+def test_a_guarded_access_is_not_named(tmp_path):
+    # the guard may keep the index inside: no proof, no warning
+    assert _bounds(tmp_path, 16, guard="if (e < 8) ") == []
+
+
+def test_the_examples_have_no_index_beyond_its_dimension():
+    from pathlib import Path
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for path in sorted(examples.glob("*/hopper*.mcpl")):
+        found = [d for d in feedback(str(path), only=["ops"])
+                 if d.code in ("feedback-out-of-bounds", "feedback-empty-loop")]
+        assert found == [], (path, [d.message for d in found])
