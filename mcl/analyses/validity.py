@@ -67,13 +67,15 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
     give, leaves its dimension (below 0 or at or past the extent); once per array
     dimension and source access."""
     out: list[Diagnostic] = []
+    seen: set[int] = set()
     for a in num.accesses:
-        if a.guarded or a.conditions:
+        if a.guarded or a.conditions or id(a.node) in seen:
             continue
         for d, (index, size) in enumerate(zip(a.indices, a.sizes, strict=False)):
             found = _outside(index, size, a.loops)
             if found is None:
                 continue
+            seen.add(id(a.node))
             low, high, extent = found
             which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
                 f"the index of {a.name}"
@@ -117,7 +119,7 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None,
         grids = np.meshgrid(*axes, indexing="ij") if len(axes) > 1 else axes
         try:
             values = np.asarray(f(*grids), dtype=float)
-        except (TypeError, ValueError, ZeroDivisionError):
+        except Exception:  # noqa: BLE001 - an index numpy cannot evaluate is not checked
             return None
     arr = np.asarray(values, dtype=float)
     if arr.size == 0 or not np.all(np.isfinite(arr)):
