@@ -54,8 +54,9 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
     passed by value, which took the compiler from 48 to 40 registers, the estimate
     staying at 50; 42 of 54 before; the issue asks for 90%, not yet reached; the
     sweep, benchmarks/fidelity/registers_fit.py: 465 of 600 before hopper_v4's 40
-    variants were measured, 471 of 640 with them), with a median error of at most
-    10%."""
+    variants were measured, 471 of 640 with them; 44 and 486 of 680 with hopper_v5's;
+    44 and 491 since a specialised build folds its unrolled nests' indices: hopper_v4
+    in, hopper_v5 out), with a median error of at most 10%."""
     errors = []
     for name in EXAMPLES:
         got = P.predict(_case(name), only=("occupancy",))
@@ -63,7 +64,7 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         errors.append(abs(got["registers"] - vendor) / vendor)
         assert got["registers_source"] == "estimated"
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 43, within
+    assert within >= 44, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
 
 

@@ -296,3 +296,52 @@ def test_a_read_beyond_the_extent_drops_what_only_fed_it(tmp_path):
     assert id(load.node) in registers.dead_reads(num)
     assert not registers.grows(sym)
     assert registers._address_registers(num, sym) == 2      # out only
+
+
+#: a thread's 4 outputs of a 1-D filter of fw taps, the nest unrolled when fw is built in
+TAPS = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 4096, const int fw = 5, global float[n] out,
+                  global float[n + fw - 1] x) {
+      foreach (int bi in n / 1024 blocks) {
+        foreach (int w in 8 warps) {
+          foreach (int t in 32 threads) {
+            int i = bi * 1024 + (w * 32 + t) * 4;
+            reg float[4] acc;
+            for (int e = 0; e < 4; e++) {
+              acc[e] = 0.0;
+            }
+            for (int r = 0; r < fw + 3; r++) {
+              float v = x[i + r];
+              for (int e = 0; e < 4; e++) {
+                int y = r - e;
+                if (y >= 0 && y < fw) {
+                  acc[e] += v;
+                }
+              }
+            }
+            float scale = 1.0 / fw;
+            for (int e = 0; e < 4; e++) {
+              out[i + e] = acc[e] * scale;
+            }
+          }
+        }
+      }
+    }
+"""
+
+
+def test_a_specialised_build_folds_the_indices_and_values_of_its_unrolled_nest(tmp_path):
+    """Built specialised, fw is a compile-time constant: the loop over r + fw - 1
+    input values is unrolled completely, as are the loops over e in it, so r, e
+    and y = r - e are constants in each copy, as is scale = 1.0 / fw; left are
+    the indices of the foreach loops, i, v and the 4 accumulators. The r loop is
+    no loop the compiler unrolls at run time. Built for any fw, the same kernel
+    keeps them all."""
+    sym, num, _ = built(tmp_path, TAPS, specialized=True)
+    assert registers._named_registers(num, sym) == 3 + 1 + 1 + 4
+    assert not registers.grows(sym)
+    sym, num, _ = built(tmp_path, TAPS)
+    assert registers._named_registers(num, sym) == 3 + 1 + 1 + 4 + 1 + 1 + 1 + 1
+    assert registers.grows(sym)
