@@ -6,10 +6,10 @@ arithmetic is not written for: ``c3[ci, bj, eh * (bn / 2) + 4 * tj + e]`` of a
 ``feedback`` run, whatever passes ``only`` selects.
 
 An index is checked only where the analyses know every value it takes: each loop
-variable it names has a numeric start, step and trip count that no other loop
-variable decides, the sizes have values, and no ``if`` guards the access (a bounds
-test may keep it inside). The values are enumerated (up to :data:`_MOST` points per
-index), so the warning is a proof, not an estimate."""
+variable it names has a numeric start, step and trip count that no other loop variable
+decides, the sizes have values, and no ``if`` guards the access (a bounds test may keep
+it inside). The values are enumerated (up to :data:`_MOST` points per index), and the
+warning names the loop variables' values of one that leaves: a proof, not an estimate."""
 
 from __future__ import annotations
 
@@ -76,56 +76,61 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
             if found is None:
                 continue
             seen.add(id(a.node))
-            low, high, extent = found
+            value, extent, at = found
             which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
                 f"the index of {a.name}"
-            reach = (f"reaches {high}" if high >= extent else f"reaches {low}")
             written = [e for group in a.node.groups for e in group]
             text = print_expr(written[d]) if d < len(written) else str(index)
+            where = f" (at {', '.join(f'{v} = {x}' for v, x in at)})" if at else ""
             out.append(warning(
                 "feedback-out-of-bounds",
-                f"{which} ({text}) {reach}, outside its {extent} elements (0 .. "
-                f"{extent - 1}), with the values the loops around it take", a.node.span,
+                f"{which} ({text}) reaches {value}{where}, outside its {extent} elements "
+                f"(0 .. {extent - 1})", a.node.span,
                 "a tile or work-per-thread size the index arithmetic is not written for; "
                 "choose sizes the kernel is written for, or guard the access"))
             break
     return out
 
 
-def _outside(index: sympy.Expr | None, size: sympy.Expr | None,
-             loops: tuple[Loop, ...]) -> tuple[int, int, int] | None:
-    """(least, greatest value, extent) of ``index`` where it leaves ``[0, size)``; None
-    where it stays inside or is not known for every value."""
+def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loop, ...]
+             ) -> tuple[int, int, list[tuple[str, int]]] | None:
+    """(a value of ``index`` outside ``[0, size)``, the extent, the loop variables'
+    values that give it); None where every value stays inside or not every value is
+    known."""
     if index is None or size is None or not size.is_Integer:
         return None
-    free = index.free_symbols
-    if not free:
-        values = [index]
-    else:
-        by_var = {lp.var: lp for lp in loops if lp.var}
-        axes, syms = [], []
-        total = 1
-        for s in sorted(free, key=lambda x: x.name):
-            lp = by_var.get(s.name)
-            if lp is None or lp.approximate or lp.depends or not all(
-                    x is not None and x.is_Integer for x in (lp.start, lp.step, lp.trips)):
-                return None
-            total *= max(1, int(lp.trips))
-            if total > _MOST or int(lp.trips) <= 0:
-                return None
-            syms.append(s)
-            axes.append(int(lp.start) + int(lp.step) * np.arange(int(lp.trips)))
-        f = sympy.lambdify(syms, index, modules=[{"floor": np.floor, "Mod": np.mod}, "numpy"])
-        grids = np.meshgrid(*axes, indexing="ij") if len(axes) > 1 else axes
-        try:
-            values = np.asarray(f(*grids), dtype=float)
-        except Exception:  # noqa: BLE001 - an index numpy cannot evaluate is not checked
+    extent = int(size)
+    if not index.free_symbols:
+        value = index
+        return None if not value.is_Integer or 0 <= int(value) < extent else \
+            (int(value), extent, [])
+    by_var = {lp.var: lp for lp in loops if lp.var}
+    axes, names = [], []
+    total = 1
+    for s in sorted(index.free_symbols, key=lambda x: x.name):
+        lp = by_var.get(s.name)
+        if lp is None or lp.approximate or lp.depends or not all(
+                x is not None and x.is_Integer for x in (lp.start, lp.step, lp.trips)):
             return None
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0 or not np.all(np.isfinite(arr)):
+        total *= max(1, int(lp.trips))
+        if total > _MOST or int(lp.trips) <= 0:
+            return None
+        names.append(s)
+        axes.append(int(lp.start) + int(lp.step) * np.arange(int(lp.trips)))
+    f = sympy.lambdify(names, index, modules=[{"floor": np.floor, "Mod": np.mod}, "numpy"])
+    grids = np.meshgrid(*axes, indexing="ij")
+    try:
+        values = np.broadcast_to(np.asarray(f(*grids), dtype=float), grids[0].shape)
+    except Exception:  # noqa: BLE001 - an index numpy cannot evaluate is not checked
         return None
-    low, high, extent = int(np.min(arr)), int(np.max(arr)), int(size)
-    if low >= 0 and high < extent:
+    if values.size == 0 or not np.all(np.isfinite(values)):
         return None
-    return low, high, extent
-
+    if values.max() >= extent:
+        flat = int(np.argmax(values))
+    elif values.min() < 0:
+        flat = int(np.argmin(values))
+    else:
+        return None
+    point = np.unravel_index(flat, values.shape)
+    at = [(s.name, int(g[point])) for s, g in zip(names, grids, strict=True)]
+    return int(values[point]), extent, at

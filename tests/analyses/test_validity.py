@@ -76,7 +76,7 @@ def test_an_index_beyond_its_dimension_for_a_tile_size_is_named(tmp_path):
     (d,) = _bounds(tmp_path, 16)
     assert d.severity.name == "WARNING"
     assert d.span.line == 10
-    assert "index 2 of out (e / 4 * 64 + 4 * t + e % 4) reaches 223" in d.message
+    assert "index 2 of out (e / 4 * 64 + 4 * t + e % 4) reaches 223 (at e = 15, t = 7)" in d.message
     assert "outside its 128 elements (0 .. 127)" in d.message
 
 
