@@ -384,8 +384,9 @@ def main(argv: list[str] | None = None) -> int:
         preds = json.loads(cache.read_text())
     todo = [(r["name"], r["registers"]) for r in ok if r["name"] not in preds
             or (not cases[r["name"]].sweep and "time" not in preds[r["name"]])]
+    fresh = {name for name, _ in todo}
     again = [r["name"] for r in ok if args.renew_estimate and r["name"] in preds
-             and "error" not in preds[r["name"]] and (r["name"], r["registers"]) not in todo]
+             and "error" not in preds[r["name"]] and r["name"] not in fresh]
     with ProcessPoolExecutor(args.jobs) as pool:
         for i, (name, p) in enumerate(pool.map(_predict, todo, chunksize=8)):
             preds[name] = p

@@ -96,7 +96,7 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     the indices of completely unrolled loops are folded
     (:func:`_constants_without_register`), and those indices take no register where
     no loop that the generated code keeps is around them
-    (:func:`_indices_without_register`): 44, 491 and 535 (73%; halves 245 and 290).
+    (:func:`_unrolled_indices`): 44, 491 and 535 (73%; halves 245 and 290).
     Convolution hopper v4 6 -> 22 of 41 (40 registers, estimated 41 where it was 50;
     its 16 variants with cols = 1 or 2 write nothing and take 4), v5 16 -> 9 (rows =
     8 and 16: the compiler takes 72 to 92 and 105, the estimate falls from 66 and 98
@@ -297,8 +297,8 @@ def _named_registers(k: Kernel, sym: Kernel | None = None) -> int:
     :func:`_address_registers`.)"""
     names: dict[str, int] = {}
     spaces = register_spaces(k.hardware)
-    known = _constants_without_register(k, sym)
-    folded = _indices_without_register(k, sym)
+    unrolled, folded = _unrolled_indices(k, sym)
+    known = _constants_without_register(k, sym, unrolled)
     unused = _unused_elements(k)
     for name, n in _passed_elements(k).items():
         unused[name] = unused.get(name, 0) + n
@@ -328,9 +328,13 @@ def _specialised_sizes(sym: Kernel | None) -> set[str]:
 def _unrolled_indices(k: Kernel, sym: Kernel | None) -> tuple[set[str], set[str]]:
     """In a kernel built specialised, the variables of loops the generated code
     unrolls completely (:func:`mcl.analyses.unrolled.unrolled`; every loop of that
-    name), and those of them whose loops have no loop around them that the
-    generated code keeps (only foreach loops and completely unrolled ones). Empty
-    for other builds (see :func:`_indices_without_register`)."""
+    name), and those of them that take no register: whose loops have no loop around
+    them that the generated code keeps (only foreach loops and completely unrolled
+    ones), so each copy of the body has its index as a constant (convolution hopper
+    v4, 40 registers, where counting its six indices gives 50). Empty for other
+    builds; and an unrolled nest inside a kept loop keeps its indices: there their
+    count stands for values the compiler keeps that the estimate does not see
+    (tried: see register_demand)."""
     from mcl.analyses.unrolled import unrolled
     from mcl.mcpl import ast
     built = _specialised_sizes(sym)
@@ -346,17 +350,6 @@ def _unrolled_indices(k: Kernel, sym: Kernel | None) -> tuple[set[str], set[str]
         id(lp.node) in inside[id(o.node)] for o in k.loops
         if o is not lp and o.kind != "foreach" and id(o.node) not in whole)}
     return indices, indices - outer_run_time
-
-
-def _indices_without_register(k: Kernel, sym: Kernel | None) -> set[str]:
-    """The loop indices that take no register: in a kernel built specialised, those
-    of completely unrolled loops with no loop around them that the generated code
-    keeps (each copy of the body has its index as a constant: convolution hopper v4,
-    40 registers, where counting its six indices gives 50). Not in other builds, and
-    not in an unrolled nest inside a kept loop: there the count of the indices
-    stands for values the compiler keeps that the estimate does not see (tried:
-    see register_demand)."""
-    return _unrolled_indices(k, sym)[1]
 
 
 #: bytes of an address of device memory (two 32-bit registers)
@@ -446,7 +439,8 @@ def _address_parts(offset: sympy.Expr, loops: list, fixed: dict[str, int]) -> se
             for values in itertools.product(*(r for _, r in ranges))}
 
 
-def _constants_without_register(k: Kernel, sym: Kernel | None = None) -> set[str]:
+def _constants_without_register(k: Kernel, sym: Kernel | None = None,
+                                unrolled: set[str] = frozenset()) -> set[str]:
     """The ``const`` scalars that take no register: those whose initializer names no
     parameter, no variable and no constant computed from one (``const int nrThreads
     = nrWarps * 32``: the compiler folds them into the instructions), and those that
@@ -458,8 +452,8 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None) -> set[str
     compiler keeps, as a variable is. In a kernel built specialised (``sym``
     built so), the sizes are no parameters but compile-time constants
     (:func:`_specialised_sizes`), and a variable set once, at its declaration, from
-    constants, sizes and the indices of completely unrolled loops
-    (:func:`_unrolled_indices`) is folded too (``float scale = 1.0 / (fh * fw)``;
+    constants, sizes and the indices of completely unrolled loops (``unrolled``:
+    :func:`_unrolled_indices`) is folded too (``float scale = 1.0 / (fh * fw)``;
     ``int y = r - e`` in each unrolled copy)."""
     from mcl.mcpl import ast
     outside: set[int] = set()      # nodes the threads do not evaluate
@@ -475,7 +469,6 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None) -> set[str
             if isinstance(x, ast.Name) and id(x) not in outside}
     built = _specialised_sizes(sym)
     run_time = {p.name for p in k.function.params} - built
-    unrolled_indices = _unrolled_indices(k, sym)[0]
     assigned = _assigned_names(k.function)
     free: set[str] = set()
     for d in k.decls:
@@ -488,7 +481,7 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None) -> set[str
             free.add(node.name)
             continue
         if built and not node.const and node.init is not None and \
-                node.name not in assigned and names <= free | built | unrolled_indices:
+                node.name not in assigned and names <= free | built | unrolled:
             free.add(node.name)     # folded, in each unrolled copy (``int y = r - e``)
             continue
         run_time.add(node.name)

@@ -119,9 +119,6 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loo
             return None
         names.append(s)
         axes.append(int(lp.start) + int(lp.step) * np.arange(int(lp.trips)))
-    affine = _affine(index, names, axes, extent)
-    if affine is not None:
-        return affine or None
     f = _numpy_function(tuple(names), index)
     grids = np.meshgrid(*axes, indexing="ij")
     try:
@@ -139,31 +136,6 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loo
     point = np.unravel_index(flat, values.shape)
     at = [(s.name, int(g[point])) for s, g in zip(names, grids, strict=True)]
     return int(values[point]), extent, at
-
-
-def _affine(index: sympy.Expr, names: list, axes: list, extent: int):
-    """For an index that is a constant plus integer multiples of the loop variables:
-    its extremes from each variable's own (the variables vary independently), with
-    the values that give the one outside; ``()`` where it stays inside; None for
-    another index (enumerated instead)."""
-    terms = index.as_coefficients_dict()
-    if not all(k == 1 or k in names for k in terms) or \
-            not all(v.is_Integer for v in terms.values()):
-        return None
-    lo = hi = int(terms.get(sympy.Integer(1), 0))
-    for s, values in zip(names, axes, strict=True):
-        c = int(terms.get(s, 0))
-        lo += min(c * int(values[0]), c * int(values[-1]))
-        hi += max(c * int(values[0]), c * int(values[-1]))
-    if 0 <= lo and hi < extent:
-        return ()
-    top = hi >= extent
-    at = []
-    for s, values in zip(names, axes, strict=True):
-        c = int(terms.get(s, 0))
-        pick = values[-1] if (c > 0) == top else values[0]
-        at.append((s.name, int(pick)))
-    return (hi if top else lo), extent, at
 
 
 @functools.lru_cache(maxsize=4096)
