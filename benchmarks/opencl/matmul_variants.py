@@ -14,7 +14,10 @@ holds hand-written OpenCL for comparison).
 
 A file name followed by build options (one argument) builds the file with them;
 the word `specialize` among them generates the sizes as compile-time constants, and
-`local=WxH` launches that file with its own work-group shape instead of `--local`'s.
+`local=WxH` launches that file with its own work-group shape instead of `--local`'s,
+and `maxnreg=N` rebuilds it from its PTX with the directive `.maxnreg N` on the entry
+(the register limit NVIDIA's OpenCL driver ignores as a build option; the figures are
+then the CUDA driver's for that PTX).
 `--platform` picks another OpenCL platform (PoCL to check kernels on a CPU): without
 CUDA (no torch) the result is checked against numpy and there is no cuBLAS figure.
 """
@@ -47,6 +50,14 @@ def ptx_stats(ptx: str) -> dict[str, int]:
         "bar.sync": r"\bbar\.sync\b",
     }
     return {k: len(re.findall(v, ptx)) for k, v in pats.items()}
+
+
+def cap_registers(ptx: str, kernel: str, maxnreg: int) -> str:
+    """The PTX with `.maxnreg maxnreg` on the kernel's entry (after its parameters)."""
+    m = re.search(r"\.entry\s+" + kernel + r"\s*\([^)]*\)", ptx)
+    if m is None:
+        raise ValueError(f"no entry {kernel} in the PTX")
+    return ptx[:m.end()] + f"\n.maxnreg {maxnreg}" + ptx[m.end():]
 
 
 def cublas(torch, a: np.ndarray, b: np.ndarray, repeats: int) -> tuple[float, np.ndarray]:
@@ -113,8 +124,11 @@ def main() -> int:
         f, *extra = f.split()
         specialize = "specialize" in extra   # the sizes as compile-time constants
         local = [o for o in extra if o.startswith("local=")]   # this file's work-group
-        extra = [o for o in extra if o != "specialize" and o not in local]
-        name = " ".join([Path(f).stem, *extra] + (["specialized"] if specialize else []))
+        cap = [int(o.removeprefix("maxnreg=")) for o in extra if o.startswith("maxnreg=")]
+        extra = [o for o in extra if o != "specialize" and o not in local
+                 and not o.startswith("maxnreg=")]
+        name = " ".join([Path(f).stem, *extra] + (["specialized"] if specialize else [])
+                        + [f"maxnreg={c}" for c in cap])
         sizes_given = True
         row: dict = {}
         try:
@@ -145,7 +159,18 @@ def main() -> int:
             log = prog.get_build_info(dev, cl.program_build_info.LOG)
             row["ptxas"] = " | ".join(line.strip() for line in log.splitlines()
                                       if "ptxas" in line or "Used" in line)
-            row["ptx"] = ptx_stats(prog.binaries[0].decode(errors="replace"))
+            ptx = prog.binaries[0].decode(errors="replace")
+            if cap:   # rebuilt from its PTX with the register limit on the entry
+                ptx = cap_registers(ptx.rstrip("\0"), "matmul", cap[-1])
+                prog = cl.Program(ctx, [dev], [ptx.encode()]).build(options=options)
+                try:
+                    from mcl.opencl import vendor
+                    loaded = vendor.load(ptx.encode(), "matmul", None)
+                    row["ptxas"] = (f"Used {loaded.registers} registers, "
+                                    f"{loaded.local_bytes} bytes local (CUDA driver)")
+                except Exception as e:  # no cuda.bindings: the OpenCL log only
+                    row["ptxas"] += f" | (no CUDA driver figures: {e})"
+            row["ptx"] = ptx_stats(ptx)
             k = prog.matmul
             if sizes_given:
                 k.set_args(np.int32(n), np.int32(m), np.int32(p), dc, da, db)
