@@ -52,14 +52,6 @@ def ptx_stats(ptx: str) -> dict[str, int]:
     return {k: len(re.findall(v, ptx)) for k, v in pats.items()}
 
 
-def cap_registers(ptx: str, kernel: str, maxnreg: int) -> str:
-    """The PTX with `.maxnreg maxnreg` on the kernel's entry (after its parameters)."""
-    m = re.search(r"\.entry\s+" + kernel + r"\s*\([^)]*\)", ptx)
-    if m is None:
-        raise ValueError(f"no entry {kernel} in the PTX")
-    return ptx[:m.end()] + f"\n.maxnreg {maxnreg}" + ptx[m.end():]
-
-
 def cublas(torch, a: np.ndarray, b: np.ndarray, repeats: int) -> tuple[float, np.ndarray]:
     """cuBLAS SGEMM's median time (ms) of a @ b, and its product."""
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -161,10 +153,10 @@ def main() -> int:
                                       if "ptxas" in line or "Used" in line)
             ptx = prog.binaries[0].decode(errors="replace")
             if cap:   # rebuilt from its PTX with the register limit on the entry
-                ptx = cap_registers(ptx.rstrip("\0"), "matmul", cap[-1])
-                prog = cl.Program(ctx, [dev], [ptx.encode()]).build(options=options)
+                from mcl.opencl import vendor
+                ptx = vendor.cap_registers(ptx.rstrip("\0"), cap[-1])
+                prog = vendor.rebuild_capped(prog, ctx, cap[-1], options)
                 try:
-                    from mcl.opencl import vendor
                     loaded = vendor.load(ptx.encode(), "matmul", None)
                     row["ptxas"] = (f"Used {loaded.registers} registers, "
                                     f"{loaded.local_bytes} bytes local (CUDA driver)")

@@ -225,6 +225,11 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
         elif "registers" in occ.limiting:
             hint = "use fewer variables per unit" + (
                 " (registers are estimated)" if occ.registers_source == "estimated" else "")
+            fewer = _registers_for_one_more(view, occ)
+            if fewer is not None:
+                hint += (f", or limit the compiler to {fewer} registers (mcl run "
+                         f"--max-registers {fewer}: {occ.resident + 1} {occ.unit}s per "
+                         f"{holder}; it spills what does not fit, so measure)")
         msg = (f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}"
                + (f", limited by {', '.join(occ.limiting)} ({reasons})" if occ.limiting
                   else regs))
@@ -234,6 +239,27 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
                   registers_source=occ.registers_source,
                   limits={k: v for k, (v, _) in occ.limits.items()})
     return [d]
+
+
+#: the largest share of its registers a limit may take from a kernel for one more block.
+#: Measured on the H100 (benchmarks/results/perf/matmul_maxnreg_*.json): matmul kernels
+#: at 129-163 registers limited to 128 (a cut of 1-21%: 0-32 bytes of spills) all
+#: gained, 0.68-0.82 -> 0.82-0.96 of cuBLAS (hopper_v10 with an unpadded tile, 163:
+#: 3.35 -> 2.96 ms through mcl run --max-registers 128)
+_LIMIT_SHARE = 0.25
+
+
+def _registers_for_one_more(view: KernelView, occ) -> int | None:
+    """The most registers per thread that let one more block be resident, where that is
+    at most :data:`_LIMIT_SHARE` below what the kernel uses; else None."""
+    from mcl.analyses.occupancy import occupancy_by_registers
+    if occ.registers is None or not occ.threads:
+        return None
+    for r in range(occ.registers - 1, max(16, int((1 - _LIMIT_SHARE) * occ.registers)) - 1, -1):
+        more = occupancy_by_registers(view, r, occ.threads)
+        if more is not None and more > occ.resident:
+            return r
+    return None
 
 
 # --------------------------------------------------------------------------- warps

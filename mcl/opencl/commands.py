@@ -56,6 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="make every const integer parameter (the sizes) a compile-time "
                         "constant: the OpenCL compiler folds the index arithmetic; a "
                         "program is built per size")
+    p.add_argument("--max-registers", type=int, metavar="N",
+                   help="at most N registers per work-item (16 to 255), so that more "
+                        "work-groups are resident where the feedback says occupancy is "
+                        "limited by registers; the compiler spills what does not fit. "
+                        "NVIDIA's driver only (written into the PTX as .maxnreg, as it "
+                        "ignores -cl-nv-maxrregcount)")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 
@@ -111,6 +117,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: {args.repeat} timed runs; give 1 or more")
+    if args.max_registers is not None and not 16 <= args.max_registers <= 255:
+        raise UsageError(f"--max-registers: {args.max_registers}; give 16 to 255 registers "
+                         "per work-item")
     file = Path(args.file)
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
@@ -120,7 +129,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a version written for sizes known at build time says so in its reference.py
     specialize = args.specialize or written_for_sizes(file, ref)
     kernel = compile_kernel(module, args.target, args.device, function=args.function,
-                            search_path=hwd_search_path(args), specialize=specialize)
+                            search_path=hwd_search_path(args), specialize=specialize,
+                            max_registers=args.max_registers)
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
@@ -154,6 +164,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if plan.compile_time:
         given.append("built for these sizes (" + ", ".join(c.name for c in plan.compile_time)
                      + " compile-time constants)")
+    if args.max_registers is not None:
+        given.append(f"at most {args.max_registers} registers per work-item"
+                     if device.caps_registers(kernel.context) else
+                     "--max-registers not applied (only NVIDIA's driver takes a register "
+                     "limit)")
     print(f"{plan.kernel} at {plan.target} on {info.spec}; " + ", ".join(given), flush=True)
     inputs = {k: v.copy() if hasattr(v, "copy") else v for k, v in data.items()}
     result = kernel(**data)

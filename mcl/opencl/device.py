@@ -182,14 +182,26 @@ def runtime(spec: str | None = None) -> Runtime:
     return _runtimes[key]
 
 
+def caps_registers(context) -> bool:
+    """Whether a register limit applies to programs of ``context``: NVIDIA's driver,
+    whose program binaries are PTX."""
+    return all("NVIDIA" in d.platform.name for d in context.devices)
+
+
 def build_program(context, source: str, options: list[str] | None = None,
-                  origin: str = "<generated>", line_map=None):
+                  origin: str = "<generated>", line_map=None, max_registers: int | None = None):
     """Build OpenCL ``source``; a build failure becomes a diagnostic with the
     compiler's log. ``line_map(cl_line) -> str | None`` may name the source
-    location (e.g. the MCPL line) that an OpenCL line came from."""
+    location (e.g. the MCPL line) that an OpenCL line came from. ``max_registers``:
+    at most that many registers per work-item on NVIDIA's driver (written into the
+    PTX, :func:`mcl.opencl.vendor.rebuild_capped`); other drivers have no such limit."""
     cl = _cl()
     try:
-        return cl.Program(context, source).build(options=options or [])
+        program = cl.Program(context, source).build(options=options or [])
+        if max_registers is not None and caps_registers(context):
+            from mcl.opencl import vendor
+            program = vendor.rebuild_capped(program, context, max_registers, options or [])
+        return program
     except cl.RuntimeError as e:
         log = str(e)
         where = ""

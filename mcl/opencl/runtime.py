@@ -28,12 +28,15 @@ from mcl.opencl.plan import LaunchPlan, evaluate
 def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | None = None,
             device: str | None = None, *, function: str | None = None,
             search_path: Sequence[str | Path] = (), context=None, queue=None,
-            specialize: bool = False) -> Kernel:
+            specialize: bool = False, max_registers: int | None = None) -> Kernel:
     """A callable kernel for the function of an MCPL file or module (the only kernel,
     or ``function``) at leaf ``target`` (default: the function's level), on the
     device ``device`` selects ("PLATFORM:DEVICE" substrings; MCL_DEVICE; else the
     best available) or on a given pyopencl ``context``/``queue``. ``specialize``: the
-    sizes are compile-time constants (a program is built per size; see generate)."""
+    sizes are compile-time constants (a program is built per size; see generate).
+    ``max_registers``: at most that many registers per work-item where the driver
+    allows a limit (NVIDIA's; :func:`mcl.opencl.device.caps_registers`), so that more
+    work-groups are resident; the compiler spills what does not fit."""
     kernels = generate(path_or_module, target, function=function, search_path=search_path,
                        specialize=specialize)
     if len(kernels) > 1:
@@ -47,7 +50,7 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | N
         import pyopencl as cl
         queue = cl.CommandQueue(context,
                                 properties=cl.command_queue_properties.PROFILING_ENABLE)
-    return Kernel(kernels[0], context, queue)
+    return Kernel(kernels[0], context, queue, max_registers=max_registers)
 
 
 @dataclass
@@ -57,6 +60,8 @@ class Kernel:
     generated: GeneratedKernel
     context: object
     queue: object
+    #: at most this many registers per work-item (NVIDIA's driver; None: no limit)
+    max_registers: int | None = None
     _programs: dict[tuple, object] = field(default_factory=dict, repr=False)
     _kernel_objects: dict[int, object] = field(default_factory=dict, repr=False)
     _scratch: dict[str, object] = field(default_factory=dict, repr=False)
@@ -98,7 +103,7 @@ class Kernel:
 
             self._programs[key] = devices.build_program(
                 self.context, self.source, options, origin=f"{plan.kernel} ({plan.mcpl})",
-                line_map=where)
+                line_map=where, max_registers=self.max_registers)
         return self._programs[key]
 
     def kernel_object(self, program):

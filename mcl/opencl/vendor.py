@@ -7,6 +7,12 @@ local memory (spills) the function uses. Without ``cuda.bindings``, ``ptxas -v``
 analyses use their estimate (and say "estimated").
 
     resources_of(path_or_module, values, level=None) -> {function: Resources}
+
+NVIDIA's OpenCL driver ignores a register limit given as a build option
+(``-cl-nv-maxrregcount``: the same registers at 96, 128 and 255,
+benchmarks/results/perf/matmul_maxrregcount_4096.json) but builds a program from its
+PTX: :func:`cap_registers` writes the limit into the PTX as ``.maxnreg`` and
+:func:`rebuild_capped` builds that (``mcl run --max-registers``).
 """
 
 from __future__ import annotations
@@ -116,6 +122,34 @@ def load(ptx: bytes, kernel: str, maxrreg: int | None) -> Loaded:
         vals.append(maxrreg)
     module = check(cu.cuModuleLoadDataEx(ptx, len(opts), opts, vals))
     return Loaded(module, check(cu.cuModuleGetFunction(module, kernel.encode())))
+
+
+# ------------------------------------------------------------------ a register limit
+
+_ENTRY = re.compile(r"(\.entry\s+[A-Za-z_$][\w$]*\s*\([^)]*\))((?:\s*\.(?:maxnreg|reqntid|maxntid|"
+                    r"minnctapersm)\b[^\n{]*)*)")
+
+
+def cap_registers(ptx: str, limit: int) -> str:
+    """``ptx`` with ``.maxnreg limit`` on every kernel entry (after its parameters; a
+    ``.maxnreg`` already there is replaced), as CUDA's -maxrregcount would do."""
+    def one(m: re.Match) -> str:
+        kept = re.sub(r"\s*\.maxnreg\s+\d+", "", m.group(2))
+        return f"{m.group(1)}\n.maxnreg {limit}{kept}"
+    out, n = _ENTRY.subn(one, ptx)
+    if n == 0:
+        raise ValueError("no kernel entry (.entry) in the PTX")
+    return out
+
+
+def rebuild_capped(program: Any, context: Any, limit: int, options: list[str]) -> Any:
+    """The OpenCL ``program`` (built by NVIDIA's driver: its binary is PTX) built again
+    from its PTX with at most ``limit`` registers per work-item."""
+    import pyopencl as cl
+    devices = program.get_info(cl.program_info.DEVICES)
+    binaries = [cap_registers(bytes(b).rstrip(b"\0").decode(), limit).encode()
+                for b in program.get_info(cl.program_info.BINARIES)]
+    return cl.Program(context, devices, binaries).build(options=options)
 
 
 # ------------------------------------------------------------------ ptxas
