@@ -537,7 +537,9 @@ def main(argv: list[str] | None = None) -> int:
            "from memory, a random alignment where a warp's run starts at a value read "
            "from memory, and a trip count that data bound the average that reads each "
            "element of the arrays the loop walks once in all (the declared sizes: nnz "
-           "of spmv_csr).", "",
+           "of spmv_csr), a warp running as long as its slowest lane (the lanes' ranges "
+           "Poisson counts of that average; a for loop unrolled by 4 at run time, its "
+           "remainder first).", "",
            "| version | DRAM MB measured | predicted | error | ld requests measured | "
            "predicted | ld sectors/request measured | predicted | bank conflicts (ld+st) |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]

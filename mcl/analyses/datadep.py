@@ -18,6 +18,17 @@ it) are taken to be read once in all, over all executions of the loop (compresse
 rows, buckets, segments), so the iterations are the array's elements, less those
 read after the loop, over the loop's executions and the elements an iteration reads.
 Without such an array the trip count stays unknown.
+
+A warp runs such a loop as long as its slowest lane (:func:`warp_iterations`): the
+lanes' ranges (the data in the loop's distance, ``rowPtr[r + 1] - rowPtr[r]``) are
+taken to be Poisson counts with that average (elements at independent random
+positions: the uniformly random sparsity of a generated matrix), one range shared by
+the lanes where the data do not depend on the lane (a row per warp: its lanes
+differ by their offset), one per lane where they do (a row per lane). NVIDIA's
+compiler unrolls a ``for`` loop whose trip count is known only at run time by
+:data:`RUNTIME_UNROLL`, the remainder first (the PTX of spmv_csr perfect and gpu_v1),
+so a warp whose lanes have different remainders runs the remainder loop and the
+unrolled loop in turn; a ``while`` loop it leaves as written.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import math
 import weakref
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy
 
 from mcl.analyses.kernel import Kernel, Loop, Unpredictable, _Builder, var_symbol
@@ -34,6 +46,11 @@ from mcl.mcpl.printer import print_expr
 
 #: placeholders take values in [0, 2**24): far more sectors than a warp has lanes
 _RANGE = 1 << 24
+#: NVIDIA's compiler unrolls a ``for`` loop whose trip count is known only at run time
+#: by this factor and runs the remainder first (PTX of spmv_csr perfect and gpu_v1)
+RUNTIME_UNROLL = 4
+#: warps drawn by :func:`warp_iterations`
+_WARPS = 512
 
 
 @dataclass
@@ -52,6 +69,14 @@ class DataKernel:
     placeholders: dict[sympy.Symbol, Placeholder] = field(default_factory=dict)
     #: loops whose trip count is estimated, with how
     estimated: dict[Loop, str] = field(default_factory=dict)
+    #: loops whose trip count data bound: a lane's distance to go (with placeholders)
+    #: and the step it covers in an iteration (``ceil(distance / step)`` iterations)
+    ranges: dict[Loop, tuple[sympy.Expr, sympy.Expr]] = field(default_factory=dict)
+    #: of those whose average is estimated: the elements of the array walked and the
+    #: executions of the loop (by all lanes) they are spread over
+    walked: dict[Loop, tuple[float, float]] = field(default_factory=dict)
+    #: what :func:`warp_iterations` found, by loop
+    warp_runs: dict[Loop, float] = field(default_factory=dict)
 
     def placeholder_values(self, loops: list[Loop]):
         """The placeholders in order, and a function from the values of ``loops``
@@ -147,6 +172,9 @@ class _DataBuilder(_Builder):
         for v, step in induction.items():
             self.bind(v, self.initial[v] + step * w)
         lp.trips = _counted(self, s.cond, w)
+        found = _distance(self, s.cond, w)
+        if lp.trips is None and found is not None:
+            self.out.ranges[lp] = found
         self.block(s.body)
         self.scopes.pop()
         self.loops.pop()
@@ -177,10 +205,12 @@ def _sides(b: _DataBuilder, cond: ast.Expr) -> list[sympy.Expr]:
     return []
 
 
-def _counted(b: _DataBuilder, cond: ast.Expr, w: sympy.Symbol) -> sympy.Expr | None:
-    """The iterations of ``while (lhs < rhs)`` whose sides are linear in the iteration
-    ``w`` and do not depend on data: the distance over the step, rounded up, with the
-    loop variables around it at 0 (as the kernel model counts a for loop)."""
+def _distance(b: _DataBuilder, cond: ast.Expr,
+              w: sympy.Symbol) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """``while (lhs < rhs)`` (or ``>``, ``<=``, ``>=``) with sides linear in the
+    iteration ``w``: the distance to go at the first iteration and the step an
+    iteration covers (``ceil(distance / step)`` iterations of integers; ``<=`` and
+    ``>=`` go one further), else None."""
     if not (isinstance(cond, ast.Binary) and cond.op in ("<", "<=", ">", ">=")):
         return None
     try:
@@ -188,15 +218,24 @@ def _counted(b: _DataBuilder, cond: ast.Expr, w: sympy.Symbol) -> sympy.Expr | N
     except Unpredictable:
         return None
     d = sympy.expand(rhs - lhs if cond.op in ("<", "<=") else lhs - rhs)
-    if d.free_symbols & set(b.out.placeholders):
-        return None
     slope, d0 = d.coeff(w), d.subs(w, 0)
-    d0 = d0.subs({x: 0 for x in d0.free_symbols if x.name in b.loop_vars})
-    if not (slope.is_number and slope < 0 and d0.is_number):
+    if not (slope.is_number and slope < 0):
         return None
-    n = d0 / -slope
-    trips = math.ceil(n) if cond.op in ("<", ">") else math.floor(n) + 1
-    return sympy.Integer(max(0, trips))
+    return (d0 + (1 if cond.op in ("<=", ">=") else 0), -slope)
+
+
+def _counted(b: _DataBuilder, cond: ast.Expr, w: sympy.Symbol) -> sympy.Expr | None:
+    """The iterations of ``while (lhs < rhs)`` whose sides are linear in the iteration
+    ``w`` and do not depend on data: the distance over the step, rounded up, with the
+    loop variables around it at 0 (as the kernel model counts a for loop)."""
+    found = _distance(b, cond, w)
+    if found is None or found[0].free_symbols & set(b.out.placeholders):
+        return None
+    d0, step = found
+    d0 = d0.subs({x: 0 for x in d0.free_symbols if x.name in b.loop_vars})
+    if not d0.is_number:
+        return None
+    return sympy.Integer(max(0, math.ceil(d0 / step)))
 
 
 def _induction(b: _DataBuilder, s: ast.While) -> dict[str, sympy.Expr]:
@@ -264,6 +303,9 @@ def _estimate_trips(dk: DataKernel) -> None:
         lp.trips = None
         if lp.kind == "foreach":
             continue
+        if lp.kind == "for" and lp.start is not None and lp.bound is not None and \
+                _number(lp.step) and _number(lp.step) > 0:
+            dk.ranges[lp] = (sympy.expand(lp.bound - lp.start), sympy.sympify(lp.step))
         inside = [a for a in k.accesses if lp in a.loops]
         if not inside:
             continue
@@ -303,9 +345,52 @@ def _estimate_trips(dk: DataKernel) -> None:
         if best is None:
             continue
         trips, name, size, per = best
+        dk.walked[lp] = (size, execs)
         lp.trips = sympy.Float(trips)
         lp.approximate = True
         what = "the while loop" if lp.kind == "while" else f"loop {lp.var}"
         dk.estimated[lp] = (f"{what} about {trips:.3g} iterations on average: the "
                             f"{size:.0f} elements of {name} read once in all"
                             + (f", {per:.0f} an iteration" if per > 1 else ""))
+
+
+def warp_iterations(dk: DataKernel, lp: Loop, lane: Loop, width: int) -> float | None:
+    """The iterations of the data-bound loop ``lp`` that a warp of ``width`` lanes
+    (the iterations of ``lane``) runs on average: as many as its slowest lane, its
+    lanes' ranges drawn as Poisson counts of the walked array's elements per range
+    (module docstring), and for a ``for`` loop the remainders of
+    :data:`RUNTIME_UNROLL` and the unrolled iterations in turn. None where the loop's
+    range is not known."""
+    avg = _number(lp.trips)
+    if lp not in dk.ranges or lp not in dk.walked or not avg or lane.symbol is None:
+        return None
+    distance, step = dk.ranges[lp]
+    step_n = _number(step)
+    data = [x for x in distance.free_symbols if x in dk.placeholders]
+    if not step_n or step_n <= 0 or not data:
+        return None
+    if any(not distance.coeff(x).is_number for x in data):
+        return None
+    # the lanes' offsets from the range's start: the distance without the data, the
+    # loops other than the lanes' at their first iteration
+    rest = distance.subs({x: 0 for x in data})
+    rest = rest.subs({x: 0 for x in rest.free_symbols if x != lane.symbol})
+    if rest.free_symbols - {lane.symbol}:
+        return None
+    lanes = np.arange(width, dtype=float)
+    offsets = sympy.lambdify([lane.symbol], rest, "numpy")(lanes) + np.zeros(width)
+    per_lane = any(lane.var in dk.placeholders[x].depends for x in data)
+    # the ranges: the walked array's elements over the executions, a range per lane
+    # or one per warp
+    size, execs = dk.walked[lp]
+    mean = size / execs * (1 if per_lane else width)
+    rng = np.random.default_rng(0)
+    length = rng.poisson(mean, (_WARPS, width if per_lane else 1))
+    trips = np.maximum(0, np.ceil((length + offsets[None, :]) / step_n)).astype(int)
+    if lp.kind == "for":
+        u = RUNTIME_UNROLL
+        runs = (trips % u).max(axis=1) + u * (trips // u).max(axis=1)
+    else:
+        runs = trips.max(axis=1)
+    dk.warp_runs[lp] = float(runs.mean())
+    return dk.warp_runs[lp]

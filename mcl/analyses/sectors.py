@@ -40,7 +40,7 @@ from pathlib import Path
 
 import sympy
 
-from mcl.analyses.datadep import data_kernel
+from mcl.analyses.datadep import data_kernel, warp_iterations
 from mcl.analyses.kernel import Access, Loop, var_symbol
 from mcl.analyses.unrolled import MAX_COMBINATIONS, merged_loops
 from mcl.mcpl import ast
@@ -169,7 +169,9 @@ def global_loads(view) -> Requests | None:
     dk = data_kernel(num) if out.estimated else None
     if dk is not None:
         used = {id(lp) for ld in out.loads for lp in ld.access.loops}
-        out.trips = [why for lp, why in dk.estimated.items() if id(lp) in used]
+        out.trips = [why + (f"; a warp runs about {dk.warp_runs[lp]:.3g}, as long as its "
+                            "slowest lane" if lp in dk.warp_runs else "")
+                     for lp, why in dk.estimated.items() if id(lp) in used]
     return out
 
 
@@ -213,6 +215,15 @@ def _estimated(view, acc: Access, lane: Loop, width: int, sector: int) -> LoadRe
                                                   dk, line)
     except (_Unknown, ArithmeticError, TypeError, ValueError):
         return None
+    # a warp runs a data-bound loop as long as its slowest lane: more requests than
+    # the average trip count gives, the same sectors over them (lanes sit idle)
+    for lp in dacc.loops:
+        runs = warp_iterations(dk, lp, dlane, width)
+        if runs:
+            more = runs / float(lp.trips)
+            reqs, spr = reqs * more, spr / more
+            lines = lines / more if lines is not None else None
+            fetched = fetched / more if fetched is not None else None
     return LoadRequests(dacc, reqs * active, spr, False, lines, fetched)
 
 

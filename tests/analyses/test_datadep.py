@@ -69,3 +69,52 @@ def test_while_loop_counted_from_its_condition():
     [loop] = [lp for lp in dk.kernel.loops if lp.kind == "while"]
     assert int(loop.trips) == 16      # ceil((2**24 - 768) / (1024 * 1056))
     assert loop not in dk.estimated
+
+
+def loop_nest(dk, loop):
+    """The loops around ``loop`` (outer first), from an access inside it."""
+    acc = next(a for a in dk.kernel.accesses if loop in a.loops)
+    return acc.loops[:acc.loops.index(loop)]
+
+
+def _data_kernel(name: str):
+    from mcl.analyses.datadep import data_kernel
+    from mcl.analyses.kernel import build_kernel, parameter_values
+    checked = check(SPMV / f"{name}.mcpl")
+    f = checked.module.functions[-1]
+    num = build_kernel(f, checked, parameter_values(f, {}), checked.hardware_of(f))
+    return data_kernel(num)
+
+
+@pytest.mark.parametrize("name,kind,runs,average", [
+    # a row per warp, lanes 32 apart: rows of about 131 elements (Poisson), 4.1
+    # iterations a lane on average, the slowest lane 4 or 5; the compiler's remainder
+    # loop of the unrolling by 4 and the unrolled loop in turn: about 5.7
+    ("gpu_v1", "for", 5.69, 4.1),
+    # the same rows, 2 elements a lane an iteration after the first 32: a while loop,
+    # not unrolled: the slowest lane's 2
+    ("hopper_v1", "while", 2.0, 1.55),
+    # a row per lane: the longest of 32 rows (about 154) and the remainders first
+    ("perfect", "for", 157.0, 131.0),
+])
+def test_a_warp_runs_a_data_bound_loop_as_long_as_its_slowest_lane(name, kind, runs,
+                                                                  average):
+    from mcl.analyses.datadep import warp_iterations
+    dk = _data_kernel(name)
+    [loop] = dk.estimated
+    assert loop.kind == kind
+    assert float(loop.trips) == pytest.approx(average, rel=0.02)
+    # the lanes of a warp: consecutive iterations of the innermost thread loop
+    lane = [lp for lp in loop_nest(dk, loop) if lp.kind == "foreach"][-1]
+    got = warp_iterations(dk, loop, lane, 32)
+    assert got == pytest.approx(runs, rel=0.03), got
+
+
+def test_requests_of_spmv_count_the_warps_slowest_lane():
+    """ncu counted 1.26e6 load requests of hopper_v1, 9.10 sectors each: the average
+    trip count gave 9.4e5 requests (12.1 sectors a request, 33% too many); a warp
+    running as long as its slowest lane gives about 1.12e6 (10.2)."""
+    d = _diag("hopper_v1", "feedback-requests")
+    assert d.data["requests"] == pytest.approx(1.26e6, rel=0.15), d.data
+    assert d.data["sectors"] / d.data["requests"] == pytest.approx(9.10, rel=0.15)
+    assert "a warp runs about 2.01, as long as its slowest lane" in d.message, d.message

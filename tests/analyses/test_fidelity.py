@@ -116,9 +116,10 @@ def test_sectors_per_request_of_coalesced_and_strided_loads():
     across sectors (convolution perfect), 2 for warps of which an if leaves 16 lanes
     (convolution gpu_v1 at hopper), 1.37 where 81 filter elements are loaded once per
     work-item in unrolled loops (convolution hopper_v1), 2.5 where a float
-    atomicAdd's compare-and-swap reads its element (reduction perfect). Within 20%
-    for at least 47 of the 53 examples ncu measured; the misses are loads whose
-    addresses depend on data (spmv_csr)."""
+    atomicAdd's compare-and-swap reads its element (reduction perfect), 9.5 to 27
+    where a data-bound loop runs as long as a warp's slowest lane (spmv_csr: 12.1 to
+    32 with the average trip count). Within 20% for every example ncu measured (53;
+    49 before the slowest lane)."""
     within = 0
     for name in EXAMPLES:
         rec = BY_NAME[name]
@@ -132,7 +133,9 @@ def test_sectors_per_request_of_coalesced_and_strided_loads():
                     "convolution/gpu_v1", "convolution/hopper_v1", "matmul/hopper_v1",
                     "reduction/perfect", "reduction/gpu_v1"):
             assert predicted == pytest.approx(measured, rel=0.02), name
-    assert within >= 47, within
+        if name.startswith("spmv_csr/"):
+            assert predicted == pytest.approx(measured, rel=0.15), name
+    assert within >= 53, within
 
 
 def test_warp_requests_equal_the_counted_ones():
