@@ -211,10 +211,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         if moved:
             line += f", {moved / seconds / 1e9:.1f} GB/s"
         print(line)
+    if args.max_registers is not None and device.caps_registers(kernel.context):
+        taken = _registers_taken(kernel, sizes)
+        if taken:
+            print(f"  registers: {taken}")
     if status:
         raise McplError(error("opencl-wrong-result", f"'{plan.kernel}' does not match "
                               f"{against}"))
     return status
+
+
+def _registers_taken(kernel, sizes: dict) -> str | None:
+    """What NVIDIA's compiler made of a kernel built with a register limit: its
+    registers and spills per work-item, as the CUDA driver reports them for the PTX
+    (None without ``cuda.bindings``)."""
+    from mcl.opencl import vendor
+    try:
+        import pyopencl as cl
+        program = kernel.program(sizes)
+        ptx = bytes(program.get_info(cl.program_info.BINARIES)[0]).rstrip(b"\0")
+        loaded = vendor.load(ptx, kernel.plan.kernel, None)
+    except Exception:  # no CUDA driver bindings: the limit was applied all the same
+        return None
+    spilled = f", {loaded.local_bytes} bytes of local memory (spills)" \
+        if loaded.local_bytes else ", no spills"
+    return f"{loaded.registers} per work-item (NVIDIA compiler){spilled}"
 
 
 def _run_sizes(args: argparse.Namespace, f) -> tuple[dict, list[str]]:

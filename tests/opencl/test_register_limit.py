@@ -151,3 +151,21 @@ def test_feedback_proposes_the_limit_that_gains_a_block(run_cli):
     code, out, err = run_cli("feedback", EXAMPLES / "matmul" / "hopper_v10.mcpl",
                              "--registers", "estimate")
     assert "limited by registers" in out and "--max-registers" not in out
+
+
+def test_run_on_nvidia_says_what_the_compiler_took(run_cli):
+    """mcl run with a limit on NVIDIA's driver prints the registers and spills the
+    compiler took under it (the CUDA driver's figures for the rebuilt PTX)."""
+    if vendor.nvidia_device() is None:
+        pytest.skip("no NVIDIA OpenCL device")
+    from mcl.opencl.device import caps_registers, runtime
+    if not caps_registers(runtime().context):
+        pytest.skip("the selected device is not NVIDIA's (MCL_DEVICE)")
+    code, out, err = run_cli("run", EXAMPLES / "matmul" / "hopper_v10.mcpl", "--set", "n=512",
+                             "--set", "m=512", "--set", "p=512", "--repeat", "1",
+                             "--max-registers", "64")
+    assert code == 0, err
+    assert "at most 64 registers per work-item" in out
+    import re
+    m = re.search(r"registers: (\d+) per work-item \(NVIDIA compiler\)", out)
+    assert m and int(m.group(1)) <= 64, out
