@@ -361,6 +361,8 @@ def warp_iterations(dk: DataKernel, lp: Loop, lane: Loop, width: int) -> float |
     (module docstring), and for a ``for`` loop the remainders of
     :data:`RUNTIME_UNROLL` and the unrolled iterations in turn. None where the loop's
     range is not known."""
+    if lp in dk.warp_runs:
+        return dk.warp_runs[lp]
     avg = _number(lp.trips)
     if lp not in dk.ranges or lp not in dk.walked or not avg or lane.symbol is None:
         return None

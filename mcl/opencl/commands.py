@@ -117,9 +117,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: {args.repeat} timed runs; give 1 or more")
-    if args.max_registers is not None and not 16 <= args.max_registers <= 255:
-        raise UsageError(f"--max-registers: {args.max_registers}; give 16 to 255 registers "
-                         "per work-item")
+    from mcl.opencl.vendor import REGISTER_LIMITS
+    if args.max_registers is not None and \
+            not REGISTER_LIMITS[0] <= args.max_registers <= REGISTER_LIMITS[1]:
+        raise UsageError(f"--max-registers: {args.max_registers}; give "
+                         "{} to {} registers per work-item".format(*REGISTER_LIMITS))
     file = Path(args.file)
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",

@@ -37,6 +37,12 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | N
     ``max_registers``: at most that many registers per work-item where the driver
     allows a limit (NVIDIA's; :func:`mcl.opencl.device.caps_registers`), so that more
     work-groups are resident; the compiler spills what does not fit."""
+    from mcl.opencl.vendor import REGISTER_LIMITS
+    if max_registers is not None and not \
+            REGISTER_LIMITS[0] <= max_registers <= REGISTER_LIMITS[1]:
+        raise McplError(error("opencl-register-limit",
+                              f"a limit of {max_registers} registers per work-item",
+                              hint="give {} to {} registers".format(*REGISTER_LIMITS)))
     kernels = generate(path_or_module, target, function=function, search_path=search_path,
                        specialize=specialize)
     if len(kernels) > 1:

@@ -130,6 +130,10 @@ _ENTRY = re.compile(r"(\.entry\s+[A-Za-z_$][\w$]*\s*\([^)]*\))((?:\s*\.(?:maxnre
                     r"minnctapersm)\b[^\n{]*)*)")
 
 
+#: the register limits per work-item a kernel may be given (ptxas's range)
+REGISTER_LIMITS = (16, 255)
+
+
 def cap_registers(ptx: str, limit: int) -> str:
     """``ptx`` with ``.maxnreg limit`` on every kernel entry (after its parameters; a
     ``.maxnreg`` already there is replaced), as CUDA's -maxrregcount would do."""

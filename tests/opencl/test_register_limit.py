@@ -169,3 +169,10 @@ def test_run_on_nvidia_says_what_the_compiler_took(run_cli):
     import re
     m = re.search(r"registers: (\d+) per work-item \(NVIDIA compiler\)", out)
     assert m and int(m.group(1)) <= 64, out
+
+
+def test_the_api_refuses_a_limit_out_of_range():
+    from mcl.diagnostics import McplError
+    from mcl.opencl.runtime import compile as compile_kernel
+    with pytest.raises(McplError, match="a limit of 300 registers per work-item"):
+        compile_kernel(EXAMPLES / "vector_add" / "hopper_v1.mcpl", max_registers=300)
