@@ -41,7 +41,8 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | N
     if max_registers is not None and not \
             REGISTER_LIMITS[0] <= max_registers <= REGISTER_LIMITS[1]:
         raise McplError(error("opencl-register-limit",
-                              f"a limit of {max_registers} registers per work-item",
+                              f"max_registers={max_registers}: a limit of {max_registers} "
+                              "registers per work-item is out of range",
                               hint="give {} to {} registers".format(*REGISTER_LIMITS)))
     kernels = generate(path_or_module, target, function=function, search_path=search_path,
                        specialize=specialize)
