@@ -30,18 +30,16 @@ get the stated estimate of :mod:`mcl.analyses.datadep` (listed in
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import random
-import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import sympy
 
 from mcl.analyses.datadep import data_kernel, warp_iterations
 from mcl.analyses.kernel import Access, Loop, var_symbol
+from mcl.analyses.target_settings import device_settings
 from mcl.analyses.unrolled import MAX_COMBINATIONS, merged_loops
 from mcl.mcpl import ast
 
@@ -179,22 +177,12 @@ def _element_type(acc: Access) -> str | None:
     return getattr(getattr(acc.symbol, "type", None), "name", None)
 
 
-@functools.lru_cache(maxsize=64)
-def _cas_in(target_file: str) -> bool:
-    try:
-        data = tomllib.loads(Path(target_file).read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return True
-    return (data.get("device") or {}).get("float_atomic_add", "cas") == "cas"
-
-
 def _float_atomic_reads(hw) -> bool:
     """Whether the code generated for ``hw`` does a float atomicAdd as a
     compare-and-swap loop that reads the element first (its target file's
     ``float_atomic_add``; OpenCL 1.2 has no float atomics, so without a target file
     too)."""
-    file = getattr(hw, "file", None)
-    return _cas_in(str(Path(file).with_suffix(".target"))) if file else True
+    return device_settings(hw).get("float_atomic_add", "cas") == "cas"
 
 
 def _estimated(view, acc: Access, lane: Loop, width: int, sector: int) -> LoadRequests | None:

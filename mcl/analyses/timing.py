@@ -6,7 +6,10 @@ the largest, and its name says what limits the kernel:
   at the description's bandwidth to device memory, plus the ``latency`` part below
   (a request waits for the memory's latency and for its turn on the interface, so
   the traffic moves at 1 / (1 / bandwidth + latency / bytes in flight));
-* ``arithmetic``: the floating-point operations at the peak rate;
+* ``arithmetic``: the floating-point operations at the peak rate, a call of a built-in
+  function or a float division at what it costs in multiply-adds with the target's
+  compiler (its target file's ``function_costs``: with NVIDIA's precise math on the
+  H100 a log 26, an exp 10, a division 9; :func:`_function_extra`);
 * ``memory instructions``: the accesses to addressable memory at the load-store
   units' rate (a warp's request a cycle; to cached memory a cycle per cache line
   its lanes touch);
@@ -199,6 +202,28 @@ def _lane_loads(view: KernelView, space: str, lane):
         if not nacc.write and nacc.space == space and lane in nacc.loops:
             yield nacc, [lp for lp in nacc.loops[nacc.loops.index(lane) + 1:]
                          if lp.kind != "foreach"]
+
+
+def _function_extra(view: KernelView) -> float:
+    """The multiply-adds that the kernel's calls of built-in functions and its float
+    divisions cost beyond the one operation each counts for (the target file's
+    ``function_costs``, mcl.analyses.target_settings), over all their executions; 0
+    where the target file gives no costs."""
+    from mcl.analyses.stats import decided_share
+    from mcl.analyses.target_settings import device_settings
+    costs = device_settings(view.hardware).get("function_costs") or {}
+    k = view.num
+    extra = 0.0
+    for site in k.ops:
+        cost = costs.get(site.name)
+        if site.kind != "compute" or cost is None or cost <= 1:
+            continue
+        n, _ = k.executions(site.loops)
+        share = decided_share(site.loops, site.conditions) if site.guarded else None
+        times = _num(n * site.count * (share if share is not None else 1))
+        if times:
+            extra += times * (float(cost) - 1)
+    return extra
 
 
 def _trips(lp) -> float | None:
@@ -510,7 +535,8 @@ def predicted_time(view: KernelView, occupancy=None,
         parts["memory"] = cb / bw
     flops = _num(c.flops)
     if flops is not None and peak:
-        parts["arithmetic"] = flops / peak
+        # a multiply-add is two operations of the peak rate
+        parts["arithmetic"] = (flops + 2 * _function_extra(view)) / peak
     lsu = _load_store_rate(hw)
     estimated = _estimated_loads(view)
     accesses = _memory_instructions(view, c.register_spaces, estimated)

@@ -1,0 +1,26 @@
+"""What the OpenCL target file beside a hardware description (``hopper.target`` next to
+``hopper.hdl``) says about the code its compiler makes, for the analyses: the
+``[device]`` table (how a float atomicAdd is done, what a built-in function costs).
+Without a target file: an empty table."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Any
+
+
+@functools.lru_cache(maxsize=64)
+def _device_table(target_file: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(Path(target_file).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    return dict(data.get("device") or {})
+
+
+def device_settings(hw) -> dict[str, Any]:
+    """The ``[device]`` table of the target file of hardware description ``hw``."""
+    file = getattr(hw, "file", None)
+    return _device_table(str(Path(file).with_suffix(".target"))) if file else {}
