@@ -19,8 +19,10 @@ run time (:func:`grows`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import weakref
 from typing import Any
 
 import sympy
@@ -123,6 +125,19 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
 
 #: registers the compiler needs besides the kernel's values, fitted (see above)
 _OFFSET = 0
+
+
+def _once_per_kernel(f):
+    """``f(k)`` computed once per kernel model (the estimate and the step-down ask for
+    the same figures several times); callers must not change what it returns."""
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @functools.wraps(f)
+    def wrapper(k: Kernel):
+        if k not in cache:
+            cache[k] = f(k)
+        return cache[k]
+    return wrapper
 
 
 #: the widest load, in bytes (LDS.128 / LDG.128)
@@ -257,6 +272,7 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     return slack
 
 
+@_once_per_kernel
 def _fragments(k: Kernel) -> set[str]:
     """The register arrays set (``=``, not updated) from reads of an on-chip memory:
     shared, local, constant; not the device memory, not registers (``aFrag[ei] =
@@ -299,7 +315,7 @@ def _named_registers(k: Kernel, sym: Kernel | None = None) -> int:
     spaces = register_spaces(k.hardware)
     unrolled, folded = _unrolled_indices(k, sym)
     known = _constants_without_register(k, sym, unrolled)
-    unused = _unused_elements(k)
+    unused = dict(_unused_elements(k))
     for name, n in _passed_elements(k).items():
         unused[name] = unused.get(name, 0) + n
     for d in k.decls:
@@ -494,6 +510,7 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None,
 _ENUMERATED = 4096
 
 
+@_once_per_kernel
 def _unused_elements(k: Kernel) -> dict[str, int]:
     """Per register array, the elements that no statement reads except the ones
     updating that array: the compiler removes the computations of values nothing
@@ -561,6 +578,7 @@ def _beyond(a: Any) -> bool:
     return all(not 0 <= flat(e) < math.prod(sizes) for e in elements)
 
 
+@_once_per_kernel
 def dead_reads(k: Kernel) -> set[int]:
     """The reads (``id`` of their nodes) that only feed register arrays whose
     elements nothing uses (:func:`_unused_elements`): the compiler removes them,
@@ -616,6 +634,7 @@ def _elements(a: Any) -> set[tuple[int, ...]] | None:
     return out
 
 
+@_once_per_kernel
 def _passed_elements(k: Kernel) -> dict[str, int]:
     """Per register array read through a sliding window, the elements that need no
     register of their own: those the window has passed or not reached yet.
