@@ -17,6 +17,7 @@ Public API::
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import sympy
@@ -238,6 +239,11 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     return out
 
 
+#: the share of the arithmetic part from which the time message names the built-in
+#: functions that take it
+_FUNCTION_SHARE = 0.25
+
+
 def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
     """The predicted time (mcl.analyses.timing) and what limits it."""
     from mcl.analyses.occupancy import occupancy
@@ -257,9 +263,18 @@ def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
     if t.estimated:
         msg += (f"; the loads {', '.join(t.estimated)} depend on data and are counted as "
                 "the feedback-requests estimate says")
+    taken = sum(t.functions.values())
+    if taken and taken >= _FUNCTION_SHARE * t.parts.get("arithmetic", 0.0):
+        names = sorted(t.functions, key=lambda n: -t.functions[n])
+        what = ", ".join(("divisions" if n == "/" else n) + f" {time_text(t.functions[n])}"
+                         for n in names)
+        costs = Path(view.hardware.file).with_suffix(".target").name \
+            if getattr(view.hardware, "file", None) else "the target file"
+        msg += (f"; of the arithmetic, {time_text(taken)} are built-in functions beyond one "
+                f"operation each ({what}; their costs with the target's compiler: {costs})")
     d = info("feedback-time", msg, view.sym.function.span)
     d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts,
-                  estimated=t.estimated)
+                  estimated=t.estimated, functions=t.functions)
     return [d]
 
 

@@ -84,6 +84,9 @@ class PredictedTime:
     parts: dict[str, float] = field(default_factory=dict)
     #: loads whose address or trip count depends on data, counted as estimated
     estimated: list[str] = field(default_factory=list)
+    #: seconds of the arithmetic part that built-in functions (and float divisions)
+    #: take beyond one operation each, by name (the target file's function_costs)
+    functions: dict[str, float] = field(default_factory=dict)
 
 
 def _num(e) -> float | None:
@@ -204,16 +207,16 @@ def _lane_loads(view: KernelView, space: str, lane):
                          if lp.kind != "foreach"]
 
 
-def _function_extra(view: KernelView) -> float:
+def _function_extra(view: KernelView) -> dict[str, float]:
     """The multiply-adds that the kernel's calls of built-in functions and its float
     divisions cost beyond the one operation each counts for (the target file's
-    ``function_costs``, mcl.analyses.target_settings), over all their executions; 0
-    where the target file gives no costs."""
+    ``function_costs``, mcl.analyses.target_settings), over all their executions, by
+    function; empty where the target file gives no costs."""
     from mcl.analyses.stats import decided_share
     from mcl.analyses.target_settings import device_settings
     costs = device_settings(view.hardware).get("function_costs") or {}
     k = view.num
-    extra = 0.0
+    extra: dict[str, float] = {}
     for site in k.ops:
         cost = costs.get(site.name)
         if site.kind != "compute" or cost is None or cost <= 1:
@@ -222,7 +225,7 @@ def _function_extra(view: KernelView) -> float:
         share = decided_share(site.loops, site.conditions) if site.guarded else None
         times = _num(n * site.count * (share if share is not None else 1))
         if times:
-            extra += times * (float(cost) - 1)
+            extra[site.name] = extra.get(site.name, 0.0) + times * (float(cost) - 1)
     return extra
 
 
@@ -534,9 +537,11 @@ def predicted_time(view: KernelView, occupancy=None,
     if cb is not None and bw:
         parts["memory"] = cb / bw
     flops = _num(c.flops)
+    functions: dict[str, float] = {}
     if flops is not None and peak:
         # a multiply-add is two operations of the peak rate
-        parts["arithmetic"] = (flops + 2 * _function_extra(view)) / peak
+        functions = {name: 2 * n / peak for name, n in _function_extra(view).items()}
+        parts["arithmetic"] = flops / peak + sum(functions.values())
     lsu = _load_store_rate(hw)
     estimated = _estimated_loads(view)
     accesses = _memory_instructions(view, c.register_spaces, estimated)
@@ -622,4 +627,4 @@ def predicted_time(view: KernelView, occupancy=None,
         return None
     limiter = max(parts, key=parts.get)
     return PredictedTime(parts[limiter], limiter, parts,
-                         sorted({ld.access.text for ld in estimated.values()}))
+                         sorted({ld.access.text for ld in estimated.values()}), functions)

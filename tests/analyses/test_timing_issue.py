@@ -68,6 +68,10 @@ def test_built_in_functions_cost_what_the_target_says():
     assert parts["memory"] > parts["issue"] > parts["arithmetic"], parts
     costs = device_settings(checked.hardware_of(checked.module.functions[-1]))
     assert costs["function_costs"]["log"] > costs["function_costs"]["exp"] > 1
+    # the message names what the functions take: divisions, exp, log, sqrt
+    assert "are built-in functions beyond one operation each (divisions" in d.message
+    assert "hopper.target" in d.message and set(d.data["functions"]) == \
+        {"/", "exp", "log", "sqrt"}, d.data["functions"]
 
 
 def test_without_function_costs_a_call_is_one_operation():
