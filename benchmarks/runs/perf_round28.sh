@@ -6,4 +6,4 @@
 OUT=${OUT:-perf-out}; mkdir -p "$OUT"
 . benchmarks/gpu_setup.sh
 timeout 250 python3 benchmarks/opencl/math_costs.py --out "$OUT/precise" 2>&1 | grep -v Warn | grep -v lambda
-timeout 250 python3 benchmarks/opencl/math_costs.py --options -cl-fast-relaxed-math --out "$OUT/relaxed" 2>&1 | grep -v Warn | grep -v lambda
+timeout 250 python3 benchmarks/opencl/math_costs.py --options=-cl-fast-relaxed-math --out "$OUT/relaxed" 2>&1 | grep -v Warn | grep -v lambda
