@@ -272,9 +272,14 @@ def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
             if getattr(view.hardware, "file", None) else "the target file"
         msg += (f"; of the arithmetic, {time_text(taken)} are built-in functions beyond one "
                 f"operation each ({what}; their costs with the target's compiler: {costs})")
+        relaxed = sum(t.functions_relaxed.values())
+        if t.functions_relaxed and relaxed < 0.9 * taken:
+            msg += (f", {time_text(relaxed)} with relaxed math (mcl run --fast-math, to the "
+                    "precision of the fast instructions)")
     d = info("feedback-time", msg, view.sym.function.span)
     d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts,
-                  estimated=t.estimated, functions=t.functions)
+                  estimated=t.estimated, functions=t.functions,
+                  functions_relaxed=t.functions_relaxed)
     return [d]
 
 

@@ -87,6 +87,8 @@ class PredictedTime:
     #: seconds of the arithmetic part that built-in functions (and float divisions)
     #: take beyond one operation each, by name (the target file's function_costs)
     functions: dict[str, float] = field(default_factory=dict)
+    #: the same with relaxed math (the target file's function_costs_relaxed)
+    functions_relaxed: dict[str, float] = field(default_factory=dict)
 
 
 def _num(e) -> float | None:
@@ -207,14 +209,15 @@ def _lane_loads(view: KernelView, space: str, lane):
                          if lp.kind != "foreach"]
 
 
-def _function_extra(view: KernelView) -> dict[str, float]:
+def _function_extra(view: KernelView, table: str = "function_costs") -> dict[str, float]:
     """The multiply-adds that the kernel's calls of built-in functions and its float
     divisions cost beyond the one operation each counts for (the target file's
-    ``function_costs``, mcl.analyses.target_settings), over all their executions, by
-    function; empty where the target file gives no costs."""
+    ``function_costs``, or ``table``: ``function_costs_relaxed`` for relaxed math;
+    mcl.analyses.target_settings), over all their executions, by function; empty
+    where the target file gives no costs."""
     from mcl.analyses.stats import decided_share
     from mcl.analyses.target_settings import device_settings
-    costs = device_settings(view.hardware).get("function_costs") or {}
+    costs = device_settings(view.hardware).get(table) or {}
     k = view.num
     extra: dict[str, float] = {}
     for site in k.ops:
@@ -538,9 +541,12 @@ def predicted_time(view: KernelView, occupancy=None,
         parts["memory"] = cb / bw
     flops = _num(c.flops)
     functions: dict[str, float] = {}
+    relaxed: dict[str, float] = {}
     if flops is not None and peak:
         # a multiply-add is two operations of the peak rate
         functions = {name: 2 * n / peak for name, n in _function_extra(view).items()}
+        relaxed = {name: 2 * n / peak
+                   for name, n in _function_extra(view, "function_costs_relaxed").items()}
         parts["arithmetic"] = flops / peak + sum(functions.values())
     lsu = _load_store_rate(hw)
     estimated = _estimated_loads(view)
@@ -627,4 +633,5 @@ def predicted_time(view: KernelView, occupancy=None,
         return None
     limiter = max(parts, key=parts.get)
     return PredictedTime(parts[limiter], limiter, parts,
-                         sorted({ld.access.text for ld in estimated.values()}), functions)
+                         sorted({ld.access.text for ld in estimated.values()}), functions,
+                         relaxed)

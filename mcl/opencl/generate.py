@@ -66,15 +66,24 @@ class GeneratedKernel:
 # --------------------------------------------------------------------------- entry point
 
 
+#: the build option of relaxed math (``fast_math``): built-in functions and divisions
+#: to the precision the device's fast instructions give
+FAST_MATH = "-cl-fast-relaxed-math"
+
+
 def generate(module: ast.Module | str | os.PathLike[str], target: str | Target | None = None,
              *, function: str | None = None, search_path: Sequence[str | Path] = (),
-             specialize: bool = False) -> list[GeneratedKernel]:
+             specialize: bool = False, fast_math: bool = False) -> list[GeneratedKernel]:
     """OpenCL kernels and launch plans for the kernels of ``module`` (a path or a
     parsed module). ``target``: a leaf name (default: each function's level); a
     function written above it is translated down first. ``function`` picks one.
     ``specialize``: every ``const`` integer parameter becomes a compile-time size
     (the runtime builds a program per value, and the OpenCL compiler folds the
-    index arithmetic); by default only those that size local or private arrays."""
+    index arithmetic); by default only those that size local or private arrays.
+    ``fast_math``: the plan's build options ask for relaxed math (:data:`FAST_MATH`):
+    exp, log, sqrt and divisions cost a third to a quarter of their precise
+    versions on NVIDIA's compiler (hopper.target's function costs), to the precision
+    of the fast instructions."""
     # Code is generated only from programs the front end accepts: the generator
     # relies on the checks (foreach nesting, memory spaces, ...) having passed.
     from mcl.mcpl import check
@@ -96,8 +105,12 @@ def generate(module: ast.Module | str | os.PathLike[str], target: str | Target |
         mod, fn = module, f
         if f.hardware != tgt.name:
             mod, fn = _translate(module, f, tgt.name, search_path)
-        out.append(_KernelGen(mod, fn, tgt, search_path=tuple(map(str, search_path)),
-                              specialize=specialize).run())
+        k = _KernelGen(mod, fn, tgt, search_path=tuple(map(str, search_path)),
+                       specialize=specialize).run()
+        if fast_math:
+            k = dataclasses.replace(k, plan=dataclasses.replace(
+                k.plan, build_options=(*k.plan.build_options, FAST_MATH)))
+        out.append(k)
     return out
 
 

@@ -28,7 +28,8 @@ from mcl.opencl.plan import LaunchPlan, evaluate
 def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | None = None,
             device: str | None = None, *, function: str | None = None,
             search_path: Sequence[str | Path] = (), context=None, queue=None,
-            specialize: bool = False, max_registers: int | None = None) -> Kernel:
+            specialize: bool = False, max_registers: int | None = None,
+            fast_math: bool = False) -> Kernel:
     """A callable kernel for the function of an MCPL file or module (the only kernel,
     or ``function``) at leaf ``target`` (default: the function's level), on the
     device ``device`` selects ("PLATFORM:DEVICE" substrings; MCL_DEVICE; else the
@@ -36,7 +37,8 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | N
     sizes are compile-time constants (a program is built per size; see generate).
     ``max_registers``: at most that many registers per work-item where the driver
     allows a limit (NVIDIA's; :func:`mcl.opencl.device.caps_registers`), so that more
-    work-groups are resident; the compiler spills what does not fit."""
+    work-groups are resident; the compiler spills what does not fit. ``fast_math``:
+    relaxed math (mcl.opencl.generate.FAST_MATH)."""
     from mcl.opencl.vendor import REGISTER_LIMITS
     if max_registers is not None and not \
             REGISTER_LIMITS[0] <= max_registers <= REGISTER_LIMITS[1]:
@@ -45,7 +47,7 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | N
                               "registers per work-item is out of range",
                               hint="give {} to {} registers".format(*REGISTER_LIMITS)))
     kernels = generate(path_or_module, target, function=function, search_path=search_path,
-                       specialize=specialize)
+                       specialize=specialize, fast_math=fast_math)
     if len(kernels) > 1:
         names = ", ".join(k.name for k in kernels)
         raise McplError(error("opencl-several-kernels", f"the module has several kernels "
