@@ -147,11 +147,14 @@ def git_commit() -> str | None:
 
 # ----------------------------------------------------------------------------- MCPL versions
 
-def compile_version(path: Path, device: str | None, specialize: bool = False):
+def compile_version(path: Path, device: str | None, specialize: bool = False,
+                    fast_math: bool = False):
     """The version as a callable kernel for the target (``mcl.compile`` translates
-    higher levels down to it); ``specialize``: sizes as compile-time constants."""
+    higher levels down to it); ``specialize``: sizes as compile-time constants;
+    ``fast_math``: relaxed math (mcl run --fast-math)."""
     from mcl.opencl import compile as mcl_compile
-    return mcl_compile(str(path), target=TARGET, device=device, specialize=specialize)
+    return mcl_compile(str(path), target=TARGET, device=device, specialize=specialize,
+                       fast_math=fast_math)
 
 
 def runtime_name() -> str:
@@ -433,7 +436,10 @@ def run_version(v: dict, ref, inputs: RunInputs, keys: tuple[str, ...],
         for_sizes = written_for_sizes(ROOT / v["file"], vars(ref))
         if for_sizes:
             out["specialized"] = True   # written for sizes known when it is built
-        kernel = opts.compile(ROOT / v["file"], opts.device, opts.specialize or for_sizes)
+        kernel = opts.compile(ROOT / v["file"], opts.device, opts.specialize or for_sizes,
+                              **({"fast_math": True} if opts.fast_math else {}))
+        if opts.fast_math:
+            out["fast_math"] = True
     except Exception as e:
         out.update(status="not compiled", reason=short_error(e))
         return out, None, sizes
@@ -778,6 +784,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--specialize", action="store_true",
                     help="build every version with its sizes as compile-time constants "
                          "(mcl.compile(specialize=True)), as Lift's kernels are")
+    ap.add_argument("--fast-math", action="store_true",
+                    help="build every version with relaxed math (-cl-fast-relaxed-math, "
+                         "mcl.compile(fast_math=True)); results still verified against "
+                         "reference.py's tolerance")
     ap.add_argument("--versions", default=None,
                     help="comma-separated version names (file stems) of examples/KERNEL to run "
                          "(default all; files given with --extra always run)")
@@ -831,7 +841,7 @@ def main(argv: list[str] | None = None,
                  "order": "OpenCL versions of all kernels, each verified against numpy "
                           "and analysed right after it is measured, then torch references",
                  "MCL_DEVICE": os.environ.get("MCL_DEVICE"), "runtime": runtime_name(),
-                 "specialize": opts.specialize},
+                 "specialize": opts.specialize, "fast_math": opts.fast_math},
         "ceiling": {},
         "kernels": {},
     }
