@@ -81,9 +81,9 @@ def generate(module: ast.Module | str | os.PathLike[str], target: str | Target |
     (the runtime builds a program per value, and the OpenCL compiler folds the
     index arithmetic); by default only those that size local or private arrays.
     ``fast_math``: the plan's build options ask for relaxed math (:data:`FAST_MATH`):
-    exp, log, sqrt and divisions cost a third to a quarter of their precise
-    versions on NVIDIA's compiler (hopper.target's function costs), to the precision
-    of the fast instructions."""
+    built-in functions and divisions to the precision of the fast instructions (with
+    NVIDIA's compiler a log costs a quarter of its precise version, an exp or a
+    division three quarters: hopper.target's function costs)."""
     # Code is generated only from programs the front end accepts: the generator
     # relies on the checks (foreach nesting, memory spaces, ...) having passed.
     from mcl.mcpl import check
