@@ -154,8 +154,8 @@ def main() -> int:
             ptx = prog.binaries[0].decode(errors="replace")
             if cap:   # rebuilt from its PTX with the register limit on the entry
                 from mcl.opencl import vendor
-                ptx = vendor.cap_registers(ptx.rstrip("\0"), cap[-1])
                 prog = vendor.rebuild_capped(prog, ctx, cap[-1], options)
+                ptx = prog.binaries[0].decode(errors="replace").rstrip("\0")
                 try:
                     loaded = vendor.load(ptx.encode(), "matmul", None)
                     row["ptxas"] = (f"Used {loaded.registers} registers, "

@@ -17,7 +17,6 @@ Public API::
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import sympy
@@ -38,6 +37,7 @@ from mcl.analyses.stats import (
     roofline,
     roofline_of_kernel,
 )
+from mcl.analyses.target_settings import target_file
 from mcl.analyses.values import bytes_text, number_text, time_text
 from mcl.analyses.window import WindowAnalysis
 from mcl.diagnostics import Diagnostic, McplError, error, info
@@ -268,8 +268,8 @@ def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
         names = sorted(t.functions, key=lambda n: -t.functions[n])
         what = ", ".join(("divisions" if n == "/" else n) + f" {time_text(t.functions[n])}"
                          for n in names)
-        costs = Path(view.hardware.file).with_suffix(".target").name \
-            if getattr(view.hardware, "file", None) else "the target file"
+        file = target_file(view.hardware)
+        costs = file.name if file else "the target file"
         msg += (f"; of the arithmetic, {time_text(taken)} are built-in functions beyond one "
                 f"operation each ({what}; their costs with the target's compiler: {costs})")
         relaxed = sum(t.functions_relaxed.values())

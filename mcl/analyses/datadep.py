@@ -34,13 +34,19 @@ unrolled loop in turn; a ``while`` loop it leaves as written.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 import sympy
 
-from mcl.analyses.kernel import Kernel, Loop, Unpredictable, _Builder, var_symbol
+from mcl.analyses.kernel import (
+    Kernel,
+    Loop,
+    Unpredictable,
+    _Builder,
+    once_per_kernel,
+    var_symbol,
+)
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 
@@ -261,25 +267,19 @@ def _induction(b: _DataBuilder, s: ast.While) -> dict[str, sympy.Expr]:
     return {v: c for v, c in steps.items() if updates.get(v) == 1}
 
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
+@once_per_kernel
 def data_kernel(num: Kernel) -> DataKernel | None:
-    """The data-aware twin of the numeric kernel ``num`` (cached), with the trip
-    counts it can estimate filled in; None without numbers."""
+    """The data-aware twin of the numeric kernel ``num`` (once per kernel), with the
+    trip counts it can estimate filled in; None without numbers."""
     if not num.numeric:
         return None
-    if num in _CACHE:
-        return _CACHE[num]
     k = Kernel(num.function, num.checked, num.hardware, dict(num.values), numeric=True)
     out = DataKernel(k)
     try:
         _DataBuilder(k, out).run()
     except (Unpredictable, ArithmeticError, TypeError, ValueError):
-        _CACHE[num] = None
         return None
     _estimate_trips(out)
-    _CACHE[num] = out
     return out
 
 

@@ -17,6 +17,8 @@ counts then state as an approximation only where it matters.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,11 +27,11 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel_syntax import (
-    _assigned_names,
     _assigned_symbols,
     _bound_of,
     _step_of,
     _written_arg,
+    assigned_names,
     flat_offset,
 )
 from mcl.analyses.values import simplified
@@ -290,7 +292,7 @@ class _Builder:
         self.pinned: list[frozenset[str]] = []
         #: the enclosing ifs' conditions (mcl.analyses.sectors evaluates them per lane)
         self.conditions: list[Condition] = []
-        self.assigned = _assigned_names(k.function)
+        self.assigned = assigned_names(k.function)
         #: the declarations (their symbols) that an assignment or ++/-- changes: two
         #: declarations of one name in different scopes are different variables
         self.assigned_symbols = _assigned_symbols(k.function, k.checked)
@@ -767,3 +769,17 @@ class _Builder:
 def iter_functions(checked: Any) -> Iterator[ast.Function]:
     """The functions of the module itself (not those of imports)."""
     yield from checked.module.functions
+
+
+def once_per_kernel(f):
+    """``f(k)`` computed once per kernel model ``k`` (kept while the model lives); the
+    analyses that ask for the same figure of a model several times share it, so
+    callers must not change what it returns."""
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @functools.wraps(f)
+    def wrapper(k: Kernel):
+        if k not in cache:
+            cache[k] = f(k)
+        return cache[k]
+    return wrapper

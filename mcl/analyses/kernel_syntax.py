@@ -93,7 +93,7 @@ def _bound_of(cond: ast.Expr, var: str | None, b: Any) -> tuple[sympy.Expr | Non
     return None, True
 
 
-def _assigned_names(f: ast.Function) -> set[str]:
+def assigned_names(f: ast.Function) -> set[str]:
     """Names that are the target of an assignment or ++/-- somewhere in ``f``."""
     out: set[str] = set()
     for n in ast.walk(f.body):

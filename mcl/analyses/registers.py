@@ -19,15 +19,13 @@ run time (:func:`grows`).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-import weakref
 from typing import Any
 
 import sympy
 
-from mcl.analyses.kernel import Kernel
+from mcl.analyses.kernel import Kernel, once_per_kernel
 from mcl.analyses.stats import register_spaces
 
 
@@ -125,19 +123,6 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
 
 #: registers the compiler needs besides the kernel's values, fitted (see above)
 _OFFSET = 0
-
-
-def _once_per_kernel(f):
-    """``f(k)`` computed once per kernel model (the estimate and the step-down ask for
-    the same figures several times); callers must not change what it returns."""
-    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-    @functools.wraps(f)
-    def wrapper(k: Kernel):
-        if k not in cache:
-            cache[k] = f(k)
-        return cache[k]
-    return wrapper
 
 
 #: the widest load, in bytes (LDS.128 / LDG.128)
@@ -272,7 +257,7 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     return slack
 
 
-@_once_per_kernel
+@once_per_kernel
 def _fragments(k: Kernel) -> set[str]:
     """The register arrays set (``=``, not updated) from reads of an on-chip memory:
     shared, local, constant; not the device memory, not registers (``aFrag[ei] =
@@ -480,12 +465,12 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None,
             outside.update(id(x) for x in ast.walk(s.init))
         elif isinstance(s, ast.Type) and s.sizes:
             outside.update(id(x) for x in ast.walk(s.sizes[0]))   # no stride
-    from mcl.analyses.kernel_syntax import _assigned_names
+    from mcl.analyses.kernel_syntax import assigned_names
     read = {x.id for x in ast.walk(k.function.body)
             if isinstance(x, ast.Name) and id(x) not in outside}
     built = _specialised_sizes(sym)
     run_time = {p.name for p in k.function.params} - built
-    assigned = _assigned_names(k.function)
+    assigned = assigned_names(k.function)
     free: set[str] = set()
     for d in k.decls:
         node = d.node
@@ -510,7 +495,7 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None,
 _ENUMERATED = 4096
 
 
-@_once_per_kernel
+@once_per_kernel
 def _unused_elements(k: Kernel) -> dict[str, int]:
     """Per register array, the elements that no statement reads except the ones
     updating that array: the compiler removes the computations of values nothing
@@ -578,7 +563,7 @@ def _beyond(a: Any) -> bool:
     return all(not 0 <= flat(e) < math.prod(sizes) for e in elements)
 
 
-@_once_per_kernel
+@once_per_kernel
 def dead_reads(k: Kernel) -> set[int]:
     """The reads (``id`` of their nodes) that only feed register arrays whose
     elements nothing uses (:func:`_unused_elements`): the compiler removes them,
@@ -634,7 +619,7 @@ def _elements(a: Any) -> set[tuple[int, ...]] | None:
     return out
 
 
-@_once_per_kernel
+@once_per_kernel
 def _passed_elements(k: Kernel) -> dict[str, int]:
     """Per register array read through a sliding window, the elements that need no
     register of their own: those the window has passed or not reached yet.

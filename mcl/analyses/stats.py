@@ -106,6 +106,15 @@ def register_spaces(hw: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+def site_executions(k: Kernel, site) -> tuple[sympy.Expr, bool]:
+    """How often an operation or access site of ``k`` runs (its loops' executions,
+    times the share of them its ``if``s decide where it is guarded), and whether that
+    is not exact (a loop's trip count estimated, or a guard whose share is unknown)."""
+    n, approx = k.executions(site.loops)
+    share = decided_share(site.loops, site.conditions) if site.guarded else None
+    return n * (share or 1), bool(approx or (site.guarded and share is None))
+
+
 def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
     """Operation counts from a built kernel model; calls are counted bottom-up."""
     zero = sympy.Integer(0)
@@ -115,26 +124,21 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
     reasons: list[str] = []
     inner_reasons: list[str] = []
     for site in k.ops:
-        n, a = k.executions(site.loops)
-        share = decided_share(site.loops, site.conditions) if site.guarded else None
-        by_kind[site.kind] = by_kind[site.kind] + n * site.count * (share or 1)
-        if a or (site.guarded and share is None):
-            approx = True
+        n, a = site_executions(k, site)
+        by_kind[site.kind] = by_kind[site.kind] + n * site.count
+        approx = approx or a
     accesses: dict[str, sympy.Expr] = {}
     reads: dict[str, sympy.Expr] = {}
     writes: dict[str, sympy.Expr] = {}
     nbytes: dict[str, sympy.Expr] = {}
     for acc in k.accesses:
-        n, a = k.executions(acc.loops)
-        share = decided_share(acc.loops, acc.conditions) if acc.guarded else None
-        n = n * (share or 1)
+        n, a = site_executions(k, acc)
         space = acc.space or "?"
         accesses[space] = accesses.get(space, zero) + n
         target = writes if acc.write else reads
         target[space] = target.get(space, zero) + n
         nbytes[space] = nbytes.get(space, zero) + n * acc.element_bytes
-        if a or (acc.guarded and share is None):
-            approx = True
+        approx = approx or a
     # calls to user functions: their own counts with the arguments filled in
     for call in k.calls:
         callee_f = call.callee.function

@@ -20,7 +20,13 @@ def _device_table(target_file: str) -> dict[str, Any]:
     return dict(data.get("device") or {})
 
 
+def target_file(hw) -> Path | None:
+    """The target file beside hardware description ``hw`` (None without a file)."""
+    file = getattr(hw, "file", None)
+    return Path(file).with_suffix(".target") if file else None
+
+
 def device_settings(hw) -> dict[str, Any]:
     """The ``[device]`` table of the target file of hardware description ``hw``."""
-    file = getattr(hw, "file", None)
-    return _device_table(str(Path(file).with_suffix(".target"))) if file else {}
+    file = target_file(hw)
+    return _device_table(str(file)) if file else {}

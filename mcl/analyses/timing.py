@@ -209,27 +209,29 @@ def _lane_loads(view: KernelView, space: str, lane):
                          if lp.kind != "foreach"]
 
 
-def _function_extra(view: KernelView, table: str = "function_costs") -> dict[str, float]:
+def _function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float]]:
     """The multiply-adds that the kernel's calls of built-in functions and its float
-    divisions cost beyond the one operation each counts for (the target file's
-    ``function_costs``, or ``table``: ``function_costs_relaxed`` for relaxed math;
-    mcl.analyses.target_settings), over all their executions, by function; empty
-    where the target file gives no costs."""
-    from mcl.analyses.stats import decided_share
+    divisions cost beyond the one operation each counts for, over all their
+    executions, by function: with the target file's ``function_costs`` (its compiler's
+    default, precise math) and with its ``function_costs_relaxed`` (relaxed math;
+    mcl.analyses.target_settings). Empty where the target file gives no costs."""
+    from mcl.analyses.stats import site_executions
     from mcl.analyses.target_settings import device_settings
-    costs = device_settings(view.hardware).get(table) or {}
+    settings = device_settings(view.hardware)
+    tables = [settings.get("function_costs") or {}, settings.get("function_costs_relaxed") or {}]
+    out: tuple[dict[str, float], dict[str, float]] = ({}, {})
     k = view.num
-    extra: dict[str, float] = {}
     for site in k.ops:
-        cost = costs.get(site.name)
-        if site.kind != "compute" or cost is None or cost <= 1:
+        if site.kind != "compute" or not any(t.get(site.name, 1) > 1 for t in tables):
             continue
-        n, _ = k.executions(site.loops)
-        share = decided_share(site.loops, site.conditions) if site.guarded else None
-        times = _num(n * site.count * (share if share is not None else 1))
-        if times:
-            extra[site.name] = extra.get(site.name, 0.0) + times * (float(cost) - 1)
-    return extra
+        times = _num(site_executions(k, site)[0] * site.count)
+        if not times:
+            continue
+        for costs, extra in zip(tables, out, strict=True):
+            cost = costs.get(site.name)
+            if cost is not None and cost > 1:
+                extra[site.name] = extra.get(site.name, 0.0) + times * (float(cost) - 1)
+    return out
 
 
 def _trips(lp) -> float | None:
@@ -544,9 +546,8 @@ def predicted_time(view: KernelView, occupancy=None,
     relaxed: dict[str, float] = {}
     if flops is not None and peak:
         # a multiply-add is two operations of the peak rate
-        functions = {name: 2 * n / peak for name, n in _function_extra(view).items()}
-        relaxed = {name: 2 * n / peak
-                   for name, n in _function_extra(view, "function_costs_relaxed").items()}
+        functions, relaxed = ({name: 2 * n / peak for name, n in extra.items()}
+                              for extra in _function_extra(view))
         parts["arithmetic"] = flops / peak + sum(functions.values())
     lsu = _load_store_rate(hw)
     estimated = _estimated_loads(view)

@@ -179,7 +179,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         given.append("relaxed math (-cl-fast-relaxed-math)")
     if args.max_registers is not None:
         given.append(f"at most {args.max_registers} registers per work-item"
-                     if device.caps_registers(kernel.context) else
+                     if device.takes_register_limit(kernel.context) else
                      "--max-registers not applied (only NVIDIA's driver takes a register "
                      "limit)")
     print(f"{plan.kernel} at {plan.target} on {info.spec}; " + ", ".join(given), flush=True)
@@ -224,7 +224,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if moved:
             line += f", {moved / seconds / 1e9:.1f} GB/s"
         print(line)
-    if args.max_registers is not None and device.caps_registers(kernel.context):
+    if args.max_registers is not None and device.takes_register_limit(kernel.context):
         taken = _registers_taken(kernel, sizes)
         if taken:
             print(f"  registers: {taken}")

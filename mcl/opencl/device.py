@@ -182,7 +182,7 @@ def runtime(spec: str | None = None) -> Runtime:
     return _runtimes[key]
 
 
-def caps_registers(context) -> bool:
+def takes_register_limit(context) -> bool:
     """Whether a register limit applies to programs of ``context``: NVIDIA's driver,
     whose program binaries are PTX."""
     return all("NVIDIA" in d.platform.name for d in context.devices)
@@ -198,7 +198,7 @@ def build_program(context, source: str, options: list[str] | None = None,
     cl = _cl()
     try:
         program = cl.Program(context, source).build(options=options or [])
-        if max_registers is not None and caps_registers(context):
+        if max_registers is not None and takes_register_limit(context):
             from mcl.opencl import vendor
             program = vendor.rebuild_capped(program, context, max_registers, options or [])
         return program

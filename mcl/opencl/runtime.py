@@ -36,7 +36,7 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | N
     best available) or on a given pyopencl ``context``/``queue``. ``specialize``: the
     sizes are compile-time constants (a program is built per size; see generate).
     ``max_registers``: at most that many registers per work-item where the driver
-    allows a limit (NVIDIA's; :func:`mcl.opencl.device.caps_registers`), so that more
+    allows a limit (NVIDIA's; :func:`mcl.opencl.device.takes_register_limit`), so that more
     work-groups are resident; the compiler spills what does not fit. ``fast_math``:
     relaxed math (mcl.opencl.generate.FAST_MATH)."""
     from mcl.opencl.vendor import REGISTER_LIMITS

@@ -92,12 +92,12 @@ def test_a_kernel_with_a_limit_runs_and_is_right_on_any_driver(opencl_device):
 
 
 def test_run_says_whether_the_limit_was_applied(opencl_device, run_cli):
-    from mcl.opencl.device import caps_registers, runtime
+    from mcl.opencl.device import runtime, takes_register_limit
     code, out, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
                              "--set", "n=1000", "--repeat", "1", "--max-registers", "32")
     assert code == 0, err
     assert "matches the reference" in out
-    if caps_registers(runtime().context):
+    if takes_register_limit(runtime().context):
         assert "at most 32 registers per work-item" in out
     else:
         assert "--max-registers not applied (only NVIDIA's driver" in out
@@ -158,8 +158,8 @@ def test_run_on_nvidia_says_what_the_compiler_took(run_cli):
     compiler took under it (the CUDA driver's figures for the rebuilt PTX)."""
     if vendor.nvidia_device() is None:
         pytest.skip("no NVIDIA OpenCL device")
-    from mcl.opencl.device import caps_registers, runtime
-    if not caps_registers(runtime().context):
+    from mcl.opencl.device import runtime, takes_register_limit
+    if not takes_register_limit(runtime().context):
         pytest.skip("the selected device is not NVIDIA's (MCL_DEVICE)")
     code, out, err = run_cli("run", EXAMPLES / "matmul" / "hopper_v10.mcpl", "--set", "n=512",
                              "--set", "m=512", "--set", "p=512", "--repeat", "1",
