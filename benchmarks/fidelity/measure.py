@@ -26,6 +26,7 @@ A case that does not generate, build or load is a row with the message.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -40,6 +41,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
+#: the recorded vendor figures (registers, resident blocks, counters, times)
+RECORD = HERE.parents[1] / "tests/analyses/fidelity/vendor.json"
 
 import fidelity_cases as C  # noqa: E402
 
@@ -247,7 +250,14 @@ def timing(args) -> None:
     if args.cold:   # each launch starts with the L2 holding none of its data, as ncu's
         before = cold_flush(ctx, queue, args.flush)
     rows = []
-    for case in C.example_cases(args.kernels):
+    cases = C.example_cases(args.kernels)
+    if args.timed_sweep:    # the recorded sweep variants of these kernels too
+        recorded = {c["name"] for c in json.loads(RECORD.read_text())["cases"]}
+        examples = C.example_cases(args.timed_sweep)
+        sizes = {c.file: c.sizes for c in examples}   # timed at their example's sizes
+        cases += [dataclasses.replace(c, sizes=dict(sizes[c.file]))
+                  for c in C.sweep_cases(examples) if c.name in recorded]
+    for case in cases:
         row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}
         t0 = time.time()
         try:
@@ -267,8 +277,11 @@ def timing(args) -> None:
         log(f"  {case.name}: {row['status']} {row.get('time_s', 0) * 1e3:.3f} ms "
             f"({time.time() - t0:.1f} s)")
         rows.append(row)
-    write(args.out / "times.json", {"device": dev.name, "cold": args.cold,
-                                    "flush": args.flush if args.cold else None, "rows": rows})
+        # written after every case: a run cut short keeps what it measured
+        write(args.out / "times.json", {"device": dev.name, "cold": args.cold,
+                                        "flush": args.flush if args.cold else None,
+                                        "rows": rows}, quiet=True)
+    log(f"wrote {args.out / 'times.json'}")
 
 
 def launching(args) -> None:
@@ -353,10 +366,11 @@ def launch_one(args) -> None:
     print(json.dumps(row), flush=True)
 
 
-def write(path: Path, data: dict) -> None:
+def write(path: Path, data: dict, quiet: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n")
-    log(f"wrote {path}")
+    if not quiet:
+        log(f"wrote {path}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--names", type=Path,
                     help="resources: only the cases named in this file, one a line")
     ap.add_argument("--ptx-dir", type=Path, help="launch: keep each example's PTX here")
+    ap.add_argument("--timed-sweep", nargs="*", metavar="KERNEL",
+                    help="time: also the sweep variants of these example kernels that "
+                         "tests/analyses/fidelity/vendor.json records")
     args = ap.parse_args(argv)
     {"resources": resources, "time": timing, "launch": launching,
      "launch-one": launch_one}[args.what](args)

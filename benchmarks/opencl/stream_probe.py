@@ -1,7 +1,8 @@
 """What the H100's memory delivers at the sizes of the memory-bound case studies:
 hand-written probe kernels (exploration, not product code) that move exactly the
 compulsory bytes of black_scholes (3 arrays read, 2 written, 4·10⁶ floats each)
-and of gesummv (two 4096² matrices and a vector read, a vector written), in
+and of gesummv (two 4096² matrices and a vector read, a vector written; the two
+matrices alone, a copy of as many bytes, and 1 GiB read alone), in
 several shapes (one element or a float4 per work-item, grid-stride loops with one
 wave of groups, loads in flight per work-item). Each is timed with OpenCL
 profiling events (median of --repeats after warm-up) beside the 1 GiB copy that
@@ -86,6 +87,14 @@ __kernel void gs_warp(__global float* y, __global const float4* A, __global cons
   for (int h = 16; h > 0; h >>= 1) { if (t < h) r[t] += r[t + h]; barrier(CLK_LOCAL_MEM_FENCE); }
   if (t == 0 && i < n) y[i] = r[0];
 }
+// gesummv's two matrices read and nothing else (what a kernel that only reads them
+// reaches at this size), a grid-stride loop over runs of 4
+__kernel void gs_read(__global float* y, __global const float4* A, __global const float4* B,
+                      int n4) {
+  float4 s = 0;
+  for (int i = get_global_id(0); i < n4; i += get_global_size(0)) s += A[i] + B[i];
+  if (s.x == -1.0f) y[get_global_id(0) % 4096] = s.y;   // never true: keeps the loads
+}
 __kernel void copy4(__global float4* o, __global const float4* a, int n4) {
   for (int i = get_global_id(0); i < n4; i += get_global_size(0)) o[i] = a[i];
 }
@@ -152,7 +161,8 @@ def main() -> int:
         cs = None
     prg = builds[1]
     kernels = {}
-    for name in ("copy4", "bs1", "bs_stride", "bs_vec4", "bs_vec4_2", "bs_read", "bs_write"):
+    for name in ("copy4", "gs_read", "bs1", "bs_stride", "bs_vec4", "bs_vec4_2", "bs_read",
+                 "bs_write"):
         kernels[name] = cl.Kernel(prg, name)
     if cs is not None:
         kernels["bs_vec4_cs"] = cl.Kernel(cs, "bs_vec4_cs")
@@ -211,6 +221,20 @@ def main() -> int:
             timed("gesummv warp/row float4", gs[u], (32 * (m // warps), warps),
                   (32, warps), (y, A, B, x, np.int32(m), scratch), nbytes,
                   f"unroll {u}, {warps} warps")
+    for groups in (sms * 4, sms * 8, sms * 16):
+        timed("gesummv reads only", kernels["gs_read"], (groups * 256,), (256,),
+              (y, A, B, np.int32(m * m // 4)), 8 * m * m, f"{groups} groups")
+    del y, A, B, x
+    # a copy of the same bytes (half read, half written) and 1 GiB read alone
+    a, o = buf(4 * m * m), buf(4 * m * m)
+    for groups in (sms * 8, sms * 16):
+        timed("copy 128 MiB", kernels["copy4"], (groups * 256,), (256,),
+              (o, a, np.int32(m * m // 4)), 8 * m * m, f"{groups} groups")
+    del a, o
+    a, b, y = buf(2 * big), buf(2 * big), buf(4 * 4096)
+    for groups in (sms * 8, sms * 16):
+        timed("read 1 GiB", kernels["gs_read"], (groups * 256,), (256,),
+              (y, a, b, np.int32(big // 8)), 4 * big, f"{groups} groups")
     result = {"device": dev.name, "rows": rows}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
