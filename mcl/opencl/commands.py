@@ -47,8 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-registers", type=int, metavar="N",
                    help=_MAX_REGISTERS_HELP + ". With --host c only: the C host's create "
                         "function applies it on NVIDIA's platform and says whether it did "
-                        "(the .cl source and the launch plan carry no limit, so without "
-                        "--host c the option is refused)")
+                        "(its out-parameter registers_limited; see FUNCTION_host.h); the "
+                        ".cl source and the launch plan carry no limit, so without --host c "
+                        "the option is refused")
     p.add_argument("--fast-math", action="store_true", help=_FAST_MATH_HELP)
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_gen)
