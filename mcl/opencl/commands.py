@@ -17,6 +17,11 @@ _FAST_MATH_HELP = ("relaxed math (-cl-fast-relaxed-math): built-in functions and
                    "compiler on the H100 a log takes a quarter of its precise cost, an exp "
                    "or a division three quarters; the time feedback says what they take "
                    "either way)")
+_MAX_REGISTERS_HELP = ("at most N registers per work-item (16 to 255), so that more "
+                       "work-groups are resident where the feedback says occupancy is limited "
+                       "by registers; the compiler spills what does not fit. NVIDIA's driver "
+                       "only (written into the PTX as .maxnreg, as it ignores "
+                       "-cl-nv-maxrregcount)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="make every const integer parameter (the sizes) a compile-time "
                         "constant: the OpenCL compiler folds the index arithmetic; a "
                         "program is built per size")
+    p.add_argument("--max-registers", type=int, metavar="N",
+                   help=_MAX_REGISTERS_HELP + ". With --host c only: the C host's create "
+                        "function applies it on NVIDIA's platform and says whether it did "
+                        "(its out-parameter registers_limited; see FUNCTION_host.h); the "
+                        ".cl source and the launch plan carry no limit, so without --host c "
+                        "the option is refused")
     p.add_argument("--fast-math", action="store_true", help=_FAST_MATH_HELP)
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_gen)
@@ -63,12 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="make every const integer parameter (the sizes) a compile-time "
                         "constant: the OpenCL compiler folds the index arithmetic; a "
                         "program is built per size")
-    p.add_argument("--max-registers", type=int, metavar="N",
-                   help="at most N registers per work-item (16 to 255), so that more "
-                        "work-groups are resident where the feedback says occupancy is "
-                        "limited by registers; the compiler spills what does not fit. "
-                        "NVIDIA's driver only (written into the PTX as .maxnreg, as it "
-                        "ignores -cl-nv-maxrregcount)")
+    p.add_argument("--max-registers", type=int, metavar="N", help=_MAX_REGISTERS_HELP)
     p.add_argument("--fast-math", action="store_true", help=_FAST_MATH_HELP)
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
@@ -94,11 +100,27 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return 0 if devices else 1
 
 
+def _check_register_limit(args: argparse.Namespace) -> None:
+    """A usage error where ``--max-registers`` lies outside the limits ptxas takes."""
+    from mcl.cli import UsageError
+    from mcl.opencl.vendor import REGISTER_LIMITS
+    if args.max_registers is not None and \
+            not REGISTER_LIMITS[0] <= args.max_registers <= REGISTER_LIMITS[1]:
+        raise UsageError(f"--max-registers: {args.max_registers}; give "
+                         "{} to {} registers per work-item".format(*REGISTER_LIMITS))
+
+
 def cmd_gen(args: argparse.Namespace) -> int:
-    from mcl.cli import hwd_search_path
+    from mcl.cli import UsageError, hwd_search_path
     from mcl.opencl.generate import generate
     from mcl.opencl.host_c import host_code
 
+    _check_register_limit(args)
+    if args.max_registers is not None and args.host != "c":
+        raise UsageError("--max-registers applies to the C host code: give --host c as well "
+                         "(the .cl source and the launch plan carry no register limit; "
+                         "mcl run --max-registers and mcl.compile(max_registers=N) apply "
+                         "one in Python)")
     kernels = generate(args.file, args.target, function=args.function,
                        search_path=hwd_search_path(args), specialize=args.specialize,
                        fast_math=args.fast_math)
@@ -109,7 +131,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
         (out / f"{k.name}.json").write_text(k.plan.to_json())
         written = [f"{k.name}.cl", f"{k.name}.json"]
         if args.host == "c":
-            header, source = host_code(k)
+            header, source = host_code(k, args.max_registers)
             (out / f"{k.name}_host.h").write_text(header)
             (out / f"{k.name}_host.c").write_text(source)
             written += [f"{k.name}_host.h", f"{k.name}_host.c"]
@@ -126,11 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: {args.repeat} timed runs; give 1 or more")
-    from mcl.opencl.vendor import REGISTER_LIMITS
-    if args.max_registers is not None and \
-            not REGISTER_LIMITS[0] <= args.max_registers <= REGISTER_LIMITS[1]:
-        raise UsageError(f"--max-registers: {args.max_registers}; give "
-                         "{} to {} registers per work-item".format(*REGISTER_LIMITS))
+    _check_register_limit(args)
     file = Path(args.file)
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
