@@ -263,6 +263,10 @@ def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
     if t.estimated:
         msg += (f"; the loads {', '.join(t.estimated)} depend on data and are counted as "
                 "the feedback-requests estimate says")
+    if t.limiter == "block dispatch":
+        msg += ("; the device starts blocks at a rate of its own (the target file's "
+                "block_dispatch_rate) and these do less work than starting them takes: "
+                "give each block more (more threads, or more elements per thread)")
     taken = sum(t.functions.values())
     if taken and taken >= _FUNCTION_SHARE * t.parts.get("arithmetic", 0.0):
         names = sorted(t.functions, key=lambda n: -t.functions[n])

@@ -81,3 +81,44 @@ def test_without_function_costs_a_call_is_one_operation():
     from mcl.hdl import load_hardware
     assert "function_costs" not in device_settings(load_hardware("fermi"))
     assert device_settings(object()) == {}
+
+
+def _translated_time(path: Path, tmp_path: Path, replace: tuple[str, str], values: dict):
+    """The feedback-time diagnostic of ``path`` with one line replaced, at hopper."""
+    from mcl.mcpl import parse, print_module
+    from mcl.translate import translate
+    source = path.read_text().replace(*replace)
+    assert replace[1] in source
+    file = tmp_path / path.name
+    file.write_text(source)
+    text = print_module(translate(check(str(file)).module, to="hopper"))
+    [d] = [d for d in feedback(check(parse(text, str(file) + "@hopper")), only={"time"},
+                               values=values) if d.code == "feedback-time"]
+    return d
+
+
+def test_many_small_blocks_wait_for_the_device_to_start_them(tmp_path):
+    """vector_add gpu_v1 at hopper, one element per thread: in blocks of 64 threads
+    its 262144 blocks take longer to start (hopper.target's block_dispatch_rate, 1.65
+    per ns: 159 µs) than its traffic to move. Measured on the H100: 161-165 µs
+    (benchmarks/results/perf/round33/dispatch_rate.json, round31/sweep_times_*.json);
+    in blocks of 256 threads the 65536 blocks take 40 µs to start and the memory
+    bounds it (72-79 µs measured)."""
+    va = MATMUL.parent / "vector_add" / "gpu_v1.mcpl"
+    sizes = {"n": 1 << 24}
+    d = _translated_time(va, tmp_path, ("nrThreads = 256;", "nrThreads = 64;"), sizes)
+    assert d.data["limiter"] == "block dispatch"
+    assert d.data["seconds"] == pytest.approx(163e-6, rel=0.1)
+    assert "give each block more" in d.message
+    d = _translated_time(va, tmp_path, ("nrThreads = 256;", "nrThreads = 256;"), sizes)
+    assert d.data["limiter"] == "memory"
+    assert d.data["parts"]["block dispatch"] == pytest.approx(65536 / 1.65e9)
+
+
+def test_the_dispatch_rate_falls_for_blocks_that_fill_half_an_smp():
+    from mcl.analyses.timing import _dispatch_rate
+    from mcl.hdl import load_hardware
+    hw = load_hardware("hopper")
+    assert _dispatch_rate(hw, 64) == _dispatch_rate(hw, 640) == pytest.approx(1.65e9)
+    assert _dispatch_rate(hw, 1024) == pytest.approx(0.88e9)
+    assert _dispatch_rate(load_hardware("fermi"), 64) is None
