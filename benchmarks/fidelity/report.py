@@ -30,6 +30,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
 import fidelity_cases as C  # noqa: E402
+import sweep_times  # noqa: E402
 
 from mcl.analyses.previous import SLOWER  # noqa: E402
 
@@ -674,6 +675,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"registers {a.get('registers')} → {b.get('registers')}, blocks "
                       f"{a.get('resident_blocks')} → {b.get('resident_blocks')} |")
     md += findings_section(res_by, tmap, args.raw, preds, ncu)
+    md += sweep_times.section(args.raw, preds, cases,
+                              {r["name"]: r["registers"] for r in ok}, args.jobs,
+                              spearman, best_time)
+    cache.write_text(json.dumps(preds) + "\n")
     if failed:
         md += ["", "## Cases the GPU side could not measure", ""]
         md += [f"* {r['name']}: {r['status']}" for r in failed]
