@@ -8,7 +8,9 @@ arithmetic is not written for: ``c3[ci, bj, eh * (bn / 2) + 4 * tj + e]`` of a
 An index is checked only where the analyses know every value it takes: each loop
 variable it names has a numeric start, step and trip count that no other loop variable
 decides, the sizes have values, and no ``if`` guards the access (a bounds test may keep
-it inside). The values are enumerated (up to :data:`_MOST` points per index), and the
+it inside), unless the index is a constant, which no test keeps inside
+(``(ta[0] + ta[1]) + (ta[2] + ta[3])`` of a ``reg float[unroll] ta`` with unroll = 2).
+The values are enumerated (up to :data:`_MOST` points per index), and the
 warning names the loop variables' values of one that leaves: a proof, not an estimate."""
 
 from __future__ import annotations
@@ -71,9 +73,14 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[int] = set()
     for a in num.accesses:
-        if a.guarded or a.conditions or id(a.node) in seen:
+        if id(a.node) in seen:
             continue
+        guarded = a.guarded or bool(a.conditions)
         for d, (index, size) in enumerate(zip(a.indices, a.sizes, strict=False)):
+            # a bounds test may keep an index that varies inside; none keeps a constant
+            constant = index is not None and not index.free_symbols
+            if guarded and not constant:
+                continue
             found = _outside(index, size, a.loops)
             if found is None:
                 continue
@@ -86,8 +93,13 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
             where = f" (at {', '.join(f'{v} = {x}' for v, x in at)})" if at else ""
             out.append(warning(
                 "feedback-out-of-bounds",
-                f"{which} ({text}) reaches {value}{where}, outside its {extent} elements "
+                (f"{which} is {value}" if constant else
+                 f"{which} ({text}) reaches {value}{where}")
+                + f", outside its {extent} element{'s' if extent != 1 else ''} "
                 f"(0 .. {extent - 1})", a.node.span,
+                (f"the index is a constant: element {value} of {a.name} does not exist "
+                 "whatever guards the access; a size the code around it is not written "
+                 "for (it names elements one by one)") if constant else
                 "a tile or work-per-thread size the index arithmetic is not written for; "
                 "choose sizes the kernel is written for, or guard the access"))
             break

@@ -96,3 +96,41 @@ def test_the_examples_have_no_index_beyond_its_dimension():
         found = [d for d in feedback(str(path), only=["ops"])
                  if d.code in ("feedback-out-of-bounds", "feedback-empty-loop")]
         assert found == [], (path, [d.message for d in found])
+
+
+_PARTIALS = """module k;
+import hopper;
+hopper void k(const int n = 4096, global float[n] out, global float[n, 64] inp) {{
+  const int unroll = {unroll};
+  foreach (int b in n / 32 blocks) {{
+    foreach (int w in 1 warps) {{
+      foreach (int t in 32 threads) {{
+        int i = b * 32 + t;
+        if (i < n) {{
+          reg float[unroll] sums;
+          for (int u = 0; u < unroll; u++) {{
+            sums[u] = inp[i, u];
+          }}
+          out[i] = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def test_a_constant_index_beyond_its_dimension_is_named_even_when_guarded(tmp_path):
+    # the partial sums are named one by one for unroll = 4; with unroll = 2, sums[2] and
+    # sums[3] do not exist (gesummv hopper_v1's sweep variant: NaN on the H100), and the
+    # bounds test around them tests i, not the constant
+    f = tmp_path / "k.mcpl"
+    f.write_text(_PARTIALS.format(unroll=2))
+    found = [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-out-of-bounds"]
+    assert [d.message for d in found] == [
+        "the index of sums is 2, outside its 2 elements (0 .. 1)",
+        "the index of sums is 3, outside its 2 elements (0 .. 1)"]
+    assert "whatever guards the access" in found[0].hint
+    f.write_text(_PARTIALS.format(unroll=4))
+    assert [d for d in feedback(str(f), only=["ops"])
+            if d.code == "feedback-out-of-bounds"] == []
