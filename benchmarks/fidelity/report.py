@@ -3,7 +3,8 @@
     python3 benchmarks/fidelity/report.py [--raw DIR] [--out DIR] [--record FILE]
 
 Reads the GPU side's results (``measure.py``: resources.json, times.json, ncu.csv
-with launch.log) from ``--raw`` (benchmarks/results/fidelity/raw), computes the
+with launch.log; sweep_times.json with sweep_rerun_times.json for the section of
+sweep_times.py) from ``--raw`` (benchmarks/results/fidelity/raw), computes the
 analyses' figures for the same cases now, and writes ``REPORT.md`` with the tables
 and a predicted-vs-measured scatter plot per quantity into ``--out``
 (benchmarks/results/fidelity), and the vendor figures per case into ``--record``
