@@ -109,6 +109,28 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     return ranked(out)
 
 
+def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None,
+                 function: str | None = None, specialize: bool = False,
+                 library: Any = None) -> list[Diagnostic]:
+    """What makes a function wrong whatever its speed at ``values`` (mcl.analyses.validity:
+    a loop that never runs, an index beyond its dimension), alone: ``mcl run`` prints it
+    before it runs the kernel. Every function, or the one named ``function``; ``library``
+    as for :func:`feedback`."""
+    checked = _checked(module_or_checked, library)
+    if checked.has_errors:
+        raise McplError(checked.errors)
+    out: list[Diagnostic] = []
+    for f in checked.module.functions:
+        hw = checked.hardware_of(f)
+        if hw is None or (function is not None and f.name != function):
+            continue
+        sym = build_kernel(f, checked, None, hw, specialize)
+        vals = parameter_values(f, values)
+        out += validity.report(sym, build_kernel(f, checked, vals, hw, specialize)
+                               if vals else sym)
+    return ranked(out)
+
+
 def _passes(only: Iterable[str] | str | None) -> set[str]:
     if not only:
         return set(PASSES)

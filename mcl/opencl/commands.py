@@ -59,7 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "reference.py `inputs` when there is one), run, compare "
                                    "with its `reference` (else with the perfect.mcpl beside "
                                    "the file, run at the same target), and print time, "
-                                   "GFLOP/s and GB/s.")
+                                   "GFLOP/s and GB/s. Before it runs, it warns of what makes "
+                                   "the kernel wrong at these sizes whatever its speed (a "
+                                   "loop that never runs, an index beyond its dimension), as "
+                                   "`mcl feedback` does.")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -165,6 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         g for g in module.functions if g.name == kernel.generated.name)
     sizes, examples = _run_sizes(args, f)
     kernel.check_scalars(sizes)
+    _warn_if_wrong(module, f.name, sizes, specialize, args)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():
         if divisibility_problems({name: d}, sizes):
@@ -320,6 +324,20 @@ class _Progress:
         self.shown = True
         print(f"\r  timing: launch {done} of {total}", end="\n" if done == total else "",
               file=sys.stderr, flush=True)
+
+
+def _warn_if_wrong(module, function: str, sizes: dict, specialize: bool,
+                   args: argparse.Namespace) -> None:
+    """Print on stderr what makes the kernel wrong whatever its speed at these sizes
+    (a loop that never runs, an index beyond its dimension: mcl.analyses.wrong_kernel),
+    before it runs: a result checked against nothing would not show it."""
+    import sys
+
+    from mcl.analyses import wrong_kernel
+    from mcl.cli import hwd_search_path, print_diagnostics
+    found = wrong_kernel(module, sizes, function, specialize, hwd_search_path(args))
+    if found:
+        print_diagnostics(found, args, stream=sys.stderr)
 
 
 def _perfect_version(file: Path, f, args: argparse.Namespace):

@@ -161,3 +161,30 @@ def test_run_of_a_kernel_above_the_target_counts_its_own_operations(opencl_devic
     assert found, out
     seconds, gflops = float(found.group(1)) * 1e-3, float(found.group(2))
     assert gflops * 1e9 * seconds == pytest.approx(2 * 64 ** 3, rel=0.1)
+
+
+def test_run_warns_of_a_kernel_wrong_at_its_sizes_before_it_runs(opencl_device, run_cli,
+                                                                 tmp_path):
+    """gesummv hopper_v1 names its partial sums one by one for unroll = 4: with unroll =
+    2 it reads ta[2] and ta[3], which do not exist. `mcl run` says so before it runs
+    (mcl.analyses.wrong_kernel), whether or not a reference then catches the result."""
+    source = (EXAMPLES / "gesummv" / "hopper_v1.mcpl").read_text()
+    assert "const int unroll = 4;" in source
+    (tmp_path / "hopper_v1.mcpl").write_text(
+        source.replace("const int unroll = 4;", "const int unroll = 2;"))
+    code, out, err = run_cli("run", tmp_path / "hopper_v1.mcpl", "--set", "n=256",
+                             "--repeat", "1")
+    assert "warning: the index of ta is 2, outside its 2 elements (0 .. 1)" in err
+    assert "[feedback-out-of-bounds]" in err
+    assert code == 0 and "UNVERIFIED" in out       # no reference beside it
+    shutil.copy(EXAMPLES / "gesummv" / "reference.py", tmp_path / "reference.py")
+    code, out, err = run_cli("run", tmp_path / "hopper_v1.mcpl", "--set", "n=256",
+                             "--repeat", "1")
+    assert "the index of ta is 2" in err and code != 0
+
+
+def test_run_prints_no_warning_for_a_kernel_written_for_its_sizes(opencl_device, run_cli):
+    code, out, err = run_cli("run", EXAMPLES / "gesummv" / "hopper_v1.mcpl", "--set", "n=256",
+                             "--repeat", "1")
+    assert code == 0, err
+    assert "feedback-out-of-bounds" not in err and "feedback-empty-loop" not in err
