@@ -124,10 +124,13 @@ def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None
         hw = checked.hardware_of(f)
         if hw is None or (function is not None and f.name != function):
             continue
-        sym = build_kernel(f, checked, None, hw, specialize)
-        vals = parameter_values(f, values)
-        out += validity.report(sym, build_kernel(f, checked, vals, hw, specialize)
-                               if vals else sym)
+        try:
+            sym = build_kernel(f, checked, None, hw, specialize)
+            vals = parameter_values(f, values)
+            out += validity.report(sym, build_kernel(f, checked, vals, hw, specialize)
+                                   if vals else sym)
+        except RecursionError:      # too deeply nested for the analyses: nothing to say
+            continue
     return ranked(out)
 
 
