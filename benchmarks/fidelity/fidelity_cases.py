@@ -20,6 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
+#: the recorded vendor figures (registers, resident blocks, counters, times) per case,
+#: which the CPU tests check the analyses against (written by report.py)
+RECORD = ROOT / "tests" / "analyses" / "fidelity" / "vendor.json"
 TARGET = "hopper"
 #: the levels on the way to the target, root first (the other branches cannot go there)
 PATH = ("perfect", "accelerator", "gpu", "nvidia", "hopper")

@@ -41,8 +41,6 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
-#: the recorded vendor figures (registers, resident blocks, counters, times)
-RECORD = HERE.parents[1] / "tests/analyses/fidelity/vendor.json"
 
 import fidelity_cases as C  # noqa: E402
 
@@ -252,7 +250,7 @@ def timing(args) -> None:
     rows = []
     cases = C.example_cases(args.kernels)
     if args.timed_sweep:    # the recorded sweep variants of these kernels too
-        recorded = {c["name"] for c in json.loads(RECORD.read_text())["cases"]}
+        recorded = {c["name"] for c in json.loads(C.RECORD.read_text())["cases"]}
         examples = C.example_cases(args.timed_sweep)
         sizes = {c.file: c.sizes for c in examples}   # timed at their example's sizes
         cases += [dataclasses.replace(c, sizes=dict(sizes[c.file]))

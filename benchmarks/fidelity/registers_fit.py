@@ -28,8 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import fidelity_cases as C  # noqa: E402
 import fidelity_predict as P  # noqa: E402
 
-RECORD = Path(__file__).resolve().parents[2] / "tests/analyses/fidelity/vendor.json"
-
 
 def _estimate(name: str) -> tuple[str, int | None]:
     case = _CASES[name]
@@ -58,7 +56,7 @@ def main() -> None:
     ap.add_argument("--split", action="store_true", help="count the two halves too")
     ap.add_argument("--offset", type=int, help="the estimate's offset (registers._OFFSET)")
     a = ap.parse_args()
-    rec = {c["name"]: c for c in json.loads(RECORD.read_text())["cases"]}
+    rec = {c["name"]: c for c in json.loads(C.RECORD.read_text())["cases"]}
     names = [n for n in rec if n in _CASES and _CASES[n].digest == rec[n]["digest"]
              and (not a.kernel or _CASES[n].kernel in a.kernel)]
     with ProcessPoolExecutor(a.j, initializer=_set_offset, initargs=(a.offset,)) as ex:

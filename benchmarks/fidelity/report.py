@@ -18,7 +18,6 @@ import argparse
 import csv
 import io
 import json
-import math
 import re
 import subprocess
 import sys
@@ -32,12 +31,12 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import fidelity_cases as C  # noqa: E402
 import sweep_times  # noqa: E402
+from ranking import best_time, run_spread, spearman  # noqa: E402
 
 from mcl.analyses.previous import SLOWER  # noqa: E402
 
 RAW = C.ROOT / "benchmarks" / "results" / "fidelity" / "raw"
 OUT = C.ROOT / "benchmarks" / "results" / "fidelity"
-RECORD = C.ROOT / "tests" / "analyses" / "fidelity" / "vendor.json"
 NCU = {"dram_read": "dram__bytes_read.sum", "dram_write": "dram__bytes_write.sum",
        "l2_read_sectors": "lts__t_sectors_srcunit_tex_op_read.sum",
        "l2_write_sectors": "lts__t_sectors_srcunit_tex_op_write.sum",
@@ -122,49 +121,6 @@ def _estimate(name: str) -> tuple[str, dict]:
 
 
 _CASES: dict[str, C.Case] = {}
-
-
-def _ranks(x: list[float], spread: float = 0.0) -> list[float]:
-    """Ranks from 0, ties averaged; with ``spread``, values within that relative
-    distance of the smallest of their group tie too (sorted, a group takes each value
-    up to (1 + spread) times its first)."""
-    order = sorted(range(len(x)), key=lambda i: x[i])
-    r = [0.0] * len(x)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and x[order[j + 1]] <= x[order[i]] * (1 + spread):
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2
-        i = j + 1
-    return r
-
-
-def best_time(first: float, second: float | None) -> float:
-    """The measured time of a version: the best launch of its two timed runs (each the
-    best of 10)."""
-    return min(first, second) if second else first
-
-
-def spearman(a: list[float], b: list[float], spread_b: float = 0.0) -> float | None:
-    """Rank correlation of ``a`` and ``b``; with ``spread_b``, values of ``b`` within
-    that relative spread of each other count as equal (see _ranks)."""
-    if len(a) < 3:
-        return None
-    ra, rb = _ranks(a), _ranks(b, spread_b)
-    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
-    va = math.sqrt(sum((x - ma) ** 2 for x in ra))
-    vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
-    return cov / (va * vb) if va and vb else None
-
-
-def run_spread(times: list[tuple[float, float | None]]) -> float | None:
-    """The run-to-run spread of a kernel: the largest relative difference between the
-    two timed runs (times.json, rerun_times.json) of one of its versions."""
-    diffs = [abs(a - b) / min(a, b) for a, b in times if a and b]
-    return max(diffs) if diffs else None
 
 
 def scatter(path: Path, xs, ys, title: str, xlabel: str, ylabel: str, log_scale=False,
@@ -352,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--raw", type=Path, default=RAW)
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--record", type=Path, default=RECORD)
+    ap.add_argument("--record", type=Path, default=C.RECORD)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--reuse", action="store_true",
                     help="take the analyses' figures from the last run's predictions.json "
@@ -679,8 +635,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{a.get('resident_blocks')} → {b.get('resident_blocks')} |")
     md += findings_section(res_by, tmap, args.raw, preds, ncu)
     md += sweep_times.section(args.raw, preds, cases,
-                              {r["name"]: r["registers"] for r in ok}, args.jobs,
-                              spearman, best_time)
+                              {r["name"]: r["registers"] for r in ok}, args.jobs)
     cache.write_text(json.dumps(preds) + "\n")
     if failed:
         md += ["", "## Cases the GPU side could not measure", ""]

@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import fidelity_cases as C
+from ranking import best_time, spearman
 
 _CASES: dict[str, C.Case] = {}
 
@@ -34,8 +35,8 @@ def _rows(path: Path) -> dict[str, dict]:
             if r.get("status") == "ok"}
 
 
-def section(raw: Path, preds: dict, cases: dict, registers: dict[str, int], jobs: int,
-            spearman, best_time) -> list[str]:
+def section(raw: Path, preds: dict, cases: dict, registers: dict[str, int],
+            jobs: int) -> list[str]:
     """REPORT.md's lines on the sweep's times (none without raw/sweep_times.json);
     ``preds`` gains the predictions it computes."""
     first, second = _rows(raw / "sweep_times.json"), _rows(raw / "sweep_rerun_times.json")

@@ -22,6 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_timing import launch_times, nvidia_queue  # noqa: E402
+
 SOURCE = r"""
 __kernel void empty(__global float* o, int never) {
   if (get_global_id(0) == never) o[0] = 1.0f;
@@ -40,27 +43,18 @@ def main() -> int:
     args = ap.parse_args()
     import pyopencl as cl
 
-    devs = [d for p in cl.get_platforms() if "NVIDIA" in p.name for d in p.get_devices()]
-    if not devs:
-        print("dispatch_rate: no NVIDIA OpenCL device (this probes the H100)", file=sys.stderr)
+    found = nvidia_queue("dispatch_rate")
+    if found is None:
         return 2
-    dev = devs[0]
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    dev, ctx, q = found
     prg = cl.Program(ctx, SOURCE).build()
     empty, add = cl.Kernel(prg, "empty"), cl.Kernel(prg, "add")
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4)
     rows = []
 
     def timed(knl, groups, local, argv):
-        for _ in range(3):
-            knl(q, (groups * local,), (local,), *argv)
-        ts = []
-        for _ in range(args.repeats):
-            e = knl(q, (groups * local,), (local,), *argv)
-            e.wait()
-            ts.append((e.profile.end - e.profile.start) * 1e-9)
-        return statistics.median(ts)
+        return statistics.median(launch_times(q, knl, (groups * local,), (local,), argv,
+                                              args.repeats))
 
     for local in (32, 64, 128, 256, 384, 512, 640, 768, 1024):
         points = []

@@ -26,6 +26,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_timing import launch_times, nvidia_queue  # noqa: E402
 
 SOURCE = r"""
 // black_scholes-shaped traffic: 3 reads, 2 writes per element
@@ -122,13 +124,10 @@ def main() -> int:
     args = ap.parse_args()
     import pyopencl as cl
 
-    devs = [d for p in cl.get_platforms() if "NVIDIA" in p.name for d in p.get_devices()]
-    if not devs:
-        print("stream_probe: no NVIDIA OpenCL device (this probes the H100)", file=sys.stderr)
+    found = nvidia_queue("stream_probe")
+    if found is None:
         return 2
-    dev = devs[0]
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    dev, ctx, q = found
     sms = dev.max_compute_units
     mf = cl.mem_flags
     rows: list[dict] = []
@@ -139,13 +138,7 @@ def main() -> int:
         return b
 
     def timed(name, knl, gsize, lsize, argv, nbytes, note=""):
-        for _ in range(3):
-            knl(q, gsize, lsize, *argv)
-        ts = []
-        for _ in range(args.repeats):
-            e = knl(q, gsize, lsize, *argv)
-            e.wait()
-            ts.append((e.profile.end - e.profile.start) * 1e-9)
+        ts = launch_times(q, knl, gsize, lsize, argv, args.repeats)
         med = statistics.median(ts)
         row = {"probe": name, "note": note, "global": gsize, "local": lsize,
                "bytes": nbytes, "median_us": med * 1e6, "min_us": min(ts) * 1e6,

@@ -110,13 +110,11 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
 
 
 def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None,
-                 function: str | None = None, specialize: bool = False,
-                 library: Any = None) -> list[Diagnostic]:
+                 function: str | None = None, specialize: bool = False) -> list[Diagnostic]:
     """What makes a function wrong whatever its speed at ``values`` (mcl.analyses.validity:
     a loop that never runs, an index beyond its dimension), alone: ``mcl run`` prints it
-    before it runs the kernel. Every function, or the one named ``function``; ``library``
-    as for :func:`feedback`."""
-    checked = _checked(module_or_checked, library)
+    before it runs the kernel. Every function, or the one named ``function``."""
+    checked = _checked(module_or_checked, None)
     if checked.has_errors:
         raise McplError(checked.errors)
     out: list[Diagnostic] = []
@@ -125,10 +123,7 @@ def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None
         if hw is None or (function is not None and f.name != function):
             continue
         try:
-            sym = build_kernel(f, checked, None, hw, specialize)
-            vals = parameter_values(f, values)
-            out += validity.report(sym, build_kernel(f, checked, vals, hw, specialize)
-                                   if vals else sym)
+            out += validity.report(*_kernels(f, checked, hw, values, specialize))
         except RecursionError:      # too deeply nested for the analyses: nothing to say
             continue
     return ranked(out)
@@ -192,15 +187,22 @@ def _want(selected: set[str], *names: str) -> bool:
     return any(n in selected for n in names)
 
 
+def _kernels(f: ast.Function, checked: Any, hw: Any, values: Mapping[str, int] | None,
+             specialize: bool) -> tuple[Kernel, Kernel]:
+    """The symbolic kernel model of ``f`` and the numeric one with ``values`` (the
+    symbolic one again where no value is known)."""
+    sym = build_kernel(f, checked, None, hw, specialize)
+    vals = parameter_values(f, values)
+    return sym, (build_kernel(f, checked, vals, hw, specialize) if vals else sym)
+
+
 def function_feedback(f: ast.Function, checked: Any, hw: Any,
                       values: Mapping[str, int] | None, selected: set[str],
                       resources: Resources | None = None,
                       specialize: bool = False) -> list[Diagnostic]:
     """The diagnostics of the selected passes for one function (``specialize``: built
     with its sizes as compile-time constants)."""
-    sym = build_kernel(f, checked, None, hw, specialize)
-    vals = parameter_values(f, values)
-    num = build_kernel(f, checked, vals, hw, specialize) if vals else sym
+    sym, num = _kernels(f, checked, hw, values, specialize)
     out: list[Diagnostic] = []
     missing: set[str] = set()
     if _want(selected, "ops"):

@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING
 import sympy
 
 from mcl.analyses.stats import viewed_arrays
+from mcl.analyses.target_settings import device_settings
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
@@ -115,7 +116,6 @@ def _dispatch_rate(hw, threads: int) -> float | None:
     """Blocks per second the device starts, for blocks of ``threads`` executing units:
     the target file's ``block_dispatch_rate`` for the smallest size listed that holds
     ``threads`` (None without a table)."""
-    from mcl.analyses.target_settings import device_settings
     table = device_settings(hw).get("block_dispatch_rate") or {}
     try:
         rates = sorted((int(size), float(rate)) for size, rate in table.items())
@@ -235,7 +235,6 @@ def _function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float
     default, precise math) and with its ``function_costs_relaxed`` (relaxed math;
     mcl.analyses.target_settings). Empty where the target file gives no costs."""
     from mcl.analyses.stats import site_executions
-    from mcl.analyses.target_settings import device_settings
     settings = device_settings(view.hardware)
     tables = [settings.get("function_costs") or {}, settings.get("function_costs_relaxed") or {}]
     out: tuple[dict[str, float], dict[str, float]] = ({}, {})

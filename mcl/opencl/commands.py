@@ -146,7 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from mcl.cli import UsageError, hwd_search_path
-    from mcl.mcpl import parse_file
+    from mcl.mcpl import check, parse_file
     from mcl.opencl.runtime import compile as compile_kernel
 
     if args.repeat < 1:
@@ -156,11 +156,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
                               hint="give the path of a .mcpl kernel"))
-    module = parse_file(args.file)
+    # checked once, for the build, the warnings and the operation counts
+    checked = check(parse_file(args.file), hwd_search_path(args))
+    module = checked.module
     ref = load_reference(file.resolve().parent)
     # a version written for sizes known at build time says so in its reference.py
     specialize = args.specialize or written_for_sizes(file, ref)
-    kernel = compile_kernel(module, args.target, args.device, function=args.function,
+    kernel = compile_kernel(checked, args.target, args.device, function=args.function,
                             search_path=hwd_search_path(args), specialize=specialize,
                             max_registers=args.max_registers, fast_math=args.fast_math)
     plan = kernel.plan
@@ -168,7 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         g for g in module.functions if g.name == kernel.generated.name)
     sizes, examples = _run_sizes(args, f)
     kernel.check_scalars(sizes)
-    _warn_if_wrong(module, f.name, sizes, specialize, args)
+    _warn_if_wrong(checked, f.name, sizes, specialize, args)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():
         if divisibility_problems({name: d}, sizes):
@@ -240,7 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("  time: nothing to launch at these sizes")
     else:
         line = f"  time {seconds * 1e3:.3f} ms (best of {args.repeat})"
-        flops, moved = _counts(module, f, plan, ref, data, hwd_search_path(args))
+        flops, moved = _counts(checked, f, plan, ref, data, hwd_search_path(args))
         if flops:
             line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
         if moved:
@@ -326,7 +328,7 @@ class _Progress:
               file=sys.stderr, flush=True)
 
 
-def _warn_if_wrong(module, function: str, sizes: dict, specialize: bool,
+def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
                    args: argparse.Namespace) -> None:
     """Print on stderr what makes the kernel wrong whatever its speed at these sizes
     (a loop that never runs, an index beyond its dimension: mcl.analyses.wrong_kernel),
@@ -334,8 +336,8 @@ def _warn_if_wrong(module, function: str, sizes: dict, specialize: bool,
     import sys
 
     from mcl.analyses import wrong_kernel
-    from mcl.cli import hwd_search_path, print_diagnostics
-    found = wrong_kernel(module, sizes, function, specialize, hwd_search_path(args))
+    from mcl.cli import print_diagnostics
+    found = wrong_kernel(checked, sizes, function, specialize)
     if found:
         print_diagnostics(found, args, stream=sys.stderr)
 
@@ -362,23 +364,22 @@ def _perfect_version(file: Path, f, args: argparse.Namespace):
     return module if g is not None and g.hardware == "perfect" else None
 
 
-def _counts(module, f, plan, ref: dict | None, data: dict, search_path=()
+def _counts(checked, f, plan, ref: dict | None, data: dict, search_path=()
             ) -> tuple[float | None, float | None]:
     """Floating-point operations and bytes moved in global memory: from the analyses'
-    operation counts, else from the example's reference.py."""
+    operation counts of the checked module, else from the example's reference.py."""
     sizes = {k: v for k, v in data.items() if not hasattr(v, "shape")}
     try:
         from mcl.analyses import operation_counts
-        from mcl.mcpl.resolve import check
         from mcl.opencl.target import load_target
 
         target = load_target(plan.target, search_path)
         # counted on the kernel as written (a translation's guards make upper bounds)
-        counts = operation_counts(f, check(module, search_path), sizes)
+        counts = operation_counts(f, checked, sizes)
         space_at_target = {space: space for space in counts.bytes}
         if f.hardware != plan.target:   # its memory spaces: those of the translated arrays
             from mcl.translate import translate
-            lowered = translate(module, to=plan.target, search_path=search_path)
+            lowered = translate(checked.module, to=plan.target, search_path=search_path)
             space_at_target = {p.space: q.space for p, q in
                                zip(f.params, lowered.function(f.name).params, strict=True)
                                if p.space}

@@ -26,6 +26,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcl.diagnostics import McplError, Span, error
 from mcl.mcpl import ast
@@ -53,6 +54,9 @@ from mcl.opencl.emit_statements import _StatementEmission
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, ViewCheck, evaluate
 from mcl.opencl.target import Target, load_target
 
+if TYPE_CHECKING:
+    from mcl.mcpl.resolve import CheckedModule
+
 
 @dataclass(frozen=True)
 class GeneratedKernel:
@@ -71,12 +75,14 @@ class GeneratedKernel:
 FAST_MATH = "-cl-fast-relaxed-math"
 
 
-def generate(module: ast.Module | str | os.PathLike[str], target: str | Target | None = None,
+def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
+             target: str | Target | None = None,
              *, function: str | None = None, search_path: Sequence[str | Path] = (),
              specialize: bool = False, fast_math: bool = False) -> list[GeneratedKernel]:
-    """OpenCL kernels and launch plans for the kernels of ``module`` (a path or a
-    parsed module). ``target``: a leaf name (default: each function's level); a
-    function written above it is translated down first. ``function`` picks one.
+    """OpenCL kernels and launch plans for the kernels of ``module`` (a path, a
+    parsed module or one already checked with ``search_path``). ``target``: a leaf
+    name (default: each function's level); a function written above it is
+    translated down first. ``function`` picks one.
     ``specialize``: every ``const`` integer parameter becomes a compile-time size
     (the runtime builds a program per value, and the OpenCL compiler folds the
     index arithmetic); by default only those that size local or private arrays.
@@ -87,7 +93,9 @@ def generate(module: ast.Module | str | os.PathLike[str], target: str | Target |
     # Code is generated only from programs the front end accepts: the generator
     # relies on the checks (foreach nesting, memory spaces, ...) having passed.
     from mcl.mcpl import check
-    checked = check(module if isinstance(module, ast.Module) else str(module), search_path)
+    from mcl.mcpl.resolve import CheckedModule
+    checked = module if isinstance(module, CheckedModule) else \
+        check(module if isinstance(module, ast.Module) else str(module), search_path)
     errors = [d for d in checked.diagnostics if d.is_error]
     if errors:
         raise McplError(errors)

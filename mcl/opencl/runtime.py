@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,8 +25,12 @@ from mcl.opencl import device as devices
 from mcl.opencl.generate import GeneratedKernel, generate
 from mcl.opencl.plan import LaunchPlan, evaluate
 
+if TYPE_CHECKING:
+    from mcl.mcpl.resolve import CheckedModule
 
-def compile(path_or_module: str | os.PathLike[str] | ast.Module, target: str | None = None,
+
+def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
+            target: str | None = None,
             device: str | None = None, *, function: str | None = None,
             search_path: Sequence[str | Path] = (), context=None, queue=None,
             specialize: bool = False, max_registers: int | None = None,

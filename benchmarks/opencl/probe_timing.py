@@ -1,0 +1,33 @@
+"""What the hand-written probes of the GPU machine share (stream_probe.py,
+dispatch_rate.py): NVIDIA's OpenCL device with a profiling queue, and the launch
+times of a kernel by OpenCL profiling events after a warm-up."""
+
+from __future__ import annotations
+
+import sys
+
+
+def nvidia_queue(script: str):
+    """(device, context, profiling queue) of the first NVIDIA OpenCL device; None, with
+    a message on stderr naming ``script``, where there is none."""
+    import pyopencl as cl
+    devs = [d for p in cl.get_platforms() if "NVIDIA" in p.name for d in p.get_devices()]
+    if not devs:
+        print(f"{script}: no NVIDIA OpenCL device (this probes the H100)", file=sys.stderr)
+        return None
+    ctx = cl.Context([devs[0]])
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return devs[0], ctx, queue
+
+
+def launch_times(queue, kernel, gsize, lsize, argv, repeats: int, warmup: int = 3
+                 ) -> list[float]:
+    """Seconds of ``repeats`` launches of ``kernel`` (events), after ``warmup`` untimed."""
+    for _ in range(warmup):
+        kernel(queue, gsize, lsize, *argv)
+    out = []
+    for _ in range(repeats):
+        e = kernel(queue, gsize, lsize, *argv)
+        e.wait()
+        out.append((e.profile.end - e.profile.start) * 1e-9)
+    return out
