@@ -133,26 +133,39 @@ static cl_int mcl_cap_registers(const char *ptx, int limit, char **capped)
 }
 """
 
+#: ``mcl_platform_name``: the name of a device's platform, which chooses the
+#: per-platform build options and whether a register limit applies.
+PLATFORM_NAME = r"""
+/* The name of device's platform in *name (allocated; the caller frees it). */
+static cl_int mcl_platform_name(cl_device_id device, char **name)
+{
+    cl_platform_id platform;
+    size_t size = 0;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
+    *name = NULL;
+    if (err == CL_SUCCESS)
+        err = clGetPlatformInfo(platform, CL_PLATFORM_NAME, 0, NULL, &size);
+    if (err != CL_SUCCESS)
+        return err;
+    *name = (char *)malloc(size + 1);
+    if (*name == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    err = clGetPlatformInfo(platform, CL_PLATFORM_NAME, size, *name, NULL);
+    (*name)[size] = 0;
+    return err;
+}
+"""
+
 #: ``mcl_takes_register_limit`` and ``mcl_rebuild_capped``: the platform's answer and
-#: the rebuild (needs :data:`CAP_REGISTERS` and the host's ``mcl_build``).
+#: the rebuild (needs :data:`CAP_REGISTERS`, :data:`PLATFORM_NAME` and the host's
+#: ``mcl_build``).
 REBUILD_CAPPED = r"""
 /* Whether the device's platform is NVIDIA's: its driver builds programs to PTX, which
  * takes a register limit (mcl.opencl.device.takes_register_limit). */
 static cl_int mcl_takes_register_limit(cl_device_id device, int *takes)
 {
-    cl_platform_id platform;
-    size_t size = 0;
-    char *name;
-    cl_int err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
-    if (err == CL_SUCCESS)
-        err = clGetPlatformInfo(platform, CL_PLATFORM_NAME, 0, NULL, &size);
-    if (err != CL_SUCCESS)
-        return err;
-    name = (char *)malloc(size + 1);
-    if (name == NULL)
-        return CL_OUT_OF_HOST_MEMORY;
-    err = clGetPlatformInfo(platform, CL_PLATFORM_NAME, size, name, NULL);
-    name[size] = 0;
+    char *name = NULL;
+    cl_int err = mcl_platform_name(device, &name);
     *takes = err == CL_SUCCESS && strstr(name, "NVIDIA") != NULL;
     free(name);
     return err;

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from mcl.opencl import vendor
+from mcl.opencl.host_c import NAMES_PLATFORM
 from mcl.opencl.host_c_registers import CAP_REGISTERS
 from tests.opencl.conftest import EXAMPLES
 
@@ -349,6 +350,75 @@ def test_the_host_on_nvidia_builds_the_program_with_the_limit(run_cli, tmp_path)
     ptx = (tmp_path / "program.bin").read_bytes().rstrip(b"\0").decode()
     assert ".maxnreg 32" in ptx
     assert ptx == vendor.cap_registers(ptx, 32)   # on every entry, once
+
+
+# ------------------------------------------------------------------ the platform's options
+
+#: Prints, per pair of arguments (platform name, key), whether the key names the platform.
+NAMES_DRIVER = r"""
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+""" + NAMES_PLATFORM + r"""
+int main(int argc, char **argv)
+{
+    int i;
+    for (i = 1; i + 1 < argc; i += 2)
+        printf("%d\n", mcl_names_platform(argv[i], argv[i + 1]));
+    return 0;
+}
+"""
+
+
+def test_the_platform_test_is_the_runtimes(tmp_path):
+    """mcl_names_platform chooses the options of a platform as LaunchPlan.options_for
+    does: the key a part of the platform's name, in any case."""
+    cc, include = _compiler()
+    (tmp_path / "names.c").write_text(NAMES_DRIVER)
+    _compile([cc, *C99, str(tmp_path / "names.c"), "-o", str(tmp_path / "names")])
+    rng = random.Random(7)
+    pairs = [("NVIDIA CUDA", "NVIDIA"), ("NVIDIA CUDA", "nvidia"), ("nvidia cuda", "NVIDIA"),
+             ("Portable Computing Language", "NVIDIA"), ("NVIDIA CUDA", ""), ("", "NVIDIA"),
+             ("", ""), ("NVIDIA", "NVIDIA CUDA"), ("AMD Accelerated Parallel Processing", "amd"),
+             ("Intel(R) OpenCL", "OPENCL")]
+    pairs += [("".join(rng.choice("aAbB ") for _ in range(rng.randint(0, 8))),
+               "".join(rng.choice("aAbB") for _ in range(rng.randint(0, 3)))) for _ in range(200)]
+    r = subprocess.run([str(tmp_path / "names"), *(x for pair in pairs for x in pair)],
+                       capture_output=True, text=True, timeout=60)
+    got = [line == "1" for line in r.stdout.split()]
+    assert got == [key.lower() in name.lower() for name, key in pairs]
+
+
+def test_the_host_builds_with_the_options_of_its_platform(run_cli, tmp_path):
+    """The create function builds with the launch plan's options for the device's
+    platform, as mcl run does (NVIDIA's: its register limit for the work-group). With the
+    key edited to name PoCL's platform, PoCL is handed NVIDIA's option, which it refuses:
+    the options reach the build."""
+    exe = _host_program(run_cli, tmp_path, 32,
+                        edit=('mcl_names_platform(name, "NVIDIA")',
+                              'mcl_names_platform(name, "portable")'))
+    pocl = [p for p in _platforms(exe) if "portable" in p.lower()]
+    if not pocl:
+        pytest.skip("no PoCL platform for the C loader")
+    r = subprocess.run([str(exe), pocl[0], str(tmp_path / "program.bin")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert r.stdout.startswith(("create failed: -43, program NULL",
+                                "create failed: -11, program NULL")), r.stdout
+
+
+def test_the_plans_options_are_in_the_host(run_cli, tmp_path):
+    code, _, err = run_cli("gen", "--host", "c", EXAMPLES / "matmul" / "hopper_v3.mcpl",
+                           "-o", tmp_path)
+    assert code == 0, err
+    header = (tmp_path / "matmul_host.h").read_text()
+    source = (tmp_path / "matmul_host.c").read_text()
+    assert 'whose name holds "NVIDIA" (in any case) it is built with ' \
+        "-cl-nv-maxrregcount=255." in header
+    assert 'if (mcl_names_platform(name, "NVIDIA"))\n        used = mcl_append(' \
+        'options, room, used, " -cl-nv-maxrregcount=255");' in source
+    assert source.index("mcl_platform_options(device, options, sizeof options)") \
+        < source.index("clCreateProgramWithSource")
 
 
 # ------------------------------------------------------------------ the command line
