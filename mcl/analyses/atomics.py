@@ -93,10 +93,8 @@ class AtomicsAnalysis:
         n = _number(updates)
         if hw is None or n is None or site.target is None or site.target.space is None:
             return None
-        latency, clock = update_latency(hw, site.target), hw.clock_frequency()
-        if latency is None or not clock:
-            return None
-        return n * float(latency) / float(clock)
+        each = update_seconds(hw, site.target)
+        return n * each[0] if each is not None else None
 
     def _chosen_seconds(self, num: Kernel | None, i: int, total: sympy.Expr) -> float | None:
         """Elements chosen by data: some element takes at least its share of the
@@ -143,15 +141,9 @@ class AtomicsAnalysis:
             msg = (f"{f.site.name}({target}, ...): each element is updated by each of "
                    f"{who}: {amount} updates of one element, serialised")
             space = f.site.target.space if f.site.target is not None else None
-            latency = update_latency(hw, f.site.target) if hw is not None and space else None
-            if f.seconds is not None:
-                if latency == hw.memory_latency(space):
-                    how = f"one {space} memory latency of {number_text(latency)} cycles each"
-                else:
-                    from mcl.analyses.traffic import write_back_cache
-                    how = (f"{number_text(latency)} cycles each: integer updates run in the "
-                           f"{write_back_cache(hw, space).name}")
-                msg += f"; at least {time_text(f.seconds)} ({how})"
+            each = update_seconds(hw, f.site.target) if hw is not None and space else None
+            if f.seconds is not None and each is not None:
+                msg += f"; at least {time_text(f.seconds)} ({each[1]})"
             significant = f.seconds is None or f.least_s is None or \
                 f.seconds >= SIGNIFICANT * f.least_s
             if f.seconds is not None and f.least_s is not None:
@@ -172,6 +164,39 @@ class AtomicsAnalysis:
         return out
 
 
+def update_seconds(hw: Any, target: Any) -> tuple[float, str] | None:
+    """Seconds between two updates of one element of ``target`` that queue, and how the
+    message says so. Integer updates of memory that a cache holds run in that cache
+    (an H100's L2): where the target file measures how far apart the cache performs
+    them (``atomic_update_interval``: 0.74 ns on the H100, benchmarks/opencl/
+    atomic_rate.py), that interval; else the latency of the cache's link to the
+    execution units (:func:`update_latency`; the H100's 200 cycles are 100 ns, which
+    histogram hopper_v1's 1056 updates of each bin would take 107 µs: the whole kernel
+    takes 92). A float atomicAdd of OpenCL 1.2 (a compare-and-swap loop) and other
+    memories: the memory's latency."""
+    from mcl.analyses.target_settings import device_settings
+    from mcl.analyses.traffic import write_back_cache
+    latency, clock = update_latency(hw, target), hw.clock_frequency()
+    space = target.space
+    cache = write_back_cache(hw, space) if space else None
+    interval = device_settings(hw).get("atomic_update_interval")
+    if _integer(target) and cache is not None and isinstance(interval, int | float) \
+            and interval > 0:
+        return float(interval), (f"{time_text(float(interval))} apart: the {cache.name} "
+                                 f"performs integer updates of one element back to back")
+    if latency is None or not clock:
+        return None
+    seconds = float(latency) / float(clock)
+    if latency == hw.memory_latency(space):
+        return seconds, f"one {space} memory latency of {number_text(latency)} cycles each"
+    return seconds, (f"{number_text(latency)} cycles each: integer updates run in the "
+                     f"{cache.name}")
+
+
+def _integer(target: Any) -> bool:
+    return getattr(getattr(target.symbol, "type", None), "name", None) in ("int", "long")
+
+
 def update_latency(hw: Any, target: Any) -> float | None:
     """Cycles one atomic update of ``target`` takes: an integer update runs in the
     cache that holds the memory (an H100's L2 performs atomics: the latency of its link
@@ -180,8 +205,7 @@ def update_latency(hw: Any, target: Any) -> float | None:
     from mcl.analyses.timing import cache_link
     from mcl.analyses.traffic import write_back_cache
     latency = hw.memory_latency(target.space)
-    typ = getattr(getattr(target.symbol, "type", None), "name", None)
-    if typ in ("int", "long"):
+    if _integer(target):
         cache = write_back_cache(hw, target.space)
         link = cache_link(hw, cache) if cache is not None else None
         if link is not None and link.latency is not None:

@@ -60,9 +60,11 @@ def simplified(e: sympy.Expr | float | int) -> sympy.Expr:
 
 
 def time_text(s: float) -> str:
-    """Seconds as a person reads them: 1.2 s, 3.45 ms, 12.3 µs."""
+    """Seconds as a person reads them: 1.2 s, 3.45 ms, 12.3 µs, 0.74 ns."""
     if s >= 1:
         return f"{s:.3g} s"
     if s >= 1e-3:
         return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} µs"
+    if s >= 1e-7 or s == 0:
+        return f"{s * 1e6:.3g} µs"
+    return f"{s * 1e9:.3g} ns"

@@ -89,14 +89,39 @@ def test_conditions_that_fix_the_updating_unit(tmp_path, guard, updates):
 
 
 def test_integer_updates_run_in_the_l2_and_data_chosen_ones_take_their_share():
-    """histogram hopper_v1: the final integer atomicAdd into hist takes the L2's 200
-    cycles per update (not the 600 of device memory; the H100 measured 0.098 ms for
-    the whole kernel); the updates of l_hist chosen by the data are at least n over
-    all elements of every block's copy for the most updated one."""
+    """histogram hopper_v1: the final integer atomicAdd into hist: the L2 performs the
+    updates of one element 0.74 ns apart (hopper.target's atomic_update_interval,
+    measured by benchmarks/opencl/atomic_rate.py), not one L2 latency (200 cycles) each,
+    which would make its 1056 updates of each bin take 107 µs where the H100 measured
+    0.092-0.098 ms for the whole kernel; the updates of l_hist chosen by the data are at
+    least n over all elements of every block's copy for the most updated one."""
     found = _atomics(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     final = next(d for d in found if "hist[k]" in d.message)
-    hw = load_hardware("hopper")
-    assert "integer updates run in the l2" in final.message
-    assert final.data["seconds"] == pytest.approx(1056 * 200 / hw.clock_frequency())
+    assert "0.74 ns apart: the l2 performs integer updates of one element back to back" \
+        in final.message, final.message
+    assert final.data["seconds"] == pytest.approx(1056 * 0.74e-9)
     chosen = next(d for d in found if "chosen by the data" in d.message)
     assert "the most updated element takes at least its share" in chosen.message
+
+
+def test_without_a_measured_interval_an_update_takes_the_caches_latency():
+    """A description whose target file measures no interval (fermi): an integer update
+    of global memory takes the latency of the L2's link; a float one (a compare-and-swap
+    loop) the memory's latency, on hopper too."""
+    from types import SimpleNamespace
+
+    from mcl.analyses.atomics import update_latency, update_seconds
+
+    def target(typ):
+        return SimpleNamespace(space="global", symbol=SimpleNamespace(
+            type=SimpleNamespace(name=typ)))
+
+    fermi = load_hardware("fermi")
+    seconds, how = update_seconds(fermi, target("int"))
+    assert seconds == pytest.approx(update_latency(fermi, target("int"))
+                                    / fermi.clock_frequency())
+    assert "cycles each" in how
+    hopper = load_hardware("hopper")
+    seconds, how = update_seconds(hopper, target("float"))
+    assert seconds == pytest.approx(hopper.memory_latency("global") / hopper.clock_frequency())
+    assert how.startswith("one global memory latency of")
