@@ -204,10 +204,14 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
         span = next((lp.node.span for lp in view.sym.foreach_loops()), None)
     holder = occ.holder.name
     regs = ""
+    up = _registers_headroom(view, occ)
+    fit = (f"{occ.resident} {occ.unit}{'s fit' if occ.resident != 1 else ' fits'} up to "
+           f"{up} registers per thread") if up else ""
     if occ.registers is not None:
-        regs = (f" (about {occ.registers} registers per thread, estimated)"
+        regs = (f" (about {occ.registers} registers per thread, estimated"
                 if occ.registers_source == "estimated"
-                else f" ({occ.registers} registers per thread, {occ.registers_source})")
+                else f" ({occ.registers} registers per thread, {occ.registers_source}")
+        regs += f"; {fit})" if fit else ")"
     if occ.resident >= occ.slots:
         d = info("feedback-occupancy",
                  f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}{regs}", span)
@@ -232,13 +236,33 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
                          f"{holder}; it spills what does not fit, so measure)")
         msg = (f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}"
                + (f", limited by {', '.join(occ.limiting)} ({reasons})" if occ.limiting
-                  else regs))
+                  else regs)
+               + (f"; {fit}" if fit and "registers" in occ.limiting else ""))
         d = warning("feedback-occupancy", msg, span, hint)
     d.data.update(unit=occ.unit, holder=holder, resident=occ.resident, slots=occ.slots,
                   limiting=occ.limiting, registers=occ.registers,
                   registers_source=occ.registers_source,
-                  limits={k: v for k, (v, _) in occ.limits.items()})
+                  limits={k: v for k, (v, _) in occ.limits.items()},
+                  registers_headroom=up)
     return [d]
+
+
+def _registers_headroom(view: KernelView, occ) -> int | None:
+    """The most registers per thread with which as many blocks stay resident (at most
+    what the compiler may take for the block): how far the count, estimated or the
+    compiler's, is from losing a block to registers. None without a register count."""
+    from mcl.analyses.occupancy import occupancy_by_registers
+    from mcl.analyses.resources import max_registers
+    if occ.registers is None or not occ.threads:
+        return None
+    cap = max_registers(view.hardware, occ.threads)
+    best = None
+    for r in range(max(1, occ.registers), (cap or occ.registers) + 1):
+        fits = occupancy_by_registers(view, r, occ.threads)
+        if fits is None or fits < occ.resident:
+            break
+        best = r
+    return best
 
 
 #: the largest share of its registers a limit may take from a kernel for one more block.

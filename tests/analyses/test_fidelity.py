@@ -221,6 +221,35 @@ def test_feedback_says_whose_register_count_it_prints():
     assert any("(estimated)" in d.message for d in estimated)
 
 
+def test_feedback_says_how_far_the_count_is_from_losing_a_block():
+    """The occupancy message gives the most registers per thread with which as many
+    blocks stay resident: how near the count, estimated or the compiler's, is to losing
+    a block (convolution hopper_v5: about 66 estimated, 7 blocks up to 72, which is what
+    the compiler takes; matmul hopper_v5: 127 of the 128 that keep 2 blocks)."""
+    import mcl
+    from mcl.analyses import Resources
+
+    def occupancy(name, resources=None):
+        checked = mcl.check(str(ROOT / "examples" / name))
+        (d,) = [d for d in mcl.feedback(checked, only=["occupancy"], resources=resources)
+                if d.code == "feedback-occupancy"]
+        return d
+
+    d = occupancy("convolution/hopper_v5.mcpl")
+    assert "about 66 registers per thread (estimated)" in d.message, d.message
+    assert d.message.endswith("; 7 blocks fit up to 72 registers per thread"), d.message
+    assert d.data["registers_headroom"] == 72
+    compiler = BY_NAME["convolution/hopper_v5"]["registers"]
+    d = occupancy("convolution/hopper_v5.mcpl",
+                  {"convolution": Resources(compiler, "NVIDIA compiler")})
+    assert compiler == 72 and d.data["resident"] == 7
+    assert d.message.endswith("; 7 blocks fit up to 72 registers per thread"), d.message
+    d = occupancy("matmul/hopper_v5.mcpl", {"matmul": Resources(127, "NVIDIA compiler")})
+    assert d.message.endswith("; 2 blocks fit up to 128 registers per thread"), d.message
+    d = occupancy("vector_add/hopper_v1.mcpl", {"vector_add": Resources(32, "NVIDIA compiler")})
+    assert d.message.endswith("; 8 blocks fit up to 32 registers per thread"), d.message
+
+
 def test_without_an_nvidia_device_the_cli_falls_back_to_the_estimate():
     from mcl.opencl.vendor import nvidia_device, resources_of
     if nvidia_device() is not None:
