@@ -1,0 +1,126 @@
+"""How the H100's device memory answers the bytes a kernel keeps in flight: a kernel
+that reads 256 MB as runs of 4 floats (float4) in a grid-stride loop, each work-item
+with U independent loads outstanding (U = 1 .. 8, a build-time size), over grids of
+k work-groups per SM (all resident at once) of 64 or 256 work-items, timed with OpenCL
+profiling events (median of --repeats after warm-up; the sum checked against numpy).
+Bytes in flight, as mcl.analyses.timing counts them: warps x U x 512 B. Their
+throughput against the model's memory time, bytes / bandwidth x (1 + (bandwidth x
+latency / bytes in flight)^p)^(1/p) with the description's latency: the bandwidth the
+reads reach with the most in flight and the exponent p that fits best (p = 1, the sum
+of the two times, was the model's assumption), written to inflight.json.
+
+    python benchmarks/opencl/inflight_probe.py --out DIR
+
+Exits 2 without an NVIDIA OpenCL device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_timing import launch_times, nvidia_queue  # noqa: E402
+
+SOURCE = r"""
+__kernel void reads(__global const float4* a, __global float* out, int n4) {
+  int stride = get_global_size(0);
+  float4 acc = (float4)(0.0f);
+  int i = get_global_id(0);
+  for (; i + (U - 1) * stride < n4; i += U * stride) {
+    float4 v[U];
+    #pragma unroll
+    for (int u = 0; u < U; u++) v[u] = a[i + u * stride];
+    #pragma unroll
+    for (int u = 0; u < U; u++) acc += v[u];
+  }
+  for (; i < n4; i += stride) acc += a[i];
+  out[get_global_id(0)] = acc.x + acc.y + acc.z + acc.w;
+}
+"""
+
+SMS = 132
+LATENCY_S = 600 / 1.98e9     # hopper.hdl: device memory latency, 600 cycles at 1980 MHz
+REQUEST = 512                # bytes a warp's float4 load takes (timing's _REQUEST x RUN)
+
+
+def model(bytes_: float, inflight: float, bw: float, p: float) -> float:
+    return bytes_ / bw * (1 + (bw * LATENCY_S / inflight) ** p) ** (1 / p)
+
+
+def fit(rows: list[dict]) -> dict:
+    """The bandwidth and exponent that fit the times best (least squares on log time)."""
+    best = None
+    top = max(r["bytes"] / r["seconds"] for r in rows)
+    for bw in np.linspace(0.9 * top, 1.2 * top, 61):
+        for p in np.linspace(0.5, 8, 151):
+            err = sum((np.log(model(r["bytes"], r["inflight"], bw, p)) - np.log(r["seconds"]))
+                      ** 2 for r in rows)
+            if best is None or err < best[0]:
+                best = (err, bw, p)
+    sum_err = min(sum((np.log(model(r["bytes"], r["inflight"], bw, 1.0))
+                       - np.log(r["seconds"])) ** 2 for r in rows)
+                  for bw in np.linspace(0.9 * top, 1.2 * top, 61))
+    n = len(rows)
+    return {"bandwidth": float(best[1]), "p": float(best[2]),
+            "rms_log_error": float(np.sqrt(best[0] / n)),
+            "rms_log_error_p1": float(np.sqrt(sum_err / n)), "top_throughput": float(top)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--mbytes", type=int, default=256)
+    args = ap.parse_args()
+    import pyopencl as cl
+
+    found = nvidia_queue("inflight_probe")
+    if found is None:
+        return 2
+    dev, ctx, q = found
+    n4 = args.mbytes * (1 << 20) // 16
+    rng = np.random.default_rng(1)
+    host = rng.random(n4 * 4, dtype=np.float32)
+    a = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * SMS * 8 * 256)
+    want = float(host.astype(np.float64).sum())
+    rows = []
+    for unroll in (1, 2, 4, 8):
+        knl = cl.Kernel(cl.Program(ctx, SOURCE).build(options=[f"-DU={unroll}"]), "reads")
+        for local in (64, 256):
+            for per_sm in (1, 2, 4, 8):
+                groups = SMS * per_sm
+                glob = groups * local
+                argv = [a, out, np.int32(n4)]
+                knl(q, (glob,), (local,), *argv).wait()
+                got = np.empty(glob, np.float32)
+                cl.enqueue_copy(q, got, out)
+                if abs(float(got.astype(np.float64).sum()) - want) > 1e-3 * want:
+                    print(f"U={unroll} local={local} k={per_sm}: wrong sum", file=sys.stderr)
+                    return 1
+                t = statistics.median(launch_times(q, knl, (glob,), (local,), argv,
+                                                   args.repeats))
+                warps = groups * local // 32
+                row = {"unroll": unroll, "local": local, "groups_per_sm": per_sm,
+                       "inflight": warps * unroll * REQUEST, "bytes": n4 * 16, "seconds": t}
+                rows.append(row)
+                print(f"U={unroll} local={local:4d} k={per_sm}: in flight "
+                      f"{row['inflight'] / 2**20:7.2f} MB, {t * 1e6:8.1f} us, "
+                      f"{row['bytes'] / t / 1e9:7.0f} GB/s", flush=True)
+    result = {"device": dev.name, "driver": dev.driver_version, "latency_s": LATENCY_S,
+              "rows": rows, "fit": fit(rows)}
+    print(json.dumps(result["fit"]))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "inflight.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
