@@ -550,9 +550,12 @@ def main(argv: list[str] | None = None) -> int:
             if r.get("status") == "ok"} if warm_path.exists() and times.get("cold") else {}
     md += ["", "## Time of the examples", "",
            "Predicted: the `time` pass of the feedback (mcl.analyses.timing) with the "
-           "compiler's registers: the largest of the compulsory traffic at the memory "
-           "bandwidth plus the latency the resident warps cannot hide (1 / (1 / bandwidth + "
-           "latency / bytes in flight)), arithmetic at peak, accesses at the load-store "
+           "compiler's registers: the largest of the compulsory traffic at the bandwidth "
+           "a kernel reaches (hopper.target's sustained_bandwidth, 2.88 TB/s, measured by "
+           "benchmarks/opencl/inflight_probe.py) combined with the latency the resident "
+           "warps cannot hide as (T_b^2 + T_l^2)^(1/2) (hopper.target's "
+           "memory_queue_exponent, fitted by the same probe; before round 35 their sum at "
+           "the description's 3.35 TB/s), arithmetic at peak, accesses at the load-store "
            "units' rate, "
            "shared-memory accesses at the banks' rate times the bank-conflict degree, "
            "the traffic the resident warps keep in flight over the memory latency (where "

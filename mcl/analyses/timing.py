@@ -3,9 +3,12 @@ found. Each part is the time one resource needs at its full rate; the prediction
 the largest, and its name says what limits the kernel:
 
 * ``memory``: the compulsory traffic (each element of the parameters' arrays once)
-  at the description's bandwidth to device memory, plus the ``latency`` part below
-  (a request waits for the memory's latency and for its turn on the interface, so
-  the traffic moves at 1 / (1 / bandwidth + latency / bytes in flight));
+  at the bandwidth a kernel reaches from device memory (the target file's
+  ``sustained_bandwidth``, measured; else the description's), combined with the
+  ``latency`` part below as (T_b^q + T_l^q)^(1/q): a request waits for the memory's
+  latency and for its turn on the interface (the target file's
+  ``memory_queue_exponent`` q, 2 on the H100 where its reads were timed against the
+  warps keeping them in flight; 1, the sum of the two, without one);
 * ``arithmetic``: the floating-point operations at the peak rate, a call of a built-in
   function or a float division at what it costs in multiply-adds with the target's
   compiler (its target file's ``function_costs``: with NVIDIA's precise math on the
@@ -217,6 +220,28 @@ def _passes(view: KernelView, space: str, lane) -> float | None:
             passes *= max(trips, 1.0)
         most = max(most or 0.0, passes)
     return most
+
+
+def _sustained_bandwidth(hw, space: str) -> float | None:
+    """The bandwidth of ``space`` that the time model moves traffic at: what the
+    target file measured a kernel to reach (``sustained_bandwidth``: on the H100
+    2.88 TB/s of the description's 3.35, benchmarks/opencl/inflight_probe.py, round
+    35), else the description's."""
+    bw = hw.memory_bandwidth(space)
+    sustained = device_settings(hw).get("sustained_bandwidth")
+    if bw and isinstance(sustained, int | float) and 0 < sustained <= float(bw):
+        return float(sustained)
+    return bw
+
+
+def _queue_exponent(hw) -> float:
+    """How the traffic's time at the bandwidth (T_b) and the time its latency takes
+    with the bytes in flight (T_l) make the memory part: (T_b^q + T_l^q)^(1/q). q = 1,
+    their sum, has every request wait for the latency and for all others ahead of it;
+    the target file's ``memory_queue_exponent`` is what fits the device (the H100's
+    reads against the warps that keep them in flight: 2, inflight_probe.py)."""
+    q = device_settings(hw).get("memory_queue_exponent")
+    return float(q) if isinstance(q, int | float) and q >= 1 else 1.0
 
 
 def _lane_loads(view: KernelView, space: str, lane):
@@ -553,7 +578,7 @@ def predicted_time(view: KernelView, occupancy=None,
         return None
     space = main_space(k)
     peak = hw.peak_flops()
-    bw = hw.memory_bandwidth(space) if space else None
+    bw = _sustained_bandwidth(hw, space) if space else None
     parts: dict[str, float] = {}
     c = counts_of_kernel(k)
     cb = _num(compulsory_bytes(k, space)) if space and bw else None
@@ -609,9 +634,9 @@ def predicted_time(view: KernelView, occupancy=None,
             rate = warps * inflight / (float(latency) / clock)
             parts["latency"] = cb / rate
             if "memory" in parts:
-                # a request waits for the latency and for its turn on the interface:
-                # the traffic moves at 1 / (1 / bandwidth + latency / bytes in flight)
-                parts["memory"] += parts["latency"]
+                # a request waits for the latency and for its turn on the interface
+                q = _queue_exponent(hw)
+                parts["memory"] = (parts["memory"] ** q + parts["latency"] ** q) ** (1 / q)
 
     found = lockstep_loop(view)
     issue = _issue_rate(hw, found[1]) if found else None
