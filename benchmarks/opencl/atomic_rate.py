@@ -16,7 +16,6 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, nvidia_queue  # noqa: E402
+from probe_timing import launch_times, probe_setup  # noqa: E402
 
 SOURCE = r"""
 __kernel void every(__global int* x) { atomic_add(x, 1); }
@@ -45,16 +44,12 @@ def _slope(points: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--repeats", type=int, default=10)
-    args = ap.parse_args()
-    import pyopencl as cl
-
-    found = nvidia_queue("atomic_rate")
+    found = probe_setup(__doc__, "atomic_rate", 10)
     if found is None:
         return 2
-    dev, ctx, q = found
+    args, dev, ctx, q = found
+    import pyopencl as cl
+
     prg = cl.Program(ctx, SOURCE).build()
     x = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * LOCAL)
     zero = np.zeros(LOCAL, np.int32)

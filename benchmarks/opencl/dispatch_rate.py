@@ -14,7 +14,6 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, nvidia_queue  # noqa: E402
+from probe_timing import launch_times, probe_setup  # noqa: E402
 
 SOURCE = r"""
 __kernel void empty(__global float* o, int never) {
@@ -37,16 +36,12 @@ __kernel void add(__global float* c, __global const float* a, __global const flo
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--repeats", type=int, default=20)
-    args = ap.parse_args()
-    import pyopencl as cl
-
-    found = nvidia_queue("dispatch_rate")
+    found = probe_setup(__doc__, "dispatch_rate", 20)
     if found is None:
         return 2
-    dev, ctx, q = found
+    args, dev, ctx, q = found
+    import pyopencl as cl
+
     prg = cl.Program(ctx, SOURCE).build()
     empty, add = cl.Kernel(prg, "empty"), cl.Kernel(prg, "add")
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4)

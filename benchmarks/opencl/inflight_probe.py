@@ -16,7 +16,6 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, nvidia_queue  # noqa: E402
+from probe_timing import launch_times, probe_setup  # noqa: E402
 
 SOURCE = r"""
 __kernel void reads(__global const float4* a, __global float* out, int n4) {
@@ -73,17 +72,14 @@ def fit(rows: list[dict]) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--mbytes", type=int, default=256)
-    args = ap.parse_args()
-    import pyopencl as cl
-
-    found = nvidia_queue("inflight_probe")
+    def more(ap):
+        ap.add_argument("--mbytes", type=int, default=256)
+    found = probe_setup(__doc__, "inflight_probe", 10, more)
     if found is None:
         return 2
-    dev, ctx, q = found
+    args, dev, ctx, q = found
+    import pyopencl as cl
+
     n4 = args.mbytes * (1 << 20) // 16
     rng = np.random.default_rng(1)
     host = rng.random(n4 * 4, dtype=np.float32)

@@ -1,10 +1,13 @@
 """What the hand-written probes of the GPU machine share (stream_probe.py,
-dispatch_rate.py): NVIDIA's OpenCL device with a profiling queue, and the launch
-times of a kernel by OpenCL profiling events after a warm-up."""
+dispatch_rate.py, atomic_rate.py, inflight_probe.py): their command line (--out,
+--repeats), NVIDIA's OpenCL device with a profiling queue, and the launch times of a
+kernel by OpenCL profiling events after a warm-up."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 
 
 def nvidia_queue(script: str):
@@ -31,3 +34,17 @@ def launch_times(queue, kernel, gsize, lsize, argv, repeats: int, warmup: int = 
         e.wait()
         out.append((e.profile.end - e.profile.start) * 1e-9)
     return out
+
+
+def probe_setup(doc: str, script: str, repeats: int, extra=None):
+    """(arguments, device, context, queue) of a probe whose docstring is ``doc``: its
+    command line (--out DIR, --repeats N with ``repeats`` by default, and what ``extra``
+    adds to the parser) and :func:`nvidia_queue`; None where there is no NVIDIA device."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--repeats", type=int, default=repeats)
+    if extra is not None:
+        extra(ap)
+    args = ap.parse_args()
+    found = nvidia_queue(script)
+    return None if found is None else (args, *found)

@@ -16,7 +16,6 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -27,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, nvidia_queue  # noqa: E402
+from probe_timing import launch_times, probe_setup  # noqa: E402
 
 SOURCE = r"""
 // black_scholes-shaped traffic: 3 reads, 2 writes per element
@@ -118,16 +117,12 @@ __kernel void bs_vec4_cs(__global float4* o1, __global float4* o2, __global cons
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--repeats", type=int, default=30)
-    args = ap.parse_args()
-    import pyopencl as cl
-
-    found = nvidia_queue("stream_probe")
+    found = probe_setup(__doc__, "stream_probe", 30)
     if found is None:
         return 2
-    dev, ctx, q = found
+    args, dev, ctx, q = found
+    import pyopencl as cl
+
     sms = dev.max_compute_units
     mf = cl.mem_flags
     rows: list[dict] = []
