@@ -251,18 +251,10 @@ def _registers_headroom(view: KernelView, occ) -> int | None:
     """The most registers per thread with which as many blocks stay resident (at most
     what the compiler may take for the block): how far the count, estimated or the
     compiler's, is from losing a block to registers. None without a register count."""
-    from mcl.analyses.occupancy import occupancy_by_registers
-    from mcl.analyses.resources import max_registers
+    from mcl.analyses.occupancy import registers_for_blocks
     if occ.registers is None or not occ.threads:
         return None
-    cap = max_registers(view.hardware, occ.threads)
-    best = None
-    for r in range(max(1, occ.registers), (cap or occ.registers) + 1):
-        fits = occupancy_by_registers(view, r, occ.threads)
-        if fits is None or fits < occ.resident:
-            break
-        best = r
-    return best
+    return registers_for_blocks(view, occ.resident, occ.threads)
 
 
 #: the largest share of its registers a limit may take from a kernel for one more block.
@@ -277,14 +269,14 @@ _LIMIT_SHARE = 0.22
 def _registers_for_one_more(view: KernelView, occ) -> int | None:
     """The most registers per thread that let one more block be resident, where that is
     at most :data:`_LIMIT_SHARE` below what the kernel uses; else None."""
-    from mcl.analyses.occupancy import occupancy_by_registers
+    from mcl.analyses.occupancy import registers_for_blocks
     if occ.registers is None or not occ.threads:
         return None
-    for r in range(occ.registers - 1, max(16, int((1 - _LIMIT_SHARE) * occ.registers)) - 1, -1):
-        more = occupancy_by_registers(view, r, occ.threads)
-        if more is not None and more > occ.resident:
-            return r
-    return None
+    r = registers_for_blocks(view, occ.resident + 1, occ.threads)
+    if r is None:
+        return None
+    r = min(r, occ.registers - 1)
+    return r if r >= max(16, int((1 - _LIMIT_SHARE) * occ.registers)) else None
 
 
 # --------------------------------------------------------------------------- warps

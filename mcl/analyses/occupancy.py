@@ -147,6 +147,18 @@ def occupancy_by_registers(view: KernelView, regs: int, threads: int) -> int | N
     return min(fits) if fits else None
 
 
+
+def registers_for_blocks(view: KernelView, blocks: int, threads: int) -> int | None:
+    """The most registers per thread (at most what the compiler may take for a block of
+    ``threads``) with which a holder keeps ``blocks`` blocks resident; None where even
+    one register per thread does not."""
+    cap = max_registers(view.hardware, threads)
+    for r in range(cap or 0, 0, -1):
+        fits = occupancy_by_registers(view, r, threads)
+        if fits is not None and fits >= blocks:
+            return r
+    return None
+
 def occupancy(view: KernelView) -> Occupancy | None:
     """How many units of the outermost par_unit with slots fit on its holder."""
     hw = view.hardware
