@@ -16,15 +16,13 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import json
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, probe_setup  # noqa: E402
+from probe_timing import line_fit, median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
 __kernel void every(__global int* x) { atomic_add(x, 1); }
@@ -34,13 +32,6 @@ __kernel void empty(__global int* x, int never) { if (get_global_id(0) == never)
 """
 
 LOCAL = 256
-
-
-def _slope(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """(seconds per unit, seconds at none) of a least-squares line."""
-    xs, ys = np.array([p[0] for p in points]), np.array([p[1] for p in points])
-    a, b = np.polyfit(xs, ys, 1)
-    return float(a), float(b)
 
 
 def main() -> int:
@@ -72,17 +63,14 @@ def main() -> int:
                 if seen != want:
                     print(f"{name}: {seen} updates counted, {want} made", file=sys.stderr)
                     return 1
-            t = statistics.median(launch_times(q, knl, (groups * LOCAL,), (LOCAL,), argv,
-                                               args.repeats))
+            t = median_time(q, knl, (groups * LOCAL,), (LOCAL,), argv, args.repeats)
             points.append((updates[name](groups), t))
             print(f"{name:6s} {groups:6d} groups: {t * 1e6:9.2f} us", flush=True)
-        per, fixed = _slope(points)
+        per, fixed = line_fit(points)
         result[name] = {"points": points, "seconds_per_update": per, "fixed_seconds": fixed}
         print(f"{name}: {per * 1e9:.3f} ns per update of one element (per work-group for "
               f"empty), {fixed * 1e6:.2f} us fixed", flush=True)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "atomic_rate.json").write_text(json.dumps(result, indent=1) + "\n")
+    save(args.out, "atomic_rate.json", result)
     return 0
 
 

@@ -14,15 +14,13 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import json
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, probe_setup  # noqa: E402
+from probe_timing import line_fit, median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
 __kernel void empty(__global float* o, int never) {
@@ -48,8 +46,7 @@ def main() -> int:
     rows = []
 
     def timed(knl, groups, local, argv):
-        return statistics.median(launch_times(q, knl, (groups * local,), (local,), argv,
-                                              args.repeats))
+        return median_time(q, knl, (groups * local,), (local,), argv, args.repeats)
 
     for local in (32, 64, 128, 256, 384, 512, 640, 768, 1024):
         points = []
@@ -58,13 +55,12 @@ def main() -> int:
             t = timed(empty, groups, local, (out, np.int32(-1)))
             points.append((groups, t))
             rows.append({"kernel": "empty", "local": local, "groups": groups, "median_s": t})
-        g = np.array([p[0] for p in points], float)
-        t = np.array([p[1] for p in points])
-        slope, fixed = np.polyfit(g, t, 1)
+        slope, fixed = line_fit(points)
         rows.append({"kernel": "empty", "local": local, "fit": True,
                      "groups_per_s": 1 / slope, "fixed_s": fixed})
         print(f"empty, {local:4d} work-items: {1 / slope / 1e9:6.3f} work-groups per ns, "
-              f"fixed {fixed * 1e6:5.2f} us; at 2^20 groups {t[-1] * 1e6:8.1f} us", flush=True)
+              f"fixed {fixed * 1e6:5.2f} us; at 2^20 groups {points[-1][1] * 1e6:8.1f} us",
+              flush=True)
     n = 1 << 24
     bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * n) for _ in range(3)]
     for b in bufs:
@@ -74,10 +70,7 @@ def main() -> int:
         rows.append({"kernel": "vector_add", "local": local, "groups": n // local, "median_s": t})
         print(f"vector_add 2^24, {local:4d} work-items: {t * 1e6:8.1f} us "
               f"({n // local} work-groups)", flush=True)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "dispatch_rate.json").write_text(
-            json.dumps({"device": dev.name, "rows": rows}, indent=1))
+    save(args.out, "dispatch_rate.json", {"device": dev.name, "rows": rows})
     return 0
 
 

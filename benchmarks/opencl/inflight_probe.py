@@ -17,14 +17,13 @@ Exits 2 without an NVIDIA OpenCL device.
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, probe_setup  # noqa: E402
+from probe_timing import median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
 __kernel void reads(__global const float4* a, __global float* out, int n4) {
@@ -43,32 +42,39 @@ __kernel void reads(__global const float4* a, __global float* out, int n4) {
 }
 """
 
-SMS = 132
-LATENCY_S = 600 / 1.98e9     # hopper.hdl: device memory latency, 600 cycles at 1980 MHz
-REQUEST = 512                # bytes a warp's float4 load takes (timing's _REQUEST x RUN)
+#: bytes a warp's float4 load takes, as mcl.analyses.timing counts it (a request per run)
+REQUEST = 512
 
 
-def model(bytes_: float, inflight: float, bw: float, p: float) -> float:
-    return bytes_ / bw * (1 + (bw * LATENCY_S / inflight) ** p) ** (1 / p)
+def _latency_s() -> float:
+    """The device memory's latency in the hopper description, in seconds."""
+    from mcl.hdl import load_hardware
+    hw = load_hardware("hopper")
+    return float(hw.memory_latency("global")) / float(hw.clock_frequency())
 
 
-def fit(rows: list[dict]) -> dict:
-    """The bandwidth and exponent that fit the times best (least squares on log time)."""
-    best = None
+def model(bytes_: float, inflight: float, bw: float, p: float, latency_s: float) -> float:
+    """The time model's memory part for these reads (mcl.analyses.timing.memory_time)."""
+    from mcl.analyses.timing import memory_time
+    return memory_time(bytes_ / bw, bytes_ * latency_s / inflight, p)
+
+
+def fit(rows: list[dict], latency_s: float) -> dict:
+    """The bandwidth and exponent that fit the times best (least squares on log time),
+    and how well the sum (p = 1) fits at its best bandwidth."""
     top = max(r["bytes"] / r["seconds"] for r in rows)
-    for bw in np.linspace(0.9 * top, 1.2 * top, 61):
-        for p in np.linspace(0.5, 8, 151):
-            err = sum((np.log(model(r["bytes"], r["inflight"], bw, p)) - np.log(r["seconds"]))
-                      ** 2 for r in rows)
-            if best is None or err < best[0]:
-                best = (err, bw, p)
-    sum_err = min(sum((np.log(model(r["bytes"], r["inflight"], bw, 1.0))
-                       - np.log(r["seconds"])) ** 2 for r in rows)
-                  for bw in np.linspace(0.9 * top, 1.2 * top, 61))
+    bandwidths = np.linspace(0.9 * top, 1.2 * top, 61)
+
+    def error(bw: float, p: float) -> float:
+        return sum((np.log(model(r["bytes"], r["inflight"], bw, p, latency_s))
+                    - np.log(r["seconds"])) ** 2 for r in rows)
+
+    err, bw, p = min((error(bw, p), bw, p) for bw in bandwidths
+                     for p in np.linspace(0.5, 8, 151))
+    err_sum = min(error(bw, 1.0) for bw in bandwidths)
     n = len(rows)
-    return {"bandwidth": float(best[1]), "p": float(best[2]),
-            "rms_log_error": float(np.sqrt(best[0] / n)),
-            "rms_log_error_p1": float(np.sqrt(sum_err / n)), "top_throughput": float(top)}
+    return {"bandwidth": float(bw), "p": float(p), "rms_log_error": float(np.sqrt(err / n)),
+            "rms_log_error_p1": float(np.sqrt(err_sum / n)), "top_throughput": float(top)}
 
 
 def main() -> int:
@@ -80,18 +86,20 @@ def main() -> int:
     args, dev, ctx, q = found
     import pyopencl as cl
 
+    sms = dev.max_compute_units
+    latency_s = _latency_s()
     n4 = args.mbytes * (1 << 20) // 16
     rng = np.random.default_rng(1)
     host = rng.random(n4 * 4, dtype=np.float32)
     a = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
-    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * SMS * 8 * 256)
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * sms * 8 * 256)
     want = float(host.astype(np.float64).sum())
     rows = []
     for unroll in (1, 2, 4, 8):
         knl = cl.Kernel(cl.Program(ctx, SOURCE).build(options=[f"-DU={unroll}"]), "reads")
         for local in (64, 256):
             for per_sm in (1, 2, 4, 8):
-                groups = SMS * per_sm
+                groups = sms * per_sm
                 glob = groups * local
                 argv = [a, out, np.int32(n4)]
                 knl(q, (glob,), (local,), *argv).wait()
@@ -100,8 +108,7 @@ def main() -> int:
                 if abs(float(got.astype(np.float64).sum()) - want) > 1e-3 * want:
                     print(f"U={unroll} local={local} k={per_sm}: wrong sum", file=sys.stderr)
                     return 1
-                t = statistics.median(launch_times(q, knl, (glob,), (local,), argv,
-                                                   args.repeats))
+                t = median_time(q, knl, (glob,), (local,), argv, args.repeats)
                 warps = groups * local // 32
                 row = {"unroll": unroll, "local": local, "groups_per_sm": per_sm,
                        "inflight": warps * unroll * REQUEST, "bytes": n4 * 16, "seconds": t}
@@ -109,12 +116,10 @@ def main() -> int:
                 print(f"U={unroll} local={local:4d} k={per_sm}: in flight "
                       f"{row['inflight'] / 2**20:7.2f} MB, {t * 1e6:8.1f} us, "
                       f"{row['bytes'] / t / 1e9:7.0f} GB/s", flush=True)
-    result = {"device": dev.name, "driver": dev.driver_version, "latency_s": LATENCY_S,
-              "rows": rows, "fit": fit(rows)}
+    result = {"device": dev.name, "driver": dev.driver_version, "latency_s": latency_s,
+              "rows": rows, "fit": fit(rows, latency_s)}
     print(json.dumps(result["fit"]))
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "inflight.json").write_text(json.dumps(result, indent=1) + "\n")
+    save(args.out, "inflight.json", result)
     return 0
 
 

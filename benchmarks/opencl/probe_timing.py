@@ -1,13 +1,18 @@
 """What the hand-written probes of the GPU machine share (stream_probe.py,
 dispatch_rate.py, atomic_rate.py, inflight_probe.py): their command line (--out,
---repeats), NVIDIA's OpenCL device with a profiling queue, and the launch times of a
-kernel by OpenCL profiling events after a warm-up."""
+--repeats), NVIDIA's OpenCL device with a profiling queue, the launch times of a
+kernel by OpenCL profiling events after a warm-up, a straight line through timings,
+and the JSON file of their results."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 from pathlib import Path
+
+import numpy as np
 
 
 def nvidia_queue(script: str):
@@ -34,6 +39,26 @@ def launch_times(queue, kernel, gsize, lsize, argv, repeats: int, warmup: int = 
         e.wait()
         out.append((e.profile.end - e.profile.start) * 1e-9)
     return out
+
+
+def median_time(queue, kernel, gsize, lsize, argv, repeats: int) -> float:
+    """The median of :func:`launch_times`."""
+    return statistics.median(launch_times(queue, kernel, gsize, lsize, argv, repeats))
+
+
+def line_fit(points) -> tuple[float, float]:
+    """(slope, value at 0) of the least-squares line through (x, seconds) points."""
+    xs = np.array([p[0] for p in points], float)
+    ys = np.array([p[1] for p in points], float)
+    slope, fixed = np.polyfit(xs, ys, 1)
+    return float(slope), float(fixed)
+
+
+def save(out: Path | None, name: str, result: dict) -> None:
+    """``result`` as JSON in ``out``/``name`` where the probe was given --out."""
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(json.dumps(result, indent=1) + "\n")
 
 
 def probe_setup(doc: str, script: str, repeats: int, extra=None):

@@ -16,7 +16,6 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_timing import launch_times, probe_setup  # noqa: E402
+from probe_timing import launch_times, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
 // black_scholes-shaped traffic: 3 reads, 2 writes per element
@@ -223,10 +222,7 @@ def main() -> int:
     for groups in (sms * 8, sms * 16):
         timed("read 1 GiB", kernels["gs_read"], (groups * 256,), (256,),
               (y, a, b, np.int32(big // 8)), 4 * big, f"{groups} groups")
-    result = {"device": dev.name, "rows": rows}
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "stream_probe.json").write_text(json.dumps(result, indent=1))
+    save(args.out, "stream_probe.json", {"device": dev.name, "rows": rows})
     return 0
 
 

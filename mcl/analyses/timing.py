@@ -244,6 +244,13 @@ def _queue_exponent(hw) -> float:
     return float(q) if isinstance(q, int | float) and q >= 1 else 1.0
 
 
+def memory_time(at_bandwidth: float, for_latency: float, q: float) -> float:
+    """The memory part from the traffic's time at the bandwidth and the time its
+    latency takes with the bytes in flight: (T_b^q + T_l^q)^(1/q) (:func:`_queue_exponent`;
+    benchmarks/opencl/inflight_probe.py fits q with it)."""
+    return (at_bandwidth ** q + for_latency ** q) ** (1 / q)
+
+
 def _lane_loads(view: KernelView, space: str, lane):
     """The loads of ``space`` inside the lock-step loop ``lane``, each with the
     sequential loops inside ``lane`` around it (outermost first)."""
@@ -635,8 +642,8 @@ def predicted_time(view: KernelView, occupancy=None,
             parts["latency"] = cb / rate
             if "memory" in parts:
                 # a request waits for the latency and for its turn on the interface
-                q = _queue_exponent(hw)
-                parts["memory"] = (parts["memory"] ** q + parts["latency"] ** q) ** (1 / q)
+                parts["memory"] = memory_time(parts["memory"], parts["latency"],
+                                              _queue_exponent(hw))
 
     found = lockstep_loop(view)
     issue = _issue_rate(hw, found[1]) if found else None
