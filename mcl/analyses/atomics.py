@@ -29,6 +29,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import AtomicSite, Kernel, Loop
+from mcl.analyses.target_settings import device_settings
 from mcl.analyses.values import number_text, time_text
 from mcl.diagnostics import Diagnostic, info, warning
 
@@ -174,7 +175,6 @@ def update_seconds(hw: Any, target: Any) -> tuple[float, str] | None:
     histogram hopper_v1's 1056 updates of each bin would take 107 µs: the whole kernel
     takes 92). A float atomicAdd of OpenCL 1.2 (a compare-and-swap loop) and other
     memories: the memory's latency."""
-    from mcl.analyses.target_settings import device_settings
     from mcl.analyses.traffic import write_back_cache
     latency, clock = update_latency(hw, target), hw.clock_frequency()
     space = target.space

@@ -14,13 +14,13 @@ _CTYPES = {"float": "float", "double": "double", "int": "int", "long": "long", "
            "byte": "unsigned char"}
 
 
+def _c_escape(text: str) -> str:
+    """``text`` as the inside of a C string literal (backslashes and quotes escaped)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _c_string(text: str) -> str:
-    lines = text.split("\n")
-    out = []
-    for ln in lines:
-        esc = ln.replace("\\", "\\\\").replace('"', '\\"')
-        out.append(f'    "{esc}\\n"')
-    return "\n".join(out)
+    return "\n".join(f'    "{_c_escape(ln)}\\n"' for ln in text.split("\n"))
 
 
 def _c_expr(expr: str) -> str:
@@ -173,10 +173,6 @@ def _limit_macro(name: str) -> str:
     return f"MCL_{name.upper()}_MAX_REGISTERS"
 
 
-def _c_literal(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 #: ``mcl_names_platform``: whether a key of the launch plan's platform_options names a
 #: platform, as mcl.opencl.plan.LaunchPlan.options_for decides it.
 NAMES_PLATFORM = r"""
@@ -201,8 +197,8 @@ def _platform_options_function(plan) -> str:
     launch plan's ``platform_options``: on NVIDIA's, the register limit of a work-group
     of the plan's size) to the options, as the Python runtime builds them."""
     cases = "".join(
-        f"    if (mcl_names_platform(name, {_c_literal(key)}))\n"
-        f"        used = mcl_append(options, room, used, {_c_literal(' ' + ' '.join(opts))});\n"
+        f"    if (mcl_names_platform(name, \"{_c_escape(key)}\"))\n"
+        f"        used = mcl_append(options, room, used, \" {_c_escape(' '.join(opts))}\");\n"
         for key, opts in plan.platform_options if opts)
     return NAMES_PLATFORM + f"""
 /* Appends text at options[used]; returns the new length (room or more: it did not fit). */
