@@ -23,7 +23,8 @@ SIZES = [
     # multiples for the versions of DIVISIBLE_BY, with an m that divides nothing
     {"n": 8, "m": 40, "p": 256},
     {"n": 24, "m": 300, "p": 512},
-    # whole 128 x 128 tiles and 16-deep phases (hopper_v10), p not a power of two
+    # whole 128 x 128 (hopper_v10) and 128 x 256 (hopper_v11) tiles and 16-deep
+    # phases, p not a power of two
     {"n": 128, "m": 256, "p": 48},
 ]
 
@@ -41,12 +42,13 @@ DIVISIBLE_BY = {
     "fermi_v1": {"n": 8, "p": 128},
     "hopper": {"n": 4, "p": 256},
     "hopper_v10": {"n": 128, "m": 128, "p": 16},
+    "hopper_v11": {"n": 128, "m": 256, "p": 16},
 }
 
 #: Versions written to be built with their sizes as compile-time constants
 #: (`mcl run --specialize`, mcl.compile(specialize=True)): `mcl run` and the case
 #: studies build them so.
-SPECIALIZE = {"hopper_v10"}
+SPECIALIZE = {"hopper_v10", "hopper_v11"}
 
 #: Float32 sums of p products in a different order than numpy.
 TOLERANCE = {"rtol": 1e-4, "atol": 2e-3}
