@@ -156,7 +156,7 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return spearman(a, b)
 
 
-@pytest.mark.parametrize("kernel,least", [("matmul", 0.93), ("convolution", 0.92),
+@pytest.mark.parametrize("kernel,least", [("matmul", 0.94), ("convolution", 0.92),
                                           ("reduction", 0.95), ("histogram", 0.94),
                                           ("gesummv", 0.89), ("vector_add", 0.79),
                                           ("black_scholes", 0.69), ("spmv_csr", 0.94)])
@@ -164,7 +164,7 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     """Spearman of the feedback's predicted times against the H100's (recorded: the
     best of two runs of 10 cold launches, the L2 flushed clean before each, a write and
     a read of 256 MB, as ncu flushes it and the prediction models it) over a kernel's
-    versions: matmul 0.94 over 17 versions (the global-load versions are bound by the
+    versions: matmul 0.95 over 18 versions (the global-load versions are bound by the
     L2's bandwidth, the tiled ones by the issue slots they share with their
     shared-memory wavefronts), convolution 0.93 over 8 (hopper_v2's warps wait at the
     barrier after filling their shared tile, while hopper_v3, its input through the L1
