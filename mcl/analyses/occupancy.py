@@ -147,7 +147,6 @@ def occupancy_by_registers(view: KernelView, regs: int, threads: int) -> int | N
     return min(fits) if fits else None
 
 
-
 def registers_for_blocks(view: KernelView, blocks: int, threads: int) -> int | None:
     """The most registers per thread (at most what the compiler may take for a block of
     ``threads``) with which a holder keeps ``blocks`` blocks resident; None where even
@@ -158,6 +157,7 @@ def registers_for_blocks(view: KernelView, blocks: int, threads: int) -> int | N
         if fits is not None and fits >= blocks:
             return r
     return None
+
 
 def occupancy(view: KernelView) -> Occupancy | None:
     """How many units of the outermost par_unit with slots fit on its holder."""

@@ -162,24 +162,25 @@ def test_the_named_cases_are_what_they_say():
 
 # ------------------------------------------------------------------ the generated host
 
-def _generate(run_cli, tmp_path: Path, limit: int) -> Path:
-    code, _, err = run_cli("gen", "--host", "c", "--max-registers", str(limit),
-                           EXAMPLES / "vector_add" / "hopper_v1.mcpl", "-o", tmp_path)
+def _generate(run_cli, tmp_path: Path, limit: int | None,
+              example: str = "vector_add/hopper_v1.mcpl") -> Path:
+    """The C host ``mcl gen --host c`` writes for ``example`` (with ``--max-registers
+    limit`` unless None): the path of its source, the header beside it."""
+    given = ["--max-registers", str(limit)] if limit is not None else []
+    code, _, err = run_cli("gen", "--host", "c", *given, EXAMPLES / example, "-o", tmp_path)
     assert code == 0, err
-    return tmp_path / "vector_add_host.c"
+    (source,) = tmp_path.glob("*_host.c")
+    return source
 
 
 @pytest.mark.parametrize("example", ["vector_add/hopper_v1.mcpl", "matmul/hopper_v10.mcpl",
                                      "convolution/hopper_v1.mcpl"])
 def test_the_host_with_a_limit_compiles(run_cli, tmp_path, example):
     cc, include = _compiler()
-    code, out, err = run_cli("gen", "--host", "c", "--max-registers", "128", EXAMPLES / example,
-                             "-o", tmp_path)
-    assert code == 0, err
-    (header,) = tmp_path.glob("*_host.h")
+    c_file = _generate(run_cli, tmp_path, 128, example)
+    header = c_file.with_suffix(".h")
     assert "int *registers_limited, char **log);" in header.read_text()
     assert "_MAX_REGISTERS 128\n" in header.read_text()
-    (c_file,) = tmp_path.glob("*_host.c")
     for level in ("-O0", "-O2"):   # -O2: gcc's flow analysis warns of more
         _compile([cc, *C99, level, "-c", "-I", include, str(c_file), "-o",
                   str(tmp_path / "host.o")])
@@ -187,11 +188,8 @@ def test_the_host_with_a_limit_compiles(run_cli, tmp_path, example):
 
 def test_without_a_limit_the_host_is_as_before(run_cli, tmp_path):
     """No limit: the create function has no out-parameter and no PTX code."""
-    code, _, err = run_cli("gen", "--host", "c", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
-                           "-o", tmp_path)
-    assert code == 0, err
-    header = (tmp_path / "vector_add_host.h").read_text()
-    source = (tmp_path / "vector_add_host.c").read_text()
+    c_file = _generate(run_cli, tmp_path, None)
+    header, source = c_file.with_suffix(".h").read_text(), c_file.read_text()
     assert "cl_kernel *kernel, char **log);" in header and "MAX_REGISTERS" not in header
     assert "maxnreg" not in source and "mcl_rebuild_capped" not in source
 
@@ -408,11 +406,8 @@ def test_the_host_builds_with_the_options_of_its_platform(run_cli, tmp_path):
 
 
 def test_the_plans_options_are_in_the_host(run_cli, tmp_path):
-    code, _, err = run_cli("gen", "--host", "c", EXAMPLES / "matmul" / "hopper_v3.mcpl",
-                           "-o", tmp_path)
-    assert code == 0, err
-    header = (tmp_path / "matmul_host.h").read_text()
-    source = (tmp_path / "matmul_host.c").read_text()
+    c_file = _generate(run_cli, tmp_path, None, "matmul/hopper_v3.mcpl")
+    header, source = c_file.with_suffix(".h").read_text(), c_file.read_text()
     assert 'whose name holds "NVIDIA" (in any case) it is built with ' \
         "-cl-nv-maxrregcount=255." in header
     assert 'if (mcl_names_platform(name, "NVIDIA"))\n        used = mcl_append(' \
