@@ -4,10 +4,13 @@ built by NVIDIA's OpenCL compiler, its PTX loaded with the CUDA driver and launc
 n = m = p = SIZE with random inputs, checked against numpy.
 
     ncu --set full -k regex:matmul python benchmarks/opencl/ncu_matmul.py \\
-        benchmarks/opencl/matmul_hand/lift_best_4096.cl:16x16 h_base.cl:32x8
+        benchmarks/opencl/matmul_hand/lift_best_4096.cl:16x16 h_base.cl:32x8 \\
+        examples/matmul/hopper_v11.mcpl
 
-Every kernel takes (n, m, p, c, a, b) as matmul_variants.py's do and covers 128 × 128
-of c per work-group. Exits 2 without an NVIDIA OpenCL device.
+Every .cl kernel takes (n, m, p, c, a, b) as matmul_variants.py's do and covers
+128 × 128 of c per work-group; a .mcpl version is generated for hopper with its sizes
+as compile-time constants and launched on its plan's grid. Exits 2 without an NVIDIA
+OpenCL device.
 """
 
 from __future__ import annotations
@@ -46,12 +49,26 @@ def main() -> int:
     for spec in args.kernels:
         path, _, shape = spec.partition(":")
         lx, ly = (int(x) for x in (shape or "32x8").split("x"))
-        prog = cl.Program(ctx, Path(path).read_text()).build()
+        grid = (n // 128, n // 128)
+        sizes = [(n, "int32"), (n, "int32"), (n, "int32")]
+        if path.endswith(".mcpl"):
+            from mcl.opencl import generate
+            from mcl.opencl.plan import evaluate
+            (kernel,) = generate(path, "hopper", specialize=True)
+            env = {"n": n, "m": n, "p": n}
+            glob = [evaluate(e, env) for e in kernel.plan.global_size]
+            lx, ly = (evaluate(e, env) for e in kernel.plan.local_size)
+            grid = (glob[0] // lx, glob[1] // ly)
+            prog = cl.Program(ctx, kernel.source).build(
+                options=[c.option(env[c.name]) for c in kernel.plan.compile_time])
+            sizes = [s for s, name in zip(sizes, "nmp", strict=True)
+                     if name not in {c.name for c in kernel.plan.compile_time}]
+        else:
+            prog = cl.Program(ctx, Path(path).read_text()).build()
         loaded = load(cu.for_cuda(prog.binaries[0]), "matmul", None)
         mem = cu.DeviceArrays()
         da, db, dc = mem.upload(a), mem.upload(b), mem.zeros(4 * n * n)
-        grid = (n // 128, n // 128)
-        argv = [(n, "int32"), (n, "int32"), (n, "int32"), (dc, None), (da, None), (db, None)]
+        argv = [*sizes, (dc, None), (da, None), (db, None)]
         times = [cu.launch(loaded, grid, (lx, ly), argv) for _ in range(3)]
         got = mem.download(dc, want)
         err = float(np.max(np.abs(got - want)))

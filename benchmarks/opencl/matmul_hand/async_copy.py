@@ -1,0 +1,104 @@
+# ruff: noqa: E501  (the generated OpenCL is matched line for line)
+"""Variants of matmul hopper_v11's generated OpenCL whose next k-tile goes from global
+to shared memory by the H100's asynchronous copies (PTX `cp.async`, written as inline
+assembly, which NVIDIA's OpenCL compiler accepts) instead of through registers: does
+the copy engine, as cuBLAS's SGEMM kernels use it, buy time at v11's tiling?
+
+    python benchmarks/opencl/matmul_hand/async_copy.py DIR
+
+writes DIR/v11_base.cl (v11 as generated, sizes 4096), DIR/v11_async_b.cl (b's tile
+by 16-byte asynchronous copies, a's through registers as before) and
+DIR/v11_async_ab.cl (a's too, by 4-byte copies: its tile is stored transposed), and
+prints the matmul_variants.py command that times them. Exploration only: these use
+NVIDIA's PTX and do not build elsewhere.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+
+ASYNC = r"""
+// asynchronous copies from global to shared memory (PTX, sm_80 and later)
+#define CP_ASYNC16(dst, src) __asm__ volatile( \
+    "cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((uint)(size_t)(dst)), "l"(src) : "memory")
+#define CP_ASYNC4(dst, src) __asm__ volatile( \
+    "cp.async.ca.shared.global [%0], [%1], 4;" :: "r"((uint)(size_t)(dst)), "l"(src) : "memory")
+#define CP_WAIT_ALL() __asm__ volatile("cp.async.wait_all;" ::: "memory")
+"""
+
+B_LOAD = """                    const float4 u_v0 = *(__global const float4*)&b[((k1 + bq + bRows * h) * nrBlocksM + bj) * bn + 4 * bc + u];
+                    bNext[4 * h + u] = u_v0.s0;
+                    bNext[4 * h + (u + 1)] = u_v0.s1;
+                    bNext[4 * h + (u + 2)] = u_v0.s2;
+                    bNext[4 * h + (u + 3)] = u_v0.s3;
+"""
+B_ASYNC = """                    CP_ASYNC16(&l_b[((1 - cur) * bk + bq + bRows * h) * bn + 4 * bc + u], &b[((k1 + bq + bRows * h) * nrBlocksM + bj) * bn + 4 * bc + u]);
+"""
+B_STORE = """                    *(__local float4*)&l_b[((1 - cur) * bk + bq + bRows * h) * bn + 4 * bc + u] = (float4)(bNext[4 * h + u], bNext[4 * h + (u + 1)], bNext[4 * h + (u + 2)], bNext[4 * h + (u + 3)]);
+"""
+A_LOAD = """            #pragma unroll
+            for (int u_run = 0; u_run < 8; u_run += 4) {   // loop u: runs of 4 iterations as vector accesses
+                const int u = u_run;
+                const float4 u_v0 = *(__global const float4*)&a[(i * nrPhases + l + 1) * bk + aq + u];
+                aNext[u] = u_v0.s0;
+                aNext[u + 1] = u_v0.s1;
+                aNext[u + 2] = u_v0.s2;
+                aNext[u + 3] = u_v0.s3;
+            }
+"""
+A_ASYNC = """            #pragma unroll
+            for (int u = 0; u < aPer; u++) {
+                CP_ASYNC4(&l_a[((1 - cur) * bk + aq + u) * (bm + pad) + ar], &a[(i * nrPhases + l + 1) * bk + aq + u]);
+            }
+"""
+A_STORE = """            #pragma unroll
+            for (int u = 0; u < aPer; u++) {
+                l_a[((1 - cur) * bk + aq + u) * (bm + pad) + ar] = aNext[u];
+            }
+"""
+BARRIER = """        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+"""
+
+
+def replace_once(text: str, old: str, new: str) -> str:
+    if text.count(old) != 1:
+        raise SystemExit(f"async_copy: the generated code changed; expected once:\n{old}")
+    return text.replace(old, new)
+
+
+def main() -> int:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "async-out")
+    out.mkdir(parents=True, exist_ok=True)
+    from mcl.opencl import generate
+    (kernel,) = generate(str(ROOT / "examples/matmul/hopper_v11.mcpl"), "hopper",
+                         specialize=True)
+    # matmul_variants.py passes the sizes to a .cl file's kernel: take them, unused
+    base = replace_once(kernel.source, "__kernel void matmul(",
+                        "__kernel void matmul(const int n0, const int m0, const int p0, ")
+    # and its 2-D grid of work-groups (128 x 256 tiles of c) numbers the blocks as v11's 1-D one
+    base = replace_once(base, "const int bid = get_group_id(0);",
+                        "const int bid = get_group_id(1) * get_num_groups(0) + get_group_id(0);")
+    (out / "v11_base.cl").write_text(base)
+    asyncs = replace_once(base, "__attribute__((reqd_work_group_size", ASYNC +
+                          "__attribute__((reqd_work_group_size")
+    asyncs = replace_once(asyncs, B_LOAD, B_ASYNC)
+    asyncs = replace_once(asyncs, B_STORE, "")
+    asyncs = replace_once(asyncs, BARRIER, "        CP_WAIT_ALL();\n" + BARRIER)
+    (out / "v11_async_b.cl").write_text(asyncs)
+    both = replace_once(asyncs, A_LOAD, A_ASYNC)
+    both = replace_once(both, A_STORE, "")
+    (out / "v11_async_ab.cl").write_text(both)
+    files = " ".join(f'"{out}/{n}.cl local=32x8"' for n in
+                     ("v11_base", "v11_async_b", "v11_async_ab"))
+    print(f"python3 benchmarks/opencl/matmul_variants.py {files} --size 4096 "
+          "--tile 128x256 --repeats 20")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
