@@ -43,12 +43,13 @@ DIVISIBLE_BY = {
     "hopper": {"n": 4, "p": 256},
     "hopper_v10": {"n": 128, "m": 128, "p": 16},
     "hopper_v11": {"n": 128, "m": 256, "p": 16},
+    "hopper_v12": {"n": 128, "m": 256, "p": 16},
 }
 
 #: Versions written to be built with their sizes as compile-time constants
 #: (`mcl run --specialize`, mcl.compile(specialize=True)): `mcl run` and the case
 #: studies build them so.
-SPECIALIZE = {"hopper_v10", "hopper_v11"}
+SPECIALIZE = {"hopper_v10", "hopper_v11", "hopper_v12"}
 
 #: Float32 sums of p products in a different order than numpy.
 TOLERANCE = {"rtol": 1e-4, "atol": 2e-3}

@@ -1,5 +1,7 @@
 """The OpenCL back end: code generation for leaf levels (:mod:`.generate`, with the
-targets of :mod:`.target` and the launch plans of :mod:`.plan`), C host code
+targets of :mod:`.target` and the launch plans of :mod:`.plan`; unrolled loops and
+128-bit accesses from :mod:`.vectorize`, asynchronous copies from
+:mod:`.async_copy`), C host code
 (:mod:`.host_c`), device choice (:mod:`.device`), the pyopencl runtime
 (:mod:`.runtime`): ``mcl.compile(path, target=...)`` gives a callable kernel, and
 the choice of sizes to time a slow kernel at (:mod:`.sizing`)."""

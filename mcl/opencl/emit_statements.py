@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from mcl.diagnostics import McplError
 from mcl.mcpl import ast
-from mcl.opencl import lanes, vectorize
+from mcl.opencl import async_copy, lanes, vectorize
 from mcl.opencl.emit_expressions import (
     _SIZES,
     _constant_size,
@@ -27,6 +27,9 @@ from mcl.opencl.emit_expressions import (
 )
 from mcl.opencl.plan import DTYPES, Argument, ViewCheck, evaluate
 
+#: the line that waits for a work-item's asynchronous copies before a barrier
+ASYNC_WAIT = "MCL_COPY_WAIT();"
+
 
 class _StatementEmission:
     """Statement emission; mixed into ``_KernelGen``, whose state (lines, scopes,
@@ -44,8 +47,8 @@ class _StatementEmission:
                 if before is not None and not _ends_with_barrier(before):
                     # the loops run one after the other: the second sees what the first wrote
                     self.line = s.span.line
-                    self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);   "
-                              "// the foreach loops before and after run one after the other")
+                    self.barrier("CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
+                                 "   // the foreach loops before and after run one after the other")
                 before = s
             self.statement(s)
 
@@ -113,13 +116,20 @@ class _StatementEmission:
             if s.space not in self.target.spaces:
                 raise _err("opencl-bad-space", f"barrier on '{s.space}', which is not a memory "
                            f"space of {self.target.name}", s)
-            self.emit(f"barrier({self.target.fence(s.space)});")
+            self.barrier(self.target.fence(s.space))
         elif isinstance(s, ast.Break):
             self.emit("break;")
         elif isinstance(s, ast.Continue):
             self.emit("continue;")
         else:  # pragma: no cover - every statement class is handled above
             raise _err("opencl-unsupported", f"cannot generate {type(s).__name__}", s)
+
+    def barrier(self, fence: str, comment: str = "") -> None:
+        """A barrier; where copies may be asynchronous, the wait for them before it
+        (assemble drops the waits if no copy was made one)."""
+        if self.async_candidates:
+            self.emit(ASYNC_WAIT)
+        self.emit(f"barrier({fence});{comment}")
 
     def foreach(self, s: ast.ForEach) -> None:
         loop = self.loops[id(s)]
@@ -557,6 +567,11 @@ class _StatementEmission:
             values = lanes(val.index)
         elif not isinstance(val, vectorize.Access):
             values = [p.expr(val)] * width
+        if t.memory and isinstance(val, vectorize.Access) and val.memory \
+                and self.asynchronous(copy.stmt, t, val):
+            self.uses_async_copy = True
+            self.emit(f"MCL_COPY128({elem}{width}, &{p.expr(t.index)}, &{p.expr(val.index)});")
+            return
         if t.memory:
             if isinstance(val, vectorize.Access) and val.memory:
                 rhs = vector(val, "const ")
@@ -569,6 +584,22 @@ class _StatementEmission:
         else:
             for target, value in zip(lanes(t.index), values, strict=True):
                 self.emit(f"{target} = {value};")
+
+    def asynchronous(self, stmt: ast.Assign, t: vectorize.Access,
+                     val: vectorize.Access) -> bool:
+        """Whether the 128-bit copy of ``val`` into ``t`` may be an asynchronous one
+        (:mod:`mcl.opencl.async_copy`): local from global memory, 16 bytes, proven
+        unseen until the next barrier."""
+        cand = self.async_candidates.get(id(stmt))
+        if cand is None:
+            return False
+        dst, src = self.lookup(t.name), self.lookup(val.name)
+        elem = dst.type.name
+        if dst.qualifier != "__local" or dst.base is not None or dst.tiled \
+                or src.qualifier != "__global" or src.tiled \
+                or _SIZES.get(elem, 0) * vectorize.WIDTH != 16:
+            return False
+        return async_copy.proven(cand, self.constant, dst.type.sizes)
 
     def for_header(self, s: ast.For) -> str:
         p = _CPrinter(self)

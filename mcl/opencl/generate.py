@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from mcl.diagnostics import McplError, Span, error
 from mcl.mcpl import ast
-from mcl.opencl import lanes
+from mcl.opencl import async_copy, lanes
 from mcl.opencl.by_value import by_value_arrays, specialised_size
 from mcl.opencl.emit_expressions import (
     BUILTIN_FUNCTIONS,
@@ -50,7 +50,7 @@ from mcl.opencl.emit_expressions import (
     _root_name,
     _Var,
 )
-from mcl.opencl.emit_statements import _StatementEmission
+from mcl.opencl.emit_statements import ASYNC_WAIT, _StatementEmission
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, ViewCheck, evaluate
 from mcl.opencl.target import Target, load_target
 
@@ -211,6 +211,9 @@ class _KernelGen(_StatementEmission):
     vector_arrays: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: their variables, the outermost scope of the kernel and of every helper
     constant_vars: dict[str, _Var] = field(default_factory=dict)
+    #: copies that may be asynchronous (mcl.opencl.async_copy), and whether one is
+    async_candidates: dict[int, async_copy.Candidate] = field(default_factory=dict)
+    uses_async_copy: bool = False
 
     @property
     def hw(self):
@@ -260,6 +263,8 @@ class _KernelGen(_StatementEmission):
         self.scopes[0].update(self.constant_vars)
         self.plan_loops()
         self.find_lockstep_code()
+        if self.target.async_copy is not None and not self.volatile_arrays:
+            self.async_candidates = async_copy.candidates(f, list(self.constants))
         self.by_value = by_value_arrays(f, self.target, self.hw, self.specialize)
         params = [self.param(p) for p in f.params]
         if self.specialize:
@@ -690,6 +695,12 @@ class _KernelGen(_StatementEmission):
             head += _float_atomic_helper(q).splitlines() + [""]
         for h in self.helpers.values():
             head += h.splitlines() + [""]
+        if self.uses_async_copy:
+            head += _async_copy_macros(t).splitlines() + [""]
+        else:   # no copy was made asynchronous: no waits
+            kept = [i for i, text in enumerate(self.lines) if text.strip() != ASYNC_WAIT]
+            self.lines = [self.lines[i] for i in kept]
+            self.origins = [self.origins[i] for i in kept]
         # A work-group size fixed at generation time is declared: the OpenCL compiler
         # then plans registers for it (NVIDIA's otherwise assumes at most 256 work-items
         # per group and refuses larger launches).
@@ -704,6 +715,8 @@ class _KernelGen(_StatementEmission):
                 platform_options = tuple(
                     (key, tuple(o.format(registers=registers) for o in opts))
                     for key, opts in t.platform_options)
+        if self.uses_async_copy:
+            platform_options += ((t.async_copy.platform, (f"-D {ASYNC_MACRO}",)),)
         head.append(f"__kernel void {self.cname(f.name)}(" + (",\n" + " " * (
             len(self.cname(f.name)) + 15)).join(sig) + ")")
         head.append("{")
@@ -724,6 +737,30 @@ class _KernelGen(_StatementEmission):
             assumes_lockstep=bool(self.volatile_arrays), platform_options=platform_options,
             view_checks=tuple(self.view_checks), line_map=line_map)
         return GeneratedKernel(f.name, "\n".join(lines), plan)
+
+
+#: defined (a build option) where the device copies asynchronously
+ASYNC_MACRO = "MCL_ASYNC_COPY"
+
+
+def _async_copy_macros(t: Target) -> str:
+    """The 128-bit copy from global to local memory and the wait for it: the target's
+    asynchronous copy where the build defines ASYNC_MACRO, else a plain copy."""
+    def asm(text: str) -> str:
+        return text.replace("\\", "\\\\").replace('"', '\\"')
+    ac = t.async_copy
+    return (f"// 128-bit copies from global to local memory that nothing reads before the next\n"
+            f"// barrier: asynchronous on {ac.platform} (built with -D {ASYNC_MACRO}), plain "
+            f"elsewhere\n"
+            f"#ifdef {ASYNC_MACRO}\n"
+            f"#define MCL_COPY128(type, dst, src) __asm__ volatile(\"{asm(ac.copy)}\" :: "
+            f"\"r\"((uint)(size_t)(dst)), \"l\"(src) : \"memory\")\n"
+            f"#define MCL_COPY_WAIT() __asm__ volatile(\"{asm(ac.wait)}\" ::: \"memory\")\n"
+            f"#else\n"
+            f"#define MCL_COPY128(type, dst, src) (*(__local type*)(dst) = "
+            f"*(__global const type*)(src))\n"
+            f"#define MCL_COPY_WAIT()\n"
+            f"#endif")
 
 
 def _by_value_type(name: str) -> str:

@@ -28,6 +28,19 @@ class SpaceMapping:
 
 
 @dataclass(frozen=True)
+class AsyncCopy:
+    """How a device of one platform copies 128 bits from global to local memory
+    without a register in between (``[async_copy]`` of a target file; used by
+    :mod:`mcl.opencl.async_copy`): inline assembly taking the local destination's
+    32-bit address as ``%0`` and the global source's address as ``%1``, and the
+    instruction that waits for the thread's copies."""
+
+    platform: str
+    copy: str
+    wait: str
+
+
+@dataclass(frozen=True)
 class Target:
     """The OpenCL mapping of one leaf level (see the module docstring)."""
 
@@ -42,6 +55,7 @@ class Target:
     #: platform-name substring -> build options; "{registers}" stands for the 32-bit
     #: registers a work-item may use so that its whole work-group fits on one unit
     platform_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    async_copy: AsyncCopy | None = None
     hardware: object = field(default=None, compare=False, repr=False)
 
     def qualifier(self, space: str) -> str:
@@ -113,13 +127,22 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     fa = dev.get("float_atomic_add", "cas")
     if fa not in ("cas", "native"):
         raise _bad(str(file), "float_atomic_add must be \"cas\" or \"native\"")
+    ac = data.get("async_copy")
+    async_copy = None
+    if ac is not None:
+        if not isinstance(ac, dict) or not all(isinstance(ac.get(k), str) and ac.get(k)
+                                               for k in ("platform", "copy", "wait")):
+            raise _bad(str(file), "[async_copy] needs the strings platform, copy and wait",
+                       hint='e.g. platform = "NVIDIA", copy = "cp.async.cg.shared.global '
+                            '[%0], [%1], 16;", wait = "cp.async.wait_all;"')
+        async_copy = AsyncCopy(ac["platform"], ac["copy"], ac["wait"])
     return Target(name=name, file=str(file), spaces=spaces, par_groups=groups,
                   float_atomic_add=fa, local_memory=dev.get("local_memory"),
                   max_work_group_size=dev.get("max_work_group_size"),
                   build_options=tuple(dev.get("build_options", ())),
                   platform_options=tuple((k, tuple(v.get("build_options", ())))
                                          for k, v in (data.get("platform") or {}).items()),
-                  hardware=hw)
+                  async_copy=async_copy, hardware=hw)
 
 
 def available_targets(search_path: Sequence[str | Path] = ()) -> list[str]:

@@ -161,30 +161,30 @@ def _spearman(a: list[float], b: list[float]) -> float:
                                           ("gesummv", 0.89), ("vector_add", 0.79),
                                           ("black_scholes", 0.69), ("spmv_csr", 0.94)])
 def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least):
-    """Spearman of the feedback's predicted times against the H100's (recorded: the
-    best of two runs of 10 cold launches, the L2 flushed clean before each, a write and
-    a read of 256 MB, as ncu flushes it and the prediction models it) over a kernel's
-    versions: matmul 0.95 over 18 versions (the global-load versions are bound by the
-    L2's bandwidth, the tiled ones by the issue slots they share with their
-    shared-memory wavefronts), convolution 0.93 over 8 (hopper_v2's warps wait at the
-    barrier after filling their shared tile, while hopper_v3, its input through the L1
-    cache, overlaps its loads with its arithmetic; hopper_v5, 8 x 4 outputs on 4 warps,
-    is predicted 6% slower than hopper_v4 with the compiler's registers, its 7 blocks
-    of 4 warps hiding less of the memory latency than v4's 6 of 8 (17% while the
-    memory part summed the two times), and measured 3% faster), reduction 0.95, histogram 0.95 (hopper_v1 fastest, its per-warp bins
-    contended least; gpu_v1 and nvidia_v1, whose blocks share their bins, measured
-    2% apart and predicted level: memory bound, the contention the data makes is not
-    known before the run; their final integer updates of the global bins, which the L2
-    performs back to back, take no time that matters, atomic_rate.py),
-    spmv_csr 1.0 and gesummv 0.9: the memory part adds the latency the resident warps
-    cannot hide (fewer resident blocks, fewer loads in flight: nvidia_v1's 6 blocks
-    against gpu_v1's 8). Below 0.9: vector_add 0.8 over 4 (perfect's blocks of 1024
-    threads, 2 per SM, hold their slots until their last warp has its data: fewest
-    warps in flight, slowest, then gpu_v1, as predicted; nvidia_v1 and hopper_v1 are
-    measured within 0.1% of each other, hopper_v1 predicted 1% faster) and black_scholes
-    0.7 (gpu_v1, whose 4 options per thread are an unrolled loop, is measured second
-    fastest, 3% ahead of hopper_v1 and 4% of nvidia_v1, and predicted level with
-    them)."""
+    """Spearman of the feedback's predicted times against the H100's (recorded: the best of
+    two runs of 10 cold launches, the L2 flushed clean before each, a write and a read
+    of 256 MB, as ncu flushes it and the prediction models it) over a kernel's versions:
+    matmul 0.95 over 19 versions (the global-load versions are bound by the L2's
+    bandwidth, the tiled ones by the issue slots they share with their shared-memory
+    wavefronts), convolution 0.93 over 8 (hopper_v2's warps wait at the barrier after
+    filling their shared tile, while hopper_v3, its input through the L1 cache, overlaps
+    its loads with its arithmetic; hopper_v5, 8 x 4 outputs on 4 warps, is predicted 6%
+    slower than hopper_v4 with the compiler's registers, its 7 blocks of 4 warps hiding
+    less of the memory latency than v4's 6 of 8 (17% while the memory part summed the
+    two times), and measured 3% faster), reduction 0.95, histogram 0.95 (hopper_v1
+    fastest, its per-warp bins contended least; gpu_v1 and nvidia_v1, whose blocks share
+    their bins, measured 2% apart and predicted level: memory bound, the contention the
+    data makes is not known before the run; their final integer updates of the global
+    bins, which the L2 performs back to back, take no time that matters,
+    atomic_rate.py), spmv_csr 1.0 and gesummv 0.9: the memory part adds the latency the
+    resident warps cannot hide (fewer resident blocks, fewer loads in flight:
+    nvidia_v1's 6 blocks against gpu_v1's 8). Below 0.9: vector_add 0.8 over 4
+    (perfect's blocks of 1024 threads, 2 per SM, hold their slots until their last warp
+    has its data: fewest warps in flight, slowest, then gpu_v1, as predicted; nvidia_v1
+    and hopper_v1 are measured within 0.1% of each other, hopper_v1 predicted 1% faster)
+    and black_scholes 0.7 (gpu_v1, whose 4 options per thread are an unrolled loop, is
+    measured second fastest, 3% ahead of hopper_v1 and 4% of nvidia_v1, and predicted
+    level with them)."""
     pred, meas = [], []
     for name in EXAMPLES:
         if CASES[name].kernel != kernel or "time_s" not in BY_NAME[name]:

@@ -8,8 +8,13 @@ the copy engine, as cuBLAS's SGEMM kernels use it, buy time at v11's tiling?
 
 writes DIR/v11_base.cl (v11 as generated, sizes 4096), DIR/v11_async_b.cl (b's tile
 by 16-byte asynchronous copies, a's through registers as before) and
-DIR/v11_async_ab.cl (a's too, by 4-byte copies: its tile is stored transposed), and
-prints the matmul_variants.py command that times them. Exploration only: these use
+DIR/v11_async_ab.cl (a's too, by 4-byte copies: its tile is stored transposed),
+DIR/v12_base.cl and DIR/v12_async.cl (matmul_mcpl/v11_a_rows.mcpl, whose tiles are copied
+straight from global to shared memory, as generated then and with every such copy
+asynchronous; the generator now does this itself: mcl.opencl.async_copy),
+DIR/h12_async.cl and DIR/h12_noclobber.cl (hopper_v12 as generated, built with its
+asynchronous copies, and with their inline assembly free of the "memory" clobber),
+and prints the matmul_variants.py command that times them. Exploration only: these use
 NVIDIA's PTX and do not build elsewhere.
 """
 
@@ -71,18 +76,40 @@ def replace_once(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
+def async_all(source: str) -> str:
+    """Every 128-bit copy from global to local memory of a generated kernel as an
+    asynchronous one, waited for before every barrier (the generator's own, where it
+    made them: mcl.opencl.async_copy)."""
+    import re
+    if "MCL_COPY128(" in source:
+        return "#define MCL_ASYNC_COPY\n" + source
+    copy = re.compile(r"\*\(__local float4\*\)&(.+?) = \*\(__global const float4\*\)&(.+?);$",
+                      re.M)
+    out, count = copy.subn(r"CP_ASYNC16(&\1, &\2);", source)
+    out = out.replace("barrier(CLK_LOCAL_MEM_FENCE);", "CP_WAIT_ALL(); barrier(CLK_LOCAL_MEM_FENCE);")
+    out = replace_once(out, "__attribute__((reqd_work_group_size",
+                       ASYNC + "__attribute__((reqd_work_group_size")
+    if not count:
+        raise SystemExit("async_copy: no 128-bit copy from global to local memory")
+    return out
+
+
+def hand_form(source: str) -> str:
+    """A generated kernel as matmul_variants.py launches a .cl file: with the sizes
+    as (unused) arguments and a 2-D grid of work-groups numbered as the plan's 1-D one."""
+    base = replace_once(source, "__kernel void matmul(",
+                        "__kernel void matmul(const int n0, const int m0, const int p0, ")
+    return replace_once(base, "const int bid = get_group_id(0);",
+                        "const int bid = get_group_id(1) * get_num_groups(0) + get_group_id(0);")
+
+
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "async-out")
     out.mkdir(parents=True, exist_ok=True)
     from mcl.opencl import generate
     (kernel,) = generate(str(ROOT / "examples/matmul/hopper_v11.mcpl"), "hopper",
                          specialize=True)
-    # matmul_variants.py passes the sizes to a .cl file's kernel: take them, unused
-    base = replace_once(kernel.source, "__kernel void matmul(",
-                        "__kernel void matmul(const int n0, const int m0, const int p0, ")
-    # and its 2-D grid of work-groups (128 x 256 tiles of c) numbers the blocks as v11's 1-D one
-    base = replace_once(base, "const int bid = get_group_id(0);",
-                        "const int bid = get_group_id(1) * get_num_groups(0) + get_group_id(0);")
+    base = hand_form(kernel.source)
     (out / "v11_base.cl").write_text(base)
     asyncs = replace_once(base, "__attribute__((reqd_work_group_size", ASYNC +
                           "__attribute__((reqd_work_group_size")
@@ -93,8 +120,23 @@ def main() -> int:
     both = replace_once(asyncs, A_LOAD, A_ASYNC)
     both = replace_once(both, A_STORE, "")
     (out / "v11_async_ab.cl").write_text(both)
+    (v12,) = generate(str(ROOT / "benchmarks/opencl/matmul_mcpl/v11_a_rows.mcpl"),
+                      "hopper",
+                      specialize=True)
+    (out / "v12_base.cl").write_text(hand_form(v12.source))
+    (out / "v12_async.cl").write_text(async_all(hand_form(v12.source)))
+    # hopper_v12 as generated, built with the asynchronous copies, and with the copy's
+    # inline assembly free to move across other memory accesses (no "memory" clobber;
+    # the wait before each barrier keeps it)
+    (h12,) = generate(str(ROOT / "examples/matmul/hopper_v12.mcpl"), "hopper",
+                      specialize=True)
+    v12 = async_all(hand_form(h12.source))
+    (out / "h12_async.cl").write_text(v12)
+    (out / "h12_noclobber.cl").write_text(replace_once(
+        v12, '"l"(src) : "memory")', '"l"(src))'))
     files = " ".join(f'"{out}/{n}.cl local=32x8"' for n in
-                     ("v11_base", "v11_async_b", "v11_async_ab"))
+                     ("v11_base", "v11_async_b", "v11_async_ab", "v12_base", "v12_async",
+                      "h12_async", "h12_noclobber"))
     print(f"python3 benchmarks/opencl/matmul_variants.py {files} --size 4096 "
           "--tile 128x256 --repeats 20")
     return 0
