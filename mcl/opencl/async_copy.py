@@ -12,11 +12,12 @@ which :mod:`mcl.opencl.vectorize` turns into 128-bit copies, qualifies when
   ``src`` an array parameter in global memory (or a view of one) that the kernel
   never writes (the copy may read it late);
 * the statement list that holds the copy (inside ``if`` statements and counted
-  ``for`` loops only) holds a barrier after it, with work between the two (a copy
-  followed by nothing but the barrier gains nothing from going on without it, and
-  on the H100 the inline assembly costs v10 and v11, whose first tile's copies
-  qualified, 25 and 2 registers and 21% and 6% of their time:
-  benchmarks/results/perf/round43), and nothing between them can leave the list
+  ``for`` loops only) holds a barrier after it, with work between the two besides
+  other copies (a copy followed by nothing but copies and the barrier gains nothing
+  from going on without them, and on the H100 the inline assembly cost matmul
+  hopper_v10 and v11, whose first tiles' copies qualified, 25 and 2 registers and 21%
+  and 6% of their time: benchmarks/results/perf/round43), and nothing between them
+  can leave the list
   (``break``, ``continue``, ``return``): the copy is complete before any other
   thread may read it;
 * before the copy, back to the previous barrier, the thread does not touch ``dst``:
@@ -122,7 +123,7 @@ def _walk(stmts: Sequence[ast.Stmt], outer: list[_Frame], arrays: set[str],
           sources: set[str], fixed: frozenset[str], found: dict[int, Candidate]) -> None:
     for i, s in enumerate(stmts):
         for copy, loops in _copies(s, arrays, sources):
-            c = _candidate(stmts, i, copy, loops, outer, fixed)
+            c = _candidate(stmts, i, copy, loops, outer, fixed, arrays, sources)
             if c is not None:
                 found[id(copy)] = c
         for body, owner in _bodies(s):
@@ -162,14 +163,14 @@ def _copies(s: ast.Stmt, arrays: set[str], sources: set[str],
 
 
 def _candidate(stmts: Sequence[ast.Stmt], i: int, copy: ast.Assign,
-               loops: tuple[ast.For, ...], outer: list[_Frame],
-               fixed: frozenset[str]) -> Candidate | None:
+               loops: tuple[ast.For, ...], outer: list[_Frame], fixed: frozenset[str],
+               arrays: set[str], sources: set[str]) -> Candidate | None:
     dst = _root(copy.target)
     after = [j for j in range(i + 1, len(stmts)) if isinstance(stmts[j], ast.Barrier)]
     if not after or _touches(stmts[i], None):
         return None
     j = after[0]
-    if all(isinstance(s, ast.Declaration) for s in stmts[i + 1:j]):
+    if not any(_work(s, arrays, sources) for s in stmts[i + 1:j]):
         return None     # nothing to do while the copy is under way: a plain copy
     if any(isinstance(n, ast.Break | ast.Continue | ast.Return)
            for s in stmts[i:j] for n in ast.walk(s)):
@@ -186,6 +187,17 @@ def _candidate(stmts: Sequence[ast.Stmt], i: int, copy: ast.Assign,
                    for n in ast.walk(s)
                    if isinstance(n, ast.Index) and n is not copy.target and _root(n) == dst)
     return Candidate(copy, loops, others, names, inner, fixed)
+
+
+def _work(s: ast.Stmt, arrays: set[str], sources: set[str]) -> bool:
+    """Whether ``s`` does something besides declaring names and copying tiles."""
+    if isinstance(s, ast.Declaration | ast.Barrier):
+        return False
+    if isinstance(s, ast.Assign):
+        return _copies(s, arrays, sources) == []
+    if isinstance(s, ast.For | ast.Block | ast.If):
+        return any(_work(b, arrays, sources) for body, _ in _bodies(s) for b in body)
+    return True
 
 
 def _touches(s: ast.Stmt, dst: str | None) -> bool:
