@@ -9,7 +9,8 @@ n = m = p = SIZE with random inputs, checked against numpy.
 
 Every .cl kernel takes (n, m, p, c, a, b) as matmul_variants.py's do and covers
 128 × 128 of c per work-group; a .mcpl version is generated for hopper with its sizes
-as compile-time constants and launched on its plan's grid. Exits 2 without an NVIDIA
+as compile-time constants, built with its plan's options for the platform and
+launched on its plan's grid. Exits 2 without an NVIDIA
 OpenCL device.
 """
 
@@ -60,7 +61,8 @@ def main() -> int:
             lx, ly = (evaluate(e, env) for e in kernel.plan.local_size)
             grid = (glob[0] // lx, glob[1] // ly)
             prog = cl.Program(ctx, kernel.source).build(
-                options=[c.option(env[c.name]) for c in kernel.plan.compile_time])
+                options=[*kernel.plan.options_for(plats[0].name),
+                         *(c.option(env[c.name]) for c in kernel.plan.compile_time)])
             sizes = [s for s, name in zip(sizes, "nmp", strict=True)
                      if name not in {c.name for c in kernel.plan.compile_time}]
         else:
