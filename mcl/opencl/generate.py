@@ -752,7 +752,7 @@ def _async_copy_macros(t: Target) -> str:
     return (f"// 128-bit copies from global to local memory that nothing reads before the next\n"
             f"// barrier: asynchronous on {ac.platform} (built with -D {ASYNC_MACRO}), plain "
             f"elsewhere\n"
-            f"#ifdef {ASYNC_MACRO}\n"
+            f"#if defined({ASYNC_MACRO}) && defined({ac.compiler_macro})\n"
             f"#define MCL_COPY128(type, dst, src) __asm__ volatile(\"{asm(ac.copy)}\" :: "
             f"\"r\"((uint)(size_t)(dst)), \"l\"(src) : \"memory\")\n"
             f"#define MCL_COPY_WAIT() __asm__ volatile(\"{asm(ac.wait)}\" ::: \"memory\")\n"

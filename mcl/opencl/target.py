@@ -32,12 +32,14 @@ class AsyncCopy:
     """How a device of one platform copies 128 bits from global to local memory
     without a register in between (``[async_copy]`` of a target file; used by
     :mod:`mcl.opencl.async_copy`): inline assembly taking the local destination's
-    32-bit address as ``%0`` and the global source's address as ``%1``, and the
-    instruction that waits for the thread's copies."""
+    32-bit address as ``%0`` and the global source's address as ``%1``, the
+    instruction that waits for the thread's copies, and a macro that the compilers
+    able to build them define (elsewhere the copies stay plain even if asked for)."""
 
     platform: str
     copy: str
     wait: str
+    compiler_macro: str
 
 
 @dataclass(frozen=True)
@@ -130,12 +132,14 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     ac = data.get("async_copy")
     async_copy = None
     if ac is not None:
+        keys = ("platform", "copy", "wait", "compiler_macro")
         if not isinstance(ac, dict) or not all(isinstance(ac.get(k), str) and ac.get(k)
-                                               for k in ("platform", "copy", "wait")):
-            raise _bad(str(file), "[async_copy] needs the strings platform, copy and wait",
+                                               for k in keys):
+            raise _bad(str(file), "[async_copy] needs the strings " + ", ".join(keys),
                        hint='e.g. platform = "NVIDIA", copy = "cp.async.cg.shared.global '
-                            '[%0], [%1], 16;", wait = "cp.async.wait_all;"')
-        async_copy = AsyncCopy(ac["platform"], ac["copy"], ac["wait"])
+                            '[%0], [%1], 16;", wait = "cp.async.wait_all;", compiler_macro = '
+                            '"__NVPTX__"')
+        async_copy = AsyncCopy(*(ac[k] for k in keys))
     return Target(name=name, file=str(file), spaces=spaces, par_groups=groups,
                   float_atomic_add=fa, local_memory=dev.get("local_memory"),
                   max_work_group_size=dev.get("max_work_group_size"),

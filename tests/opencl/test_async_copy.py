@@ -78,7 +78,8 @@ def test_the_next_tile_is_copied_asynchronously():
     assert src.count("MCL_COPY_WAIT();\n") == src.count("barrier(") == 2
     # the first tile, followed by nothing but the barrier, stays a plain copy
     assert "*(__local float4*)&s[0 * 64 + 4 * t + u] = *(__global const float4*)&a[" in src
-    assert '#ifdef MCL_ASYNC_COPY\n#define MCL_COPY128(type, dst, src) __asm__ volatile(' \
+    assert '#if defined(MCL_ASYNC_COPY) && defined(__NVPTX__)\n' \
+        '#define MCL_COPY128(type, dst, src) __asm__ volatile(' \
         '"cp.async.cg.shared.global [%0], [%1], 16;"' in src
     assert "#define MCL_COPY128(type, dst, src) (*(__local type*)(dst) = " \
         "*(__global const type*)(src))" in src
@@ -138,3 +139,42 @@ def test_matmul_v12_copies_b_asynchronously_and_v11_not():
     assert v12.source.count("    MCL_COPY128(float4, &l_b[((1 - cur) * bk") == 1
     (v11,) = generate(str(EXAMPLES / "matmul" / "hopper_v11.mcpl"), "hopper", specialize=True)
     assert "MCL_COPY" not in v11.source
+
+
+def test_asked_for_where_the_compiler_cannot_build_them_the_copies_stay_plain(opencl_device):
+    """Built with -D MCL_ASYNC_COPY by a compiler that does not target PTX (PoCL on a
+    CPU accepts the assembly and ignores it), the copies are plain and the result right."""
+    import pyopencl as cl
+
+    from mcl.opencl.device import runtime
+    from mcl.opencl.plan import evaluate
+    (k,) = generate(parse(_kernel(NEXT), "t.mcpl"), "hopper")
+    rt = runtime()
+    if "NVIDIA" in rt.device.platform.name:
+        pytest.skip("the device builds asynchronous copies")
+    prog = cl.Program(rt.context, k.source).build(options=["-D", "MCL_ASYNC_COPY"])
+    n, phases = 128, 3
+    a = np.random.default_rng(0).uniform(-1, 1, (phases, n)).astype(np.float32)
+    b = np.zeros(n // 4, np.float32)
+    mf = cl.mem_flags
+    da = cl.Buffer(rt.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    db = cl.Buffer(rt.context, mf.WRITE_ONLY, b.nbytes)
+    env = {"n": n, "phases": phases}
+    args = {"n": np.int32(n), "phases": np.int32(phases), "a": da, "b": db}
+    getattr(prog, k.plan.kernel)(rt.queue, [evaluate(e, env) for e in k.plan.global_size],
+                                 [evaluate(e, env) for e in k.plan.local_size],
+                                 *(args[x.name] for x in k.plan.arguments))
+    cl.enqueue_copy(rt.queue, b, db)
+    np.testing.assert_allclose(b, _sums(a), rtol=1e-5, atol=1e-5)
+
+
+def test_a_target_file_with_an_incomplete_async_copy_entry_is_refused(tmp_path):
+    from mcl.diagnostics import McplError
+    from mcl.opencl.target import load_target
+    hw = Path(mcl.__file__).parent / "hwdescs"
+    (tmp_path / "hopper.hdl").write_text((hw / "hopper.hdl").read_text())
+    text = (hw / "hopper.target").read_text()
+    (tmp_path / "hopper.target").write_text(text.replace('wait = "cp.async.wait_all;"', ""))
+    with pytest.raises(McplError) as e:
+        load_target("hopper", [tmp_path])
+    assert "[async_copy] needs the strings platform, copy, wait, compiler_macro" in str(e.value)

@@ -14,6 +14,8 @@ straight from global to shared memory, as generated then and with every such cop
 asynchronous; the generator now does this itself: mcl.opencl.async_copy),
 DIR/h12_async.cl and DIR/h12_noclobber.cl (hopper_v12 as generated, built with its
 asynchronous copies, and with their inline assembly free of the "memory" clobber),
+DIR/h12_frag4.cl (hopper_v12 with its fragments as float4 values whose components
+feed the multiply-adds),
 and prints the matmul_variants.py command that times them. Exploration only: these use
 NVIDIA's PTX and do not build elsewhere.
 """
@@ -103,6 +105,36 @@ def hand_form(source: str) -> str:
                         "const int bid = get_group_id(1) * get_num_groups(0) + get_group_id(0);")
 
 
+FRAGMENTS = """            #pragma unroll
+            for (int ei = 0; ei < tm; ei++) {
+                aFrag[ei] = l_a[(cur * bk + q) * (bm + pad) + ei / 4 * aChunk + 4 * ti + ei % 4];
+            }
+            #pragma unroll
+            for (int ej = 0; ej < tn; ej++) {
+                bFrag[ej] = l_b[(cur * bk + q) * bn + ej / 4 * bChunk + 4 * tj + ej % 4];
+            }
+            #pragma unroll
+            for (int ei = 0; ei < tm; ei++) {
+                #pragma unroll
+                for (int ej = 0; ej < tn; ej++) {
+                    sums[ei * tn + ej] += aFrag[ei] * bFrag[ej];
+                }
+            }
+"""
+
+
+def float4_fragments(source: str) -> str:
+    """hopper_v12's k-step with its fragments as float4 values whose components feed
+    the multiply-adds (as Lift's matmul kernels have them), written out."""
+    lines = [f"            const float4 fa{h} = *(__local const float4*)&l_a[(cur * bk + q) * "
+             f"(bm + pad) + {h} * aChunk + 4 * ti];" for h in range(2)]
+    lines += [f"            const float4 fb{h} = *(__local const float4*)&l_b[(cur * bk + q) * bn "
+              f"+ {h} * bChunk + 4 * tj];" for h in range(4)]
+    lines += [f"            sums[{ei * 16 + ej}] += fa{ei // 4}.s{ei % 4} * fb{ej // 4}.s{ej % 4};"
+              for ei in range(8) for ej in range(16)]
+    return replace_once(source, FRAGMENTS, "\n".join(lines) + "\n")
+
+
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "async-out")
     out.mkdir(parents=True, exist_ok=True)
@@ -134,9 +166,10 @@ def main() -> int:
     (out / "h12_async.cl").write_text(v12)
     (out / "h12_noclobber.cl").write_text(replace_once(
         v12, '"l"(src) : "memory")', '"l"(src))'))
+    (out / "h12_frag4.cl").write_text(float4_fragments(v12))
     files = " ".join(f'"{out}/{n}.cl local=32x8"' for n in
                      ("v11_base", "v11_async_b", "v11_async_ab", "v12_base", "v12_async",
-                      "h12_async", "h12_noclobber"))
+                      "h12_async", "h12_noclobber", "h12_frag4"))
     print(f"python3 benchmarks/opencl/matmul_variants.py {files} --size 4096 "
           "--tile 128x256 --repeats 20")
     return 0
