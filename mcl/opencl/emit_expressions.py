@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from mcl.diagnostics import McplError, error
@@ -207,6 +208,15 @@ def _fold(text: str) -> str:
         return text
 
 
+def _library_or_none(f: ast.Function | None) -> bool:
+    """Whether a function of lib.atomics' name is the library's (or not defined at
+    all): then the call is the hardware's atomic operation, not the body, which says
+    what it does as if no other unit ran. A kernel's own function of that name is
+    called as written."""
+    from mcl.mcpl.resolve import STDLIB
+    return f is None or Path(f.span.file).resolve().parent == STDLIB.resolve()
+
+
 def _float_atomic_helper(qualifier: str) -> str:
     space = qualifier.strip("_")
     return (f"// atomicAdd on a float in {space} memory: compare-and-swap on its bits\n"
@@ -359,7 +369,7 @@ class _CPrinter:
     def call(self, e: ast.Call) -> str:
         g = self.gen
         name = e.func
-        if name in ATOMICS and g.find_function(name) is None or name == "atomicAdd":
+        if name == "atomicAdd" or name in ATOMICS and _library_or_none(g.find_function(name)):
             return self.atomic(e)
         if name not in _FLOAT_MATH and name not in ("min", "max", "abs"):
             return self.helper_call(e)

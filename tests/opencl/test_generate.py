@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
+import mcl
 from mcl.diagnostics import McplError
 from mcl.mcpl import parse
 from mcl.opencl import generate, load_target
@@ -61,6 +63,39 @@ def test_float_atomic_add_uses_compare_and_swap():
     (h,) = generate(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     assert "atomic_add(&l_hist[w * nrBuckets + v[u]], 1);" in h.source
     assert "atomic_add(&hist[k], total);" in h.source
+
+
+_LIBRARY_ATOMICS = """module ai;
+import perfect;
+import lib.atomics;
+perfect void h(const int n, int[4] hist, int[n] image) {
+  foreach (int i in n threads) {
+    atomicInc(hist[image[i]]);
+    atomicMax(hist[3], image[i]);
+  }
+}
+"""
+
+
+def test_library_atomics_are_the_hardware_atomics(opencl_device, tmp_path):
+    """lib.atomics' bodies say what each operation does as if no other unit ran; the
+    calls are OpenCL's atomic functions (they were the bodies, whose increments race:
+    a histogram on PoCL lost counts), and a kernel's own function of the name is not."""
+    (k,) = generate(parse(_LIBRARY_ATOMICS, "ai.mcpl"), "hopper")
+    assert "atomic_inc(&hist[image[i]]);" in k.source
+    assert "atomic_max(&hist[3], image[i]);" in k.source
+    assert "x[0]++" not in k.source
+    own = _LIBRARY_ATOMICS.replace("import lib.atomics;\n", "").replace(
+        "perfect void h(", "perfect void atomicInc(int x) {\n  x += 2;\n}\n\nperfect void h(")
+    own = own.replace("    atomicMax(hist[3], image[i]);\n", "")
+    (o,) = generate(parse(own, "own.mcpl"), "hopper")
+    assert "atomic_inc" not in o.source and "atomicInc(&hist[image[i]]);" in o.source
+    f = tmp_path / "ai.mcpl"
+    f.write_text(_LIBRARY_ATOMICS)
+    n = 1 << 18
+    image = np.zeros(n, np.int32)     # every unit updates the same bin
+    got = mcl.compile(f, target="cpu")(n=n, hist=np.zeros(4, np.int32), image=image)
+    assert list(got["hist"]) == [n, 0, 0, 0]
 
 
 def test_parameters_that_size_arrays_are_compile_time():
