@@ -1,7 +1,8 @@
 """Performance feedback: the analyses of paper sections 5 and 6.2-6.5 (operation
 statistics, transfers, data reuse, faster memories, work per thread, cache
 behaviour, feedback functions of descriptions), atomic updates and their
-contention, bounds tests in loops, and a roofline, each a class with
+contention, bounds tests in loops, register arrays that only stage copies into
+on-chip memory, and a roofline, each a class with
 ``analyze()`` / ``report()``, combined by :func:`feedback` into diagnostics that
 are anchored at the expression, loop or declaration they are about.
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses import guards, validity
+from mcl.analyses import guards, staging, validity
 from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
@@ -53,7 +54,7 @@ __all__ = [
 #: function the description names, the three after it select by their code.
 PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
           "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts",
-          "time", "window", "guards")
+          "time", "window", "guards", "staging")
 
 #: Most specific first: what the description's own rules say, then proposals
 #: for a concrete change at an expression, then observations, then statistics.
@@ -62,6 +63,7 @@ _RANK = {
     "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
     "feedback-work-per-thread": 6, "feedback-window": 6, "feedback-guards": 6,
+    "feedback-staging": 6,
     "feedback-needs-value": 7, "feedback-transfer": 8,
     "feedback-roofline": 9, "feedback-time": 9, "feedback-ops": 10, "feedback-function": 11,
 }
@@ -256,6 +258,8 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         out += _time_report(view, atomics_s)
     if "guards" in selected:
         out += guards.report(f, num)
+    if "staging" in selected:
+        out += staging.report(num, hw)
     out += validity.report(sym, num)
     params = {p.name for p in f.params}
     for name in sorted(missing & params):

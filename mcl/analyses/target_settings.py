@@ -1,7 +1,8 @@
 """What the OpenCL target file beside a hardware description (``hopper.target`` next to
 ``hopper.hdl``) says about the code its compiler makes, for the analyses: the
-``[device]`` table (how a float atomicAdd is done, what a built-in function costs).
-Without a target file: an empty table."""
+``[device]`` table (how a float atomicAdd is done, what a built-in function costs) and
+whether it copies asynchronously (``[async_copy]``). Without a target file: an empty
+table, no asynchronous copies."""
 
 from __future__ import annotations
 
@@ -30,3 +31,19 @@ def device_settings(hw) -> dict[str, Any]:
     """The ``[device]`` table of the target file of hardware description ``hw``."""
     file = target_file(hw)
     return _device_table(str(file)) if file else {}
+
+
+@functools.lru_cache(maxsize=64)
+def _has_async_copy(target_file: str) -> bool:
+    try:
+        data = tomllib.loads(Path(target_file).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(data.get("async_copy"), dict)
+
+
+def async_copies(hw) -> bool:
+    """Whether the target file of ``hw`` has an ``[async_copy]`` table: its code copies
+    runs of 128 bits from global into local memory asynchronously (mcl.opencl.async_copy)."""
+    file = target_file(hw)
+    return _has_async_copy(str(file)) if file else False
