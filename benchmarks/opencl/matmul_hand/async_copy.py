@@ -15,7 +15,8 @@ asynchronous; the generator now does this itself: mcl.opencl.async_copy),
 DIR/h12_async.cl and DIR/h12_noclobber.cl (hopper_v12 as generated, built with its
 asynchronous copies, and with their inline assembly free of the "memory" clobber),
 DIR/h12_frag4.cl (hopper_v12 with its fragments as float4 values whose components
-feed the multiply-adds),
+feed the multiply-adds), DIR/h12_q4.cl and h12_q8.cl (its k-step loop unrolled 4 and 8
+times, not completely), DIR/h12_swap.cl (its multiply-adds with the columns outermost),
 and prints the matmul_variants.py command that times them. Exploration only: these use
 NVIDIA's PTX and do not build elsewhere.
 """
@@ -123,6 +124,16 @@ FRAGMENTS = """            #pragma unroll
 """
 
 
+FMA_NEST = """            for (int ei = 0; ei < tm; ei++) {
+                #pragma unroll
+                for (int ej = 0; ej < tn; ej++) {
+                    sums[ei * tn + ej] += aFrag[ei] * bFrag[ej];"""
+FMA_SWAPPED = """            for (int ej = 0; ej < tn; ej++) {
+                #pragma unroll
+                for (int ei = 0; ei < tm; ei++) {
+                    sums[ei * tn + ej] += aFrag[ei] * bFrag[ej];"""
+
+
 def float4_fragments(source: str) -> str:
     """hopper_v12's k-step with its fragments as float4 values whose components feed
     the multiply-adds (as Lift's matmul kernels have them), written out."""
@@ -167,9 +178,17 @@ def main() -> int:
     (out / "h12_noclobber.cl").write_text(replace_once(
         v12, '"l"(src) : "memory")', '"l"(src))'))
     (out / "h12_frag4.cl").write_text(float4_fragments(v12))
+    # the k-step loop unrolled 4 or 8 times instead of completely, and the multiply-adds
+    # with the columns outermost
+    q_loop = "#pragma unroll\n        for (int q = 0; q < bk; q++) {"
+    for by in (4, 8):
+        (out / f"h12_q{by}.cl").write_text(replace_once(
+            v12, q_loop, q_loop.replace("unroll", f"unroll {by}")))
+    (out / "h12_swap.cl").write_text(replace_once(v12, FMA_NEST, FMA_SWAPPED))
     files = " ".join(f'"{out}/{n}.cl local=32x8"' for n in
                      ("v11_base", "v11_async_b", "v11_async_ab", "v12_base", "v12_async",
-                      "h12_async", "h12_noclobber", "h12_frag4"))
+                      "h12_async", "h12_noclobber", "h12_frag4", "h12_q4", "h12_q8",
+                      "h12_swap"))
     print(f"python3 benchmarks/opencl/matmul_variants.py {files} --size 4096 "
           "--tile 128x256 --repeats 20")
     return 0
