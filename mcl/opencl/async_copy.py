@@ -177,6 +177,8 @@ def _candidate(stmts: Sequence[ast.Stmt], i: int, copy: ast.Assign,
         return None
     if not _fenced_before(stmts, i, dst, outer, own=True):
         return None
+    if _passed_whole(stmts, dst):
+        return None     # a call may read any element of it
     names = frozenset(s.name for s in stmts if isinstance(s, ast.Declaration))
     inner = frozenset(n.name for s in stmts if not isinstance(s, ast.Declaration)
                       for n in ast.walk(s) if isinstance(n, ast.Declaration))
@@ -187,6 +189,13 @@ def _candidate(stmts: Sequence[ast.Stmt], i: int, copy: ast.Assign,
                    for n in ast.walk(s)
                    if isinstance(n, ast.Index) and n is not copy.target and _root(n) == dst)
     return Candidate(copy, loops, others, names, inner, fixed)
+
+
+def _passed_whole(stmts: Sequence[ast.Stmt], dst: str | None) -> bool:
+    """Whether ``dst`` appears in ``stmts`` other than indexed (passed to a call)."""
+    bases = {id(n.base) for s in stmts for n in ast.walk(s) if isinstance(n, ast.Index)}
+    return any(isinstance(n, ast.Name) and n.id == dst and id(n) not in bases
+               for s in stmts for n in ast.walk(s))
 
 
 def _work(s: ast.Stmt, arrays: set[str], sources: set[str]) -> bool:

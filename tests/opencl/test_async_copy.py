@@ -116,6 +116,15 @@ def test_copies_that_could_be_seen_stay_plain(phase, after, why):
     assert "MCL_COPY_WAIT" not in src, why
 
 
+def test_a_call_given_the_whole_array_keeps_the_copies_plain():
+    # the function may read any element of s before the barrier
+    text = _kernel(NEXT, "acc = acc + peek(s);").replace(
+        "hopper void t(", "hopper float peek(float[2, 64] x) {\n  return x[1, 0];\n}\n\n"
+        "hopper void t(")
+    src = _source(text)
+    assert "    MCL_COPY128(" not in src and "float peek(" in src
+
+
 def test_no_asynchronous_copy_without_the_target_entry():
     # fermi's target has no [async_copy]: the same kernel translated there copies plainly
     text = _kernel(NEXT).replace("import hopper;", "import fermi;").replace(
