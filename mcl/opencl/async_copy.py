@@ -210,10 +210,10 @@ def _work(s: ast.Stmt, arrays: set[str], sources: set[str]) -> bool:
 
 
 def _touches(s: ast.Stmt, dst: str | None) -> bool:
-    """Whether ``s`` accesses ``dst`` (None: whether it holds a barrier)."""
+    """Whether ``s`` names ``dst``, indexed or whole (None: whether it holds a barrier)."""
     if dst is None:
         return any(isinstance(n, ast.Barrier) for n in ast.walk(s))
-    return any(isinstance(n, ast.Index) and _root(n) == dst for n in ast.walk(s))
+    return any(isinstance(n, ast.Name) and n.id == dst for n in ast.walk(s))
 
 
 def _fenced_before(stmts: Sequence[ast.Stmt], i: int, dst: str | None,
