@@ -259,7 +259,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     if "guards" in selected:
         out += guards.report(f, num)
     if "staging" in selected:
-        out += staging.report(num, hw)
+        out += staging.report(view)
     out += validity.report(sym, num)
     params = {p.name for p in f.params}
     for name in sorted(missing & params):

@@ -10,10 +10,12 @@ Where the target copies runs of 128 bits from global into local memory asynchron
 (its target file's ``[async_copy]``: the H100's cp.async, mcl.opencl.async_copy), the
 copy written straight into the on-chip array where the registers are loaded takes no
 registers, and the warps wait for it at the next barrier instead of at the stores
-(matmul hopper_v12: 16 registers fewer than v11 and 2% faster at 4096^3). The pass
-names such arrays where both the loads and the stores are runs of 4 adjacent elements
-(a direct copy would be 128-bit copies; one element at a time, a's transposed tile in
-v11, was 20% slower on the H100: benchmarks/results/perf/round41).
+(matmul hopper_v12: 16 registers fewer than v11 and 2% faster at 4096^3, with one
+block per SM). The pass names such arrays where both the loads and the stores are runs
+of 4 adjacent elements (a direct copy would be 128-bit copies; one element at a time,
+a's transposed tile in v11, was 20% slower on the H100: benchmarks/results/perf/round41)
+and one block is resident per SM (with two, hopper_v10's, the same step was 4% slower:
+the other block hides the loads already).
 """
 
 from __future__ import annotations
@@ -106,9 +108,19 @@ def _elements(a: Access) -> int | None:
     return int(total) if total.is_Integer else None
 
 
-def report(k: Kernel, hw: Any) -> list[Diagnostic]:
-    """A message per staging array, where ``hw``'s target copies asynchronously."""
+def report(view: Any) -> list[Diagnostic]:
+    """A message per staging array of the kernel of ``view`` (mcl.analyses.functions.
+    KernelView), where its target copies asynchronously and one block is resident per
+    holder (with more, the other blocks' warps run while a block's warps wait for its
+    loads, and the copies gain nothing: hopper_v10 with b's tile copied so, two blocks
+    per SM, 3.11 ms against 2.99: benchmarks/results/perf/round50)."""
+    from mcl.analyses.occupancy import occupancy
+    k, hw = view.num, view.hardware
     if hw is None or not async_copies(hw):
+        return []
+    found = staging_arrays(k)
+    occ = occupancy(view) if found else None
+    if occ is None or occ.resident != 1:
         return []
     out = []
     for s in staging_arrays(k):
