@@ -16,7 +16,9 @@ DIR/h12_async.cl and DIR/h12_noclobber.cl (hopper_v12 as generated, built with i
 asynchronous copies, and with their inline assembly free of the "memory" clobber),
 DIR/h12_frag4.cl (hopper_v12 with its fragments as float4 values whose components
 feed the multiply-adds), DIR/h12_q4.cl and h12_q8.cl (its k-step loop unrolled 4 and 8
-times, not completely), DIR/h12_swap.cl (its multiply-adds with the columns outermost),
+times, not completely), DIR/h12_swap.cl (its multiply-adds with the columns outermost), DIR/h3_plain.cl and
+h3_async.cl (matmul_mcpl/v12_three_stages.mcpl as generated, and with b's copies in
+asynchronous groups that stay in flight across one barrier),
 and prints the matmul_variants.py command that times them. Exploration only: these use
 NVIDIA's PTX and do not build elsewhere.
 """
@@ -146,6 +148,38 @@ def float4_fragments(source: str) -> str:
     return replace_once(source, FRAGMENTS, "\n".join(lines) + "\n")
 
 
+PIPELINE = r"""
+#define CP_COMMIT() __asm__ volatile("cp.async.commit_group;" ::: "memory")
+#define CP_WAIT_BUT_ONE() __asm__ volatile("cp.async.wait_group 1;" ::: "memory")
+"""
+
+
+def three_stages(source: str) -> str:
+    """matmul_mcpl/v12_three_stages.mcpl as generated (its copies plain: the generator
+    does not prove (l + 2) % 3 apart from l % 3), with b's copies asynchronous in groups,
+    one per phase, and each barrier waiting for all groups but the newest: the copies
+    for the phase after next stay in flight across the barrier."""
+    import re
+    copy = re.compile(r"\*\(__local float4\*\)&(.+?) = \*\(__global const float4\*\)&(.+?);$",
+                      re.M)
+    out, count = copy.subn(r"CP_ASYNC16(&\1, &\2);", source)
+    if count != 3:
+        raise SystemExit(f"async_copy: expected b's 3 copies in the three-stage kernel, not {count}")
+    out = replace_once(out, "__attribute__((reqd_work_group_size",
+                       ASYNC + PIPELINE + "__attribute__((reqd_work_group_size")
+    # the prologue: phase 0's group, phase 1's group; wait for phase 0's
+    out = replace_once(out, "    if (nrPhases > 1) {\n", "    CP_COMMIT();\n    if (nrPhases > 1) {\n")
+    out = replace_once(out, "    }\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (int l = 0;",
+                       "    }\n    CP_COMMIT();\n    CP_WAIT_BUT_ONE();\n    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                       "    for (int l = 0;")
+    # each phase: its group (empty near the end), then wait for the next phase's
+    out = replace_once(out, "        #pragma unroll\n        for (int q = 0; q < bk; q++) {",
+                       "        CP_COMMIT();\n        #pragma unroll\n        for (int q = 0; q < bk; q++) {")
+    out = replace_once(out, "        barrier(CLK_LOCAL_MEM_FENCE);\n    }\n",
+                       "        CP_WAIT_BUT_ONE();\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }\n")
+    return out
+
+
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "async-out")
     out.mkdir(parents=True, exist_ok=True)
@@ -185,10 +219,14 @@ def main() -> int:
         (out / f"h12_q{by}.cl").write_text(replace_once(
             v12, q_loop, q_loop.replace("unroll", f"unroll {by}")))
     (out / "h12_swap.cl").write_text(replace_once(v12, FMA_NEST, FMA_SWAPPED))
+    (h3,) = generate(str(ROOT / "benchmarks/opencl/matmul_mcpl/v12_three_stages.mcpl"),
+                     "hopper", specialize=True)
+    (out / "h3_plain.cl").write_text(hand_form(h3.source))
+    (out / "h3_async.cl").write_text(three_stages(hand_form(h3.source)))
     files = " ".join(f'"{out}/{n}.cl local=32x8"' for n in
                      ("v11_base", "v11_async_b", "v11_async_ab", "v12_base", "v12_async",
                       "h12_async", "h12_noclobber", "h12_frag4", "h12_q4", "h12_q8",
-                      "h12_swap"))
+                      "h12_swap", "h3_plain", "h3_async"))
     print(f"python3 benchmarks/opencl/matmul_variants.py {files} --size 4096 "
           "--tile 128x256 --repeats 20")
     return 0
