@@ -17,9 +17,9 @@ which :mod:`mcl.opencl.vectorize` turns into 128-bit copies, qualifies when
   from going on without them, and on the H100 the inline assembly cost matmul
   hopper_v10 and v11, whose first tiles' copies qualified, 25 and 2 registers and 21%
   and 6% of their time: benchmarks/results/perf/round43), and nothing between them
-  can leave the list
-  (``break``, ``continue``, ``return``): the copy is complete before any other
-  thread may read it;
+  can leave the list (``break``, ``continue``, ``return``): the copy is complete
+  before any other thread may read it;
+* ``dst`` is not passed whole to a call in the list (the function may read any of it);
 * before the copy, back to the previous barrier, the thread does not touch ``dst``:
   in the list, or, where the list is a loop body that ends with a barrier, in the
   list that holds the loop (and so on outwards to the kernel's start);
