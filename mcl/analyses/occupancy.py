@@ -27,7 +27,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcl.analyses.registers import grows, recomputable, register_demand, squeeze_slack
+from mcl.analyses.registers import (
+    grows,
+    grows_partly,
+    recomputable,
+    register_demand,
+    squeeze_slack,
+)
 from mcl.analyses.resources import (
     block_holder,
     max_registers,
@@ -79,7 +85,8 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
             if fewer < n:
                 n = fewer
             elif grows(view.sym):
-                n = _grown(view, n, cap, threads)
+                grown = _grown(view, n, cap, threads)
+                n = (n + grown + 1) // 2 if grows_partly(view.sym) else grown
     return n, "estimated"
 
 
