@@ -1,18 +1,13 @@
 #!/usr/bin/env bash
 # Issue-20 round 48 (GPU machine): hopper_v12 with its fragments as float4 values whose
-# components feed the multiply-adds (matmul_hand/async_copy.py: h12_frag4) beside v12
+# components feed the multiply-adds (matmul_hand/v11_v12_variants.py: h12_frag4) beside v12
 # and cuBLAS SGEMM, 4096^3 twice and 2048^3 once; and which macros NVIDIA's OpenCL
 # compiler predefines (for telling its builds apart in the source).
-OUT=${OUT:-perf-out}; mkdir -p "$OUT"
-. benchmarks/gpu_setup.sh
-python3 benchmarks/opencl/matmul_hand/async_copy.py /tmp/async > /dev/null
+. benchmarks/runs/matmul_lib.sh
+make_hand_variants
 for size in 4096 2048 4096; do
-  timeout 150 python3 benchmarks/opencl/matmul_variants.py \
-    "examples/matmul/hopper_v12.mcpl specialize" \
-    "/tmp/async/h12_frag4.cl local=32x8 -DMCL_n=$size -DMCL_m=$size -DMCL_p=$size" \
-    --size $size --tile 128x256 --repeats 20 --out "$OUT/run$size-$RANDOM" 2>&1 \
-    | grep -v "^ *{" | sed -e 's/ptxas info    : 0 bytes gmem.*Used/Used/' \
-    -e 's/, used 1 barriers.*//' -e 's/ -DMCL_n=.*-DMCL_p=[0-9]*//' | tail -3
+  time_variants $size "$OUT/run$size-$RANDOM" "examples/matmul/hopper_v12.mcpl specialize" \
+    "$(hand h12_frag4 $size)" --tile 128x256
 done
 python3 - <<'PY' | tee "$OUT/nv_macros.txt"
 import pyopencl as cl

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcl.analyses.registers import (
-    grows,
-    grows_partly,
+    growth_share,
     recomputable,
     register_demand,
     squeeze_slack,
@@ -71,7 +70,7 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     an occupancy step just below it where the compiler can reschedule to reach it
     (:func:`_squeezed`, with what :func:`registers.squeeze_slack` and
     :func:`registers.recomputable` say it can give back), else grown where loops
-    are unrolled (:func:`_grown`)."""
+    are unrolled (:func:`_grown`, by the share :func:`registers.growth_share` says)."""
     res = view.resources
     if res is not None:
         return res.registers, res.source
@@ -84,9 +83,8 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
                              + recomputable(view.num, view.sym))
             if fewer < n:
                 n = fewer
-            elif grows(view.sym):
-                grown = _grown(view, n, cap, threads)
-                n = (n + grown + 1) // 2 if grows_partly(view.sym) else grown
+            elif share := growth_share(view.sym):
+                n += math.ceil((_grown(view, n, cap, threads) - n) * share)
     return n, "estimated"
 
 

@@ -182,48 +182,46 @@ def grows(k: Kernel) -> bool:
     of device memory: the compiler unrolls it and keeps several iterations' loads in
     flight, using the registers it may take without losing occupancy (an atomic of
     device memory in the loop orders the iterations; one of an on-chip memory cannot
-    touch what the loads read, but it grows the count less: :func:`grows_partly`).
-    Reads that only feed values
-    nothing uses (:func:`dead_reads`) are no loads: the compiler removes them and
-    the loop does nothing to unroll."""
+    touch what the loads read, but it grows the count less: :func:`growth_share`).
+    Reads that only feed values nothing uses (:func:`dead_reads`) are no loads: the
+    compiler removes them and the loop does nothing to unroll."""
+    return bool(_growing_loops(k))
+
+
+def _growing_loops(k: Kernel) -> list[Any]:
+    """The loops that make the kernel grow (:func:`grows`)."""
     from mcl.analyses.stats import main_space
     device = main_space(k)
     dead = dead_reads(k)
-    for lp in k.loops:
-        if lp.kind not in ("for", "while") or _build_time_trips(lp, k):
-            continue
-        if any(lp in site.loops and (site.target is None or site.target.space == device)
-               for site in k.atomics):
-            continue
-        if any(lp in a.loops and not a.write and a.space == device
-               and id(a.node) not in dead for a in k.accesses):
-            return True
-    return False
+    return [lp for lp in k.loops if lp.kind in ("for", "while")
+            and not _build_time_trips(lp, k)
+            and not any(lp in site.loops and (site.target is None
+                                              or site.target.space == device)
+                        for site in k.atomics)
+            and any(lp in a.loops and not a.write and a.space == device
+                    and id(a.node) not in dead for a in k.accesses)]
 
 
-def grows_partly(k: Kernel) -> bool:
-    """Whether every loop that makes the kernel grow (:func:`grows`) also updates an
-    on-chip memory atomically: the compiler then takes about half the registers the
-    growth would add (mcl.analyses.occupancy.registers_per_unit grows the count
-    halfway). Fitted on the only such kernels recorded, histogram's: gpu_v1 and
-    nvidia_v1 need 11 and take 22 at every block size, hopper_v1 needs 15-18 and takes
-    20-26; with 8 loads per iteration it takes 32 all the same, and with 1, 20 (those
-    three variants stay outside ±10%). Within ±10% then 13 of histogram's 16 kernels
-    instead of 3, and 453 of the 599 recorded (443 before; split halves 221/284 and
-    232/315; benchmarks/fidelity/registers_fit.py)."""
+def growth_share(k: Kernel) -> float:
+    """How much of the growth to the full-occupancy count the compiler takes
+    (mcl.analyses.occupancy.registers_per_unit): none where the kernel does not grow
+    (:func:`grows`); half where every loop that makes it grow also updates an on-chip
+    memory atomically; all of it otherwise. The half is fitted on the only kernels
+    recorded with such loops, histogram's: gpu_v1 and nvidia_v1 need 11 and take 22 at
+    every block size, hopper_v1 needs 15-18 and takes 20-26; with 8 loads per iteration
+    it takes 32 all the same, and with 1, 20 (those three variants stay outside ±10%).
+    Within ±10% then 13 of histogram's 16 kernels instead of 3, and 453 of the 599
+    recorded (443 before; split halves 221/284 and 232/315;
+    benchmarks/fidelity/registers_fit.py)."""
     from mcl.analyses.stats import main_space
+    growing = _growing_loops(k)
+    if not growing:
+        return 0.0
     device = main_space(k)
-    dead = dead_reads(k)
-    growing = [lp for lp in k.loops if lp.kind in ("for", "while")
-               and not _build_time_trips(lp, k)
-               and not any(lp in site.loops and (site.target is None
-                                                 or site.target.space == device)
-                           for site in k.atomics)
-               and any(lp in a.loops and not a.write and a.space == device
-                       and id(a.node) not in dead for a in k.accesses)]
-    return bool(growing) and all(
-        any(lp in site.loops and site.target is not None and site.target.space != device
-            for site in k.atomics) for lp in growing)
+    partly = all(any(lp in site.loops and site.target is not None
+                     and site.target.space != device for site in k.atomics)
+                 for lp in growing)
+    return 0.5 if partly else 1.0
 
 
 def _build_time_trips(lp: Any, sym: Kernel) -> bool:

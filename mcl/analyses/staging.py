@@ -25,14 +25,13 @@ from typing import Any
 
 import sympy
 
+from mcl.analyses.functions import RUN
 from mcl.analyses.kernel import Access, Kernel
+from mcl.analyses.occupancy import occupancy
 from mcl.analyses.stats import main_space, register_spaces
 from mcl.analyses.target_settings import async_copies
 from mcl.diagnostics import Diagnostic, info
 from mcl.mcpl import ast
-
-#: elements of a run that becomes one 128-bit access (mcl.opencl.vectorize.WIDTH)
-_RUN = 4
 
 
 @dataclass(frozen=True)
@@ -53,8 +52,12 @@ def staging_arrays(k: Kernel) -> list[Staging]:
     regs = register_spaces(hw)
     device = main_space(k)
     by_node = {id(a.node): a for a in k.accesses}
-    assigns = [n for n in ast.walk(k.function) if isinstance(n, ast.Assign) and n.op == "="
-               and isinstance(n.target, ast.Index) and isinstance(n.value, ast.Index)]
+    # for each array element copied by `x[..] = y[..]`, the element on the other side
+    other_side: dict[int, ast.Index] = {}
+    for n in ast.walk(k.function):
+        if isinstance(n, ast.Assign) and n.op == "=" and isinstance(n.target, ast.Index) \
+                and isinstance(n.value, ast.Index):
+            other_side[id(n.target)], other_side[id(n.value)] = n.value, n.target
     decls = {d.name: d for d in ast.walk(k.function) if isinstance(d, ast.Declaration)
              and d.type.is_array}
     out = []
@@ -64,10 +67,7 @@ def staging_arrays(k: Kernel) -> list[Staging]:
             continue
         sources, targets = set(), set()
         for a in mine:
-            stmt = next((s for s in assigns if (s.target if a.write else s.value) is a.node),
-                        None)
-            other = by_node.get(id(stmt.value if a.write else stmt.target)) \
-                if stmt is not None else None
+            other = by_node.get(id(other_side.get(id(a.node))))
             if other is None or not _run(other):
                 break
             if a.write and other.space == device:
@@ -93,18 +93,16 @@ def _run(a: Access) -> bool:
     if lp.kind != "for" or lp.var is None or lp.trips is None:
         return False
     trips = sympy.sympify(lp.trips)
-    if not trips.is_Integer or int(trips) % _RUN:
+    if not trips.is_Integer or int(trips) % RUN:
         return False
     var = next((s for s in sympy.sympify(a.offset).free_symbols if s.name == lp.var), None)
     return var is not None and sympy.expand(sympy.diff(a.offset, var)) == 1
 
 
 def _elements(a: Access) -> int | None:
-    total = sympy.Integer(1)
-    for s in a.sizes:
-        if s is None:
-            return None
-        total *= sympy.sympify(s)
+    if None in a.sizes:
+        return None
+    total = sympy.prod(sympy.sympify(s) for s in a.sizes)
     return int(total) if total.is_Integer else None
 
 
@@ -114,7 +112,6 @@ def report(view: Any) -> list[Diagnostic]:
     holder (with more, the other blocks' warps run while a block's warps wait for its
     loads, and the copies gain nothing: hopper_v10 with b's tile copied so, two blocks
     per SM, 3.11 ms against 2.99: benchmarks/results/perf/round50)."""
-    from mcl.analyses.occupancy import occupancy
     k, hw = view.num, view.hardware
     if hw is None or not async_copies(hw):
         return []

@@ -13,12 +13,12 @@ from typing import Any
 
 
 @functools.lru_cache(maxsize=64)
-def _device_table(target_file: str) -> dict[str, Any]:
+def _target_table(target_file: str) -> dict[str, Any]:
+    """The parsed target file (empty where it cannot be read)."""
     try:
-        data = tomllib.loads(Path(target_file).read_text())
+        return tomllib.loads(Path(target_file).read_text())
     except (OSError, tomllib.TOMLDecodeError):
         return {}
-    return dict(data.get("device") or {})
 
 
 def target_file(hw) -> Path | None:
@@ -30,20 +30,11 @@ def target_file(hw) -> Path | None:
 def device_settings(hw) -> dict[str, Any]:
     """The ``[device]`` table of the target file of hardware description ``hw``."""
     file = target_file(hw)
-    return _device_table(str(file)) if file else {}
-
-
-@functools.lru_cache(maxsize=64)
-def _has_async_copy(target_file: str) -> bool:
-    try:
-        data = tomllib.loads(Path(target_file).read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
-    return isinstance(data.get("async_copy"), dict)
+    return dict(_target_table(str(file)).get("device") or {}) if file else {}
 
 
 def async_copies(hw) -> bool:
     """Whether the target file of ``hw`` has an ``[async_copy]`` table: its code copies
     runs of 128 bits from global into local memory asynchronously (mcl.opencl.async_copy)."""
     file = target_file(hw)
-    return _has_async_copy(str(file)) if file else False
+    return bool(file) and isinstance(_target_table(str(file)).get("async_copy"), dict)

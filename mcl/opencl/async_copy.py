@@ -50,6 +50,8 @@ import sympy
 
 from mcl.mcpl import ast
 from mcl.mcpl.symbolic import symbol, to_sympy
+from mcl.opencl.emit_expressions import _root_name
+from mcl.opencl.vectorize import counted_loop
 
 
 @dataclass(frozen=True)
@@ -239,9 +241,8 @@ def _fenced_before(stmts: Sequence[ast.Stmt], i: int, dst: str | None,
 
 
 def _root(e: ast.Expr) -> str | None:
-    while isinstance(e, ast.Index | ast.Field):
-        e = e.base
-    return e.id if isinstance(e, ast.Name) else None
+    name = _root_name(e)
+    return name.id if name is not None else None
 
 
 # ----------------------------------------------------------------------------- proofs
@@ -331,7 +332,6 @@ def _injective(c: Candidate, index: list[ast.Expr],
 
 def _counted(lp: ast.For, constant: Callable[[ast.Expr], int | None]) -> tuple[str, int] | None:
     """``for (int v = a; v < b; v++)`` with constant ``a`` and ``b``: (v, b - a)."""
-    from mcl.opencl.vectorize import counted_loop
     head = counted_loop(lp)
     if head is None:
         return None

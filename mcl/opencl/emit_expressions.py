@@ -137,6 +137,11 @@ def _fixed(f: ast.Function) -> dict[str, ast.Expr]:
     return {k: e for k, e in init.items() if count[k] == 1 and k not in assigned}
 
 
+def c_escape(text: str) -> str:
+    """``text`` as the inside of a C string literal (backslashes and quotes escaped)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _root_name(e: ast.Expr) -> ast.Name | None:
     while isinstance(e, ast.Index | ast.Field):
         e = e.base

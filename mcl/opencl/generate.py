@@ -49,6 +49,7 @@ from mcl.opencl.emit_expressions import (
     _registers_per_work_item,
     _root_name,
     _Var,
+    c_escape,
 )
 from mcl.opencl.emit_statements import ASYNC_WAIT, _StatementEmission
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, ViewCheck, evaluate
@@ -746,16 +747,14 @@ ASYNC_MACRO = "MCL_ASYNC_COPY"
 def _async_copy_macros(t: Target) -> str:
     """The 128-bit copy from global to local memory and the wait for it: the target's
     asynchronous copy where the build defines ASYNC_MACRO, else a plain copy."""
-    def asm(text: str) -> str:
-        return text.replace("\\", "\\\\").replace('"', '\\"')
     ac = t.async_copy
     return (f"// 128-bit copies from global to local memory that nothing reads before the next\n"
             f"// barrier: asynchronous on {ac.platform} (built with -D {ASYNC_MACRO}), plain "
             f"elsewhere\n"
             f"#if defined({ASYNC_MACRO}) && defined({ac.compiler_macro})\n"
-            f"#define MCL_COPY128(type, dst, src) __asm__ volatile(\"{asm(ac.copy)}\" :: "
+            f"#define MCL_COPY128(type, dst, src) __asm__ volatile(\"{c_escape(ac.copy)}\" :: "
             f"\"r\"((uint)(size_t)(dst)), \"l\"(src) : \"memory\")\n"
-            f"#define MCL_COPY_WAIT() __asm__ volatile(\"{asm(ac.wait)}\" ::: \"memory\")\n"
+            f"#define MCL_COPY_WAIT() __asm__ volatile(\"{c_escape(ac.wait)}\" ::: \"memory\")\n"
             f"#else\n"
             f"#define MCL_COPY128(type, dst, src) (*(__local type*)(dst) = "
             f"*(__global const type*)(src))\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mcl.opencl.emit_expressions import c_escape
 from mcl.opencl.generate import GeneratedKernel
 from mcl.opencl.host_c_registers import CAP_REGISTERS, PLATFORM_NAME, REBUILD_CAPPED
 
@@ -14,13 +15,8 @@ _CTYPES = {"float": "float", "double": "double", "int": "int", "long": "long", "
            "byte": "unsigned char"}
 
 
-def _c_escape(text: str) -> str:
-    """``text`` as the inside of a C string literal (backslashes and quotes escaped)."""
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
 def _c_string(text: str) -> str:
-    return "\n".join(f'    "{_c_escape(ln)}\\n"' for ln in text.split("\n"))
+    return "\n".join(f'    "{c_escape(ln)}\\n"' for ln in text.split("\n"))
 
 
 def _c_expr(expr: str) -> str:
@@ -197,8 +193,8 @@ def _platform_options_function(plan) -> str:
     launch plan's ``platform_options``: on NVIDIA's, the register limit of a work-group
     of the plan's size) to the options, as the Python runtime builds them."""
     cases = "".join(
-        f"    if (mcl_names_platform(name, \"{_c_escape(key)}\"))\n"
-        f"        used = mcl_append(options, room, used, \" {_c_escape(' '.join(opts))}\");\n"
+        f"    if (mcl_names_platform(name, \"{c_escape(key)}\"))\n"
+        f"        used = mcl_append(options, room, used, \" {c_escape(' '.join(opts))}\");\n"
         for key, opts in plan.platform_options if opts)
     return NAMES_PLATFORM + f"""
 /* Appends text at options[used]; returns the new length (room or more: it did not fit). */

@@ -1,26 +1,29 @@
 # ruff: noqa: E501  (the generated OpenCL is matched line for line)
-"""Variants of matmul hopper_v11's generated OpenCL whose next k-tile goes from global
-to shared memory by the H100's asynchronous copies (PTX `cp.async`, written as inline
-assembly, which NVIDIA's OpenCL compiler accepts) instead of through registers: does
-the copy engine, as cuBLAS's SGEMM kernels use it, buy time at v11's tiling?
+"""Hand edits of matmul hopper_v11's and hopper_v12's generated OpenCL around the
+H100's asynchronous copies (PTX ``cp.async``, inline assembly, which NVIDIA's OpenCL
+compiler accepts): does copying tiles from global into shared memory without registers,
+as cuBLAS's SGEMM kernels do, buy time, and in which form? Exploration only: the
+asynchronous forms use NVIDIA's PTX and give wrong results elsewhere.
 
-    python benchmarks/opencl/matmul_hand/async_copy.py DIR
+    python benchmarks/opencl/matmul_hand/v11_v12_variants.py DIR
 
-writes DIR/v11_base.cl (v11 as generated, sizes 4096), DIR/v11_async_b.cl (b's tile
-by 16-byte asynchronous copies, a's through registers as before) and
-DIR/v11_async_ab.cl (a's too, by 4-byte copies: its tile is stored transposed),
-DIR/v12_base.cl and DIR/v12_async.cl (matmul_mcpl/v11_a_rows.mcpl, whose tiles are copied
-straight from global to shared memory, as generated then and with every such copy
-asynchronous; the generator now does this itself: mcl.opencl.async_copy),
-DIR/h12_async.cl and DIR/h12_noclobber.cl (hopper_v12 as generated, built with its
-asynchronous copies, and with their inline assembly free of the "memory" clobber),
-DIR/h12_frag4.cl (hopper_v12 with its fragments as float4 values whose components
-feed the multiply-adds), DIR/h12_q4.cl and h12_q8.cl (its k-step loop unrolled 4 and 8
-times, not completely), DIR/h12_swap.cl (its multiply-adds with the columns outermost), DIR/h3_plain.cl and
-h3_async.cl (matmul_mcpl/v12_three_stages.mcpl as generated, and with b's copies in
-asynchronous groups that stay in flight across one barrier),
-and prints the matmul_variants.py command that times them. Exploration only: these use
-NVIDIA's PTX and do not build elsewhere.
+writes into DIR, and prints the matmul_variants.py command that times them all:
+
+* v11_base.cl: v11 as generated (sizes 4096);
+* v11_async_b.cl: its b tile by 16-byte asynchronous copies, a's through registers;
+* v11_async_ab.cl: a's too, by 4-byte copies (its tile is stored transposed);
+* a_rows_base.cl, a_rows_async.cl: matmul_mcpl/v11_a_rows.mcpl as generated and built
+  with the generator's asynchronous copies (mcl.opencl.async_copy); round 42 ran them,
+  by regular-expression edits before the generator made such copies, as v12_base and
+  v12_async;
+* h12_async.cl: hopper_v12 built with its asynchronous copies; h12_noclobber.cl the
+  same with the copy's inline assembly free of the "memory" clobber;
+* h12_frag4.cl: hopper_v12 with its fragments as float4 values whose components feed
+  the multiply-adds;
+* h12_q4.cl, h12_q8.cl: its k-step loop unrolled 4 and 8 times, not completely;
+  h12_swap.cl: its multiply-adds with the columns outermost;
+* h3_plain.cl, h3_async.cl: matmul_mcpl/v12_three_stages.mcpl as generated, and with
+  b's copies in asynchronous groups that stay in flight across one barrier.
 """
 
 from __future__ import annotations
@@ -77,26 +80,15 @@ BARRIER = """        barrier(CLK_LOCAL_MEM_FENCE);
 
 def replace_once(text: str, old: str, new: str) -> str:
     if text.count(old) != 1:
-        raise SystemExit(f"async_copy: the generated code changed; expected once:\n{old}")
+        raise SystemExit(f"v11_v12_variants: the generated code changed; expected once:\n{old}")
     return text.replace(old, new)
 
 
 def async_all(source: str) -> str:
-    """Every 128-bit copy from global to local memory of a generated kernel as an
-    asynchronous one, waited for before every barrier (the generator's own, where it
-    made them: mcl.opencl.async_copy)."""
-    import re
-    if "MCL_COPY128(" in source:
-        return "#define MCL_ASYNC_COPY\n" + source
-    copy = re.compile(r"\*\(__local float4\*\)&(.+?) = \*\(__global const float4\*\)&(.+?);$",
-                      re.M)
-    out, count = copy.subn(r"CP_ASYNC16(&\1, &\2);", source)
-    out = out.replace("barrier(CLK_LOCAL_MEM_FENCE);", "CP_WAIT_ALL(); barrier(CLK_LOCAL_MEM_FENCE);")
-    out = replace_once(out, "__attribute__((reqd_work_group_size",
-                       ASYNC + "__attribute__((reqd_work_group_size")
-    if not count:
-        raise SystemExit("async_copy: no 128-bit copy from global to local memory")
-    return out
+    """A generated kernel built with the asynchronous copies the generator made."""
+    if "MCL_COPY128(" not in source:
+        raise SystemExit("v11_v12_variants: the generator made no asynchronous copy")
+    return "#define MCL_ASYNC_COPY\n" + source
 
 
 def hand_form(source: str) -> str:
@@ -164,7 +156,7 @@ def three_stages(source: str) -> str:
                       re.M)
     out, count = copy.subn(r"CP_ASYNC16(&\1, &\2);", source)
     if count != 3:
-        raise SystemExit(f"async_copy: expected b's 3 copies in the three-stage kernel, not {count}")
+        raise SystemExit(f"v11_v12_variants: expected b's 3 copies in the three-stage kernel, not {count}")
     out = replace_once(out, "__attribute__((reqd_work_group_size",
                        ASYNC + PIPELINE + "__attribute__((reqd_work_group_size")
     # the prologue: phase 0's group, phase 1's group; wait for phase 0's
@@ -198,10 +190,9 @@ def main() -> int:
     both = replace_once(both, A_STORE, "")
     (out / "v11_async_ab.cl").write_text(both)
     (v12,) = generate(str(ROOT / "benchmarks/opencl/matmul_mcpl/v11_a_rows.mcpl"),
-                      "hopper",
-                      specialize=True)
-    (out / "v12_base.cl").write_text(hand_form(v12.source))
-    (out / "v12_async.cl").write_text(async_all(hand_form(v12.source)))
+                      "hopper", specialize=True)
+    (out / "a_rows_base.cl").write_text(hand_form(v12.source))
+    (out / "a_rows_async.cl").write_text(async_all(hand_form(v12.source)))
     # hopper_v12 as generated, built with the asynchronous copies, and with the copy's
     # inline assembly free to move across other memory accesses (no "memory" clobber;
     # the wait before each barrier keeps it)
@@ -224,7 +215,7 @@ def main() -> int:
     (out / "h3_plain.cl").write_text(hand_form(h3.source))
     (out / "h3_async.cl").write_text(three_stages(hand_form(h3.source)))
     files = " ".join(f'"{out}/{n}.cl local=32x8"' for n in
-                     ("v11_base", "v11_async_b", "v11_async_ab", "v12_base", "v12_async",
+                     ("v11_base", "v11_async_b", "v11_async_ab", "a_rows_base", "a_rows_async",
                       "h12_async", "h12_noclobber", "h12_frag4", "h12_q4", "h12_q8",
                       "h12_swap", "h3_plain", "h3_async"))
     print(f"python3 benchmarks/opencl/matmul_variants.py {files} --size 4096 "
