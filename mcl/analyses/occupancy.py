@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcl.analyses.registers import (
     growth_share,
+    prefetched,
     recomputable,
     register_demand,
     squeeze_slack,
@@ -70,7 +71,9 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     an occupancy step just below it where the compiler can reschedule to reach it
     (:func:`_squeezed`, with what :func:`registers.squeeze_slack` and
     :func:`registers.recomputable` say it can give back), else grown where loops
-    are unrolled (:func:`_grown`, by the share :func:`registers.growth_share` says)."""
+    are unrolled at run time (:func:`_grown`, by the share :func:`registers.growth_share`
+    says), or by as many again as an unrolled loop keeps in flight from device memory
+    (:func:`registers.prefetched`), where that keeps the same blocks resident."""
     res = view.resources
     if res is not None:
         return res.registers, res.source
@@ -85,6 +88,8 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
                 n = fewer
             elif share := growth_share(view.sym):
                 n += math.ceil((_grown(view, n, cap, threads) - n) * share)
+            elif ahead := prefetched(view.num, view.sym):
+                n = _grown(view, n, min(cap, n + ahead), threads, full_only=False)
     return n, "estimated"
 
 
@@ -115,10 +120,11 @@ def _squeezed(view: KernelView, n: int, threads: int, slack: int) -> int:
     return n
 
 
-def _grown(view: KernelView, n: int, cap: int, threads: int) -> int:
+def _grown(view: KernelView, n: int, cap: int, threads: int, full_only: bool = True) -> int:
     """Registers a compiler takes for a kernel that needs ``n`` and has loops to
-    unroll: up to what keeps the same blocks resident, but not beyond what a full
-    SM of threads allows (more would not help those loops)."""
+    unroll: up to what keeps the same blocks resident (at most ``cap``), and where
+    ``full_only``, not beyond what a full SM of threads allows (more would not help
+    those loops)."""
     hw = view.hardware
     holder = block_holder(hw)
     slots = [s for s in hw.slots(hw.executing_unit().name) if s.holder is holder] \
@@ -126,7 +132,7 @@ def _grown(view: KernelView, n: int, cap: int, threads: int) -> int:
     total = register_file_bytes(hw)
     full = total // 4 // slots[0].per_holder if slots and total and \
         isinstance(slots[0].per_holder, int) else n
-    target = max(n, full)
+    target = max(n, full) if full_only else cap
     occ = occupancy_by_registers(view, n, threads)
     best = n
     for r in range(n + 1, min(cap, target) + 1):

@@ -56,7 +56,10 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
     sweep, benchmarks/fidelity/registers_fit.py: 465 of 600 before hopper_v4's 40
     variants were measured, 471 of 640 with them; 44 and 486 of 680 with hopper_v5's;
     44 and 491 since a specialised build folds its unrolled nests' indices: hopper_v4
-    in, hopper_v5 out), with a median error of at most 10%."""
+    in, hopper_v5 out; 49 and 404 of 599 with matmul v11 and v12 and histogram's
+    growth share; 50 and 431 since an unrolled loop that fills a register array from
+    device memory for many uses counts the next fill too, registers.prefetched:
+    convolution hopper_v5 in), with a median error of at most 10%."""
     errors = []
     for name in EXAMPLES:
         got = P.predict(_case(name), only=("occupancy",))
@@ -64,7 +67,7 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         errors.append(abs(got["registers"] - vendor) / vendor)
         assert got["registers_source"] == "estimated"
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 44, within
+    assert within >= 50, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
 
 

@@ -345,3 +345,73 @@ def test_a_specialised_build_folds_the_indices_and_values_of_its_unrolled_nest(t
     sym, num, _ = built(tmp_path, TAPS)
     assert registers._named_registers(num, sym) == 3 + 1 + 1 + 4 + 1 + 1 + 1 + 1
     assert registers.grows(sym)
+
+
+#: a thread's rows x 4 outputs of an fh x 9 filter, as convolution hopper v5: each of
+#: the rows + fh - 1 input rows is read into ``line`` (12 values) and used for every output
+#: row it contributes to
+LINES = """\
+    module k;
+    import hopper;
+    hopper void k(const int h = 1024, const int w = 1024, const int fh = 9,
+                  global float[h, w] out, global float[h + fh - 1, w + 8] input,
+                  constant float[fh, 9] filter) {{
+      const int rows = {rows};
+      foreach (int bi in h / (8 * rows) blocks) {{
+        foreach (int bj in w / 128 blocks) {{
+          foreach (int ty in 8 warps) {{
+            foreach (int tx in 32 threads) {{
+              int i = bi * 8 * rows + ty * rows;
+              int j = bj * 128 + tx * 4;
+              reg float[rows, 4] acc;
+              reg float[12] line;
+              for (int e = 0; e < rows; e++) {{
+                for (int c = 0; c < 4; c++) {{
+                  acc[e, c] = 0.0;
+                }}
+              }}
+              for (int r = 0; r < rows + fh - 1; r++) {{
+                for (int u = 0; u < 12; u++) {{
+                  line[u] = input[i + r, j + u];
+                }}
+                for (int e = 0; e < rows; e++) {{
+                  int y = r - e;
+                  if (y >= 0 && y < fh) {{
+                    for (int x = 0; x < 9; x++) {{
+                      for (int c = 0; c < 4; c++) {{
+                        acc[e, c] += filter[y, x] * line[c + x];
+                      }}
+                    }}
+                  }}
+                }}
+              }}
+              for (int e = 0; e < rows; e++) {{
+                for (int c = 0; c < 4; c++) {{
+                  out[i + e, j + c] = acc[e, c];
+                }}
+              }}
+            }}
+          }}
+        }}
+      }}
+    }}
+"""
+
+
+def test_an_unrolled_row_used_often_is_loaded_while_the_previous_one_is_used(tmp_path):
+    """Built specialised (fh = 9 built in), the loop over the input rows is unrolled
+    completely and each of a row's 12 values feeds 3 multiply-adds per output row:
+    with 8 output rows, 24 uses per value, the compiler loads the next row into 12
+    more registers while the current one is used; with 4 rows, 12 uses, it does not
+    (convolution hopper v5 and v4). Built for any size, the row loop stays a loop the compiler
+    unrolls at run time, and its growth is :func:`registers.grows`'."""
+    sym, num, _ = built(tmp_path, LINES.format(rows=8), specialized=True)
+    assert registers.prefetched(num, sym) == 12
+    assert registers.register_demand(num, sym) == 12 + registers._OFFSET + (
+        registers._named_registers(num, sym) + registers._address_registers(num, sym)
+        + registers._merged_loads(num, sym))
+    sym, num, _ = built(tmp_path, LINES.format(rows=4), specialized=True)
+    assert registers.prefetched(num, sym) == 0
+    sym, num, _ = built(tmp_path, LINES.format(rows=8))
+    assert registers.prefetched(num, sym) == 0
+    assert registers.grows(sym)
