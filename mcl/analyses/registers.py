@@ -177,6 +177,70 @@ def _merged_loads(k: Kernel, sym: Kernel) -> int:
     return extra
 
 
+#: uses per value, in the unrolled iteration that loads it, from which the compiler
+#: loads a register array's next values while the current ones are used (fitted on
+#: convolution hopper v4 and v5: 18 uses, rows = 4 and cols = 8, take no registers
+#: for the next row; 24, rows = 8 and cols = 4, take them)
+_PREFETCH_USES = 20
+
+
+def prefetched(k: Kernel, sym: Kernel | None) -> int:
+    """Registers for the next iteration's values of a register array that a loop
+    the generated code unrolls completely fills from device memory, where each value
+    is used at least :data:`_PREFETCH_USES` times before the array is filled again
+    (convolution hopper v5: ``line[4 v + u] = in4[i + r, q + v, u]`` for each input
+    row ``r``, then 288 multiply-adds on its 12 values): unrolled, the compiler
+    loads row ``r + 1`` while row ``r`` is used, and where registers allow without
+    losing a resident block, the row after it too (occupancy.registers_per_unit
+    grows the count by as much again: 72, 80 and 92 registers at 128, 256 and 512
+    threads a block where the estimate is 69). A value used once (gesummv hopper
+    v2's ``va``) is consumed as it arrives; with fewer uses (hopper v4, rows = 4:
+    12) the compiler keeps one row (40 registers, estimated 41). 0 for a build that
+    is not specialised, whose loops over sizes stay loops.
+
+    Checked on the 599 recorded kernels (registers_fit.py): 453 -> 481 within ±10%
+    (convolution hopper v4 22 -> 29 of 33, v5 9 -> 30 of 33; no other kernel
+    moves); split halves 221 -> 242 of 284 and 232 -> 239 of 315."""
+    from mcl.analyses.stats import main_space
+    from mcl.analyses.unrolled import unrolled
+    from mcl.mcpl import ast
+    built = _specialised_sizes(sym)
+    if not built:
+        return 0
+    device = main_space(k)
+    spaces = register_spaces(k.hardware)
+    sym_loops = {id(lp.node): lp for lp in sym.loops}
+    by_node = {id(a.node): a for a in k.accesses}
+
+    def trips(loops) -> int | None:
+        counts = [sympy.sympify(lp.trips) if lp.trips is not None else None for lp in loops]
+        return math.prod(int(c) for c in counts) if all(
+            c is not None and c.is_number for c in counts) else None
+
+    extra = 0
+    counted: set[str] = set()
+    for s in ast.walk(k.function.body):
+        if not isinstance(s, ast.Assign) or s.op != "=":
+            continue
+        t = by_node.get(id(s.target))
+        if t is None or t.space not in spaces or t.name in counted or not any(
+                (a := by_node.get(id(x))) is not None and not a.write and a.space == device
+                for x in ast.walk(s.value)):
+            continue
+        # the innermost loop around the fill whose every iteration fills it again
+        outer = next((lp for lp in reversed(t.loops) if lp.var not in t.depends), None)
+        if outer is None or not unrolled(sym_loops.get(id(outer.node)), outer, built) \
+                or int(sympy.sympify(outer.trips)) < 2:
+            continue
+        filled = trips(t.loops[t.loops.index(outer) + 1:])
+        uses = [trips(a.loops[a.loops.index(outer) + 1:]) for a in k.accesses
+                if a.name == t.name and not a.write and outer in a.loops]
+        if filled and None not in uses and sum(uses) >= _PREFETCH_USES * filled:
+            counted.add(t.name)
+            extra += filled
+    return extra
+
+
 def grows(k: Kernel) -> bool:
     """Whether the kernel has a loop whose trip count is only known at run time
     (:func:`_build_time_trips`) and that reads device memory without atomic updates
@@ -723,67 +787,3 @@ def _live_elements(a: Any, nest: list) -> tuple[int, int] | None:
         live += 1
         most = max(most, live)
     return len(first), most
-
-
-#: uses per value, in the unrolled iteration that loads it, from which the compiler
-#: loads a register array's next values while the current ones are used (fitted on
-#: convolution hopper v4 and v5: 18 uses, rows = 4 and cols = 8, take no registers
-#: for the next row; 24, rows = 8 and cols = 4, take them)
-_PREFETCH_USES = 20
-
-
-def prefetched(k: Kernel, sym: Kernel | None) -> int:
-    """Registers for the next iteration's values of a register array that a loop
-    the generated code unrolls completely fills from device memory, where each value
-    is used at least :data:`_PREFETCH_USES` times before the array is filled again
-    (convolution hopper v5: ``line[4 v + u] = in4[i + r, q + v, u]`` for each input
-    row ``r``, then 288 multiply-adds on its 12 values): unrolled, the compiler
-    loads row ``r + 1`` while row ``r`` is used, and where registers allow without
-    losing a resident block, the row after it too (occupancy.registers_per_unit
-    grows the count by as much again: 72, 80 and 92 registers at 128, 256 and 512
-    threads a block where the estimate is 69). A value used once (gesummv hopper
-    v2's ``va``) is consumed as it arrives; with fewer uses (hopper v4, rows = 4:
-    12) the compiler keeps one row (40 registers, estimated 41). 0 for a build that
-    is not specialised, whose loops over sizes stay loops.
-
-    Checked on the 599 recorded kernels (registers_fit.py): 453 -> 481 within ±10%
-    (convolution hopper v4 22 -> 29 of 33, v5 9 -> 30 of 33; no other kernel
-    moves); split halves 221 -> 242 of 284 and 232 -> 239 of 315."""
-    from mcl.analyses.stats import main_space
-    from mcl.analyses.unrolled import unrolled
-    from mcl.mcpl import ast
-    built = _specialised_sizes(sym)
-    if not built:
-        return 0
-    device = main_space(k)
-    spaces = register_spaces(k.hardware)
-    sym_loops = {id(lp.node): lp for lp in sym.loops}
-    by_node = {id(a.node): a for a in k.accesses}
-
-    def trips(loops) -> int | None:
-        counts = [sympy.sympify(lp.trips) if lp.trips is not None else None for lp in loops]
-        return math.prod(int(c) for c in counts) if all(
-            c is not None and c.is_number for c in counts) else None
-
-    extra = 0
-    counted: set[str] = set()
-    for s in ast.walk(k.function.body):
-        if not isinstance(s, ast.Assign) or s.op != "=":
-            continue
-        t = by_node.get(id(s.target))
-        if t is None or t.space not in spaces or t.name in counted or not any(
-                (a := by_node.get(id(x))) is not None and not a.write and a.space == device
-                for x in ast.walk(s.value)):
-            continue
-        # the innermost loop around the fill whose every iteration fills it again
-        outer = next((lp for lp in reversed(t.loops) if lp.var not in t.depends), None)
-        if outer is None or not unrolled(sym_loops.get(id(outer.node)), outer, built) \
-                or int(sympy.sympify(outer.trips)) < 2:
-            continue
-        filled = trips(t.loops[t.loops.index(outer) + 1:])
-        uses = [trips(a.loops[a.loops.index(outer) + 1:]) for a in k.accesses
-                if a.name == t.name and not a.write and outer in a.loops]
-        if filled and None not in uses and sum(uses) >= _PREFETCH_USES * filled:
-            counted.add(t.name)
-            extra += filled
-    return extra
