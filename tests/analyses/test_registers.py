@@ -4,7 +4,7 @@ and what the compiler can give back to reach an occupancy step."""
 
 from __future__ import annotations
 
-from mcl.analyses import registers
+from mcl.analyses import register_elements, registers
 from tests.analyses.kernels import built
 
 
@@ -112,9 +112,12 @@ def test_values_loaded_with_the_fragments_are_slack_for_the_step_down():
 
 def test_one_recomputable_address_is_slack_even_with_values_in_flight(tmp_path):
     """Rows a run-time width apart: every address after the first is the first plus
-    a multiple of p, which the compiler can compute again; it gives back one."""
+    a multiple of p, which the compiler can compute again; it gives back one (two
+    registers). With one row there is no such address, and what any kernel can give
+    back is left: one value."""
     sym, num = _kernels(tmp_path, COPY.format(rows=1))
-    assert registers.recomputable(num, sym) == 0
+    assert registers._recomputable_addresses(num, sym) == 0
+    assert registers.recomputable(num, sym) == registers._ONE_VALUE == 1
     sym, num = _kernels(tmp_path, COPY.format(rows=4))
     assert registers._recomputable_addresses(num, sym) == 6
     assert registers.recomputable(num, sym) == 2
@@ -175,8 +178,8 @@ def test_an_index_divided_by_zero_leaves_the_elements_unknown(tmp_path):
           }
         }
         """)
-    assert registers._elements(next(a for a in num.accesses if a.name == "r" and not a.write)) \
-        is None
+    read = next(a for a in num.accesses if a.name == "r" and not a.write)
+    assert register_elements.elements(read) is None
     assert registers.register_demand(num, sym) >= 8
 
 
@@ -226,9 +229,9 @@ def test_a_fragment_read_through_a_sliding_window_keeps_the_window(tmp_path):
                   }
                 }"""
     sym, num = _kernels(tmp_path, WINDOW.format(read=read))
-    assert registers._passed_elements(num) == {"col": 16 - 8}
+    assert register_elements.passed_elements(num) == {"col": 16 - 8}
     # acc is updated with a constant-memory operand, not copied: no fragment
-    assert registers._fragments(num) == {"col"}
+    assert register_elements.fragments(num) == {"col"}
 
 
 def test_a_window_that_comes_round_again_keeps_every_element(tmp_path):
@@ -242,7 +245,7 @@ def test_a_window_that_comes_round_again_keeps_every_element(tmp_path):
                   }
                 }"""
     sym, num = _kernels(tmp_path, WINDOW.format(read=read))
-    assert registers._passed_elements(num) == {}
+    assert register_elements.passed_elements(num) == {}
 
 
 def test_a_fragment_read_at_one_index_is_not_a_window(tmp_path):
@@ -252,7 +255,7 @@ def test_a_fragment_read_at_one_index_is_not_a_window(tmp_path):
                   acc[e] += filter[0] * col[e];
                 }"""
     sym, num = _kernels(tmp_path, WINDOW.format(read=read))
-    assert registers._passed_elements(num) == {}
+    assert register_elements.passed_elements(num) == {}
 
 
 #: reduction hopper v2 with a register array of ``unroll`` sums, combined as four
@@ -287,13 +290,13 @@ def test_a_read_beyond_the_extent_drops_what_only_fed_it(tmp_path):
     sums, the loads that fed them and the loop's unrolling (10 registers for
     reduction hopper v2 with unroll = 1 or 2)."""
     sym, num = _kernels(tmp_path, SHRUNK.format(unroll=4))
-    assert registers._unused_elements(num) == {}
-    assert registers.dead_reads(num) == set()
+    assert register_elements.unused_elements(num) == {}
+    assert register_elements.dead_reads(num) == set()
     assert registers.grows(sym)
     sym, num = _kernels(tmp_path, SHRUNK.format(unroll=2))
-    assert registers._unused_elements(num) == {"sums": 2}
+    assert register_elements.unused_elements(num) == {"sums": 2}
     load = next(a for a in num.accesses if a.name == "input")
-    assert id(load.node) in registers.dead_reads(num)
+    assert id(load.node) in register_elements.dead_reads(num)
     assert not registers.grows(sym)
     assert registers._address_registers(num, sym) == 2      # out only
 
