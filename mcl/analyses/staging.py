@@ -58,10 +58,11 @@ def staging_arrays(k: Kernel) -> list[Staging]:
         if isinstance(n, ast.Assign) and n.op == "=" and isinstance(n.target, ast.Index) \
                 and isinstance(n.value, ast.Index):
             other_side[id(n.target)], other_side[id(n.value)] = n.value, n.target
-    decls = {d.name: d for d in ast.walk(k.function) if isinstance(d, ast.Declaration)
-             and d.type.is_array}
     out = []
-    for name, decl in decls.items():
+    for d in k.decls:
+        if not d.node.type.is_array:
+            continue
+        name = d.node.name
         mine = [a for a in k.accesses if a.name == name]
         if not mine or any(a.space not in regs for a in mine):
             continue
@@ -79,8 +80,9 @@ def staging_arrays(k: Kernel) -> list[Staging]:
                 break
         else:
             if len(sources) == 1 and len(targets) == 1:
-                count = _elements(mine[0])
-                out.append(Staging(name, decl, sources.pop(), targets.pop(), count))
+                count = int(d.elements) if d.elements is not None and d.elements.is_Integer \
+                    else None
+                out.append(Staging(name, d.node, sources.pop(), targets.pop(), count))
     return out
 
 
@@ -99,13 +101,6 @@ def _run(a: Access) -> bool:
     return var is not None and sympy.expand(sympy.diff(a.offset, var)) == 1
 
 
-def _elements(a: Access) -> int | None:
-    if None in a.sizes:
-        return None
-    total = sympy.prod(sympy.sympify(s) for s in a.sizes)
-    return int(total) if total.is_Integer else None
-
-
 def report(view: Any) -> list[Diagnostic]:
     """A message per staging array of the kernel of ``view`` (mcl.analyses.functions.
     KernelView), where its target copies asynchronously and one block is resident per
@@ -120,7 +115,7 @@ def report(view: Any) -> list[Diagnostic]:
     if occ is None or occ.resident != 1:
         return []
     out = []
-    for s in staging_arrays(k):
+    for s in found:
         regs = f" ({s.registers} registers per {k.hardware.executing_unit().name})" \
             if s.registers and k.hardware.executing_unit() is not None else ""
         d = info("feedback-staging",

@@ -50,7 +50,7 @@ import sympy
 
 from mcl.mcpl import ast
 from mcl.mcpl.symbolic import symbol, to_sympy
-from mcl.opencl.emit_expressions import _root_name
+from mcl.opencl.emit_expressions import root_name
 from mcl.opencl.vectorize import counted_loop
 
 
@@ -241,7 +241,7 @@ def _fenced_before(stmts: Sequence[ast.Stmt], i: int, dst: str | None,
 
 
 def _root(e: ast.Expr) -> str | None:
-    name = _root_name(e)
+    name = root_name(e)
     return name.id if name is not None else None
 
 

@@ -142,7 +142,9 @@ def c_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _root_name(e: ast.Expr) -> ast.Name | None:
+def root_name(e: ast.Expr) -> ast.Name | None:
+    """The array an indexed or field expression reads (``a`` of ``a[i].x``), or None
+    where it is not a name."""
     while isinstance(e, ast.Index | ast.Field):
         e = e.base
     return e if isinstance(e, ast.Name) else None
@@ -316,7 +318,7 @@ class _CPrinter:
 
     def assign(self, s: ast.Assign) -> str:
         self.gen.mark_written(s.target)
-        root = _root_name(s.target)
+        root = root_name(s.target)
         var = self.gen.lookup(root.id, root).root if root is not None else None
         target = _store_target(var, s.op, lambda: self.expr(s.target))
         return f"{target} {s.op} {self.expr(s.value)}"
@@ -405,7 +407,7 @@ class _CPrinter:
             return self.stub_call(e, fn)
         spaces: list[str | None] = []
         for p, a in zip(fn.params, e.args, strict=True):
-            root = _root_name(a)
+            root = root_name(a)
             var = g.lookup(root.id, root) if root is not None else None
             if p.const and not p.type.is_array:
                 spaces.append(None)     # passed by value
@@ -433,7 +435,7 @@ class _CPrinter:
                 v.written |= i in h.written
                 args.append(v.cname)
             elif i in h.by_pointer:
-                root = _root_name(a)
+                root = root_name(a)
                 v = g.lookup(root.id, root).root
                 args.append(_store_target(v, "=", lambda a=a: f"&{self.operand(a, _UNARY_PREC)}"))
                 v.read |= i in h.read
@@ -449,7 +451,7 @@ class _CPrinter:
         written = stub_writes(fn)
         args = []
         for p, a in zip(fn.params, e.args, strict=True):
-            root = _root_name(a)
+            root = root_name(a)
             if p.name in written and not p.type.is_array:
                 if root is None:
                     raise _err("opencl-helper-argument", f"'{e.func}' writes '{p.name}': pass "
@@ -467,7 +469,7 @@ class _CPrinter:
     def atomic(self, e: ast.Call) -> str:
         g = self.gen
         target = e.args[0]
-        root = _root_name(target)
+        root = root_name(target)
         if root is None:
             raise _err("opencl-bad-atomic", f"the first argument of '{e.func}' must be a "
                        "variable or an array element", e)

@@ -20,10 +20,10 @@ from mcl.opencl.emit_expressions import (
     _is_kernel,
     _Paren,
     _product,
-    _root_name,
     _simple,
     _store_target,
     _Var,
+    root_name,
 )
 from mcl.opencl.plan import DTYPES, Argument, ViewCheck, evaluate
 
@@ -350,7 +350,7 @@ class _StatementEmission:
                     continue    # an index, substituted where it is used
                 if not isinstance(st, ast.Assign) or st.op not in ("=", "+=", "-=", "*=", "/=") \
                         or not isinstance(st.target, ast.Index) \
-                        or _root_name(st.target) is None or _root_name(st.target).id in defs:
+                        or root_name(st.target) is None or root_name(st.target).id in defs:
                     raise lanes.NotVector
                 st = vectorize.substitute(st, {}, defs)
                 lines.append(self.lane_assign(st, lane, width))

@@ -47,9 +47,9 @@ from mcl.opencl.emit_expressions import (
     _Paren,
     _product,
     _registers_per_work_item,
-    _root_name,
     _Var,
     c_escape,
+    root_name,
 )
 from mcl.opencl.emit_statements import ASYNC_WAIT, _StatementEmission
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, ViewCheck, evaluate
@@ -491,7 +491,7 @@ class _KernelGen(_StatementEmission):
     # ---- reads and writes
 
     def mark_written(self, target: ast.Expr) -> None:
-        root = _root_name(target)
+        root = root_name(target)
         if root is not None:
             self.lookup(root.id, root).root.written = True
 
