@@ -44,3 +44,33 @@ def test_blocks_replaced_during_the_run_keep_fewer_warps_in_flight():
            for v in ("perfect", "gpu_v1", "hopper_v1")}
     assert lat["perfect"] == pytest.approx(lat["hopper_v1"] / (1 - 1 / 4), rel=0.01)
     assert lat["gpu_v1"] == pytest.approx(lat["hopper_v1"] / (1 - 1 / 16), rel=0.01)
+
+
+def test_threads_that_go_round_a_grid_stride_loop_unequally_often_end_in_a_thinner_round():
+    # 2^24 elements: nvidia_v1's 1024 blocks x 1024 elements go round 16 times each;
+    # hopper_v1's 1056 blocks (more warps, less latency to wait) 15.5 times on average,
+    # the last round with half of them, each still waiting its round trip
+    n = 2 ** 24
+    nv, hp = (_parts("vector_add", v, n=n) for v in ("nvidia_v1", "hopper_v1"))
+    assert hp["latency"] < nv["latency"]
+    assert hp["memory"] > nv["memory"]
+    # where hopper_v1's threads go round equally often (16 times), its warps win
+    even = 1056 * 1024 * 16
+    nv, hp = (_parts("vector_add", v, n=even) for v in ("nvidia_v1", "hopper_v1"))
+    assert hp["memory"] < nv["memory"]
+
+
+def test_loads_that_only_fill_a_register_array_are_in_flight_together(tmp_path):
+    # histogram hopper_v1 fills v[0..3] from input in an unrolled loop before it uses
+    # them: 4 loads a warp in flight, beside the final update of hist[k]; with
+    # unroll = 1 one, with the same warps
+    source = (EXAMPLES / "histogram" / "hopper_v1.mcpl").read_text()
+    assert "const int unroll = 4;" in source
+    one = tmp_path / "hopper_v1.mcpl"
+    one.write_text(source.replace("const int unroll = 4;", "const int unroll = 1;"))
+    n = 1056 * 1024 * 16
+    four = _parts("histogram", "hopper_v1", n=n)
+    found = feedback(check(one), only={"time"}, values={"n": n})
+    [d] = [d for d in found if d.code == "feedback-time"]
+    assert d.data["parts"]["latency"] == pytest.approx((4 + 1) / (1 + 1) * four["latency"],
+                                                       rel=0.01)
