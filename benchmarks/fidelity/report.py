@@ -274,7 +274,7 @@ def findings_section(res_by: dict, tmap: dict, raw: Path, preds: dict,
                    "fidelity sizes")
         elif p0.get("seconds") and p1.get("seconds") and \
                 p0["seconds"] < p1["seconds"] <= SLOWER * p0["seconds"]:
-            why = (f"predicted {100 * (p1['seconds'] / p0['seconds'] - 1):.0f}% slower at the "
+            why = (f"predicted {100 * (p1['seconds'] / p0['seconds'] - 1):.2g}% slower at the "
                    f"fidelity sizes ({p1['limiter']}: {p0['seconds'] * 1e3:.3g} → "
                    f"{p1['seconds'] * 1e3:.3g} ms), below the {100 * (SLOWER - 1):.0f}% the "
                    "feedback flags")
@@ -561,7 +561,10 @@ def main(argv: list[str] | None = None) -> int:
            "the traffic the resident warps keep in flight over the memory latency (where "
            "blocks are replaced during the run, fewer by 1 / (2 R P): a block of the R "
            "resident ones holds its slots until its last warp has the data of its last of "
-           "P passes), the "
+           "P passes; a load that only fills a register array in a completely unrolled "
+           "loop has all the loop's iterations in flight; a grid-stride loop whose "
+           "threads go round it unequally often ends in a round with only a part of the "
+           "warps, the memory part summed over the rounds), the "
            "L2 sectors the global loads fetch (less what the previous iteration left in "
            "L1) at the L2's bandwidth, and serialised atomics (integer ones an L2 round "
            "trip each, the most updated element of data-chosen ones at least its share), "
