@@ -36,6 +36,9 @@ class AccessCache:
     cache: Any
     line: int
     loops: list[LoopCache]
+    #: each element accessed once, the lanes of a warp sharing its lines: a stream,
+    #: whose traffic no cache can reduce (:func:`_streamed`)
+    streamed: bool = False
 
 
 @dataclass
@@ -161,7 +164,8 @@ class CacheAnalysis:
                 conflict = _set_conflict(hw, sacc, nacc, nloops, lp, stride, iters)
                 if conflict is not None:
                     result["conflicts"].append(conflict)
-            result["accesses"].append(AccessCache(sacc, cache, line, loops))
+            result["accesses"].append(AccessCache(sacc, cache, line, loops,
+                                                  _streamed(num, nacc, loops)))
         result["oriented"] = _cache_oriented(hw, sym)
         result["temporaries"] = _temporaries(hw, sym, num)
         return result
@@ -171,7 +175,7 @@ class CacheAnalysis:
         sym_loops: dict[int, Loop] = {}
         for ac in result["accesses"]:
             bad = [lc for lc in ac.loops if lc.verdict == "does not"]
-            if not bad:
+            if not bad or ac.streamed:
                 continue
             worst = max(bad, key=lambda lc: (lc.best, lc.iterations))
             acc = ac.access
@@ -242,6 +246,27 @@ class CacheAnalysis:
             d.data.update(array=t["name"], copies=t["copies"], bytes=t["bytes"])
             out.append(d)
         return out
+
+
+def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
+    """Whether ``nacc`` streams through its array: the lanes of a lock-step group share
+    its cache lines (a lock-step loop that benefits) and the kernel accesses each
+    element once (its executions fewer than 1.5 times the array's elements: a trip
+    count the kernel model bounds from above, a grid-stride loop's at its longest,
+    overstates them by less than that). A loop around it that touches a new line in
+    each iteration then costs nothing a cache could save: each line is fetched once
+    and used whole (vector_add's ``a[k]`` in its grid-stride loop, gesummv's rows of
+    ``A``)."""
+    from mcl.analyses.stats import site_executions
+    if not any(lc.lockstep and lc.verdict == "does" for lc in loops):
+        return False
+    if any(s is None for s in nacc.sizes):
+        return False
+    elements = sympy.Integer(1)
+    for size in nacc.sizes:
+        elements *= size
+    runs = sympy.sympify(site_executions(num, nacc)[0])
+    return bool(runs.is_number and elements.is_number and runs < 1.5 * elements)
 
 
 #: Loops longer than this are not checked for set conflicts (their lines are counted).

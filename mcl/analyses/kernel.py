@@ -32,6 +32,7 @@ from mcl.analyses.kernel_syntax import (
     _step_of,
     _written_arg,
     assigned_names,
+    at_first_units,
     flat_offset,
 )
 from mcl.analyses.values import simplified
@@ -582,15 +583,16 @@ class _Builder:
             span = bound - start
             # Iterations counted as if every unit started where the first one does
             # (k = tj; k < p; k += T runs p/T times on average over tj).
-            outer = {sym: 0 for sym in span.free_symbols if sym.name in self.loop_vars}
-            if outer:
-                span = span.subs(outer)
+            if {sym.name for sym in span.free_symbols} & set(self.loop_vars):
+                span = at_first_units(span, set(self.loop_vars))
                 approx = True
-            if span.is_Integer and step.is_Integer:
+            if span is None:
+                pass    # the range divides by an outer index that starts at 0
+            elif span.is_Integer and step.is_Integer:
                 trips = sympy.Integer(max(0, -(-int(span) // int(step))))
             else:
                 trips = simplified(span / step)
-        else:
+        if trips is None:
             approx = True
             self.k.imprecisions.append((s, f"the number of iterations of loop "
                                            f"'{var or '?'}' is not known statically"))

@@ -41,6 +41,17 @@ def flat_offset(t: ast.Type, indices: list[sympy.Expr | None],
     return sympy.expand(offset)
 
 
+def at_first_units(e: sympy.Expr, names: set[str]) -> sympy.Expr | None:
+    """``e`` with the loop indices ``names`` at 0, as the first unit of their loops
+    sees it; None where that is not finite (``min(kb, p / k0)`` at ``k0 = 0``)."""
+    zero = {s: 0 for s in sympy.sympify(e).free_symbols if s.name in names}
+    try:
+        out = sympy.sympify(e).subs(zero)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return None
+    return None if out.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo) else out
+
+
 def _step_of(update: ast.Stmt | None, var: str | None, b: Any) -> sympy.Expr | None:
     if update is None or var is None:
         return None

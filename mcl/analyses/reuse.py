@@ -110,8 +110,22 @@ def _array_bytes(acc: Access | None) -> sympy.Expr | None:
     return total
 
 
+def _differs_in_lockstep(hw: Any, acc: Access) -> bool:
+    """Whether the lanes of a lock-step group (a warp) read different elements: the
+    access depends on the index of a foreach over such a group. A read-only memory
+    that serves a warp one address at a time (a constant cache broadcasts one) is no
+    faster for those (gesummv's ``x[j]``, a run per lane), and is not proposed."""
+    if hw is None:
+        return False
+    lockstep = {g.name for g in hw.lockstep_par_groups()}
+    return any(lp.kind == "foreach" and lp.node.group in lockstep and lp.var in acc.depends
+               for lp in acc.loops)
+
+
 def _is_written(k: Kernel, acc: Access) -> bool:
-    return any(a.write and a.symbol is acc.symbol for a in k.accesses)
+    """Whether the kernel writes the array of ``acc``, or updates it atomically."""
+    return any(a.write and a.symbol is acc.symbol for a in k.accesses) or any(
+        site.target is not None and site.target.symbol is acc.symbol for site in k.atomics)
 
 
 @dataclass
@@ -145,16 +159,19 @@ class ReuseAnalysis:
         seen: set[tuple[str, str]] = set()
         num_acc = num.accesses if num is not None and \
             len(num.accesses) == len(sym.accesses) else [None] * len(sym.accesses)
+        updated = {id(site.target.node) for site in sym.atomics if site.target is not None}
         for acc, nacc in zip(sym.accesses, num_acc, strict=True):
             if acc.write or not acc.predictable or not _slowest(hw, acc.space):
                 continue
+            if id(acc.node) in updated:
+                continue  # an atomic update: its element changes (mcl.analyses.atomics)
             key = (acc.name, acc.text)
             if key in seen:
                 continue
             loops = _local_loops(sym, acc)
             indep = tuple(lp for lp in loops if lp.var and lp.var not in acc.depends
                           and lp.trips is not None and lp.trips != 1)
-            read_only_ok = not _is_written(sym, acc)
+            read_only_ok = not _is_written(sym, acc) and not _differs_in_lockstep(hw, acc)
             if indep:
                 seen.add(key)
                 times = sympy.Integer(1)

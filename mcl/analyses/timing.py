@@ -237,14 +237,16 @@ def _uneven_trips(view: KernelView, space: str, lane) -> float | None:
     all go round it equally often: n / stride, of which the threads starting first
     take the ceiling and the others the floor. None where every thread goes round
     equally often, or there is no such loop."""
+    from mcl.analyses.kernel_syntax import at_first_units
     parallel = {lp.var for lp in view.num.foreach_loops() if lp.var}
     for _, inner in _lane_loads(view, space, lane):
         for lp in inner:
             if (lp.kind != "for" or not lp.depends & parallel or lp.start is None
                     or lp.step is None or lp.bound is None):
                 continue
-            first = sympy.sympify(lp.start).subs(
-                {s: 0 for s in lp.start.free_symbols if s.name in parallel})
+            first = at_first_units(lp.start, parallel)
+            if first is None:
+                continue
             mean, most = _num((lp.bound - first) / lp.step), _trips(lp)
             if mean is not None and most is not None and 1 <= mean < most:
                 return mean

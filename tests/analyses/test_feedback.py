@@ -237,3 +237,78 @@ def test_cli_set_of_a_parameter_no_function_has_is_a_usage_error(run_cli):
     assert "has a parameter 'N' (parameters: n, m, p)" in err
     code, _, err = run_cli("feedback", MATMUL / "gpu.mcpl", "--set", "n=-1")
     assert code == 1 and "it cannot be negative" in err
+
+
+def _example_feedback(kernel: str, version: str) -> list:
+    return feedback(check(ROOT / "examples" / kernel / f"{version}.mcpl"))
+
+
+@pytest.mark.parametrize("version", ["gpu_v1", "nvidia_v1", "hopper_v1", "hopper_v3"])
+def test_an_atomic_update_is_no_reuse_and_gets_no_read_only_memory(version):
+    # reduction's atomicAdd(result[0], ...) behind tid == 0: the atomics analysis
+    # counts its serialised updates; the element changes with each, so there is no
+    # value to share, and a memory the kernel cannot write is no place for it
+    diags = _example_feedback("reduction", version)
+    assert codes(diags, "feedback-atomics")
+    assert not [d for d in diags if d.code in ("feedback-reuse", "feedback-faster-memory")
+                and d.data.get("array") == "result"]
+
+
+def test_no_constant_memory_for_an_element_each_lane_of_a_warp_reads_apart(tmp_path):
+    # gesummv hopper_v1: x[j] with j running along the 32 lanes of a warp; a constant
+    # cache serves a warp one address at a time. The reuse stays, and shared memory
+    # is still proposed
+    diags = _example_feedback("gesummv", "hopper_v1")
+    assert [d for d in codes(diags, "feedback-reuse") if d.data["array"] == "x"]
+    x = [d for d in codes(diags, "feedback-faster-memory") if d.data["array"] == "x"]
+    assert x and all("constant" not in d.data["faster"] for d in x)
+    # a weight every lane of a warp reads at once still gets constant memory
+    path = tmp_path / "weigh.mcpl"
+    path.write_text("""module uniform;
+import hopper;
+hopper void weigh(const int n = 4096, global float[n] y, global float[16] w,
+                  global float[n] x) {
+  foreach (int b in n / 256 blocks) {
+    foreach (int v in 8 warps) {
+      foreach (int t in 32 threads) {
+        int i = b * 256 + v * 32 + t;
+        float s = 0.0;
+        for (int k = 0; k < 16; k++) {
+          s += w[k] * x[i];
+        }
+        y[i] = s;
+      }
+    }
+  }
+}
+""")
+    w = [d for d in codes(feedback(check(path)), "feedback-faster-memory")
+         if d.data["array"] == "w"]
+    assert {d.data["loop"] for d in w} == {"b", "v", "t"}
+    assert all(d.data["space"] == "constant" for d in w)
+
+
+def test_a_loop_bound_dividing_by_an_outer_index_at_zero_is_not_known(tmp_path):
+    # `kLen = min(kb, p / k0)` with k0 from 0: the loop k < k0 + kLen has no finite
+    # trip count for the first k0; the feedback says so instead of failing
+    source = (MATMUL / "cpu_v2.mcpl").read_text()
+    assert "int kLen = min(kb, p - k0);" in source
+    path = tmp_path / "cpu_v2.mcpl"
+    path.write_text(source.replace("min(kb, p - k0)", "min(kb, p / k0)"))
+    diags = feedback(check(path))
+    assert any("the number of iterations of loop 'k' is not known statically" in
+               (d.hint or "") for d in diags)
+
+
+@pytest.mark.parametrize("kernel,version,arrays", [
+    ("vector_add", "hopper_v1", {"a", "b", "c"}),
+    ("gesummv", "hopper_v1", {"A", "B"}),
+    ("black_scholes", "hopper_v1", {"stockPrice", "optionStrike", "optionYears"})])
+def test_a_stream_is_not_told_it_misses_the_cache(kernel, version, arrays):
+    # each element read (or written) once, a warp's lanes sharing the lines: no cache
+    # could fetch fewer lines, whatever the loop around the access (an array read
+    # again keeps the message: fermi's b, test_fermi_optimal_access_...)
+    diags = _example_feedback(kernel, version)
+    assert not arrays & {d.data["array"] for d in codes(diags, "feedback-cache")
+                         if "array" in d.data}
+
