@@ -166,12 +166,9 @@ class KernelView:
     def increment(self, var: str) -> None:
         self._cursor[var] = self._cursor.get(var, 0) + 1
 
-    def evaluate(self, acc: Access) -> int | None:
-        """The element offset of a (numeric) access at the cursor: loop indices set
-        by reset()/increment(), every other loop at its first iteration."""
-        if acc.offset is None:
-            return None
-        e = acc.offset
+    def _at_cursor(self, acc: Access, e: sympy.Basic) -> sympy.Basic | None:
+        """``e`` (of ``acc``'s loop indices) at the cursor: loop indices set by
+        reset()/increment(), every other loop at its first iteration."""
         subs: dict = {}
         for lp in acc.loops:
             if lp.var is None:
@@ -183,11 +180,28 @@ class KernelView:
         try:
             for _ in range(4):  # loop starts may use outer indices
                 e = e.subs(subs)
-                if e.is_number:
+                if e.is_number or e in (sympy.true, sympy.false):
                     break
         except ZeroDivisionError:   # e.g. `% rows` where no block runs (rows = 0)
             return None
-        return self.value(e)
+        return e
+
+    def evaluate(self, acc: Access) -> int | None:
+        """The element offset of a (numeric) access at the cursor (:meth:`_at_cursor`)."""
+        if acc.offset is None:
+            return None
+        e = self._at_cursor(acc, acc.offset)
+        return None if e is None else self.value(e)
+
+    def runs(self, acc: Access) -> bool:
+        """Whether the ``if``s around ``acc`` let it run at the cursor (an ``if`` whose
+        condition cannot be evaluated counts as true)."""
+        for c in acc.conditions:
+            if c.expr is None:
+                continue
+            if self._at_cursor(acc, c.expr) == sympy.false:
+                return False
+        return True
 
 
 # --------------------------------------------------------------------------- occupancy
@@ -484,12 +498,27 @@ def _phases(view: KernelView, nacc: Access, lane: Loop, width: int,
     offsets = lane_offsets(view, nacc, lane, width)
     if offsets is None:
         return None
+    active = _active_lanes(view, nacc, lane, width)
     run = run_offsets(view, nacc, lane, width)
     if run is None:
-        return [offsets]
+        return [[o for o, on in zip(offsets, active, strict=True) if on]]
     per = max(1, mem.nr_banks * _bank_word(mem) // (RUN * nacc.element_bytes))
-    lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
+    lanes = [[run[j * width + k] for j in range(RUN)] if active[k] else []
+             for k in range(width)]
     return [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, width, per)]
+
+
+def _active_lanes(view: KernelView, acc: Access, lane: Loop, width: int) -> list[bool]:
+    """For ``width`` consecutive lanes of loop ``lane``, whether the ``if``s around
+    ``acc`` let it run (``if (tid < rows)``: the first ``rows`` lanes of a warp)."""
+    view._cursor.clear()
+    view.reset(lane.var)
+    out = []
+    for _ in range(width):
+        out.append(view.runs(acc))
+        view.increment(lane.var)
+    view._cursor.clear()
+    return out
 
 
 def _degree(phases: list[list[int]], element_bytes: int, mem: Any) -> int:
@@ -499,7 +528,7 @@ def _degree(phases: list[list[int]], element_bytes: int, mem: Any) -> int:
         for off in phase:
             addr = off * element_bytes // word
             by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
-        degree = max(degree, max(len(v) for v in by_bank.values()))
+        degree = max(degree, max((len(v) for v in by_bank.values()), default=1))
     return degree
 
 
@@ -589,10 +618,13 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
                 clean.append(sacc.text)
             continue
         pads = padding_remedy(view, nacc, lane, width, mem)
+        active = sum(_active_lanes(view, nacc, lane, width))
+        who = f"a warp's {width} {lane.node.group}" if active == width else \
+            f"the {active} of a warp's {width} {lane.node.group} that the ifs around it let run"
         d = warning("feedback-bank-conflicts",
-                    f"{sacc.text}: {degree}-way bank conflict: a warp's {width} "
-                    f"{lane.node.group} access different words in the same bank of "
-                    f"{mem.name} ({mem.nr_banks} banks)", sacc.node.span,
+                    f"{sacc.text}: {degree}-way bank conflict: {who} access different "
+                    f"words in the same bank of {mem.name} ({mem.nr_banks} banks)",
+                    sacc.node.span,
                     _padding_help(sacc.name, pads, lane.var),
                     [Related(lane.node.span, "the lock-step loop")])
         d.data.update(array=sacc.name, degree=degree)

@@ -34,6 +34,7 @@ from mcl.analyses.kernel_syntax import (
     assigned_names,
     at_first_units,
     flat_offset,
+    named_depends,
 )
 from mcl.analyses.values import simplified
 from mcl.mcpl import ast
@@ -597,6 +598,9 @@ class _Builder:
             self.k.imprecisions.append((s, f"the number of iterations of loop "
                                            f"'{var or '?'}' is not known statically"))
         deps = self.depends_of(start) | self.depends_of(step) | self.depends_of(bound)
+        if start is None or bound is None:
+            # a range read from data still depends on the loops its indices name
+            deps |= named_depends(s.init, self) | named_depends(s.cond, self)
         lp = Loop(s, "for", var, start, step, trips, None, approx, deps,
                   size_text=str(trips) if trips is not None else "?", bound=bound)
         if s.cond is not None:

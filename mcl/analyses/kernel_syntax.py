@@ -52,6 +52,26 @@ def at_first_units(e: sympy.Expr, names: set[str]) -> sympy.Expr | None:
     return None if out.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo) else out
 
 
+def named_depends(e: ast.Expr | None, b: Any) -> frozenset[str]:
+    """The loop variables that ``e`` names, directly or through the variables and
+    array indices in it, as the kernel builder ``b`` knows them: what an expression
+    whose value depends on data still depends on (``rowPtr[r] + lane`` with ``r = bi
+    * rowsPerBlock + rr``: bi, rr and lane)."""
+    if e is None:
+        return frozenset()
+    out: set[str] = set()
+    for node in ast.walk(e):
+        if isinstance(node, ast.Name):
+            if node.id in b.loop_vars:
+                out |= b.depends_of(sympy.Symbol(node.id))
+                out.add(node.id)
+            else:
+                value = b.lookup(node.id)
+                if isinstance(value, sympy.Basic):
+                    out |= b.depends_of(value)
+    return frozenset(out)
+
+
 def _step_of(update: ast.Stmt | None, var: str | None, b: Any) -> sympy.Expr | None:
     if update is None or var is None:
         return None

@@ -252,9 +252,10 @@ class ReuseAnalysis:
             return None
         overall = simplified(total_acc / total_range)
         overall_value = sympy.nsimplify(ntotal_acc / ntotal_range) if numeric_ok else None
-        if overall_value is not None and overall_value.is_number and overall_value.is_finite \
-            and overall_value <= 1:
-            return None
+        if overall_value is not None and overall_value.is_number and (
+                overall_value.is_extended_real is not True or not overall_value.is_finite
+                or overall_value <= 1):
+            return None     # no reuse, or sizes that make no sense (a negative count)
         faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok,
                                _array_bytes(nacc)) \
             if best_outer is not None else []
@@ -331,7 +332,7 @@ def _each(lp: Loop) -> str:
 
 def _ratio_text(ratio: sympy.Expr, value: sympy.Expr | None) -> str:
     text = str(ratio)
-    if value is not None and value.is_number:
+    if value is not None and value.is_number and value.is_extended_real and value.is_finite:
         return f"{text} = {float(value):.2f}" if ratio.free_symbols else f"{float(value):.2f}"
     return text
 

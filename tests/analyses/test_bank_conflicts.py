@@ -92,3 +92,18 @@ def test_runs_of_four_down_a_column(tmp_path):
     (d,) = [d for d in _conflicts(k) if "l[1, tid % 32, u]" in d.message]
     assert "8-way" in d.message
     assert (d.data["padding"], d.data["aligned_padding"]) == (4, 4)
+
+
+def test_only_the_lanes_an_if_lets_run_conflict():
+    # gesummv nvidia_v1 at hopper: y[i] = ... l_tmp[tid, 0] inside if (tid < rows), rows
+    # = 4: four lanes read four words of one bank (4-way, not 32-way); hopper_v2 reads
+    # l_tmp[w, t, 0] inside if (t < rows) with rows = 1: one lane, no conflict
+    from mcl.analyses.level import feedback_at_level
+    found = feedback_at_level(mcl.check(EXAMPLES / "gesummv" / "nvidia_v1.mcpl"), "hopper",
+                              only=["bank-conflicts"]).diagnostics
+    degrees = {d.data["array"]: d.data["degree"] for d in found
+               if d.code == "feedback-bank-conflicts" and "degree" in d.data}
+    assert degrees == {"l_tmp": 4, "l_y": 4}
+    assert all("the 4 of a warp's 32 threads" in d.message for d in found if "degree" in d.data)
+    assert not [d for d in _conflicts(EXAMPLES / "gesummv" / "hopper_v2.mcpl")
+                if "degree" in d.data]

@@ -312,3 +312,27 @@ def test_a_stream_is_not_told_it_misses_the_cache(kernel, version, arrays):
     assert not arrays & {d.data["array"] for d in codes(diags, "feedback-cache")
                          if "array" in d.data}
 
+
+
+def test_a_loop_started_from_data_depends_on_the_indices_it_names():
+    # spmv_csr gpu_v1: for (k = rowPtr[r] + lane; k < rowPtr[r + 1]; k += lanes), r from
+    # bi and rr: values[k] depends on all three; rowPtr[r] truly does not depend on lane
+    diags = _example_feedback("spmv_csr", "gpu_v1")
+    reuse = {d.data["array"]: d for d in codes(diags, "feedback-reuse")}
+    assert "values" not in reuse and "colIdx" not in reuse
+    assert reuse["rowPtr"].data["loops"] == ["lane"]
+    assert not [d for d in codes(diags, "feedback-faster-memory")
+                if d.data["array"] in ("values", "colIdx")]
+
+
+def test_a_negative_block_count_gives_feedback_not_a_crash(tmp_path):
+    # found by the property test: nrBlocks = (n - nrThreads - 1) / nrThreads at n = 1 is
+    # negative, and the reuse ratio of l_data[tid + s] is no real number
+    source = (ROOT / "examples" / "reduction" / "gpu_v1.mcpl").read_text()
+    assert "(n + nrThreads - 1) / nrThreads" in source
+    path = tmp_path / "gpu_v1.mcpl"
+    path.write_text(source.replace("(n + nrThreads - 1) / nrThreads",
+                                   "(n - nrThreads - 1) / nrThreads"))
+    diags = feedback(check(path), values={"n": 1})
+    assert codes(diags, "feedback-atomics")
+    assert not codes(diags, "feedback-reuse")
