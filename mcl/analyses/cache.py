@@ -14,7 +14,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
-from mcl.analyses.reuse import _local_loops
+from mcl.analyses.reuse import _array_bytes, _local_loops
 from mcl.analyses.values import bytes_text, number_text
 from mcl.diagnostics import Diagnostic, info, warning
 
@@ -260,13 +260,10 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
     from mcl.analyses.stats import site_executions
     if not any(lc.lockstep and lc.verdict == "does" for lc in loops):
         return False
-    if any(s is None for s in nacc.sizes):
-        return False
-    elements = sympy.Integer(1)
-    for size in nacc.sizes:
-        elements *= size
-    runs = sympy.sympify(site_executions(num, nacc)[0])
-    return bool(runs.is_number and elements.is_number and runs < 1.5 * elements)
+    size = _array_bytes(nacc)
+    moved = sympy.sympify(site_executions(num, nacc)[0]) * nacc.element_bytes
+    return bool(size is not None and size.is_number and moved.is_number
+                and moved < 1.5 * size)
 
 
 #: Loops longer than this are not checked for set conflicts (their lines are counted).

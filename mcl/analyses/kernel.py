@@ -584,8 +584,8 @@ class _Builder:
             span = bound - start
             # Iterations counted as if every unit started where the first one does
             # (k = tj; k < p; k += T runs p/T times on average over tj).
-            if {sym.name for sym in span.free_symbols} & set(self.loop_vars):
-                span = at_first_units(span, set(self.loop_vars))
+            if any(sym.name in self.loop_vars for sym in span.free_symbols):
+                span = at_first_units(span, self.loop_vars)
                 approx = True
             if span is None:
                 pass    # the range divides by an outer index that starts at 0

@@ -4,6 +4,7 @@ the variables a function assigns."""
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 import sympy
@@ -41,7 +42,7 @@ def flat_offset(t: ast.Type, indices: list[sympy.Expr | None],
     return sympy.expand(offset)
 
 
-def at_first_units(e: sympy.Expr, names: set[str]) -> sympy.Expr | None:
+def at_first_units(e: sympy.Expr, names: Container[str]) -> sympy.Expr | None:
     """``e`` with the loop indices ``names`` at 0, as the first unit of their loops
     sees it; None where that is not finite (``min(kb, p / k0)`` at ``k0 = 0``)."""
     zero = {s: 0 for s in sympy.sympify(e).free_symbols if s.name in names}

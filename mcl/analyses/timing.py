@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from mcl.analyses.kernel_syntax import at_first_units
 from mcl.analyses.stats import viewed_arrays
 from mcl.analyses.target_settings import device_settings
 
@@ -237,7 +238,6 @@ def _uneven_trips(view: KernelView, space: str, lane) -> float | None:
     all go round it equally often: n / stride, of which the threads starting first
     take the ceiling and the others the floor. None where every thread goes round
     equally often, or there is no such loop."""
-    from mcl.analyses.kernel_syntax import at_first_units
     parallel = {lp.var for lp in view.num.foreach_loops() if lp.var}
     for _, inner in _lane_loads(view, space, lane):
         for lp in inner:
@@ -253,38 +253,40 @@ def _uneven_trips(view: KernelView, space: str, lane) -> float | None:
     return None
 
 
-def _filled_together(view: KernelView, nacc, lane) -> int:
-    """How many iterations' loads of ``nacc`` a warp keeps in flight at once: where the
-    load only fills a register array (``v[u] = input[i + u * T]``) in loops the
-    generated code unrolls completely, each iteration filling another element, the
-    compiler issues all of them before their values are used: the product of those
-    loops' trip counts (histogram hopper_v1's 4 loads of ``input``). 1 elsewhere: a
-    load whose value the same iteration computes with comes one iteration at a time
-    (black_scholes gpu_v1's 4 options a thread, each behind its own ``if (i < n)``:
-    in its SASS on the H100 each option's 3 loads follow the previous option's
-    stores)."""
+def _filled_together(view: KernelView, lane) -> dict[int, int]:
+    """How many iterations' loads a warp keeps in flight at once, by load node, for the
+    loads in ``lane`` that only fill a register array (``v[u] = input[i + u * T]``) in
+    loops the generated code unrolls completely, each iteration filling another
+    element: the compiler issues all of them before their values are used, the
+    product of those loops' trip counts (histogram hopper_v1's 4 loads of ``input``).
+    Any other load counts 1: a load whose value the same iteration computes with comes
+    one iteration at a time (black_scholes gpu_v1's 4 options a thread, each behind its
+    own ``if (i < n)``: in its SASS on the H100 each option's 3 loads follow the
+    previous option's stores)."""
     from mcl.analyses.stats import register_spaces
     from mcl.analyses.unrolled import build_time_sizes, unrolled
     from mcl.mcpl import ast
     spaces = register_spaces(view.hardware)
     by_node = {id(a.node): a for a in view.num.accesses}
-    target = None
-    for st in ast.walk(lane.node):
-        if isinstance(st, ast.Assign) and st.op == "=" and st.value is nacc.node:
-            target = by_node.get(id(st.target))
-            break
-    if target is None or target.space not in spaces:
-        return 1
     sizes = build_time_sizes(view.sym)
     sym_loops = {id(lp.node): lp for lp in view.sym.loops}
-    together = 1
-    for lp in reversed(nacc.loops[nacc.loops.index(lane) + 1:]):
-        trips = _trips(lp)
-        if (lp.var not in target.depends or trips is None
-                or not unrolled(sym_loops.get(id(lp.node)), lp, sizes)):
-            break
-        together *= int(trips)
-    return together
+    out: dict[int, int] = {}
+    for st in ast.walk(lane.node):
+        if not isinstance(st, ast.Assign) or st.op != "=":
+            continue
+        load, target = by_node.get(id(st.value)), by_node.get(id(st.target))
+        if load is None or target is None or target.space not in spaces \
+                or lane not in load.loops:
+            continue
+        together = 1
+        for lp in reversed(load.loops[load.loops.index(lane) + 1:]):
+            trips = _trips(lp)
+            if (lp.var not in target.depends or trips is None
+                    or not unrolled(sym_loops.get(id(lp.node)), lp, sizes)):
+                break
+            together *= int(trips)
+        out[id(load.node)] = together
+    return out
 
 
 def _sustained_bandwidth(hw, space: str) -> float | None:
@@ -694,12 +696,13 @@ def predicted_time(view: KernelView, occupancy=None,
             warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
                 * max(1, threads // width)
             inflight = 0
+            together = _filled_together(view, lane)
             for sacc, nacc in view.accesses():
                 if nacc.write or sacc.space != space or lane not in nacc.loops:
                     continue
                 run = run_offsets(view, nacc, lane, width)
                 inflight += _REQUEST * (RUN if run is not None else 1) \
-                    * _filled_together(view, nacc, lane)
+                    * together.get(id(nacc.node), 1)
             inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
             passes = _passes(view, space, lane)
             if blocks and blocks > occupancy.resident * holders and passes:
