@@ -256,12 +256,24 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
     overstates them by less than that). A loop around it that touches a new line in
     each iteration then costs nothing a cache could save: each line is fetched once
     and used whole (vector_add's ``a[k]`` in its grid-stride loop, gesummv's rows of
-    ``A``)."""
+    ``A``; spmv_csr hopper v1's ``rowPtr[r]``, one element for a warp's lanes, which
+    their warp reads in one request; gesummv's ``y[i0 + t]`` under ``if (t < rows)``,
+    written by the first lane of each warp)."""
     from mcl.analyses.stats import site_executions
     if not any(lc.lockstep and lc.verdict == "does" for lc in loops):
         return False
     size = _array_bytes(nacc)
     moved = sympy.sympify(site_executions(num, nacc)[0]) * nacc.element_bytes
+    for lc in loops:
+        if not lc.lockstep:
+            continue
+        if lc.loop.var not in nacc.depends:   # lanes that read one element: one request
+            moved /= lc.iterations
+        elif nacc.guarded:      # only the lanes the ifs let run (``if (t < rows)``)
+            from mcl.analyses.functions import KernelView, _active_lanes
+            lanes = _active_lanes(KernelView(num, num, num.hardware), nacc, lc.loop,
+                                  lc.iterations)
+            moved *= sympy.Rational(max(1, sum(lanes)), lc.iterations)
     return bool(size is not None and size.is_number and moved.is_number
                 and moved < 1.5 * size)
 

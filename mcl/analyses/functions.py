@@ -326,6 +326,14 @@ def transaction_size(view: KernelView, space: str | None) -> tuple[int, str]:
 
 
 def lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+    """The element offsets of ``acc`` for the first ``width`` lanes of loop ``lane``,
+    every other loop at its first iteration; None where one cannot be evaluated, or
+    where the access moves with a loop whose start is read from memory (``k`` of
+    ``for (k = rowPtr[r]; ...)``: mcl.analyses.datadep knows more)."""
+    if acc.offset is not None and any(
+            lp.start is None and lp.var and lp is not lane
+            and lp.symbol in acc.offset.free_symbols for lp in acc.loops):
+        return None
     view._cursor.clear()
     view.reset(lane.var)
     out = _across_lanes(view, acc, lane, width)
@@ -399,6 +407,7 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
     lane, width = found
     out: list[Diagnostic] = []
     optimal: list[str] = []
+    data: list[Any] | None = None    # the data-aware kernel, made where first needed
     hw = view.hardware
     for sacc, nacc in view.accesses():
         if lane not in nacc.loops or sacc.space is None:
@@ -410,11 +419,16 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
             continue  # on-chip banked memory: see bank_conflicts
         offsets = lane_offsets(view, nacc, lane, width)
         if offsets is None:
-            if not sacc.predictable:
-                out.append(info("feedback-coalescing",
-                                f"{sacc.text}: the addresses depend on data, so whether a "
-                                f"warp's accesses coalesce is not known", sacc.node.span))
-            continue
+            if data is None:
+                from mcl.analyses.datadep import data_kernel
+                data = [data_kernel(view.num)]
+            found_data = data_lane_offsets(view, data[0], nacc, lane, width)
+            if found_data is None or found_data[1]:
+                d = _data_coalescing(view, sacc, nacc, lane, width, data[0], found_data)
+                if d is not None:
+                    out.append(d)
+                continue
+            offsets = found_data[0]  # known once a while loop's variables are
         line, unit = transaction_size(view, sacc.space)
         eb = sacc.element_bytes
         run = run_offsets(view, nacc, lane, width)
@@ -446,6 +460,127 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
         d.data.update(arrays=optimal)
         out.append(d)
     return out + load_requests(view, lane) + bank_conflicts(view)
+
+
+def _data_coalescing(view: KernelView, sacc: Access, nacc: Access, lane: Loop, width: int,
+                     dk: Any, found: tuple[list[int], list[str], int] | None
+                     ) -> Diagnostic | None:
+    """What a warp's accesses to an address that data choose touch: where the data are
+    the same for its lanes (``values[k]`` with ``k = rowPtr[r] + lane``, a row per
+    warp) the lanes' offsets from that start are known, and so are the transactions
+    for each alignment of it; where they differ between lanes (a gather,
+    ``x[colIdx[k]]``) nothing is known. ``found``: :func:`data_lane_offsets` of the
+    access. None for an access whose address the kernel model could not evaluate for
+    another reason."""
+    line, unit = transaction_size(view, sacc.space)
+    eb = sacc.element_bytes
+    sources = lane_data(dk, nacc, lane)
+    if sources:
+        most = width * max(1, -(-eb // line))
+        d = info("feedback-coalescing",
+                 f"{sacc.text}: the lanes' addresses come from data that differ between "
+                 f"them ({', '.join(sources)}): a warp touches 1 to {most} {unit} of "
+                 f"{line} B, as the data fall", sacc.node.span)
+        d.data.update(array=sacc.name, gather=sources)
+        return d
+    if found is None:
+        if sacc.predictable:
+            return None
+        return info("feedback-coalescing",
+                    f"{sacc.text}: the addresses depend on data, so whether a warp's "
+                    f"accesses coalesce is not known", sacc.node.span)
+    rel, chosen, step = found
+    start = f"a start known only at run time ({', '.join(chosen)}), the same for its lanes"
+    per_line = max(1, line // eb)   # the start's alignments: multiples of its step
+    counts = [len({(off + shift) * eb // line for off in rel})
+              for shift in sorted({m * step % per_line for m in range(per_line)})]
+    lo, hi = min(counts), max(counts)
+    ideal = max(1, -(-(len(set(rel)) * eb) // line))
+    what = f"a warp of {width} {lane.node.group}"
+    if lo <= ideal:
+        touched = f"{lo} {unit} of {line} B" + (
+            f" where that start is aligned to {line} B, {hi} where it is not"
+            if hi > lo else "")
+        d = info("feedback-coalescing",
+                 f"{sacc.text}: {what} reads from {start}: {touched} (coalesced)",
+                 sacc.node.span)
+    else:
+        d = warning("feedback-coalescing",
+                    f"{sacc.text}: from {start}, {what} touches "
+                    f"{lo} to {hi} {unit} of {line} B where {ideal} would do (stride "
+                    f"{_stride(rel) * eb} B between neighbouring {lane.var})",
+                    sacc.node.span,
+                    f"make neighbouring {lane.var} access neighbouring elements (the last "
+                    f"index should vary with {lane.var})")
+    d.data.update(array=sacc.name, segments=lo, segments_unaligned=hi, ideal=ideal)
+    return d
+
+
+def data_lane_offsets(view: KernelView, dk: Any, acc: Access, lane: Loop,
+                      width: int) -> tuple[list[int], list[str], int] | None:
+    """For an access of the numeric kernel whose address the kernel model leaves unknown,
+    the offsets ``width`` consecutive lanes of ``lane`` access, by the data-aware kernel
+    ``dk`` (mcl.analyses.datadep.DataKernel: a while loop's induction variables as
+    functions of its iteration, values read from memory as placeholders), and what
+    the start they share is read from (``rowPtr[r]``; none where nothing is: the
+    offsets are then exact), and the step the start moves by (1 for a start read from
+    memory; ``stride`` for ``i += stride`` after a while loop). Relative to that start
+    where there is one. None where
+    data differ between the lanes (a gather), where the start does not shift every lane
+    alike, or where an offset cannot be evaluated."""
+    dacc = dk.access_like(acc) if dk is not None else None
+    if dacc is None or dacc.offset is None or lane_data(dk, acc, lane):
+        return None
+    rows: list[list[int]] = []
+    chosen: set[Any] = set()
+    step = 0    # the start moves by multiples of this (0: by any amount)
+    try:
+        for base in (0, 7919):      # two starts: each lane must move by the same amount
+            row = []
+            for i in range(width):
+                view._cursor.clear()
+                view._cursor[lane.var] = i
+                e = view._at_cursor(dacc, dacc.offset)
+                if e is None:
+                    return None
+                data = {x for x in e.free_symbols if x in dk.placeholders}
+                chosen |= data
+                if base == 0 and i == 0:
+                    for x in data:
+                        c = sympy.diff(e, x)
+                        step = math.gcd(step, int(c)) if c.is_Integer and step != 1 else 1
+                e = e.subs({x: base for x in data})
+                if not e.is_number:
+                    return None
+                row.append(view.value(e))
+            rows.append(row)
+    finally:
+        view._cursor.clear()
+    if any(v is None for row in rows for v in row):
+        return None
+    shifts = {b - a for a, b in zip(*rows, strict=True)}
+    if len(shifts) != 1:
+        return None
+    return rows[0], sorted(dk.placeholders[x].text for x in chosen), step or 1
+
+
+def lane_data(dk: Any, acc: Access, lane: Loop) -> list[str]:
+    """What the address of ``acc`` reads from memory that differs between the lanes of
+    ``lane`` (``colIdx[k]`` for the gather ``x[colIdx[k]]``; ``rowPtr[r]`` for
+    ``values[k]`` in ``for (k = rowPtr[r]; ...)`` with a row per lane), by the
+    data-aware kernel ``dk``; empty where nothing does or it is not known."""
+    dacc = dk.access_like(acc) if dk is not None else None
+    if dacc is None or dacc.offset is None:
+        return []
+    exprs, seen = [dacc.offset], set()
+    while exprs:    # the offset, and the starts of the loops whose indices it uses
+        e = exprs.pop()
+        for x in e.free_symbols - seen:
+            seen.add(x)
+            exprs += [lp.start for lp in dacc.loops
+                      if lp.symbol == x and lp.start is not None]
+    return sorted({dk.placeholders[x].text for x in seen
+                   if x in dk.placeholders and lane.var in dk.placeholders[x].depends})
 
 
 def load_requests(view: KernelView, lane: Loop) -> list[Diagnostic]:

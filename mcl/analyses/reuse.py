@@ -122,6 +122,15 @@ def _differs_in_lockstep(hw: Any, acc: Access) -> bool:
                for lp in acc.loops)
 
 
+def _lanes_of_one(hw: Any, lp: Loop) -> bool:
+    """Whether ``lp`` runs over the lanes of a lock-step group (a warp's threads): the
+    lanes that read one element make one request, which the hardware broadcasts to
+    them, so a faster memory has nothing to save there (spmv_csr hopper v1's
+    ``rowPtr[r]``, the same for a warp's 32 lanes: one sector per warp, measured)."""
+    return hw is not None and lp.kind == "foreach" and any(
+        g.name == lp.node.group for g in hw.lockstep_par_groups())
+
+
 def _is_written(k: Kernel, acc: Access) -> bool:
     """Whether the kernel writes the array of ``acc``, or updates it atomically."""
     return any(a.write and a.symbol is acc.symbol for a in k.accesses) or any(
@@ -189,7 +198,8 @@ class ReuseAnalysis:
                     times_value = tv if tv is not None and tv.is_number else None
                 size = _array_bytes(nacc)
                 faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok, size)
-                          for lp in indep if lp.kind == "foreach"}
+                          for lp in indep if lp.kind == "foreach"
+                          and not _lanes_of_one(hw, lp)}
                 simple.append(ReuseFinding(acc, indep, simplified(times), times_value,
                                            faster))
                 continue
@@ -272,12 +282,19 @@ class ReuseAnalysis:
             times = " × ".join(lp.size_text for lp in f.loops)
             if f.times_value is not None and times != number_text(f.times_value):
                 times += f" = {number_text(f.times_value)}"
-            d = info("feedback-reuse",
-                     f"{acc.text} does not depend on {names}: it is loaded for {each} "
-                     f"({times} times)", acc.node.span,
-                     "keep the value where the iterations can share it",
-                     [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")
-                      for lp in f.loops])
+            related = [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")
+                       for lp in f.loops]
+            if all(_lanes_of_one(hw, lp) for lp in f.loops):
+                d = info("feedback-reuse",
+                         f"{acc.text} does not depend on {names}: "
+                         f"{' and '.join(lp.label for lp in f.loops)} read the same "
+                         f"element, which their warp loads in one request (the hardware "
+                         f"broadcasts it to them)", acc.node.span, None, related)
+            else:
+                d = info("feedback-reuse",
+                         f"{acc.text} does not depend on {names}: it is loaded for {each} "
+                         f"({times} times)", acc.node.span,
+                         "keep the value where the iterations can share it", related)
             d.data.update(array=acc.name, loops=[lp.var for lp in f.loops],
                           times=str(f.times),
                           times_value=_num(f.times_value))

@@ -118,3 +118,80 @@ def test_requests_of_spmv_count_the_warps_slowest_lane():
     assert d.data["requests"] == pytest.approx(1.26e6, rel=0.15), d.data
     assert d.data["sectors"] / d.data["requests"] == pytest.approx(9.10, rel=0.15)
     assert "a warp runs about 2.01, as long as its slowest lane" in d.message, d.message
+
+
+def _coalescing(name: str, level: str | None = None) -> dict[str, list]:
+    """The coalescing messages of a version (at ``level``, translated there), by the
+    text of the access they name."""
+    from mcl.mcpl import parse, print_module
+    from mcl.translate import translate
+    checked = check(SPMV / f"{name}.mcpl")
+    if level is not None:
+        checked = check(parse(print_module(translate(checked.module, to=level)),
+                              str(SPMV / f"{name}.mcpl@{level}")))
+    out: dict[str, list] = {}
+    for d in feedback(checked, only={"functions"}):
+        if d.code == "feedback-coalescing":
+            out.setdefault(d.message.split(":")[0], []).append(d)
+    return out
+
+
+@pytest.mark.parametrize("name", ["hopper_v1", "nvidia_v1"])
+def test_a_row_per_warp_is_coalesced_from_a_start_that_data_choose(name):
+    """``values[k]`` with ``k = rowPtr[r] + lane`` (a row per warp): the lanes read 32
+    adjacent elements from where the row starts, 4 sectors of 32 B where that start is
+    aligned and 5 where not; ncu counts 9.10 sectors per request over hopper_v1's loads
+    (the gathers of x included), not the 32 of a gather."""
+    got = _coalescing(name, None if name.startswith("hopper") else "hopper")
+    for text in ("values[k]", "colIdx[k]"):
+        d = got[text][0]
+        assert d.severity.name == "INFO", d.message
+        assert "start known only at run time (" in d.message, d.message
+        assert "4 sectors of 32 B where that start is aligned" in d.message, d.message
+        assert "5 where it is not" in d.message and "(coalesced)" in d.message, d.message
+        assert (d.data["segments"], d.data["segments_unaligned"], d.data["ideal"]) == \
+            (4, 5, 4), d.data
+    gather = got["x[colIdx[k]]"][0]
+    assert gather.data["gather"] == ["colIdx[k]"], gather.data
+    assert "1 to 32 sectors" in gather.message, gather.message
+
+
+def test_a_row_per_lane_is_a_gather_of_where_the_rows_start():
+    """perfect: each lane walks its own row (``for (k = rowPtr[r]; ...)``): what the
+    lanes read depends on where their rows start, which the data choose for each
+    (ncu: 25.6 sectors per request). Before, the loop's unknown start was taken as 0
+    for every lane, and values[k] counted as one element for the warp."""
+    got = _coalescing("perfect", "hopper")
+    for text in ("values[k]", "colIdx[k]"):
+        d = got[text][0]
+        assert d.data["gather"] == ["rowPtr[r]"], (text, d.data)
+        assert "differ between them (rowPtr[r])" in d.message, d.message
+
+
+def test_no_faster_memory_for_an_element_the_lanes_of_a_warp_share():
+    """hopper_v1's ``rowPtr[r]`` is the same for the 32 lanes of a warp: one request, a
+    broadcast. Shared memory has nothing to save, and the feedback said it had."""
+    diags = feedback(check(SPMV / "hopper_v1.mcpl"), only={"reuse"})
+    assert not [d for d in diags if d.code == "feedback-faster-memory"
+                and "rowPtr" in d.message], [d.message for d in diags]
+    [d] = [d for d in diags if d.code == "feedback-reuse"
+           and d.message.startswith("rowPtr[r] ")]
+    assert "one request" in d.message and "broadcasts" in d.message, d.message
+    assert d.hint is None
+
+
+def test_a_start_a_while_loop_moves_by_whole_sectors_is_aligned():
+    """reduction hopper_v2's partial chunk after its while loop starts at ``i``, moved by
+    ``stride`` (1024 x 1056 elements) per iteration: the start is a multiple of the
+    stride from an aligned one, so the warp's 32 floats take 4 sectors, not 4 or 5; in
+    the loop, where the iteration is a loop index, the loads are judged as any other
+    (coalesced: no message of their own)."""
+    from mcl.mcpl import check as check_
+    path = SPMV.parent / "reduction" / "hopper_v2.mcpl"
+    msgs = [d for d in feedback(check_(path), only={"functions"})
+            if d.code == "feedback-coalescing"]
+    [after] = [d for d in msgs if d.span.line == 50]
+    assert "the iterations of the while loop over i" in after.message, after.message
+    assert "4 sectors of 32 B (coalesced)" in after.message, after.message
+    assert (after.data["segments"], after.data["segments_unaligned"]) == (4, 4)
+    assert not [d for d in msgs if d.span.line == 43]
