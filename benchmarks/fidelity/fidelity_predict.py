@@ -130,6 +130,16 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     return out
 
 
+def bank_figures(case: C.Case) -> dict[str, float] | None:
+    """The extra wavefronts bank conflicts cost the case's reads and writes of shared
+    memory at hopper, and the warp requests they are part of (mcl.analyses.banks,
+    what ``feedback-bank-conflicts`` prints); None where an index is read from memory."""
+    from mcl.analyses.banks import extra_wavefronts
+    from mcl.analyses.functions import KernelView
+    sym, num = hopper_kernels(case)
+    return extra_wavefronts(KernelView(sym, num, num.hardware))
+
+
 def predicted_time(case: C.Case, registers: int | None = None) -> dict:
     """The feedback's predicted time of the case at hopper (the ``time`` pass)."""
     for d in hopper_feedback(case, registers=registers, only=("time",)):

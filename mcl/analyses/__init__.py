@@ -22,7 +22,7 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses import guards, staging, validity
+from mcl.analyses import banks, guards, staging, validity  # noqa: F401 (banks registers bankConflicts)
 from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup

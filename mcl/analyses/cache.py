@@ -270,9 +270,9 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
         if lc.loop.var not in nacc.depends:   # lanes that read one element: one request
             moved /= lc.iterations
         elif nacc.guarded:      # only the lanes the ifs let run (``if (t < rows)``)
-            from mcl.analyses.functions import KernelView, _active_lanes
-            lanes = _active_lanes(KernelView(num, num, num.hardware), nacc, lc.loop,
-                                  lc.iterations)
+            from mcl.analyses.functions import KernelView, active_lanes
+            lanes = active_lanes(KernelView(num, num, num.hardware), nacc, lc.loop,
+                                 lc.iterations)
             moved *= sympy.Rational(max(1, sum(lanes)), lc.iterations)
     return bool(size is not None and size.is_number and moved.is_number
                 and moved < 1.5 * size)

@@ -17,17 +17,16 @@ transactions per warp, and shared-memory bank conflicts), ``bankConflicts``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
-from mcl.analyses.kernel_syntax import flat_offset
 from mcl.analyses.occupancy import occupancy
 from mcl.analyses.resources import Resources
-from mcl.diagnostics import Diagnostic, Related, info, warning
+from mcl.diagnostics import Diagnostic, info, warning
 
 FeedbackFunction = Callable[["KernelView"], list[Diagnostic]]
 _REGISTRY: dict[str, FeedbackFunction] = {}
@@ -325,16 +324,19 @@ def transaction_size(view: KernelView, space: str | None) -> tuple[int, str]:
     return 128, "memory segments"
 
 
-def lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+def lane_offsets(view: KernelView, acc: Access, lane: Loop, width: int,
+                 at: Mapping[str, int] | None = None) -> list[int] | None:
     """The element offsets of ``acc`` for the first ``width`` lanes of loop ``lane``,
-    every other loop at its first iteration; None where one cannot be evaluated, or
+    the loops ``at`` names at those values and every other loop at its first
+    iteration; None where one cannot be evaluated, or
     where the access moves with a loop whose start is read from memory (``k`` of
     ``for (k = rowPtr[r]; ...)``: mcl.analyses.datadep knows more)."""
     if acc.offset is not None and any(
-            lp.start is None and lp.var and lp is not lane
+            lp.start is None and lp.var and lp is not lane and lp.var not in (at or {})
             and lp.symbol in acc.offset.free_symbols for lp in acc.loops):
         return None
     view._cursor.clear()
+    view._cursor.update(at or {})
     view.reset(lane.var)
     out = _across_lanes(view, acc, lane, width)
     view._cursor.clear()
@@ -360,9 +362,11 @@ def _across_lanes(view: KernelView, acc: Access, lane: Loop, width: int) -> list
 RUN = 4
 
 
-def run_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[int] | None:
+def run_offsets(view: KernelView, acc: Access, lane: Loop, width: int,
+                at: Mapping[str, int] | None = None) -> list[int] | None:
     """The element offsets a warp accesses in one run, when the innermost loop around
-    ``acc`` is such a loop (one 128-bit access per lane; None otherwise)."""
+    ``acc`` is such a loop (one 128-bit access per lane; None otherwise); the loops
+    ``at`` names at those values."""
     if not acc.loops or acc.loops[-1].kind != "for" or acc.loops[-1] is lane:
         return None
     run = acc.loops[-1]
@@ -370,7 +374,7 @@ def run_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[i
     start = view.value(run.start) if run.start is not None else 0
     if trips is None or trips % RUN or step != 1 or start is None:
         return None
-    rows = run_rows(view, acc, run, start, lane, width)
+    rows = run_rows(view, acc, run, start, lane, width, at)
     if rows is None or any(rows[j][k] != rows[0][k] + j for j in range(RUN)
                            for k in range(width)):
         return None
@@ -378,7 +382,7 @@ def run_offsets(view: KernelView, acc: Access, lane: Loop, width: int) -> list[i
 
 
 def run_rows(view: KernelView, acc: Access, run: Loop, start: int, lane: Loop,
-             width: int) -> list[list[int]] | None:
+             width: int, at: Mapping[str, int] | None = None) -> list[list[int]] | None:
     """The element offsets of ``acc`` for the first RUN iterations of loop ``run`` (from
     ``start``), each a row over ``width`` consecutive lanes of loop ``lane``; None where
     an offset cannot be evaluated."""
@@ -386,6 +390,7 @@ def run_rows(view: KernelView, acc: Access, run: Loop, start: int, lane: Loop,
     try:
         for j in range(RUN):
             view._cursor.clear()
+            view._cursor.update(at or {})
             view._cursor[run.var] = start + j
             view._cursor[lane.var] = 0
             row = _across_lanes(view, acc, lane, width)
@@ -459,6 +464,7 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
                  f"{width} {lane.node.group} are coalesced", span)
         d.data.update(arrays=optimal)
         out.append(d)
+    from mcl.analyses.banks import bank_conflicts
     return out + load_requests(view, lane) + bank_conflicts(view)
 
 
@@ -619,34 +625,13 @@ def _stride(offsets: list[int]) -> int:
     return offsets[1] - offsets[0] if len(offsets) > 1 else 0
 
 
-def _bank_word(mem: Any) -> int:
-    """Bytes per bank word (units are normalised to bytes; 4 where not given)."""
-    w = mem.value("width")
-    return int(w) if isinstance(w, int | float) and w > 0 else 4
-
-
-def _phases(view: KernelView, nacc: Access, lane: Loop, width: int,
-            mem: Any) -> list[list[int]] | None:
-    """The element offsets a warp's access presents to the banks together: all lanes at
-    once for 32-bit accesses, a group of lanes at a time for 128-bit runs (8 lanes of
-    16 B for 32 banks of 4 B)."""
-    offsets = lane_offsets(view, nacc, lane, width)
-    if offsets is None:
-        return None
-    active = _active_lanes(view, nacc, lane, width)
-    run = run_offsets(view, nacc, lane, width)
-    if run is None:
-        return [[o for o, on in zip(offsets, active, strict=True) if on]]
-    per = max(1, mem.nr_banks * _bank_word(mem) // (RUN * nacc.element_bytes))
-    lanes = [[run[j * width + k] for j in range(RUN)] if active[k] else []
-             for k in range(width)]
-    return [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, width, per)]
-
-
-def _active_lanes(view: KernelView, acc: Access, lane: Loop, width: int) -> list[bool]:
-    """For ``width`` consecutive lanes of loop ``lane``, whether the ``if``s around
-    ``acc`` let it run (``if (tid < rows)``: the first ``rows`` lanes of a warp)."""
+def active_lanes(view: KernelView, acc: Access, lane: Loop, width: int,
+                 at: Mapping[str, int] | None = None) -> list[bool]:
+    """For ``width`` consecutive lanes of loop ``lane`` (the loops ``at`` names at those
+    values), whether the ``if``s around ``acc`` let it run (``if (tid < rows)``: the
+    first ``rows`` lanes of a warp)."""
     view._cursor.clear()
+    view._cursor.update(at or {})
     view.reset(lane.var)
     out = []
     for _ in range(width):
@@ -654,126 +639,3 @@ def _active_lanes(view: KernelView, acc: Access, lane: Loop, width: int) -> list
         view.increment(lane.var)
     view._cursor.clear()
     return out
-
-
-def _degree(phases: list[list[int]], element_bytes: int, mem: Any) -> int:
-    word, degree = _bank_word(mem), 1
-    for phase in phases:
-        by_bank: dict[int, set[int]] = {}
-        for off in phase:
-            addr = off * element_bytes // word
-            by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
-        degree = max(degree, max((len(v) for v in by_bank.values()), default=1))
-    return degree
-
-
-def conflict_degree(view: KernelView, nacc: Access, lane: Loop, width: int,
-                    mem: Any) -> int | None:
-    """How many words one bank serves in turn for a warp's access (1: no conflict)."""
-    phases = _phases(view, nacc, lane, width, mem)
-    return None if phases is None else _degree(phases, nacc.element_bytes, mem)
-
-
-def padding_remedy(view: KernelView, nacc: Access, lane: Loop, width: int,
-                   mem: Any) -> tuple[int, int | None, int | None] | None:
-    """Whether lengthening the rows of ``nacc``'s array removes its bank conflict: the
-    row's elements now, the fewest extra elements per row that leave one word per bank
-    (None: none up to a whole round of banks does), and the fewest that also keep a
-    row a multiple of RUN elements (the alignment 128-bit accesses to a row need).
-    None where the rows' length or the indices are not known.
-
-    An offset is linear in the row length, so the warp's offsets are evaluated for the
-    rows one element longer once and each padding is then a multiple of the
-    difference."""
-    t = getattr(nacc.symbol, "type", None)
-    if t is None or len(nacc.sizes) < 2 or nacc.sizes[-1] is None:
-        return None
-    row = view.value(nacc.sizes[-1])
-    longer = flat_offset(t, list(nacc.indices), [*nacc.sizes[:-1], nacc.sizes[-1] + 1])
-    if row is None or longer is None:
-        return None
-    now = _phases(view, nacc, lane, width, mem)
-    one = _phases(view, replace(nacc, offset=longer), lane, width, mem)
-    if now is None or one is None or [len(p) for p in now] != [len(p) for p in one]:
-        return None
-    any_pad = aligned = None
-    for extra in range(1, mem.nr_banks + 1):
-        phases = [[a + (b - a) * extra for a, b in zip(pa, pb, strict=True)]
-                  for pa, pb in zip(now, one, strict=True)]
-        if _degree(phases, nacc.element_bytes, mem) == 1:
-            any_pad = any_pad or extra
-            if (row + extra) % RUN == 0:
-                aligned = extra
-                break
-    return row, any_pad, aligned
-
-
-def _padding_help(name: str, pads: tuple | None, var: str) -> str:
-    """What the help of a bank conflict proposes: the padding that removes it (checked
-    against the banks), or, where none does, another index varying with ``var``."""
-    change = f"change which index varies with {var}"
-    if pads is None:
-        return f"pad the array (e.g. one extra element per row) or {change}"
-    row, any_pad, aligned = pads
-    if aligned is not None and aligned == any_pad:
-        return (f"pad the rows of {name} by {aligned} elements ({row} -> {row + aligned}), "
-                f"or {change}")
-    if aligned is not None:
-        return (f"pad the rows of {name} by {any_pad} elements ({row} -> {row + any_pad}; "
-                f"{aligned} keeps them a multiple of {RUN} for 128-bit accesses), or {change}")
-    if any_pad is not None:
-        return (f"padding the rows of {name} by {any_pad} elements ({row} -> "
-                f"{row + any_pad}) removes it, but no padding that keeps a row a multiple "
-                f"of {RUN} elements (128-bit accesses) does: {change}")
-    return f"no padding of the rows of {name} removes it: {change}"
-
-
-@feedback_function("bankConflicts")
-def bank_conflicts(view: KernelView) -> list[Diagnostic]:
-    """N-way bank conflicts of a warp's accesses to banked memory (shared)."""
-    found = lockstep_loop(view)
-    if found is None:
-        return []
-    lane, width = found
-    hw = view.hardware
-    out: list[Diagnostic] = []
-    clean: list[str] = []
-    for sacc, nacc in view.accesses():
-        if lane not in nacc.loops or sacc.space is None:
-            continue
-        banked = [m for m in hw.memories_holding(sacc.space) if m.nr_banks]
-        if not banked:
-            continue
-        mem = banked[0]
-        degree = conflict_degree(view, nacc, lane, width, mem)
-        if degree is None:
-            continue
-        if degree <= 1:
-            if sacc.text not in clean:
-                clean.append(sacc.text)
-            continue
-        pads = padding_remedy(view, nacc, lane, width, mem)
-        active = sum(_active_lanes(view, nacc, lane, width))
-        who = f"a warp's {width} {lane.node.group}" if active == width else \
-            f"the {active} of a warp's {width} {lane.node.group} that the ifs around it let run"
-        d = warning("feedback-bank-conflicts",
-                    f"{sacc.text}: {degree}-way bank conflict: {who} access different "
-                    f"words in the same bank of {mem.name} ({mem.nr_banks} banks)",
-                    sacc.node.span,
-                    _padding_help(sacc.name, pads, lane.var),
-                    [Related(lane.node.span, "the lock-step loop")])
-        d.data.update(array=sacc.name, degree=degree)
-        if pads is not None:
-            d.data.update(row=pads[0], padding=pads[1], aligned_padding=pads[2])
-        out.append(d)
-    if clean and not out:
-        d = info("feedback-bank-conflicts",
-                 f"no bank conflicts in the accesses to {sacc_space_names(view, clean)}",
-                 lane.node.span)
-        d.data.update(accesses=clean)
-        out.append(d)
-    return out
-
-
-def sacc_space_names(view: KernelView, texts: list[str]) -> str:
-    return ", ".join(texts)

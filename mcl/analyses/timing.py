@@ -533,10 +533,12 @@ def _constant_operand(nacc, found) -> bool:
 
 def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
     """Words all accesses to banked memory take from the banks: a warp's access takes
-    the banks once per word that one bank serves in turn (the bank-conflict degree;
-    lanes that read the same word share it); a 128-bit access (a run of 4 elements per
-    lane) is served half a warp at a time (:func:`_run_wavefronts`)."""
-    from mcl.analyses.functions import RUN, conflict_degree, lockstep_loop, run_offsets
+    the banks once per word that one bank serves in turn (the bank-conflict degree over
+    the iterations of the loops around it, mcl.analyses.banks.profile; lanes that read
+    the same word share it); a 128-bit access (a run of 4 elements per
+    lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts)."""
+    from mcl.analyses.banks import conflict_degree, profile, run_wavefronts, unrolled_run
+    from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     found = lockstep_loop(view)
     hw = view.hardware
     total, mem = 0.0, None
@@ -554,90 +556,19 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
             lane, width = found
             run = run_offsets(view, nacc, lane, width)
             if run is None and not nacc.write:
-                run = _unrolled_run(view, nacc, lane, width)
-            waves = _run_wavefronts(nacc, run, width, mem) if run is not None else None
+                merged = unrolled_run(view, nacc, lane, width)
+                run = merged[0] if merged is not None else None
+            waves = run_wavefronts(nacc, run, width, mem) if run is not None else None
             if waves is not None:
                 # execs / (RUN * width) warp accesses, each taking the banks `waves` times
                 total += execs / (RUN * width) * waves * mem.nr_banks
                 continue
-            degree = conflict_degree(view, nacc, lane, width, mem) or 1
+            judged = profile(view, nacc, lane, width, mem)
+            degree = 1 + judged.extra / judged.requests if judged is not None and \
+                judged.extra is not None and judged.requests else \
+                conflict_degree(view, nacc, lane, width, mem) or 1
         total += execs * degree
     return (total, mem) if mem is not None else None
-
-
-def _unrolled_run(view: KernelView, nacc, lane, width: int) -> list[int] | None:
-    """The offsets of the runs of 4 that the vendor compiler merges into 128-bit reads
-    although the generator writes single ones: a read whose offset moves by one element
-    per iteration of an enclosing counted loop that is unrolled completely, with every
-    loop inside it (mcl.opencl.vectorize.MAX_UNROLL), where 4 iterations start at a
-    multiple of 4 elements in every lane: unrolled, the reads are at constant distances
-    from an aligned address. None where there is no such loop."""
-    from mcl.analyses.functions import RUN, run_rows
-    from mcl.opencl.vectorize import MAX_UNROLL
-    if lane not in nacc.loops or nacc.offset is None:
-        return None
-    inner = nacc.loops[nacc.loops.index(lane) + 1:]
-    for lp in reversed(inner):
-        trips = view.value(lp.trips) if lp.trips is not None else None
-        start = view.value(lp.start) if lp.start is not None else 0
-        step = view.value(lp.step) if lp.step is not None else 1
-        if lp.kind != "for" or trips is None or trips > MAX_UNROLL or start is None \
-                or step != 1:
-            return None     # this loop and those around it stay loops
-        if trips % RUN:
-            continue
-        rows = run_rows(view, nacc, lp, start, lane, width)
-        if rows is None:
-            return None
-        if all(rows[j][k] == rows[0][k] + j for j in range(RUN) for k in range(width)) \
-                and all(o % RUN == 0 for o in rows[0]) \
-                and _aligned_across(view, nacc, lane, width, lp, inner):
-            return [off for row in rows for off in row]
-    return None
-
-
-def _aligned_across(view: KernelView, nacc, lane, width: int, run, inner) -> bool:
-    """Whether the run's first element stays at a multiple of 4 in the second
-    iteration of every other loop inside the lock-step loop (and of ``run`` + 4)."""
-    from mcl.analyses.functions import RUN
-    for lp in inner:
-        start = view.value(lp.start) if lp.start is not None else 0
-        view._cursor.clear()
-        view._cursor[lp.var] = start + (RUN if lp is run else 1)
-        view._cursor[lane.var] = 0
-        for _ in range(width):
-            off = view.evaluate(nacc)
-            if off is None or off % RUN:
-                view._cursor.clear()
-                return False
-            view.increment(lane.var)
-    view._cursor.clear()
-    return True
-
-
-def _run_wavefronts(nacc, run: list[int], width: int, mem) -> int | None:
-    """How many times a warp's 128-bit access takes the banks: it is served in groups
-    of lanes that carry two bank rows of data (16 lanes of 16 B for 32 banks of 4 B:
-    half a warp), each group as many times as the most distinct words one bank holds
-    for it -- lanes of a group that read the same run share it, so a run that half a
-    warp reads takes the banks once (ncu on the H100: 2 wavefronts for a warp whose
-    halves each read one run, 4 for 16 different runs per half)."""
-    from mcl.analyses.functions import RUN
-    bank_width = mem.value("width")
-    word = int(bank_width) if isinstance(bank_width, int | float) and bank_width > 0 else 4
-    eb = nacc.element_bytes
-    if not eb or len(run) != RUN * width:
-        return None
-    per = max(1, 2 * mem.nr_banks * word // (RUN * eb))
-    lanes = [[run[j * width + k] for j in range(RUN)] for k in range(width)]
-    waves = 0
-    for i in range(0, width, per):
-        by_bank: dict[int, set[int]] = {}
-        for off in (o for ln in lanes[i:i + per] for o in ln):
-            addr = off * eb // word
-            by_bank.setdefault(addr % mem.nr_banks, set()).add(addr)
-        waves += max(len(v) for v in by_bank.values())
-    return waves
 
 
 def predicted_time(view: KernelView, occupancy=None,

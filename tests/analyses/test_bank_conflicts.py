@@ -1,7 +1,8 @@
 """The bank-conflict analysis and its remedy: the padding it proposes is checked
 against the banks (the fewest extra elements per row that leave one word per bank,
 and whether one that keeps rows a multiple of 4 elements, as 128-bit accesses need,
-exists), not a rule of thumb."""
+exists), not a rule of thumb; the degree at the iterations of the loops around an
+access (mcl.analyses.banks) and the extra wavefronts it costs, against ncu."""
 
 import textwrap
 from pathlib import Path
@@ -9,6 +10,9 @@ from pathlib import Path
 import pytest
 
 import mcl
+from mcl.analyses import feedback
+from mcl.mcpl import check, parse, print_module
+from mcl.translate import translate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -107,3 +111,67 @@ def test_only_the_lanes_an_if_lets_run_conflict():
     assert all("the 4 of a warp's 32 threads" in d.message for d in found if "degree" in d.data)
     assert not [d for d in _conflicts(EXAMPLES / "gesummv" / "hopper_v2.mcpl")
                 if "degree" in d.data]
+
+
+def _bank_messages(kernel: str, version: str, level: str | None = None) -> list:
+    path = EXAMPLES / kernel / f"{version}.mcpl"
+    checked = check(path)
+    if level is not None:
+        checked = check(parse(print_module(translate(checked.module, to=level)),
+                              f"{path}@{level}"))
+    return [d for d in feedback(checked, only={"functions"})
+            if d.code == "feedback-bank-conflicts"]
+
+
+def test_a_reduction_tree_conflicts_more_as_its_stride_doubles():
+    """reduction gpu_v2 (``l_data[2 * s * tid]``, s = 1, 2, 4, ...): 2-way at s = 1,
+    then 4-way and 8-way, fewer as the if lets fewer lanes run; the message said
+    2-way, the first iteration's. ncu at n = 2^26: 4.07e6 extra load wavefronts and
+    2.33e6 store ones (tests/analyses/test_fidelity.py checks the counts)."""
+    msgs = {d.data["array"] + str(d.span.column): d
+            for d in _bank_messages("reduction", "gpu_v2", "hopper")}
+    assert msgs, "no bank-conflict warning"
+    for d in msgs.values():
+        assert "1- to 8-way bank conflicts, depending on loop s" in d.message, d.message
+        assert d.data["degree"] == 8 and d.data["mildest"] == 1
+        assert d.data["extra_wavefronts"] > 0 and "extra wavefronts in all" in d.message
+
+
+def test_reads_the_compiler_merges_into_128_bit_ones_are_judged_as_such():
+    """matmul hopper_v1's fragment ``aFrag[ei] = l_a[ti * tm + ei, q]`` in the unrolled q
+    loop: 32-bit reads two rows apart would conflict 2-way, but the compiler reads 4
+    values of q at once, and half a warp's lanes read one run: ncu counts 42,629 load
+    conflicts in 100.7 million wavefronts. The feedback used to warn of a 2-way
+    conflict."""
+    [d] = _bank_messages("matmul", "hopper_v1")
+    assert d.message.startswith("no bank conflicts in the accesses to"), d.message
+    assert "l_a[ti * tm + ei, q]" in d.data["accesses"]
+
+
+def test_a_transposed_store_conflicts_at_every_phase():
+    """matmul hopper_v10's store of a's transposed tile: 2-way in every k-phase (ncu:
+    2,097,152 extra store wavefronts at 2048^3, 2,113,536 predicted)."""
+    warned = [d for d in _bank_messages("matmul", "hopper_v10") if d.data["degree"] == 2]
+    assert {d.data["array"] for d in warned} == {"l_a"}
+    assert all(d.data["mildest"] == 2 for d in warned)
+
+
+def test_the_values_a_doubling_or_halving_loop_takes():
+    from mcl.analyses.banks import loop_values
+    from mcl.analyses.functions import KernelView
+    from mcl.analyses.kernel import build_kernel, parameter_values
+    path = EXAMPLES / "reduction" / "gpu_v2.mcpl"
+    checked = check(path)
+    f = checked.module.functions[-1]
+    hw = checked.hardware_of(f)
+    num = build_kernel(f, checked, parameter_values(f, {}), hw)
+    view = KernelView(num, num, hw)
+    [s] = [lp for lp in num.loops if lp.var == "s"]
+    assert loop_values(view, s) == [1, 2, 4, 8, 16, 32, 64, 128]
+    path = EXAMPLES / "reduction" / "hopper_v2.mcpl"      # s = nrThreads / 2; s > 0; s >>= 1
+    checked = check(path)
+    f = checked.module.functions[-1]
+    hw = checked.hardware_of(f)
+    num = build_kernel(f, checked, parameter_values(f, {}), hw)
+    [s] = [lp for lp in num.loops if lp.var == "s"]
+    assert loop_values(KernelView(num, num, hw), s) == [128, 64, 32, 16, 8, 4, 2, 1]
