@@ -326,10 +326,10 @@ class _Evaluator:
         args = [at[a] for a in self.args]
         for c in self._conds:
             try:
-                if c(*args) is False or c(*args) == 0:
+                if not c(*args):
                     return False
             except (ArithmeticError, TypeError, ValueError):
-                continue
+                continue    # as KernelView.runs: a condition not evaluated lets it run
         return True
 
 

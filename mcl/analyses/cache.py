@@ -259,6 +259,7 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
     ``A``; spmv_csr hopper v1's ``rowPtr[r]``, one element for a warp's lanes, which
     their warp reads in one request; gesummv's ``y[i0 + t]`` under ``if (t < rows)``,
     written by the first lane of each warp)."""
+    from mcl.analyses.functions import KernelView, active_lanes
     from mcl.analyses.stats import site_executions
     if not any(lc.lockstep and lc.verdict == "does" for lc in loops):
         return False
@@ -270,7 +271,6 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
         if lc.loop.var not in nacc.depends:   # lanes that read one element: one request
             moved /= lc.iterations
         elif nacc.guarded:      # only the lanes the ifs let run (``if (t < rows)``)
-            from mcl.analyses.functions import KernelView, active_lanes
             lanes = active_lanes(KernelView(num, num, num.hardware), nacc, lc.loop,
                                  lc.iterations)
             moved *= sympy.Rational(max(1, sum(lanes)), lc.iterations)

@@ -23,6 +23,7 @@ from typing import Any
 
 import sympy
 
+from mcl.analyses.datadep import data_kernel
 from mcl.analyses.kernel import Access, Kernel, Loop
 from mcl.analyses.occupancy import occupancy
 from mcl.analyses.resources import Resources
@@ -412,7 +413,8 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
     lane, width = found
     out: list[Diagnostic] = []
     optimal: list[str] = []
-    data: list[Any] | None = None    # the data-aware kernel, made where first needed
+    dk: Any = None      # the data-aware kernel (mcl.analyses.datadep), made where needed
+    dk_made = False
     hw = view.hardware
     for sacc, nacc in view.accesses():
         if lane not in nacc.loops or sacc.space is None:
@@ -424,12 +426,11 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
             continue  # on-chip banked memory: see bank_conflicts
         offsets = lane_offsets(view, nacc, lane, width)
         if offsets is None:
-            if data is None:
-                from mcl.analyses.datadep import data_kernel
-                data = [data_kernel(view.num)]
-            found_data = data_lane_offsets(view, data[0], nacc, lane, width)
+            if not dk_made:
+                dk, dk_made = data_kernel(view.num), True
+            found_data = data_lane_offsets(view, dk, nacc, lane, width)
             if found_data is None or found_data[1]:
-                d = _data_coalescing(view, sacc, nacc, lane, width, data[0], found_data)
+                d = _data_coalescing(view, sacc, nacc, lane, width, dk, found_data)
                 if d is not None:
                     out.append(d)
                 continue
@@ -464,7 +465,9 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
                  f"{width} {lane.node.group} are coalesced", span)
         d.data.update(arrays=optimal)
         out.append(d)
+    # imported here: mcl.analyses.banks builds on this module
     from mcl.analyses.banks import bank_conflicts
+
     return out + load_requests(view, lane) + bank_conflicts(view)
 
 

@@ -122,7 +122,7 @@ def _differs_in_lockstep(hw: Any, acc: Access) -> bool:
                for lp in acc.loops)
 
 
-def _lanes_of_one(hw: Any, lp: Loop) -> bool:
+def _lockstep_lanes(hw: Any, lp: Loop) -> bool:
     """Whether ``lp`` runs over the lanes of a lock-step group (a warp's threads): the
     lanes that read one element make one request, which the hardware broadcasts to
     them, so a faster memory has nothing to save there (spmv_csr hopper v1's
@@ -199,7 +199,7 @@ class ReuseAnalysis:
                 size = _array_bytes(nacc)
                 faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok, size)
                           for lp in indep if lp.kind == "foreach"
-                          and not _lanes_of_one(hw, lp)}
+                          and not _lockstep_lanes(hw, lp)}
                 simple.append(ReuseFinding(acc, indep, simplified(times), times_value,
                                            faster))
                 continue
@@ -284,12 +284,12 @@ class ReuseAnalysis:
                 times += f" = {number_text(f.times_value)}"
             related = [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")
                        for lp in f.loops]
-            if all(_lanes_of_one(hw, lp) for lp in f.loops):
+            if all(_lockstep_lanes(hw, lp) for lp in f.loops):
                 d = info("feedback-reuse",
                          f"{acc.text} does not depend on {names}: "
                          f"{' and '.join(lp.label for lp in f.loops)} read the same "
-                         f"element, which their warp loads in one request (the hardware "
-                         f"broadcasts it to them)", acc.node.span, None, related)
+                         f"element, in one request for them all (the hardware broadcasts "
+                         f"it)", acc.node.span, None, related)
             else:
                 d = info("feedback-reuse",
                          f"{acc.text} does not depend on {names}: it is loaded for {each} "
