@@ -435,10 +435,15 @@ def padding_remedy(view: KernelView, nacc: Access, lane: Loop, width: int,
     return row, any_pad, aligned
 
 
-def _padding_help(name: str, pads: tuple | None, var: str) -> str:
+def _padding_help(name: str, pads: tuple | None, var: str, dims: int = 2) -> str:
     """What the help of a bank conflict proposes: the padding that removes it (checked
-    against the banks), or, where none does, another index varying with ``var``."""
+    against the banks), or, where none does, another index varying with ``var``; for
+    an array of ``dims`` < 2 dimensions, which has no rows to pad, neighbouring words
+    for neighbouring lanes (a reduction's sequential addressing)."""
     change = f"change which index varies with {var}"
+    if dims < 2:
+        return (f"make neighbouring {var} access neighbouring words of {name} (one "
+                f"dimension: no rows to pad)")
     if pads is None:
         return f"pad the array (e.g. one extra element per row) or {change}"
     row, any_pad, aligned = pads
@@ -487,7 +492,7 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
                     f"{sacc.text}: {how}: {who} access different words in the same bank "
                     f"of {mem.name} ({mem.nr_banks} banks){cost}",
                     sacc.node.span,
-                    _padding_help(sacc.name, pads, lane.var),
+                    _padding_help(sacc.name, pads, lane.var, len(nacc.sizes)),
                     [Related(lane.node.span, "the lock-step loop")])
         d.data.update(array=sacc.name, degree=p.worst, mildest=p.mildest,
                       extra_wavefronts=p.extra)
