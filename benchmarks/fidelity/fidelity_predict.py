@@ -91,7 +91,8 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     (the compulsory traffic less the written lines the L2 still holds,
     mcl.analyses.traffic; ``registers``: the vendor count, for the waves of blocks),
     and global loads: warp requests, the sectors they fetch and sectors per request
-    (mcl.analyses.sectors, what the feedback prints)."""
+    (mcl.analyses.sectors, what the feedback prints), and the bytes they take from the
+    L2 (the time model's ``l2 bandwidth`` part, mcl.analyses.timing.cache_bytes)."""
     import sympy
 
     from mcl.analyses.functions import KernelView
@@ -118,6 +119,10 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     if traffic is not None:
         out["dram_bytes"] = traffic.dram_bytes
         out["dram_how"] = traffic.how
+    from mcl.analyses.timing import cache_bytes, estimated_loads
+    through = cache_bytes(view, space, estimated_loads(view)) if space else None
+    if through is not None:
+        out["l2_read_bytes"] = through
     loads = global_loads(view)
     if loads is None:
         return out

@@ -574,14 +574,15 @@ def main(argv: list[str] | None = None) -> int:
            "Poisson counts of that average; a for loop unrolled by 4 at run time, its "
            "remainder first).", "",
            "| version | DRAM MB measured | predicted | error | ld requests measured | "
-           "predicted | ld sectors/request measured | predicted | bank conflicts (ld+st) |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    dram_pts, sec_pts = [], []
+           "predicted | ld sectors/request measured | predicted | L2 read MB measured | "
+           "predicted | bank conflicts (ld+st) |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    dram_pts, sec_pts, l2_pts = [], [], []
     for r, *_ in ex:
         n = ncu.get(r["name"])
         mem = preds.get(r["name"], {}).get("memory", {})
         if not n:
-            md.append(f"| {r['name']} | not measured | | | | | | | |")
+            md.append(f"| {r['name']} | not measured | | | | | | | | | |")
             continue
         dram = n.get("dram_read", 0) + n.get("dram_write", 0)
         pd = mem.get("dram_bytes")
@@ -592,17 +593,30 @@ def main(argv: list[str] | None = None) -> int:
         if spr and ps:
             sec_pts.append((ps, spr, r["name"]))
         conf = n.get("shared_ld_conflicts", 0) + n.get("shared_st_conflicts", 0)
+        l2 = n.get("l2_read_sectors", 0) * 32
+        pl2 = mem.get("l2_read_bytes")
+        if l2 and pl2 is not None:
+            l2_pts.append((pl2, l2, r["name"]))
         md.append(f"| {r['name']} | {dram / 1e6:,.1f} | "
                   f"{pd / 1e6 if pd else float('nan'):,.1f} | "
                   f"{pct(pd, dram) if pd else float('nan'):+.0f}% | "
                   f"{n.get('ld_requests', float('nan')):.3g} | "
                   f"{mem.get('ld_requests', float('nan')):.3g} | "
                   f"{spr if spr else float('nan'):.2f} | {ps if ps else float('nan'):.2f} | "
+                  f"{l2 / 1e6:,.1f} | {pl2 / 1e6 if pl2 is not None else float('nan'):,.1f} | "
                   f"{conf:,.0f} |")
     within20 = sum(abs(pct(p, m)) <= 20 for p, m, _ in dram_pts)
-    md += bank_section(ex, ncu, preds)
     md += ["", f"DRAM bytes within 20%: {within20}/{len(dram_pts)}; sectors per request "
-           f"within 20%: {sum(abs(pct(p, m)) <= 20 for p, m, _ in sec_pts)}/{len(sec_pts)}."]
+           f"within 20%: {sum(abs(pct(p, m)) <= 20 for p, m, _ in sec_pts)}/{len(sec_pts)}; "
+           f"L2 read bytes (ncu's `lts__t_sectors_srcunit_tex_op_read` against the sectors "
+           f"the time model's `l2 bandwidth` part counts, mcl.analyses.timing.cache_bytes) "
+           f"within 20%: {sum(abs(pct(p, m)) <= 20 for p, m, _ in l2_pts)}/{len(l2_pts)}, "
+           f"over by more: "
+           + (", ".join(f"{name} {pct(p, m):+.0f}%" for p, m, name in l2_pts
+                        if pct(p, m) > 20) or "none")
+           + "; under by more: "
+           + (", ".join(f"{name} {pct(p, m):+.0f}%" for p, m, name in l2_pts
+                        if pct(p, m) < -20) or "none") + "."]
     # the misses, reads and writes apart, beside the DRAM writes of the kernels whose
     # only output is a scalar (reduction: 4 bytes), which ncu counts all the same
     missed = [name for p, m, name in dram_pts if abs(pct(p, m)) > 20]
@@ -620,6 +634,7 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(f"{w / 1e6:.1f} MB in {t / 1e6:.3g} ms" for t, w in scalar)
                   + " of DRAM writes: about 2 MB in any launch and more the longer it runs, "
                     "traffic that is not the kernel's.")
+    md += bank_section(ex, ncu, preds)
     # times
     warm_path = args.raw / "warm_times.json"
     warm = {r["name"]: r["time_s"] for r in json.loads(warm_path.read_text())["rows"]

@@ -356,7 +356,7 @@ def _trips(lp) -> float | None:
     return _num(lp.trips) if lp.trips is not None else None
 
 
-def _estimated_loads(view: KernelView) -> dict[int, object]:
+def estimated_loads(view: KernelView) -> dict[int, object]:
     """The global loads whose address or trip count depends on data, as
     mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node."""
     from mcl.analyses.sectors import global_loads
@@ -598,7 +598,7 @@ def predicted_time(view: KernelView, occupancy=None,
                               for extra in _function_extra(view))
         parts["arithmetic"] = flops / peak + sum(functions.values())
     lsu = _load_store_rate(hw)
-    estimated = _estimated_loads(view)
+    estimated = estimated_loads(view)
     accesses = _memory_instructions(view, c.register_spaces, estimated)
     if lsu and accesses is not None:
         parts["memory instructions"] = accesses / lsu
