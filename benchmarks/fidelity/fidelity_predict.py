@@ -120,10 +120,10 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
         out["dram_bytes"] = traffic.dram_bytes
         out["dram_how"] = traffic.how
     from mcl.analyses.timing import cache_bytes, estimated_loads
-    through = cache_bytes(view, space, estimated_loads(view)) if space else None
+    loads = global_loads(view)
+    through = cache_bytes(view, space, estimated_loads(view, loads)) if space else None
     if through is not None:
         out["l2_read_bytes"] = through
-    loads = global_loads(view)
     if loads is None:
         return out
     if loads.requests:

@@ -70,10 +70,29 @@ def phases(view: KernelView, nacc: Access, lane: Loop, width: int, mem: Any,
         run = found[0] if found is not None else None
     if run is None:
         return [[o for o, on in zip(offsets, active, strict=True) if on]]
-    per = max(1, mem.nr_banks * bank_word(mem) // (RUN * nacc.element_bytes))
     lanes = [[run[j * width + k] for j in range(RUN)] if active[k] else []
              for k in range(width)]
-    return [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, width, per)]
+    return _grouped(lanes, _lanes_per_group(mem, nacc))
+
+
+def _lanes_per_group(mem: Any, nacc: Access) -> int:
+    """Lanes whose 128-bit runs the banks take together: one bank row of data (8 lanes
+    of 16 B for 32 banks of 4 B)."""
+    return max(1, mem.nr_banks * bank_word(mem) // (RUN * nacc.element_bytes))
+
+
+def _grouped(lanes: list[list[int]], per: int) -> list[list[int]]:
+    """The lanes' offsets, ``per`` consecutive lanes at a time."""
+    return [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, len(lanes), per)]
+
+
+def _run_loop(view: KernelView, nacc: Access, lane: Loop, width: int) -> Loop | None:
+    """The loop whose 4 iterations make one 128-bit access of ``nacc``: the generator's
+    run, or the reads the vendor compiler merges (:func:`unrolled_run`); None."""
+    if run_offsets(view, nacc, lane, width) is not None:
+        return nacc.loops[-1]
+    found = unrolled_run(view, nacc, lane, width) if not nacc.write else None
+    return found[1] if found is not None else None
 
 
 def _words(phase: list[int], element_bytes: int, mem: Any) -> int:
@@ -231,15 +250,10 @@ def profile(view: KernelView, nacc: Access, lane: Loop, width: int,
     it (each sequential loop and the warps of a block: :func:`loop_values`; not the
     blocks, nor a run of 4 merged into one access), and the extra wavefronts the
     kernel's warps take in all. None where an offset cannot be evaluated."""
-    if lane not in nacc.loops or phases(view, nacc, lane, width, mem) is None:
+    if lane not in nacc.loops or lane_offsets(view, nacc, lane, width) is None:
         return None
-    run, run_start = None, 0
-    if run_offsets(view, nacc, lane, width) is not None:
-        run = nacc.loops[-1]
-    elif not nacc.write and (found := unrolled_run(view, nacc, lane, width)) is not None:
-        run = found[1]
-    if run is not None:
-        run_start = view.value(run.start) if run.start is not None else 0
+    run = _run_loop(view, nacc, lane, width)
+    run_start = view.value(run.start) if run is not None and run.start is not None else 0
     judged, values = [], []
     for lp in nacc.loops:
         if lp is lane or lp is run or lp.var is None or _is_block_loop(view, lp, lane):
@@ -252,8 +266,7 @@ def profile(view: KernelView, nacc: Access, lane: Loop, width: int,
         i = max(range(len(values)), key=lambda j: len(values[j]))
         values[i] = values[i][:max(1, len(values[i]) // 2)]
     fast = _Evaluator(view, nacc, [lane, *judged] + ([run] if run is not None else []))
-    per = max(1, mem.nr_banks * bank_word(mem) // (RUN * nacc.element_bytes)) \
-        if run is not None else width
+    per = _lanes_per_group(mem, nacc) if run is not None else width
     degrees: list[int] = []
     extra_per: list[int] = []
     by_loop: dict[int, dict[int, int]] = {id(lp): {} for lp in judged}
@@ -277,8 +290,7 @@ def profile(view: KernelView, nacc: Access, lane: Loop, width: int,
             if None in offs:
                 return None
             lanes.append(offs)
-        groups = [[o for ln in lanes[i:i + per] for o in ln] for i in range(0, width, per)]
-        words = [_words(g, nacc.element_bytes, mem) for g in groups if g]
+        words = [_words(g, nacc.element_bytes, mem) for g in _grouped(lanes, per) if g]
         extra_per.append(sum(w - 1 for w in words))
         if words:
             d = max(words)

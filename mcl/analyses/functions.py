@@ -428,9 +428,10 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
         if offsets is None:
             if not dk_made:
                 dk, dk_made = data_kernel(view.num), True
-            found_data = data_lane_offsets(view, dk, nacc, lane, width)
+            sources = lane_data(dk, nacc, lane)
+            found_data = None if sources else _data_lane_offsets(view, dk, nacc, lane, width)
             if found_data is None or found_data[1]:
-                d = _data_coalescing(view, sacc, nacc, lane, width, dk, found_data)
+                d = _data_coalescing(view, sacc, lane, width, sources, found_data)
                 if d is not None:
                     out.append(d)
                 continue
@@ -471,19 +472,18 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
     return out + load_requests(view, lane) + bank_conflicts(view)
 
 
-def _data_coalescing(view: KernelView, sacc: Access, nacc: Access, lane: Loop, width: int,
-                     dk: Any, found: tuple[list[int], list[str], int] | None
+def _data_coalescing(view: KernelView, sacc: Access, lane: Loop, width: int,
+                     sources: list[str], found: tuple[list[int], list[str], int] | None
                      ) -> Diagnostic | None:
     """What a warp's accesses to an address that data choose touch: where the data are
     the same for its lanes (``values[k]`` with ``k = rowPtr[r] + lane``, a row per
     warp) the lanes' offsets from that start are known, and so are the transactions
     for each alignment of it; where they differ between lanes (a gather,
-    ``x[colIdx[k]]``) nothing is known. ``found``: :func:`data_lane_offsets` of the
-    access. None for an access whose address the kernel model could not evaluate for
-    another reason."""
+    ``x[colIdx[k]]``) nothing is known. ``sources``: :func:`lane_data` of the access;
+    ``found``: :func:`_data_lane_offsets` of it. None for an access whose address the
+    kernel model could not evaluate for another reason."""
     line, unit = transaction_size(view, sacc.space)
     eb = sacc.element_bytes
-    sources = lane_data(dk, nacc, lane)
     if sources:
         most = width * max(1, -(-eb // line))
         d = info("feedback-coalescing",
@@ -525,20 +525,21 @@ def _data_coalescing(view: KernelView, sacc: Access, nacc: Access, lane: Loop, w
     return d
 
 
-def data_lane_offsets(view: KernelView, dk: Any, acc: Access, lane: Loop,
-                      width: int) -> tuple[list[int], list[str], int] | None:
+def _data_lane_offsets(view: KernelView, dk: Any, acc: Access, lane: Loop,
+                       width: int) -> tuple[list[int], list[str], int] | None:
     """For an access of the numeric kernel whose address the kernel model leaves unknown,
-    the offsets ``width`` consecutive lanes of ``lane`` access, by the data-aware kernel
+    and that reads nothing from memory that differs between the lanes (:func:`lane_data`
+    finds nothing: the caller asks it first), the offsets ``width`` consecutive lanes of
+    ``lane`` access, by the data-aware kernel
     ``dk`` (mcl.analyses.datadep.DataKernel: a while loop's induction variables as
     functions of its iteration, values read from memory as placeholders), and what
     the start they share is read from (``rowPtr[r]``; none where nothing is: the
     offsets are then exact), and the step the start moves by (1 for a start read from
     memory; ``stride`` for ``i += stride`` after a while loop). Relative to that start
-    where there is one. None where
-    data differ between the lanes (a gather), where the start does not shift every lane
-    alike, or where an offset cannot be evaluated."""
+    where there is one. None where the start does not shift every lane alike, or where
+    an offset cannot be evaluated."""
     dacc = dk.access_like(acc) if dk is not None else None
-    if dacc is None or dacc.offset is None or lane_data(dk, acc, lane):
+    if dacc is None or dacc.offset is None:
         return None
     rows: list[list[int]] = []
     chosen: set[Any] = set()

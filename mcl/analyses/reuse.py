@@ -115,11 +115,7 @@ def _differs_in_lockstep(hw: Any, acc: Access) -> bool:
     access depends on the index of a foreach over such a group. A read-only memory
     that serves a warp one address at a time (a constant cache broadcasts one) is no
     faster for those (gesummv's ``x[j]``, a run per lane), and is not proposed."""
-    if hw is None:
-        return False
-    lockstep = {g.name for g in hw.lockstep_par_groups()}
-    return any(lp.kind == "foreach" and lp.node.group in lockstep and lp.var in acc.depends
-               for lp in acc.loops)
+    return any(_lockstep_lanes(hw, lp) and lp.var in acc.depends for lp in acc.loops)
 
 
 def _lockstep_lanes(hw: Any, lp: Loop) -> bool:

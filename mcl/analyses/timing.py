@@ -88,6 +88,7 @@ from mcl.analyses.target_settings import device_settings
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
+    from mcl.analyses.sectors import Requests
 
 #: bytes a warp has outstanding per global load site at once (a 128 B request; a run
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
@@ -356,11 +357,13 @@ def _trips(lp) -> float | None:
     return _num(lp.trips) if lp.trips is not None else None
 
 
-def estimated_loads(view: KernelView) -> dict[int, object]:
+def estimated_loads(view: KernelView, loads: Requests | None = None) -> dict[int, object]:
     """The global loads whose address or trip count depends on data, as
-    mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node."""
+    mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node;
+    ``loads``: its ``global_loads(view)`` where the caller has them already."""
     from mcl.analyses.sectors import global_loads
-    loads = global_loads(view)
+    if loads is None:
+        loads = global_loads(view)
     if loads is None or not loads.estimated:
         return {}
     return {id(ld.access.node): ld for ld in loads.loads
