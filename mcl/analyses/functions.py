@@ -182,7 +182,9 @@ class KernelView:
                 e = e.subs(subs)
                 if e.is_number or e in (sympy.true, sympy.false):
                     break
-        except ZeroDivisionError:   # e.g. `% rows` where no block runs (rows = 0)
+        except (ZeroDivisionError, TypeError):
+            # `% rows` where no block runs (rows = 0); a comparison with NaN (a size
+            # divided by zero in a condition: sympy refuses to compare it)
             return None
         return e
 
