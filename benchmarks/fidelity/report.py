@@ -363,8 +363,8 @@ def findings_section(res_by: dict, tmap: dict, raw: Path, preds: dict,
             why = (f"bound by the L2's bandwidth, and ncu measured more L2 read traffic: "
                    f"{l2a / 1e9:.1f} → {l2b / 1e9:.1f} GB "
                    f"(+{100 * (l2b / l2a - 1):.0f}%) at the fidelity sizes; the cache "
-                   "part counts the sectors the loads need, not the first-level cache's "
-                   "capacity, and predicts no growth")
+                   "part's model of the first-level cache (mcl.analyses.block_reuse) "
+                   "predicts no growth")
         elif r0 and r1 and f0 and f1 and (r1 / r0 <= 1.03 or f1 / f0 <= 1.03
                                           or abs(r1 / r0 - f1 / f0) > 0.03):
             why = (f"within the run-to-run spread: at the fidelity sizes the new version "
@@ -572,7 +572,14 @@ def main(argv: list[str] | None = None) -> int:
            "element of the arrays the loop walks once in all (the declared sizes: nnz "
            "of spmv_csr), a warp running as long as its slowest lane (the lanes' ranges "
            "Poisson counts of that average; a for loop unrolled by 4 at run time, its "
-           "remainder first).", "",
+           "remainder first). L2 read bytes: the sectors the loads of a block fetch "
+           "together through the SM's L1 (mcl.analyses.block_reuse): per iteration of "
+           "the outermost sequential loop inside the block, the union of what its threads "
+           "and inner loops read (the loads of one array in the same loops one set); a "
+           "later iteration only the sectors the previous one did not touch, all of a "
+           "block's iterations together where their lines fit in its room in the L1 "
+           "(256 kB less the resident blocks' shared memory), and data that every block "
+           "reads the same once per SM; the rest per warp request.", "",
            "| version | DRAM MB measured | predicted | error | ld requests measured | "
            "predicted | ld sectors/request measured | predicted | L2 read MB measured | "
            "predicted | bank conflicts (ld+st) |",

@@ -256,7 +256,7 @@ def profile(view: KernelView, nacc: Access, lane: Loop, width: int,
     run_start = view.value(run.start) if run is not None and run.start is not None else 0
     judged, values = [], []
     for lp in nacc.loops:
-        if lp is lane or lp is run or lp.var is None or _is_block_loop(view, lp, lane):
+        if lp is lane or lp is run or lp.var is None or is_block_loop(view, lp, lane):
             continue
         vals = loop_values(view, lp)
         if vals:
@@ -349,7 +349,7 @@ def _mod(a, b):
     return a % b
 
 
-def _is_block_loop(view: KernelView, lp: Loop, lane: Loop) -> bool:
+def is_block_loop(view: KernelView, lp: Loop, lane: Loop) -> bool:
     """Whether ``lp`` is a foreach over a par_group above the lock-step one's unit
     holder (the blocks): the warps of a block are judged, the blocks are not."""
     if lp.kind != "foreach":

@@ -372,12 +372,16 @@ def test_bank_conflicts_the_feedback_counts_agree_with_ncu():
 def test_l2_read_bytes_of_the_time_model_against_ncu():
     """The bytes the global loads take from the L2, as the time model's `l2 bandwidth`
     part counts them (mcl.analyses.timing.cache_bytes), against ncu's L2 read sectors:
-    within 20% for 30 of the 58 examples (2026-11-27), and never under by more. Exact
-    for the streams (vector_add, black_scholes, histogram); over for loads the warps of
-    a block share through the L1 (gesummv hopper_v1/v2's x, +49%), for the tiles of
-    matmul hopper_v5..v12 (+64% to +161%), for convolution (+35% to +260%) and for
-    spmv_csr's gathers (+36% to +48%). A floor, so that a change that moves the count
-    away from the hardware fails here."""
+    within 20% for 45 of the 58 examples since the warps of a block share sectors
+    through the L1 (mcl.analyses.block_reuse; 30 when each warp request counted
+    alone, 2026-11-27). Exact for the streams (vector_add, black_scholes, histogram).
+    Still over: spmv_csr's gathers (+33% to +47%, an estimate from data); matmul's
+    tiled versions (+21% to +29%, hopper_v11/v12 +84% to +96%), where ncu counts less
+    than the panels every block reads once (v11: 207 MB against 403 MB for 128 blocks
+    each reading 1 MB of a and 2 MB of b), which no reuse in an SM's L1 explains (not
+    understood); under: gesummv perfect (-55%), whose lines of one iteration fill the
+    L1 (the model keeps them, the hardware refetches some). A floor, so that a change
+    that moves the count away from the hardware fails here."""
     within = 0
     for name in EXAMPLES:
         n = BY_NAME[name].get("ncu")
@@ -388,4 +392,4 @@ def test_l2_read_bytes_of_the_time_model_against_ncu():
         within += got is not None and abs(got - measured) <= 0.2 * measured
         if CASES[name].kernel in ("vector_add", "black_scholes", "histogram"):
             assert got == pytest.approx(measured, rel=0.1), name
-    assert within >= 30, within
+    assert within >= 45, within

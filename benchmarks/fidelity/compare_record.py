@@ -1,0 +1,88 @@
+"""A fidelity run on another machine of the same chip against the record: the NVIDIA
+compiler's registers and CUDA's resident blocks of every example, ncu's L2 read sectors
+and the shared-memory carveout of the launches it reached, and the cold times ranked
+against the predicted ones (predictions.json of report.py), as a Markdown summary.
+
+    python3 benchmarks/fidelity/compare_record.py benchmarks/results/fidelity/raw/h200_2026-11-29
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import fidelity_cases as C  # noqa: E402
+from ranking import spearman  # noqa: E402
+
+RESULTS = HERE.parents[0] / "results" / "fidelity"
+
+
+def _number(s: str) -> float:
+    return float(s.replace(",", ""))
+
+
+def ncu_rows(path: Path) -> dict[str, dict[str, float]]:
+    """ncu's rows in launch order, named by the example cases' order (measure.py
+    launch runs them so; a run cut short has the first ones)."""
+    rows = list(csv.reader(path.open()))
+    start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+    header = rows[start]
+    out = {}
+    for case, r in zip(C.example_cases(None), rows[start + 2:], strict=False):
+        row = dict(zip(header, r, strict=False))
+        if row["Kernel Name"] != case.kernel:
+            raise SystemExit(f"ncu row {row['ID']} is {row['Kernel Name']}, expected {case.name}")
+        out[case.name] = {k: _number(v) for k, v in row.items()
+                          if "__" in k and v.replace(",", "").replace(".", "").isdigit()}
+    return out
+
+
+def main(argv: list[str]) -> int:
+    raw = Path(argv[0])
+    record = {c["name"]: c for c in json.loads(C.RECORD.read_text())["cases"]}
+    predictions = json.loads((RESULTS / "predictions.json").read_text())
+    device = (raw / "device.csv").read_text().splitlines()[-1].split(",")[0]
+    res = json.loads((raw / "resources.json").read_text())
+    rows = res["rows"] if isinstance(res, dict) else res
+    same = [r["name"] for r in rows if r["name"] in record
+            and (r["registers"], r["resident_blocks"]) ==
+            (record[r["name"]]["registers"], record[r["name"]]["resident_blocks"])]
+    print(f"# {device} against the record (H100)\n")
+    print(f"Registers and resident blocks equal to the record: {len(same)}/{len(rows)}.\n")
+    ncu = ncu_rows(raw / "ncu.csv") if (raw / "ncu.csv").exists() else {}
+    if ncu:
+        print("| version | L2 read MB | record (H100) | predicted | carveout kB |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for name, n in ncu.items():
+            got = n["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
+            was = record[name]["ncu"]["l2_read_sectors"] * 32
+            pred = predictions.get(name, {}).get("memory", {}).get("l2_read_bytes")
+            print(f"| {name} | {got / 1e6:,.1f} | {was / 1e6:,.1f} | "
+                  f"{pred / 1e6 if pred else float('nan'):,.1f} | "
+                  f"{n.get('launch__shared_mem_config_size', float('nan')) / 1024:.0f} |")
+        print()
+    times = json.loads((raw / "times.json").read_text())["rows"]
+    by_kernel = defaultdict(list)
+    for t in times:
+        p = predictions.get(t["name"], {}).get("time", {}).get("seconds")
+        was = record.get(t["name"], {}).get("time_s")
+        if t.get("verified") and p:
+            by_kernel[t["name"].split("/")[0]].append((t["name"], t["time_s"], p, was))
+    print("| kernel | Spearman (predicted, this machine) | time / H100 record |")
+    print("| --- | ---: | --- |")
+    for kernel, vs in by_kernel.items():
+        rho = spearman([v[2] for v in vs], [v[1] for v in vs])
+        ratios = [v[1] / v[3] for v in vs if v[3]]
+        span = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
+        print(f"| {kernel} | {rho if rho is not None else float('nan'):.2f} | {span} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

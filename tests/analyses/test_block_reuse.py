@@ -1,0 +1,89 @@
+"""The bytes global loads take from the L2 when the warps of a block share sectors
+through the SM's L1 (mcl.analyses.block_reuse, the time model's `l2 bandwidth` part):
+small kernels whose L2 traffic follows from their addresses. The examples against
+ncu's L2 read sectors are in test_fidelity.py."""
+
+from __future__ import annotations
+
+from mcl.analyses.functions import KernelView
+from mcl.analyses.timing import cache_bytes
+from tests.analyses.kernels import built
+
+
+def _l2_bytes(tmp_path, source: str) -> float:
+    return cache_bytes(KernelView(*built(tmp_path, source)), "global")
+
+
+def test_a_vector_every_warp_of_a_block_reads_is_fetched_once_per_block(tmp_path):
+    # 64 blocks of 8 warps, one row of a per warp; x (16 kB) read by all 8 warps of
+    # a block: a's 64 x 8 rows once, x once per SM (every block reads the same x and
+    # it fits in the L1), not once per warp
+    got = _l2_bytes(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 4096, global float[512, n] a, global float[n] x,
+                      global float[512] y) {
+          foreach (int bi in 64 blocks) {
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                float s = 0.0;
+                for (int j0 = 0; j0 < n; j0 += 32) {
+                  s += a[bi * 8 + w, j0 + t] * x[j0 + t];
+                }
+                y[bi * 8 + w] = s;
+              }
+            }
+          }
+        }
+        """)
+    assert got == 512 * 4096 * 4 + 64 * 4096 * 4
+
+
+def test_two_requests_that_each_fill_half_of_every_sector_fetch_it_once(tmp_path):
+    # lane t reads elements 8 (t % 2) + u of row t / 2: u = 0..3 and u = 4..7 are two
+    # 128-bit requests, each half of the row's two sectors; together the block reads
+    # each of its 32 x 16 x 4 B rows' sectors once (a warp-by-warp count: twice)
+    got = _l2_bytes(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 4096, global float[n, 16] a, global float[n, 16] b) {
+          foreach (int bi in n / 64 blocks) {
+            foreach (int w in 4 warps) {
+              foreach (int t in 32 threads) {
+                int r = bi * 64 + w * 16 + t / 2;
+                for (int u = 0; u < 8; u++) {
+                  b[r, 8 * (t % 2) + u] = a[r, 8 * (t % 2) + u];
+                }
+              }
+            }
+          }
+        }
+        """)
+    assert got == 4096 * 16 * 4
+
+
+def test_rows_that_the_warps_of_a_block_read_in_turn_are_fetched_once(tmp_path):
+    # thread row ti reads input rows 4 ti + r, r = 0..11: the 8 thread rows of a block
+    # read 40 distinct rows of 128 elements (512 B, 16 sectors), not 8 x 12 rows,
+    # where the block's rows fit in its share of the L1
+    got = _l2_bytes(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 256, global float[n * 32 + 8, 128] a,
+                      global float[n * 32, 128] b) {
+          foreach (int bi in n blocks) {
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                float s = 0.0;
+                for (int r = 0; r < 12; r++) {
+                  for (int u = 0; u < 4; u++) {
+                    s += a[bi * 32 + 4 * w + r, 4 * t + u];
+                  }
+                }
+                b[bi * 32 + 4 * w, 4 * t] = s;
+              }
+            }
+          }
+        }
+        """)
+    assert got == 256 * 40 * 16 * 32
