@@ -27,19 +27,24 @@ def _number(s: str) -> float:
     return float(s.replace(",", ""))
 
 
-def ncu_rows(path: Path) -> dict[str, dict[str, float]]:
-    """ncu's rows in launch order, named by the example cases' order (measure.py
-    launch runs them so; a run cut short has the first ones)."""
-    rows = list(csv.reader(path.open()))
-    start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
-    header = rows[start]
-    out = {}
-    for case, r in zip(C.example_cases(None), rows[start + 2:], strict=False):
-        row = dict(zip(header, r, strict=False))
-        if row["Kernel Name"] != case.kernel:
-            raise SystemExit(f"ncu row {row['ID']} is {row['Kernel Name']}, expected {case.name}")
-        out[case.name] = {k: _number(v) for k, v in row.items()
-                          if "__" in k and v.replace(",", "").replace(".", "").isdigit()}
+def ncu_rows(raw: Path) -> dict[str, dict[str, float]]:
+    """ncu's rows by case: ncu.csv in the example cases' order (measure.py launch runs
+    them so; a run cut short has the first ones), and each later ncuN.csv in the order
+    of the launches.json written beside it."""
+    out: dict[str, dict[str, float]] = {}
+    for path in sorted(raw.glob("ncu*.csv")):
+        names = [c.name for c in C.example_cases(None)] if path.name == "ncu.csv" else \
+            [r["name"] for r in json.loads((raw / "launches.json").read_text())["rows"]]
+        rows = list(csv.reader(path.open()))
+        start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+        header = rows[start]
+        for name, r in zip(names, rows[start + 2:], strict=False):
+            row = dict(zip(header, r, strict=False))
+            if not name.startswith(row["Kernel Name"]):    # spmv_csr's function: spmv
+                raise SystemExit(f"{path.name}: row {row['ID']} is {row['Kernel Name']}, "
+                                 f"expected {name}")
+            out[name] = {k: _number(v) for k, v in row.items()
+                         if "__" in k and v.replace(",", "").replace(".", "").isdigit()}
     return out
 
 
@@ -55,10 +60,11 @@ def main(argv: list[str]) -> int:
             (record[r["name"]]["registers"], record[r["name"]]["resident_blocks"])]
     print(f"# {device} against the record (H100)\n")
     print(f"Registers and resident blocks equal to the record: {len(same)}/{len(rows)}.\n")
-    ncu = ncu_rows(raw / "ncu.csv") if (raw / "ncu.csv").exists() else {}
+    ncu = ncu_rows(raw)
     if ncu:
         print("| version | L2 read MB | record (H100) | predicted | carveout kB |")
         print("| --- | ---: | ---: | ---: | ---: |")
+        within = 0
         for name, n in ncu.items():
             got = n["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
             was = record[name]["ncu"]["l2_read_sectors"] * 32
@@ -66,7 +72,8 @@ def main(argv: list[str]) -> int:
             print(f"| {name} | {got / 1e6:,.1f} | {was / 1e6:,.1f} | "
                   f"{pred / 1e6 if pred else float('nan'):,.1f} | "
                   f"{n.get('launch__shared_mem_config_size', float('nan')) / 1024:.0f} |")
-        print()
+            within += bool(pred) and abs(pred - got) <= 0.2 * got
+        print(f"\nPredicted L2 read bytes within 20% of this machine's: {within}/{len(ncu)}.\n")
     times = json.loads((raw / "times.json").read_text())["rows"]
     by_kernel = defaultdict(list)
     for t in times:

@@ -93,20 +93,61 @@ def kernel_sectors(view: KernelView, found: list[tuple[list, BlockLoad]], size: 
     return sum(b.sectors(size, kept, whole, holders, float(l1.capacity)) for _, b in found)
 
 
+def is_gather(view: KernelView, nacc: Access, lane: Loop) -> bool:
+    """Whether the lanes' addresses of ``nacc`` come from data that differ between
+    them (``x[colIdx[k]]``, mcl.analyses.datadep)."""
+    from mcl.analyses.datadep import data_kernel
+
+    dk = data_kernel(view.num)
+    dacc = dk.access_like(nacc) if dk is not None else None
+    return dacc is not None and dacc.offset is not None and any(
+        x in dk.placeholders and lane.var in dk.placeholders[x].depends
+        for x in dacc.offset.free_symbols)
+
+
+def gather_sectors(view: KernelView, nacc: Access, l1, sectors: float, size: int) -> float:
+    """The part of the ``sectors`` the gathers of ``nacc``'s array touch (a sector per
+    lane) that the first-level caches do not hold: with indices spread over the array,
+    the share of its bytes beyond the room of a holder's resident blocks, and at least
+    the array once per holder (an estimate). On the H100 spmv_csr's x (512 kB) in the
+    about 220 kB of an SM's L1: ncu's L2 read sectors 245 MB for hopper_v1, 359 MB
+    counting a sector per lane."""
+    from mcl.analyses.occupancy import occupancy
+    from mcl.analyses.timing import _instances
+
+    elements = 1
+    for n in nacc.sizes:
+        v = view.value(n) if n is not None else None
+        if v is None:
+            return sectors
+        elements *= v
+    occ = occupancy(view)
+    room = _room(view, occ, l1) if l1 is not None else None
+    holders = _instances(view.hardware, l1) if l1 is not None else None
+    array = elements * nacc.element_bytes
+    if room is None or not array or not holders:
+        return sectors
+    held = min(1.0, room * _resident(view, occ) / array)
+    return max(sectors * (1.0 - held), min(sectors, holders * array / size))
+
+
+def _resident(view: KernelView, occ) -> int:
+    """Blocks a holder keeps at once: as many as fit, fewer in a grid of few blocks."""
+    from mcl.analyses.timing import _instances
+    from mcl.analyses.traffic import grid_units
+
+    blocks, holders = grid_units(view, occ.unit), _instances(view.hardware, occ.holder)
+    return min(occ.resident, -(-blocks // holders)) if blocks and holders else occ.resident
+
+
 def _room(view: KernelView, occ, l1) -> float | None:
     """Bytes of the first-level cache per resident block: its capacity less what the
     resident blocks take of the on-chip memory it shares (at least their shared
     memory and what the system keeps per block); None without an occupancy."""
-    from mcl.analyses.timing import _instances
-    from mcl.analyses.traffic import grid_units
-
     if occ is None or not occ.resident:
         return None
     hw = view.hardware
-    # a grid of few blocks leaves fewer on a holder than fit
-    blocks, holders = grid_units(view, occ.unit), _instances(hw, occ.holder)
-    resident = min(occ.resident, -(-blocks // holders)) if blocks and holders \
-        else occ.resident
+    resident = _resident(view, occ)
     unit = next((g.unit for g in hw.par_groups()
                  if g.unit is not None and g.unit.name == occ.unit), None)
     taken = 0.0

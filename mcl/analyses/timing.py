@@ -22,9 +22,11 @@ the largest, and its name says what limits the kernel:
   sequential loop inside it, and in later iterations only those the previous one
   did not touch, or each sector once where the block's lines fit in its share of
   the first-level cache (mcl.analyses.block_reuse; ncu's L2 read sectors on the
-  H100 within 20% for 45 of 58 examples); a load that model cannot evaluate, per
+  H100 within 20% for 47 of 58 examples); a load that model cannot evaluate, per
   warp request the sectors its lanes touch, and in the iterations of the innermost
-  sequential loop around it after the first only those it did not touch before;
+  sequential loop around it after the first only those it did not touch before; a
+  gather (addresses data choose) a sector per lane, less the share of its array the
+  first-level caches hold;
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
   on every holder: a warp's access takes the banks once per word one bank serves in
   turn (lanes reading the same word share it); a 128-bit access half a warp at a
@@ -470,7 +472,13 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None) -> 
     sectors (mcl.analyses.block_reuse); a load that the block model cannot evaluate,
     the sectors of its warps' requests. A load whose address or trip count depends on
     data takes the sectors ``estimated`` gives it."""
-    from mcl.analyses.block_reuse import block_load, first_level_cache, kernel_sectors
+    from mcl.analyses.block_reuse import (
+        block_load,
+        first_level_cache,
+        gather_sectors,
+        is_gather,
+        kernel_sectors,
+    )
     from mcl.analyses.functions import lockstep_loop, transaction_size
 
     found = lockstep_loop(view)
@@ -483,12 +491,18 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None) -> 
     line = int(l1.cache_line_size or size) if l1 is not None else size
     total = 0.0
     together: dict[tuple, list] = {}
+    gathers: dict[str, tuple] = {}
     for _sacc, nacc in view.accesses():
         if nacc.write or nacc.space != space or lane not in nacc.loops:
             continue
         est = (estimated or {}).get(id(nacc.node))
         if est is not None:
-            total += est.requests * est.fetched_per_request * size
+            sectors = est.requests * est.fetched_per_request
+            if is_gather(view, nacc, lane):    # one array's gathers share the L1
+                first, before = gathers.get(nacc.name, (nacc, 0.0))
+                gathers[nacc.name] = (first, before + sectors)
+            else:
+                total += sectors * size
             continue
         together.setdefault((nacc.name, tuple(map(id, nacc.loops))), []).append(nacc)
     found = []
@@ -500,6 +514,8 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None) -> 
         total += sum(_warp_sectors(view, nacc, lane, width, size) for nacc in loads) * size
     if found:
         total += kernel_sectors(view, found, size, line, l1) * size
+    for first, sectors in gathers.values():
+        total += gather_sectors(view, first, l1, sectors, size) * size
     return total
 
 

@@ -5,13 +5,16 @@ ncu's L2 read sectors are in test_fidelity.py."""
 
 from __future__ import annotations
 
+import pytest
+
 from mcl.analyses.functions import KernelView
-from mcl.analyses.timing import cache_bytes
+from mcl.analyses.timing import cache_bytes, estimated_loads
 from tests.analyses.kernels import built
 
 
 def _l2_bytes(tmp_path, source: str) -> float:
-    return cache_bytes(KernelView(*built(tmp_path, source)), "global")
+    view = KernelView(*built(tmp_path, source))
+    return cache_bytes(view, "global", estimated_loads(view))
 
 
 def test_a_vector_every_warp_of_a_block_reads_is_fetched_once_per_block(tmp_path):
@@ -87,3 +90,30 @@ def test_rows_that_the_warps_of_a_block_read_in_turn_are_fetched_once(tmp_path):
         }
         """)
     assert got == 256 * 40 * 16 * 32
+
+
+_GATHER = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 1048576, const int m = {m}, global int[n] idx,
+                  global float[m] x, global float[n] y) {{
+      foreach (int b in n / 256 blocks) {{
+        foreach (int w in 8 warps) {{
+          foreach (int t in 32 threads) {{
+            int i = b * 256 + w * 32 + t;
+            y[i] = x[idx[i]];
+          }}
+        }}
+      }}
+    }}
+    """
+
+
+def test_a_gather_finds_the_part_of_its_array_the_l1_holds(tmp_path):
+    # a sector per lane of x[idx[i]], less the share of x that fits in an SM's L1: all
+    # of a 64 kB x (each SM reads it once), none of a 64 MB one; idx streams (4 MB)
+    stream = 1048576 * 4
+    small = _l2_bytes(tmp_path, _GATHER.format(m=16384))
+    assert small == stream + 132 * 16384 * 4
+    large = _l2_bytes(tmp_path, _GATHER.format(m=1 << 24))
+    assert large == pytest.approx(stream + 1048576 * 32, rel=0.01)

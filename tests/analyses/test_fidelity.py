@@ -372,10 +372,12 @@ def test_bank_conflicts_the_feedback_counts_agree_with_ncu():
 def test_l2_read_bytes_of_the_time_model_against_ncu():
     """The bytes the global loads take from the L2, as the time model's `l2 bandwidth`
     part counts them (mcl.analyses.timing.cache_bytes), against ncu's L2 read sectors:
-    within 20% for 45 of the 58 examples since the warps of a block share sectors
-    through the L1 (mcl.analyses.block_reuse; 30 when each warp request counted
-    alone, 2026-11-27). Exact for the streams (vector_add, black_scholes, histogram).
-    Still over: spmv_csr's gathers (+33% to +47%, an estimate from data); matmul's
+    within 20% for 47 of the 58 examples since the warps of a block share sectors
+    through the L1 and a gather finds the part of its array the L1 holds there
+    (mcl.analyses.block_reuse; 30 when each warp request counted alone, 2026-11-27).
+    Exact for the streams (vector_add, black_scholes, histogram). Still off: spmv_csr
+    perfect (-30%: a row per lane, whose streams the L1 shares and whose gather it
+    holds less of than the model says); matmul's
     tiled versions (+21% to +29%, hopper_v11/v12 +84% to +96%), where ncu counts less
     than the panels every block reads once (v11: 207 MB against 403 MB for 128 blocks
     each reading 1 MB of a and 2 MB of b), which no reuse in an SM's L1 explains (not
@@ -392,4 +394,4 @@ def test_l2_read_bytes_of_the_time_model_against_ncu():
         within += got is not None and abs(got - measured) <= 0.2 * measured
         if CASES[name].kernel in ("vector_add", "black_scholes", "histogram"):
             assert got == pytest.approx(measured, rel=0.1), name
-    assert within >= 45, within
+    assert within >= 47, within
