@@ -14,7 +14,12 @@ block's resident neighbours fetched in between leave room for it. The model:
   touch, where the lines of one iteration of every load of the kernel, for all the
   blocks a holder keeps resident, fit in the first-level cache next to their shared
   memory; where they do not, the part that does not fit is fetched again;
-* blocks, and the iterations of loops outside the block's, fetch on their own.
+* where the lines of all of a block's iterations fit in its room, each sector is
+  fetched once per block (a sliding window of rows that the warps read in turn);
+* blocks fetch on their own, but data that every block reads the same (a vector all
+  rows are multiplied with) once per holder, where it fits in its first-level cache;
+* a gather (lanes' addresses that data choose) fetches a sector per lane less the
+  share of its array that the holder's first-level cache holds.
 
 ncu's L2 read sectors on the H100 (benchmarks/fidelity): matmul hopper_v5's tiles,
 whose 128-bit rows two warp requests each half fill, are fetched once (the warp
@@ -30,6 +35,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy
+
+from mcl.analyses.timing import instances
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
@@ -78,13 +85,11 @@ class BlockLoad:
 
 def kernel_sectors(view: KernelView, found: list[tuple[list, BlockLoad]], size: int,
                    line: int, l1) -> float:
-    """The sectors of the block loads ``found`` (mcl.analyses.block_reuse's model:
-    the room a resident block has in the first-level cache ``l1`` decides whether an
-    iteration's lines, or all of a block's, stay cached)."""
+    """The sectors of the block loads ``found`` over the kernel: the room a resident
+    block has in the first-level cache ``l1`` decides whether an iteration's lines,
+    or all of a block's, stay cached."""
     from mcl.analyses.occupancy import occupancy
-    from mcl.analyses.timing import _instances
-
-    holders = _instances(view.hardware, l1)
+    holders = instances(view.hardware, l1)
     room = _room(view, occupancy(view), l1)
     per_iteration = sum(b.lines for _, b in found) * line
     whole = all(b.life_lines is not None for _, b in found) and room is not None and \
@@ -113,8 +118,6 @@ def gather_sectors(view: KernelView, nacc: Access, l1, sectors: float, size: int
     about 220 kB of an SM's L1: ncu's L2 read sectors 245 MB for hopper_v1, 359 MB
     counting a sector per lane."""
     from mcl.analyses.occupancy import occupancy
-    from mcl.analyses.timing import _instances
-
     elements = 1
     for n in nacc.sizes:
         v = view.value(n) if n is not None else None
@@ -123,7 +126,7 @@ def gather_sectors(view: KernelView, nacc: Access, l1, sectors: float, size: int
         elements *= v
     occ = occupancy(view)
     room = _room(view, occ, l1) if l1 is not None else None
-    holders = _instances(view.hardware, l1) if l1 is not None else None
+    holders = instances(view.hardware, l1) if l1 is not None else None
     array = elements * nacc.element_bytes
     if room is None or not array or not holders:
         return sectors
@@ -133,10 +136,9 @@ def gather_sectors(view: KernelView, nacc: Access, l1, sectors: float, size: int
 
 def _resident(view: KernelView, occ) -> int:
     """Blocks a holder keeps at once: as many as fit, fewer in a grid of few blocks."""
-    from mcl.analyses.timing import _instances
     from mcl.analyses.traffic import grid_units
 
-    blocks, holders = grid_units(view, occ.unit), _instances(view.hardware, occ.holder)
+    blocks, holders = grid_units(view, occ.unit), instances(view.hardware, occ.holder)
     return min(occ.resident, -(-blocks // holders)) if blocks and holders else occ.resident
 
 
@@ -164,10 +166,8 @@ def _room(view: KernelView, occ, l1) -> float | None:
 def first_level_cache(hw, space: str):
     """The smallest cache holding ``space`` with more than one instance (an SM's L1),
     or None."""
-    from mcl.analyses.timing import _instances
-
     caches = [c for c in hw.caches_for(space)
-              if isinstance(c.capacity, int | float) and (_instances(hw, c) or 0) > 1]
+              if isinstance(c.capacity, int | float) and (instances(hw, c) or 0) > 1]
     return min(caches, key=lambda c: c.capacity) if caches else None
 
 

@@ -124,7 +124,7 @@ def _num(e) -> float | None:
         return None
 
 
-def _instances(hw, block) -> int | None:
+def instances(hw, block) -> int | None:
     """How many instances of a device block the device has (None: not a number)."""
     pos = hw.position(block)
     n = pos.instances if pos is not None else None
@@ -655,13 +655,13 @@ def predicted_time(view: KernelView, occupancy=None,
     shared = _banked_accesses(view)
     if shared is not None and clock:
         words, mem = shared
-        copies = _instances(hw, mem)
+        copies = instances(hw, mem)
         if copies:
             parts["shared memory"] = words / (mem.nr_banks * copies * clock)
     if occupancy is not None and occupancy.resident and cb is not None and clock:
         latency = hw.memory_latency(space)
         found = lockstep_loop(view)
-        holders = _instances(hw, occupancy.holder)
+        holders = instances(hw, occupancy.holder)
         threads = occupancy.threads
         if latency and holders and threads and found:
             lane, width = found
@@ -708,7 +708,7 @@ def predicted_time(view: KernelView, occupancy=None,
         parts["atomics"] = atomics_s
     # a grid of fewer blocks than holders leaves the other holders idle
     blocks = grid_units(view, occupancy.unit) if occupancy is not None else None
-    holders = _instances(hw, occupancy.holder) if occupancy is not None else None
+    holders = instances(hw, occupancy.holder) if occupancy is not None else None
     if blocks and holders and blocks < holders:
         for key in parts:
             if key in ("memory instructions", "shared memory") or key.endswith(" bandwidth"):
