@@ -1,21 +1,34 @@
 """A fidelity run on another machine of the same chip against the record: the NVIDIA
 compiler's registers and CUDA's resident blocks of every example, ncu's L2 read sectors
 and the shared-memory carveout of the launches it reached, and the cold times ranked
-against the predicted ones (predictions.json of report.py), as a Markdown summary.
+against the predicted ones, as a Markdown summary. The predictions: report.py's
+predictions.json (hopper), or with --level those of the analyses now at that level
+(MCL_FIDELITY_LEVEL of fidelity_cases.py: h200, the machine's own description).
 
-    python3 benchmarks/fidelity/compare_record.py benchmarks/results/fidelity/raw/h200_2026-11-29
+    python3 benchmarks/fidelity/compare_record.py RAW_DIR [--level h200]
+    (RAW_DIR: benchmarks/results/fidelity/raw/h200_2026-11-29)
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
+import os
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))
+_ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+_ap.add_argument("raw", type=Path)
+_ap.add_argument("--level", help="predict at this level now (default: predictions.json)")
+ARGS = _ap.parse_args() if __name__ == "__main__" else None
+if ARGS is not None and ARGS.level:
+    os.environ["MCL_FIDELITY_LEVEL"] = ARGS.level
 
 import fidelity_cases as C  # noqa: E402
 from ranking import spearman  # noqa: E402
@@ -48,17 +61,33 @@ def ncu_rows(raw: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def main(argv: list[str]) -> int:
-    raw = Path(argv[0])
+def _predictions(names: list[str], record: dict, level: str | None) -> dict:
+    """Per case: predicted seconds and L2 read bytes, with the compiler's registers."""
+    if not level:
+        saved = json.loads((RESULTS / "predictions.json").read_text())
+        return {n: {"seconds": saved.get(n, {}).get("time", {}).get("seconds"),
+                    "l2": saved.get(n, {}).get("memory", {}).get("l2_read_bytes")}
+                for n in names}
+    import fidelity_predict as P
+    cases = {c.name: c for c in C.example_cases(None)}
+    out = {}
+    for n in names:
+        regs = record[n]["registers"]
+        out[n] = {"seconds": P.predicted_time(cases[n], registers=regs).get("seconds"),
+                  "l2": P.memory_figures(cases[n], registers=regs).get("l2_read_bytes")}
+    return out
+
+
+def main(raw: Path, level: str | None) -> int:
     record = {c["name"]: c for c in json.loads(C.RECORD.read_text())["cases"]}
-    predictions = json.loads((RESULTS / "predictions.json").read_text())
     device = (raw / "device.csv").read_text().splitlines()[-1].split(",")[0]
     res = json.loads((raw / "resources.json").read_text())
     rows = res["rows"] if isinstance(res, dict) else res
+    predictions = _predictions([r["name"] for r in rows], record, level)
     same = [r["name"] for r in rows if r["name"] in record
             and (r["registers"], r["resident_blocks"]) ==
             (record[r["name"]]["registers"], record[r["name"]]["resident_blocks"])]
-    print(f"# {device} against the record (H100)\n")
+    print(f"# {device} against the record (H100), predictions at {level or C.TARGET}\n")
     print(f"Registers and resident blocks equal to the record: {len(same)}/{len(rows)}.\n")
     ncu = ncu_rows(raw)
     if ncu:
@@ -68,7 +97,7 @@ def main(argv: list[str]) -> int:
         for name, n in ncu.items():
             got = n["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
             was = record[name]["ncu"]["l2_read_sectors"] * 32
-            pred = predictions.get(name, {}).get("memory", {}).get("l2_read_bytes")
+            pred = predictions[name]["l2"]
             print(f"| {name} | {got / 1e6:,.1f} | {was / 1e6:,.1f} | "
                   f"{pred / 1e6 if pred else float('nan'):,.1f} | "
                   f"{n.get('launch__shared_mem_config_size', float('nan')) / 1024:.0f} |")
@@ -77,19 +106,21 @@ def main(argv: list[str]) -> int:
     times = json.loads((raw / "times.json").read_text())["rows"]
     by_kernel = defaultdict(list)
     for t in times:
-        p = predictions.get(t["name"], {}).get("time", {}).get("seconds")
+        p = predictions.get(t["name"], {}).get("seconds")
         was = record.get(t["name"], {}).get("time_s")
         if t.get("verified") and p:
             by_kernel[t["name"].split("/")[0]].append((t["name"], t["time_s"], p, was))
-    print("| kernel | Spearman (predicted, this machine) | time / H100 record |")
-    print("| --- | ---: | --- |")
+    print("| kernel | Spearman | median error of the predicted time | time / H100 record |")
+    print("| --- | ---: | ---: | --- |")
     for kernel, vs in by_kernel.items():
         rho = spearman([v[2] for v in vs], [v[1] for v in vs])
+        err = statistics.median(abs(v[2] / v[1] - 1) for v in vs)
         ratios = [v[1] / v[3] for v in vs if v[3]]
         span = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
-        print(f"| {kernel} | {rho if rho is not None else float('nan'):.2f} | {span} |")
+        print(f"| {kernel} | {rho if rho is not None else float('nan'):.2f} | "
+              f"{100 * err:.0f}% | {span} |")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main(ARGS.raw, ARGS.level))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import itertools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +24,12 @@ EXAMPLES = ROOT / "examples"
 #: the recorded vendor figures (registers, resident blocks, counters, times) per case,
 #: which the CPU tests check the analyses against (written by report.py)
 RECORD = ROOT / "tests" / "analyses" / "fidelity" / "vendor.json"
-TARGET = "hopper"
+#: the level the cases are translated to: hopper (the H100), or what MCL_FIDELITY_LEVEL
+#: names below it (h200: the measurements of benchmarks/runs/fidelity_h200.sh)
+TARGET = os.environ.get("MCL_FIDELITY_LEVEL", "hopper")
 #: the levels on the way to the target, root first (the other branches cannot go there)
-PATH = ("perfect", "accelerator", "gpu", "nvidia", "hopper")
+PATH = ("perfect", "accelerator", "gpu", "nvidia", "hopper") + \
+    ((TARGET,) if TARGET != "hopper" else ())
 
 #: sizes at which counters and times are taken: large enough to fill the H100,
 #: small enough that every version (the perfect ones too) runs in milliseconds

@@ -19,7 +19,9 @@ def test_list_prints_the_tree(run_cli):
 def test_list_json(run_cli):
     code, out, _ = run_cli("hwd", "list", "--json")
     data = {d["name"]: d for d in json.loads(out)}
-    assert code == 0 and data["hopper"]["parent"] == "nvidia" and data["hopper"]["leaf"]
+    assert code == 0 and data["hopper"]["parent"] == "nvidia" and not data["hopper"]["leaf"]
+    # the H200 refines the H100's level: the same chip, its own memory
+    assert data["h200"]["parent"] == "hopper" and data["h200"]["leaf"]
 
 
 def test_show_fermi(run_cli):

@@ -32,7 +32,10 @@ def test_hierarchy_queries():
     assert LIB.path("gpu", "gpu") == ["gpu"]
     assert LIB.is_descendant("xeon_phi", "accelerator")
     assert not LIB.is_descendant("accelerator", "xeon_phi")
-    assert {"fermi", "hopper", "xeon_phi"} <= set(LIB.leaves())
+    assert {"fermi", "h200", "xeon_phi"} <= set(LIB.leaves())
+    # the H200 refines the H100's level (the same chip, its own memory); hopper keeps
+    # its target file, as cpu does above xeon_e5_2630v3
+    assert LIB.children("hopper") == ["h200"] and "hopper" not in LIB.leaves()
     assert "nvidia" not in LIB.leaves()
 
 

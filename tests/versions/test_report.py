@@ -40,7 +40,7 @@ def test_report_files_and_contents(report):
     assert "- other figures: roofline on 'gpu'" in md
     # the version that does not check: a located message, the others verified
     assert re.search(r"gpu_v3\.mcpl:4:\d+: error: .*'x'", md)
-    assert "| hopper_v1 | hopper | ✓" in md
+    assert "| hopper_v1 | h200 | ✓" in md    # the leaf below hopper: the same chip
     page = (out / "index.html").read_text()
     assert page.count("<svg") == 2 and "gpu_v3.mcpl:4:" in page
     # self-contained: nothing is fetched

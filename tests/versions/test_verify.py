@@ -95,7 +95,7 @@ def test_planted_bug_fails_the_command(tmp_path):
                           "--sizes", "n=100,m=130,p=70;n=8,m=64,p=256"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 1
-    assert "hopper_v2: level hopper, run as hopper, INCONSISTENT" in out.stdout
+    assert "hopper_v2: level hopper, run as h200, INCONSISTENT" in out.stdout
     assert "n=100, m=130, p=70: differs:" in out.stdout and "first c[0, 0]" in out.stdout
 
 
