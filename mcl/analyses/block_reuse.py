@@ -58,7 +58,7 @@ class BlockLoad:
     new: float          # sectors an iteration adds to the previous one's (average)
     lines: float        # first-level cache lines of one iteration (its footprint)
     iterations: float   # iterations of the step loop (1 without one)
-    blocks: float       # blocks, times the iterations of loops outside the step loop
+    blocks: float       # blocks of the grid
     same: bool = False  # every block reads the same elements
     #: sectors and lines of all the iterations together (None: too many to enumerate)
     life: int | None = None
@@ -84,18 +84,20 @@ class BlockLoad:
 
 
 def kernel_sectors(view: KernelView, found: list[tuple[list, BlockLoad]], size: int,
-                   line: int, l1) -> float:
+                   line: int, l1, occ) -> float:
     """The sectors of the block loads ``found`` over the kernel: the room a resident
-    block has in the first-level cache ``l1`` decides whether an iteration's lines,
-    or all of a block's, stay cached."""
-    from mcl.analyses.occupancy import occupancy
+    block has in the first-level cache ``l1`` (with the occupancy ``occ``) decides
+    whether an iteration's lines, or all of a block's, stay cached."""
     holders = instances(view.hardware, l1)
-    room = _room(view, occupancy(view), l1)
+    room = _room(view, occ, l1)
     per_iteration = sum(b.lines for _, b in found) * line
     whole = all(b.life_lines is not None for _, b in found) and room is not None and \
         sum(b.life_lines for _, b in found) * line <= room
     kept = 1.0 if room is None or per_iteration <= room else room / per_iteration
-    return sum(b.sectors(size, kept, whole, holders, float(l1.capacity)) for _, b in found)
+    # what every block reads the same stays in a holder's cache for all its blocks
+    held = room * _resident(view, occ) if room is not None else None
+    return sum(b.sectors(size, kept, whole, holders, held) for _, b in found)
+
 
 
 def is_gather(view: KernelView, nacc: Access, lane: Loop) -> bool:
@@ -110,21 +112,20 @@ def is_gather(view: KernelView, nacc: Access, lane: Loop) -> bool:
         for x in dacc.offset.free_symbols)
 
 
-def gather_sectors(view: KernelView, nacc: Access, l1, sectors: float, size: int) -> float:
+def gather_sectors(view: KernelView, nacc: Access, l1, occ, sectors: float,
+                   size: int) -> float:
     """The part of the ``sectors`` the gathers of ``nacc``'s array touch (a sector per
     lane) that the first-level caches do not hold: with indices spread over the array,
-    the share of its bytes beyond the room of a holder's resident blocks, and at least
-    the array once per holder (an estimate). On the H100 spmv_csr's x (512 kB) in the
-    about 220 kB of an SM's L1: ncu's L2 read sectors 245 MB for hopper_v1, 359 MB
-    counting a sector per lane."""
-    from mcl.analyses.occupancy import occupancy
+    the share of its bytes beyond the room of a holder's resident blocks (with the
+    occupancy ``occ``), and at least the array once per holder (an estimate). On the
+    H100 spmv_csr's x (512 kB) in the about 220 kB of an SM's L1: ncu's L2 read
+    sectors 245 MB for hopper_v1, 359 MB counting a sector per lane."""
     elements = 1
     for n in nacc.sizes:
         v = view.value(n) if n is not None else None
         if v is None:
             return sectors
         elements *= v
-    occ = occupancy(view)
     room = _room(view, occ, l1) if l1 is not None else None
     holders = instances(view.hardware, l1) if l1 is not None else None
     array = elements * nacc.element_bytes

@@ -465,13 +465,15 @@ def _runs(sectors: set[int]) -> int:
     return sum(1 for s in sectors if s - 1 not in sectors)
 
 
-def cache_bytes(view: KernelView, space: str, estimated: dict | None = None) -> float | None:
+def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
+                occupancy=None) -> float | None:
     """Bytes the global loads in ``space`` take from the last-level cache (the
     ``cache`` part of the module docstring); None without a lock-step loop. The loads
     of one array inside the same loops fetch, per block, the union of their warps'
     sectors (mcl.analyses.block_reuse); a load that the block model cannot evaluate,
     the sectors of its warps' requests. A load whose address or trip count depends on
-    data takes the sectors ``estimated`` gives it."""
+    data takes the sectors ``estimated`` gives it. ``occupancy``: the kernel's
+    (mcl.analyses.occupancy; computed where not given)."""
     from mcl.analyses.block_reuse import (
         block_load,
         first_level_cache,
@@ -489,6 +491,9 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None) -> 
     size, _ = transaction_size(view, space)
     l1 = first_level_cache(hw, space)
     line = int(l1.cache_line_size or size) if l1 is not None else size
+    if occupancy is None and l1 is not None:
+        from mcl.analyses.occupancy import occupancy as occupancy_of
+        occupancy = occupancy_of(view)
     total = 0.0
     together: dict[tuple, list] = {}
     gathers: dict[str, tuple] = {}
@@ -513,9 +518,9 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None) -> 
             continue
         total += sum(_warp_sectors(view, nacc, lane, width, size) for nacc in loads) * size
     if found:
-        total += kernel_sectors(view, found, size, line, l1) * size
+        total += kernel_sectors(view, found, size, line, l1, occupancy) * size
     for first, sectors in gathers.values():
-        total += gather_sectors(view, first, l1, sectors, size) * size
+        total += gather_sectors(view, first, l1, occupancy, sectors, size) * size
     return total
 
 
@@ -648,7 +653,7 @@ def predicted_time(view: KernelView, occupancy=None,
         from mcl.analyses.traffic import write_back_cache
         cache = write_back_cache(hw, space)
         cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
-        through = cache_bytes(view, space, estimated) if cbw else None
+        through = cache_bytes(view, space, estimated, occupancy) if cbw else None
         if through:
             parts[f"{cache.name} bandwidth"] = through / cbw
     clock = hw.clock_frequency()
