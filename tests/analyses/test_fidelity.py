@@ -59,10 +59,13 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
     in, hopper_v5 out; 49 and 404 of 599 with matmul v11 and v12 and histogram's
     growth share; 50 and 431 since an unrolled loop that fills a register array from
     device memory for many uses counts the next fill too, registers.prefetched:
-    convolution hopper_v5 in), with a median error of at most 10%. And the resident
-    blocks the feedback reports with it equal to CUDA's for at least 52 of the 58
-    (51 before any kernel could give back one value to reach an occupancy step,
-    registers.recomputable: convolution hopper_v4's 41 -> 40, 6 blocks)."""
+    convolution hopper_v5 in; 54 and 436 since a counted loop too long to unroll
+    completely is unrolled four times with its loads in flight,
+    registers._partly_unrolled_loads: matmul gpu_v3, nvidia, nvidia_v1 and hopper in),
+    with a median error of at most 10%. And the resident blocks the feedback reports
+    with it equal to CUDA's for at least 54 of the 58 (51 before any kernel could give
+    back one value to reach an occupancy step, registers.recomputable: convolution
+    hopper_v4's 41 -> 40, 6 blocks; 52 before the four-times unrolled loops)."""
     errors = []
     same_blocks = 0
     for name in EXAMPLES:
@@ -72,9 +75,9 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         assert got["registers_source"] == "estimated"
         same_blocks += got["resident_blocks"] == BY_NAME[name]["resident_blocks"]
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 50, within
+    assert within >= 54, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
-    assert same_blocks >= 52, same_blocks
+    assert same_blocks >= 54, same_blocks
 
 
 def test_register_estimate_steps_down_to_an_occupancy_step_where_the_compiler_does():
