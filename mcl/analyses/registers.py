@@ -158,7 +158,7 @@ _FULL_UNROLL = 64
 _PARTIAL_BODY = 256
 
 
-def _merged_loads(k: Kernel, sym: Kernel) -> int:
+def _merged_loads(k: Kernel, sym: Kernel, direct_only: bool = False) -> int:
     """Registers for values of several iterations of an unrolled loop that the
     compiler loads at once: a read of an on-chip memory (shared, local, constant:
     not the device memory, not registers) in a nest of constant-trip loops inside a
@@ -170,7 +170,8 @@ def _merged_loads(k: Kernel, sym: Kernel) -> int:
     one vector load, so the values of w iterations of the inner loops are live
     together (w - 1 more
     than the fragment the source keeps), and in a fully unrolled loop the next group
-    of w is loaded while the current one is used."""
+    of w is loaded while the current one is used. ``direct_only``: only the reads
+    that do not fill a register array (:func:`unrolling_slack`)."""
     from mcl.analyses.stats import main_space
     constant = {id(lp.node) for lp in sym.loops if lp.kind == "for"
                 and lp.trips is not None and not lp.trips.free_symbols
@@ -184,8 +185,17 @@ def _merged_loads(k: Kernel, sym: Kernel) -> int:
     spaces = register_spaces(k.hardware)
     device = main_space(k)
     extra = 0
+    filling: set[int] = set()
+    if direct_only:
+        from mcl.mcpl import ast
+        by_node = {id(x.node): x for x in k.accesses}
+        for st in ast.walk(k.function.body):
+            if isinstance(st, ast.Assign) and (t := by_node.get(id(st.target))) is not None \
+                    and t.space in spaces:
+                filling.add(id(st.value))
     for a in k.accesses:
-        if a.write or a.space in spaces or a.space == device or a.offset is None:
+        if a.write or a.space in spaces or a.space == device or a.offset is None \
+                or id(a.node) in filling:
             continue
         if not any(id(lp.node) in runtime for lp in a.loops):
             continue
@@ -483,6 +493,21 @@ def recomputable(k: Kernel, sym: Kernel | None) -> int:
     addresses = _recomputable_addresses(k, sym)
     return max(_ONE_VALUE, min(_ADDRESS_BYTES // 4, addresses)) \
         + _partly_unrolled_loads(k, sym)
+
+
+def unrolling_slack(k: Kernel, sym: Kernel | None) -> int:
+    """Registers the compiler gives up where they cost resident blocks
+    (:func:`mcl.analyses.occupancy._busy_registers` says how far): those its unrolling
+    adds, by unrolling a loop less and loading element by element. The copies' loads
+    of a loop unrolled by a factor (:func:`_partly_unrolled_loads`), and the values of
+    merged 128-bit loads (:func:`_merged_loads`) that a multiply-add consumes directly
+    (matmul nvidia v1's ``sums[ei] += l_a[ei][k2] * bkj``); not those that fill a
+    register array (a fragment, ``aFrag[ei] = l_a[...]`` in matmul hopper v1, whose
+    elements are used again: it keeps them, 64 registers at 512 threads where giving
+    them up would reach 40)."""
+    if sym is None:
+        return 0
+    return _partly_unrolled_loads(k, sym) + _merged_loads(k, sym, direct_only=True)
 
 
 #: registers any kernel can give back to reach an occupancy step: one value that the
