@@ -117,9 +117,10 @@ def _busy_registers(view: KernelView, threads: int) -> int | None:
     same 40 (convolution hopper v4 and black_scholes hopper v2 at 64 to 512 threads;
     at 1024 threads, where the share is no whole number of blocks, 64 and 43).
     Checked on the 599 recorded kernels (registers_fit.py): 490 -> 497 within ±10%
-    (the seven variants of nvidia v1 and
-    hopper with x = 8, x = 16 or 64 threads; none moves away); split halves 246 ->
-    246 of 284 and 244 -> 251 of 315."""
+    (the seven variants of nvidia v1 and hopper with x = 8, x = 16 or 64 threads;
+    none moves away); split halves 246 -> 246 of 284 and 244 -> 251 of 315: the
+    share is fitted on nvidia v1 and hopper, both in the second half (the first has
+    no kernel it moves)."""
     hw = view.hardware
     holder = block_holder(hw)
     executing = hw.executing_unit()
