@@ -223,7 +223,9 @@ def _merged_loads(k: Kernel, sym: Kernel, direct_only: bool = False) -> int:
 def _partial_unroll(k: Kernel) -> int:
     """The factor by which the target's compiler unrolls a counted loop that it does
     not unroll completely: ``partial_unroll`` in the ``[device]`` table of the target
-    file (hopper.target: 4, the SASS of NVIDIA's OpenCL driver for the H100); 1 where
+    file (hopper.target: 4, as the SASS of NVIDIA's OpenCL driver for the H100 shows
+    for loops of run-time trip count, and matmul nvidia's registers for its counted
+    loop over p); 1 where
     no compiler of the level was measured (the nvidia level of the paper's Table II,
     whose matmul nvidia v1 keeps 4 of 8 blocks with the loop's own values: 32
     registers)."""
