@@ -11,7 +11,9 @@ elements count is :mod:`mcl.analyses.register_elements`' business), the 64-bit
 addresses of device memory that a loop keeps (:func:`_address_registers`), the
 values of several iterations that an unrolled loop loads at once
 (:func:`_merged_loads`), the next values an unrolled loop loads from device memory
-while the current ones are used (:func:`prefetched`), and a small fitted offset.
+while the current ones are used (:func:`prefetched`), the loads in flight of the
+copies of a loop the compiler unrolls by a factor (:func:`_partly_unrolled_loads`),
+and a small fitted offset.
 What the compiler may give back to reach an occupancy step: fragments loaded from
 on-chip memory and the values loaded with them (:func:`squeeze_slack`), one address
 it can compute again, or any one value (:func:`recomputable`); whether it takes more
@@ -43,7 +45,9 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     scalar, each register-array element that is used, the loop indices; not the
     constants that need none), two per 64-bit address of device memory that a loop
     keeps (:func:`_address_registers`), plus the values it loads together in
-    unrolled loops (:func:`_merged_loads`), plus :data:`_OFFSET`. The symbolic
+    unrolled loops (:func:`_merged_loads`, :func:`prefetched`) and in the copies of
+    loops unrolled by a factor (:func:`_partly_unrolled_loads`), plus
+    :data:`_OFFSET`. The symbolic
     kernel ``sym`` tells constant trip counts and offsets from run-time ones;
     without it every array parameter counts one address.
 
@@ -121,10 +125,15 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     -> 7; build-time trip counts also for :func:`_merged_loads`' constant loops:
     convolution hopper v3 71 -> 126 registers (the compiler 71: its loop over the
     built-in fw is not merged as matmul's fragments are).
+    On the 599 recorded since (58 examples, 541 variants): 50, 432 and 482; with the
+    loads in flight of the loops the compiler unrolls four times
+    (:func:`_partly_unrolled_loads`; their merged on-chip reads in
+    :func:`_merged_loads`, trip counts built in included): 54, 436 and 490.
     0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
-    extra = _merged_loads(k, sym) + prefetched(k, sym) if sym is not None else 0
+    extra = _merged_loads(k, sym) + prefetched(k, sym) + _partly_unrolled_loads(k, sym) \
+        if sym is not None else 0
     return max(8, round(_named_registers(k, sym) + _address_registers(k, sym) + extra)
                + _OFFSET)
 
@@ -138,28 +147,55 @@ _VECTOR_BYTES = 16
 #: constant-trip loops up to this many iterations are unrolled fully (longer ones by
 #: a factor, without loads of later groups in flight)
 _FULL_UNROLL = 64
+#: the most accesses (registers too; its inner loops unrolled) in the body of a loop that
+#: the compiler unrolls by a factor (:func:`_partial_unroll`): a larger body is not
+#: copied. The
+#: recorded loops of build-time trip count beyond :data:`_FULL_UNROLL` hold at most 49
+#: (matmul nvidia, gpu v3, nvidia v1, hopper: unrolled, their counts show it) or at
+#: least 2336 (the phase loops of matmul hopper v10 - v12, bodies of thousands of
+#: instructions: not unrolled, their counts are met without it); any bound between
+#: the two gives the same counts.
+_PARTIAL_BODY = 256
 
 
-def _merged_loads(k: Kernel, sym: Kernel) -> int:
+def _merged_loads(k: Kernel, sym: Kernel, direct_only: bool = False) -> int:
     """Registers for values of several iterations of an unrolled loop that the
     compiler loads at once: a read of an on-chip memory (shared, local, constant:
     not the device memory, not registers) in a nest of constant-trip loops inside a
-    run-time loop, whose address steps by one element along an outer loop of the
-    nest (matmul hopper v1: ``l_a[ti * tm + ei, q]`` in the k-tile loop ``q``), is
-    merged over w = 16 bytes / element iterations of that loop into one vector load,
-    so the values of w iterations of the inner loops are live together (w - 1 more
+    run-time loop or a loop unrolled by a factor (:func:`_partly_unrolled`, its trip
+    count built in: matmul nvidia's ``l_a[ei][k]`` in ``k < p``, ``p`` the size of
+    ``l_a``, is the nest ``k``, ``ei``), whose address steps by one element along an
+    outer loop of the nest (matmul hopper v1: ``l_a[ti * tm + ei, q]`` in the k-tile
+    loop ``q``), is merged over w = 16 bytes / element iterations of that loop into
+    one vector load, so the values of w iterations of the inner loops are live
+    together (w - 1 more
     than the fragment the source keeps), and in a fully unrolled loop the next group
-    of w is loaded while the current one is used."""
+    of w is loaded while the current one is used. ``direct_only``: only the reads
+    that do not fill a register array (:func:`unrolling_slack`)."""
     from mcl.analyses.stats import main_space
     constant = {id(lp.node) for lp in sym.loops if lp.kind == "for"
                 and lp.trips is not None and not lp.trips.free_symbols
                 and not lp.approximate}
     runtime = {id(lp.node) for lp in sym.loops if lp.kind != "foreach"} - constant
+    # a loop unrolled by a factor (its trip count known when the kernel is built) is
+    # kept as a loop around the nest, and its iterations merge as a constant loop's
+    partly = {id(lp.node) for lp in _partly_unrolled(k, sym)}
+    constant |= partly
+    runtime |= partly
     spaces = register_spaces(k.hardware)
     device = main_space(k)
     extra = 0
+    filling: set[int] = set()
+    if direct_only:
+        from mcl.mcpl import ast
+        by_node = {id(x.node): x for x in k.accesses}
+        for st in ast.walk(k.function.body):
+            if isinstance(st, ast.Assign) and (t := by_node.get(id(st.target))) is not None \
+                    and t.space in spaces:
+                filling.add(id(st.value))
     for a in k.accesses:
-        if a.write or a.space in spaces or a.space == device or a.offset is None:
+        if a.write or a.space in spaces or a.space == device or a.offset is None \
+                or id(a.node) in filling:
             continue
         if not any(id(lp.node) in runtime for lp in a.loops):
             continue
@@ -181,6 +217,97 @@ def _merged_loads(k: Kernel, sym: Kernel) -> int:
             if trips <= _FULL_UNROLL:
                 extra += inner * min(trips - w, w)
             break
+    return extra
+
+
+def _partial_unroll(k: Kernel) -> int:
+    """The factor by which the target's compiler unrolls a counted loop that it does
+    not unroll completely: ``partial_unroll`` in the ``[device]`` table of the target
+    file (hopper.target: 4, as the SASS of NVIDIA's OpenCL driver for the H100 shows
+    for loops of run-time trip count, and matmul nvidia's registers for its counted
+    loop over p); 1 where
+    no compiler of the level was measured (the nvidia level of the paper's Table II,
+    whose matmul nvidia v1 keeps 4 of 8 blocks with the loop's own values: 32
+    registers)."""
+    from mcl.analyses.target_settings import device_settings
+    factor = device_settings(k.hardware).get("partial_unroll", 1)
+    return factor if isinstance(factor, int) and factor > 1 else 1
+
+
+def _partly_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
+    """The loops of ``k`` that the compiler unrolls by a factor
+    (:func:`_partial_unroll`; none where it is 1): counted
+    loops whose trip count is known when the kernel is built
+    (:func:`_build_time_trips`: a number, or sizes built in, as matmul nvidia's ``k <
+    p`` where ``p`` sizes the shared array) and is too long to unroll completely
+    (beyond :data:`_FULL_UNROLL`), with a small body (at most :data:`_PARTIAL_BODY`
+    accesses, of registers too, its inner loops unrolled: a measure of its
+    instructions, the multiply-adds of an accumulation among them)."""
+    if _partial_unroll(k) == 1:
+        return []
+    sym_loops = {id(lp.node): lp for lp in sym.loops}
+    out = []
+    for lp in k.loops:
+        s = sym_loops.get(id(lp.node))
+        if lp.kind != "for" or s is None or not _build_time_trips(s, sym) \
+                or lp.trips is None or not lp.trips.is_number \
+                or int(lp.trips) <= _FULL_UNROLL:
+            continue
+        body = 0
+        for a in k.accesses:
+            if lp in a.loops:
+                inner = [int(q.trips) if q.trips is not None and q.trips.is_number
+                         else _PARTIAL_BODY + 1 for q in a.loops[a.loops.index(lp) + 1:]]
+                body += math.prod(inner)
+        if body <= _PARTIAL_BODY:
+            out.append(lp)
+    return out
+
+
+def _partly_unrolled_loads(k: Kernel, sym: Kernel) -> int:
+    """Registers for the loads of device memory in the copies of a loop that the
+    compiler unrolls by a factor (:func:`_partly_unrolled`): each read, in each
+    completely unrolled iteration of the loops inside (up to :data:`_FULL_UNROLL`),
+    is as many loads as the factor, their values in flight together (matmul
+    nvidia: ``bkj = b[k, j]`` for four ``k``), and where the offset steps by a size
+    known only at run time along the loop (a row of ``b``: ``m`` elements), each copy
+    keeps an address of its own that steps with the loop, as a run-time loop's
+    accesses do (:func:`_address_registers`). The reads of on-chip memory that step
+    by one element along the loop merge into 128-bit loads: :func:`_merged_loads`.
+
+    Checked on the 599 recorded kernels (registers_fit.py): 482 -> 490 within ±10%,
+    examples 50 -> 54 (matmul nvidia, gpu v3, nvidia v1 and hopper, which the
+    compiler builds with 40 to 42 registers where the estimate grew to 32 or took 34:
+    now 41 to 43), sweep 432 -> 436 (gpu v3 with x = 8: 57, the compiler 60; nvidia
+    with x = 16: 64, as the compiler, which spills; nvidia v1 and hopper with 512
+    threads); split halves 242 -> 246 of 284 and 240 -> 244 of 315. None leaves
+    ±10%; with x = 2 they move from 32 to 35 (the compiler 32),
+    with x = 8 and 16 in nvidia v1 and hopper from 50 and 82 to 59 and 91 (the
+    compiler 40: there it does not unroll the loop, or keeps fewer loads in flight,
+    for a reason not found). Without the addresses: 35 for x = 4, short of the
+    compiler's 40 to 42 by 15%."""
+    from mcl.analyses.stats import main_space
+    device = main_space(k)
+    dead = dead_reads(k)
+    by_node = {id(a.node): a for a in sym.accesses}
+    extra = 0
+    factor = _partial_unroll(k)
+    for lp in _partly_unrolled(k, sym):
+        for a in k.accesses:
+            if a.write or a.space != device or id(a.node) in dead or lp not in a.loops:
+                continue
+            inner = a.loops[a.loops.index(lp) + 1:]
+            if any(q.trips is None or not q.trips.is_number
+                   or int(q.trips) > _FULL_UNROLL for q in inner):
+                continue
+            copies = math.prod(int(q.trips) for q in inner)
+            s = by_node.get(id(a.node))
+            offset = sympy.sympify(s.offset) if s is not None and s.offset is not None else None
+            var = next((x for x in offset.free_symbols if x.name == lp.var), None) \
+                if offset is not None else None
+            run_time_stride = var is not None and not offset.diff(var).is_number
+            words = _ADDRESS_BYTES // 4 if run_time_stride else 0
+            extra += (factor - 1) * copies * (1 + words)
     return extra
 
 
@@ -357,9 +484,32 @@ def recomputable(k: Kernel, sym: Kernel | None) -> int:
     threads: about 130 registers, the compiler takes 127 for 2 blocks), else one
     value of any kernel (:data:`_ONE_VALUE`). Not more: each costs instructions in
     the loop, and gesummv nvidia v1 keeps its rows' addresses (40 registers, not 32
-    for 8 blocks of 256 threads)."""
-    addresses = _recomputable_addresses(k, sym) if sym is not None else 0
-    return max(_ONE_VALUE, min(_ADDRESS_BYTES // 4, addresses))
+    for 8 blocks of 256 threads). Besides, the registers of the copies of a loop the
+    compiler unrolls by a factor (:func:`_partly_unrolled_loads`): it can keep fewer
+    of their loads in flight (matmul nvidia v1 and hopper at 256 and 512 threads:
+    43 estimated, the compiler takes 40, the most for 6 and 3 blocks; with x = 2, 35
+    and 32 for 8 blocks; not matmul nvidia at 1024 threads, 41 and 42: 32 for a
+    second block is beyond the fifth that :func:`occupancy._squeezed` allows)."""
+    if sym is None:
+        return _ONE_VALUE
+    addresses = _recomputable_addresses(k, sym)
+    return max(_ONE_VALUE, min(_ADDRESS_BYTES // 4, addresses)) \
+        + _partly_unrolled_loads(k, sym)
+
+
+def unrolling_slack(k: Kernel, sym: Kernel | None) -> int:
+    """Registers the compiler gives up where they cost resident blocks
+    (:func:`mcl.analyses.occupancy._busy_registers` says how far): those its unrolling
+    adds, by unrolling a loop less and loading element by element. The copies' loads
+    of a loop unrolled by a factor (:func:`_partly_unrolled_loads`), and the values of
+    merged 128-bit loads (:func:`_merged_loads`) that a multiply-add consumes directly
+    (matmul nvidia v1's ``sums[ei] += l_a[ei][k2] * bkj``); not those that fill a
+    register array (a fragment, ``aFrag[ei] = l_a[...]`` in matmul hopper v1, whose
+    elements are used again: it keeps them, 64 registers at 512 threads where giving
+    them up would reach 40)."""
+    if sym is None:
+        return 0
+    return _partly_unrolled_loads(k, sym) + _merged_loads(k, sym, direct_only=True)
 
 
 #: registers any kernel can give back to reach an occupancy step: one value that the

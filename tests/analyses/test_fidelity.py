@@ -59,10 +59,15 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
     in, hopper_v5 out; 49 and 404 of 599 with matmul v11 and v12 and histogram's
     growth share; 50 and 431 since an unrolled loop that fills a register array from
     device memory for many uses counts the next fill too, registers.prefetched:
-    convolution hopper_v5 in), with a median error of at most 10%. And the resident
-    blocks the feedback reports with it equal to CUDA's for at least 52 of the 58
-    (51 before any kernel could give back one value to reach an occupancy step,
-    registers.recomputable: convolution hopper_v4's 41 -> 40, 6 blocks)."""
+    convolution hopper_v5 in; 54 and 436 since a counted loop too long to unroll
+    completely is unrolled four times with its loads in flight,
+    registers._partly_unrolled_loads: matmul gpu_v3, nvidia, nvidia_v1 and hopper in;
+    443 since the compiler gives up that unrolling where it keeps 3/4 of the SM's
+    threads busy, occupancy._busy_registers),
+    with a median error of at most 10%. And the resident blocks the feedback reports
+    with it equal to CUDA's for at least 54 of the 58 (51 before any kernel could give
+    back one value to reach an occupancy step, registers.recomputable: convolution
+    hopper_v4's 41 -> 40, 6 blocks; 52 before the four-times unrolled loops)."""
     errors = []
     same_blocks = 0
     for name in EXAMPLES:
@@ -72,9 +77,9 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         assert got["registers_source"] == "estimated"
         same_blocks += got["resident_blocks"] == BY_NAME[name]["resident_blocks"]
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 50, within
+    assert within >= 54, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
-    assert same_blocks >= 52, same_blocks
+    assert same_blocks >= 54, same_blocks
 
 
 def test_register_estimate_steps_down_to_an_occupancy_step_where_the_compiler_does():
@@ -88,6 +93,22 @@ def test_register_estimate_steps_down_to_an_occupancy_step_where_the_compiler_do
     name = "matmul/hopper_v7[bk=32]"
     got = P.predict(_case(name), only=("occupancy",))
     assert got["registers"] > 128 and BY_NAME[name]["registers"] > 128, got
+
+
+def test_register_estimate_counts_a_loop_the_compiler_unrolls_four_times():
+    """matmul nvidia's ``for (k = 0; k < p; k++)`` (p sizes the shared array: built
+    in, 2048 iterations) is unrolled four times by NVIDIA's OpenCL driver: four loads
+    of b in flight, each with its address, and the reads of l_a merged into 128-bit
+    loads: about 41 registers where the compiler takes 42 (without them the estimate
+    grew to 32). In nvidia v1 (256 threads) the same loop reaches 43, and the compiler
+    gives up part of its unrolling to keep 6 blocks (3/4 of the SM's threads): 40, as
+    recorded, for x = 4 as for x = 16."""
+    for name, want in (("matmul/nvidia", range(38, 47)), ("matmul/nvidia_v1", (40,)),
+                       ("matmul/nvidia_v1[x=16]", (40,))):
+        got = P.predict(_case(name), only=("occupancy",))
+        vendor = BY_NAME[name]["registers"]
+        assert got["registers"] in want, (name, got)
+        assert abs(got["registers"] - vendor) <= 0.1 * vendor, (name, got, vendor)
 
 
 def _measured_dram(rec: dict) -> float:
