@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sympy
 
+from mcl.analyses.banks import is_block_loop, loop_values
 from mcl.analyses.timing import instances
 
 if TYPE_CHECKING:
@@ -179,8 +180,6 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
     ``x[j]; ... x[j]`` finds the first's), with sectors of ``size`` and first-level
     lines of ``line`` bytes; None where a loop's values or an offset cannot be
     evaluated (the caller falls back on a warp's)."""
-    from mcl.analyses.banks import is_block_loop
-
     nacc = loads[0]
     if any(a.offset is None for a in loads) or lane not in nacc.loops:
         return None
@@ -190,9 +189,6 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
     outer = [lp for lp in loops if is_block_loop(view, lp, lane)]
     step = next((lp for lp in loops if lp.kind != "foreach"), None)
     inner = [lp for lp in loops if lp not in outer and lp is not step]
-    if step is not None and any(lp.kind != "foreach" and loops.index(lp) < loops.index(step)
-                                for lp in inner):
-        return None
     blocks = 1.0
     fixed: dict = {}
     for lp in outer:
@@ -280,8 +276,6 @@ class _Range:
 
 
 def _range(view: KernelView, lp: Loop, limit: int) -> _Range | None:
-    from mcl.analyses.banks import loop_values
-
     values = loop_values(view, lp, limit=limit)
     if values:
         return _Range(lp.symbol, values, {})
