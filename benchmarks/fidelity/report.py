@@ -32,6 +32,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 import fidelity_cases as C  # noqa: E402
 import sweep_times  # noqa: E402
 from ranking import best_time, run_spread, spearman  # noqa: E402
+from report_memory import memory_section, pct  # noqa: E402
+from report_memory import within as within_pct  # noqa: E402
 
 from mcl.analyses.previous import SLOWER  # noqa: E402
 
@@ -99,78 +101,6 @@ def ncu_rows(raw: Path, metrics: dict[str, str] | None = None) -> dict[str, dict
     return out
 
 
-#: a share of a kernel's shared-memory wavefronts that ncu counts as bank conflicts
-#: where the analyses see none: below it, traffic that shares the banks (L1 fills)
-FREE_SHARE = 0.02
-
-
-def bank_section(ex: list, ncu: dict, preds: dict) -> list[str]:
-    """The extra wavefronts the feedback's bank-conflict messages count (mcl.analyses.
-    banks) against ncu's bank conflicts, reads and writes apart, for the examples that
-    have either."""
-    md = ["", "### Bank conflicts", "",
-          "Predicted: the extra wavefronts of mcl.analyses.banks (what `feedback-bank-"
-          "conflicts` prints): each warp access to shared memory judged at the iterations "
-          "of the loops around it (a doubling loop's values as written, the warps of a "
-          "block), a 128-bit run in groups of 8 lanes, reads of 4 adjacent elements in a "
-          "completely unrolled loop as the 128-bit read the compiler makes of them. "
-          "Measured: ncu's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st` "
-          "beside the wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st`). "
-          f"A claim of no conflict holds where ncu counts fewer than {FREE_SHARE:.0%} of "
-          "the wavefronts as conflicts.", "",
-          "| version | ld conflicts measured | predicted | ld wavefronts | st conflicts "
-          "measured | predicted | st wavefronts | agrees |",
-          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-    flagged = flagged_ok = 0
-    free = {"ld": [0, 0], "st": [0, 0]}    # kind -> [claims of none, holding]
-    misses, store_shares = [], []
-    for r, *_ in ex:
-        n = ncu.get(r["name"])
-        pred = preds.get(r["name"], {}).get("memory", {}).get("bank_conflicts")
-        if not n or not (n.get("shared_ld_wavefronts") or n.get("shared_st_wavefronts")):
-            continue
-        cells, verdicts = [], []
-        for kind in ("ld", "st"):
-            meas = n.get(f"shared_{kind}_conflicts", 0.0)
-            waves = n.get(f"shared_{kind}_wavefronts", 0.0)
-            p = pred.get(kind) if pred else None
-            cells += [f"{meas:,.0f}", "—" if p is None else f"{p:,.0f}", f"{waves:,.0f}"]
-            if p is None or not waves:
-                continue
-            if p > 0:
-                flagged += 1
-                ok = abs(p - meas) <= 0.2 * meas
-                flagged_ok += ok
-            else:
-                ok = meas < FREE_SHARE * waves
-                free[kind][0] += 1
-                free[kind][1] += ok
-                if kind == "st":
-                    store_shares.append((meas / waves, r["name"]))
-            if kind == "st" and p == 0:
-                continue    # the store counter: see below
-            verdicts.append(ok)
-            if not ok:
-                misses.append(f"{r['name']} ({kind}: {meas:,.0f} measured, "
-                              f"{meas / waves:.1%} of the wavefronts, {p:,.0f} predicted)")
-        agree = "—" if not verdicts else "yes" if all(verdicts) else "no"
-        md.append(f"| {r['name']} | " + " | ".join(cells) + f" | {agree} |")
-    md += ["", f"Conflicts the feedback reports, within 20% of ncu: {flagged_ok}/{flagged}. "
-           f"Reads it calls conflict-free, with fewer than {FREE_SHARE:.0%} of their "
-           f"wavefronts counted as conflicts: {free['ld'][1]}/{free['ld'][0]}. Writes it "
-           f"calls conflict-free: {free['st'][1]}/{free['st'][0]}."]
-    if misses:
-        md.append("Reads not agreeing: " + "; ".join(misses) + ".")
-    if store_shares:
-        lo, hi = min(store_shares), max(store_shares)
-        md.append(f"Of the writes the analyses call conflict-free, ncu counts {lo[0]:.0%} "
-                  f"({lo[1]}) to {hi[0]:.0%} ({hi[1]}) of the store wavefronts as "
-                  f"conflicts, also where each lane writes its own bank (a reduction's "
-                  f"`l_data[tid] = sum`), which no arrangement of the warp's addresses "
-                  f"explains; the `agrees` column leaves those writes out.")
-    return md
-
-
 def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
     import fidelity_predict as P
     name, regs = item
@@ -221,10 +151,6 @@ def scatter(path: Path, xs, ys, title: str, xlabel: str, ylabel: str, log_scale=
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
-
-
-def pct(a: float, b: float) -> float:
-    return 100.0 * (a - b) / b if b else float("inf")
 
 
 _FINDING = re.compile(r"^\* (\w+) \(([^)]*)\): \*\*(\w+)\*\* is slower than (\w+) "
@@ -479,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     within = sum(abs(x) <= 10 for x in reg_err)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=C.ROOT).stdout.strip()
+    mem_md, traffic = memory_section(ex, ncu, preds)
+    dram_pts, sec_pts = traffic["dram"], traffic["sectors"]
     md = ["# Feedback fidelity on the H100", "",
           "Generated by `benchmarks/fidelity/report.py` (analyses at commit "
           f"{commit}) from the GPU measurements of `benchmarks/fidelity/run_gpu.sh` "
@@ -505,7 +433,11 @@ def main(argv: list[str] | None = None) -> int:
           f"| occupancy, examples, with the estimate (no GPU) | {agree(ex, 'e')}/{len(ex)} |",
           f"| occupancy, sweep, with the estimate | {agree(sw, 'e')}/{len(sw)} |",
           f"| registers: estimate within ±10% of the compiler | {within}/{len(reg_err)} "
-          f"({100 * within / max(1, len(reg_err)):.0f}%) |"]
+          f"({100 * within / max(1, len(reg_err)):.0f}%) |",
+          f"| L2 read bytes of the examples (time model) within 20% of the L1s' misses "
+          f"| {within_pct(traffic['l1_misses'])}/{len(traffic['l1_misses'])} |",
+          f"| the same within 20% of the L2's own lookups (after its request coalescer) "
+          f"| {within_pct(traffic['l2'])}/{len(traffic['l2'])} |"]
     if failed:
         md.append(f"| cases the GPU side could not measure | {len(failed)} (listed below) |")
     if invalid:
@@ -555,93 +487,7 @@ def main(argv: list[str] | None = None) -> int:
            f"differs from CUDA for {len(mism)}."]
     for r, v in mism[:20]:
         md.append(f"* {r['name']}: CUDA {r['resident_blocks']}, MCL {v.get('resident_blocks')}")
-    # traffic
-    md += ["", "## Memory traffic of the examples (ncu, fidelity sizes of fidelity_cases.py)", "",
-           "Predicted DRAM bytes: the compulsory traffic (each element of the parameters' "
-           "arrays once) less the written lines the L2 still holds at kernel end "
-           "(mcl.analyses.traffic: all of them up to half the L2 where one wave of blocks "
-           "writes after its loops, their share of the traffic where reads stream, none "
-           "where later waves reuse the reads). Global loads: the warp requests and 32 B "
-           "sectors of mcl.analyses.sectors (what `feedback-requests` prints): each load's "
-           "lanes at sample points of its loops, constant memory included, 128-bit runs "
-           "where the generator vectorises, a read-only element loaded once per "
-           "iteration; loads whose addresses or trip counts depend on data an estimate "
-           "(mcl.analyses.datadep): a sector per active lane where the address is read "
-           "from memory, a random alignment where a warp's run starts at a value read "
-           "from memory, and a trip count that data bound the average that reads each "
-           "element of the arrays the loop walks once in all (the declared sizes: nnz "
-           "of spmv_csr), a warp running as long as its slowest lane (the lanes' ranges "
-           "Poisson counts of that average; a for loop unrolled by 4 at run time, its "
-           "remainder first). L2 read bytes: the sectors the loads of a block fetch "
-           "together through the SM's L1 (mcl.analyses.block_reuse): per iteration of "
-           "the outermost sequential loop inside the block, the union of what its threads "
-           "and inner loops read (the loads of one array in the same loops one set); a "
-           "later iteration only the sectors the previous one did not touch, all of a "
-           "block's iterations together where their lines fit in its room in the L1 "
-           "(256 kB less the resident blocks' shared memory), and data that every block "
-           "reads the same once per SM; the rest per warp request.", "",
-           "| version | DRAM MB measured | predicted | error | ld requests measured | "
-           "predicted | ld sectors/request measured | predicted | L2 read MB measured | "
-           "predicted | bank conflicts (ld+st) |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    dram_pts, sec_pts, l2_pts = [], [], []
-    for r, *_ in ex:
-        n = ncu.get(r["name"])
-        mem = preds.get(r["name"], {}).get("memory", {})
-        if not n:
-            md.append(f"| {r['name']} | not measured | | | | | | | | | |")
-            continue
-        dram = n.get("dram_read", 0) + n.get("dram_write", 0)
-        pd = mem.get("dram_bytes")
-        spr = n["ld_sectors"] / n["ld_requests"] if n.get("ld_requests") else None
-        ps = mem.get("sectors_per_request")
-        if pd:
-            dram_pts.append((pd, dram, r["name"]))
-        if spr and ps:
-            sec_pts.append((ps, spr, r["name"]))
-        conf = n.get("shared_ld_conflicts", 0) + n.get("shared_st_conflicts", 0)
-        l2 = n.get("l2_read_sectors", 0) * 32
-        pl2 = mem.get("l2_read_bytes")
-        if l2 and pl2 is not None:
-            l2_pts.append((pl2, l2, r["name"]))
-        md.append(f"| {r['name']} | {dram / 1e6:,.1f} | "
-                  f"{pd / 1e6 if pd else float('nan'):,.1f} | "
-                  f"{pct(pd, dram) if pd else float('nan'):+.0f}% | "
-                  f"{n.get('ld_requests', float('nan')):.3g} | "
-                  f"{mem.get('ld_requests', float('nan')):.3g} | "
-                  f"{spr if spr else float('nan'):.2f} | {ps if ps else float('nan'):.2f} | "
-                  f"{l2 / 1e6:,.1f} | {pl2 / 1e6 if pl2 is not None else float('nan'):,.1f} | "
-                  f"{conf:,.0f} |")
-    within20 = sum(abs(pct(p, m)) <= 20 for p, m, _ in dram_pts)
-    md += ["", f"DRAM bytes within 20%: {within20}/{len(dram_pts)}; sectors per request "
-           f"within 20%: {sum(abs(pct(p, m)) <= 20 for p, m, _ in sec_pts)}/{len(sec_pts)}; "
-           f"L2 read bytes (ncu's `lts__t_sectors_srcunit_tex_op_read` against the sectors "
-           f"the time model's `l2 bandwidth` part counts, mcl.analyses.timing.cache_bytes) "
-           f"within 20%: {sum(abs(pct(p, m)) <= 20 for p, m, _ in l2_pts)}/{len(l2_pts)}, "
-           f"over by more: "
-           + (", ".join(f"{name} {pct(p, m):+.0f}%" for p, m, name in l2_pts
-                        if pct(p, m) > 20) or "none")
-           + "; under by more: "
-           + (", ".join(f"{name} {pct(p, m):+.0f}%" for p, m, name in l2_pts
-                        if pct(p, m) < -20) or "none") + "."]
-    # the misses, reads and writes apart, beside the DRAM writes of the kernels whose
-    # only output is a scalar (reduction: 4 bytes), which ncu counts all the same
-    missed = [name for p, m, name in dram_pts if abs(pct(p, m)) > 20]
-    scalar = sorted((n["ncu_time_ns"], n["dram_write"]) for name, n in ncu.items()
-                    if name.startswith("reduction/") and "[" not in name
-                    and n.get("dram_write") and n.get("ncu_time_ns"))
-    for name in missed:
-        n, mem = ncu[name], preds[name]["memory"]
-        t = n.get("ncu_time_ns")
-        md.append(f"- DRAM miss {name}: read {n.get('dram_read', 0) / 1e6:.2f} MB and written "
-                  f"{n.get('dram_write', 0) / 1e6:.2f} MB in {t / 1e6 if t else float('nan'):.3g}"
-                  f" ms (ncu), predicted {mem['dram_bytes'] / 1e6:.2f} MB in all.")
-    if missed and scalar:
-        md.append("- The reduction versions write 4 bytes of result, and ncu counts "
-                  + ", ".join(f"{w / 1e6:.1f} MB in {t / 1e6:.3g} ms" for t, w in scalar)
-                  + " of DRAM writes: about 2 MB in any launch and more the longer it runs, "
-                    "traffic that is not the kernel's.")
-    md += bank_section(ex, ncu, preds)
+    md += mem_md
     # times
     warm_path = args.raw / "warm_times.json"
     warm = {r["name"]: r["time_s"] for r in json.loads(warm_path.read_text())["rows"]
@@ -778,6 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     plot("dram.png", dram_pts, "DRAM bytes: predicted vs ncu", "predicted", "measured",
          True)
     plot("sectors.png", sec_pts, "Global load sectors per request", "predicted", "measured")
+    plot("l2.png", traffic["l1_misses"], "L2 read bytes: predicted vs the L1s' misses (ncu)",
+         "predicted", "measured", True)
     plot("time.png", time_pts, "Time: predicted vs measured (s)", "predicted", "measured",
          True)
     (args.out / "REPORT.md").write_text("\n".join(md) + "\n")

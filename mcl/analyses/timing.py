@@ -21,8 +21,13 @@ the largest, and its name says what limits the kernel:
   block, the union of the sectors its warps touch in an iteration of the outermost
   sequential loop inside it, and in later iterations only those the previous one
   did not touch, or each sector once where the block's lines fit in its share of
-  the first-level cache (mcl.analyses.block_reuse; ncu's L2 read sectors on the
-  H100 within 20% for 47 of 58 examples); a load that model cannot evaluate, per
+  the first-level cache (mcl.analyses.block_reuse; within 20% of the sectors ncu
+  counts as missing in the L1 for 56 of the 58 examples). The L2 itself may look up
+  fewer: its request coalescer merges the requests of SMs near each other for the
+  same sector at the same time (benchmarks/opencl/coalescer_probe.py: up to about 4
+  to 1), which depends on how closely the blocks keep pace and is not predicted, so
+  this counts at most what the L2 serves (its lookups within 20% for 47 of 58;
+  matmul's tiled versions 52-96% of their misses); a load that model cannot evaluate, per
   warp request the sectors its lanes touch, and in the iterations of the innermost
   sequential loop around it after the first only those it did not touch before; a
   gather (addresses data choose) a sector per lane, less the share of its array the

@@ -390,21 +390,50 @@ def test_bank_conflicts_the_feedback_counts_agree_with_ncu():
     assert flagged >= 8, flagged
 
 
-def test_l2_read_bytes_of_the_time_model_against_ncu():
+L1_MISSES = json.loads((Path(__file__).parent / "fidelity" / "l1_misses.json").read_text())
+
+
+def test_l2_read_bytes_of_the_time_model_against_the_l1_misses():
     """The bytes the global loads take from the L2, as the time model's `l2 bandwidth`
-    part counts them (mcl.analyses.timing.cache_bytes), against ncu's L2 read sectors:
-    within 20% for 47 of the 58 examples since the warps of a block share sectors
-    through the L1 and a gather finds the part of its array the L1 holds there
-    (mcl.analyses.block_reuse; 30 when each warp request counted alone, 2026-11-27).
-    Exact for the streams (vector_add, black_scholes, histogram). Still off: spmv_csr
-    perfect (-30%: a row per lane, whose streams the L1 shares and whose gather it
-    holds less of than the model says); matmul's
-    tiled versions (+21% to +29%, hopper_v11/v12 +84% to +96%), where ncu counts less
-    than the panels every block reads once (v11: 207 MB against 403 MB for 128 blocks
-    each reading 1 MB of a and 2 MB of b), which no reuse in an SM's L1 explains (not
-    understood); under: gesummv perfect (-55%), whose lines of one iteration fill the
-    L1 (the model keeps them, the hardware refetches some). A floor, so that a change
-    that moves the count away from the hardware fails here."""
+    part counts them (mcl.analyses.timing.cache_bytes: the sectors a block's loads
+    miss in its SM's L1, mcl.analyses.block_reuse), against the sectors ncu counts
+    as missing in the L1 (global-load sectors less L1 hits; l1_misses.json, measured
+    on the H200, whose SMs and L1 are the H100's: its global-load sectors equal the
+    H100 record's for all 58 examples): within 20% for 56 of the 58. Off: gesummv
+    perfect (-36%: one iteration's lines of A and B fill the L1, which the model
+    keeps and the hardware partly fetches again; 217 MB on the H200 and 311 MB of L2
+    reads on the H100, so the refetch varies from run to run) and spmv_csr perfect
+    (-30%: a row per lane, whose gather the L1 holds less of than the model says).
+    A floor, so that a change that moves the count away from the hardware fails."""
+    within = 0
+    for name, n in L1_MISSES["cases"].items():
+        if name not in CASES or CASES[name].digest != n["digest"]:
+            pytest.fail(f"{name} changed since its L1 misses were measured: run "
+                        "benchmarks/runs/l1_fill_h200.sh and record_l1_misses.py")
+        got = P.memory_figures(CASES[name]).get("l2_read_bytes")
+        measured = n["l1_miss_sectors"] * 32
+        within += got is not None and abs(got - measured) <= 0.2 * measured
+        if CASES[name].kernel in ("vector_add", "black_scholes", "histogram"):
+            assert got == pytest.approx(measured, rel=0.1), name
+    assert len(L1_MISSES["cases"]) == 58
+    assert within >= 56, within
+
+
+def test_the_l2s_request_coalescer_explains_the_l2_reads_below_the_l1_misses():
+    """The L2's own read lookups (ncu's `lts__t_sectors_srcunit_tex_op_read`, the H100
+    record) are fewer than the L1s' misses where SMs near each other read the same
+    sectors at the same time: the L2's request coalescer merges their requests
+    (benchmarks/opencl/coalescer_probe.py: groups with neighbouring ids streaming
+    the same data at the same time, up to about 4 to one; none where they read it
+    at other times or are far apart). The model does not predict the merging, which
+    depends on how closely the blocks keep pace: matmul's tiled versions, whose
+    blocks read the same tiles in the same phase, see 52% (hopper_v11) to 96%
+    (hopper_v1) of their misses at the L2. Here: the L2 never counts more than the
+    misses in the same run (l1_misses.json; 2% for the reads the coalescer cannot
+    merge), and the model's count is within 20% of the L2's own (the H100 record)
+    for at least 47 of the 58 (the floor before)."""
+    for name, n in L1_MISSES["cases"].items():
+        assert n["l2_read_sectors"] <= 1.02 * n["l1_miss_sectors"], name
     within = 0
     for name in EXAMPLES:
         n = BY_NAME[name].get("ncu")
@@ -413,6 +442,4 @@ def test_l2_read_bytes_of_the_time_model_against_ncu():
         got = P.memory_figures(_case(name)).get("l2_read_bytes")
         measured = n["l2_read_sectors"] * 32
         within += got is not None and abs(got - measured) <= 0.2 * measured
-        if CASES[name].kernel in ("vector_add", "black_scholes", "histogram"):
-            assert got == pytest.approx(measured, rel=0.1), name
     assert within >= 47, within
