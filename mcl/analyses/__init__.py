@@ -232,11 +232,10 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     if _want(selected, "cache"):
         a = CacheAnalysis()
         out += a.report(a.analyze(sym, num), hw)
-    atomics_s = None
+    findings = []
     if _want(selected, "atomics", "time"):
         a = AtomicsAnalysis()
         findings = a.analyze(sym, num)
-        atomics_s = max((x.seconds for x in findings if x.seconds), default=None)
         if "atomics" in selected:
             out += a.report(findings, hw)
     view = KernelView(sym, num, hw, resources=resources)
@@ -255,7 +254,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
                     out.append(d)
         missing |= view.missing
     if "time" in selected and num is not sym:
-        out += _time_report(view, atomics_s)
+        out += _time_report(view, findings)
     if "guards" in selected:
         out += guards.report(f, num)
     if "staging" in selected:
@@ -275,14 +274,16 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
 _FUNCTION_SHARE = 0.25
 
 
-def _time_report(view: KernelView, atomics_s: float | None) -> list[Diagnostic]:
-    """The predicted time (mcl.analyses.timing) and what limits it."""
+def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
+    """The predicted time (mcl.analyses.timing) and what limits it (``findings``: the
+    atomic updates of mcl.analyses.atomics)."""
+    from mcl.analyses.atomics import queued_seconds
     from mcl.analyses.occupancy import occupancy
     from mcl.analyses.timing import predicted_time
 
     occ = occupancy(view)
     view.missing.clear()
-    t = predicted_time(view, occ, atomics_s)
+    t = predicted_time(view, occ, queued_seconds(findings, view, occ))
     if t is None:
         return []
     others = ", ".join(f"{k} {time_text(v)}" for k, v in sorted(t.parts.items(),

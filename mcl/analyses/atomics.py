@@ -11,7 +11,9 @@ the element, so ``updates × latency / clock`` is a lower bound on the time the
 updates take, one after the other. The float ``atomicAdd`` of OpenCL 1.2
 devices is a compare-and-swap loop whose retries make contended updates far
 slower than that (2^20 updates of one float take about 40 s on an H100), so the
-bound is stated as a bound.
+message states the bound as a bound; the time model (:func:`queued_seconds`) takes
+the target's measured time per update with as many updates of the element pending
+at once as the resident blocks hold, where the target file has it.
 
 Where that bound is a sizeable part of the kernel's least time (its roofline),
 the message is a warning that proposes combining values first: a tree in faster
@@ -163,6 +165,74 @@ class AtomicsAnalysis:
                           loops=[lp.var for lp in f.sharing])
             out.append(d)
         return out
+
+
+def queued_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float | None:
+    """What the updates of the most updated element take in the time model: for a float
+    atomicAdd that the target makes a compare-and-swap loop (``float_atomic_add =
+    "cas"``), the device's measured time per update with as many updates of the element
+    pending at once as the resident blocks hold (:func:`cas_seconds`); else the
+    serialised updates' bound of the finding (integer updates back to back, elements
+    chosen by data at least their share)."""
+    times = [cas_seconds(f, view, occ) or f.seconds for f in findings]
+    return max((t for t in times if t), default=None)
+
+
+def cas_seconds(finding: AtomicFinding, view: Any, occ: Any) -> float | None:
+    """The compare-and-swap updates of one float element, where the target's code makes
+    them so and measured them: each update retries until no other came in between, so
+    an update takes longer the more are pending. ``P`` pending: the work-items of a
+    block that update the element (those its loops inside the block give, 1 where an
+    ``if (tid == 0)`` picks one) times the blocks resident at once. Updates that start
+    together (no more than ``P``) take the target's ``cas_update_seconds`` for that
+    many each; where blocks replace each other in the queue (more updates than ``P``),
+    the first ``P`` so and every further one ``cas_stream_seconds`` for ``P``
+    (benchmarks/opencl/cas_rate.py). None where this does not apply."""
+    from mcl.analyses.timing import instances
+    from mcl.analyses.traffic import grid_units
+
+    hw = view.hardware
+    target = finding.site.target
+    settings = device_settings(hw) if hw is not None else {}
+    n = _number(finding.num_updates)
+    if target is None or _integer(target) or settings.get("float_atomic_add") != "cas" \
+            or n is None or occ is None or not occ.resident:
+        return None
+    together, stream = settings.get("cas_update_seconds"), settings.get("cas_stream_seconds")
+    if not isinstance(together, dict) or not isinstance(stream, dict):
+        return None
+    per_block = 1.0
+    for lp in finding.sharing:
+        unit = getattr(getattr(lp.group, "unit", None), "name", None)
+        if lp.kind == "foreach" and unit != occ.unit:
+            per_block *= _number(lp.trips) or 1.0
+    blocks, holders = grid_units(view, occ.unit), instances(hw, occ.holder)
+    if not blocks or not holders:
+        return None
+    pending = per_block * min(blocks, occ.resident * holders)
+    latency = update_latency(hw, target)
+    clock = hw.clock_frequency()
+    floor = float(latency) / float(clock) if latency and clock else 0.0
+    first = min(n, pending)
+    seconds = first * max(floor, _interpolated(together, first))
+    if n > pending:
+        seconds += (n - pending) * max(floor, _interpolated(stream, pending))
+    return seconds
+
+
+def _interpolated(table: dict, x: float) -> float:
+    """The table's value (keys: counts, as strings) at ``x``: straight lines between its
+    points on logarithmic axes, the last line beyond them, and below the first point
+    its value scaled by ``x`` (fewer pending updates, proportionally less waiting)."""
+    pts = sorted((float(k), float(v)) for k, v in table.items())
+    if x <= pts[0][0]:
+        return pts[0][1] * x / pts[0][0]
+    if len(pts) == 1:
+        return pts[0][1]
+    i = next((i for i in range(1, len(pts)) if x <= pts[i][0]), len(pts) - 1)
+    (x0, y0), (x1, y1) = pts[i - 1], pts[i]
+    slope = math.log(y1 / y0) / math.log(x1 / x0)
+    return y0 * (x / x0) ** slope
 
 
 def update_seconds(hw: Any, target: Any) -> tuple[float, str] | None:

@@ -70,7 +70,11 @@ the largest, and its name says what limits the kernel:
   H100 vector_add's 1056 blocks of 256 threads over 2^24 elements measure 0.5%
   slower than 1024 blocks that go round 16 times each, though more warps are in
   flight);
-* ``atomics``: the serialised updates of the most contended atomic element;
+* ``atomics``: the serialised updates of the most contended atomic element
+  (mcl.analyses.atomics.queued_seconds: integer ones back to back in the L2, float
+  compare-and-swap loops at the target's measured time per update with that many
+  pending: reduction's versions within 12% on the H100 but hopper_v3, whose 132
+  updates follow its reads, -27%);
 * ``block dispatch``: the blocks at the rate the device starts them (the target
   file's ``block_dispatch_rate``, measured: on the H100 about 1.65 blocks per ns up to
   640 threads a block, 0.88 at 1024), which bounds a grid of many blocks that each do

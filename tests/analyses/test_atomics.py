@@ -125,3 +125,70 @@ def test_without_a_measured_interval_an_update_takes_the_caches_latency():
     seconds, how = update_seconds(hopper, target("float"))
     assert seconds == pytest.approx(hopper.memory_latency("global") / hopper.clock_frequency())
     assert how.startswith("one global memory latency of")
+
+
+def _time(path, values: dict) -> dict:
+    """The time pass's figures of ``path`` translated to hopper."""
+    from mcl.analyses.level import feedback_at_level
+
+    found = feedback_at_level(mcl.check(path), "hopper", values=values, only=("time",))
+    (d,) = [d for d in found.diagnostics if d.code == "feedback-time"]
+    return d.data
+
+
+@pytest.mark.parametrize("version, n, pending, updates", [
+    # every work-item of 2^16 updates at once: 64 blocks of 1024, all resident
+    ("perfect", 1 << 16, 1 << 16, 1 << 16),
+    # one work-item a block, 2^16 blocks of 256 behind 8 x 132 resident ones
+    ("gpu_v1", 1 << 24, 1056, 1 << 16),
+    # one a block, 1024 blocks, all resident: they start together
+    ("nvidia_v1", 1 << 24, 1024, 1024),
+])
+def test_compare_and_swap_updates_take_the_measured_time_with_that_many_pending(
+        version, n, pending, updates):
+    """A float atomicAdd that hopper's code makes a compare-and-swap loop retries while
+    other updates come in between, so one takes longer the more are pending: the time
+    model takes hopper.target's measured times per update (benchmarks/opencl/
+    cas_rate.py), for updates that start together (``cas_update_seconds`` with that
+    many pending), and for those that blocks replacing each other queue
+    (``cas_stream_seconds`` with the resident blocks' pending). The H100 measured
+    reduction perfect at n = 2^16 in 364 ms, gpu_v1 at 2^24 in 133 ms and nvidia_v1 in
+    0.354 ms (tests/analyses/fidelity/vendor.json); one memory latency per update, the
+    bound the atomics message states, is 20 ms for the first two."""
+    from mcl.analyses.atomics import _interpolated
+    from mcl.analyses.target_settings import device_settings
+
+    hw = load_hardware("hopper")
+    table = device_settings(hw)
+    floor = hw.memory_latency("global") / hw.clock_frequency()
+    first = min(updates, pending)
+    want = first * max(floor, _interpolated(table["cas_update_seconds"], first))
+    if updates > pending:
+        want += (updates - pending) * _interpolated(table["cas_stream_seconds"], pending)
+    got = _time(EXAMPLES / "reduction" / f"{version}.mcpl", {"n": n})
+    assert got["limiter"] == "atomics"
+    assert got["parts"]["atomics"] == pytest.approx(want)
+    measured = {"perfect": 0.364, "gpu_v1": 0.133, "nvidia_v1": 0.354e-3}[version]
+    assert got["parts"]["atomics"] == pytest.approx(measured, rel=0.2)
+
+
+def test_measured_tables_interpolate_on_logarithmic_axes():
+    from mcl.analyses.atomics import _interpolated
+
+    table = {"1024": 1.0, "4096": 4.0}
+    assert _interpolated(table, 2048) == pytest.approx(2.0)
+    assert _interpolated(table, 8192) == pytest.approx(8.0)       # the last line beyond
+    assert _interpolated(table, 512) == pytest.approx(0.5)        # fewer, proportionally
+    assert _interpolated({"264": 3.0}, 1000) == pytest.approx(3.0)
+
+
+def test_without_measured_tables_the_time_model_keeps_the_latency_bound(monkeypatch):
+    """A target file that measured no compare-and-swap times (fermi's): one memory
+    latency per update, the bound the atomics message states."""
+    from mcl.analyses import atomics
+
+    monkeypatch.setattr(atomics, "device_settings", lambda hw: {"float_atomic_add": "cas"})
+    got = _time(EXAMPLES / "reduction" / "gpu_v1.mcpl", {"n": 1 << 24})
+    hw = load_hardware("hopper")
+    assert got["parts"]["atomics"] == pytest.approx(
+        (1 << 16) * hw.memory_latency("global") / hw.clock_frequency())

@@ -187,7 +187,7 @@ def _spearman(a: list[float], b: list[float]) -> float:
 
 
 @pytest.mark.parametrize("kernel,least", [("matmul", 0.94), ("convolution", 0.92),
-                                          ("reduction", 0.95), ("histogram", 0.94),
+                                          ("reduction", 0.97), ("histogram", 0.94),
                                           ("gesummv", 0.99), ("vector_add", 0.99),
                                           ("black_scholes", 0.59), ("spmv_csr", 0.94)])
 def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least):
@@ -201,7 +201,12 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     its loads with its arithmetic; hopper_v5, 8 x 4 outputs on 4 warps, is predicted 6%
     slower than hopper_v4 with the compiler's registers, its 7 blocks of 4 warps hiding
     less of the memory latency than v4's 6 of 8 (17% while the memory part summed the
-    two times), and measured 3% faster), reduction 0.95, histogram 0.95 (hopper_v1
+    two times), and measured 3% faster), reduction 0.98 (0.95 while a float
+    compare-and-swap update took one memory latency: perfect's 2^16 updates of every
+    work-item at once, 364 ms, predicted 20 ms and faster than gpu_v1's; with the
+    measured time per update with that many pending, benchmarks/opencl/cas_rate.py,
+    367 ms and 118 ms against 133; gpu_v1..v3, measured within 0.01%, predicted
+    level), histogram 0.95 (hopper_v1
     fastest, its per-warp bins contended least; gpu_v1 and nvidia_v1, whose blocks share
     their bins, measured 2% apart and predicted level: memory bound, the contention the
     data makes is not known before the run; their final integer updates of the global
@@ -443,3 +448,21 @@ def test_the_l2s_request_coalescer_explains_the_l2_reads_below_the_l1_misses():
         measured = n["l2_read_sectors"] * 32
         within += got is not None and abs(got - measured) <= 0.2 * measured
     assert within >= 47, within
+
+
+def test_predicted_times_of_the_reductions_within_20_percent():
+    """The reductions' time is their float atomicAdds (compare-and-swap loops on the
+    H100): predicted with the target's measured time per update for as many updates
+    pending (mcl.analyses.atomics.queued_seconds), within 20% of the H100's times for
+    8 of the 9 versions (perfect +1%, gpu_v1..v3 -12%, gpu_v4 -10%, nvidia_v1,
+    hopper_v1, hopper_v2 -1% to -2%); hopper_v3 -27%: its 132 updates, at one memory
+    latency each, follow its reads, which the model takes for overlapping. With one
+    memory latency an update, perfect and gpu_v1..v4 were 6 to 18 times below."""
+    within = 0
+    for name in EXAMPLES:
+        if CASES[name].kernel != "reduction":
+            continue
+        rec = BY_NAME[name]
+        got = P.predicted_time(_case(name), rec["registers"])["seconds"]
+        within += abs(got - rec["time_s"]) <= 0.2 * rec["time_s"]
+    assert within >= 8, within
