@@ -314,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true",
                     help="take the analyses' figures from the last run's predictions.json "
                          "(only when the analyses did not change)")
+    ap.add_argument("--renew", action="append", default=[], metavar="KERNEL",
+                    help="with --reuse: compute every figure of this kernel's cases again "
+                         "(after a change of the analyses that only it shows)")
     ap.add_argument("--renew-estimate", action="store_true",
                     help="with --reuse: compute the estimated registers and occupancy (no "
                          "GPU's count) of every case again, keep the rest (after a change of "
@@ -342,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.reuse and cache.exists():
         preds = json.loads(cache.read_text())
     todo = [(r["name"], r["registers"]) for r in ok if r["name"] not in preds
-            or (not cases[r["name"]].sweep and "time" not in preds[r["name"]])]
+            or (not cases[r["name"]].sweep and "time" not in preds[r["name"]])
+            or cases[r["name"]].kernel in args.renew]
     fresh = {name for name, _ in todo}
     again = [r["name"] for r in ok if args.renew_estimate and r["name"] in preds
              and "error" not in preds[r["name"]] and r["name"] not in fresh]
