@@ -128,7 +128,18 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     On the 599 recorded since (58 examples, 541 variants): 50, 432 and 482; with the
     loads in flight of the loops the compiler unrolls four times
     (:func:`_partly_unrolled_loads`; their merged on-chip reads in
-    :func:`_merged_loads`, trip counts built in included): 54, 436 and 490.
+    :func:`_merged_loads`, trip counts built in included): 54, 436 and 490; 54, 443
+    and 497 with occupancy._busy_registers; 54, 450 and 504 with the step-down
+    through a prefetch into registers (:func:`squeeze_slack`, :func:`_staged_elements`).
+    Tried then and not kept (registers_fit.py from 504): the values of device memory
+    that a run-time loop copies into shared memory in an unrolled nest counted as
+    in flight together (one register per copy, given back at a step-down like the
+    fragments: matmul hopper v1 with 64 threads 96 -> 128 and 128 -> 165, the
+    compiler 128 and 167; convolution hopper v2 48 -> 61, the compiler 59): 485
+    (matmul hopper v2's 4 x 8 tiles no longer reach 64 within a fifth, v1 with bk =
+    32 and 64 overshoot); at most 4 such registers: 505, 55 examples; with a step-down
+    of up to a quarter where it gains half as many blocks again or more: 508 but
+    examples 53 and their occupancy 53.
     0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
