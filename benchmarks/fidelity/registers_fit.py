@@ -2,7 +2,9 @@
 mcl.analyses.occupancy.registers_per_unit) against the NVIDIA compiler's count for
 every recorded fidelity case (tests/analyses/fidelity/vendor.json): per version,
 estimate and compiler for each case, and the count within ±10% on the examples and
-separately on the sweep (a check against fitting the examples).
+separately on the sweep (a check against fitting the examples); and the resident
+blocks per SM with the estimate equal to CUDA's (the occupancy the feedback reports
+without a GPU).
 
 ``--split`` also counts the two halves of a split check: the example versions,
 each with its sweep variants, sorted by name and dealt alternately into two halves;
@@ -29,13 +31,15 @@ import fidelity_cases as C  # noqa: E402
 import fidelity_predict as P  # noqa: E402
 
 
-def _estimate(name: str) -> tuple[str, int | None]:
+def _estimate(name: str) -> tuple[str, int | None, int | None]:
+    """(name, registers estimated, resident blocks with them)."""
     case = _CASES[name]
     try:
-        return name, P.predict(case, only=("occupancy",)).get("registers")
+        got = P.predict(case, only=("occupancy",))
+        return name, got.get("registers"), got.get("resident_blocks")
     except Exception as e:  # noqa: BLE001 - a case that no longer builds is reported
         print(f"{name}: {e}", file=sys.stderr)
-        return name, None
+        return name, None, None
 
 
 _CASES = {c.name: c for c in C.all_cases()}
@@ -60,7 +64,9 @@ def main() -> None:
     names = [n for n in rec if n in _CASES and _CASES[n].digest == rec[n]["digest"]
              and (not a.kernel or _CASES[n].kernel in a.kernel)]
     with ProcessPoolExecutor(a.j, initializer=_set_offset, initargs=(a.offset,)) as ex:
-        got = dict(ex.map(_estimate, names, chunksize=4))
+        results = list(ex.map(_estimate, names, chunksize=4))
+    got = {n: r for n, r, _ in results}
+    blocks = {n: b for n, _, b in results}
     groups: dict[str, list[str]] = defaultdict(list)
     for n in names:
         groups[n.split("[")[0]].append(n)
@@ -81,6 +87,11 @@ def main() -> None:
         print("\n".join(lines))
     (eh, en), (sh, sn) = tally[False], tally[True]
     print(f"examples within ±10%: {eh}/{en}; sweep: {sh}/{sn}; all: {eh + sh}/{en + sn}")
+    same = {False: 0, True: 0}
+    for n in names:
+        same[_CASES[n].sweep] += blocks[n] == rec[n]["resident_blocks"]
+    print(f"occupancy with the estimate (resident blocks as CUDA's): examples "
+          f"{same[False]}/{en}; sweep: {same[True]}/{sn}")
     if a.split:
         versions = sorted(groups)
         for half in (0, 1):

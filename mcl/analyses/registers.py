@@ -128,7 +128,18 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     On the 599 recorded since (58 examples, 541 variants): 50, 432 and 482; with the
     loads in flight of the loops the compiler unrolls four times
     (:func:`_partly_unrolled_loads`; their merged on-chip reads in
-    :func:`_merged_loads`, trip counts built in included): 54, 436 and 490.
+    :func:`_merged_loads`, trip counts built in included): 54, 436 and 490; 54, 443
+    and 497 with occupancy._busy_registers; 54, 450 and 504 with the step-down
+    through a prefetch into registers (:func:`squeeze_slack`, :func:`_staged_elements`).
+    Tried then and not kept (registers_fit.py from 504): the values of device memory
+    that a run-time loop copies into shared memory in an unrolled nest counted as
+    in flight together (one register per copy, given back at a step-down like the
+    fragments: matmul hopper v1 with 64 threads 96 -> 128 and 128 -> 165, the
+    compiler 128 and 167; convolution hopper v2 48 -> 61, the compiler 59): 485
+    (matmul hopper v2's 4 x 8 tiles no longer reach 64 within a fifth, v1 with bk =
+    32 and 64 overshoot); at most 4 such registers: 505, 55 examples; with a step-down
+    of up to a quarter where it gains half as many blocks again or more: 508 but
+    examples 53 and their occupancy 53.
     0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
@@ -448,9 +459,20 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
     as they arrive instead of holding them all (of a fragment read through a sliding
     window, the window: :func:`passed_elements`; not the accumulators, updated
     rather than copied: :func:`fragments`). Only where the device memory is
-    read solely to be copied into an on-chip memory (``l_a[..] = a[..]``): values of
-    device-memory loads in flight it keeps (a prefetch into registers, a global load
-    used by the arithmetic). 0 where it cannot."""
+    read solely to be copied into an on-chip memory, directly (``l_a[..] = a[..]``)
+    or through registers that hold the values in flight meanwhile (a prefetch into
+    registers, :func:`_staged_elements`) as long as those are fewer than the
+    fragments' values: device values used by the arithmetic it keeps. 0 where it
+    cannot.
+
+    The prefetch through registers, checked on the 599 recorded kernels
+    (registers_fit.py): 497 -> 504 within ±10% (matmul hopper v3 with 16 x 8 tiles at
+    64 and 128 threads, 191 -> 168, as the compiler; v6 with tn = 32, 146 -> 128, the
+    compiler 126; none leaves ±10%), split halves 246 -> 247 of 284 and 251 -> 257 of
+    315; occupancy with the estimate: examples 54 of 58 as before, sweep 464 -> 476
+    of 541. Without the bound to the values in flight (every prefetch through
+    registers): 498, v5, v7 and v10 with bk = 32 stepping down to 128 where the
+    compiler takes 147 to 161."""
     from mcl.analyses.stats import main_space
     from mcl.mcpl import ast
     device = main_space(k)
@@ -464,17 +486,61 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
         if target is not None and s.op == "=" and isinstance(s.value, ast.Index) and \
                 target.space not in spaces and target.space != device:
             copies.add(id(s.value))
-    if any(a.space == device and not a.write and id(a.node) not in copies
-           for a in k.accesses):
+    staged = _staged_elements(k, copies)
+    if staged is None:
         return 0
     frags = fragments(k)
     passed = passed_elements(k)
     slack = sum(int(d.elements) - passed.get(d.node.name, 0) for d in k.decls
                 if d.node.name in frags and d.space in spaces
                 and d.elements is not None and d.elements.is_number)
+    if slack <= staged:
+        return 0
     if slack and sym is not None:
         slack += _merged_loads(k, sym)
     return slack
+
+
+def _staged_elements(k: Kernel, copies: set[int]) -> int | None:
+    """The device-memory values a kernel keeps in flight only to copy them into an
+    on-chip memory later (a prefetch through registers: ``aNext[u] = a[i, k]`` at a
+    phase's start, ``l_a[.., ar] = aNext[u]`` at its end, matmul hopper v3 - v10):
+    the elements of the register arrays so filled; 0 where every device read is
+    copied into on-chip memory directly (``copies``: the ids of those reads); None
+    where some device read is used otherwise (by the arithmetic, or kept in a
+    register array that anything else reads).
+
+    The compiler can give back the fragments' registers to reach an occupancy step
+    (:func:`squeeze_slack`) only where they are more than these values, which stay
+    live across the arithmetic whatever it does with the fragments' loads: matmul
+    hopper v3 with 16 x 8 tiles (24 fragment values, 8 in flight) takes 168
+    registers, the most for 3 blocks of 128 threads, where it needs about 191 (204
+    at 256 threads, where no step is in reach); v5, v7 and v10 with bk = 32 (16
+    fragment values, 24 to 32 in flight) keep 147 to 161 and one block of 256."""
+    from mcl.analyses.stats import main_space
+    from mcl.mcpl import ast
+    device = main_space(k)
+    spaces = register_spaces(k.hardware)
+    by_node = {id(a.node): a for a in k.accesses}
+    filled: dict[str, set[int]] = {}        # register array -> device reads filling it
+    for s in ast.walk(k.function.body):
+        if not isinstance(s, ast.Assign) or s.op != "=":
+            continue
+        t = by_node.get(id(s.target))
+        if t is not None and t.space in spaces and isinstance(s.value, ast.Index) and \
+                (a := by_node.get(id(s.value))) is not None and not a.write \
+                and a.space == device:
+            filled.setdefault(t.name, set()).add(id(s.value))
+    staged = set(filled)
+    for a in k.accesses:       # a staging array is read only by copies to on-chip memory
+        if a.name in staged and not a.write and id(a.node) not in copies:
+            staged.discard(a.name)
+    through = {x for name in staged for x in filled[name]}
+    if any(a.space == device and not a.write and id(a.node) not in copies | through
+           for a in k.accesses):
+        return None
+    return sum(int(d.elements) for d in k.decls if d.node.name in staged
+               and d.space in spaces and d.elements is not None and d.elements.is_number)
 
 
 def recomputable(k: Kernel, sym: Kernel | None) -> int:
