@@ -189,15 +189,17 @@ def cas_seconds(finding: AtomicFinding, view: Any, occ: Any) -> float | None:
     the first ``P`` so and every further one ``cas_stream_seconds`` for ``P``
     (benchmarks/opencl/cas_rate.py). None where this does not apply."""
     from mcl.analyses.timing import instances
-    from mcl.analyses.traffic import grid_units
+    from mcl.analyses.traffic import grid_units, write_back_cache
 
     hw = view.hardware
     target = finding.site.target
     settings = device_settings(hw) if hw is not None else {}
     n = _number(finding.num_updates)
     if target is None or _integer(target) or settings.get("float_atomic_add") != "cas" \
-            or n is None or occ is None or not occ.resident:
+            or n is None or occ is None or not occ.resident or target.space is None:
         return None
+    if write_back_cache(hw, target.space) is None:
+        return None   # measured for device memory, which the L2 holds: not shared memory
     together, stream = settings.get("cas_update_seconds"), settings.get("cas_stream_seconds")
     if not isinstance(together, dict) or not isinstance(stream, dict):
         return None

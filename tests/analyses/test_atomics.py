@@ -195,3 +195,44 @@ def test_without_measured_tables_the_time_model_keeps_the_latency_bound(monkeypa
     hw = load_hardware("hopper")
     assert got["parts"]["atomics"] == pytest.approx(
         (1 << 16) * hw.memory_latency("global") / hw.clock_frequency())
+
+
+def test_the_measured_queue_is_for_device_memory_not_shared_memory(tmp_path):
+    """A float atomicAdd on shared memory (each block its own element) keeps one
+    memory latency per update: the measured compare-and-swap times are of an element
+    of device memory, which every SM's updates reach through the L2."""
+    path = tmp_path / "k.mcpl"
+    path.write_text(textwrap.dedent("""\
+        module k;
+
+        import hopper;
+
+        hopper void k(const int n = 1048576, global float[n] input, global float[n] out) {
+          foreach (int bi in n / 256 blocks) {
+            shared float[1] s;
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                int tid = w * 32 + t;
+                atomicAdd(s[0], input[bi * 256 + tid]);
+                barrier(shared);
+                out[bi * 256 + tid] = s[0];
+              }
+            }
+          }
+        }
+        """))
+    from mcl.analyses import atomics
+
+    checked = mcl.check(path)
+    assert not checked.errors, [e.message for e in checked.errors]
+    seen = []
+    real = atomics.cas_seconds
+
+    def spy(finding, view, occ):
+        seen.append(real(finding, view, occ))
+        return seen[-1]
+
+    import unittest.mock
+    with unittest.mock.patch.object(atomics, "cas_seconds", spy):
+        found = [d for d in mcl.feedback(checked, only=["time"]) if d.code == "feedback-time"]
+    assert found and seen == [None]
