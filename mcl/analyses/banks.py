@@ -123,20 +123,31 @@ def unrolled_run(view: KernelView, nacc: Access, lane: Loop, width: int,
     although the generator writes single ones, and the loop that makes them: a read
     whose offset moves by one element per iteration of an enclosing counted loop that
     is unrolled completely, with every loop inside it (mcl.opencl.vectorize.MAX_UNROLL),
-    where 4 iterations start at a multiple of 4 elements in every lane: unrolled, the
-    reads are at constant distances from an aligned address. None where there is no
-    such loop."""
+    or that the compiler unrolls by a multiple of 4 (mcl.analyses.registers.
+    partly_unrolled: matmul gpu_v3's ``l_a[ei][k]`` in ``k < p``, four
+    ``ld.shared.v4.f32`` per four ``k`` in its PTX, ncu's 2 shared wavefronts per ``k``
+    and warp), where 4 iterations start at a multiple of 4 elements in every lane:
+    unrolled, the reads are at constant distances from an aligned address. None where
+    there is no such loop."""
+    from mcl.analyses.registers import partly_unrolled
     from mcl.opencl.vectorize import MAX_UNROLL
     if lane not in nacc.loops or nacc.offset is None:
         return None
     inner = nacc.loops[nacc.loops.index(lane) + 1:]
+    partly = None
     for lp in reversed(inner):
         trips = view.value(lp.trips) if lp.trips is not None else None
         start = view.value(lp.start) if lp.start is not None else 0
         step = view.value(lp.step) if lp.step is not None else 1
-        if lp.kind != "for" or trips is None or trips > MAX_UNROLL or start is None \
-                or step != 1:
+        if lp.kind != "for" or trips is None or start is None or step != 1:
             return None     # this loop and those around it stay loops
+        if trips > MAX_UNROLL:
+            # a loop the compiler unrolls by a factor of 4 or more (registers'
+            # partly_unrolled: matmul nvidia's k < p) merges 4 iterations all the same
+            if partly is None:
+                partly = {id(q.node): f for q, f in partly_unrolled(view.num, view.sym)}
+            if partly.get(id(lp.node), 1) % RUN or trips % RUN:
+                return None
         if trips % RUN:
             continue
         rows = run_rows(view, nacc, lp, start, lane, width, at)

@@ -275,6 +275,13 @@ def _partly_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
     return out
 
 
+def partly_unrolled(k: Kernel, sym: Kernel) -> list[tuple[Any, int]]:
+    """The loops of ``k`` the compiler unrolls by a factor, with the factor
+    (:func:`_partly_unrolled`, :func:`_partial_unroll`)."""
+    factor = _partial_unroll(k)
+    return [(lp, factor) for lp in _partly_unrolled(k, sym)]
+
+
 def _partly_unrolled_loads(k: Kernel, sym: Kernel) -> int:
     """Registers for the loads of device memory in the copies of a loop that the
     compiler unrolls by a factor (:func:`_partly_unrolled`): each read, in each

@@ -389,14 +389,19 @@ def _memory_instructions(view: KernelView, register_spaces,
                          estimated: dict | None = None, lines: bool = True) -> float | None:
     """Accesses to addressable memory by all units, in lanes' accesses (the load-store
     units take one warp's request per cycle); a run of 4 adjacent elements that the
-    generator makes one 128-bit access counts once. A warp's request to cached memory
-    takes a cycle per cache line its lanes touch (the first-level cache's tag stage).
+    generator makes one 128-bit access counts once, and so do 4 reads of banked
+    on-chip memory that the vendor compiler merges into one (mcl.analyses.banks.
+    unrolled_run: matmul gpu_v3..hopper, whose memory-instructions part was 18-23%
+    above their measured times while it counted each read of ``l_a[ei][k]``). A warp's
+    request to cached memory takes a cycle per cache line its lanes touch (the
+    first-level cache's tag stage).
     Reads of read-only memory that are constants of the generated code
     (:func:`_constant_operand`) are not counted. A load whose address or trip count
     depends on data counts as ``estimated`` gives it: its warp requests, each a cycle
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
     request once however many lines it touches (what the warp's scheduler issues).
     Reads of an array passed by value (mcl.opencl.by_value) are operands."""
+    from mcl.analyses.banks import unrolled_run
     from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     from mcl.opencl.by_value import passed_by_value
     found = lockstep_loop(view)
@@ -419,6 +424,11 @@ def _memory_instructions(view: KernelView, register_spaces,
         run = per = None
         if found and found[0] in nacc.loops:
             run = run_offsets(view, nacc, found[0], found[1])
+            if run is None and not nacc.write and any(
+                    m.nr_banks for m in hw.memories_holding(sacc.space)):
+                # 4 reads of on-chip memory the vendor compiler merges into one
+                merged = unrolled_run(view, nacc, found[0], found[1])
+                run = merged[0] if merged is not None else None
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
                         if c.cache_line_size), default=None)
             if line and lines:
