@@ -16,8 +16,6 @@ to the L1s (`l1tex__m_xbar2l1tex_read_sectors`, atomics' replies included).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 from pathlib import Path
@@ -25,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fidelity_cases as C  # noqa: E402
+from report import ncu_rows  # noqa: E402
 
 OUT = C.ROOT / "tests" / "analyses" / "fidelity" / "l1_misses.json"
 COLUMNS = {"ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -35,23 +34,14 @@ COLUMNS = {"ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
 
 
 def read_run(raw: Path) -> dict[str, dict[str, float]]:
-    """Counters per case: ncu_fill*.csv, one kernel per case in the order of the
-    launch log beside it (launch_fill*.log) lists the cases launched."""
+    """Counters per case of the run in ``raw`` (report.ncu_rows: ncu_fill*.csv, each
+    case's kernel in the order its launch_fill*.log lists the cases), with the L1's
+    misses."""
     out = {}
-    for path in sorted(raw.glob("ncu_fill*.csv")):
-        text = path.read_text()
-        rows = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
-                if r.get("Kernel Name")]
-        log = raw / path.name.replace("ncu_fill", "launch_fill").replace(".csv", ".log")
-        names = [ln.split("launch ", 1)[1].rsplit(":", 1)[0].strip()
-                 for ln in log.read_text().splitlines()
-                 if "launch " in ln and ln.strip().endswith(": ok")]
-        for name, r in zip(names, rows, strict=False):
-            vals = {k: float(r[m].replace(",", "")) for k, m in COLUMNS.items()
-                    if r.get(m) not in (None, "", "nan")}
-            if "ld_sectors" in vals and "ld_hit_sectors" in vals:
-                vals["l1_miss_sectors"] = vals["ld_sectors"] - vals["ld_hit_sectors"]
-                out[name] = vals
+    for name, vals in ncu_rows(raw, COLUMNS).items():
+        if "ld_sectors" in vals and "ld_hit_sectors" in vals:
+            vals["l1_miss_sectors"] = vals["ld_sectors"] - vals["ld_hit_sectors"]
+            out[name] = vals
     return out
 
 

@@ -9,10 +9,7 @@ import json
 import fidelity_cases as C
 
 #: the L1 misses of the examples (benchmarks/fidelity/record_l1_misses.py)
-_L1_RECORD = json.loads((C.ROOT / "tests" / "analyses" / "fidelity" / "l1_misses.json")
-                        .read_text())
-L1_MISSES = _L1_RECORD["cases"]
-L1_HOW = f"measured on the {_L1_RECORD['device']}, whose SMs and L1 are the H100's"
+L1_RECORD = C.ROOT / "tests" / "analyses" / "fidelity" / "l1_misses.json"
 
 
 def pct(a: float, b: float) -> float:
@@ -107,6 +104,8 @@ def memory_section(ex: list, ncu: dict, preds: dict):
     """The section's lines and its (predicted, measured, name) points by quantity:
     DRAM bytes, sectors per request, L2 read bytes against the L2's lookups and
     against the L1s' misses."""
+    l1 = json.loads(L1_RECORD.read_text())
+    l1_misses = l1["cases"]
     md = ["", "## Memory traffic of the examples (ncu, fidelity sizes of fidelity_cases.py)", "",
            "Predicted DRAM bytes: the compulsory traffic (each element of the parameters' "
            "arrays once) less the written lines the L2 still holds at kernel end "
@@ -155,7 +154,7 @@ def memory_section(ex: list, ncu: dict, preds: dict):
         pl2 = mem.get("l2_read_bytes")
         if l2 and pl2 is not None:
             l2_pts.append((pl2, l2, r["name"]))
-        miss = L1_MISSES.get(r["name"], {}).get("l1_miss_sectors")
+        miss = l1_misses.get(r["name"], {}).get("l1_miss_sectors")
         miss = miss * 32 if miss else None
         if miss and pl2 is not None:
             miss_pts.append((pl2, miss, r["name"]))
@@ -174,7 +173,8 @@ def memory_section(ex: list, ncu: dict, preds: dict):
            f"L2 read bytes (the sectors the time model's `l2 bandwidth` part counts, "
            f"mcl.analyses.timing.cache_bytes: what a block's loads miss in its SM's L1) "
            f"against the L1's misses (ncu's global-load sectors less its L1 hits, "
-           f"{L1_HOW}) within 20%: {within(miss_pts)}/{len(miss_pts)}{beyond(miss_pts)}; "
+           f"measured on the {l1['device']}, whose SMs and L1 are the H100's) "
+           f"within 20%: {within(miss_pts)}/{len(miss_pts)}{beyond(miss_pts)}; "
            f"against the L2's own read lookups (`lts__t_sectors_srcunit_tex_op_read`, the "
            f"H100 record) within 20%: {within(l2_pts)}/{len(l2_pts)}{beyond(l2_pts)}.", "",
            "The L2 looks up fewer sectors than the L1s miss where SMs near each other read "

@@ -39,6 +39,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from probe_timing import nvidia_queue  # noqa: E402
 
 SOURCE = r"""
 __kernel void stream_shared(__global const float4 *src, __global float *out,
@@ -68,16 +71,14 @@ def main() -> int:
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     ap.add_argument("--out", help="write the launches (label, grid, expected sectors) here")
     args = ap.parse_args()
-    import pyopencl as cl
-
-    plats = [p for p in cl.get_platforms() if "NVIDIA" in p.name]
-    if not plats:
-        print("coalescer_probe: no NVIDIA OpenCL device", file=sys.stderr)
+    found = nvidia_queue("coalescer_probe")
+    if found is None:
         return 2
     import ptx_driver as cu
+    import pyopencl as cl
 
     from mcl.opencl.vendor import load
-    ctx = cl.Context([plats[0].get_devices()[0]])
+    _, ctx, _ = found
     prog = cl.Program(ctx, SOURCE).build()
     loaded = load(cu.for_cuda(prog.binaries[0]), "stream_shared", None)
     vecs = args.region // 16

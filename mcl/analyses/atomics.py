@@ -212,9 +212,8 @@ def cas_seconds(finding: AtomicFinding, view: Any, occ: Any) -> float | None:
     if not blocks or not holders:
         return None
     pending = per_block * min(blocks, occ.resident * holders)
-    latency = update_latency(hw, target)
-    clock = hw.clock_frequency()
-    floor = float(latency) / float(clock) if latency and clock else 0.0
+    each = update_seconds(hw, target)      # one memory latency: the least an update takes
+    floor = each[0] if each is not None else 0.0
     first = min(n, pending)
     seconds = first * max(floor, _interpolated(together, first))
     if n > pending:

@@ -129,25 +129,18 @@ def unrolled_run(view: KernelView, nacc: Access, lane: Loop, width: int,
     and warp), where 4 iterations start at a multiple of 4 elements in every lane:
     unrolled, the reads are at constant distances from an aligned address. None where
     there is no such loop."""
-    from mcl.analyses.registers import partly_unrolled
     from mcl.opencl.vectorize import MAX_UNROLL
     if lane not in nacc.loops or nacc.offset is None:
         return None
     inner = nacc.loops[nacc.loops.index(lane) + 1:]
-    partly = None
     for lp in reversed(inner):
         trips = view.value(lp.trips) if lp.trips is not None else None
         start = view.value(lp.start) if lp.start is not None else 0
         step = view.value(lp.step) if lp.step is not None else 1
         if lp.kind != "for" or trips is None or start is None or step != 1:
             return None     # this loop and those around it stay loops
-        if trips > MAX_UNROLL:
-            # a loop the compiler unrolls by a factor of 4 or more (registers'
-            # partly_unrolled: matmul nvidia's k < p) merges 4 iterations all the same
-            if partly is None:
-                partly = {id(q.node): f for q, f in partly_unrolled(view.num, view.sym)}
-            if partly.get(id(lp.node), 1) % RUN or trips % RUN:
-                return None
+        if trips > MAX_UNROLL and (trips % RUN or id(lp.node) not in _merging_loops(view)):
+            return None
         if trips % RUN:
             continue
         rows = run_rows(view, nacc, lp, start, lane, width, at)
@@ -158,6 +151,19 @@ def unrolled_run(view: KernelView, nacc: Access, lane: Loop, width: int,
                 and _aligned_across(view, nacc, lane, width, lp, inner):
             return [off for row in rows for off in row], lp
     return None
+
+
+def _merging_loops(view: KernelView) -> frozenset[int]:
+    """The loops (ids of their nodes) that the compiler unrolls by a multiple of 4
+    without unrolling them completely (mcl.analyses.registers.partly_unrolled: matmul
+    nvidia's ``k < p``), so that 4 of their iterations merge as a completely unrolled
+    loop's do; computed once per view."""
+    if "merging_loops" not in view.memo:
+        from mcl.analyses.registers import partial_unroll, partly_unrolled
+        view.memo["merging_loops"] = frozenset(
+            id(lp.node) for lp in partly_unrolled(view.num, view.sym)
+        ) if partial_unroll(view.num) % RUN == 0 else frozenset()
+    return view.memo["merging_loops"]
 
 
 def _aligned_across(view: KernelView, nacc: Access, lane: Loop, width: int, run: Loop,

@@ -81,6 +81,8 @@ class KernelView:
     #: the vendor compiler's figures for this kernel, when a caller built it
     resources: Resources | None = None
     _cursor: dict[str, int] = field(default_factory=dict)
+    #: what an analysis derives from the kernel once and asks again, by its name
+    memo: dict[str, Any] = field(default_factory=dict)
 
     # ---- sizes
 

@@ -159,7 +159,7 @@ _VECTOR_BYTES = 16
 #: a factor, without loads of later groups in flight)
 _FULL_UNROLL = 64
 #: the most accesses (registers too; its inner loops unrolled) in the body of a loop that
-#: the compiler unrolls by a factor (:func:`_partial_unroll`): a larger body is not
+#: the compiler unrolls by a factor (:func:`partial_unroll`): a larger body is not
 #: copied. The
 #: recorded loops of build-time trip count beyond :data:`_FULL_UNROLL` hold at most 49
 #: (matmul nvidia, gpu v3, nvidia v1, hopper: unrolled, their counts show it) or at
@@ -173,7 +173,7 @@ def _merged_loads(k: Kernel, sym: Kernel, direct_only: bool = False) -> int:
     """Registers for values of several iterations of an unrolled loop that the
     compiler loads at once: a read of an on-chip memory (shared, local, constant:
     not the device memory, not registers) in a nest of constant-trip loops inside a
-    run-time loop or a loop unrolled by a factor (:func:`_partly_unrolled`, its trip
+    run-time loop or a loop unrolled by a factor (:func:`partly_unrolled`, its trip
     count built in: matmul nvidia's ``l_a[ei][k]`` in ``k < p``, ``p`` the size of
     ``l_a``, is the nest ``k``, ``ei``), whose address steps by one element along an
     outer loop of the nest (matmul hopper v1: ``l_a[ti * tm + ei, q]`` in the k-tile
@@ -190,7 +190,7 @@ def _merged_loads(k: Kernel, sym: Kernel, direct_only: bool = False) -> int:
     runtime = {id(lp.node) for lp in sym.loops if lp.kind != "foreach"} - constant
     # a loop unrolled by a factor (its trip count known when the kernel is built) is
     # kept as a loop around the nest, and its iterations merge as a constant loop's
-    partly = {id(lp.node) for lp in _partly_unrolled(k, sym)}
+    partly = {id(lp.node) for lp in partly_unrolled(k, sym)}
     constant |= partly
     runtime |= partly
     spaces = register_spaces(k.hardware)
@@ -231,7 +231,7 @@ def _merged_loads(k: Kernel, sym: Kernel, direct_only: bool = False) -> int:
     return extra
 
 
-def _partial_unroll(k: Kernel) -> int:
+def partial_unroll(k: Kernel) -> int:
     """The factor by which the target's compiler unrolls a counted loop that it does
     not unroll completely: ``partial_unroll`` in the ``[device]`` table of the target
     file (hopper.target: 4, as the SASS of NVIDIA's OpenCL driver for the H100 shows
@@ -245,16 +245,16 @@ def _partial_unroll(k: Kernel) -> int:
     return factor if isinstance(factor, int) and factor > 1 else 1
 
 
-def _partly_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
+def partly_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
     """The loops of ``k`` that the compiler unrolls by a factor
-    (:func:`_partial_unroll`; none where it is 1): counted
+    (:func:`partial_unroll`; none where it is 1): counted
     loops whose trip count is known when the kernel is built
     (:func:`_build_time_trips`: a number, or sizes built in, as matmul nvidia's ``k <
     p`` where ``p`` sizes the shared array) and is too long to unroll completely
     (beyond :data:`_FULL_UNROLL`), with a small body (at most :data:`_PARTIAL_BODY`
     accesses, of registers too, its inner loops unrolled: a measure of its
     instructions, the multiply-adds of an accumulation among them)."""
-    if _partial_unroll(k) == 1:
+    if partial_unroll(k) == 1:
         return []
     sym_loops = {id(lp.node): lp for lp in sym.loops}
     out = []
@@ -275,16 +275,9 @@ def _partly_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
     return out
 
 
-def partly_unrolled(k: Kernel, sym: Kernel) -> list[tuple[Any, int]]:
-    """The loops of ``k`` the compiler unrolls by a factor, with the factor
-    (:func:`_partly_unrolled`, :func:`_partial_unroll`)."""
-    factor = _partial_unroll(k)
-    return [(lp, factor) for lp in _partly_unrolled(k, sym)]
-
-
 def _partly_unrolled_loads(k: Kernel, sym: Kernel) -> int:
     """Registers for the loads of device memory in the copies of a loop that the
-    compiler unrolls by a factor (:func:`_partly_unrolled`): each read, in each
+    compiler unrolls by a factor (:func:`partly_unrolled`): each read, in each
     completely unrolled iteration of the loops inside (up to :data:`_FULL_UNROLL`),
     is as many loads as the factor, their values in flight together (matmul
     nvidia: ``bkj = b[k, j]`` for four ``k``), and where the offset steps by a size
@@ -309,8 +302,8 @@ def _partly_unrolled_loads(k: Kernel, sym: Kernel) -> int:
     dead = dead_reads(k)
     by_node = {id(a.node): a for a in sym.accesses}
     extra = 0
-    factor = _partial_unroll(k)
-    for lp in _partly_unrolled(k, sym):
+    factor = partial_unroll(k)
+    for lp in partly_unrolled(k, sym):
         for a in k.accesses:
             if a.write or a.space != device or id(a.node) in dead or lp not in a.loops:
                 continue

@@ -401,8 +401,7 @@ def _memory_instructions(view: KernelView, register_spaces,
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
     request once however many lines it touches (what the warp's scheduler issues).
     Reads of an array passed by value (mcl.opencl.by_value) are operands."""
-    from mcl.analyses.banks import unrolled_run
-    from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
+    from mcl.analyses.functions import RUN, lockstep_loop
     from mcl.opencl.by_value import passed_by_value
     found = lockstep_loop(view)
     hw = view.hardware
@@ -423,18 +422,28 @@ def _memory_instructions(view: KernelView, register_spaces,
             return None
         run = per = None
         if found and found[0] in nacc.loops:
-            run = run_offsets(view, nacc, found[0], found[1])
-            if run is None and not nacc.write and any(
-                    m.nr_banks for m in hw.memories_holding(sacc.space)):
-                # 4 reads of on-chip memory the vendor compiler merges into one
-                merged = unrolled_run(view, nacc, found[0], found[1])
-                run = merged[0] if merged is not None else None
+            banked = any(m.nr_banks for m in hw.memories_holding(sacc.space))
+            run = _run(view, nacc, found[0], found[1], banked)
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
                         if c.cache_line_size), default=None)
             if line and lines:
                 per = _lines_per_request(view, nacc, found, run, int(line))
         total += execs / (RUN if run is not None else 1) * (per or 1)
     return total
+
+
+def _run(view: KernelView, nacc, lane, width: int, banked: bool) -> list[int] | None:
+    """The offsets of a warp's 128-bit access of ``nacc`` (mcl.analyses.functions.
+    run_offsets: a run of 4 the generator vectorises), or, for a read of banked on-chip
+    memory, of the 4 reads the vendor compiler merges into one (mcl.analyses.banks.
+    unrolled_run); None where the access is not one."""
+    from mcl.analyses.banks import unrolled_run
+    from mcl.analyses.functions import run_offsets
+    run = run_offsets(view, nacc, lane, width)
+    if run is None and banked and not nacc.write:
+        merged = unrolled_run(view, nacc, lane, width)
+        run = merged[0] if merged is not None else None
+    return run
 
 
 def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float | None:
@@ -603,8 +612,8 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
     the iterations of the loops around it, mcl.analyses.banks.profile; lanes that read
     the same word share it); a 128-bit access (a run of 4 elements per
     lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts)."""
-    from mcl.analyses.banks import conflict_degree, profile, run_wavefronts, unrolled_run
-    from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
+    from mcl.analyses.banks import conflict_degree, profile, run_wavefronts
+    from mcl.analyses.functions import RUN, lockstep_loop
     found = lockstep_loop(view)
     hw = view.hardware
     total, mem = 0.0, None
@@ -620,10 +629,7 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
         degree = 1
         if found and found[0] in nacc.loops:
             lane, width = found
-            run = run_offsets(view, nacc, lane, width)
-            if run is None and not nacc.write:
-                merged = unrolled_run(view, nacc, lane, width)
-                run = merged[0] if merged is not None else None
+            run = _run(view, nacc, lane, width, banked=True)
             waves = run_wavefronts(nacc, run, width, mem) if run is not None else None
             if waves is not None:
                 # execs / (RUN * width) warp accesses, each taking the banks `waves` times
