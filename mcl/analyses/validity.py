@@ -7,9 +7,14 @@ arithmetic is not written for: ``c3[ci, bj, eh * (bn / 2) + 4 * tj + e]`` of a
 
 An index is checked only where the analyses know every value it takes: each loop
 variable it names has a numeric start, step and trip count that no other loop variable
-decides, the sizes have values, and no ``if`` guards the access (a bounds test may keep
-it inside), unless the index is a constant, which no test keeps inside
-(``(ta[0] + ta[1]) + (ta[2] + ta[3])`` of a ``reg float[unroll] ta`` with unroll = 2).
+decides, and the sizes have values. Inside ``if`` statements, only the values at which
+every condition around the access holds count, where the analyses can compute the
+conditions from the same loop variables (``if (i < n && k < p) l_a[0, aq + u, ar] =
+a[i, k]`` with a row ``ar`` of up to 255 in a tile of 132 rows: ``i < n`` holds for
+it); an access under a condition they cannot compute (one on data, or on a variable a
+``while`` loop changes) is not checked, unless its index is a constant, which no test
+keeps inside (``(ta[0] + ta[1]) + (ta[2] + ta[3])`` of a ``reg float[unroll] ta`` with
+unroll = 2).
 The values are enumerated (up to :data:`_MOST` points per index), and the
 warning names the loop variables' values of one that leaves: a proof, not an estimate."""
 
@@ -76,12 +81,15 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
         if id(a.node) in seen:
             continue
         guarded = a.guarded or bool(a.conditions)
+        # the conditions around the access, where every one can be computed
+        known = tuple(c.expr for c in a.conditions) if a.conditions and all(
+            c.expr is not None and c.whole for c in a.conditions) else None
         for d, (index, size) in enumerate(zip(a.indices, a.sizes, strict=False)):
             # a bounds test may keep an index that varies inside; none keeps a constant
             constant = index is not None and not index.free_symbols
-            if guarded and not constant:
+            if guarded and not constant and known is None:
                 continue
-            found = _outside(index, size, a.loops)
+            found = _outside(index, size, a.loops, () if constant else known or ())
             if found is None:
                 continue
             seen.add(id(a.node))
@@ -106,11 +114,12 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
     return out
 
 
-def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loop, ...]
+def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loop, ...],
+             conditions: tuple[sympy.Basic, ...] = ()
              ) -> tuple[int, int, list[tuple[str, int]]] | None:
-    """(a value of ``index`` outside ``[0, size)``, the extent, the loop variables'
-    values that give it); None where every value stays inside or not every value is
-    known."""
+    """(a value of ``index`` outside ``[0, size)`` at loop variables' values where all
+    ``conditions`` hold, the extent, those values); None where every such value stays
+    inside or not every value (or condition) is known."""
     if index is None or size is None or not size.is_Integer:
         return None
     extent = int(size)
@@ -121,7 +130,8 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loo
     by_var = {lp.var: lp for lp in loops if lp.var}
     axes, names = [], []
     total = 1
-    for s in sorted(index.free_symbols, key=lambda x: x.name):
+    free = set(index.free_symbols).union(*(c.free_symbols for c in conditions))
+    for s in sorted(free, key=lambda x: x.name):
         lp = by_var.get(s.name)
         if lp is None or lp.approximate or lp.depends or not all(
                 x is not None and x.is_Integer for x in (lp.start, lp.step, lp.trips)):
@@ -135,10 +145,19 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loo
     grids = np.meshgrid(*axes, indexing="ij")
     try:
         values = np.broadcast_to(np.asarray(f(*grids), dtype=float), grids[0].shape)
+        holds = np.ones(values.shape, dtype=bool)
+        for c in conditions:
+            holds &= np.broadcast_to(np.asarray(_numpy_function(tuple(names), c)(*grids),
+                                                dtype=bool), values.shape)
     except Exception:  # noqa: BLE001 - an index numpy cannot evaluate is not checked
         return None
     if values.size == 0 or not np.all(np.isfinite(values)):
         return None
+    if conditions:
+        # only the values at which the access runs
+        values = np.where(holds, values, 0.0)
+        if not holds.any():
+            return None
     if values.max() >= extent:
         flat = int(np.argmax(values))
     elif values.min() < 0:

@@ -1,8 +1,9 @@
 """What makes a kernel wrong whatever its speed (mcl.analyses.validity): a loop that
 never runs with the kernel's constants (a tile size that an integer division rounds down
 to nothing) is named at the loop with what it would write, an index that leaves its
-dimension for a tile size at the access with how far it reaches; a loop that runs, an
-index inside and a guarded access are not."""
+dimension for a tile size at the access with how far it reaches, also inside an ``if``
+whose condition holds there; a loop that runs, an index inside and an access under a
+condition on data are not."""
 
 from __future__ import annotations
 
@@ -84,9 +85,21 @@ def test_an_index_inside_its_dimension_is_not_named(tmp_path):
     assert _bounds(tmp_path, 8) == []
 
 
-def test_a_guarded_access_is_not_named(tmp_path):
-    # the guard may keep the index inside: no proof, no warning
+def test_a_guarded_access_is_checked_where_its_condition_holds(tmp_path):
+    # a guard that keeps the index inside: e < 8 leaves columns up to 64 + 28 + 3
     assert _bounds(tmp_path, 16, guard="if (e < 8) ") == []
+    # one that does not (matmul hopper v3's tile loads with twice the threads: the
+    # bounds test of the global element holds for rows beyond the shared tile)
+    (d,) = _bounds(tmp_path, 16, guard="if (b < n && e >= 4) ")
+    assert "reaches 223 (at b = 0, e = 15, t = 7)" in d.message
+    # the else branch runs where the condition fails
+    (d,) = _bounds(tmp_path, 16, guard="if (e < 12) {} else ")
+    assert "reaches 223" in d.message and "e = 15" in d.message
+
+
+def test_an_access_under_a_condition_on_data_is_not_named(tmp_path):
+    # the analyses cannot tell where a condition on data holds: no proof, no warning
+    assert _bounds(tmp_path, 16, guard="if (inp[b, 0] > 0.0) ") == []
 
 
 def test_the_examples_have_no_index_beyond_its_dimension():
