@@ -137,7 +137,7 @@ def sweep_cases(examples: list[Case] | None = None, pairs: bool = True) -> list[
     and (``pairs``) two sizes doubled or halved together. Variants that do not
     check or generate are the measure's business (it records why); variants that the
     feedback finds wrong whatever their speed (a loop that never runs, an index beyond its
-    dimension: mcl.analyses.validity) are measured too and left out by report.py."""
+    dimension, a read of an element nothing writes: mcl.analyses.validity) are measured too and left out by report.py."""
     out: list[Case] = []
     seen: set[str] = set()
     for ex in examples if examples is not None else example_cases():

@@ -364,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"  {time.time() - t0:.0f} s")
 
     # a variant whose sizes the version is not written for (a loop that never runs, an
-    # index beyond its dimension): a wrong kernel, left out of the record and counts
+    # index beyond its dimension, a read of an element nothing writes): a wrong kernel, left out of the record and counts
     invalid = [r for r in ok if preds.get(r["name"], {}).get("estimated", {}).get("invalid")]
     ok = [r for r in ok if r not in invalid]
 
@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         md.append(f"| cases the GPU side could not measure | {len(failed)} (listed below) |")
     if invalid:
         md.append(f"| sweep variants left out: wrong kernels (a loop that never runs, an "
-                  f"index beyond its dimension) | "
+                  f"index beyond its dimension, a read of an element nothing writes) | "
                   f"{len(invalid)} (listed below) |")
     md.append("")
     # register error distribution
@@ -602,7 +602,9 @@ def main(argv: list[str] | None = None) -> int:
                "convolution variants' 4 registers are of a kernel whose result nothing uses) "
                "or an index that leaves its dimension for values the loops around it take "
                "(`feedback-out-of-bounds`: the tiles' index arithmetic of the version is "
-               "written for its own tile sizes). The compiler's counts are in "
+               "written for its own tile sizes) or a read of an element of a shared tile or "
+               "register array that nothing writes (`feedback-unwritten-read`: the loops "
+               "that fill it fill fewer elements than are read). The compiler's counts are in "
                "raw/resources.json.", ""]
         md += [f"* {r['name']} ({r['registers']} registers): "
                f"{preds[r['name']]['estimated']['invalid'][0]}" for r in invalid]

@@ -1,9 +1,12 @@
 """What makes a kernel wrong whatever its speed, found from its constants: a loop that
-never runs (its bound rounds down to nothing: what it writes is never written) and an
+never runs (its bound rounds down to nothing: what it writes is never written), an
 index that leaves its dimension (a tile or work-per-thread size the kernel's index
 arithmetic is not written for: ``c3[ci, bj, eh * (bn / 2) + 4 * tj + e]`` of a
-128-wide ``bn`` with tn = 16 reaches column 223). Both are warnings of every
-``feedback`` run, whatever passes ``only`` selects.
+128-wide ``bn`` with tn = 16 reaches column 223) and a read of an element of an
+array the kernel declares (a shared tile, a register array) that nothing writes
+(a tile of 8 rows that 128 threads fill 4 rows of: ``l_b[0, bq, bc + 32 * u]``
+with ``bq = tid / 32``). All are warnings of every ``feedback`` run, whatever
+passes ``only`` selects.
 
 An index is checked only where the analyses know every value it takes: each loop
 variable it names has a numeric start, step and trip count that no other loop variable
@@ -21,6 +24,7 @@ warning names the loop variables' values of one that leaves: a proof, not an est
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import sympy
@@ -36,7 +40,7 @@ _MOST = 1 << 20
 def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     """The warnings of the symbolic kernel ``sym`` (loops that never run) and of the
     numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
-    return empty_loops(sym) + out_of_bounds(num)
+    return empty_loops(sym) + out_of_bounds(num) + unwritten_reads(num)
 
 
 def empty_loops(sym: Kernel) -> list[Diagnostic]:
@@ -127,46 +131,231 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loo
         value = index
         return None if not value.is_Integer or 0 <= int(value) < extent else \
             (int(value), extent, [])
-    by_var = {lp.var: lp for lp in loops if lp.var}
-    axes, names = [], []
-    total = 1
-    free = set(index.free_symbols).union(*(c.free_symbols for c in conditions))
-    for s in sorted(free, key=lambda x: x.name):
-        lp = by_var.get(s.name)
-        if lp is None or lp.approximate or lp.depends or not all(
-                x is not None and x.is_Integer for x in (lp.start, lp.step, lp.trips)):
-            return None
-        total *= max(1, int(lp.trips))
-        if total > _MOST or int(lp.trips) <= 0:
-            return None
-        names.append(s)
-        axes.append(int(lp.start) + int(lp.step) * np.arange(int(lp.trips)))
-    f = _numpy_function(tuple(names), index)
-    grids = np.meshgrid(*axes, indexing="ij")
-    try:
-        values = np.broadcast_to(np.asarray(f(*grids), dtype=float), grids[0].shape)
-        holds = np.ones(values.shape, dtype=bool)
-        for c in conditions:
-            holds &= np.broadcast_to(np.asarray(_numpy_function(tuple(names), c)(*grids),
-                                                dtype=bool), values.shape)
-    except Exception:  # noqa: BLE001 - an index numpy cannot evaluate is not checked
+    found = _enumerated((index,), loops, conditions, sample=True)
+    if found is None:
         return None
-    if values.size == 0 or not np.all(np.isfinite(values)):
+    (values,), point = found
+    if values.size == 0:
         return None
-    if conditions:
-        # only the values at which the access runs
-        values = np.where(holds, values, 0.0)
-        if not holds.any():
-            return None
     if values.max() >= extent:
-        flat = int(np.argmax(values))
+        i = int(np.argmax(values))
     elif values.min() < 0:
-        flat = int(np.argmin(values))
+        i = int(np.argmin(values))
     else:
         return None
-    point = np.unravel_index(flat, values.shape)
-    at = [(s.name, int(g[point])) for s, g in zip(names, grids, strict=True)]
-    return int(values[point]), extent, at
+    return int(values[i]), extent, [(v, int(point[v][i])) for v in sorted(point)]
+
+
+def unwritten_reads(num: Kernel) -> list[Diagnostic]:
+    """A warning at each read of an array the kernel declares (shared or register
+    memory) that reaches an element no write of the kernel reaches: its value is
+    whatever the memory held. The writes are taken whatever their conditions (every
+    element they may write), the reads only where their conditions hold; an array
+    that a write or a read of which the analyses cannot enumerate
+    (:func:`_enumerated`), an atomic update or a call touches is not checked, nor a
+    read whose value nothing uses (:func:`mcl.analyses.register_elements.dead_reads`)."""
+    from mcl.analyses.register_elements import dead_reads
+    declared = {d.node.name for d in num.decls if d.node.type.is_array
+                and (d.symbol is None or d.symbol.kind != "param")
+                and getattr(d.node, "init", None) is None}
+    touched = {a.target.name for a in num.atomics if a.target is not None}
+    from mcl.mcpl import ast
+    for c in num.calls:
+        touched |= {x.id for x in ast.walk(c.node) if isinstance(x, ast.Name)}
+    out: list[Diagnostic] = []
+    dead = dead_reads(num)
+    for name in sorted(declared - touched):
+        accesses = [a for a in num.accesses if a.name == name]
+        writes = [a for a in accesses if a.write]
+        reads = [a for a in accesses if not a.write and id(a.node) not in dead]
+        if not writes or not reads or any(a.offset is None for a in accesses):
+            continue
+        written: set[int] = set()
+        for a in writes:
+            values = _enumerated((a.offset,), a.loops)
+            if values is None:
+                written = None
+                break
+            written.update(int(v) for v in np.unique(values[0][0]))
+        if written is None:
+            continue
+        for a in reads:
+            if a.conditions and not all(c.expr is not None and c.whole for c in a.conditions):
+                continue
+            found = _enumerated((a.offset,) + tuple(a.indices), a.loops,
+                                tuple(c.expr for c in a.conditions), sample=True)
+            if found is None:
+                continue
+            (offset, *indices), at = found
+            missing = ~np.isin(offset, np.fromiter(written, dtype=np.int64, count=len(written)))
+            if not missing.any():
+                continue
+            i = int(np.argmax(missing))
+            where = [(v, int(at[v][i])) for v in sorted(at)]
+            element = ", ".join(str(int(x[i])) for x in indices)
+            n = int(np.unique(offset[missing]).size)
+            out.append(warning(
+                "feedback-unwritten-read",
+                f"{print_expr(a.node)} reads element{'s' if n != 1 else ''} of {name} that "
+                f"nothing writes ({n} element{'s' if n != 1 else ''}, first [{element}]"
+                + (f" at {', '.join(f'{v} = {x}' for v, x in where)}" if where else "")
+                + "): its value is whatever the memory held", a.node.span,
+                "a tile or work-per-thread size the loops that fill the array are not "
+                "written for (they fill fewer elements than are read); choose sizes the "
+                "kernel is written for, or fill every element that is read"))
+    return out
+
+
+def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
+                conditions: tuple[sympy.Basic, ...] = (), sample: bool = False
+                ) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:
+    """The values of ``exprs`` at every point of the loops around them where all
+    ``conditions`` hold (the loops that the expressions, the conditions or the ranges
+    of those loops name, outermost first; a ``for`` loop's variable up to its bound
+    where it has one), with the loop variables' values there; None where a name is no
+    loop variable, a loop's range is not known, or the points are more than
+    :data:`_MOST`. With ``sample``, where they would be more, the longest loops take
+    only their first two, middle and last iterations (what is found there is found:
+    a proof of a value that occurs, not of one that does not)."""
+    if any(e is None for e in exprs):
+        return None
+    by_var: dict[str, Loop] = {}
+    for lp in loops:
+        if lp.var:
+            by_var[lp.var] = lp         # the innermost loop of a name binds it
+    needed = set().union(*(e.free_symbols for e in exprs),
+                         *(c.free_symbols for c in conditions))
+    names = {s.name for s in needed}
+    grew = True
+    while grew:
+        grew = False
+        for name in list(names):
+            lp = by_var.get(name)
+            if lp is None:
+                return None
+            for part in (lp.start, lp.step, lp.bound if lp.bound is not None else lp.trips):
+                extra = {s.name for s in part.free_symbols} if part is not None else set()
+                if not extra <= names:
+                    names |= extra
+                    grew = True
+    order = [lp for lp in loops if lp.var in names and by_var[lp.var] is lp]
+    ranges = {x for lp in order for x in (lp.start, lp.step, lp.bound, lp.trips)
+              if x is not None}
+    sampled = _sampled(order) if sample else set()
+    point: dict[str, np.ndarray] = {}
+    count = 1
+    for lp in order:
+        start = _at(lp.start, point, count)
+        step = _at(lp.step, point, count)
+        if start is None or step is None or np.any(step <= 0):
+            return None
+        if lp.kind == "for" and lp.bound is not None:
+            bound = _at(lp.bound, point, count)
+            if bound is None:
+                return None
+            trips = np.maximum(0, -((start - bound) // step))
+        elif not lp.approximate and lp.trips is not None:
+            trips = _at(lp.trips, point, count)
+            if trips is None:
+                return None
+        else:
+            return None
+        trips = trips.astype(np.int64)
+        period = _period(lp, exprs + conditions, ranges)
+        if period is not None:
+            trips = np.minimum(trips, period)
+        if lp.var in sampled:
+            # iterations 0, 1, the middle and the last of each point's trips
+            picks = np.stack([np.zeros_like(trips), np.ones_like(trips), trips // 2,
+                              trips - 1], axis=1)
+            keep = (picks < trips[:, None]) & (picks >= 0)
+            keep[:, 2] &= picks[:, 2] > 1
+            keep[:, 3] &= picks[:, 3] > np.maximum(picks[:, 2], 1)
+            counts = keep.sum(axis=1)
+            iteration = picks[keep]
+        else:
+            counts = trips
+            iteration = np.arange(int(trips.sum())) - \
+                np.repeat(np.cumsum(trips) - trips, trips)
+        total = int(counts.sum())
+        if total > _MOST or total == 0:
+            return None
+        point = {v: np.repeat(x, counts) for v, x in point.items()}
+        point[lp.var] = np.repeat(start, counts) + np.repeat(step, counts) * iteration
+        count = total
+    values = [_at(e, point, count) for e in exprs]
+    if any(v is None for v in values):
+        return None
+    holds = np.ones(count, dtype=bool)
+    for c in conditions:
+        h = _at(c, point, count, dtype=bool)
+        if h is None:
+            return None
+        holds &= h
+    return [v[holds] for v in values], {n: x[holds] for n, x in point.items()}
+
+
+def _sampled(order: list[Loop]) -> set[str]:
+    """The variables of the loops to sample (longest first, by the analyses' trip
+    counts) so that the points are at most :data:`_MOST`."""
+    trips = {lp.var: int(lp.trips) if lp.trips is not None and lp.trips.is_Integer
+             and lp.trips > 0 else _MOST for lp in order}
+    out: set[str] = set()
+    total = math.prod(trips.values())
+    for var in sorted(trips, key=trips.get, reverse=True):
+        if total <= _MOST:
+            break
+        if trips[var] > 4:
+            total = total // trips[var] * 4
+            out.add(var)
+    return out
+
+
+def _period(lp: Loop, exprs: tuple[sympy.Basic, ...], ranges: set) -> int | None:
+    """Iterations of ``lp`` after which ``exprs`` repeat their values, where its
+    variable appears in them only through a remainder (``Mod(l, 2)``: the buffer a
+    double-buffered phase ``l`` reads) and in no other loop's range; None elsewhere."""
+    v = lp.symbol
+    if v is None or lp.step is None or not lp.step.is_Integer or \
+            any(v in x.free_symbols for x in ranges):
+        return None
+    moduli = [m.args[1] for e in exprs for m in e.atoms(sympy.Mod)
+              if v in m.args[0].free_symbols]
+    if not moduli or not all(m.is_Integer and m > 0 for m in moduli):
+        return None
+    period = math.lcm(*(int(m) for m in moduli))
+    shift = {v: v + period * lp.step}
+    # (a remainder of the shifted variable simplifies as it is built: Mod(l + 2, 2) is
+    # Mod(l, 2))
+    if any(e.subs(shift) != e if isinstance(e, sympy.logic.boolalg.Boolean)
+           else sympy.expand(e.subs(shift) - e) != 0 for e in exprs):
+        return None
+    return period
+
+
+def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
+        dtype=np.int64) -> np.ndarray | None:
+    """``e`` at each of ``count`` points of the loop variables ``point`` (None where it
+    names another symbol or is no integer)."""
+    if e is None:
+        return None
+    names = tuple(sorted(point))
+    if not {s.name for s in e.free_symbols} <= set(names):
+        return None
+    symbols = tuple(sympy.Symbol(n) for n in names)
+    try:
+        f = _numpy_function(symbols, e) if e.free_symbols else None
+        raw = f(*(point[n] for n in names)) if f is not None else \
+            (bool(e) if dtype is bool else float(e))
+        value = np.broadcast_to(np.asarray(raw), (count,))
+    except Exception:  # noqa: BLE001 - an expression numpy cannot evaluate
+        return None
+    if dtype is bool:
+        return value.astype(bool)
+    value = value.astype(float)
+    if not np.all(np.isfinite(value)) or not np.all(value == np.round(value)):
+        return None
+    return value.astype(np.int64)
 
 
 @functools.lru_cache(maxsize=4096)

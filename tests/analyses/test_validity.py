@@ -2,8 +2,9 @@
 never runs with the kernel's constants (a tile size that an integer division rounds down
 to nothing) is named at the loop with what it would write, an index that leaves its
 dimension for a tile size at the access with how far it reaches, also inside an ``if``
-whose condition holds there; a loop that runs, an index inside and an access under a
-condition on data are not."""
+whose condition holds there, and a read of elements of a shared tile or register array
+that nothing writes at the read; a loop that runs, an index inside, a read of written
+elements and an access under a condition on data are not."""
 
 from __future__ import annotations
 
@@ -147,3 +148,61 @@ def test_a_constant_index_beyond_its_dimension_is_named_even_when_guarded(tmp_pa
     f.write_text(_PARTIALS.format(unroll=4))
     assert [d for d in feedback(str(f), only=["ops"])
             if d.code == "feedback-out-of-bounds"] == []
+
+
+_FILL = """module k;
+import hopper;
+hopper void k(const int n = 1024, global float[n, 64] out, global float[n, 64] inp) {{
+  const int rows = {rows};                   // rows of the tile the loop fills
+  foreach (int b in n / 8 blocks) {{
+    shared float[2, 8, 64] tile;
+    foreach (int w in 2 warps) {{
+      foreach (int t in 32 threads) {{
+        int tid = w * 32 + t;
+        reg float[8] v;
+        for (int l = 0; l < 16; l++) {{
+          int cur = l % 2;
+          for (int r = 0; r < rows; r++) {{
+            if (b * 8 + r < n) {{
+              tile[cur, r, tid] = inp[b * 8 + r, tid];
+              v[r] = inp[b * 8 + r, 63 - tid];
+            }}
+          }}
+          barrier(shared);
+          for (int e = 0; e < 8; e++) {{
+            {guard}out[b * 8 + e, tid] += tile[cur, e, 63 - tid] + v[e];
+          }}
+          barrier(shared);
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _unwritten(tmp_path, rows: int, guard: str = "") -> list:
+    f = tmp_path / "k.mcpl"
+    f.write_text(_FILL.format(rows=rows, guard=guard))
+    return [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-unwritten-read"]
+
+
+def test_a_read_of_elements_nothing_writes_is_named(tmp_path):
+    # the loop fills 4 of the 8 rows each phase's reads take, of the shared tile (its
+    # double buffer chosen by l % 2) and of the register array: the writes count
+    # whatever their bounds test, the reads where they run
+    tile, regs = _unwritten(tmp_path, 4)
+    assert tile.severity.name == "WARNING" and tile.span.line == 21
+    assert tile.message.startswith("tile[cur, e, 63 - tid] reads elements of tile that "
+                                   "nothing writes (512 elements, first [0, 4, 63]")
+    assert "its value is whatever the memory held" in tile.message
+    assert regs.message.startswith("v[e] reads elements of v that nothing writes "
+                                   "(4 elements, first [4]")
+
+
+def test_reads_of_written_elements_are_not_named(tmp_path):
+    assert _unwritten(tmp_path, 8) == []
+    # reads the analyses cannot place (a condition on data) are not named
+    assert _unwritten(tmp_path, 4, guard="if (inp[b, e] > 0.0) ") == []
+    # nor those whose condition keeps them to the rows written
+    assert _unwritten(tmp_path, 4, guard="if (e < 4) ") == []
