@@ -59,8 +59,8 @@ def predict(case: C.Case, registers: int | None = None,
     read of an element nothing writes: a variant whose sizes the version is not written for)."""
     out: dict = {}
     for d in hopper_feedback(case, registers=registers, only=only):
-        if d.code in ("feedback-empty-loop", "feedback-out-of-bounds",
-                      "feedback-unwritten-read"):
+        if d.code in ("feedback-empty-loop", "feedback-empty-grid",
+                      "feedback-out-of-bounds", "feedback-unwritten-read"):
             out.setdefault("invalid", []).append(f"line {d.span.line}: {d.message}")
         if d.code == "feedback-occupancy":
             out["resident_blocks"] = d.data.get("resident")

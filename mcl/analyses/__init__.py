@@ -114,8 +114,8 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
 def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None,
                  function: str | None = None, specialize: bool = False) -> list[Diagnostic]:
     """What makes a function wrong whatever its speed at ``values`` (mcl.analyses.validity:
-    a loop that never runs, an index beyond its dimension, a read of an element nothing
-    writes), alone: ``mcl run`` prints it
+    a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
+    an element nothing writes), alone: ``mcl run`` prints it
     before it runs the kernel. Every function, or the one named ``function``."""
     checked = _checked(module_or_checked, None)
     if checked.has_errors:

@@ -1,5 +1,6 @@
 """What makes a kernel wrong whatever its speed, found from its constants: a loop that
-never runs (its bound rounds down to nothing: what it writes is never written), an
+never runs (its bound rounds down to nothing: what it writes is never written), a
+grid of no blocks at the sizes of a run (a tile wider than the data), an
 index that leaves its dimension (a tile or work-per-thread size the kernel's index
 arithmetic is not written for: ``c3[ci, bj, eh * (bn / 2) + 4 * tj + e]`` of a
 128-wide ``bn`` with tn = 16 reaches column 223) and a read of an element of an
@@ -40,7 +41,8 @@ _MOST = 1 << 20
 def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     """The warnings of the symbolic kernel ``sym`` (loops that never run) and of the
     numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
-    return empty_loops(sym) + out_of_bounds(num) + unwritten_reads(num)
+    return empty_loops(sym) + empty_grids(num) + out_of_bounds(num) + \
+        unwritten_reads(num)
 
 
 def empty_loops(sym: Kernel) -> list[Diagnostic]:
@@ -64,6 +66,54 @@ def empty_loops(sym: Kernel) -> list[Diagnostic]:
             "a tile or work-per-thread size that this loop's bound rounds down to nothing "
             "(an integer division); choose sizes the kernel is written for"))
     return out
+
+
+def empty_grids(num: Kernel) -> list[Diagnostic]:
+    """A warning at the outermost ``foreach`` that has no units at these sizes (``int
+    bj in nrBlocksW blocks`` with ``nrBlocksW = w / bw``: 256 / 512 rounds down to 0):
+    nothing inside runs, and the device arrays it writes, of one element or more, are
+    never written."""
+    from mcl.analyses.stats import main_space
+    device = main_space(num)
+    out: list[Diagnostic] = []
+    for lp in num.loops:
+        if lp.kind != "foreach" or lp.trips is None or lp.trips != 0:
+            continue
+        if any(outer.trips == 0 for outer in _loops_around(num, lp)):
+            continue
+        written = sorted({a.name for a in num.accesses if a.write and lp in a.loops
+                          and a.space == device and not _empty(a)})
+        if not written:
+            continue        # (an output of no elements: nothing to write)
+        out.append(warning(
+            "feedback-empty-grid",
+            f"{lp.label}: none at these sizes{_rounded_down(num, lp)}: nothing is written "
+            f"to {', '.join(repr(w) for w in written)}", lp.node.span,
+            "sizes smaller than a block's tile (an integer division that rounds down to "
+            "nothing); choose sizes of at least one tile, or a version written for them"))
+    return out
+
+
+def _empty(a) -> bool:
+    """Whether the array of access ``a`` has no elements at these sizes."""
+    return any(x is not None and x.is_Integer and int(x) == 0 for x in a.sizes)
+
+
+def _rounded_down(num: Kernel, lp: Loop) -> str:
+    """`` (nrBlocksW = w / bw, with w = 256)``: how the count of a foreach came to 0,
+    where it is a constant of the kernel computed from sizes."""
+    from mcl.mcpl import ast
+    size = lp.node.size
+    if not isinstance(size, ast.Name):
+        return ""
+    decl = next((d.node for d in num.decls if d.node.name == size.id
+                 and d.node.init is not None), None)
+    if decl is None:
+        return ""
+    sizes = sorted({x.id for x in ast.walk(decl.init) if isinstance(x, ast.Name)
+                    and x.id in num.values})
+    given = ", ".join(f"{n} = {num.values[n]}" for n in sizes)
+    return f" ({size.id} = {print_expr(decl.init)}" + (f", with {given})" if given else ")")
 
 
 def _loops_around(k: Kernel, lp: Loop) -> tuple[Loop, ...]:

@@ -61,9 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "the file, run at the same target), and print time, "
                                    "GFLOP/s and GB/s. Before it runs, it warns of what makes "
                                    "the kernel wrong at these sizes whatever its speed (a "
-                                   "loop that never runs, an index beyond its dimension, a "
-                                   "read of an element nothing writes), as "
-                                   "`mcl feedback` does.")
+                                   "loop that never runs, a grid of no blocks, an index "
+                                   "beyond its dimension, a read of an element nothing "
+                                   "writes), as `mcl feedback` does.")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -332,8 +332,8 @@ class _Progress:
 def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
                    args: argparse.Namespace) -> None:
     """Print on stderr what makes the kernel wrong whatever its speed at these sizes
-    (a loop that never runs, an index beyond its dimension, a read of an element nothing
-    writes: mcl.analyses.wrong_kernel),
+    (a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
+    an element nothing writes: mcl.analyses.wrong_kernel),
     before it runs: a result checked against nothing would not show it."""
     import sys
 

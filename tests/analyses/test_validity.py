@@ -206,3 +206,21 @@ def test_reads_of_written_elements_are_not_named(tmp_path):
     assert _unwritten(tmp_path, 4, guard="if (inp[b, e] > 0.0) ") == []
     # nor those whose condition keeps them to the rows written
     assert _unwritten(tmp_path, 4, guard="if (e < 4) ") == []
+
+
+def test_a_grid_of_no_blocks_at_the_sizes_of_a_run_is_named(tmp_path):
+    # 128 elements a block: n = 64 rounds the number of blocks down to none, and
+    # nothing is written to out (mcl run prints it before it runs)
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check, parse_file
+    f = tmp_path / "k.mcpl"
+    f.write_text(_KERNEL.format(cols=4).replace(
+        "foreach (int b in n / 128 blocks)",
+        "const int nrBlocks = n / 128;\n  foreach (int b in nrBlocks blocks)"))
+    checked = check(parse_file(str(f)))
+    (d,) = wrong_kernel(checked, {"n": 64})
+    assert d.code == "feedback-empty-grid" and d.span.line == 6
+    assert d.message == ("the nrBlocks blocks b: none at these sizes (nrBlocks = n / 128, "
+                         "with n = 64): nothing is written to 'out'")
+    assert wrong_kernel(checked, {"n": 256}) == []
+    assert wrong_kernel(checked, {"n": 0}) == []     # an output of no elements
