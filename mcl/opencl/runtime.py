@@ -274,10 +274,18 @@ class Kernel:
                     f"work-groups of {' x '.join(map(str, local))} work-items: {e}",
                     hint="too many registers or too much local memory for a group this size; "
                     "use fewer units in the par_groups mapped to work-items")) from e
-        for out, buf in copies:
-            if out.size:
-                cl.enqueue_copy(self.queue, out, buf)
-        self.queue.finish()
+        try:
+            for out, buf in copies:
+                if out.size:
+                    cl.enqueue_copy(self.queue, out, buf)
+            self.queue.finish()
+        except cl.Error as e:
+            raise McplError(error(
+                "opencl-kernel-failed",
+                f"'{plan.kernel}' failed on {self.device.name.strip()} while it ran: {e}",
+                hint="an access outside an array stops a kernel (NVIDIA's driver reports "
+                "it as OUT_OF_RESOURCES); `mcl feedback` and `mcl run` warn of the indices "
+                "they can prove leave their dimension at these sizes")) from e
         return outputs
 
     def packed(self, a, value) -> np.ndarray:

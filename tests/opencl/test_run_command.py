@@ -188,3 +188,23 @@ def test_run_prints_no_warning_for_a_kernel_written_for_its_sizes(opencl_device,
                              "--repeat", "1")
     assert code == 0, err
     assert "feedback-out-of-bounds" not in err and "feedback-empty-loop" not in err
+
+
+def test_run_of_a_kernel_that_fails_on_the_device_says_so(opencl_device, run_cli,
+                                                          monkeypatch):
+    """NVIDIA's driver stops a kernel that writes outside its local memory and reports
+    it when the results are read (clEnqueueReadBuffer failed: OUT_OF_RESOURCES, matmul
+    hopper_v4's variants with 512 threads, benchmarks/fidelity/wrong_variants.py): a
+    message with the kernel and the device, not an internal error."""
+    import pyopencl as cl
+
+    def fail(*args, **kwargs):
+        raise cl.RuntimeError("clEnqueueReadBuffer failed: OUT_OF_RESOURCES")
+
+    monkeypatch.setattr(cl, "enqueue_copy", fail)
+    code, out, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
+                             "--set", "n=1000", "--repeat", "1")
+    assert code != 0
+    assert "internal error" not in err and "Traceback" not in err
+    assert "'vector_add' failed on" in err and "OUT_OF_RESOURCES" in err
+    assert "[opencl-kernel-failed]" in err
