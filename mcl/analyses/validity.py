@@ -202,8 +202,8 @@ def unwritten_reads(num: Kernel) -> list[Diagnostic]:
     whatever the memory held. The writes are taken whatever their conditions (every
     element they may write), the reads only where their conditions hold; an array
     that a write or a read of which the analyses cannot enumerate
-    (:func:`_enumerated`), an atomic update or a call touches is not checked, nor a
-    read whose value nothing uses (:func:`mcl.analyses.register_elements.dead_reads`)."""
+    (:func:`_enumerated`), an atomic update, a call or a view touches is not checked,
+    nor a read whose value nothing uses (:func:`mcl.analyses.register_elements.dead_reads`)."""
     from mcl.analyses.register_elements import dead_reads
     declared = {d.node.name for d in num.decls if d.node.type.is_array
                 and (d.symbol is None or d.symbol.kind != "param")
@@ -212,6 +212,10 @@ def unwritten_reads(num: Kernel) -> list[Diagnostic]:
     from mcl.mcpl import ast
     for c in num.calls:
         touched |= {x.id for x in ast.walk(c.node) if isinstance(x, ast.Name)}
+    # an array seen through a view (``l_a as float4[...] l_a4``) is also written there
+    touched |= {d.node.name for d in num.decls if getattr(d.node, "views", ())}
+    touched |= {x.target.id for x in ast.walk(num.function.body)
+                if isinstance(x, ast.AsStatement) and isinstance(x.target, ast.Name)}
     out: list[Diagnostic] = []
     dead = dead_reads(num)
     for name in sorted(declared - touched):

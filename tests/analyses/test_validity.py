@@ -224,3 +224,15 @@ def test_a_grid_of_no_blocks_at_the_sizes_of_a_run_is_named(tmp_path):
                          "with n = 64): nothing is written to 'out'")
     assert wrong_kernel(checked, {"n": 256}) == []
     assert wrong_kernel(checked, {"n": 0}) == []     # an output of no elements
+
+
+def test_a_tile_written_through_a_view_is_not_named(tmp_path):
+    # tile4 is tile seen as runs of 4: what it writes, tile holds
+    f = tmp_path / "k.mcpl"
+    f.write_text(_FILL.format(rows=8, guard="").replace(
+        "tile[cur, r, tid] = inp[b * 8 + r, tid];",
+        "tile4[cur, r, tid / 4, tid % 4] = inp[b * 8 + r, tid];").replace(
+        "reg float[8] v;", "reg float[8] v;\n        tile as float[2, 8, 16, 4] tile4;"))
+    found = [d for d in feedback(str(f), only=["ops"]) if d.code.startswith("feedback-")
+             and d.code in ("feedback-unwritten-read", "feedback-out-of-bounds")]
+    assert found == []
