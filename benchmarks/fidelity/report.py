@@ -364,7 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     log(f"  {time.time() - t0:.0f} s")
 
     # a variant whose sizes the version is not written for (a loop that never runs, an
-    # index beyond its dimension, a read of an element nothing writes): a wrong kernel, left out of the record and counts
+    # index beyond its dimension, a read of an element nothing writes, a grid of no
+    # blocks): a wrong kernel, left out of the record and counts
     invalid = [r for r in ok if preds.get(r["name"], {}).get("estimated", {}).get("invalid")]
     ok = [r for r in ok if r not in invalid]
 
@@ -446,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         md.append(f"| cases the GPU side could not measure | {len(failed)} (listed below) |")
     if invalid:
         md.append(f"| sweep variants left out: wrong kernels (a loop that never runs, an "
-                  f"index beyond its dimension, a read of an element nothing writes) | "
+                  f"index beyond its dimension, a read of an element nothing writes, a grid of no "
+                  f"blocks) | "
                   f"{len(invalid)} (listed below) |")
     md.append("")
     # register error distribution
@@ -600,11 +602,12 @@ def main(argv: list[str] | None = None) -> int:
                "speed (mcl.analyses.validity, warnings of every `mcl feedback`): a loop that "
                "never runs (`feedback-empty-loop`: the kernel leaves output unwritten; the "
                "convolution variants' 4 registers are of a kernel whose result nothing uses) "
-               "or an index that leaves its dimension for values the loops around it take "
+               ", an index that leaves its dimension for values the loops around it take "
                "(`feedback-out-of-bounds`: the tiles' index arithmetic of the version is "
-               "written for its own tile sizes) or a read of an element of a shared tile or "
+               "written for its own tile sizes), a read of an element of a shared tile or "
                "register array that nothing writes (`feedback-unwritten-read`: the loops "
-               "that fill it fill fewer elements than are read). The compiler's counts are in "
+               "that fill it fill fewer elements than are read) or a grid of no blocks at "
+               "the fidelity sizes (`feedback-empty-grid`). The compiler's counts are in "
                "raw/resources.json.", ""]
         md += [f"* {r['name']} ({r['registers']} registers): "
                f"{preds[r['name']]['estimated']['invalid'][0]}" for r in invalid]

@@ -144,7 +144,9 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     checked under the ``if`` statements whose conditions hold and reads of elements
     nothing writes are found (mcl.analyses.validity: matmul hopper v2 .. v10 and
     convolution hopper v2 variants whose tile loads do not fill, or overrun, their
-    tiles): on the 369 left, 54 of 58 examples and 263 of 311 variants, 317 (86%).
+    tiles): on the 369 left, 54 of 58 examples and 263 of 311 variants, 317 (86%);
+    55, 266 and 321 (87%) since a step-down has to gain blocks worth the registers it
+    gives back (occupancy._WORTH).
     0 is kept: with 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""

@@ -67,11 +67,15 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
     443 since the compiler gives up that unrolling where it keeps 3/4 of the SM's
     threads busy, occupancy._busy_registers; 450 since a prefetch through registers
     holding fewer values than the fragments lets the compiler step down,
-    registers._staged_elements: matmul hopper_v3's 16 x 8 tiles in),
+    registers._staged_elements: matmul hopper_v3's 16 x 8 tiles in; of the 369
+    kernels left when the feedback named 230 of the 599 wrong kernels, 54 and 263, and
+    55 and 266 since a step-down has to gain blocks worth the registers,
+    occupancy._WORTH: convolution hopper_v2 in),
     with a median error of at most 10%. And the resident blocks the feedback reports
-    with it equal to CUDA's for at least 54 of the 58 (51 before any kernel could give
+    with it equal to CUDA's for at least 55 of the 58 (51 before any kernel could give
     back one value to reach an occupancy step, registers.recomputable: convolution
-    hopper_v4's 41 -> 40, 6 blocks; 52 before the four-times unrolled loops)."""
+    hopper_v4's 41 -> 40, 6 blocks; 52 before the four-times unrolled loops; 54 before
+    occupancy._WORTH)."""
     errors = []
     same_blocks = 0
     for name in EXAMPLES:
@@ -81,9 +85,9 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
         assert got["registers_source"] == "estimated"
         same_blocks += got["resident_blocks"] == BY_NAME[name]["resident_blocks"]
     within = sum(e <= 0.10 for e in errors)
-    assert within >= 54, within
+    assert within >= 55, within
     assert sorted(errors)[len(errors) // 2] <= 0.10
-    assert same_blocks >= 54, same_blocks
+    assert same_blocks >= 55, same_blocks
 
 
 def test_register_estimate_steps_down_to_an_occupancy_step_where_the_compiler_does():
