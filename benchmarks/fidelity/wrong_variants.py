@@ -31,12 +31,9 @@ import fidelity_predict as P  # noqa: E402
 
 #: sizes of the runs: small enough to run in seconds, large enough for every tile
 SIZES = {"matmul": {"n": 512, "m": 512, "p": 512}, "convolution": {"h": 512, "w": 512}}
-CODES = ("feedback-empty-loop", "feedback-empty-grid", "feedback-out-of-bounds",
-         "feedback-unwritten-read")
-
-
 def named(case: C.Case) -> list[str]:
     """The codes of the feedback's wrong-kernel warnings of ``case`` at its sizes."""
+    from mcl.analyses.validity import CODES
     return sorted({d.code for d in P.hopper_feedback(case, only=("occupancy",))
                    if d.code in CODES})
 

@@ -30,9 +30,13 @@ import math
 import numpy as np
 import sympy
 
-from mcl.analyses.kernel import Kernel, Loop
+from mcl.analyses.kernel import Access, Kernel, Loop, var_symbol
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl.printer import print_expr
+
+#: the codes of the warnings of a kernel wrong whatever its speed (:func:`report`)
+CODES = ("feedback-empty-loop", "feedback-empty-grid", "feedback-out-of-bounds",
+         "feedback-unwritten-read")
 
 #: the most index values enumerated for one index (beyond, the index is not checked)
 _MOST = 1 << 20
@@ -82,7 +86,7 @@ def empty_grids(num: Kernel) -> list[Diagnostic]:
         if any(outer.trips == 0 for outer in _loops_around(num, lp)):
             continue
         written = sorted({a.name for a in num.accesses if a.write and lp in a.loops
-                          and a.space == device and not _empty(a)})
+                          and a.space == device and not _has_no_elements(a)})
         if not written:
             continue        # (an output of no elements: nothing to write)
         out.append(warning(
@@ -94,7 +98,7 @@ def empty_grids(num: Kernel) -> list[Diagnostic]:
     return out
 
 
-def _empty(a) -> bool:
+def _has_no_elements(a: Access) -> bool:
     """Whether the array of access ``a`` has no elements at these sizes."""
     return any(x is not None and x.is_Integer and int(x) == 0 for x in a.sizes)
 
@@ -135,9 +139,7 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
         if id(a.node) in seen:
             continue
         guarded = a.guarded or bool(a.conditions)
-        # the conditions around the access, where every one can be computed
-        known = tuple(c.expr for c in a.conditions) if a.conditions and all(
-            c.expr is not None and c.whole for c in a.conditions) else None
+        known = _known_conditions(a) if a.conditions else None
         for d, (index, size) in enumerate(zip(a.indices, a.sizes, strict=False)):
             # a bounds test may keep an index that varies inside; none keeps a constant
             constant = index is not None and not index.free_symbols
@@ -166,6 +168,14 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
                 "choose sizes the kernel is written for, or guard the access"))
             break
     return out
+
+
+def _known_conditions(a: Access) -> tuple[sympy.Basic, ...] | None:
+    """The conditions of the ``if`` statements around ``a`` (none: ``()``), where the
+    analyses can compute every one in full; None where they cannot."""
+    if not all(c.expr is not None and c.whole for c in a.conditions):
+        return None
+    return tuple(c.expr for c in a.conditions)
 
 
 def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loop, ...],
@@ -205,59 +215,75 @@ def unwritten_reads(num: Kernel) -> list[Diagnostic]:
     (:func:`_enumerated`), an atomic update, a call or a view touches is not checked,
     nor a read whose value nothing uses (:func:`mcl.analyses.register_elements.dead_reads`)."""
     from mcl.analyses.register_elements import dead_reads
+    out: list[Diagnostic] = []
+    dead = dead_reads(num)
+    for name in _arrays_to_check(num):
+        accesses = [a for a in num.accesses if a.name == name]
+        reads = [a for a in accesses if not a.write and id(a.node) not in dead]
+        if not reads or any(a.offset is None for a in accesses):
+            continue
+        written = _written_offsets([a for a in accesses if a.write])
+        if written is None:
+            continue
+        for a in reads:
+            conditions = _known_conditions(a)
+            found = _enumerated((a.offset,) + tuple(a.indices), a.loops, conditions,
+                                sample=True) if conditions is not None else None
+            if found is None:
+                continue
+            (offset, *indices), at = found
+            missing = ~np.isin(offset, written)
+            if missing.any():
+                out.append(_unwritten_read(a, name, offset, indices, at, missing))
+    return out
+
+
+def _arrays_to_check(num: Kernel) -> list[str]:
+    """The arrays the kernel declares (not parameters, not initialised) that no atomic
+    update, call or view touches: what their accesses write is all that is written."""
+    from mcl.mcpl import ast
     declared = {d.node.name for d in num.decls if d.node.type.is_array
                 and (d.symbol is None or d.symbol.kind != "param")
                 and getattr(d.node, "init", None) is None}
     touched = {a.target.name for a in num.atomics if a.target is not None}
-    from mcl.mcpl import ast
     for c in num.calls:
         touched |= {x.id for x in ast.walk(c.node) if isinstance(x, ast.Name)}
     # an array seen through a view (``l_a as float4[...] l_a4``) is also written there
     touched |= {d.node.name for d in num.decls if getattr(d.node, "views", ())}
     touched |= {x.target.id for x in ast.walk(num.function.body)
                 if isinstance(x, ast.AsStatement) and isinstance(x.target, ast.Name)}
-    out: list[Diagnostic] = []
-    dead = dead_reads(num)
-    for name in sorted(declared - touched):
-        accesses = [a for a in num.accesses if a.name == name]
-        writes = [a for a in accesses if a.write]
-        reads = [a for a in accesses if not a.write and id(a.node) not in dead]
-        if not writes or not reads or any(a.offset is None for a in accesses):
-            continue
-        written: set[int] = set()
-        for a in writes:
-            values = _enumerated((a.offset,), a.loops)
-            if values is None:
-                written = None
-                break
-            written.update(int(v) for v in np.unique(values[0][0]))
-        if written is None:
-            continue
-        for a in reads:
-            if a.conditions and not all(c.expr is not None and c.whole for c in a.conditions):
-                continue
-            found = _enumerated((a.offset,) + tuple(a.indices), a.loops,
-                                tuple(c.expr for c in a.conditions), sample=True)
-            if found is None:
-                continue
-            (offset, *indices), at = found
-            missing = ~np.isin(offset, np.fromiter(written, dtype=np.int64, count=len(written)))
-            if not missing.any():
-                continue
-            i = int(np.argmax(missing))
-            where = [(v, int(at[v][i])) for v in sorted(at)]
-            element = ", ".join(str(int(x[i])) for x in indices)
-            n = int(np.unique(offset[missing]).size)
-            out.append(warning(
-                "feedback-unwritten-read",
-                f"{print_expr(a.node)} reads element{'s' if n != 1 else ''} of {name} that "
-                f"nothing writes ({n} element{'s' if n != 1 else ''}, first [{element}]"
-                + (f" at {', '.join(f'{v} = {x}' for v, x in where)}" if where else "")
-                + "): its value is whatever the memory held", a.node.span,
-                "a tile or work-per-thread size the loops that fill the array are not "
-                "written for (they fill fewer elements than are read); choose sizes the "
-                "kernel is written for, or fill every element that is read"))
-    return out
+    return sorted(declared - touched)
+
+
+def _written_offsets(writes: list[Access]) -> np.ndarray | None:
+    """Every flat offset the ``writes`` may reach, whatever their conditions; None
+    where there are none or one cannot be enumerated whole."""
+    parts = []
+    for a in writes:
+        found = _enumerated((a.offset,), a.loops)
+        if found is None:
+            return None
+        parts.append(found[0][0])
+    return np.unique(np.concatenate(parts)) if parts else None
+
+
+def _unwritten_read(a: Access, name: str, offset: np.ndarray, indices: list[np.ndarray],
+                    at: dict[str, np.ndarray], missing: np.ndarray) -> Diagnostic:
+    """The warning of the read ``a`` of ``name``, whose enumerated ``offset``s (with
+    their ``indices`` and loop values ``at``) reach the ``missing`` ones unwritten."""
+    i = int(np.argmax(missing))
+    where = [(v, int(at[v][i])) for v in sorted(at)]
+    element = ", ".join(str(int(x[i])) for x in indices)
+    n = int(np.unique(offset[missing]).size)
+    return warning(
+        "feedback-unwritten-read",
+        f"{print_expr(a.node)} reads element{'s' if n != 1 else ''} of {name} that "
+        f"nothing writes ({n} element{'s' if n != 1 else ''}, first [{element}]"
+        + (f" at {', '.join(f'{v} = {x}' for v, x in where)}" if where else "")
+        + "): its value is whatever the memory held", a.node.span,
+        "a tile or work-per-thread size the loops that fill the array are not "
+        "written for (they fill fewer elements than are read); choose sizes the "
+        "kernel is written for, or fill every element that is read")
 
 
 def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
@@ -396,7 +422,7 @@ def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
     names = tuple(sorted(point))
     if not {s.name for s in e.free_symbols} <= set(names):
         return None
-    symbols = tuple(sympy.Symbol(n) for n in names)
+    symbols = tuple(var_symbol(n) for n in names)
     try:
         f = _numpy_function(symbols, e) if e.free_symbols else None
         raw = f(*(point[n] for n in names)) if f is not None else \
