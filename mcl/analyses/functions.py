@@ -233,6 +233,16 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
     if occ.resident >= occ.slots:
         d = info("feedback-occupancy",
                  f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}{regs}", span)
+    elif occ.full and not _waits_at_barriers(view):
+        # every thread slot busy: more blocks of fewer threads would run no more threads,
+        # and no block's threads wait at a barrier for other blocks to fill the time
+        executing, most = occ.full
+        reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
+        d = info("feedback-occupancy",
+                 f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}, limited "
+                 f"by {', '.join(occ.limiting)} ({reasons}): all {most} {executing} slots "
+                 f"in use" + (f"; {fit}" if fit and "registers" in occ.limiting else ""),
+                 span)
     else:
         reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
         scarce = [k for k in occ.limiting if k.endswith(" memory")]
@@ -263,6 +273,13 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
                   limits={k: v for k, (v, _) in occ.limits.items()},
                   registers_headroom=up)
     return [d]
+
+
+def _waits_at_barriers(view: KernelView) -> bool:
+    """Whether the kernel's threads wait at barriers, where other resident blocks keep
+    the holder busy meanwhile."""
+    from mcl.mcpl import ast
+    return any(isinstance(x, ast.Barrier) for x in ast.walk(view.num.function))
 
 
 def _registers_headroom(view: KernelView, occ) -> int | None:

@@ -59,6 +59,9 @@ class Occupancy:
     registers: int | None = None         # per executing unit, as used
     registers_source: str = "estimated"  # or the vendor compiler's name
     threads: int | None = None           # executing units per block
+    #: (unit, slots) where the resident blocks take every slot the holder has for the
+    #: executing unit (every thread slot busy), else None
+    full: tuple[str, int] | None = None
 
 
 def _inside(view: KernelView, block: Any, holder: Any) -> bool:
@@ -248,6 +251,7 @@ def occupancy(view: KernelView) -> Occupancy | None:
             continue
         holder = s.holder
         limits: dict[str, tuple[int, str]] = {"slots": (s.per_holder, f"{s.per_holder} slots")}
+        inner_slots: dict[str, tuple[int, int]] = {}   # unit -> (per block, slots)
         units = hw.par_units()
         # par_groups below the block: a block of more units than allowed does not run
         for inner_g in hw.par_groups()[hw.par_groups().index(g) + 1:]:
@@ -267,6 +271,7 @@ def occupancy(view: KernelView) -> Occupancy | None:
                 limits[f"{inner.name}s"] = (
                     si.per_holder // per,
                     f"{per} {inner.name}s per {u.name} of {si.per_holder} {inner.name} slots")
+                inner_slots[inner.name] = (per, si.per_holder)
         # memory spaces owned by the unit, held by a memory on the holder
         anchor = next((lp.node for lp in view.sym.foreach_loops()
                        if lp.group is g or getattr(lp.group, "name", None) == g.name), None)
@@ -308,8 +313,10 @@ def occupancy(view: KernelView) -> Occupancy | None:
         limiting = [k for k, (v, _) in limits.items() if v == resident and k != "slots"]
         if view.missing:
             return None
+        per, most = inner_slots.get(executing, (0, 0))
+        full = (executing, most) if per and resident * per == most else None
         return Occupancy(u.name, holder, resident, s.per_holder, limits, limiting, anchor,
-                         regs, source, threads)
+                         regs, source, threads, full)
     return None
 
 

@@ -126,6 +126,25 @@ def test_nvidia_v1_occupancy_four_of_eight():
     assert "shared memory" not in occ[0].data["limiting"]
 
 
+def test_nvidia_v1_full_threads_with_barriers_stays_a_warning():
+    # 4 blocks of 256 threads fill the 1024 thread slots, but a block's threads wait at
+    # barriers for its tiles: other blocks keep the smp busy meanwhile (the paper's step)
+    occ = codes(fb("nvidia_v1"), "feedback-occupancy")[0]
+    assert occ.severity.label == "warning" and "in use" not in occ.message
+
+
+def test_every_thread_slot_busy_without_barriers_is_information():
+    # black_scholes hopper_v1: 8 blocks of 256 threads fill the 2048 thread slots of an
+    # H100 SM and no thread waits at a barrier: more blocks of fewer threads would run
+    # no more threads, so there is nothing to advise
+    root = Path(__file__).resolve().parents[2]
+    diags = feedback(check(str(root / "examples/black_scholes/hopper_v1.mcpl")))
+    occ = codes(diags, "feedback-occupancy")[0]
+    assert occ.severity.label == "info" and occ.hint is None
+    assert (occ.data["resident"], occ.data["slots"]) == (8, 32)
+    assert "all 2048 thread slots in use" in occ.message
+
+
 def test_fermi_optimal_access_no_bank_conflicts_b_256_fetches():
     diags = fb("fermi")
     co = codes(diags, "feedback-coalescing")
