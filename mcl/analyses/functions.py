@@ -233,9 +233,9 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
     if occ.resident >= occ.slots:
         d = info("feedback-occupancy",
                  f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}{regs}", span)
-    elif occ.full and not _waits_at_barriers(view):
-        # every thread slot busy: more blocks of fewer threads would run no more threads,
-        # and no block's threads wait at a barrier for other blocks to fill the time
+    elif occ.full and not (occ.resident == 1 and _waits_at_barriers(view)):
+        # every thread slot busy: more blocks of fewer threads would run no more threads
+        # (but where one block holds them all, each of its barriers idles the holder)
         executing, most = occ.full
         reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
         d = info("feedback-occupancy",
@@ -276,8 +276,8 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
 
 
 def _waits_at_barriers(view: KernelView) -> bool:
-    """Whether the kernel's threads wait at barriers, where other resident blocks keep
-    the holder busy meanwhile."""
+    """Whether the kernel's threads wait at barriers (a holder with one resident block
+    idles at each of them)."""
     from mcl.mcpl import ast
     return any(isinstance(x, ast.Barrier) for x in ast.walk(view.num.function))
 

@@ -126,17 +126,25 @@ def test_nvidia_v1_occupancy_four_of_eight():
     assert "shared memory" not in occ[0].data["limiting"]
 
 
-def test_nvidia_v1_full_threads_with_barriers_stays_a_warning():
-    # 4 blocks of 256 threads fill the 1024 thread slots, but a block's threads wait at
-    # barriers for its tiles: other blocks keep the smp busy meanwhile (the paper's step)
-    occ = codes(fb("nvidia_v1"), "feedback-occupancy")[0]
+def test_one_block_of_every_thread_slot_with_barriers_stays_a_warning():
+    # matmul nvidia: one block of 1024 threads fills the smp, and each of its barriers
+    # idles it: the paper's step to several blocks (shared memory in phases)
+    occ = codes(fb("nvidia"), "feedback-occupancy")[0]
     assert occ.severity.label == "warning" and "in use" not in occ.message
 
 
-def test_every_thread_slot_busy_without_barriers_is_information():
+def test_several_blocks_of_every_thread_slot_are_information():
+    # matmul nvidia_v1: 4 blocks of 256 threads fill the 1024 thread slots; while one
+    # waits at a barrier the others run
+    occ = codes(fb("nvidia_v1"), "feedback-occupancy")[0]
+    assert occ.severity.label == "info" and occ.hint is None
+    assert "all 1024 thread slots in use" in occ.message
+
+
+def test_every_thread_slot_busy_is_information():
     # black_scholes hopper_v1: 8 blocks of 256 threads fill the 2048 thread slots of an
-    # H100 SM and no thread waits at a barrier: more blocks of fewer threads would run
-    # no more threads, so there is nothing to advise
+    # H100 SM: more blocks of fewer threads would run no more threads, so there is
+    # nothing to advise
     root = Path(__file__).resolve().parents[2]
     diags = feedback(check(str(root / "examples/black_scholes/hopper_v1.mcpl")))
     occ = codes(diags, "feedback-occupancy")[0]
