@@ -51,105 +51,15 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     kernel ``sym`` tells constant trip counts and offsets from run-time ones;
     without it every array parameter counts one address.
 
-    Calibration on the 654 recorded kernels (tests/analyses/fidelity/vendor.json: 54
-    examples and 600 sweep variants, H100, NVIDIA OpenCL driver 580.159.04; benchmarks/fidelity/
-    registers_fit.py): the slopes (one register per value, two per address) are
-    not fitted; the offset is. Within ±10% of the compiler, after the cap,
-    step-down and growth of occupancy.registers_per_unit: 43 of 54 examples and
-    469 of 600 variants, 512 of 654 (78%; before the sliding window, the
-    accumulators out of the step-down's slack and the reads beyond an extent: 42,
-    455 and 497; with one address per array parameter, the fragments alone as the
-    step-down's slack and no growth past atomics of shared memory: 41, 439 and 480;
-    the former 0.9 x count - 4: 40, 418 and 458). Since matmul hopper v10 and its
-    65 variants were re-measured as mcl run builds them (sizes specialised: 126
-    registers, not 141) and convolution hopper v4 was added: 44 of 55, 465 of 600,
-    509 of 655 (benchmarks/results/fidelity/REPORT.md).
-    Split check (registers_fit.py --split --offset N: the 54 versions, each with
-    its variants, sorted by name and dealt alternately into two halves of 294 and
-    360 kernels; offsets -1 .. 3): the offset fitted on the first half is 1 (240 of
-    294 within ±10%; 236 with 0), which gives the second half 275 of 360; fitted on
-    the second it is 0 (276), which gives the first 236 (before the sliding window:
-    1 on the first, 222, giving 275; 0 on the second, 276, giving 221). Tried and
-    not kept (all lose kernels at every offset): no register for the indices of
-    completely unrolled loops (464 of 654), fragments of a completely unrolled k
-    loop counted twice for the next iteration's loads (414), no run-time unrolling
-    of a loop with 4 or more device loads per iteration (468 .. 505 for thresholds
-    4 .. 17), no run-time unrolling of ``while`` loops (501: spmv_csr's grow).
-    Tried since and not kept (offset 0; from 44, 465 and 509 of 55, 600 and 655):
-    one register more per element of the fragment read in the innermost loop of an
-    outer product (``sums[ei, ej] += aFrag[ei] * bFrag[ej]``: the next k-step's
-    bFrag, loaded while the current one is used; nvcc moves the extra registers to
-    aFrag where the loops are swapped) 41, 397 and 438: the H100's counts grow
-    faster with the inner fragment (matmul hopper v4: tm x tn = 8 x 8 125, 16 x 8
-    203, 8 x 16 223; about tm + 5 registers per element of tn, tn + 3 per element
-    of tm), but 8 x 8 is met by the present count, so the extra overshoots every
-    8 x 8 and smaller tile (v2, v3, v7, v10 lose 26, 21, 25 and 16); with those
-    elements also as the step-down's slack 453; with no register for the indices
-    of completely unrolled loops as well 470 (483 with the slack), and for the
-    scalars declared inside such loops too 488 (alone: 469; with the indices alone,
-    without the fragment, 459; both without it 414). The step-down's slack of
-    fragments also where device values are in flight (prefetch into registers):
-    44, 462 and 506 (matmul hopper v3 +6, v4 .. v7 -13 in all). No growth for a
-    run-time loop whose body fills a register array from device memory at an
-    unrolled loop's index (unrolled in the source: reduction hopper v3 with unroll
-    = 1 takes 20, its own need): 43, 457 and 500 (gesummv hopper v1 and nvidia v1,
-    histogram hopper v1 with unroll = 8 are grown to 32 all the same). Only the
-    scalars live at the point of greatest pressure (the first use of the largest
-    register array inside the run-time loop that does the work; defined before it
-    and read at or after it, or defined before the loop and read in it): 35, 368
-    and 403 (matmul hopper v3 119 -> 113, compiler 112, but the values that
-    prefetching versions keep in flight inside the loop are no longer counted).
-    On the 736 kernels recorded since (56 examples, 680 variants: convolution hopper
-    v5 and the variants of v4 and v5, built specialised, the filter passed by value):
-    44, 486 and 530 (72%; split halves 252 of 335 and 278 of 401). A kernel built
-    specialised has every size as a compile-time constant: a loop over sizes has a
-    trip count known at build time and is not unrolled at run time (:func:`grows`),
-    constants computed from sizes and variables set once from constants, sizes and
-    the indices of completely unrolled loops are folded
-    (:func:`_constants_without_register`), and those indices take no register where
-    no loop that the generated code keeps is around them
-    (:func:`_unrolled_indices`): 44, 491 and 535 (73%; halves 245 and 290).
-    Convolution hopper v4 6 -> 22 of 41 (40 registers, estimated 41 where it was 50;
-    its 16 variants with cols = 1 or 2 write nothing and take 4), v5 16 -> 9 (rows =
-    8 and 16: the compiler takes 72 to 92 and 105, the estimate falls from 66 and 98
-    to 57 and 89: in a fully unrolled nest of that size the compiler keeps more in
-    flight than the values counted here, which the indices used to stand for), matmul
-    hopper v10 52 -> 48 (bk = 32: 149 -> 144, the compiler 161; its phase count and
-    block counts are constants now). Tried and not kept: the constants and folded
-    variables in every build, the sizes of arrays declared in the kernel counting as
-    constants (the indices still only where specialised): 44, 486 and 530
-    (convolution hopper v2 13 -> 8 of 24: its filter is read through a pointer to
-    constant memory and loaded into registers, values the estimate does not count;
-    the sizes as constants alone: convolution hopper v2 -7, v4 +1, matmul hopper v10
-    -1); the indices too in every build: convolution hopper v1 15 -> 11 of 15 and v2
-    -> 7; build-time trip counts also for :func:`_merged_loads`' constant loops:
-    convolution hopper v3 71 -> 126 registers (the compiler 71: its loop over the
-    built-in fw is not merged as matmul's fragments are).
-    On the 599 recorded since (58 examples, 541 variants): 50, 432 and 482; with the
-    loads in flight of the loops the compiler unrolls four times
-    (:func:`_partly_unrolled_loads`; their merged on-chip reads in
-    :func:`_merged_loads`, trip counts built in included): 54, 436 and 490; 54, 443
-    and 497 with occupancy._busy_registers; 54, 450 and 504 with the step-down
-    through a prefetch into registers (:func:`squeeze_slack`, :func:`_staged_elements`).
-    Tried then and not kept (registers_fit.py from 504): the values of device memory
-    that a run-time loop copies into shared memory in an unrolled nest counted as
-    in flight together (one register per copy, given back at a step-down like the
-    fragments: matmul hopper v1 with 64 threads 96 -> 128 and 128 -> 165, the
-    compiler 128 and 167; convolution hopper v2 48 -> 61, the compiler 59): 485
-    (matmul hopper v2's 4 x 8 tiles no longer reach 64 within a fifth, v1 with bk =
-    32 and 64 overshoot); at most 4 such registers: 505, 55 examples; with a step-down
-    of up to a quarter where it gains half as many blocks again or more: 508 but
-    examples 53 and their occupancy 53.
-    Of those 599, 230 are wrong kernels that the feedback names since indices are
-    checked under the ``if`` statements whose conditions hold and reads of elements
-    nothing writes are found (mcl.analyses.validity: matmul hopper v2 .. v10 and
-    convolution hopper v2 variants whose tile loads do not fill, or overrun, their
-    tiles): on the 369 left, 54 of 58 examples and 263 of 311 variants, 317 (86%);
-    55, 266 and 321 (87%) since a step-down has to gain blocks worth the registers it
-    gives back (occupancy._WORTH).
-    0 is kept: with 1, matmul nvidia v1 at the
-    nvidia level (the paper's Table II: 4 of 8 blocks,
-    tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
+    Calibration (benchmarks/fidelity/registers_fit.py against the NVIDIA compiler's
+    counts of tests/analyses/fidelity/vendor.json, H100): the slopes (one register per
+    value, two per address) are not fitted, the offset is (0). On the 369 recorded
+    kernels that are not wrong (58 examples, 311 sweep variants), after the cap,
+    step-down and growth of occupancy.registers_per_unit: 55, 266 and 321 within ±10%
+    (87%). What was tried on the way, kept or not, with its figures:
+    benchmarks/fidelity/CALIBRATION.md. With an offset of 1, matmul nvidia v1 at the
+    nvidia level (the paper's Table II: 4 of 8 blocks, tests/analyses/test_feedback.py)
+    would need 33 registers and lose a block."""
     extra = _merged_loads(k, sym) + prefetched(k, sym) + _partly_unrolled_loads(k, sym) \
         if sym is not None else 0
     return max(8, round(_named_registers(k, sym) + _address_registers(k, sym) + extra)
