@@ -160,6 +160,9 @@ def resources(args) -> None:
             return row
         row["build_options"] = opts
         row["max_registers"] = max_registers(opts)
+        if args.ptx_dir:
+            args.ptx_dir.mkdir(parents=True, exist_ok=True)
+            (args.ptx_dir / (_file_name(row["name"]) + ".ptx")).write_bytes(ptx)
         try:
             loaded = load(ptx, gen.kernel.plan.kernel, row["max_registers"])
         except BaseException as e:  # noqa: BLE001
@@ -307,6 +310,12 @@ def launching(args) -> None:
     write(args.out / "launches.json", {"rows": rows})
 
 
+def _file_name(case: str) -> str:
+    """A file name for a case's name (``matmul/hopper_v1[bk=8,tm=2]``)."""
+    return case.replace("/", "__").replace("[", ".").replace("]", "") \
+        .replace("=", "-").replace(",", ".")
+
+
 def launch_one(args) -> None:
     """Launch one example case through the CUDA driver; print its row as JSON."""
     import ptx_driver as cu
@@ -390,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
                          "(clean, the default: no dirty line left), or only write it")
     ap.add_argument("--names", type=Path,
                     help="resources: only the cases named in this file, one a line")
-    ap.add_argument("--ptx-dir", type=Path, help="launch: keep each example's PTX here")
+    ap.add_argument("--ptx-dir", type=Path,
+                    help="launch, resources: keep each case's PTX here")
     ap.add_argument("--timed-sweep", nargs="*", metavar="KERNEL",
                     help="time: also the sweep variants of these example kernels that "
                          "tests/analyses/fidelity/vendor.json records")
