@@ -13,10 +13,13 @@ python3 benchmarks/fidelity/measure.py resources --names benchmarks/runs/sass_re
 cd "$OUT/sass"
 for f in *.ptx; do
   b=${f%.ptx}
-  sed -i "s/%envreg[0-9]*/0/g" "$f"          # the OpenCL launch state, as ptx_driver.for_cuda
+  # the OpenCL launch state as ptx_driver.for_cuda sets it; the binary's closing NUL,
+  # which the CUDA driver takes and ptxas does not, dropped
+  tr -d '\000' < "$f" | sed "s/%envreg[0-9]*/0/g" > "$b.tmp" && mv "$b.tmp" "$f"
   regs=$(python3 -c "import json,sys; r=[x for x in json.load(open('../resources.json'))['rows'] if x['name'].replace('/','__').replace('[','.').replace(']','').replace('=','-').replace(',','.')=='$b']; print(r[0].get('max_registers','') if r else '')")
   ptxas -v -arch=sm_90 ${regs:+-maxrregcount=$regs} -o "$b.cubin" "$f" > "$b.ptxas.txt" 2>&1
   cuobjdump -sass "$b.cubin" > "$b.sass.txt" 2>&1
   rm -f "$b.cubin"
   echo "$b max=$regs $(grep -o 'Used [0-9]* registers' "$b.ptxas.txt")" >> ../summary.txt
 done
+cd .. && tar czf sass.tgz sass && rm -rf sass
