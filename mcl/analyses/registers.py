@@ -37,6 +37,7 @@ from mcl.analyses.register_elements import (
     unused_elements,
 )
 from mcl.analyses.stats import register_spaces
+from mcl.mcpl import ast
 
 
 def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
@@ -55,7 +56,7 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     counts of tests/analyses/fidelity/vendor.json, H100): the slopes (one register per
     value, two per address) are not fitted, the offset is (0). On the 369 recorded
     kernels that are not wrong (58 examples, 311 sweep variants), after the cap,
-    step-down and growth of occupancy.registers_per_unit: 55, 266 and 321 within ±10%
+    step-down and growth of occupancy.registers_per_unit: 55, 267 and 322 within ±10%
     (87%). What was tried on the way, kept or not, with its figures:
     benchmarks/fidelity/CALIBRATION.md. With an offset of 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks, tests/analyses/test_feedback.py)
@@ -326,7 +327,48 @@ def _growing_loops(k: Kernel) -> list[Any]:
                                               or site.target.space == device)
                         for site in k.atomics)
             and any(lp in a.loops and not a.write and a.space == device
-                    and id(a.node) not in dead for a in k.accesses)]
+                    and id(a.node) not in dead for a in k.accesses)
+            and not _kept_rolled(lp, k, device)]
+
+
+def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
+    """Whether the compiler keeps the run-time loop ``lp`` of the symbolic kernel ``k``
+    rolled, as the SASS of the recorded kernels shows
+    (benchmarks/results/fidelity/raw/h200_2026-11-29/sass_register_misses): a ``while``
+    loop whose step is a run-time value (reduction hopper v2's ``i += stride``, the
+    stride computed from n: 20 registers, its 4 loads an iteration; spmv_csr's
+    ``k += 64`` is unrolled), and a loop around a guarded run of 4 adjacent elements of
+    device memory, which the generated code reads as one 128-bit access after testing
+    the run's alignment, with the element-by-element form beside it (reduction hopper
+    v3 with 1 and 2 runs an iteration: 20 and 26 registers, its own need)."""
+    if lp.kind == "while":
+        run_time = _run_time_names(k, k)
+        for st in _top_level(lp.node.body):
+            if isinstance(st, ast.Assign) and st.op in ("+=", "-=") and \
+                    isinstance(st.target, ast.Name) and \
+                    st.target.id in _names(lp.node.cond) and _names(st.value) & run_time:
+                return True
+    for a in k.accesses:
+        if a.write or a.space != device or lp not in a.loops or a.offset is None:
+            continue
+        run = a.loops[-1]
+        if run is lp or run.kind != "for" or run.symbol is None or run.trips is None \
+                or not (a.guarded or a.conditions):
+            continue
+        trips = sympy.sympify(run.trips)
+        if trips.is_number and int(trips) % 4 == 0 and run.step == 1 \
+                and sympy.diff(a.offset, run.symbol) == 1:
+            return True
+    return False
+
+
+def _top_level(body: Any) -> tuple:
+    """The statements at the top level of a loop's body."""
+    return body.statements if isinstance(body, ast.Block) else (body,)
+
+
+def _names(e: Any) -> set[str]:
+    return {x.id for x in ast.walk(e) if isinstance(x, ast.Name)}
 
 
 def growth_share(k: Kernel) -> float:
@@ -673,7 +715,6 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None,
     constants, sizes and the indices of completely unrolled loops (``unrolled``:
     :func:`_unrolled_indices`) is folded too (``float scale = 1.0 / (fh * fw)``;
     ``int y = r - e`` in each unrolled copy)."""
-    from mcl.mcpl import ast
     outside: set[int] = set()      # nodes the threads do not evaluate
     for s in ast.walk(k.function.body):
         if isinstance(s, ast.ForEach):
@@ -682,9 +723,23 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None,
             outside.update(id(x) for x in ast.walk(s.init))
         elif isinstance(s, ast.Type) and s.sizes:
             outside.update(id(x) for x in ast.walk(s.sizes[0]))   # no stride
-    from mcl.analyses.kernel_syntax import assigned_names
     read = {x.id for x in ast.walk(k.function.body)
             if isinstance(x, ast.Name) and id(x) not in outside}
+    return _folded_names(k, sym, unrolled, read)[0]
+
+
+def _run_time_names(k: Kernel, sym: Kernel | None = None) -> set[str]:
+    """The scalars whose values are known only at run time: the parameters a build
+    does not build in and the constants and variables computed from them."""
+    return _folded_names(k, sym, set())[1]
+
+
+def _folded_names(k: Kernel, sym: Kernel | None, unrolled: set[str],
+                  read: set[str] | None = None) -> tuple[set[str], set[str]]:
+    """(scalars that take no register, scalars known only at run time), as
+    :func:`_constants_without_register` tells them apart (``read``: the names the
+    threads' code reads; a constant it does not read takes none)."""
+    from mcl.analyses.kernel_syntax import assigned_names
     built = _specialised_sizes(sym)
     run_time = {p.name for p in k.function.params} - built
     assigned = assigned_names(k.function)
@@ -693,8 +748,7 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None,
         node = d.node
         if node.type.is_array:
             continue
-        names = {x.id for x in ast.walk(node.init) if isinstance(x, ast.Name)} \
-            if node.init is not None else set()
+        names = _names(node.init) if node.init is not None else set()
         if node.const and not names & run_time:
             free.add(node.name)
             continue
@@ -703,6 +757,6 @@ def _constants_without_register(k: Kernel, sym: Kernel | None = None,
             free.add(node.name)     # folded, in each unrolled copy (``int y = r - e``)
             continue
         run_time.add(node.name)
-        if node.const and node.name not in read:
+        if read is not None and node.const and node.name not in read:
             free.add(node.name)
-    return free
+    return free, run_time

@@ -154,6 +154,83 @@ def test_atomics_of_shared_memory_do_not_stop_the_loop_from_growing(tmp_path):
     assert not registers.grows(sym)
 
 
+#: a grid-stride sum of ``input``: a while loop whose step is {step}
+WHILE = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 1048576, global float[n] input, global float[1] out) {{
+      const int nrBlocks = min(1056, n / 1024);
+      const int stride = 1024 * nrBlocks;
+      foreach (int bi in nrBlocks blocks) {{
+        foreach (int w in 8 warps) {{
+          foreach (int t in 32 threads) {{
+            float s0 = 0.0;
+            float s1 = 0.0;
+            int i = bi * 1024 + w * 32 + t;
+            while (i + 256 < n) {{
+              s0 += input[i];
+              s1 += input[i + 256];
+              i += {step};
+            }}
+            if (bi == 0 && w == 0 && t == 0) {{
+              out[0] = s0 + s1;
+            }}
+          }}
+        }}
+      }}
+    }}
+"""
+
+
+def test_a_while_loop_with_a_run_time_step_is_kept_rolled(tmp_path):
+    """The NVIDIA compiler does not unroll a while loop whose step is a run-time value
+    (reduction hopper v2's ``i += stride``: 20 registers, not the 32 of an unrolled
+    loop); with a constant step it does (spmv_csr's ``k += 64``)."""
+    sym, _ = _kernels(tmp_path, WHILE.format(step="stride"))
+    assert not registers.grows(sym)
+    sym, _ = _kernels(tmp_path, WHILE.format(step="512"))
+    assert registers.grows(sym)
+
+
+#: a grid-stride loop reading runs of 4 adjacent elements per thread (``body``)
+RUNS = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 1048576, global float[n] input, global float[1] out) {{
+      foreach (int bi in 132 blocks) {{
+        foreach (int w in 8 warps) {{
+          foreach (int t in 32 threads) {{
+            reg float[4] x;
+            float sum = 0.0;
+            for (int i = bi * 1024; i < n; i += 135168) {{
+              for (int e = 0; e < 4; e++) {{
+                int k = i + 4 * (w * 32 + t) + e;
+                {body}
+              }}
+              sum += (x[0] + x[1]) + (x[2] + x[3]);
+            }}
+            if (bi == 0 && w == 0 && t == 0) {{
+              out[0] = sum;
+            }}
+          }}
+        }}
+      }}
+    }}
+"""
+
+
+def test_a_loop_round_guarded_runs_of_four_is_kept_rolled(tmp_path):
+    """A guarded run of 4 adjacent elements is one 128-bit access only after a test of
+    its alignment, beside the element-by-element form: the compiler keeps the loop
+    around it rolled (reduction hopper v3 with one run an iteration: 20 registers, its
+    own need); the same loop without the guard is unrolled."""
+    sym, _ = _kernels(tmp_path, RUNS.format(
+        body="if (k < n) { x[e] = input[k]; } else { x[e] = 0.0; }"))
+    assert not registers.grows(sym)
+    sym, _ = _kernels(tmp_path, RUNS.format(body="x[e] = input[k];"))
+    assert registers.grows(sym)
+
+
 def test_an_index_divided_by_zero_leaves_the_elements_unknown(tmp_path):
     # r[4 / e] at e = 0 (found by the mutation tests): the register array's elements
     # cannot be enumerated, so every element counts; no exception
