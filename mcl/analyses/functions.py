@@ -176,12 +176,16 @@ class KernelView:
             if lp.var is None:
                 continue
             if lp.var in self._cursor:
-                subs[lp.symbol] = self._cursor[lp.var]
+                subs[lp.symbol] = sympy.Integer(self._cursor[lp.var])
             else:
-                subs[lp.symbol] = lp.start if lp.start is not None else 0
+                subs[lp.symbol] = lp.start if lp.start is not None else sympy.Integer(0)
         try:
             for _ in range(4):  # loop starts may use outer indices
-                e = e.subs(subs)
+                # the keys are symbols and the values numbers or expressions of them:
+                # replacing them rebuilds the expression, which evaluates it, many times
+                # faster than subs (the feedback of matmul hopper v12 evaluates offsets
+                # for every lane of every run)
+                e = e.xreplace(subs)
                 if e.is_number or e in (sympy.true, sympy.false):
                     break
         except (ZeroDivisionError, TypeError):
