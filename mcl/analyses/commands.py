@@ -112,11 +112,13 @@ def run_feedback(args: argparse.Namespace) -> int:
             diagnostics += at.diagnostics
             continue
         resources = _vendor_resources(args, checked, None, values, specialize)
-        diagnostics += feedback(checked, values=values, only=only, resources=resources,
-                                specialize=specialize)
+        found = feedback(checked, values=values, only=only, resources=resources,
+                         specialize=specialize)
+        diagnostics += found
         if args.previous and (only is None or "time" in only):
             from mcl.analyses.previous import against_previous
-            diagnostics += against_previous(checked, values, search, resources, specialize)
+            diagnostics += against_previous(checked, values, search, resources, specialize,
+                                            computed=found)
     unknown = [name for name in values if name not in params]
     if unknown and params:
         raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "

@@ -33,10 +33,13 @@ def _time(diagnostics: list[Diagnostic]) -> dict | None:
 def against_previous(checked: Any, values: Mapping[str, int] | None = None,
                      search_path: Sequence[str | os.PathLike[str]] = (),
                      resources: Mapping[str, Any] | None = None,
-                     specialize: bool = False) -> list[Diagnostic]:
+                     specialize: bool = False,
+                     computed: list[Diagnostic] | None = None) -> list[Diagnostic]:
     """A warning when ``checked`` is predicted slower than the version it refines
     (``specialize``: ``checked`` is built with its sizes as compile-time constants; the
-    version it refines is built as its reference.py says)."""
+    version it refines is built as its reference.py says; ``computed``: the feedback of
+    ``checked`` with the same values, resources and build, whose predicted time is not
+    computed again)."""
     from mcl.analyses import feedback
     from mcl.analyses.level import feedback_at_level
     from mcl.versions.discover import from_folder
@@ -60,8 +63,10 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     if fn_new is not None:
         values = parameter_values(fn_new, values)
     built = built_specialised(parent.file)
-    mine = _time(feedback(checked, values=values, only=["time"], resources=resources,
-                          specialize=specialize))
+    mine = _time(computed) if computed is not None else None
+    if mine is None:
+        mine = _time(feedback(checked, values=values, only=["time"], resources=resources,
+                              specialize=specialize))
     try:
         if parent.level == me.level:
             theirs = _time(feedback(parent.checked, values=values, only=["time"],
