@@ -333,7 +333,7 @@ def launch_one(args) -> None:
         ptx, opts = build_ptx(ctx, dev, gen)
         if args.ptx_dir:
             args.ptx_dir.mkdir(parents=True, exist_ok=True)
-            (args.ptx_dir / (case.name.replace("/", "__") + ".ptx")).write_bytes(ptx)
+            (args.ptx_dir / (_file_name(case.name) + ".ptx")).write_bytes(ptx)
         loaded = load(cu.for_cuda(ptx), gen.kernel.plan.kernel, max_registers(opts))
         ref, inputs, expected = _inputs(case)
         plan = gen.kernel.plan
