@@ -369,3 +369,20 @@ def test_a_negative_block_count_gives_feedback_not_a_crash(tmp_path):
     diags = feedback(check(path), values={"n": 1})
     assert codes(diags, "feedback-atomics")
     assert not codes(diags, "feedback-reuse")
+
+
+def test_the_comparison_with_the_previous_version_reuses_the_time_computed():
+    """`mcl feedback` passes the version's own feedback to the comparison with the
+    version it refines: the predicted time in it is used, not computed again (a time
+    ten times convolution nvidia_v1's makes it slower than gpu_v1; its own is not)."""
+    from mcl.analyses.previous import against_previous
+    from mcl.diagnostics import info
+    root = Path(__file__).resolve().parents[2]
+    checked = check(str(root / "examples/convolution/nvidia_v1.mcpl"))
+    assert not against_previous(checked)
+    own = [d for d in feedback(checked, only=["time"]) if d.code == "feedback-time"][0]
+    slow = info("feedback-time", "predicted")
+    slow.data.update(seconds=10 * own.data["seconds"],
+                     parts={k: 10 * v for k, v in own.data["parts"].items()})
+    flagged = against_previous(checked, computed=[slow])
+    assert flagged and "predicted slower than gpu_v1" in flagged[0].message
