@@ -1,0 +1,115 @@
+"""What a launch costs from its start to its end beside the bytes it moves, as OpenCL
+profiling events see it: an empty kernel of 1 to 4224 work-groups of 256 work-items,
+and a kernel that reads 4 to 512 MB as runs of 4 floats in a grid-stride loop (8
+work-groups of 256 per SM, 4 loads in flight per work-item), each launch cold (a
+write and then a read of 256 MB before it leave none of its data in the L2). The
+reads' times against their bytes: the straight line through them, whose value at 0
+is the fixed cost and whose slope the bandwidth (written to launch.json with the
+times), and the same at each size alone.
+
+    python benchmarks/opencl/launch_probe.py --out DIR
+
+Exits 2 without an NVIDIA OpenCL device.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_timing import line_fit, probe_setup, save  # noqa: E402
+
+SOURCE = r"""
+__kernel void empty(__global float* out) { }
+__kernel void reads(__global const float4* a, __global float* out, int n4) {
+  int stride = get_global_size(0);
+  float4 acc = (float4)(0.0f);
+  int i = get_global_id(0);
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    float4 v0 = a[i], v1 = a[i + stride], v2 = a[i + 2 * stride], v3 = a[i + 3 * stride];
+    acc += (v0 + v1) + (v2 + v3);
+  }
+  for (; i < n4; i += stride) acc += a[i];
+  out[get_global_id(0)] = acc.x + acc.y + acc.z + acc.w;
+}
+__kernel void fill(__global float* b, int n) {
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = (float)i;
+}
+__kernel void drain(__global const float* b, __global float* out, int n) {
+  float s = 0.0f;
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) s += b[i];
+  out[get_global_id(0)] = s;
+}
+"""
+
+#: bytes written and read between timed launches (more than any L2 of the machines)
+FLUSH = 256 << 20
+
+
+def main() -> int:
+    found = probe_setup(__doc__, "launch_probe", 10)
+    if found is None:
+        return 2
+    args, dev, ctx, q = found
+    import pyopencl as cl
+
+    prg = cl.Program(ctx, SOURCE).build()
+    empty, reads, fill, drain = prg.empty, prg.reads, prg.fill, prg.drain
+    sms = dev.max_compute_units
+    scratch = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, FLUSH)
+    cl.enqueue_fill_buffer(q, scratch, np.float32(0), 0, FLUSH).wait()
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * max(4224, sms * 8) * 256)
+
+    def cold(knl, glob, argv) -> float:
+        times = []
+        for _ in range(args.repeats):
+            # written, then read: the L2 holds clean lines of the scratch buffer only
+            fill(q, (sms * 8 * 256,), (256,), scratch, np.int32(FLUSH // 4))
+            drain(q, (sms * 8 * 256,), (256,), scratch, out, np.int32(FLUSH // 4)).wait()
+            e = knl(q, (glob,), (256,), *argv)
+            e.wait()
+            times.append((e.profile.end - e.profile.start) * 1e-9)
+        return statistics.median(times)
+
+    rows = []
+    for groups in (1, 132, 1056, 4224):
+        t = cold(empty, groups * 256, [out])
+        rows.append({"kernel": "empty", "groups": groups, "median_s": t})
+        print(f"empty, {groups:5d} work-groups: {t * 1e6:7.2f} us", flush=True)
+    rng = np.random.default_rng(1)
+    points = []
+    for mb in (4, 8, 16, 32, 64, 128, 256, 512):
+        n4 = mb * (1 << 20) // 16
+        host = rng.random(n4 * 4, dtype=np.float32)
+        a = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+        glob = sms * 8 * 256
+        argv = [a, out, np.int32(n4)]
+        reads(q, (glob,), (256,), *argv).wait()
+        got = np.empty(glob, np.float32)
+        cl.enqueue_copy(q, got, out)
+        want = float(host.astype(np.float64).sum())
+        if abs(float(got.astype(np.float64).sum()) - want) > 1e-3 * want:
+            print(f"reads of {mb} MB: wrong sum", file=sys.stderr)
+            return 1
+        t = cold(reads, glob, argv)
+        rows.append({"kernel": "reads", "bytes": n4 * 16, "median_s": t})
+        points.append((n4 * 16, t))
+        print(f"reads, {mb:4d} MB: {t * 1e6:8.1f} us, {n4 * 16 / t / 1e9:6.0f} GB/s",
+              flush=True)
+        a.release()
+    slope, fixed = line_fit(points)
+    big_slope, big_fixed = line_fit([p for p in points if p[0] >= 64 << 20])
+    result = {"device": dev.name, "driver": dev.driver_version, "rows": rows,
+              "fit": {"fixed_s": fixed, "bandwidth": 1 / slope},
+              "fit_from_64MB": {"fixed_s": big_fixed, "bandwidth": 1 / big_slope}}
+    print(result["fit"], result["fit_from_64MB"])
+    save(args.out, "launch.json", result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
