@@ -290,9 +290,10 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     others = ", ".join(f"{k} {time_text(v)}" for k, v in sorted(t.parts.items(),
                                                                 key=lambda kv: -kv[1])
                        if k != t.limiter)
-    msg = (f"predicted time {time_text(t.seconds)}, {t.limiter} bound (estimated; {others})"
-           if others else
-           f"predicted time {time_text(t.seconds)}, {t.limiter} bound (estimated)")
+    launch = (f" ({time_text(t.launch)} of it the launch's fixed cost)" if t.launch else "")
+    msg = (f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated; "
+           f"{others})" if others else
+           f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated)")
     if t.estimated:
         msg += (f"; the loads {', '.join(t.estimated)} depend on data and are counted as "
                 "the feedback-requests estimate says")
@@ -316,7 +317,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     d = info("feedback-time", msg, view.sym.function.span)
     d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts,
                   estimated=t.estimated, functions=t.functions,
-                  functions_relaxed=t.functions_relaxed)
+                  functions_relaxed=t.functions_relaxed, launch=t.launch)
     return [d]
 
 
