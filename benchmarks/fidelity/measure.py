@@ -162,7 +162,7 @@ def resources(args) -> None:
         row["max_registers"] = max_registers(opts)
         if args.ptx_dir:
             args.ptx_dir.mkdir(parents=True, exist_ok=True)
-            (args.ptx_dir / (_file_name(row["name"]) + ".ptx")).write_bytes(ptx)
+            (args.ptx_dir / (case_file_name(row["name"]) + ".ptx")).write_bytes(ptx)
         try:
             loaded = load(ptx, gen.kernel.plan.kernel, row["max_registers"])
         except BaseException as e:  # noqa: BLE001
@@ -310,7 +310,7 @@ def launching(args) -> None:
     write(args.out / "launches.json", {"rows": rows})
 
 
-def _file_name(case: str) -> str:
+def case_file_name(case: str) -> str:
     """A file name for a case's name (``matmul/hopper_v1[bk=8,tm=2]``)."""
     return case.replace("/", "__").replace("[", ".").replace("]", "") \
         .replace("=", "-").replace(",", ".")
@@ -333,7 +333,7 @@ def launch_one(args) -> None:
         ptx, opts = build_ptx(ctx, dev, gen)
         if args.ptx_dir:
             args.ptx_dir.mkdir(parents=True, exist_ok=True)
-            (args.ptx_dir / (_file_name(case.name) + ".ptx")).write_bytes(ptx)
+            (args.ptx_dir / (case_file_name(case.name) + ".ptx")).write_bytes(ptx)
         loaded = load(cu.for_cuda(ptx), gen.kernel.plan.kernel, max_registers(opts))
         ref, inputs, expected = _inputs(case)
         plan = gen.kernel.plan

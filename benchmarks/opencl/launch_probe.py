@@ -1,11 +1,11 @@
 """What a launch costs from its start to its end beside the bytes it moves, as OpenCL
 profiling events see it: an empty kernel of 1 to 4224 work-groups of 256 work-items,
-and a kernel that reads 4 to 512 MB as runs of 4 floats in a grid-stride loop (8
-work-groups of 256 per SM, 4 loads in flight per work-item), each launch cold (a
-write and then a read of 256 MB before it leave none of its data in the L2). The
-reads' times against their bytes: the straight line through them, whose value at 0
-is the fixed cost and whose slope the bandwidth (written to launch.json with the
-times), and the same at each size alone.
+and inflight_probe.py's kernel that reads 4 to 512 MB as runs of 4 floats in a
+grid-stride loop (8 work-groups of 256 per SM, 4 loads in flight per work-item), each
+launch cold (measure.py's cold_flush: a write and then a read of 256 MB before it leave
+none of its data in the L2 and no dirty line). The reads' times against their bytes:
+the straight line through them, whose value at 0 is the fixed cost and whose slope the
+bandwidth, through all sizes and from 64 MB up (written to launch.json with the times).
 
     python benchmarks/opencl/launch_probe.py --out DIR
 
@@ -20,34 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[0] / "fidelity"))
+from inflight_probe import SOURCE as READS  # noqa: E402
+from measure import cold_flush  # noqa: E402  (the fidelity harness's: written, then read)
 from probe_timing import line_fit, probe_setup, save  # noqa: E402
 
-SOURCE = r"""
-__kernel void empty(__global float* out) { }
-__kernel void reads(__global const float4* a, __global float* out, int n4) {
-  int stride = get_global_size(0);
-  float4 acc = (float4)(0.0f);
-  int i = get_global_id(0);
-  for (; i + 3 * stride < n4; i += 4 * stride) {
-    float4 v0 = a[i], v1 = a[i + stride], v2 = a[i + 2 * stride], v3 = a[i + 3 * stride];
-    acc += (v0 + v1) + (v2 + v3);
-  }
-  for (; i < n4; i += stride) acc += a[i];
-  out[get_global_id(0)] = acc.x + acc.y + acc.z + acc.w;
-}
-__kernel void fill(__global float* b, int n) {
-  for (int i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = (float)i;
-}
-__kernel void drain(__global const float* b, __global float* out, int n) {
-  float s = 0.0f;
-  for (int i = get_global_id(0); i < n; i += get_global_size(0)) s += b[i];
-  out[get_global_id(0)] = s;
-}
-"""
-
-#: bytes written and read between timed launches (more than any L2 of the machines)
-FLUSH = 256 << 20
+#: an empty kernel; the reads are inflight_probe.py's with 4 loads in flight a work-item
+EMPTY = "__kernel void empty(__global float* out) { }"
+IN_FLIGHT = 4
 
 
 def main() -> int:
@@ -57,19 +39,16 @@ def main() -> int:
     args, dev, ctx, q = found
     import pyopencl as cl
 
-    prg = cl.Program(ctx, SOURCE).build()
-    empty, reads, fill, drain = prg.empty, prg.reads, prg.fill, prg.drain
+    empty = cl.Program(ctx, EMPTY).build().empty
+    reads = cl.Program(ctx, READS).build(options=[f"-DU={IN_FLIGHT}"]).reads
     sms = dev.max_compute_units
-    scratch = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, FLUSH)
-    cl.enqueue_fill_buffer(q, scratch, np.float32(0), 0, FLUSH).wait()
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * max(4224, sms * 8) * 256)
+    flush = cold_flush(ctx, q)
 
     def cold(knl, glob, argv) -> float:
         times = []
         for _ in range(args.repeats):
-            # written, then read: the L2 holds clean lines of the scratch buffer only
-            fill(q, (sms * 8 * 256,), (256,), scratch, np.int32(FLUSH // 4))
-            drain(q, (sms * 8 * 256,), (256,), scratch, out, np.int32(FLUSH // 4)).wait()
+            flush()
             e = knl(q, (glob,), (256,), *argv)
             e.wait()
             times.append((e.profile.end - e.profile.start) * 1e-9)

@@ -10,16 +10,27 @@ OUT=${OUT:-perf-out}; mkdir -p "$OUT/sass"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/device.txt"
 python3 benchmarks/fidelity/measure.py resources --names benchmarks/runs/sass_register_misses.txt \
   --ptx-dir "$OUT/sass" --out "$OUT" > "$OUT/resources.log" 2>&1
+# each PTX as ptx_driver.for_cuda makes it launchable (the OpenCL launch state), without the
+# binary's closing NUL, which the CUDA driver takes and ptxas does not; with its build's
+# register limit
+python3 - "$OUT" > "$OUT/ptx_list.txt" <<'PY'
+import json, sys
+from pathlib import Path
+sys.path.insert(0, "benchmarks/fidelity")
+from measure import case_file_name
+from ptx_driver import for_cuda
+out = Path(sys.argv[1])
+for row in json.loads((out / "resources.json").read_text())["rows"]:
+    f = out / "sass" / (case_file_name(row["name"]) + ".ptx")
+    if f.exists():
+        f.write_bytes(for_cuda(f.read_bytes()).rstrip(b"\0"))
+        print(f.stem, row.get("max_registers", ""))
+PY
 cd "$OUT/sass"
-for f in *.ptx; do
-  b=${f%.ptx}
-  # the OpenCL launch state as ptx_driver.for_cuda sets it; the binary's closing NUL,
-  # which the CUDA driver takes and ptxas does not, dropped
-  tr -d '\000' < "$f" | sed "s/%envreg[0-9]*/0/g" > "$b.tmp" && mv "$b.tmp" "$f"
-  regs=$(python3 -c "import json,sys; r=[x for x in json.load(open('../resources.json'))['rows'] if x['name'].replace('/','__').replace('[','.').replace(']','').replace('=','-').replace(',','.')=='$b']; print(r[0].get('max_registers','') if r else '')")
-  ptxas -v -arch=sm_90 ${regs:+-maxrregcount=$regs} -o "$b.cubin" "$f" > "$b.ptxas.txt" 2>&1
+while read -r b regs; do
+  ptxas -v -arch=sm_90 ${regs:+-maxrregcount=$regs} -o "$b.cubin" "$b.ptx" > "$b.ptxas.txt" 2>&1
   cuobjdump -sass "$b.cubin" > "$b.sass.txt" 2>&1
   rm -f "$b.cubin"
   echo "$b max=$regs $(grep -o 'Used [0-9]* registers' "$b.ptxas.txt")" >> ../summary.txt
-done
+done < ../ptx_list.txt
 cd .. && tar czf sass.tgz sass && rm -rf sass

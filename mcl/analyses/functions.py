@@ -234,6 +234,8 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
                 if occ.registers_source == "estimated"
                 else f" ({occ.registers} registers per thread, {occ.registers_source}")
         regs += f"; {fit})" if fit else ")"
+    reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
+    headroom = f"; {fit}" if fit and "registers" in occ.limiting else ""
     if occ.resident >= occ.slots:
         d = info("feedback-occupancy",
                  f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}{regs}", span)
@@ -241,14 +243,11 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
         # every thread slot busy: more blocks of fewer threads would run no more threads
         # (but where one block holds them all, each of its barriers idles the holder)
         executing, most = occ.full
-        reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
         d = info("feedback-occupancy",
                  f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}, limited "
                  f"by {', '.join(occ.limiting)} ({reasons}): all {most} {executing} slots "
-                 f"in use" + (f"; {fit}" if fit and "registers" in occ.limiting else ""),
-                 span)
+                 f"in use{headroom}", span)
     else:
-        reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
         scarce = [k for k in occ.limiting if k.endswith(" memory")]
         hint = None
         if scarce:
@@ -268,8 +267,7 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
                          f"{holder}; it spills what does not fit, so measure)")
         msg = (f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}"
                + (f", limited by {', '.join(occ.limiting)} ({reasons})" if occ.limiting
-                  else regs)
-               + (f"; {fit}" if fit and "registers" in occ.limiting else ""))
+                  else regs) + headroom)
         d = warning("feedback-occupancy", msg, span, hint)
     d.data.update(unit=occ.unit, holder=holder, resident=occ.resident, slots=occ.slots,
                   limiting=occ.limiting, registers=occ.registers,

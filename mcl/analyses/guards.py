@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcl.analyses.kernel_syntax import names_in
 from mcl.diagnostics import Diagnostic, info
 from mcl.mcpl import ast
 
@@ -36,10 +37,6 @@ class GuardedLoop:
     @property
     def arrays(self) -> list[str]:
         return sorted({a.base.id for a in self.accesses if isinstance(a.base, ast.Name)})
-
-
-def _names(e: ast.Node) -> set[str]:
-    return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
 
 
 def guarded_loops(f: ast.Function, folded: frozenset[str] = frozenset()) -> list[GuardedLoop]:
@@ -62,7 +59,7 @@ def guarded_loops(f: ast.Function, folded: frozenset[str] = frozenset()) -> list
         return names
 
     def index_names(idx: ast.Index, defs: dict[str, set[str]]) -> set[str]:
-        return resolved({n for grp in idx.groups for i in grp for n in _names(i)}, defs)
+        return resolved({n for grp in idx.groups for i in grp for n in names_in(i)}, defs)
 
     def visit(s: ast.Stmt | None, outer: ast.Stmt | None, conds: list[set[str]],
               defs: dict[str, set[str]]) -> None:
@@ -73,7 +70,7 @@ def guarded_loops(f: ast.Function, folded: frozenset[str] = frozenset()) -> list
             for st in s.statements:
                 visit(st, outer, conds, inner)
                 if isinstance(st, ast.Declaration) and st.init is not None:
-                    inner[st.name] = _names(st.init)
+                    inner[st.name] = names_in(st.init)
             return
         if isinstance(s, ast.ForEach):
             visit(s.body, outer, conds, defs)
@@ -85,7 +82,7 @@ def guarded_loops(f: ast.Function, folded: frozenset[str] = frozenset()) -> list
         if isinstance(s, ast.If):
             # only tests made inside a loop run once per iteration, and only those
             # not decided at build time
-            test = _names(s.cond)
+            test = names_in(s.cond)
             runs = outer is not None and not {n for n in resolved(test, defs)
                                               if n not in defs} <= folded
             guard = conds + [test] if runs else conds

@@ -1,6 +1,6 @@
 """What the kernel model (mcl.analyses.kernel) reads off the syntax alone: the start,
-step and bound of a for loop's header, the flat element offset of an index, and
-the variables a function assigns."""
+step and bound of a for loop's header, the flat element offset of an index, the
+names an expression uses and the variables a function assigns."""
 
 from __future__ import annotations
 
@@ -123,6 +123,11 @@ def _bound_of(cond: ast.Expr, var: str | None, b: Any) -> tuple[sympy.Expr | Non
         # a count-down loop: handled by a negative step over the same span
         return bound + (0 if op == ">" else -1), False
     return None, True
+
+
+def names_in(node: ast.Node) -> set[str]:
+    """The names ``node`` reads or writes (every ``ast.Name`` in it)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def assigned_names(f: ast.Function) -> set[str]:

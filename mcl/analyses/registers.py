@@ -29,6 +29,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Kernel
+from mcl.analyses.kernel_syntax import names_in
 from mcl.analyses.register_elements import (
     ENUMERATED,
     dead_reads,
@@ -341,12 +342,13 @@ def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
     device memory, which the generated code reads as one 128-bit access after testing
     the run's alignment, with the element-by-element form beside it (reduction hopper
     v3 with 1 and 2 runs an iteration: 20 and 26 registers, its own need)."""
+    from mcl.analyses.functions import RUN
     if lp.kind == "while":
         run_time = _run_time_names(k, k)
         for st in _top_level(lp.node.body):
             if isinstance(st, ast.Assign) and st.op in ("+=", "-=") and \
                     isinstance(st.target, ast.Name) and \
-                    st.target.id in _names(lp.node.cond) and _names(st.value) & run_time:
+                    st.target.id in names_in(lp.node.cond) and names_in(st.value) & run_time:
                 return True
     for a in k.accesses:
         if a.write or a.space != device or lp not in a.loops or a.offset is None:
@@ -356,7 +358,7 @@ def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
                 or not (a.guarded or a.conditions):
             continue
         trips = sympy.sympify(run.trips)
-        if trips.is_number and int(trips) % 4 == 0 and run.step == 1 \
+        if trips.is_number and int(trips) % RUN == 0 and run.step == 1 \
                 and sympy.diff(a.offset, run.symbol) == 1:
             return True
     return False
@@ -365,10 +367,6 @@ def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
 def _top_level(body: Any) -> tuple:
     """The statements at the top level of a loop's body."""
     return body.statements if isinstance(body, ast.Block) else (body,)
-
-
-def _names(e: Any) -> set[str]:
-    return {x.id for x in ast.walk(e) if isinstance(x, ast.Name)}
 
 
 def growth_share(k: Kernel) -> float:
@@ -748,7 +746,7 @@ def _folded_names(k: Kernel, sym: Kernel | None, unrolled: set[str],
         node = d.node
         if node.type.is_array:
             continue
-        names = _names(node.init) if node.init is not None else set()
+        names = names_in(node.init) if node.init is not None else set()
         if node.const and not names & run_time:
             free.add(node.name)
             continue
