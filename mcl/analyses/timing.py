@@ -83,7 +83,7 @@ the largest, and its name says what limits the kernel:
 
 The predicted time is the largest part plus what any launch takes from its start to
 its end (the target file's ``launch_seconds``, measured with an empty kernel; the H200:
-4.7 µs, with cold reads of 4 to 512 MB on 6.8 µs + bytes / 4.61 TB/s).
+2.7 µs, with cold reads of 4 to 512 MB on 4.3 µs + bytes / 4.54 TB/s).
 
 A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
 that each holder contributes to take longer by the ratio.
