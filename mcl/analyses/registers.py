@@ -13,6 +13,7 @@ values of several iterations that an unrolled loop loads at once
 (:func:`_merged_loads`), the next values an unrolled loop loads from device memory
 while the current ones are used (:func:`prefetched`), the loads in flight of the
 copies of a loop the compiler unrolls by a factor (:func:`_partly_unrolled_loads`),
+the loads one iteration of a loop it keeps rolled adds up (:func:`_rolled_loads`),
 and a small fitted offset.
 What the compiler may give back to reach an occupancy step: fragments loaded from
 on-chip memory and the values loaded with them (:func:`squeeze_slack`), one address
@@ -48,22 +49,22 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     constants that need none), two per 64-bit address of device memory that a loop
     keeps (:func:`_address_registers`), plus the values it loads together in
     unrolled loops (:func:`_merged_loads`, :func:`prefetched`) and in the copies of
-    loops unrolled by a factor (:func:`_partly_unrolled_loads`), plus
-    :data:`_OFFSET`. The symbolic
-    kernel ``sym`` tells constant trip counts and offsets from run-time ones;
-    without it every array parameter counts one address.
+    loops unrolled by a factor (:func:`_partly_unrolled_loads`) and in one
+    iteration of a loop kept rolled (:func:`_rolled_loads`), plus :data:`_OFFSET`.
+    The symbolic kernel ``sym`` tells constant trip counts and offsets from run-time
+    ones; without it every array parameter counts one address.
 
     Calibration (benchmarks/fidelity/registers_fit.py against the NVIDIA compiler's
     counts of tests/analyses/fidelity/vendor.json, H100): the slopes (one register per
     value, two per address) are not fitted, the offset is (0). On the 369 recorded
     kernels that are not wrong (58 examples, 311 sweep variants), after the cap,
-    step-down and growth of occupancy.registers_per_unit: 55, 267 and 322 within ±10%
-    (87%). What was tried on the way, kept or not, with its figures:
+    step-down and growth of occupancy.registers_per_unit: 56, 270 and 326 within ±10%
+    (88%). What was tried on the way, kept or not, with its figures:
     benchmarks/fidelity/CALIBRATION.md. With an offset of 1, matmul nvidia v1 at the
     nvidia level (the paper's Table II: 4 of 8 blocks, tests/analyses/test_feedback.py)
     would need 33 registers and lose a block."""
     extra = _merged_loads(k, sym) + prefetched(k, sym) + _partly_unrolled_loads(k, sym) \
-        if sym is not None else 0
+        + _rolled_loads(k, sym) if sym is not None else 0
     return max(8, round(_named_registers(k, sym) + _address_registers(k, sym) + extra)
                + _OFFSET)
 
@@ -362,6 +363,59 @@ def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
                 and sympy.diff(a.offset, run.symbol) == 1:
             return True
     return False
+
+
+def _rolled_loads(k: Kernel, sym: Kernel) -> int:
+    """Registers for the values of device memory that one iteration of a run-time
+    loop the compiler keeps rolled (:func:`_kept_rolled`) loads in its completely
+    unrolled inner loops and adds into a value (``sums[u] += input[i + u * nrThreads]``):
+    the compiler issues the iteration's loads together, ahead of the additions, so each
+    loaded value holds a register of its own until it is added; a value read into a
+    named register (``x[e] = input[k]``) is that register's. Where the sum is a
+    register array, no more loads than its used elements (:func:`unused_elements`: the
+    others' loads are removed). The SASS of reduction hopper v2 (its ``while`` loop's
+    step computed from n) shows 4 ``LDG`` an iteration before 4 ``FADD``: 20 registers,
+    16 named values and addresses
+    (benchmarks/results/fidelity/raw/h200_2026-11-29/sass_register_misses)."""
+    from mcl.analyses.stats import main_space
+    device = main_space(k)
+    dead = dead_reads(k)
+    spaces = register_spaces(k.hardware)
+    sym_loops = {id(lp.node): lp for lp in sym.loops}
+    by_node = {id(a.node): a for a in k.accesses}
+    unused = unused_elements(k)
+    sizes = {d.node.name: int(d.elements) for d in k.decls
+             if d.node.type.is_array and d.space in spaces
+             and d.elements is not None and d.elements.is_number}
+    extra = 0
+    for st in ast.walk(k.function.body):
+        if not isinstance(st, ast.Assign) or st.op not in ("+=", "-="):
+            continue
+        target = by_node.get(id(st.target))
+        for x in ast.walk(st.value):
+            a = by_node.get(id(x))
+            if a is None or a.write or a.space != device or id(a.node) in dead:
+                continue
+            # the innermost loop that is not a short counted one, and those inside it
+            at = next((i for i in range(len(a.loops) - 1, -1, -1)
+                       if not _completely_unrolled(a.loops[i])), None)
+            if at is None or at == len(a.loops) - 1 \
+                    or (s := sym_loops.get(id(a.loops[at].node))) is None \
+                    or not _kept_rolled(s, sym, device):
+                continue
+            inner = a.loops[at + 1:]
+            copies = math.prod(int(lp.trips) for lp in inner)
+            if target is not None and target.name in sizes:
+                copies = min(copies, sizes[target.name] - unused.get(target.name, 0))
+            extra += copies
+    return extra
+
+
+def _completely_unrolled(lp: Any) -> bool:
+    """Whether the compiler unrolls the loop ``lp`` of a numeric kernel completely: a
+    counted loop of at most :data:`_FULL_UNROLL` iterations."""
+    return lp.kind == "for" and lp.trips is not None and lp.trips.is_number \
+        and int(lp.trips) <= _FULL_UNROLL
 
 
 def _top_level(body: Any) -> tuple:

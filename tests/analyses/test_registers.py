@@ -192,6 +192,53 @@ def test_a_while_loop_with_a_run_time_step_is_kept_rolled(tmp_path):
     assert registers.grows(sym)
 
 
+#: a while loop with a run-time step that adds 4 loads an iteration into ``sums``,
+#: of which the kernel uses ``used``
+ROLLED = """\
+    module k;
+    import hopper;
+    hopper void k(const int n = 1048576, global float[n] input, global float[1] out) {{
+      const int nrBlocks = min(1056, n / 1024);
+      const int stride = 1024 * nrBlocks;
+      foreach (int bi in nrBlocks blocks) {{
+        foreach (int w in 8 warps) {{
+          foreach (int t in 32 threads) {{
+            reg float[4] sums;
+            for (int u = 0; u < 4; u++) {{
+              sums[u] = 0.0;
+            }}
+            int i = bi * 1024 + w * 32 + t;
+            while (i + 768 < n) {{
+              for (int u = 0; u < 4; u++) {{
+                sums[u] += input[i + u * 256];
+              }}
+              i += {step};
+            }}
+            if (bi == 0 && w == 0 && t == 0) {{
+              out[0] = {used};
+            }}
+          }}
+        }}
+      }}
+    }}
+"""
+
+
+def test_loads_a_rolled_loop_adds_up_hold_a_register_each(tmp_path):
+    """A loop the compiler keeps rolled issues its unrolled body's loads together, ahead
+    of the additions: each loaded value holds a register until it is added (reduction
+    hopper v2: 4 loads, 20 registers where its named values and addresses are 16); as
+    many as the sums that are used (the others' loads are removed), none where the loop
+    is unrolled at run time (its growth counts the loads in flight)."""
+    all4 = "(sums[0] + sums[1]) + (sums[2] + sums[3])"
+    sym, num = _kernels(tmp_path, ROLLED.format(step="stride", used=all4))
+    assert registers._rolled_loads(num, sym) == 4
+    sym, num = _kernels(tmp_path, ROLLED.format(step="stride", used="sums[0] + sums[1]"))
+    assert registers._rolled_loads(num, sym) == 2
+    sym, num = _kernels(tmp_path, ROLLED.format(step="1024", used=all4))
+    assert registers.grows(sym) and registers._rolled_loads(num, sym) == 0
+
+
 #: a grid-stride loop reading runs of 4 adjacent elements per thread (``body``)
 RUNS = """\
     module k;
