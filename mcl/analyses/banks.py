@@ -155,11 +155,11 @@ def unrolled_run(view: KernelView, nacc: Access, lane: Loop, width: int,
 
 def _merging_loops(view: KernelView) -> frozenset[int]:
     """The loops (ids of their nodes) that the compiler unrolls by a multiple of 4
-    without unrolling them completely (mcl.analyses.registers.partly_unrolled: matmul
+    without unrolling them completely (mcl.analyses.register_unrolling.partly_unrolled: matmul
     nvidia's ``k < p``), so that 4 of their iterations merge as a completely unrolled
     loop's do; computed once per view."""
     if "merging_loops" not in view.memo:
-        from mcl.analyses.registers import partial_unroll, partly_unrolled
+        from mcl.analyses.register_unrolling import partial_unroll, partly_unrolled
         view.memo["merging_loops"] = frozenset(
             id(lp.node) for lp in partly_unrolled(view.num, view.sym)
         ) if partial_unroll(view.num) % RUN == 0 else frozenset()

@@ -27,9 +27,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcl.analyses.register_unrolling import growth_share, prefetched
 from mcl.analyses.registers import (
-    growth_share,
-    prefetched,
     recomputable,
     register_demand,
     squeeze_slack,
@@ -75,9 +74,9 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     an occupancy step just below it where the compiler can reschedule to reach it
     (:func:`_squeezed`, with what :func:`registers.squeeze_slack` and
     :func:`registers.recomputable` say it can give back), else grown where loops
-    are unrolled at run time (:func:`_grown`, by the share :func:`registers.growth_share`
+    are unrolled at run time (:func:`_grown`, by the share :func:`register_unrolling.growth_share`
     says), or by as many again as an unrolled loop keeps in flight from device memory
-    (:func:`registers.prefetched`), where that keeps the same blocks resident."""
+    (:func:`register_unrolling.prefetched`), where that keeps the same blocks resident."""
     res = view.resources
     if res is not None:
         return res.registers, res.source

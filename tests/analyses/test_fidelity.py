@@ -60,10 +60,10 @@ def test_register_estimate_stays_within_its_recorded_accuracy():
     44 and 491 since a specialised build folds its unrolled nests' indices: hopper_v4
     in, hopper_v5 out; 49 and 404 of 599 with matmul v11 and v12 and histogram's
     growth share; 50 and 431 since an unrolled loop that fills a register array from
-    device memory for many uses counts the next fill too, registers.prefetched:
+    device memory for many uses counts the next fill too, register_unrolling.prefetched:
     convolution hopper_v5 in; 54 and 436 since a counted loop too long to unroll
     completely is unrolled four times with its loads in flight,
-    registers._partly_unrolled_loads: matmul gpu_v3, nvidia, nvidia_v1 and hopper in;
+    register_unrolling.partly_unrolled_loads: matmul gpu_v3, nvidia, nvidia_v1 and hopper in;
     443 since the compiler gives up that unrolling where it keeps 3/4 of the SM's
     threads busy, occupancy._busy_registers; 450 since a prefetch through registers
     holding fewer values than the fragments lets the compiler step down,

@@ -4,7 +4,7 @@ and what the compiler can give back to reach an occupancy step."""
 
 from __future__ import annotations
 
-from mcl.analyses import register_elements, registers
+from mcl.analyses import register_elements, register_unrolling, register_values, registers
 from tests.analyses.kernels import built
 
 
@@ -47,7 +47,7 @@ def test_rows_a_run_time_width_apart_take_an_address_each(tmp_path):
     registers each); out, written after the loop, takes one address."""
     for rows in (1, 4):
         sym, num = _kernels(tmp_path, COPY.format(rows=rows))
-        assert registers._address_registers(num, sym) == 2 * rows + 2
+        assert register_values.address_registers(num, sym) == 2 * rows + 2
 
 
 def test_offsets_a_constant_apart_share_an_address(tmp_path):
@@ -74,12 +74,12 @@ def test_offsets_a_constant_apart_share_an_address(tmp_path):
           }
         }
     """)
-    assert registers._address_registers(num, sym) == 2 + 2
+    assert register_values.address_registers(num, sym) == 2 + 2
 
 
 def test_without_the_symbolic_kernel_each_array_parameter_is_an_address(tmp_path):
     sym, num = _kernels(tmp_path, COPY.format(rows=4))
-    assert registers._address_registers(num, None) == 2 * 2
+    assert register_values.address_registers(num, None) == 2 * 2
 
 
 def test_the_demand_grows_with_the_addresses_the_loop_keeps(tmp_path):
@@ -92,7 +92,7 @@ def test_the_demand_grows_with_the_addresses_the_loop_keeps(tmp_path):
 
 def test_values_loaded_with_the_fragments_are_slack_for_the_step_down():
     """matmul hopper v1 reads l_a along its k-tile loop q four values at a time: the
-    estimate keeps them (:func:`registers._merged_loads`), and the compiler can
+    estimate keeps them (:func:`register_unrolling.merged_loads`), and the compiler can
     consume them as they arrive, as it does the fragments aFrag and bFrag (4 + 4)."""
     import sys
     from pathlib import Path
@@ -104,7 +104,7 @@ def test_values_loaded_with_the_fragments_are_slack_for_the_step_down():
 
     case = next(c for c in C.example_cases(["matmul"]) if c.version == "hopper_v1")
     sym, num = P.hopper_kernels(case)
-    merged = registers._merged_loads(num, sym)
+    merged = register_unrolling.merged_loads(num, sym)
     assert merged > 0
     assert registers.squeeze_slack(num) == 8
     assert registers.squeeze_slack(num, sym) == 8 + merged
@@ -116,10 +116,10 @@ def test_one_recomputable_address_is_slack_even_with_values_in_flight(tmp_path):
     registers). With one row there is no such address, and what any kernel can give
     back is left: one value."""
     sym, num = _kernels(tmp_path, COPY.format(rows=1))
-    assert registers._recomputable_addresses(num, sym) == 0
+    assert register_values.recomputable_addresses(num, sym) == 0
     assert registers.recomputable(num, sym) == registers._ONE_VALUE == 1
     sym, num = _kernels(tmp_path, COPY.format(rows=4))
-    assert registers._recomputable_addresses(num, sym) == 6
+    assert register_values.recomputable_addresses(num, sym) == 6
     assert registers.recomputable(num, sym) == 2
 
 
@@ -149,9 +149,9 @@ def test_atomics_of_shared_memory_do_not_stop_the_loop_from_growing(tmp_path):
     cannot change what the loads read, so the compiler may unroll it and keep
     loads in flight; an atomic of device memory orders the iterations."""
     sym, _ = _kernels(tmp_path, HISTOGRAM.format(target="l_hist"))
-    assert registers.grows(sym)
+    assert register_unrolling.grows(sym)
     sym, _ = _kernels(tmp_path, HISTOGRAM.format(target="hist"))
-    assert not registers.grows(sym)
+    assert not register_unrolling.grows(sym)
 
 
 #: a grid-stride sum of ``input``: a while loop whose step is {step}
@@ -187,9 +187,9 @@ def test_a_while_loop_with_a_run_time_step_is_kept_rolled(tmp_path):
     (reduction hopper v2's ``i += stride``: 20 registers, not the 32 of an unrolled
     loop); with a constant step it does (spmv_csr's ``k += 64``)."""
     sym, _ = _kernels(tmp_path, WHILE.format(step="stride"))
-    assert not registers.grows(sym)
+    assert not register_unrolling.grows(sym)
     sym, _ = _kernels(tmp_path, WHILE.format(step="512"))
-    assert registers.grows(sym)
+    assert register_unrolling.grows(sym)
 
 
 #: a while loop with a run-time step that adds 4 loads an iteration into ``sums``,
@@ -232,11 +232,11 @@ def test_loads_a_rolled_loop_adds_up_hold_a_register_each(tmp_path):
     is unrolled at run time (its growth counts the loads in flight)."""
     all4 = "(sums[0] + sums[1]) + (sums[2] + sums[3])"
     sym, num = _kernels(tmp_path, ROLLED.format(step="stride", used=all4))
-    assert registers._rolled_loads(num, sym) == 4
+    assert register_unrolling.rolled_loads(num, sym) == 4
     sym, num = _kernels(tmp_path, ROLLED.format(step="stride", used="sums[0] + sums[1]"))
-    assert registers._rolled_loads(num, sym) == 2
+    assert register_unrolling.rolled_loads(num, sym) == 2
     sym, num = _kernels(tmp_path, ROLLED.format(step="1024", used=all4))
-    assert registers.grows(sym) and registers._rolled_loads(num, sym) == 0
+    assert register_unrolling.grows(sym) and register_unrolling.rolled_loads(num, sym) == 0
 
 
 #: a grid-stride loop reading runs of 4 adjacent elements per thread (``body``)
@@ -273,9 +273,9 @@ def test_a_loop_round_guarded_runs_of_four_is_kept_rolled(tmp_path):
     own need); the same loop without the guard is unrolled."""
     sym, _ = _kernels(tmp_path, RUNS.format(
         body="if (k < n) { x[e] = input[k]; } else { x[e] = 0.0; }"))
-    assert not registers.grows(sym)
+    assert not register_unrolling.grows(sym)
     sym, _ = _kernels(tmp_path, RUNS.format(body="x[e] = input[k];"))
-    assert registers.grows(sym)
+    assert register_unrolling.grows(sym)
 
 
 def test_an_index_divided_by_zero_leaves_the_elements_unknown(tmp_path):
@@ -416,13 +416,13 @@ def test_a_read_beyond_the_extent_drops_what_only_fed_it(tmp_path):
     sym, num = _kernels(tmp_path, SHRUNK.format(unroll=4))
     assert register_elements.unused_elements(num) == {}
     assert register_elements.dead_reads(num) == set()
-    assert registers.grows(sym)
+    assert register_unrolling.grows(sym)
     sym, num = _kernels(tmp_path, SHRUNK.format(unroll=2))
     assert register_elements.unused_elements(num) == {"sums": 2}
     load = next(a for a in num.accesses if a.name == "input")
     assert id(load.node) in register_elements.dead_reads(num)
-    assert not registers.grows(sym)
-    assert registers._address_registers(num, sym) == 2      # out only
+    assert not register_unrolling.grows(sym)
+    assert register_values.address_registers(num, sym) == 2      # out only
 
 
 #: a thread's 4 outputs of a 1-D filter of fw taps, the nest unrolled when fw is built in
@@ -467,11 +467,11 @@ def test_a_specialised_build_folds_the_indices_and_values_of_its_unrolled_nest(t
     no loop the compiler unrolls at run time. Built for any fw, the same kernel
     keeps them all."""
     sym, num, _ = built(tmp_path, TAPS, specialized=True)
-    assert registers._named_registers(num, sym) == 3 + 1 + 1 + 4
-    assert not registers.grows(sym)
+    assert register_values.named_registers(num, sym) == 3 + 1 + 1 + 4
+    assert not register_unrolling.grows(sym)
     sym, num, _ = built(tmp_path, TAPS)
-    assert registers._named_registers(num, sym) == 3 + 1 + 1 + 4 + 1 + 1 + 1 + 1
-    assert registers.grows(sym)
+    assert register_values.named_registers(num, sym) == 3 + 1 + 1 + 4 + 1 + 1 + 1 + 1
+    assert register_unrolling.grows(sym)
 
 
 #: a thread's rows x 4 outputs of an fh x 9 filter, as convolution hopper v5: each of
@@ -531,14 +531,14 @@ def test_an_unrolled_row_used_often_is_loaded_while_the_previous_one_is_used(tmp
     with 8 output rows, 24 uses per value, the compiler loads the next row into 12
     more registers while the current one is used; with 4 rows, 12 uses, it does not
     (convolution hopper v5 and v4). Built for any size, the row loop stays a loop the compiler
-    unrolls at run time, and its growth is :func:`registers.grows`'."""
+    unrolls at run time, and its growth is :func:`register_unrolling.grows`'."""
     sym, num, _ = built(tmp_path, LINES.format(rows=8), specialized=True)
-    assert registers.prefetched(num, sym) == 12
+    assert register_unrolling.prefetched(num, sym) == 12
     assert registers.register_demand(num, sym) == 12 + registers._OFFSET + (
-        registers._named_registers(num, sym) + registers._address_registers(num, sym)
-        + registers._merged_loads(num, sym))
+        register_values.named_registers(num, sym) + register_values.address_registers(num, sym)
+        + register_unrolling.merged_loads(num, sym))
     sym, num, _ = built(tmp_path, LINES.format(rows=4), specialized=True)
-    assert registers.prefetched(num, sym) == 0
+    assert register_unrolling.prefetched(num, sym) == 0
     sym, num, _ = built(tmp_path, LINES.format(rows=8))
-    assert registers.prefetched(num, sym) == 0
-    assert registers.grows(sym)
+    assert register_unrolling.prefetched(num, sym) == 0
+    assert register_unrolling.grows(sym)
