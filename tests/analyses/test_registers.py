@@ -154,7 +154,8 @@ def test_atomics_of_shared_memory_do_not_stop_the_loop_from_growing(tmp_path):
     assert not register_unrolling.grows(sym)
 
 
-#: a grid-stride sum of ``input``: a while loop whose step is {step}
+#: a grid-stride sum of ``input`` in a while loop whose step is ``step``, adding ``k``
+#: loads 256 apart an iteration into ``k`` partial sums, of which the kernel uses ``used``
 WHILE = """\
     module k;
     import hopper;
@@ -164,52 +165,13 @@ WHILE = """\
       foreach (int bi in nrBlocks blocks) {{
         foreach (int w in 8 warps) {{
           foreach (int t in 32 threads) {{
-            float s0 = 0.0;
-            float s1 = 0.0;
-            int i = bi * 1024 + w * 32 + t;
-            while (i + 256 < n) {{
-              s0 += input[i];
-              s1 += input[i + 256];
-              i += {step};
-            }}
-            if (bi == 0 && w == 0 && t == 0) {{
-              out[0] = s0 + s1;
-            }}
-          }}
-        }}
-      }}
-    }}
-"""
-
-
-def test_a_while_loop_with_a_run_time_step_is_kept_rolled(tmp_path):
-    """The NVIDIA compiler does not unroll a while loop whose step is a run-time value
-    (reduction hopper v2's ``i += stride``: 20 registers, not the 32 of an unrolled
-    loop); with a constant step it does (spmv_csr's ``k += 64``)."""
-    sym, _ = _kernels(tmp_path, WHILE.format(step="stride"))
-    assert not register_unrolling.grows(sym)
-    sym, _ = _kernels(tmp_path, WHILE.format(step="512"))
-    assert register_unrolling.grows(sym)
-
-
-#: a while loop with a run-time step that adds 4 loads an iteration into ``sums``,
-#: of which the kernel uses ``used``
-ROLLED = """\
-    module k;
-    import hopper;
-    hopper void k(const int n = 1048576, global float[n] input, global float[1] out) {{
-      const int nrBlocks = min(1056, n / 1024);
-      const int stride = 1024 * nrBlocks;
-      foreach (int bi in nrBlocks blocks) {{
-        foreach (int w in 8 warps) {{
-          foreach (int t in 32 threads) {{
-            reg float[4] sums;
-            for (int u = 0; u < 4; u++) {{
+            reg float[{k}] sums;
+            for (int u = 0; u < {k}; u++) {{
               sums[u] = 0.0;
             }}
             int i = bi * 1024 + w * 32 + t;
-            while (i + 768 < n) {{
-              for (int u = 0; u < 4; u++) {{
+            while (i + ({k} - 1) * 256 < n) {{
+              for (int u = 0; u < {k}; u++) {{
                 sums[u] += input[i + u * 256];
               }}
               i += {step};
@@ -224,6 +186,17 @@ ROLLED = """\
 """
 
 
+def test_a_while_loop_with_a_run_time_step_is_kept_rolled(tmp_path):
+    """The NVIDIA compiler does not unroll a while loop whose step is a run-time value
+    (reduction hopper v2's ``i += stride``: 20 registers, not the 32 of an unrolled
+    loop); with a constant step it does (spmv_csr's ``k += 64``)."""
+    two = "sums[0] + sums[1]"
+    sym, _ = _kernels(tmp_path, WHILE.format(k=2, step="stride", used=two))
+    assert not register_unrolling.grows(sym)
+    sym, _ = _kernels(tmp_path, WHILE.format(k=2, step="512", used=two))
+    assert register_unrolling.grows(sym)
+
+
 def test_loads_a_rolled_loop_adds_up_hold_a_register_each(tmp_path):
     """A loop the compiler keeps rolled issues its unrolled body's loads together, ahead
     of the additions: each loaded value holds a register until it is added (reduction
@@ -231,11 +204,11 @@ def test_loads_a_rolled_loop_adds_up_hold_a_register_each(tmp_path):
     many as the sums that are used (the others' loads are removed), none where the loop
     is unrolled at run time (its growth counts the loads in flight)."""
     all4 = "(sums[0] + sums[1]) + (sums[2] + sums[3])"
-    sym, num = _kernels(tmp_path, ROLLED.format(step="stride", used=all4))
+    sym, num = _kernels(tmp_path, WHILE.format(k=4, step="stride", used=all4))
     assert register_unrolling.rolled_loads(num, sym) == 4
-    sym, num = _kernels(tmp_path, ROLLED.format(step="stride", used="sums[0] + sums[1]"))
+    sym, num = _kernels(tmp_path, WHILE.format(k=4, step="stride", used="sums[0] + sums[1]"))
     assert register_unrolling.rolled_loads(num, sym) == 2
-    sym, num = _kernels(tmp_path, ROLLED.format(step="1024", used=all4))
+    sym, num = _kernels(tmp_path, WHILE.format(k=4, step="1024", used=all4))
     assert register_unrolling.grows(sym) and register_unrolling.rolled_loads(num, sym) == 0
 
 
