@@ -227,8 +227,9 @@ class CacheAnalysis:
                             "hardware description"))
         for acc in result["unpredictable"]:
             out.append(info("feedback-cache",
-                            f"{acc.text}: the index depends on data ({acc.why_unpredictable}), "
-                            "so its cache behaviour cannot be predicted", acc.node.span))
+                            f"{acc.text}: the index is no function of the loop indices and "
+                            f"sizes ({acc.why_unpredictable}), so its cache behaviour cannot "
+                            "be predicted", acc.node.span))
         if result["oriented"]:
             caches = ", ".join(f"{c.name} {bytes_text(c.capacity)}" for c in hw.caches()
                                if isinstance(c.capacity, int | float))

@@ -234,7 +234,17 @@ def test_data_dependent_indices_are_stated(tmp_path):
                  "      int i = b * 32 + t;\n      y[i] = x[idx[i]];\n"
                  "  } } }\n}\n")
     diags = feedback(check(f))
-    assert any(d.code == "feedback-cache" and "depends on data" in d.message for d in diags)
+    assert any(d.code == "feedback-cache" and "'idx[i]' is read from memory" in d.message
+               for d in diags)
+
+
+def test_an_index_the_kernel_assigns_is_not_called_data(tmp_path):
+    """A grid-stride index that a while loop steps (reduction hopper v2's ``i``) is
+    beyond the cache analysis, but it is no data: the message says what the index is
+    not, and why."""
+    diags = feedback(check(str(ROOT / "examples" / "reduction" / "hopper_v2.mcpl")))
+    cache = [d for d in codes(diags, "feedback-cache") if "'i' is assigned" in d.message]
+    assert cache and not any("depends on data" in d.message for d in cache)
 
 
 def test_cli(capsys):
