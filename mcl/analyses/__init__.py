@@ -295,8 +295,9 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
            f"{others})" if others else
            f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated)")
     if t.estimated:
-        msg += (f"; the loads {', '.join(t.estimated)} depend on data and are counted as "
-                "the feedback-requests estimate says")
+        msg += (f"; the loads {', '.join(t.estimated)}, whose addresses or trip counts "
+                "depend on data or on a while loop, are counted as the feedback-requests "
+                "estimate says")
     if t.limiter == "block dispatch":
         msg += ("; the device starts blocks at a rate of its own (the target file's "
                 "block_dispatch_rate) and these do less work than starting them takes: "

@@ -240,11 +240,14 @@ def test_data_dependent_indices_are_stated(tmp_path):
 
 def test_an_index_the_kernel_assigns_is_not_called_data(tmp_path):
     """A grid-stride index that a while loop steps (reduction hopper v2's ``i``) is
-    beyond the cache analysis, but it is no data: the message says what the index is
-    not, and why."""
+    beyond the cache analysis and the time model's count of sectors, but it is no data:
+    the messages say what the index is not, and why, or that it may be a while loop's."""
     diags = feedback(check(str(ROOT / "examples" / "reduction" / "hopper_v2.mcpl")))
     cache = [d for d in codes(diags, "feedback-cache") if "'i' is assigned" in d.message]
     assert cache and not any("depends on data" in d.message for d in cache)
+    time = codes(diags, "feedback-time")
+    assert time and "input[i + u * nrThreads], whose addresses or trip counts depend on " \
+        "data or on a while loop, are counted" in time[0].message
 
 
 def test_cli(capsys):
