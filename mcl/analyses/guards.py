@@ -18,9 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import sympy
+
 from mcl.analyses.kernel_syntax import names_in
 from mcl.diagnostics import Diagnostic, info
 from mcl.mcpl import ast
+from mcl.mcpl.printer import print_expr
 
 #: fewer guarded accesses per iteration than this are not worth a message
 MIN_ACCESSES = 4
@@ -122,6 +125,40 @@ def per_iteration(g: GuardedLoop, kernel: Any) -> int:
     return total
 
 
+def _accesses(g: GuardedLoop, kernel: Any) -> list[Any]:
+    """The mcl.analyses.kernel accesses of ``g``'s guarded accesses."""
+    by_node = {id(a.node): a for a in kernel.accesses}
+    return [by_node[id(n)] for n in g.accesses if id(n) in by_node]
+
+
+def _tiled_view(f: ast.Function, name: str) -> str:
+    """A view of the parameter ``name`` of ``f`` whose innermost extent is a tile ``T``
+    (``a as float[n, p / T, T] aT;``), as the help text writes it."""
+    param = next((p for p in f.params if p.name == name), None)
+    if param is None or not param.type.dims:
+        return "a view such as `a as float[n, p / T, T] aT;`"
+    dims = [print_expr(e) for e in param.type.sizes]
+    last = dims[-1] if len(dims[-1].split()) == 1 else f"({dims[-1]})"
+    return f"`{name} as {param.type.name}[{', '.join(dims[:-1] + [f'{last} / T', 'T'])}] " \
+        f"{name}T;`, T the run or tile"
+
+
+def run_loop(acc: Any) -> Any:
+    """The loop that makes ``acc`` (mcl.analyses.kernel.Access) a run of adjacent
+    elements the generator can read or write as one 128-bit access: its innermost loop,
+    counted, of a multiple of 4 iterations (mcl.analyses.functions.RUN) in steps of 1,
+    along which the offset steps by one element; else None."""
+    from mcl.analyses.functions import RUN
+    if not acc.loops or acc.offset is None:
+        return None
+    run = acc.loops[-1]
+    trips = sympy.sympify(run.trips) if run.trips is not None else None
+    if run.kind != "for" or run.symbol is None or trips is None or run.step != 1 \
+            or not trips.is_Integer or int(trips) % RUN:
+        return None
+    return run if sympy.diff(acc.offset, run.symbol) == 1 else None
+
+
 #: loops of at most this many iterations are short (unrolled, run once per thread)
 SHORT = 32
 
@@ -162,15 +199,19 @@ def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
     for g, lp, _, count in found:
         names = ", ".join(g.arrays)
         var = lp.var if lp is not None and lp.var else "while"
+        runs = [a for a in _accesses(g, kernel) if run_loop(a) is not None]
+        vector = (", and a run of 4 adjacent elements among them "
+                  f"({runs[0].text}) becomes a 128-bit access only after a run-time test "
+                  "of its alignment (with the element-by-element code beside it)"
+                  if runs else "")
+        view = (f"read and write through views whose innermost extent is a tile "
+                f"({_tiled_view(f, runs[0].name)}), which also makes the alignment "
+                "provable; " if runs else "")
         out.append(info(
             "feedback-guards",
             f"{count} accesses to {names} per iteration of loop {var} sit behind bounds "
-            "tests: every iteration evaluates them, and a run of 4 adjacent "
-            "elements among them becomes a 128-bit access only after a run-time test of "
-            "its alignment (with the element-by-element code beside it)",
+            f"tests: every iteration evaluates them{vector}",
             g.loop.span,
-            "for sizes that are multiples of the tiles, a version without the tests: read "
-            "and write through views whose innermost extent is a tile (`a as float[n, p / "
-            "bk, bk] a3;`), which also makes the alignment provable; `--specialize` builds "
-            "the sizes into the code"))
+            f"for sizes that are multiples of the tiles, a version without the tests: "
+            f"{view}`--specialize` builds the sizes into the code"))
     return out

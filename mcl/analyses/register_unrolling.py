@@ -18,6 +18,7 @@ from typing import Any
 
 import sympy
 
+from mcl.analyses.guards import run_loop
 from mcl.analyses.kernel import Kernel
 from mcl.analyses.kernel_syntax import names_in
 from mcl.analyses.register_elements import dead_reads, unused_elements
@@ -296,7 +297,6 @@ def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
     device memory, which the generated code reads as one 128-bit access after testing
     the run's alignment, with the element-by-element form beside it (reduction hopper
     v3 with 1 and 2 runs an iteration: 20 and 26 registers, its own need)."""
-    from mcl.analyses.functions import RUN
     if lp.kind == "while":
         run_time = run_time_names(k, k)
         for st in _top_level(lp.node.body):
@@ -304,18 +304,10 @@ def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
                     isinstance(st.target, ast.Name) and \
                     st.target.id in names_in(lp.node.cond) and names_in(st.value) & run_time:
                 return True
-    for a in k.accesses:
-        if a.write or a.space != device or lp not in a.loops or a.offset is None:
-            continue
-        run = a.loops[-1]
-        if run is lp or run.kind != "for" or run.symbol is None or run.trips is None \
-                or not (a.guarded or a.conditions):
-            continue
-        trips = sympy.sympify(run.trips)
-        if trips.is_number and int(trips) % RUN == 0 and run.step == 1 \
-                and sympy.diff(a.offset, run.symbol) == 1:
-            return True
-    return False
+    return any(not a.write and a.space == device and lp in a.loops
+               and (a.guarded or a.conditions) and (r := run_loop(a)) is not None
+               and r is not lp
+               for a in k.accesses)
 
 
 def rolled_loads(k: Kernel, sym: Kernel) -> int:

@@ -20,10 +20,21 @@ def test_guarded_tile_loads_in_the_phase_loop_are_named():
     (d,) = _guards(path)
     assert d.message.startswith("16 accesses to a, b per iteration of loop l")
     assert "run-time test of its alignment" in d.message
-    assert "views" in d.hint and "--specialize" in d.hint
+    assert "views" in d.hint and "`a as float[n, p / T, T] aT;`" in d.hint
+    assert "--specialize" in d.hint
     phase_loop = next(i for i, line in enumerate(path.read_text().splitlines(), 1)
                       if "for (int l = 0; l < nrPhases; l++)" in line)
     assert d.span.line == phase_loop   # the phase loop, not the short prologue loops
+
+
+def test_accesses_that_make_no_run_are_not_told_about_128_bit_accesses():
+    """vector_add hopper v1's guarded accesses are 256 elements apart (``k = i + u *
+    nrThreads``): no run of adjacent elements, nothing to read as one 128-bit access,
+    no alignment to prove with views."""
+    (d,) = _guards(EXAMPLES / "vector_add" / "hopper_v1.mcpl")
+    assert d.message.startswith("12 accesses to a, b, c per iteration of loop i")
+    assert "128-bit" not in d.message and "views" not in d.hint
+    assert "--specialize" in d.hint
 
 
 def test_a_version_through_views_has_no_bounds_tests():
