@@ -165,7 +165,7 @@ class CacheAnalysis:
                 if conflict is not None:
                     result["conflicts"].append(conflict)
             result["accesses"].append(AccessCache(sacc, cache, line, loops,
-                                                  _streamed(num, nacc, loops)))
+                                                  _streamed(num, nacc, loops, line)))
         result["oriented"] = _cache_oriented(hw, sym)
         result["temporaries"] = _temporaries(hw, sym, num)
         return result
@@ -249,9 +249,12 @@ class CacheAnalysis:
         return out
 
 
-def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
+def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache], line: int) -> bool:
     """Whether ``nacc`` streams through its array: the lanes of a lock-step group share
-    its cache lines (a lock-step loop that benefits) and the kernel accesses each
+    its cache lines (a lock-step loop that benefits, or, where the lanes' offsets step
+    unevenly, ``c[ti * tm + ei, tj * tn + ej]`` with ``ti = tid / 16`` and ``tj = tid %
+    16``, the lines of their enumerated offsets fewer than the lanes: matmul hopper
+    v1's results, each written once) and the kernel accesses each
     element once (its executions fewer than 1.5 times the array's elements: a trip
     count the kernel model bounds from above, a grid-stride loop's at its longest,
     overstates them by less than that). A loop around it that touches a new line in
@@ -262,7 +265,8 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
     written by the first lane of each warp)."""
     from mcl.analyses.functions import KernelView, active_lanes
     from mcl.analyses.stats import site_executions
-    if not any(lc.lockstep and lc.verdict == "does" for lc in loops):
+    if not any(lc.lockstep and lc.verdict == "does" for lc in loops) \
+            and not _lanes_share_lines(num, nacc, loops, line):
         return False
     size = _array_bytes(nacc)
     moved = sympy.sympify(site_executions(num, nacc)[0]) * nacc.element_bytes
@@ -277,6 +281,23 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache]) -> bool:
             moved *= sympy.Rational(max(1, sum(lanes)), lc.iterations)
     return bool(size is not None and size.is_number and moved.is_number
                 and moved < 1.5 * size)
+
+
+def _lanes_share_lines(num: Kernel, nacc: Access, loops: list[LoopCache], line: int) -> bool:
+    """Whether the lanes of the lock-step loop, whose stride in ``nacc`` is not constant
+    (it has no entry in ``loops``), touch fewer lines of ``line`` bytes than there are
+    lanes (their offsets enumerated at the first iteration of the other loops)."""
+    from mcl.analyses.functions import KernelView, lane_offsets, lockstep_loop
+    view = KernelView(num, num, num.hardware)
+    found = lockstep_loop(view)
+    if found is None:
+        return False
+    lane, width = found
+    if lane not in nacc.loops or any(lc.loop is lane for lc in loops):
+        return False
+    offsets = lane_offsets(view, nacc, lane, width)
+    return offsets is not None and \
+        len({o * nacc.element_bytes // line for o in offsets}) < width
 
 
 #: Loops longer than this are not checked for set conflicts (their lines are counted).

@@ -164,6 +164,16 @@ def test_fermi_optimal_access_no_bank_conflicts_b_256_fetches():
     assert "does not benefit" in b[0].message
 
 
+def test_results_written_once_are_a_stream_not_a_cache_problem():
+    """matmul hopper v1 writes each element of c once, a warp's lanes covering whole
+    lines (``tj = tid % 16`` columns of 4): no cache could save any of it, so no
+    'does not benefit from the cache' with advice to reuse c; a's tile loads, which
+    each block row reads again, keep theirs."""
+    diags = feedback(check(str(MATMUL / "hopper_v1.mcpl")), only={"cache"})
+    arrays = {d.data.get("array") for d in codes(diags, "feedback-cache")}
+    assert "c" not in arrays and "a" in arrays
+
+
 def test_mic_work_per_thread_then_gone():
     assert codes(fb("mic"), "feedback-work-per-thread")
     assert not codes(fb("mic"), "feedback-faster-memory")  # mic exposes no faster memory
