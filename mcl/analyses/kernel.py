@@ -38,7 +38,7 @@ from mcl.analyses.kernel_syntax import (
 )
 from mcl.analyses.values import simplified
 from mcl.mcpl import ast
-from mcl.mcpl.printer import print_expr
+from mcl.mcpl.printer import print_expr, print_statement
 
 #: Built-in functions that compute (one operation each in the statistics).
 MATH_FUNCTIONS = frozenset({
@@ -595,8 +595,13 @@ class _Builder:
                 trips = simplified(span / step)
         if trips is None:
             approx = True
-            self.k.imprecisions.append((s, f"the number of iterations of loop "
-                                           f"'{var or '?'}' is not known statically"))
+            geometric = isinstance(s.update, ast.Assign) and \
+                s.update.op in ("*=", "/=", "<<=", ">>=")
+            self.k.imprecisions.append((s, (
+                f"loop '{var}' multiplies or divides its index "
+                f"({print_statement(s.update).strip().rstrip(';')}), which the counts do not "
+                "follow: its iterations stay a symbol") if geometric else (
+                f"the number of iterations of loop '{var or '?'}' is not known statically")))
         deps = self.depends_of(start) | self.depends_of(step) | self.depends_of(bound)
         if start is None or bound is None:
             # a range read from data still depends on the loops its indices name

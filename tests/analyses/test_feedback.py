@@ -188,6 +188,18 @@ def test_the_roofline_of_accesses_is_no_ceiling_where_caches_serve_them():
     assert roof("gpu").hint.startswith("stop optimising")
 
 
+def test_a_halving_loop_is_said_to_be_beyond_the_counts_not_unknown():
+    """reduction hopper v2's tree ``for (int s = nrThreads / 2; s > 0; s >>= 1)`` runs
+    a number of times known from constants; the counts keep it a symbol because they do
+    not follow a halving index, and the help says that, not that the number of
+    iterations is not known statically."""
+    diags = feedback(check(str(ROOT / "examples" / "reduction" / "hopper_v2.mcpl")),
+                     only={"ops"})
+    (ops,) = codes(diags, "feedback-ops")
+    assert "loop 's' multiplies or divides its index (s >>= 1)" in ops.hint
+    assert "'s' is not known statically" not in ops.hint
+
+
 def test_mic_work_per_thread_then_gone():
     assert codes(fb("mic"), "feedback-work-per-thread")
     assert not codes(fb("mic"), "feedback-faster-memory")  # mic exposes no faster memory
