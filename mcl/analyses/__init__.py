@@ -343,10 +343,15 @@ def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
         nb = _numeric(b)
         return f"{a} (= {number_text(nb)})" if nb is not None else str(a)
 
-    spaces = ", ".join(f"{s}: {both(v, n.accesses.get(s, v))}" for s, v in c.accesses.items())
+    spaces = ", ".join(f"{s}: {both(v, n.accesses.get(s, v))}" for s, v in c.accesses.items()
+                       if s not in c.register_spaces)
+    # register arrays are no addressable memory: beside the data accesses, not in them
+    regs = ", ".join(f"{both(v, n.accesses.get(s, v))} to {s}" for s, v in c.accesses.items()
+                     if s in c.register_spaces)
     msg = (f"{approx}{both(c.flops, n.flops)} computational operations, "
            f"{both(c.data_accesses, n.data_accesses)} data accesses"
            + (f" ({spaces})" if spaces else "")
+           + (f", besides {regs} (register arrays)" if regs else "")
            + f"; overhead: {both(c.index_ops, n.index_ops)} indexing and "
              f"{both(c.control_ops, n.control_ops)} control-flow operations")
     ai = n.arithmetic_intensity
