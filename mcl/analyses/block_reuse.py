@@ -96,7 +96,7 @@ def kernel_sectors(view: KernelView, found: list[tuple[list, BlockLoad]], size: 
         sum(b.life_lines for _, b in found) * line <= room
     kept = 1.0 if room is None or per_iteration <= room else room / per_iteration
     # what every block reads the same stays in a holder's cache for all its blocks
-    held = room * _resident(view, occ) if room is not None else None
+    held = room * resident_blocks(view, occ) if room is not None else None
     return sum(b.sectors(size, kept, whole, holders, held) for _, b in found)
 
 
@@ -132,11 +132,11 @@ def gather_sectors(view: KernelView, nacc: Access, l1, occ, sectors: float,
     array = elements * nacc.element_bytes
     if room is None or not array or not holders:
         return sectors
-    held = min(1.0, room * _resident(view, occ) / array)
+    held = min(1.0, room * resident_blocks(view, occ) / array)
     return max(sectors * (1.0 - held), min(sectors, holders * array / size))
 
 
-def _resident(view: KernelView, occ) -> int:
+def resident_blocks(view: KernelView, occ) -> int:
     """Blocks a holder keeps at once: as many as fit, fewer in a grid of few blocks."""
     from mcl.analyses.traffic import grid_units
 
@@ -151,7 +151,7 @@ def _room(view: KernelView, occ, l1) -> float | None:
     if occ is None or not occ.resident:
         return None
     hw = view.hardware
-    resident = _resident(view, occ)
+    resident = resident_blocks(view, occ)
     unit = next((g.unit for g in hw.par_groups()
                  if g.unit is not None and g.unit.name == occ.unit), None)
     taken = 0.0

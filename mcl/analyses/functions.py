@@ -236,7 +236,16 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
         regs += f"; {fit})" if fit else ")"
     reasons = "; ".join(f"{k}: {occ.limits[k][1]}" for k in occ.limiting)
     headroom = f"; {fit}" if fit and "registers" in occ.limiting else ""
-    if occ.resident >= occ.slots:
+    grid = _grid_placement(view, occ)
+    if grid:
+        # fewer blocks than fit: no limit to lift, the grid leaves the slots empty
+        d = info("feedback-occupancy",
+                 f"{_blocks_text(occ.resident, occ.unit)}{_of_threads(view, occ)} "
+                 f"fit{'s' if occ.resident == 1 else ''} per {holder} ({occ.resident}/"
+                 f"{occ.slots} {occ.unit} slots)"
+                 + (f", limited by {', '.join(occ.limiting)} ({reasons})" if occ.limiting
+                    else regs) + f", but {grid}{headroom}", span)
+    elif occ.resident >= occ.slots:
         d = info("feedback-occupancy",
                  f"using {occ.slots}/{occ.slots} {occ.unit} slots per {holder}{regs}", span)
     elif occ.full and not (occ.resident == 1 and _waits_at_barriers(view)):
@@ -260,10 +269,11 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
         elif "registers" in occ.limiting:
             hint = "use fewer variables per unit" + (
                 " (registers are estimated)" if occ.registers_source == "estimated" else "")
-            fewer = _registers_for_one_more(view, occ)
-            if fewer is not None:
+            more = _registers_for_more(view, occ)
+            if more is not None:
+                fewer, blocks = more
                 hint += (f", or limit the compiler to {fewer} registers (mcl run "
-                         f"--max-registers {fewer}: {occ.resident + 1} {occ.unit}s per "
+                         f"--max-registers {fewer}: {_blocks_text(blocks, occ.unit)} per "
                          f"{holder}; it spills what does not fit, so measure)")
         msg = (f"using {occ.resident}/{occ.slots} {occ.unit} slots per {holder}"
                + (f", limited by {', '.join(occ.limiting)} ({reasons})" if occ.limiting
@@ -303,17 +313,56 @@ def _registers_headroom(view: KernelView, occ) -> int | None:
 _LIMIT_SHARE = 0.22
 
 
-def _registers_for_one_more(view: KernelView, occ) -> int | None:
+def _registers_for_more(view: KernelView, occ) -> tuple[int, int] | None:
     """The most registers per thread that let one more block be resident, where that is
-    at most :data:`_LIMIT_SHARE` below what the kernel uses; else None."""
-    from mcl.analyses.occupancy import registers_for_blocks
+    at most :data:`_LIMIT_SHARE` below what the kernel uses, and the blocks resident
+    with them (with the kernel's other limits: 32 registers let 8 blocks of 256 threads
+    onto an H100 SM, not just one more than 40 do); else None."""
+    from mcl.analyses.occupancy import occupancy_by_registers, registers_for_blocks
     if occ.registers is None or not occ.threads:
         return None
     r = registers_for_blocks(view, occ.resident + 1, occ.threads)
     if r is None:
         return None
     r = min(r, occ.registers - 1)
-    return r if r >= max(16, int((1 - _LIMIT_SHARE) * occ.registers)) else None
+    if r < max(16, int((1 - _LIMIT_SHARE) * occ.registers)):
+        return None
+    others = [v for k, (v, _) in occ.limits.items() if k != "registers"]
+    return r, min([occupancy_by_registers(view, r, occ.threads) or 0, *others])
+
+
+def _blocks_text(n: int, unit: str) -> str:
+    return f"{n} {unit}{'s' if n != 1 else ''}"
+
+
+def _of_threads(view: KernelView, occ) -> str:
+    """' of 1024 threads': the executing units of a block, where known."""
+    return f" of {occ.threads} {view.executing_unit()}s" if occ.threads else ""
+
+
+def _grid_placement(view: KernelView, occ) -> str | None:
+    """Where the grid has fewer blocks than its holders keep at once (a number known),
+    how it places them: 'the grid's 132 blocks place 1 on each of the 132 smps: 1024 of
+    the 2048 thread slots in use' (reduction hopper v3, where 2 blocks fit); else None."""
+    from mcl.analyses.block_reuse import resident_blocks
+    from mcl.analyses.timing import instances
+    from mcl.analyses.traffic import grid_units
+
+    blocks, holders = grid_units(view, occ.unit), instances(view.hardware, occ.holder)
+    if not isinstance(blocks, int) or not holders or blocks >= holders * occ.resident:
+        return None
+    most = resident_blocks(view, occ)
+    each, rest = divmod(blocks, holders)
+    where = (f"{each} on each of the {holders} {occ.holder.name}s" if not rest else
+             f"{most} on {rest} of the {holders} {occ.holder.name}s and "
+             f"{each or 'none'} on the others")
+    text = f"the grid's {_blocks_text(blocks, occ.unit)} place {where}"
+    if occ.threads and occ.executing_slots:
+        busy = f"{most * occ.threads}" + (f" and {each * occ.threads}" if rest and each
+                                          else "")
+        text += (f": {busy} of the {occ.executing_slots} {view.executing_unit()} slots "
+                 "in use")
+    return text
 
 
 # --------------------------------------------------------------------------- warps

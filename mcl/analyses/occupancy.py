@@ -61,6 +61,7 @@ class Occupancy:
     #: (unit, slots) where the resident blocks take every slot the holder has for the
     #: executing unit (every thread slot busy), else None
     full: tuple[str, int] | None = None
+    executing_slots: int | None = None   # slots the holder has for the executing unit
 
 
 def _inside(view: KernelView, block: Any, holder: Any) -> bool:
@@ -303,6 +304,14 @@ def occupancy(view: KernelView) -> Occupancy | None:
                 fit = _blocks_by_registers(view, m, holder, u.name, executing, regs, threads)
                 if fit is None:
                     continue
+                if fit >= min(v for v, _ in limits.values()):
+                    # registers limit only where they alone stop one more block: the
+                    # slots of the file's execution unit (an H100 partition's 16 warps)
+                    # are the holder's (64 warp slots), said as such (reduction hopper
+                    # v2: 20 registers alone would let 10 blocks of 256 threads in, the
+                    # warps 8)
+                    fit = _blocks_by_registers(view, m, holder, u.name, executing, regs,
+                                               threads, alone=True)
                 total = (register_file_bytes(hw) or 0) // 4
                 limits["registers"] = (
                     fit, f"{'about ' if source == 'estimated' else ''}{regs} registers per "
@@ -315,13 +324,17 @@ def occupancy(view: KernelView) -> Occupancy | None:
         per, most = inner_slots.get(executing, (0, 0))
         full = (executing, most) if per and resident * per == most else None
         return Occupancy(u.name, holder, resident, s.per_holder, limits, limiting, anchor,
-                         regs, source, threads, full)
+                         regs, source, threads, full, most or None)
     return None
 
 
 def _blocks_by_registers(view: KernelView, m: Any, holder: Any, block: str,
-                         executing: str, regs: int, threads: int) -> int | None:
-    """Blocks whose registers fit in the register files ``m`` of one holder."""
+                         executing: str, regs: int, threads: int,
+                         alone: bool = False) -> int | None:
+    """Blocks whose registers fit in the register files ``m`` of one holder, where the
+    file's execution unit has slots for the units that get their registers there (an
+    H100 partition: 16 warps) no more than those slots hold, unless ``alone`` (what the
+    registers alone allow)."""
     hw = view.hardware
     copies = hw.instances_within(m, holder) or 1
     pos = hw.position(m)
@@ -339,7 +352,9 @@ def _blocks_by_registers(view: KernelView, m: Any, holder: Any, block: str,
             if not per_block or not lanes:
                 continue
             each = m.allocated(regs * 4 * lanes)
-            fit_home = min(per_home, cap // each) if each else per_home
+            fit_home = cap // each if each else per_home
+            if not alone:
+                fit_home = min(per_home, fit_home)
             return (fit_home * copies) // per_block
     each = m.allocated(regs * 4 * threads)
     return (cap * copies) // each if each else None
