@@ -519,16 +519,22 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
             if sacc.name not in optimal:
                 optimal.append(sacc.name)
             continue
+        verb = "writing" if sacc.write else "reading"
         what = f"a warp of {width} {lane.node.group}" + (
-            f" (each reading a run of {RUN} adjacent elements)" if run is not None else "")
+            f" (each {verb} a run of {RUN} adjacent elements)" if run is not None else "")
         stride = _stride(offsets if run is None else run[:width])
+        hint = (f"make neighbouring {lane.var} access neighbouring elements (the last "
+                f"index should vary with {lane.var})")
+        if run is not None and stride > RUN:
+            # the index already varies with the lane, which covers several runs
+            hint = (f"let neighbouring {lane.var} access neighbouring runs of {RUN}: each "
+                    f"{lane.var} now covers {stride} adjacent elements; give each its runs "
+                    f"{width} runs apart ({lane.var}, {lane.var} + {width}, ...)")
         d = warning("feedback-coalescing",
                     f"{sacc.text}: {what} touches "
                     f"{len(segments)} {unit} of {line} B where {ideal} would do "
                     f"(stride {stride * eb} B between neighbouring {lane.var})",
-                    sacc.node.span,
-                    f"make neighbouring {lane.var} access neighbouring elements (the last "
-                    f"index should vary with {lane.var})")
+                    sacc.node.span, hint)
         d.data.update(array=sacc.name, segments=len(segments), ideal=ideal)
         out.append(d)
     if optimal and not out:

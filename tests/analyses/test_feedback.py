@@ -200,6 +200,18 @@ def test_a_halving_loop_is_said_to_be_beyond_the_counts_not_unknown():
     assert "'s' is not known statically" not in ops.hint
 
 
+def test_runs_a_lane_covers_side_by_side_get_advice_to_interleave():
+    """convolution hopper v3's lanes each read and write 8 adjacent elements as two runs
+    of 4: the last index already varies with the lane, so the help is to interleave the
+    runs, and the store is said to write."""
+    diags = feedback(check(str(ROOT / "examples" / "convolution" / "hopper_v3.mcpl")),
+                     only={"coalescing"})
+    out = [d for d in codes(diags, "feedback-coalescing") if d.data.get("array") == "output"]
+    assert out and "(each writing a run of 4 adjacent elements)" in out[0].message
+    assert "runs 32 runs apart (wx, wx + 32, ...)" in out[0].hint
+    assert "should vary with" not in out[0].hint
+
+
 def test_mic_work_per_thread_then_gone():
     assert codes(fb("mic"), "feedback-work-per-thread")
     assert not codes(fb("mic"), "feedback-faster-memory")  # mic exposes no faster memory
