@@ -356,7 +356,8 @@ def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
              f"{both(c.control_ops, n.control_ops)} control-flow operations")
     ai = n.arithmetic_intensity
     if ai is not None and _numeric(ai) is not None:
-        msg += f"; {float(ai):.3g} operations per byte"
+        # of all the data accesses' bytes (the roofline's intensity is of one space's)
+        msg += f"; {float(ai):.3g} operations per byte of the data accesses"
     d = info("feedback-ops", msg, sym.function.span,
              "; ".join(c.reasons) if c.reasons else None)
     d.data.update(flops=str(c.flops), data_accesses=str(c.data_accesses),
