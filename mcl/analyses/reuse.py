@@ -7,19 +7,33 @@ each of the nrThreadsM threads tj"). Advanced reuse: an access that depends on
 every loop still reuses data when its index range is smaller than the number of
 accesses; the ratio accesses / index range per dimension and overall
 (convolution: (h·fh)/(h+fh)). For reused data, a memory space shared by the
-units of the foreach that is held by a faster memory is proposed.
+units of the foreach that is held by a faster memory is proposed; a read-only one
+(constant memory) as the space of the parameter, which no kernel can store into.
+Both count only the iterations that an ``if`` around the access lets it run where
+the test bounds a loop index by a constant (``if (lane < 2)``: 2 lanes).
+
+Work per thread: units of parallelism against execution slots, said only where each
+unit computes an element of its own (not where a block's threads combine their
+values into one element that ``tid == 0`` writes).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
 
-from mcl.analyses.kernel import Access, Kernel, Loop
-from mcl.analyses.values import number_text, simplified
+from mcl.analyses.kernel import Access, Condition, Kernel, Loop
+from mcl.analyses.values import bytes_text, number_text, simplified
 from mcl.diagnostics import Diagnostic, Related, info, warning
+from mcl.mcpl import ast
+from mcl.mcpl.printer import print_param
+
+#: The most iterations of a loop that are tried one by one against an if around an
+#: access (a block's threads are at most 1024)
+MAX_COUNTED = 4096
 
 #: Units of parallelism per execution slot above which computing several
 #: elements per unit is suggested: GPUs want some oversubscription to hide
@@ -133,6 +147,85 @@ def _is_written(k: Kernel, acc: Access) -> bool:
         site.target is not None and site.target.symbol is acc.symbol for site in k.atomics)
 
 
+def guard_kept(hw: Any, k: Kernel, acc: Access,
+               loops: Iterable[Loop]) -> dict[str, sympy.Integer] | None:
+    """For each of ``loops`` whose index an ``if`` around ``acc`` bounds by a constant
+    (``lane < 2``, ``tid == 0``), how many of its iterations the if lets the access run
+    (2 of 32 lanes, 1 of 256 threads); loops whose iterations all run are left out. A test
+    that also names a size (``r < nrRows``, a bounds test) is taken to hold, as in the
+    counts of the other analyses. None where an if restricts the loops in a way that
+    cannot be counted: a test on data, on two loop indices (``lane < rr``), or on a loop
+    whose iterations are not a number. ``acc`` comes from ``k``, the kernel with
+    symbolic sizes, where a size is a name and not a number."""
+    from mcl.analyses.functions import KernelView, active_lanes
+    from mcl.analyses.stats import decided_share
+    wanted = {lp.symbol: lp for lp in loops if lp.var}
+    around = {lp.symbol for lp in acc.loops if lp.var}
+    # a loop of one iteration has one value (a translation's single warp of 32 lanes)
+    single = {lp.symbol: lp.start if lp.start is not None else sympy.Integer(0)
+              for lp in acc.loops if lp.var and lp.trips == 1}
+    tests: dict[Loop, list[Condition]] = {}
+    for c in acc.conditions:
+        if c.expr is None or not c.whole:
+            return None                     # data decides
+        for term in sympy.And.make_args(c.expr.xreplace(single)):
+            names = term.free_symbols & around
+            if not names & wanted.keys() or term.free_symbols - around:
+                continue                    # not on these loops, or a bounds test
+            if len(names) > 1:
+                return None
+            tests.setdefault(wanted[next(iter(names))], []).append(
+                Condition(term, c.depth))
+    out: dict[str, sympy.Integer] = {}
+    for lp, conds in tests.items():
+        only = replace(acc, conditions=tuple(conds))
+        if lp.kind == "foreach":            # from 0 in steps of 1
+            trips = lp.trips
+            if not getattr(trips, "is_Integer", False) or not 0 < trips <= MAX_COUNTED:
+                return None
+            kept = sympy.Integer(sum(active_lanes(KernelView(k, k, hw), only, lp, int(trips))))
+        else:
+            share = decided_share((lp,), only.conditions)
+            if share is None:
+                return None
+            kept = sympy.Integer(share * lp.trips)
+        if kept != lp.trips:
+            out[lp.var] = kept
+    return out
+
+
+def _faster_hint(hw: Any, space: str, acc: Access, param: ast.Param | None,
+                 array_bytes: sympy.Expr | None, load: str) -> str:
+    """The help of a faster-memory proposal: ``load`` (how the kernel fills ``space``),
+    or, for a read-only space, which no kernel can store into, the parameter declared
+    in it, with the capacity the array must fit."""
+    ms = next((m for m in hw.memory_spaces() if m.name == space), None) \
+        if hw is not None else None
+    if ms is None or not ms.read_only:
+        return load
+    if param is not None:
+        decl = print_param(replace(param, space=space, const=False, default=None,
+                                   alternatives=()))
+        how = f"declare the parameter in it, `{decl}`"
+    else:
+        how = f"declare the parameter that holds {acc.name} in it"
+    caps = [m.capacity for m in hw.memories_holding(space)
+            if isinstance(m.capacity, int | float)]
+    fit = ""
+    if caps:
+        size = f" ({bytes_text(float(array_bytes))})" \
+            if array_bytes is not None and getattr(array_bytes, "is_number", False) else ""
+        fit = f"; {acc.name}{size} must fit in its {bytes_text(max(caps))}"
+    return f"a kernel cannot store into read-only `{space}` memory: {how}{fit}"
+
+
+def _param(k: Kernel, acc: Access) -> ast.Param | None:
+    """The parameter ``acc`` reads (None for a local array or a view)."""
+    if acc.symbol is None or acc.symbol.kind != "param":
+        return None
+    return next((p for p in k.function.params if p.name == acc.name), None)
+
+
 @dataclass
 class ReuseFinding:
     access: Access
@@ -140,6 +233,10 @@ class ReuseFinding:
     times: sympy.Expr
     times_value: sympy.Expr | None
     faster: dict[int, list[str]]       # id(loop) -> faster spaces shared by its units
+    param: ast.Param | None = None      # the parameter read (for a read-only space)
+    array_bytes: sympy.Expr | None = None
+    #: loop variable -> the iterations an if lets read (`if (lane < 2)`: 2)
+    kept: dict[str, sympy.Integer] | None = None
 
 
 @dataclass
@@ -149,6 +246,8 @@ class RatioFinding:
     overall: sympy.Expr
     overall_value: sympy.Expr | None
     faster: list[str]
+    param: ast.Param | None = None
+    array_bytes: sympy.Expr | None = None
 
 
 class ReuseAnalysis:
@@ -174,39 +273,53 @@ class ReuseAnalysis:
             if key in seen:
                 continue
             loops = _local_loops(sym, acc)
+            # the iterations that an if lets read (`if (tid == 0)`: one thread); None
+            # where an if restricts them in a way that cannot be counted
+            kept = guard_kept(hw, sym, acc, loops) if acc.conditions else {}
+            counted = kept or {}
             indep = tuple(lp for lp in loops if lp.var and lp.var not in acc.depends
-                          and lp.trips is not None and lp.trips != 1)
+                          and lp.trips is not None and lp.trips != 1
+                          and counted.get(lp.var) != 1)
             read_only_ok = not _is_written(sym, acc) and not _differs_in_lockstep(hw, acc)
+            size = _array_bytes(nacc)
+            param = _param(sym, acc)
             if indep:
                 seen.add(key)
                 times = sympy.Integer(1)
                 for lp in indep:
-                    times *= lp.trips
+                    times *= counted.get(lp.var, lp.trips)
                 times_value = None
                 if nacc is not None:
                     nloops = {id(lp.node): lp for lp in nacc.loops}
                     tv = sympy.Integer(1)
                     for lp in indep:
                         nl = nloops.get(id(lp.node))
-                        tv = tv * nl.trips if nl is not None and nl.trips is not None else None
+                        tv = tv * counted.get(lp.var, nl.trips) \
+                            if nl is not None and nl.trips is not None else None
                         if tv is None:
                             break
                     times_value = tv if tv is not None and tv.is_number else None
-                size = _array_bytes(nacc)
                 faster = {id(lp): faster_spaces(hw, lp.group, acc.space, read_only_ok, size)
                           for lp in indep if lp.kind == "foreach"
-                          and not _lockstep_lanes(hw, lp)}
+                          and not _lockstep_lanes(hw, lp) and lp.var not in counted}
                 simple.append(ReuseFinding(acc, indep, simplified(times), times_value,
-                                           faster))
+                                           faster, param, size,
+                                           {lp.var: counted[lp.var] for lp in indep
+                                            if lp.var in counted}))
                 continue
-            ratio = self._ratio(acc, nacc, loops, hw, read_only_ok)
+            if kept is None:
+                continue    # an if whose share of the accesses cannot be counted: no ratio
+            ratio = self._ratio(acc, nacc, loops, hw, read_only_ok, kept)
             if ratio is not None:
+                ratio.param = param
                 seen.add(key)
                 ratios.append(ratio)
         return simple, ratios
 
     def _ratio(self, acc: Access, nacc: Access | None, loops: tuple[Loop, ...], hw: Any,
-               read_only_ok: bool) -> RatioFinding | None:
+               read_only_ok: bool, kept: dict[str, sympy.Integer]) -> RatioFinding | None:
+        """The reuse ratio of ``acc``: its accesses over the elements they cover, counting
+        for each loop the iterations ``kept`` says an if lets read (guard_kept)."""
         by_var = {lp.var: lp for lp in loops if lp.var}
         nby_var = {lp.var: lp for lp in nacc.loops if lp.var} if nacc is not None else {}
         per_dim = []
@@ -228,16 +341,18 @@ class ReuseAnalysis:
                 if coef.free_symbols & {v.symbol for v in vars_}:
                     return None  # not affine in the loop indices
                 step = lp.step if lp.step is not None else 1
-                accesses *= lp.trips
-                rng += sympy.Abs(coef * step) * lp.trips
+                trips = kept.get(lp.var, lp.trips)
+                accesses *= trips
+                rng += sympy.Abs(coef * step) * trips
                 nl = nby_var.get(lp.var)
                 if nl is None or nl.trips is None:
                     numeric_ok = False
                     continue
                 ncoef = coef
                 nstep = nl.step if nl.step is not None else 1
-                naccesses *= nl.trips
-                nrng += sympy.Abs(ncoef * nstep) * nl.trips
+                ntrips = kept.get(lp.var, nl.trips)
+                naccesses *= ntrips
+                nrng += sympy.Abs(ncoef * nstep) * ntrips
             if not used.isdisjoint(lp.var for lp in vars_):
                 return None  # a loop in two dimensions: the per-dimension ranges overlap
             used |= {lp.var for lp in vars_}
@@ -262,10 +377,10 @@ class ReuseAnalysis:
                 overall_value.is_extended_real is not True or not overall_value.is_finite
                 or overall_value <= 1):
             return None     # no reuse, or sizes that make no sense (a negative count)
-        faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok,
-                               _array_bytes(nacc)) \
+        size = _array_bytes(nacc)
+        faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok, size) \
             if best_outer is not None else []
-        return RatioFinding(acc, per_dim, overall, overall_value, faster)
+        return RatioFinding(acc, per_dim, overall, overall_value, faster, None, size)
 
     def report(self, result: tuple[list[ReuseFinding], list[RatioFinding]],
                hw: Any) -> list[Diagnostic]:
@@ -274,8 +389,10 @@ class ReuseAnalysis:
         for f in simple:
             acc = f.access
             names = " or ".join(lp.var for lp in f.loops)
-            each = " and ".join(_each(lp) for lp in f.loops)
-            times = " × ".join(lp.size_text for lp in f.loops)
+            kept = f.kept or {}
+            each = " and ".join(_each(lp, kept.get(lp.var)) for lp in f.loops)
+            times = " × ".join(number_text(kept[lp.var]) if lp.var in kept else lp.size_text
+                               for lp in f.loops)
             if f.times_value is not None and times != number_text(f.times_value):
                 times += f" = {number_text(f.times_value)}"
             related = [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")
@@ -283,7 +400,8 @@ class ReuseAnalysis:
             if all(_lockstep_lanes(hw, lp) for lp in f.loops):
                 d = info("feedback-reuse",
                          f"{acc.text} does not depend on {names}: "
-                         f"{' and '.join(lp.label for lp in f.loops)} read the same "
+                         f"{' and '.join(_some(lp, kept.get(lp.var)) for lp in f.loops)} "
+                         f"read the same "
                          f"element, in one request for them all (the hardware broadcasts "
                          f"it)", acc.node.span, None, related)
             else:
@@ -305,8 +423,10 @@ class ReuseAnalysis:
                     f"{space} memory can be leveraged for {acc.text}, shared by "
                     f"{lp.label}: {acc.text} is loaded for each of them from {acc.space}",
                     acc.node.span,
-                    f"load the elements once into a `{space}` array (cooperatively, then "
-                    f"barrier({space})) and read them from there",
+                    _faster_hint(hw, space, acc, f.param, f.array_bytes,
+                                 f"load the elements once into a `{space}` array "
+                                 f"(cooperatively, then barrier({space})) and read them "
+                                 f"from there"),
                     [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")])
                 d.data.update(array=acc.name, loop=lp.var, space=space, faster=spaces)
                 out.append(d)
@@ -331,16 +451,29 @@ class ReuseAnalysis:
                             f"{r.faster[0]} memory can be leveraged for {acc.text}, shared by "
                             f"{outer.label}: neighbouring units read the same elements",
                             acc.node.span,
-                            f"load a tile with its halo into `{r.faster[0]}` memory once")
+                            _faster_hint(hw, r.faster[0], acc, r.param, r.array_bytes,
+                                         f"load a tile with its halo into `{r.faster[0]}` "
+                                         f"memory once"))
                 d.data.update(array=acc.name, loop=outer.var, space=r.faster[0])
                 out.append(d)
         return out
 
 
-def _each(lp: Loop) -> str:
+def _each(lp: Loop, kept: sympy.Integer | None = None) -> str:
+    if kept is not None:
+        return _some(lp, kept)
     if lp.kind == "foreach":
         return f"each of {lp.label}"
     return f"each iteration of loop {lp.var}"
+
+
+def _some(lp: Loop, kept: sympy.Integer | None) -> str:
+    """The units or iterations of ``lp`` that an if lets run (``kept`` of them)."""
+    if kept is None:
+        return lp.label
+    if lp.kind == "foreach":
+        return f"{number_text(kept)} of {lp.label}"
+    return f"{number_text(kept)} iterations of loop {lp.var}"
 
 
 def _ratio_text(ratio: sympy.Expr, value: sympy.Expr | None) -> str:
@@ -357,6 +490,32 @@ def _num(v: sympy.Expr | None) -> float | int | None:
 
 
 # --------------------------------------------------------------------------- work per thread
+
+
+def _one_element_each(sym: Kernel, num: Kernel | None, output: Any, units: sympy.Expr) -> bool:
+    """Whether each of the ``units`` units of parallelism computes an element of its
+    own of ``output``: the threads that compute an element are those that write it.
+    Not where the element written does not depend on a foreach index (the threads of
+    a block combine their values into one, which `tid == 0` writes), where an if keeps
+    some values of a foreach index from writing (``if (t < 4)``, guard_kept; an if that
+    cannot be counted is taken to keep some), or where there are at least twice as many
+    units as the output has elements."""
+    for i, w in enumerate(sym.accesses):
+        if not w.write or w.symbol is not output:
+            continue
+        par = [lp for lp in w.loops if lp.kind == "foreach" and lp.trips != 1]
+        if any(lp.var not in w.depends for lp in par):
+            return False
+        if w.conditions and guard_kept(sym.hardware, sym, w, par) != {}:
+            return False
+        nw = num.accesses[i] if num is not None and \
+            len(num.accesses) == len(sym.accesses) else None
+        if nw is not None and all(x is not None for x in nw.sizes):
+            elements = sympy.Mul(*nw.sizes)
+            if elements.is_number and elements.is_positive and elements.is_finite \
+                    and units.is_finite and units.is_real and units >= 2 * elements:
+                return False
+    return True
 
 
 class WorkPerThreadAnalysis:
@@ -389,6 +548,8 @@ class WorkPerThreadAnalysis:
             inner = a.loops[a.loops.index(last) + 1:] if last in a.loops else a.loops
             several = several or any(lp.kind != "foreach" and lp.trips != 1 for lp in inner)
         if several or not writes:
+            return None
+        if units.is_number and not _one_element_each(sym, num, writes[0].symbol, units):
             return None
         return {"units": units, "sym_units": sym_units, "resident": resident,
                 "unit": unit.name, "loop": sym.foreach_loops()[0],
