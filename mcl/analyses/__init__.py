@@ -59,7 +59,7 @@ PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thr
 #: Most specific first: what the description's own rules say, then proposals
 #: for a concrete change at an expression, then observations, then statistics.
 _RANK = {
-    "feedback-occupancy": 0, "feedback-atomics": 1, "feedback-coalescing": 1,
+    "feedback-occupancy": 0, "feedback-spills": 0, "feedback-atomics": 1, "feedback-coalescing": 1,
     "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
     "feedback-work-per-thread": 6, "feedback-window": 6, "feedback-guards": 6,
@@ -251,7 +251,10 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
                                 "'mcl.feedback_functions'"))
                 continue
             for d in fn(view):
-                if "functions" in selected or d.code.removeprefix("feedback-") in selected:
+                code = d.code.removeprefix("feedback-")
+                # spills come with the occupancy: the registers a thread may have
+                if "functions" in selected or code in selected or \
+                        (code == "spills" and "occupancy" in selected):
                     out.append(d)
         missing |= view.missing
     if "time" in selected and num is not sym:

@@ -27,6 +27,7 @@ from mcl.analyses.datadep import data_kernel
 from mcl.analyses.kernel import Access, Kernel, Loop
 from mcl.analyses.occupancy import occupancy
 from mcl.analyses.resources import Resources
+from mcl.analyses.values import bytes_text
 from mcl.diagnostics import Diagnostic, info, warning
 
 FeedbackFunction = Callable[["KernelView"], list[Diagnostic]]
@@ -284,6 +285,48 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
                   registers_source=occ.registers_source,
                   limits={k: v for k, (v, _) in occ.limits.items()},
                   registers_headroom=up)
+    return [d] + _spills(view, occ, span)
+
+
+def _spills(view: KernelView, occ, span) -> list[Diagnostic]:
+    """What a thread keeps in local memory for want of registers: the bytes the vendor
+    compiler reports (its spills and the arrays it could not keep in registers), or,
+    estimated, the need beyond the most registers a thread of the block may have (the
+    compiler spills), all the register arrays where they alone exceed it (kept in local
+    memory in part or whole: occupancy.arrays_beyond_cap)."""
+    from mcl.analyses.occupancy import arrays_beyond_cap
+    from mcl.analyses.registers import register_demand
+    from mcl.analyses.resources import max_registers
+    threads = occ.threads
+    hint = ("fewer threads per block let each have more registers; fewer elements per "
+            "thread (smaller register arrays, a smaller tile) need fewer")
+    res = view.resources
+    if res is not None:
+        if not res.spill_bytes:
+            return []
+        d = warning("feedback-spills",
+                    f"the {res.source} keeps {bytes_text(res.spill_bytes)} per "
+                    f"{view.executing_unit()} in local memory ({occ.registers} registers "
+                    "used): spilled values or register arrays it could not keep in "
+                    "registers, each access a memory access", span, hint)
+        d.data.update(spill_bytes=res.spill_bytes, source=res.source)
+        return [d]
+    cap = max_registers(view.hardware, threads) if threads else None
+    need = register_demand(view.num, view.sym)
+    if not cap or need <= cap:
+        return []
+    arrays = arrays_beyond_cap(view, threads)
+    unit = view.executing_unit()
+    msg = (f"about {need} registers per {unit} needed (estimated), beyond the {cap} each "
+           f"of a block's {threads} {unit}s may have")
+    msg += (f": its register arrays ({arrays} elements) alone are more, so the compiler "
+            f"keeps some or all of them in local memory (up to {bytes_text(4 * arrays)} per "
+            f"{unit}), each access a memory access" if arrays else
+            f": the compiler fits it by computing values again where they are used or "
+            f"spills up to {need - cap} of them to local memory, each access of a spilled "
+            "value a memory access (measure)")
+    d = warning("feedback-spills", msg, span, hint)
+    d.data.update(need=need, cap=cap, local_elements=arrays)
     return [d]
 
 

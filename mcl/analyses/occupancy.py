@@ -100,6 +100,21 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     return n, "estimated"
 
 
+def arrays_beyond_cap(view: KernelView, threads: int | None) -> int:
+    """The used register-array elements per thread where they alone are more than a
+    thread of a block of ``threads`` may have (:func:`max_registers`), else 0: the
+    compiler keeps some or all of them in local memory. On the H200 (heldout/ of
+    benchmarks/results/fidelity/raw/h200_2026-11-29) matmul hopper v11 and v12 with 512
+    threads a block (154 to 168 elements, a cap of 128) keep them there whole, 32 to 40
+    registers and 1.7 to 2.0 kB of local memory a thread; gesummv hopper v2 with 4 rows
+    (320 elements, a cap of 255) keeps 255 registers and spills 472 B. Which, the count
+    does not tell: the estimate stays at the cap."""
+    from mcl.analyses.register_values import array_elements
+    cap = max_registers(view.hardware, threads) if threads else None
+    arrays = sum(array_elements(view.num).values())
+    return arrays if cap and arrays > cap else 0
+
+
 #: the share of its thread slots that a holder keeps busy where the compiler gives up
 #: the loads in flight of its unrolled loops for it (:func:`_busy_registers`)
 _BUSY = 0.75

@@ -33,27 +33,36 @@ def named_registers(k: Kernel, sym: Kernel | None = None) -> int:
     (:func:`_constants_without_register`), each element of a register array that is
     used (:func:`unused_elements` are dropped), each loop index. (Addresses:
     :func:`address_registers`.)"""
-    names: dict[str, int] = {}
-    spaces = register_spaces(k.hardware)
+    names: dict[str, int] = dict(array_elements(k))
     unrolled, folded = _unrolled_indices(k, sym)
     known = _constants_without_register(k, sym, unrolled)
-    unused = dict(unused_elements(k))
-    for name, n in passed_elements(k).items():
-        unused[name] = unused.get(name, 0) + n
     for d in k.decls:
         if d.symbol is not None and d.symbol.kind == "param":
             continue
-        if d.node.type.is_array:
-            if d.space in spaces:
-                n = d.elements
-                count = int(n) if n is not None and n.is_number else 1
-                names[d.node.name] = max(0, count - unused.get(d.node.name, 0))
-        elif d.node.name not in known:
+        if not d.node.type.is_array and d.node.name not in known:
             names[d.node.name] = max(1, d.element_bytes // 4)
     for lp in k.loops:
         if lp.var and lp.var not in folded:
             names.setdefault(lp.var, 1)
     return sum(names.values())
+
+
+def array_elements(k: Kernel) -> dict[str, int]:
+    """Per register array of the kernel, the elements that are used
+    (:func:`unused_elements` and those a sliding window passes on dropped; an array of
+    a size not known counts one)."""
+    spaces = register_spaces(k.hardware)
+    unused = dict(unused_elements(k))
+    for name, n in passed_elements(k).items():
+        unused[name] = unused.get(name, 0) + n
+    out: dict[str, int] = {}
+    for d in k.decls:
+        if d.node.type.is_array and d.space in spaces and \
+                (d.symbol is None or d.symbol.kind != "param"):
+            n = d.elements
+            count = int(n) if n is not None and n.is_number else 1
+            out[d.node.name] = max(0, count - unused.get(d.node.name, 0))
+    return out
 
 
 def specialised_sizes(sym: Kernel | None) -> set[str]:

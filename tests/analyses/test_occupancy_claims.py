@@ -119,3 +119,62 @@ def test_the_register_hint_gives_the_blocks_its_cap_lets_in():
         capped = _occupancy(EXAMPLES / name,
                             resources={kernel: Resources(cap, "NVIDIA compiler")})
         assert capped.data["resident"] == blocks, (name, capped.data)
+
+
+#: a block of ``threads`` threads that each keep ``elements`` partial sums in a register
+#: array, all of them used
+ARRAY = """\
+module k;
+import hopper;
+hopper void k(const int n = 1048576, global float[n] input, global float[n] out) {{
+  foreach (int bi in n / {threads} blocks) {{
+    foreach (int w in {threads} / 32 warps) {{
+      foreach (int t in 32 threads) {{
+        reg float[{elements}] acc;
+        int i = bi * {threads} + w * 32 + t;
+        for (int e = 0; e < {elements}; e++) {{
+          acc[e] = input[(i + e * 977) % n];
+        }}
+        float sum = 0.0;
+        for (int e = 0; e < {elements}; e++) {{
+          sum += acc[e] * acc[({elements} - 1) - e];
+        }}
+        out[i] = sum;
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _spills(tmp_path, threads, elements, resources=None):
+    f = tmp_path / "k.mcpl"
+    f.write_text(ARRAY.format(threads=threads, elements=elements))
+    diags = mcl.feedback(mcl.check(str(f)), only=["occupancy"],
+                         resources={"k": resources} if resources else None)
+    occ = next(d for d in diags if d.code == "feedback-occupancy")
+    return occ, [d for d in diags if d.code == "feedback-spills"]
+
+
+def test_register_arrays_beyond_the_cap_go_to_local_memory(tmp_path):
+    """80 used elements a thread, in blocks of 1024 threads that may have 64 registers
+    each: the compiler keeps some or all of the array in local memory (on the H200,
+    matmul hopper v11 and v12 with 512 threads all of it: 32-40 registers and 1.7-2 kB;
+    gesummv hopper v2 with 4 rows a part: 255 registers and 472 B), and the feedback
+    says so; with 256 threads (a cap of 255) the array stays in registers."""
+    occ, (spill,) = _spills(tmp_path, 1024, 80)
+    assert occ.data["registers"] == 64
+    assert "beyond the 64 each of a block's 1024 threads may have: its register arrays (80 " \
+        "elements) alone are more, so the compiler keeps some or all of them in local " \
+        "memory (up to 320 B per thread)" in spill.message
+    occ, spills = _spills(tmp_path, 256, 80)
+    assert occ.data["registers"] > 80 and not spills
+
+
+def test_the_compilers_local_memory_is_said(tmp_path):
+    """With the NVIDIA compiler's figures, the bytes of local memory it reports."""
+    _, (spill,) = _spills(tmp_path, 256, 8, Resources(64, "NVIDIA compiler", None, 472))
+    assert spill.message.startswith("the NVIDIA compiler keeps 472 B per thread in local "
+                                    "memory (64 registers used)")
+    _, spills = _spills(tmp_path, 256, 8, Resources(64, "NVIDIA compiler", None, 0))
+    assert not spills
