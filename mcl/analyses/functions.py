@@ -288,6 +288,13 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
     return [d] + _spills(view, occ, span)
 
 
+#: bytes of local memory a thread below which the vendor's figure is a small stack frame,
+#: not spills: the recorded kernels have 8 B (matmul gpu_v1, hopper_v1 and eight more,
+#: none spilling) or 48 B and more (gesummv hopper v2 with 32 warps 280 B, reduction
+#: hopper v3 with 16 runs 112 B)
+_LOCAL_NOTED = 16
+
+
 def _spills(view: KernelView, occ, span) -> list[Diagnostic]:
     """What a thread keeps in local memory for want of registers: the bytes the vendor
     compiler reports (its spills and the arrays it could not keep in registers), or,
@@ -302,7 +309,7 @@ def _spills(view: KernelView, occ, span) -> list[Diagnostic]:
             "thread (smaller register arrays, a smaller tile) need fewer")
     res = view.resources
     if res is not None:
-        if not res.spill_bytes:
+        if (res.spill_bytes or 0) < _LOCAL_NOTED:
             return []
         d = warning("feedback-spills",
                     f"the {res.source} keeps {bytes_text(res.spill_bytes)} per "

@@ -176,5 +176,6 @@ def test_the_compilers_local_memory_is_said(tmp_path):
     _, (spill,) = _spills(tmp_path, 256, 8, Resources(64, "NVIDIA compiler", None, 472))
     assert spill.message.startswith("the NVIDIA compiler keeps 472 B per thread in local "
                                     "memory (64 registers used)")
-    _, spills = _spills(tmp_path, 256, 8, Resources(64, "NVIDIA compiler", None, 0))
-    assert not spills
+    for frame in (0, 8):        # no local memory, or a small stack frame
+        _, spills = _spills(tmp_path, 256, 8, Resources(64, "NVIDIA compiler", None, frame))
+        assert not spills
