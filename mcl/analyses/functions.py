@@ -289,9 +289,9 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
 
 
 #: bytes of local memory a thread below which the vendor's figure is a small stack frame,
-#: not spills: the recorded kernels have 8 B (matmul gpu_v1, hopper_v1 and seven more,
-#: whose register counts are well below their caps) or 48 B and more (gesummv hopper v2
-#: with 32 warps 280 B, reduction hopper v3 with 16 runs 112 B, both at their caps)
+#: not spills: the recorded kernels have 8 B (matmul gpu_v1, hopper_v1 and seven more)
+#: or 48 B and more (gesummv hopper v2 with 32 warps 280 B, reduction hopper v3 with 16
+#: runs 112 B, both at their caps of 64 registers)
 _LOCAL_NOTED = 16
 
 
