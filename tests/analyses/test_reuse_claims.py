@@ -86,16 +86,18 @@ def test_a_reuse_ratio_counts_only_the_lanes_the_if_lets_read():
     assert "reuse ratio 2*(nrRows + 7)/(nrRows + 17) = 2.00 overall" in d.message
 
 
-_ROW_BOUNDS = """module row_bounds;
-import nvidia;
-nvidia void k(const int nrRows = 65536, global float[nrRows, 2] out,
-              global int[nrRows + 1] rowPtr) {
+#: rows of 32 lanes (8 rows a block) that copy rowPtr at ``INDEX`` where ``GUARD`` holds,
+#: at the level ``LEVEL`` with its device memory ``SPACE``
+_ROWS = """module rows;
+import LEVEL;
+LEVEL void k(const int nrRows = 65536, SPACE float[nrRows, 32] out,
+             SPACE int[nrRows + 1] rowPtr) {
   foreach (int bi in nrRows / 8 blocks) {
     foreach (int rr in 8 threads) {
       foreach (int lane in 32 threads) {
         int r = bi * 8 + rr;
         if (GUARD) {
-          out[r, lane] = rowPtr[r + lane];
+          out[r, lane] = rowPtr[INDEX];
         }
       }
     }
@@ -104,9 +106,15 @@ nvidia void k(const int nrRows = 65536, global float[nrRows, 2] out,
 """
 
 
+def _rows(tmp_path: Path, level: str, space: str, index: str, guard: str) -> list:
+    source = _ROWS.replace("LEVEL", level).replace("SPACE", space) \
+        .replace("INDEX", index).replace("GUARD", guard)
+    return [d for d in _source(tmp_path, source) if d.data.get("array") == "rowPtr"]
+
+
 def _ratio(tmp_path: Path, guard: str) -> list:
-    return [d for d in _source(tmp_path, _ROW_BOUNDS.replace("GUARD", guard))
-            if d.code == "feedback-reuse" and d.data["array"] == "rowPtr"]
+    return [d for d in _rows(tmp_path, "nvidia", "global", "r + lane", guard)
+            if d.code == "feedback-reuse"]
 
 
 def test_a_guard_the_ratio_cannot_count_gives_no_ratio(tmp_path):
@@ -120,27 +128,8 @@ def test_a_guard_the_ratio_cannot_count_gives_no_ratio(tmp_path):
     assert d.data["ratio_value"] > 31
 
 
-_ROW_START = """module row_start;
-import gpu;
-gpu void k(const int nrRows = 65536, dev float[nrRows, 32] out,
-           dev int[nrRows + 1] rowPtr) {
-  foreach (int bi in nrRows / 8 blocks) {
-    foreach (int rr in 8 threads) {
-      foreach (int lane in 32 threads) {
-        int r = bi * 8 + rr;
-        if (GUARD) {
-          out[r, lane] = rowPtr[r];
-        }
-      }
-    }
-  }
-}
-"""
-
-
 def _row_start(tmp_path: Path, guard: str, code: str) -> list:
-    return [d for d in _source(tmp_path, _ROW_START.replace("GUARD", guard))
-            if d.code == code and d.data.get("array") == "rowPtr"]
+    return [d for d in _rows(tmp_path, "gpu", "dev", "r", guard) if d.code == code]
 
 
 def test_an_element_one_lane_reads_is_not_loaded_for_each_lane(tmp_path):
