@@ -260,7 +260,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     if "time" in selected and num is not sym:
         out += _time_report(view, findings)
     if "guards" in selected:
-        out += guards.report(f, num)
+        out += guards.report(f, num, sym)
     if "staging" in selected:
         out += staging.report(view)
     out += validity.report(sym, num)

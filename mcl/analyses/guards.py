@@ -170,12 +170,15 @@ def _short(loop: Any) -> bool:
     return getattr(trips, "is_Integer", False) and int(trips) <= SHORT
 
 
-def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
+def report(f: ast.Function, kernel: Any, sym: Any = None) -> list[Diagnostic]:
     """A message per loop whose iterations make at least MIN_ACCESSES guarded accesses:
     the long loops where there are any (a short loop beside them, such as a prologue
     that loads the first tile, is not where the time goes); else the short ones, which
     then hold the thread's whole work (convolution hopper_v3 reads its input rows in
-    a loop of rows + fh - 1 = 12 iterations)."""
+    a loop of rows + fh - 1 = 12 iterations). ``kernel`` has the sizes' values;
+    ``sym``, the kernel with sizes as symbols, tells the runs the generator reads as
+    128-bit accesses: their loops' trip counts are numbers whatever the sizes (not
+    matmul xeon_phi_v3's ``kk < min(kb, p - k0)``)."""
     folded = frozenset({lp.var for lp in kernel.loops
                         if lp.kind == "for" and lp.var and _short(lp)}
                        | {p.name for p in f.params if not p.type.is_array})
@@ -199,7 +202,7 @@ def report(f: ast.Function, kernel: Any) -> list[Diagnostic]:
     for g, lp, _, count in found:
         names = ", ".join(g.arrays)
         var = lp.var if lp is not None and lp.var else "while"
-        runs = [a for a in _accesses(g, kernel) if run_loop(a) is not None]
+        runs = [a for a in _accesses(g, sym or kernel) if run_loop(a) is not None]
         vector = (", and a run of 4 adjacent elements among them "
                   f"({runs[0].text}) becomes a 128-bit access only after a run-time test "
                   "of its alignment (with the element-by-element code beside it)"

@@ -37,6 +37,14 @@ def test_accesses_that_make_no_run_are_not_told_about_128_bit_accesses():
     assert "--specialize" in d.hint
 
 
+def test_a_loop_of_run_time_length_makes_no_run():
+    """matmul xeon_phi_v3's ``kk < kLen`` with ``kLen = min(kb, p - k0)`` is 16 long at
+    the example's sizes, but the generator keeps it a loop of run-time length, with no
+    128-bit path: no run is claimed."""
+    (d,) = _guards(EXAMPLES / "matmul" / "xeon_phi_v3.mcpl")
+    assert "128-bit" not in d.message and "views" not in d.hint
+
+
 def test_a_version_through_views_has_no_bounds_tests():
     assert _guards(EXAMPLES / "matmul" / "hopper_v10.mcpl") == []
 
