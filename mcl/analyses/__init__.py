@@ -406,7 +406,8 @@ def _transfer_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
         bw = link.bandwidth if link is not None else None
         if isinstance(bw, int | float) and bw > 0:
             seconds = float(ntotal) / float(bw)
-            msg += f", {seconds * 1e3:.3g} ms over {link.name} at {bytes_text(bw)}/s"
+            # a bandwidth in decimal units, as the descriptions write it (64 GB/s)
+            msg += f", {seconds * 1e3:.3g} ms over {link.name} at {bw / 1e9:.4g} GB/s"
             data["seconds"] = seconds
     d = info("feedback-transfer", msg, sym.function.span,
              "keep data on the device between kernels where you can")

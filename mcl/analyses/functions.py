@@ -575,7 +575,13 @@ def coalescing(view: KernelView) -> list[Diagnostic]:
         stride = _stride(offsets if run is None else run[:width])
         hint = (f"make neighbouring {lane.var} access neighbouring elements (the last "
                 f"index should vary with {lane.var})")
-        if run is not None and stride > RUN:
+        if run is None and stride == 1:
+            # adjacent already: the warp's elements straddle a segment boundary
+            hint = (f"neighbouring {lane.var} access neighbouring elements already; the "
+                    f"warp's elements cross a {line} B boundary (a row that does not start "
+                    "on one, or lanes that go on into the next row): pad the rows to a "
+                    f"multiple of {line} B, or give each warp a row segment of its own")
+        elif run is not None and stride > RUN:
             # the index already varies with the lane, which covers several runs
             hint = (f"let neighbouring {lane.var} access neighbouring runs of {RUN}: each "
                     f"{lane.var} now covers {stride} adjacent elements; give each its runs "

@@ -212,6 +212,18 @@ def test_runs_a_lane_covers_side_by_side_get_advice_to_interleave():
     assert "should vary with" not in out[0].hint
 
 
+def test_adjacent_lanes_that_cross_a_segment_are_not_told_to_vary_the_last_index():
+    """convolution gpu_v1 translated to fermi: neighbouring ttj read neighbouring
+    elements (4 B apart) and still touch 2 segments of 128 B: the help is about the
+    segments' boundary, not the index order."""
+    from mcl.analyses.level import feedback_at_level
+    checked = check(str(ROOT / "examples" / "convolution" / "gpu_v1.mcpl"))
+    diags = feedback_at_level(checked, "fermi", only={"coalescing"}).diagnostics
+    inp = [d for d in codes(diags, "feedback-coalescing") if d.data.get("array") == "input"]
+    assert inp and "(stride 4 B between neighbouring ttj)" in inp[0].message
+    assert "already" in inp[0].hint and "should vary with" not in inp[0].hint
+
+
 def test_mic_work_per_thread_then_gone():
     assert codes(fb("mic"), "feedback-work-per-thread")
     assert not codes(fb("mic"), "feedback-faster-memory")  # mic exposes no faster memory
