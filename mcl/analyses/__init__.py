@@ -425,7 +425,8 @@ def _roofline_report(num: Kernel, missing: set[str]) -> list[Diagnostic]:
         c = counts_of_kernel(num)
         missing |= {s.name for s in sympy.sympify(c.flops).free_symbols}
         return []
-    msg = (f"roofline on '{hw.name}': {r.flops / 1e9:.3g} GFLOP and "
+    most = "at most " if r.upper_bound else ""
+    msg = (f"roofline on '{hw.name}': {most}{r.flops / 1e9:.3g} GFLOP and "
            f"{r.bytes / 1e9:.3g} GB from {r.space} ({r.intensity:.3g} operations per byte): "
            f"{r.bound}-bound, attainable {r.attainable / 1e9:.3g} GFLOP/s of "
            f"{r.peak_flops / 1e9:.4g} peak ({r.bandwidth / 1e9:.4g} GB/s)")
@@ -440,6 +441,9 @@ def _roofline_report(num: Kernel, missing: set[str]) -> list[Diagnostic]:
             hint = (f"the first figure counts every access to {r.space} at its bandwidth; "
                     "the caches serve repeated ones, so a kernel can run faster: the second "
                     "figure is the ceiling")
+    if r.upper_bound:
+        hint += ("; the operations are counted where conditions let them run or not (see "
+                 "feedback-ops), so the figures are upper bounds")
     d = info("feedback-roofline", msg, num.function.span, hint)
     d.data.update(peak_flops=r.peak_flops, bandwidth=r.bandwidth, intensity=r.intensity,
                   best_intensity=r.best_intensity, attainable=r.attainable,

@@ -327,7 +327,8 @@ class Roofline:
     memory interface once (the compulsory traffic, the optimistic bound).
     ``attainable`` / ``best_attainable``: min(peak, intensity × bandwidth) in
     operations per second; ``bound``: "compute" or "bandwidth" for the
-    pessimistic intensity."""
+    pessimistic intensity; ``upper_bound``: the counts are upper bounds (conditions
+    may skip part of the work: the lanes an ``if (tj < ts)`` leaves idle)."""
 
     peak_flops: float
     bandwidth: float
@@ -341,6 +342,7 @@ class Roofline:
     bound: str
     best_bound: str
     space: str
+    upper_bound: bool = False
 
 
 def roofline(function: ast.Function, checked: Any, values: dict[str, int] | None,
@@ -385,7 +387,8 @@ def roofline_of_kernel(k: Kernel) -> Roofline | None:
     best_att = min(peak, best * bw)
     return Roofline(peak, bw, f, b, c, ai, best, att, best_att,
                     "compute" if ai * bw >= peak else "bandwidth",
-                    "compute" if best * bw >= peak else "bandwidth", space)
+                    "compute" if best * bw >= peak else "bandwidth", space,
+                    counts.upper_bound)
 
 
 def compulsory_bytes(k: Kernel, space: str,
