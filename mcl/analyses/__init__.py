@@ -297,6 +297,10 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     msg = (f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated; "
            f"{others})" if others else
            f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated)")
+    if t.missing:
+        msg += (f"; '{view.hardware.name}' gives no figure for {' or '.join(t.missing)}, "
+                "so the traffic that would take is not counted: where it matters the time "
+                "is too short")
     if t.estimated:
         msg += (f"; the loads {', '.join(t.estimated)}, whose addresses or trip counts "
                 "depend on data or on a while loop, are counted as the feedback-requests "
@@ -321,7 +325,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     d = info("feedback-time", msg, view.sym.function.span)
     d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts,
                   estimated=t.estimated, functions=t.functions,
-                  functions_relaxed=t.functions_relaxed, launch=t.launch)
+                  functions_relaxed=t.functions_relaxed, launch=t.launch, missing=t.missing)
     return [d]
 
 

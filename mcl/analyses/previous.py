@@ -89,7 +89,10 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     d = warning("feedback-slower",
                 f"this version is predicted slower than {parent.name} "
                 f"({time_text(mine['seconds'])} against {time_text(theirs['seconds'])} at "
-                f"'{me.level}') because {because}", span,
+                f"'{me.level}') because {because}"
+                + (f"; '{me.level}' gives no figure for {' or '.join(mine['missing'])}, "
+                   "whose traffic the comparison leaves out" if mine.get("missing") else ""),
+                span,
                 f"compare the two with `mcl versions {path.parent}`; the prediction is an "
                 "estimate (see the time feedback)")
     d.data.update(previous=parent.name, seconds=mine["seconds"],

@@ -130,6 +130,10 @@ class PredictedTime:
     #: seconds of ``seconds`` that any launch takes from its start to its end (the
     #: target file's launch_seconds)
     launch: float = 0.0
+    #: what the description gives no figure for, so that a part is missing: the
+    #: memory's bandwidth (mic's ring), the bandwidth of the link from a cache to the
+    #: execution units (fermi's and xeon_phi's caches)
+    missing: list[str] = field(default_factory=list)
 
 
 def _num(e) -> float | None:
@@ -690,10 +694,15 @@ def predicted_time(view: KernelView, occupancy=None,
     accesses = _memory_instructions(view, c.register_spaces, estimated)
     if lsu and accesses is not None:
         parts["memory instructions"] = accesses / lsu
+    missing: list[str] = []
+    if space and not bw:
+        missing.append(f"the bandwidth of '{space}'")
     if space:
         from mcl.analyses.traffic import write_back_cache
         cache = write_back_cache(hw, space)
         cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
+        if cache is not None and not cbw:
+            missing.append(f"the bandwidth of {cache.name}'s link to the execution units")
         through = cache_bytes(view, space, estimated, occupancy) if cbw else None
         if through:
             parts[f"{cache.name} bandwidth"] = through / cbw
@@ -787,4 +796,4 @@ def predicted_time(view: KernelView, occupancy=None,
     launch = _launch_seconds(hw)
     return PredictedTime(parts[limiter] + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch)
+                         relaxed, launch, missing)

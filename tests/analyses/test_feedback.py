@@ -224,6 +224,22 @@ def test_adjacent_lanes_that_cross_a_segment_are_not_told_to_vary_the_last_index
     assert "already" in inp[0].hint and "should vary with" not in inp[0].hint
 
 
+def test_a_time_without_the_figures_for_a_part_says_which():
+    """mic's ring has no bandwidth and fermi's L2 link none: the predicted time leaves
+    that traffic out and says so, and so does mic_v2's 'predicted slower' (the paper
+    measured it 1.33 times faster than mic_v1, for traffic the model cannot count at
+    that level); hopper's description has every figure."""
+    def time(version):
+        (d,) = codes(fb(version), "feedback-time")
+        return d
+    assert "'mic' gives no figure for the bandwidth of 'dev'" in time("mic_v2").message
+    assert time("fermi").data["missing"] == ["the bandwidth of l2's link to the execution units"]
+    from mcl.analyses.previous import against_previous
+    (slower,) = against_previous(check(MATMUL / "mic_v2.mcpl"))
+    assert "whose traffic the comparison leaves out" in slower.message
+    assert not time("hopper_v1").data["missing"]
+
+
 def test_mic_work_per_thread_then_gone():
     assert codes(fb("mic"), "feedback-work-per-thread")
     assert not codes(fb("mic"), "feedback-faster-memory")  # mic exposes no faster memory
