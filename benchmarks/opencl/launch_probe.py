@@ -14,7 +14,6 @@ Exits 2 without an NVIDIA OpenCL device.
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -25,7 +24,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[0] / "fidelity"))
 from inflight_probe import SOURCE as READS  # noqa: E402
 from measure import cold_flush  # noqa: E402  (the fidelity harness's: written, then read)
-from probe_timing import line_fit, probe_setup, save  # noqa: E402
+from probe_timing import line_fit, median_time, probe_setup, save  # noqa: E402
 
 #: an empty kernel; the reads are inflight_probe.py's with 4 loads in flight a work-item
 EMPTY = "__kernel void empty(__global float* out) { }"
@@ -46,13 +45,8 @@ def main() -> int:
     flush = cold_flush(ctx, q)
 
     def cold(knl, glob, argv) -> float:
-        times = []
-        for _ in range(args.repeats):
-            flush()
-            e = knl(q, (glob,), (256,), *argv)
-            e.wait()
-            times.append((e.profile.end - e.profile.start) * 1e-9)
-        return statistics.median(times)
+        return median_time(q, knl, (glob,), (256,), argv, args.repeats, warmup=0,
+                           before=flush)
 
     rows = []
     for groups in (1, 132, 1056, 4224):

@@ -28,22 +28,26 @@ def nvidia_queue(script: str):
     return devs[0], ctx, queue
 
 
-def launch_times(queue, kernel, gsize, lsize, argv, repeats: int, warmup: int = 3
-                 ) -> list[float]:
-    """Seconds of ``repeats`` launches of ``kernel`` (events), after ``warmup`` untimed."""
+def launch_times(queue, kernel, gsize, lsize, argv, repeats: int, warmup: int = 3,
+                 before=None) -> list[float]:
+    """Seconds of ``repeats`` launches of ``kernel`` (events), after ``warmup`` untimed;
+    ``before``: what to enqueue ahead of each timed launch (a cache flush for a cold
+    one, benchmarks/fidelity/measure.py's cold_flush)."""
     for _ in range(warmup):
         kernel(queue, gsize, lsize, *argv)
     out = []
     for _ in range(repeats):
+        if before is not None:
+            before()
         e = kernel(queue, gsize, lsize, *argv)
         e.wait()
         out.append((e.profile.end - e.profile.start) * 1e-9)
     return out
 
 
-def median_time(queue, kernel, gsize, lsize, argv, repeats: int) -> float:
-    """The median of :func:`launch_times`."""
-    return statistics.median(launch_times(queue, kernel, gsize, lsize, argv, repeats))
+def median_time(queue, kernel, gsize, lsize, argv, repeats: int, **kw) -> float:
+    """The median of :func:`launch_times` (``kw``: its warmup and before)."""
+    return statistics.median(launch_times(queue, kernel, gsize, lsize, argv, repeats, **kw))
 
 
 def line_fit(points) -> tuple[float, float]:
