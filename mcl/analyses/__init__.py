@@ -56,10 +56,15 @@ PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thr
           "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts",
           "time", "window", "guards", "staging")
 
+#: Codes of the feedback functions that come with another pass than their name's:
+#: spills with the occupancy (the registers a thread of a block may have)
+_PASS_OF = {"spills": "occupancy"}
+
 #: Most specific first: what the description's own rules say, then proposals
 #: for a concrete change at an expression, then observations, then statistics.
 _RANK = {
-    "feedback-occupancy": 0, "feedback-spills": 0, "feedback-atomics": 1, "feedback-coalescing": 1,
+    "feedback-occupancy": 0, "feedback-spills": 0, "feedback-atomics": 1,
+    "feedback-coalescing": 1,
     "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
     "feedback-work-per-thread": 6, "feedback-window": 6, "feedback-guards": 6,
@@ -252,9 +257,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
                 continue
             for d in fn(view):
                 code = d.code.removeprefix("feedback-")
-                # spills come with the occupancy: the registers a thread may have
-                if "functions" in selected or code in selected or \
-                        (code == "spills" and "occupancy" in selected):
+                if "functions" in selected or _PASS_OF.get(code, code) in selected:
                     out.append(d)
         missing |= view.missing
     if "time" in selected and num is not sym:

@@ -301,8 +301,7 @@ def _spills(view: KernelView, occ, span) -> list[Diagnostic]:
     estimated, the need beyond the most registers a thread of the block may have (the
     compiler spills), all the register arrays where they alone exceed it (kept in local
     memory in part or whole: occupancy.arrays_beyond_cap)."""
-    from mcl.analyses.occupancy import arrays_beyond_cap
-    from mcl.analyses.registers import register_demand
+    from mcl.analyses.occupancy import arrays_beyond_cap, estimated_demand
     from mcl.analyses.resources import max_registers
     threads = occ.threads
     hint = ("fewer threads per block let each have more registers; fewer elements per "
@@ -319,10 +318,10 @@ def _spills(view: KernelView, occ, span) -> list[Diagnostic]:
         d.data.update(spill_bytes=res.spill_bytes, source=res.source)
         return [d]
     cap = max_registers(view.hardware, threads) if threads else None
-    need = register_demand(view.num, view.sym)
+    need = estimated_demand(view)
     if not cap or need <= cap:
         return []
-    arrays = arrays_beyond_cap(view, threads)
+    arrays = arrays_beyond_cap(view, cap)
     unit = view.executing_unit()
     msg = (f"about {need} registers per {unit} needed (estimated), beyond the {cap} each "
            f"of a block's {threads} {unit}s may have")

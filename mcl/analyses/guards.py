@@ -170,7 +170,7 @@ def _short(loop: Any) -> bool:
     return getattr(trips, "is_Integer", False) and int(trips) <= SHORT
 
 
-def report(f: ast.Function, kernel: Any, sym: Any = None) -> list[Diagnostic]:
+def report(f: ast.Function, kernel: Any, sym: Any) -> list[Diagnostic]:
     """A message per loop whose iterations make at least MIN_ACCESSES guarded accesses:
     the long loops where there are any (a short loop beside them, such as a prologue
     that loads the first tile, is not where the time goes); else the short ones, which
@@ -202,7 +202,7 @@ def report(f: ast.Function, kernel: Any, sym: Any = None) -> list[Diagnostic]:
     for g, lp, _, count in found:
         names = ", ".join(g.arrays)
         var = lp.var if lp is not None and lp.var else "while"
-        runs = [a for a in _accesses(g, sym or kernel) if run_loop(a) is not None]
+        runs = [a for a in _accesses(g, sym) if run_loop(a) is not None]
         vector = (", and a run of 4 adjacent elements among them "
                   f"({runs[0].text}) becomes a 128-bit access only after a run-time test "
                   "of its alignment (with the element-by-element code beside it)"

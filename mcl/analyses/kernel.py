@@ -595,13 +595,13 @@ class _Builder:
                 trips = simplified(span / step)
         if trips is None:
             approx = True
-            geometric = isinstance(s.update, ast.Assign) and \
-                s.update.op in ("*=", "/=", "<<=", ">>=")
-            self.k.imprecisions.append((s, (
-                f"loop '{var}' multiplies or divides its index "
-                f"({print_statement(s.update).strip().rstrip(';')}), which the counts do not "
-                "follow: its iterations stay a symbol") if geometric else (
-                f"the number of iterations of loop '{var or '?'}' is not known statically")))
+            if isinstance(s.update, ast.Assign) and s.update.op in ("*=", "/=", "<<=", ">>="):
+                update = print_statement(s.update).strip().rstrip(";")
+                why = (f"loop '{var}' multiplies or divides its index ({update}), which the "
+                       "counts do not follow: its iterations stay a symbol")
+            else:
+                why = f"the number of iterations of loop '{var or '?'}' is not known statically"
+            self.k.imprecisions.append((s, why))
         deps = self.depends_of(start) | self.depends_of(step) | self.depends_of(bound)
         if start is None or bound is None:
             # a range read from data still depends on the loops its indices name

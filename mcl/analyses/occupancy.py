@@ -81,7 +81,7 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     res = view.resources
     if res is not None:
         return res.registers, res.source
-    n = register_demand(view.num, view.sym)
+    n = estimated_demand(view)
     cap = max_registers(view.hardware, threads) if threads else None
     if cap:
         n = min(n, cap)
@@ -100,9 +100,17 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     return n, "estimated"
 
 
-def arrays_beyond_cap(view: KernelView, threads: int | None) -> int:
-    """The used register-array elements per thread where they alone are more than a
-    thread of a block of ``threads`` may have (:func:`max_registers`), else 0: the
+def estimated_demand(view: KernelView) -> int:
+    """:func:`registers.register_demand` of the view's kernel, computed once per view
+    (the occupancy and the spills both start from it)."""
+    if "register_demand" not in view.memo:
+        view.memo["register_demand"] = register_demand(view.num, view.sym)
+    return view.memo["register_demand"]
+
+
+def arrays_beyond_cap(view: KernelView, cap: int) -> int:
+    """The used register-array elements per thread where they alone are more than the
+    ``cap`` a thread of the block may have (:func:`max_registers`), else 0: the
     compiler keeps some or all of them in local memory. On the H200 (heldout/ of
     benchmarks/results/fidelity/raw/h200_2026-11-29) matmul hopper v11 and v12 with 512
     threads a block (154 to 168 elements, a cap of 128) keep them there whole, 32 to 40
@@ -110,9 +118,8 @@ def arrays_beyond_cap(view: KernelView, threads: int | None) -> int:
     (320 elements, a cap of 255) keeps 255 registers and spills 472 B. Which, the count
     does not tell: the estimate stays at the cap."""
     from mcl.analyses.register_values import array_elements
-    cap = max_registers(view.hardware, threads) if threads else None
     arrays = sum(array_elements(view.num).values())
-    return arrays if cap and arrays > cap else 0
+    return arrays if arrays > cap else 0
 
 
 #: the share of its thread slots that a holder keeps busy where the compiler gives up

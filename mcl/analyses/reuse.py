@@ -309,17 +309,18 @@ class ReuseAnalysis:
                 continue
             if kept is None:
                 continue    # an if whose share of the accesses cannot be counted: no ratio
-            ratio = self._ratio(acc, nacc, loops, hw, read_only_ok, kept)
+            ratio = self._ratio(acc, nacc, loops, hw, read_only_ok, kept, param)
             if ratio is not None:
-                ratio.param = param
                 seen.add(key)
                 ratios.append(ratio)
         return simple, ratios
 
     def _ratio(self, acc: Access, nacc: Access | None, loops: tuple[Loop, ...], hw: Any,
-               read_only_ok: bool, kept: dict[str, sympy.Integer]) -> RatioFinding | None:
+               read_only_ok: bool, kept: dict[str, sympy.Integer],
+               param: ast.Param | None) -> RatioFinding | None:
         """The reuse ratio of ``acc``: its accesses over the elements they cover, counting
-        for each loop the iterations ``kept`` says an if lets read (guard_kept)."""
+        for each loop the iterations ``kept`` says an if lets read (guard_kept);
+        ``param``: the parameter it reads, for a read-only space's help."""
         by_var = {lp.var: lp for lp in loops if lp.var}
         nby_var = {lp.var: lp for lp in nacc.loops if lp.var} if nacc is not None else {}
         per_dim = []
@@ -380,7 +381,7 @@ class ReuseAnalysis:
         size = _array_bytes(nacc)
         faster = faster_spaces(hw, best_outer.group, acc.space, read_only_ok, size) \
             if best_outer is not None else []
-        return RatioFinding(acc, per_dim, overall, overall_value, faster, None, size)
+        return RatioFinding(acc, per_dim, overall, overall_value, faster, param, size)
 
     def report(self, result: tuple[list[ReuseFinding], list[RatioFinding]],
                hw: Any) -> list[Diagnostic]:
