@@ -344,7 +344,8 @@ def _numeric(e: sympy.Expr) -> sympy.Expr | None:
 
 def _ops_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     c = counts_of_kernel(sym)
-    n = counts_of_kernel(num) if num is not sym else c
+    # totals: a grid-stride loop at its threads' average rounds, as the formula counts
+    n = counts_of_kernel(num, mean=True) if num is not sym else c
     approx = "at most " if c.upper_bound else ""
 
     def both(a: sympy.Expr, b: sympy.Expr) -> str:

@@ -86,6 +86,10 @@ class Loop:
     depends: frozenset[str] = frozenset()   # loop variables its range depends on
     size_text: str = ""               # the size as written (`nrThreadsM`, `n`)
     bound: sympy.Expr | None = None   # the exclusive bound of `var < bound` (for loops)
+    #: the units' average number of iterations where ``trips`` is the first unit's
+    #: (a grid-stride loop with numbers: 248.2 rounds on average, 249 for the first
+    #: thread, whose rounds a warp's lanes wait for); totals count the average
+    mean: sympy.Expr | None = None
 
     @property
     def symbol(self) -> sympy.Symbol | None:
@@ -209,9 +213,13 @@ class Kernel:
     #: ``specialize``, as ``mcl run`` builds a version written for its sizes)
     specialized: bool = False
 
-    def executions(self, loops: tuple[Loop, ...]) -> tuple[sympy.Expr, bool]:
+    def executions(self, loops: tuple[Loop, ...],
+                   mean: bool = False) -> tuple[sympy.Expr, bool]:
         """How often code inside ``loops`` runs, and whether that is an upper bound
-        (loops whose number of iterations is unknown count as ``iterations_<var>``)."""
+        (loops whose number of iterations is unknown count as ``iterations_<var>``).
+        ``mean``: a loop whose units go round it unequally often at their average
+        (a total over all units) instead of the first unit's count (what one warp
+        waits for)."""
         total: sympy.Expr = sympy.Integer(1)
         approx = False
         for lp in loops:
@@ -220,7 +228,7 @@ class Kernel:
                 total = total * sympy.Symbol(f"iterations_{lp.var or 'while'}",
                                              integer=True, positive=True)
             else:
-                total = total * lp.trips
+                total = total * (lp.mean if mean and lp.mean is not None else lp.trips)
                 approx = approx or lp.approximate
         return total, approx
 
@@ -281,6 +289,14 @@ def build_kernel(function: ast.Function, checked: Any, values: Mapping[str, int]
                specialized=specialized)
     _Builder(k).run()
     return k
+
+
+def _rounds(a: sympy.Expr, b: int) -> bool:
+    """Whether ``a / b`` rounds a size: ``(m + T - 1) / T``, a sum whose constant term
+    ``b`` does not divide, where the sizes themselves are taken to divide."""
+    const, _ = sympy.sympify(a).as_coeff_Add()
+    return bool(const.is_Integer and const != 0 and int(const) % b != 0
+                and sympy.sympify(a).free_symbols)
 
 
 class _Builder:
@@ -359,6 +375,8 @@ class _Builder:
         if any(x.name in self.loop_vars for x in a.free_symbols) and (
                 (b.is_Integer and b > 0) or
                 any(x.name in self.loop_vars for x in b.free_symbols)):
+            return sympy.floor(a / b)
+        if b.is_Integer and b > 1 and _rounds(a, int(b)):
             return sympy.floor(a / b)
         return a / b
 
@@ -579,18 +597,22 @@ class _Builder:
         bound, approx = None, False
         if s.cond is not None:
             bound, approx = _bound_of(s.cond, var, self)
-        trips = None
+        trips = mean = None
         if start is not None and step is not None and bound is not None and step != 0:
             span = bound - start
             # Iterations counted as if every unit started where the first one does
             # (k = tj; k < p; k += T runs p/T times on average over tj).
-            if any(sym.name in self.loop_vars for sym in span.free_symbols):
+            by_units = any(sym.name in self.loop_vars for sym in span.free_symbols)
+            if by_units:
                 span = at_first_units(span, self.loop_vars)
                 approx = True
             if span is None:
                 pass    # the range divides by an outer index that starts at 0
             elif span.is_Integer and step.is_Integer:
                 trips = sympy.Integer(max(0, -(-int(span) // int(step))))
+                if by_units and span > 0 and step > 0:
+                    # the first unit's rounds, rounded up; on average the span's share
+                    mean = sympy.Rational(int(span), int(step))
             else:
                 trips = simplified(span / step)
         if trips is None:
@@ -607,7 +629,8 @@ class _Builder:
             # a range read from data still depends on the loops its indices name
             deps |= named_depends(s.init, self) | named_depends(s.cond, self)
         lp = Loop(s, "for", var, start, step, trips, None, approx, deps,
-                  size_text=str(trips) if trips is not None else "?", bound=bound)
+                  size_text=str(trips) if trips is not None else "?", bound=bound,
+                  mean=mean)
         if s.cond is not None:
             # the condition and the update run once per iteration
             lp_ops_loops = tuple(self.loops) + (lp,)

@@ -106,17 +106,20 @@ def register_spaces(hw: Any) -> frozenset[str]:
     return frozenset(out)
 
 
-def site_executions(k: Kernel, site) -> tuple[sympy.Expr, bool]:
+def site_executions(k: Kernel, site, mean: bool = False) -> tuple[sympy.Expr, bool]:
     """How often an operation or access site of ``k`` runs (its loops' executions,
     times the share of them its ``if``s decide where it is guarded), and whether that
-    is not exact (a loop's trip count estimated, or a guard whose share is unknown)."""
-    n, approx = k.executions(site.loops)
+    is not exact (a loop's trip count estimated, or a guard whose share is unknown).
+    ``mean``: as :meth:`Kernel.executions`."""
+    n, approx = k.executions(site.loops, mean)
     share = decided_share(site.loops, site.conditions) if site.guarded else None
     return n * (share or 1), bool(approx or (site.guarded and share is None))
 
 
-def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
-    """Operation counts from a built kernel model; calls are counted bottom-up."""
+def counts_of_kernel(k: Kernel, _depth: int = 0, mean: bool = False) -> OperationCounts:
+    """Operation counts from a built kernel model; calls are counted bottom-up.
+    ``mean``: totals over all units, a grid-stride loop at its units' average rounds
+    (the formula's value); without it at the first unit's, which per-warp costs need."""
     zero = sympy.Integer(0)
     by_kind = {"compute": zero, "index": zero, "control": zero}
     approx = False
@@ -124,7 +127,7 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
     reasons: list[str] = []
     inner_reasons: list[str] = []
     for site in k.ops:
-        n, a = site_executions(k, site)
+        n, a = site_executions(k, site, mean)
         by_kind[site.kind] = by_kind[site.kind] + n * site.count
         approx = approx or a
     accesses: dict[str, sympy.Expr] = {}
@@ -132,7 +135,7 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
     writes: dict[str, sympy.Expr] = {}
     nbytes: dict[str, sympy.Expr] = {}
     for acc in k.accesses:
-        n, a = site_executions(k, acc)
+        n, a = site_executions(k, acc, mean)
         space = acc.space or "?"
         accesses[space] = accesses.get(space, zero) + n
         target = writes if acc.write else reads
@@ -147,8 +150,8 @@ def counts_of_kernel(k: Kernel, _depth: int = 0) -> OperationCounts:
             continue
         sub = build_kernel(callee_f, _checked_for(k.checked, call.callee), None,
                            call.callee.hardware)
-        inner = counts_of_kernel(sub, _depth + 1)
-        n, a = k.executions(call.loops)
+        inner = counts_of_kernel(sub, _depth + 1, mean)
+        n, a = k.executions(call.loops, mean)
         mapping = {}
         for p, arg in zip(callee_f.params, call.node.args, strict=False):
             if not p.type.is_array:
@@ -363,7 +366,7 @@ def roofline(function: ast.Function, checked: Any, values: dict[str, int] | None
 def roofline_of_kernel(k: Kernel) -> Roofline | None:
     hw = k.hardware
     peak = hw.peak_flops() if hw is not None else None
-    counts = counts_of_kernel(k)
+    counts = counts_of_kernel(k, mean=True)
     space = main_space(k)
     if peak is None or space is None:
         return None
@@ -423,7 +426,7 @@ def least_time(k: Kernel) -> float | None:
         return None
     peak = hw.peak_flops()
     try:
-        flops = float(counts_of_kernel(k).flops)
+        flops = float(counts_of_kernel(k, mean=True).flops)
     except TypeError:
         flops = None
     return max(t, flops / peak) if flops and peak else t

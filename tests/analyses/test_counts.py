@@ -105,3 +105,23 @@ def test_code_under_an_if_that_unrolled_loops_decide_is_counted_exactly(tmp_path
     _, num, _ = built(tmp_path, source.replace("COND", "y >= 0 && i < 3"))
     counts = counts_of_kernel(num)
     assert counts.flops == 64 * 24 and counts.upper_bound
+
+
+# --------------------------------------------------------------------------- value = formula
+
+
+def test_a_grid_stride_loop_counts_its_threads_average_rounds():
+    # black_scholes hopper v1: 270336 threads go round i += stride 14.8 times on
+    # average (4e6 options); the number beside the formula is the formula's value,
+    # not every thread at the first thread's 15 rounds (279797760)
+    d = ops(check(ROOT / "examples" / "black_scholes" / "hopper_v1.mcpl"))
+    assert "at most 69*n (= 276000000) computational operations" in d.message
+    assert d.data["flops_value"] == 276000000
+
+
+def test_a_rounded_up_quotient_of_sizes_stays_rounded_in_the_formula():
+    # matmul gpu: (m + 1023) / 1024 blocks of 1024 threads, guarded by j < m; the formula
+    # was 2*n*p*(m + 1023), 50% above its own value (= 17179869184) at m = 2048
+    d = ops(check(ROOT / "examples" / "matmul" / "gpu.mcpl"))
+    assert ("at most 2048*n*p*floor((m + 1023)/1024) (= 17179869184) computational "
+            "operations") in d.message
