@@ -14,6 +14,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
+from mcl.analyses.kernel_syntax import first_units_skip
 from mcl.analyses.reuse import _array_bytes, _local_loops
 from mcl.analyses.values import bytes_text, number_text
 from mcl.diagnostics import Diagnostic, info, warning
@@ -125,6 +126,8 @@ class CacheAnalysis:
             if key in seen:
                 continue
             seen.add(key)
+            if first_units_skip(nacc.loops):
+                continue    # a remainder path that most units skip
             if nacc.offset is None:
                 if not sacc.predictable:
                     result["unpredictable"].append(sacc)
@@ -313,7 +316,7 @@ def _set_conflict(hw: Any, sacc: Access, nacc: Access, nloops: tuple[Loop, ...],
         return None
     outer = nloops[:nloops.index(lp)]
     reuse = next((o for o in reversed(outer) if o.kind == "for" and o.var
-                  and o.var not in nacc.depends and o.trips != 1), None)
+                  and o.var not in nacc.depends and o.trips not in (0, 1)), None)
     if reuse is None:
         return None
     caches = sorted((c for c in hw.caches_for(sacc.space) if c.cache_line_size

@@ -11,8 +11,10 @@ that uses one is marked so instead of being guessed.
 
 With ``values`` (parameter defaults and ``--set``), parameters are numbers and
 integer division is C division; without, sizes stay symbolic and ``/`` is exact
-division (array shapes in MCPL are written so that sizes divide), which the
-counts then state as an approximation only where it matters.
+division (array shapes in MCPL are written so that sizes divide), except where a
+quotient rounds (``(m + T - 1) / T``), which stays ``floor``. A conditional
+expression is the branch its condition picks; with numbers, where the lanes' indices
+decide it, both, each under its condition.
 """
 
 from __future__ import annotations
@@ -430,6 +432,21 @@ class _Builder:
         if isinstance(e, ast.Binary) and e.op in ("<<", ">>"):
             a, b = self.sym(e.left), self.sym(e.right)
             return a * 2 ** b if e.op == "<<" else self._divide(a, 2 ** b)
+        if isinstance(e, ast.Ternary):
+            # `j0 + 32 <= m ? rows / x : 0`: the branch the condition picks, where it is
+            # decided; with numbers, both, each under its condition, which the lanes'
+            # indices decide (formulas keep such a value a symbol of its own)
+            cond = self.condition(e.cond)
+            if cond is None or (cond not in (sympy.true, sympy.false)
+                                and not self.k.numeric):
+                raise Unpredictable(f"'{print_expr(e.cond)}' is not known before the "
+                                    "kernel runs")
+            a, b = self.sym(e.then), self.sym(e.orelse)
+            if cond is sympy.true:
+                return a
+            if cond is sympy.false:
+                return b
+            return sympy.Piecewise((a, cond), (b, True))
         if isinstance(e, ast.Call) and e.func in ("min", "max") and len(e.args) == 2:
             a, b = self.sym(e.args[0]), self.sym(e.args[1])
             return sympy.Min(a, b) if e.func == "min" else sympy.Max(a, b)

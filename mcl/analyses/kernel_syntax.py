@@ -53,6 +53,17 @@ def at_first_units(e: sympy.Expr, names: Container[str]) -> sympy.Expr | None:
     return None if out.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo) else out
 
 
+def first_units_skip(loops: Any) -> bool:
+    """Whether the first units of their loops never run code inside ``loops`` (a kernel
+    model's loops with numbers): a sequential loop around it that they go round 0
+    times, as around the remainder path of the edge blocks that only the last units
+    have (matmul cpu_v2's ``for (r = nrFull; r < (rows + x - 1) / x; r++)``). The
+    analyses count each unit of a loop at the first one's iterations, so what they
+    would claim of such code is about units that do not run it."""
+    return any(lp.kind == "for" and lp.trips is not None and lp.trips.is_number
+               and lp.trips == 0 and lp.depends for lp in loops)
+
+
 def named_depends(e: ast.Expr | None, b: Any) -> frozenset[str]:
     """The loop variables that ``e`` names, directly or through the variables and
     array indices in it, as the kernel builder ``b`` knows them: what an expression

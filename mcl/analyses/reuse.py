@@ -26,6 +26,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Access, Condition, Kernel, Loop
+from mcl.analyses.kernel_syntax import first_units_skip
 from mcl.analyses.values import bytes_text, number_text, simplified
 from mcl.diagnostics import Diagnostic, Related, info, warning
 from mcl.mcpl import ast
@@ -269,6 +270,8 @@ class ReuseAnalysis:
                 continue
             if id(acc.node) in updated:
                 continue  # an atomic update: its element changes (mcl.analyses.atomics)
+            if nacc is not None and first_units_skip(nacc.loops):
+                continue  # a remainder path that most threads skip
             key = (acc.name, acc.text)
             if key in seen:
                 continue
