@@ -73,7 +73,8 @@ def predict(case: C.Case, registers: int | None = None,
 
 def hopper_kernels(case: C.Case, values: dict | None = None):
     """(symbolic, numeric) mcl.analyses Kernels of the case's function at hopper."""
-    from mcl.analyses.kernel import build_kernel, parameter_values
+    from mcl.analyses.kernel import parameter_values
+    from mcl.analyses.kernel_build import build_kernel
     from mcl.mcpl import check, parse, print_module
     from mcl.translate import translate
 

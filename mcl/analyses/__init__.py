@@ -26,7 +26,8 @@ from mcl.analyses import banks, guards, staging, validity  # noqa: F401 (banks r
 from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
-from mcl.analyses.kernel import Kernel, build_kernel, parameter_values
+from mcl.analyses.kernel import Kernel, parameter_values
+from mcl.analyses.kernel_build import build_kernel
 from mcl.analyses.resources import Resources
 from mcl.analyses.reuse import ReuseAnalysis, WorkPerThreadAnalysis
 from mcl.analyses.stats import (

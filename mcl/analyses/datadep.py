@@ -39,14 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from mcl.analyses.kernel import (
-    Kernel,
-    Loop,
-    Unpredictable,
-    _Builder,
-    once_per_kernel,
-    var_symbol,
-)
+from mcl.analyses.kernel import Kernel, Loop, Unpredictable, once_per_kernel, var_symbol
+from mcl.analyses.kernel_build import KernelBuilder
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 
@@ -107,7 +101,7 @@ class DataKernel:
                      if a.node is acc.node and a.write == acc.write), None)
 
 
-class _DataBuilder(_Builder):
+class _DataBuilder(KernelBuilder):
     """The kernel model's walk, with reads of memory as placeholders."""
 
     def __init__(self, k: Kernel, out: DataKernel):

@@ -14,7 +14,8 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses.kernel import Kernel, build_kernel, element_bytes, size_symbol
+from mcl.analyses.kernel import Kernel, element_bytes, size_symbol
+from mcl.analyses.kernel_build import build_kernel
 from mcl.analyses.values import simplified
 from mcl.mcpl import ast
 
@@ -156,8 +157,8 @@ def counts_of_kernel(k: Kernel, _depth: int = 0, mean: bool = False) -> Operatio
         for p, arg in zip(callee_f.params, call.node.args, strict=False):
             if not p.type.is_array:
                 try:
-                    from mcl.analyses.kernel import _Builder
-                    mapping[size_symbol(p.name)] = _Builder(k).sym(arg)
+                    from mcl.analyses.kernel_build import KernelBuilder
+                    mapping[size_symbol(p.name)] = KernelBuilder(k).sym(arg)
                 except Exception:
                     approx = True
         by_kind["compute"] += n * inner.flops.subs(mapping)
@@ -306,8 +307,9 @@ def transfers(k: Kernel) -> list[Transfer]:
 
 
 def _param_size(k: Kernel, e: ast.Expr) -> sympy.Expr | None:
-    from mcl.analyses.kernel import Unpredictable, _Builder
-    b = _Builder(k)
+    from mcl.analyses.kernel import Unpredictable
+    from mcl.analyses.kernel_build import KernelBuilder
+    b = KernelBuilder(k)
     for p in k.function.params:
         if not p.type.is_array:
             b.bind(p.name, sympy.Integer(k.values[p.name]) if p.name in k.values

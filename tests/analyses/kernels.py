@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from mcl.analyses.kernel import build_kernel, parameter_values
+from mcl.analyses.kernel import parameter_values
+from mcl.analyses.kernel_build import build_kernel
 from mcl.mcpl import check
 
 

@@ -162,7 +162,8 @@ def test_a_transposed_store_conflicts_at_every_phase():
 def test_the_values_a_doubling_or_halving_loop_takes():
     from mcl.analyses.banks import loop_values
     from mcl.analyses.functions import KernelView
-    from mcl.analyses.kernel import build_kernel, parameter_values
+    from mcl.analyses.kernel import parameter_values
+    from mcl.analyses.kernel_build import build_kernel
     path = EXAMPLES / "reduction" / "gpu_v2.mcpl"
     checked = check(path)
     f = checked.module.functions[-1]

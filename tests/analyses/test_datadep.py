@@ -42,7 +42,8 @@ def test_spmv_time_names_the_estimate():
 
 def test_trip_count_from_the_walked_array():
     from mcl.analyses.datadep import data_kernel
-    from mcl.analyses.kernel import build_kernel, parameter_values
+    from mcl.analyses.kernel import parameter_values
+    from mcl.analyses.kernel_build import build_kernel
     checked = check(SPMV / "hopper_v1.mcpl")
     f = checked.module.functions[-1]
     num = build_kernel(f, checked, parameter_values(f, {}), checked.hardware_of(f))
@@ -59,7 +60,8 @@ def test_while_loop_counted_from_its_condition():
     # reduction hopper_v2: `while (i + 3 * nrThreads < n) { ...; i += stride; }` does
     # not depend on data: n / stride iterations, not an estimate
     from mcl.analyses.datadep import data_kernel
-    from mcl.analyses.kernel import build_kernel, parameter_values
+    from mcl.analyses.kernel import parameter_values
+    from mcl.analyses.kernel_build import build_kernel
     path = SPMV.parent / "reduction" / "hopper_v2.mcpl"
     checked = check(path)
     f = checked.module.functions[-1]
@@ -79,7 +81,8 @@ def loop_nest(dk, loop):
 
 def _data_kernel(name: str):
     from mcl.analyses.datadep import data_kernel
-    from mcl.analyses.kernel import build_kernel, parameter_values
+    from mcl.analyses.kernel import parameter_values
+    from mcl.analyses.kernel_build import build_kernel
     checked = check(SPMV / f"{name}.mcpl")
     f = checked.module.functions[-1]
     num = build_kernel(f, checked, parameter_values(f, {}), checked.hardware_of(f))

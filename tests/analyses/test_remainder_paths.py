@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcl.analyses import feedback
-from mcl.analyses.kernel import build_kernel, parameter_values
+from mcl.analyses.kernel import parameter_values
+from mcl.analyses.kernel_build import build_kernel
 from mcl.mcpl import check
 
 ROOT = Path(__file__).resolve().parents[2]
