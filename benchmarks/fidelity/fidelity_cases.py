@@ -31,6 +31,10 @@ TARGET = os.environ.get("MCL_FIDELITY_LEVEL", "hopper")
 PATH = ("perfect", "accelerator", "gpu", "nvidia", "hopper") + \
     ((TARGET,) if TARGET != "hopper" else ())
 
+#: kernels written as a new user would write them, which no figure of the analyses was
+#: fitted on (measured with ``measure.py resources --heldout``, compared by heldout.py)
+HELDOUT = ROOT / "benchmarks" / "fidelity" / "heldout_kernels"
+
 #: sizes at which counters and times are taken: large enough to fill the H100,
 #: small enough that every version (the perfect ones too) runs in milliseconds
 FIDELITY_SIZES = {
@@ -163,6 +167,18 @@ def sweep_cases(examples: list[Case] | None = None, pairs: bool = True) -> list[
             tag = ",".join(f"{k}={v}" for k, v in sorted(r.items()))
             out.append(Case(f"{ex.name}[{tag}]", ex.kernel, ex.version, ex.level, ex.file,
                             source, {}, dict(r), sweep=True, specialize=ex.specialize))
+    return out
+
+
+def heldout_cases() -> list[Case]:
+    """The kernels of ``HELDOUT`` at their parameters' defaults (``heldout/<name>``),
+    those written for the target's path; the others cannot be brought to it."""
+    out = []
+    for f in sorted(HELDOUT.glob("*.mcpl")):
+        text = f.read_text()
+        if level_of(text) in PATH:
+            out.append(Case(f"heldout/{f.stem}", "heldout", f.stem, level_of(text),
+                            str(f.relative_to(ROOT)), text))
     return out
 
 

@@ -1,6 +1,7 @@
 """The analyses against kernels they were not calibrated on: the sweep variants of a
 ``measure.py resources`` run (the NVIDIA compiler's registers, CUDA's resident blocks)
-that the record (tests/analyses/fidelity/vendor.json) does not hold. For each: the
+that the record (tests/analyses/fidelity/vendor.json) does not hold, or the kernels of
+heldout_kernels/ (``measure.py resources --heldout``), written as a new user would. For each: the
 register estimate against the compiler's count, the resident blocks the feedback
 reports with the compiler's registers and with the estimate against CUDA's, and
 whether the feedback finds the variant wrong whatever its speed (mcl.analyses.validity:
@@ -27,7 +28,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 import fidelity_cases as C  # noqa: E402
 import fidelity_predict as P  # noqa: E402
 
-_CASES = {c.name: c for c in C.all_cases()}
+_CASES = {c.name: c for c in C.all_cases() + C.heldout_cases()}
 
 
 def _within(estimate: int | None, vendor: int) -> bool:
@@ -64,11 +65,12 @@ def main() -> int:
             (record[r["name"]]["registers"], record[r["name"]]["resident_blocks"])]
     print(f"in the record: {len(known)}, registers and resident blocks as recorded: "
           f"{len(same)}")
-    todo = [r for r in rows if r["name"] not in record and r.get("sweep")]
+    todo = [r for r in rows if r["name"] not in record
+            and (r.get("sweep") or r["kernel"] == "heldout")]
     with ProcessPoolExecutor(a.j) as ex:
         got = {n: v for n, v in ex.map(_predict, todo, chunksize=4) if v is not None}
     valid = {n: v for n, v in got.items() if not v["invalid"]}
-    print(f"held out: {len(got)} variants, {len(got) - len(valid)} of them wrong whatever "
+    print(f"held out: {len(got)} kernels, {len(got) - len(valid)} of them wrong whatever "
           f"their speed (validity), {len(valid)} counted")
     for label, group in (("counted", valid), ("all", got)):
         n = len(group)
@@ -87,6 +89,9 @@ def main() -> int:
     for n, v in sorted(valid.items()):
         if not _within(v["estimate"], v["registers"]):
             print(f"  MISS {n:58s} est {v['estimate']:4} vendor {v['registers']:4}")
+        if v["blocks_with_registers"] != v["cuda_blocks"]:
+            print(f"  OCCUPANCY {n:53s} feedback {v['blocks_with_registers']} blocks "
+                  f"with the compiler's registers, CUDA {v['cuda_blocks']}")
     if a.out:
         a.out.write_text(json.dumps(got, indent=1) + "\n")
     return 0

@@ -1,6 +1,7 @@
 """The GPU side of the fidelity harness (run it on the GPU machine; see README.md).
 
-    python3 benchmarks/fidelity/measure.py resources --out DIR [--sweep N | --names FILE]
+    python3 benchmarks/fidelity/measure.py resources --out DIR [--sweep N | --names FILE
+                                                                | --heldout]
     python3 benchmarks/fidelity/measure.py time --out DIR
     ncu --csv ... python3 benchmarks/fidelity/measure.py launch --out DIR
 
@@ -9,7 +10,8 @@ NVIDIA's OpenCL driver; its program binary (PTX) is loaded with the CUDA driver
 with the register limit of the build options, and the function's registers,
 shared memory and spills and the CUDA occupancy calculator's resident blocks per
 SM are recorded (``--names``: only the cases a file names, to add or renew rows of
-a recorded run). A version that reference.py's SPECIALIZE names (and its variants)
+a recorded run; ``--heldout``: the kernels of heldout_kernels/ instead, written as a
+new user would write them). A version that reference.py's SPECIALIZE names (and its variants)
 is built with its sizes as compile-time constants, as ``mcl run`` builds it.
 ``time``: every example version, verified against reference.py, timed with OpenCL
 profiling events (best of 10; ``--cold``: each launch after a write and a read of
@@ -115,7 +117,9 @@ def resources(args) -> None:
     import pyopencl as cl
     platform, dev = nvidia_device()
     ctx = cl.Context([dev])
-    if args.names:      # exactly these cases (one name a line), e.g. those rebuilt since
+    if args.heldout:    # the kernels no figure of the analyses was fitted on
+        todo = C.heldout_cases()
+    elif args.names:    # exactly these cases (one name a line), e.g. those rebuilt since
         wanted = set(args.names.read_text().split())
         todo = [c for c in C.all_cases() if c.name in wanted]
     else:
@@ -399,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
                          "(clean, the default: no dirty line left), or only write it")
     ap.add_argument("--names", type=Path,
                     help="resources: only the cases named in this file, one a line")
+    ap.add_argument("--heldout", action="store_true",
+                    help="resources: the kernels of benchmarks/fidelity/heldout_kernels/ "
+                         "instead of the examples and their variants")
     ap.add_argument("--ptx-dir", type=Path,
                     help="launch, resources: keep each case's PTX here")
     ap.add_argument("--timed-sweep", nargs="*", metavar="KERNEL",

@@ -9,6 +9,7 @@ unpredictable, and what uses it is marked so instead of being guessed."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +45,9 @@ from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr, print_statement
 
 _INT_TYPES = ("int", "long", "bool", "byte")
+#: at most this many combinations of foreach indices are walked for a loop's average
+#: number of iterations (KernelBuilder.mean_trips)
+_MEAN_UNITS = 4096
 _RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,
               "==": sympy.Eq, "!=": sympy.Ne}
 
@@ -369,6 +373,33 @@ class KernelBuilder:
                                                 "is not known before the kernel runs"))
         self.enter(lp, s.body)
 
+    def mean_trips(self, span: sympy.Expr, step: sympy.Expr) -> sympy.Expr | None:
+        """The units' average number of iterations of a loop whose range ``span``
+        depends on foreach indices (``t < 32 ? 4 : 2``), counted over all of them where
+        they are few (``_MEAN_UNITS``); None otherwise, or where another loop's index
+        or a size without a number takes part."""
+        if not (step.is_Integer and step > 0):
+            return None
+        loops = [self.loop_vars.get(x.name) for x in span.free_symbols]
+        if any(lp is None or lp.kind != "foreach" or not getattr(lp.trips, "is_Integer",
+                                                                  False)
+               for lp in loops):
+            return None
+        total = 1
+        for lp in loops:
+            total *= int(lp.trips)
+        if not 0 < total <= _MEAN_UNITS:
+            return None
+        symbols = [lp.symbol for lp in loops]
+        try:
+            f = sympy.lambdify(symbols, span, modules="math")
+            rounds = sum(max(0, -(-int(f(*at)) // int(step)))
+                         for at in itertools.product(*(range(int(lp.trips))
+                                                       for lp in loops)))
+        except (TypeError, ValueError, ArithmeticError, NameError, AttributeError):
+            return None     # not a number at some unit (a division by an index that is 0)
+        return sympy.Rational(rounds, total)
+
     def for_(self, s: ast.For) -> None:
         var, start = None, None
         self.scopes.append({})
@@ -392,14 +423,16 @@ class KernelBuilder:
             # (k = tj; k < p; k += T runs p/T times on average over tj).
             by_units = any(sym.name in self.loop_vars for sym in span.free_symbols)
             if by_units:
+                mean = self.mean_trips(span, step)
                 span = at_first_units(span, self.loop_vars)
                 approx = True
             if span is None:
                 pass    # the range divides by an outer index that starts at 0
             elif span.is_Integer and step.is_Integer:
                 trips = sympy.Integer(max(0, -(-int(span) // int(step))))
-                if by_units and span > 0 and step > 0:
+                if by_units and mean is None and span > 0 and step > 0:
                     # the first unit's rounds, rounded up; on average the span's share
+                    # (a grid-stride loop: n / stride)
                     mean = sympy.Rational(int(span), int(step))
             else:
                 trips = simplified(span / step)

@@ -51,3 +51,32 @@ def test_the_edge_blocks_path_gets_no_reuse_or_cache_claims():
     # the main path keeps its claims
     assert 57 in _lines(diags, "feedback-reuse")
     assert 57 in _lines(diags, "feedback-cache-sets")
+
+
+_BY_LANE = """module t;
+import hopper;
+hopper void k(const int n = 1048576, global float[n] a, global float[n] b) {
+  foreach (int bi in n / 256 blocks) {
+    foreach (int w in 8 warps) {
+      foreach (int l in 32 threads) {
+        int i = bi * 256 + w * 32 + l;
+        int m = w == 0 ? 4 : 2;
+        float s = 0.0;
+        for (int r = 0; r < m; r++) {
+          s += a[i];
+        }
+        b[i] = s;
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_trip_count_the_threads_choose_is_counted_at_their_average(tmp_path):
+    # warp 0 goes round 4 times, the other 7 twice: 2.25 additions a thread on average,
+    # not the first thread's 4 for all of them
+    path = tmp_path / "t.mcpl"
+    path.write_text(_BY_LANE)
+    [d] = [d for d in feedback(check(path), only={"ops"})]
+    assert f"iterations_r*n (= {int(1048576 * 2.25)}) computational operations" in d.message
