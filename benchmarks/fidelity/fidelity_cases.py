@@ -84,9 +84,10 @@ def level_of(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-def reference_module(kernel: str):
+def reference_module(kernel: str, folder: Path = EXAMPLES):
+    """The reference.py of ``folder / kernel`` (an example's, or a held-out kernel's)."""
     spec = importlib.util.spec_from_file_location(f"reference_{kernel}",
-                                                  EXAMPLES / kernel / "reference.py")
+                                                  folder / kernel / "reference.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -171,15 +172,25 @@ def sweep_cases(examples: list[Case] | None = None, pairs: bool = True) -> list[
 
 
 def heldout_cases() -> list[Case]:
-    """The kernels of ``HELDOUT`` at their parameters' defaults (``heldout/<name>``),
-    those written for the target's path; the others cannot be brought to it."""
+    """The kernels of ``HELDOUT``, a folder each with its reference.py as the examples
+    have (``heldout/<kernel>/<version>``), at their parameters' defaults; those written
+    for the target's path (the others cannot be brought to it)."""
     out = []
-    for f in sorted(HELDOUT.glob("*.mcpl")):
+    for f in sorted(HELDOUT.glob("*/*.mcpl")):
         text = f.read_text()
         if level_of(text) in PATH:
-            out.append(Case(f"heldout/{f.stem}", "heldout", f.stem, level_of(text),
-                            str(f.relative_to(ROOT)), text))
+            out.append(Case(f"heldout/{f.parent.name}/{f.stem}", f.parent.name, f.stem,
+                            level_of(text), str(f.relative_to(ROOT)), text))
     return out
+
+
+def is_heldout(case: Case) -> bool:
+    return case.name.startswith("heldout/")
+
+
+def reference_of(case: Case):
+    """The reference.py a case is verified against."""
+    return reference_module(case.kernel, HELDOUT if is_heldout(case) else EXAMPLES)
 
 
 def all_cases(sweep: bool = True, kernels: list[str] | None = None) -> list[Case]:

@@ -9,7 +9,14 @@ the sizes the version is not written for; counted apart). Variants the record ho
 are compared with it (the same build on another machine of the chip should give the
 same counts).
 
+For the held-out kernels, where the run's folder also holds their cold times
+(``measure.py time --heldout --cold``: times.json) and ncu's counters of their launches
+(``measure.py launch --heldout`` under ncu: ncu.csv with launch.log), the predicted time,
+DRAM bytes and global-load sectors per request against those, as a Markdown table
+(``--md``).
+
     python3 benchmarks/fidelity/heldout.py RESOURCES_JSON [-j 2] [--out FILE.json]
+                                           [--md FILE.md]
 """
 
 from __future__ import annotations
@@ -51,11 +58,60 @@ def _predict(row: dict) -> tuple[str, dict | None]:
         "invalid": estimated.get("invalid") or with_vendor.get("invalid") or []}
 
 
+def _measured_against(item: tuple[str, int]) -> tuple[str, dict]:
+    """The predicted time and traffic of a held-out kernel with the compiler's
+    registers."""
+    name, registers = item
+    case = _CASES[name]
+    out = dict(P.memory_figures(case, registers=registers))
+    out.update({f"time_{k}": v for k, v in P.predicted_time(case, registers).items()})
+    return name, out
+
+
+def _pct(pred: float | None, meas: float | None) -> str:
+    return f"{100 * (pred - meas) / meas:+.0f}%" if pred is not None and meas else "–"
+
+
+def heldout_table(raw: Path, got: dict, jobs: int) -> list[str]:
+    """Markdown rows: the held-out kernels' registers, blocks, time and traffic, predicted
+    (with the compiler's registers) against measured."""
+    import report
+    times = {}
+    if (raw / "times.json").exists():
+        times = {r["name"]: r for r in json.loads((raw / "times.json").read_text())["rows"]
+                 if r.get("status") == "ok"}
+    ncu = report.ncu_rows(raw)
+    names = sorted(n for n in got if n.startswith("heldout/"))
+    with ProcessPoolExecutor(jobs) as ex:
+        pred = dict(ex.map(_measured_against, [(n, got[n]["registers"]) for n in names]))
+    lines = ["| kernel | registers (estimate) | blocks: feedback / CUDA | time µs: "
+             "predicted / measured (limiter) | DRAM MB: predicted / measured | ld "
+             "sectors per request: predicted / measured |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for n in names:
+        v, p, t, c = got[n], pred[n], times.get(n, {}), ncu.get(n, {})
+        dram = (c.get("dram_read", 0) + c.get("dram_write", 0)) if c else None
+        spr = c["ld_sectors"] / c["ld_requests"] if c.get("ld_requests") else None
+        tp, tm = p.get("time_seconds"), t.get("time_s")
+        lines.append(
+            f"| {n.removeprefix('heldout/')} | {v['registers']} ({v['estimate']}) | "
+            f"{v['blocks_with_registers']} / {v['cuda_blocks']} | "
+            + (f"{tp * 1e6:.1f} / {tm * 1e6:.1f} ({_pct(tp, tm)}; "
+               f"{p.get('time_limiter')})" if tp and tm else "–") + " | "
+            + (f"{p['dram_bytes'] / 1e6:.1f} / {dram / 1e6:.1f} "
+               f"({_pct(p['dram_bytes'], dram)})" if dram and p.get("dram_bytes") else "–")
+            + " | "
+            + (f"{p['sectors_per_request']:.2f} / {spr:.2f}"
+               if spr and p.get("sectors_per_request") else "–") + " |")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("resources", type=Path, help="a measure.py resources.json")
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--out", type=Path, help="write the figures per variant here")
+    ap.add_argument("--md", type=Path, help="held-out kernels: write their table here")
     a = ap.parse_args()
     rows = [r for r in json.loads(a.resources.read_text())["rows"] if r.get("status") == "ok"]
     record = {c["name"]: c for c in json.loads(C.RECORD.read_text())["cases"]}
@@ -66,7 +122,7 @@ def main() -> int:
     print(f"in the record: {len(known)}, registers and resident blocks as recorded: "
           f"{len(same)}")
     todo = [r for r in rows if r["name"] not in record
-            and (r.get("sweep") or r["kernel"] == "heldout")]
+            and (r.get("sweep") or r["name"].startswith("heldout/"))]
     with ProcessPoolExecutor(a.j) as ex:
         got = {n: v for n, v in ex.map(_predict, todo, chunksize=4) if v is not None}
     valid = {n: v for n, v in got.items() if not v["invalid"]}
@@ -94,6 +150,9 @@ def main() -> int:
                   f"with the compiler's registers, CUDA {v['cuda_blocks']}")
     if a.out:
         a.out.write_text(json.dumps(got, indent=1) + "\n")
+    if a.md and any(n.startswith("heldout/") for n in got):
+        a.md.write_text("\n".join(heldout_table(a.resources.parent, got, a.j)) + "\n")
+        print(f"wrote {a.md}")
     return 0
 
 

@@ -196,7 +196,7 @@ def resources(args) -> None:
 
 
 def _inputs(case: C.Case, seed: int = 1):
-    ref = C.reference_module(case.kernel)
+    ref = C.reference_of(case)
     rng = np.random.default_rng(seed)
     sizes = dict(case.sizes)
     args = ref.inputs(rng, **sizes)
@@ -255,7 +255,7 @@ def timing(args) -> None:
     if args.cold:   # each launch starts with the L2 holding none of its data, as ncu's
         before = cold_flush(ctx, queue, args.flush)
     rows = []
-    cases = C.example_cases(args.kernels)
+    cases = C.heldout_cases() if args.heldout else C.example_cases(args.kernels)
     if args.timed_sweep:    # the recorded sweep variants of these kernels too
         recorded = {c["name"] for c in json.loads(C.RECORD.read_text())["cases"]}
         examples = C.example_cases(args.timed_sweep)
@@ -295,7 +295,7 @@ def launching(args) -> None:
     import subprocess
     rows = []
     names = set(args.only.split(",")) if args.only else None
-    for case in C.example_cases(args.kernels):
+    for case in C.heldout_cases() if args.heldout else C.example_cases(args.kernels):
         if names is not None and case.name not in names:
             continue
         cmd = [sys.executable, __file__, "launch-one", "--only", case.name]
@@ -329,7 +329,7 @@ def launch_one(args) -> None:
     _, dev = nvidia_device()
     ctx = cl.Context([dev])
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
-    case = next(c for c in C.example_cases() if c.name == args.only)
+    case = next(c for c in C.example_cases() + C.heldout_cases() if c.name == args.only)
     row = {"name": case.name, "sizes": case.sizes, "digest": case.digest, "pid": os.getpid()}
     arrays = cu.DeviceArrays()
     try:
@@ -404,8 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--names", type=Path,
                     help="resources: only the cases named in this file, one a line")
     ap.add_argument("--heldout", action="store_true",
-                    help="resources: the kernels of benchmarks/fidelity/heldout_kernels/ "
-                         "instead of the examples and their variants")
+                    help="the kernels of benchmarks/fidelity/heldout_kernels/ instead of "
+                         "the examples (and their variants)")
     ap.add_argument("--ptx-dir", type=Path,
                     help="launch, resources: keep each case's PTX here")
     ap.add_argument("--timed-sweep", nargs="*", metavar="KERNEL",
