@@ -175,12 +175,16 @@ def heldout_cases() -> list[Case]:
     """The kernels of ``HELDOUT``, a folder each with its reference.py as the examples
     have (``heldout/<kernel>/<version>``), at their parameters' defaults; those written
     for the target's path (the others cannot be brought to it)."""
+    from mcl.analyses.kernel import parameter_values
+    from mcl.mcpl import check
     out = []
     for f in sorted(HELDOUT.glob("*/*.mcpl")):
         text = f.read_text()
         if level_of(text) in PATH:
+            function = check(str(f)).module.functions[-1]
             out.append(Case(f"heldout/{f.parent.name}/{f.stem}", f.parent.name, f.stem,
-                            level_of(text), str(f.relative_to(ROOT)), text))
+                            level_of(text), str(f.relative_to(ROOT)), text,
+                            parameter_values(function, None)))
     return out
 
 
