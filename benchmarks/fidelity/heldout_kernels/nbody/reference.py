@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-TOLERANCE = {"rtol": 1e-3, "atol": 1e-3}
+#: a pair 0.01 apart pulls with up to 1e6 (1 / eps^3); float32 sums of 16384 such terms in
+#: another order differ by about 1e6 x 6e-8 = 0.06 (measured on the H200: 0.053)
+TOLERANCE = {"rtol": 1e-3, "atol": 0.25}
 DIVISIBLE_BY: dict = {"hopper": {"n": 256}}
 
 
