@@ -76,7 +76,9 @@ class AtomicsAnalysis:
             nloops = {lp.var: lp for lp in (num.atomics[i] if num else site).loops}
             loops = tuple(lp for lp in site.loops if lp.var not in site.pinned)
             total = sym.executions(loops)[0]
-            ntotal = sym.executions(tuple(nloops.get(lp.var, lp) for lp in loops))[0]
+            # all the updates: a grid-stride loop at its threads' average rounds
+            ntotal = sym.executions(tuple(nloops.get(lp.var, lp) for lp in loops),
+                                    mean=True)[0]
             if site.target is None or not site.target.predictable:
                 out.append(AtomicFinding(site, (), None, None, total, ntotal,
                                          self._chosen_seconds(num, i, ntotal), least))

@@ -396,11 +396,24 @@ def roofline_of_kernel(k: Kernel) -> Roofline | None:
                     counts.upper_bound)
 
 
+def read_and_written(k: Kernel) -> tuple[set[str], set[str]]:
+    """The arrays the kernel reads and those it writes (views as the arrays they view);
+    the target of an atomic update is both: its lines are read and written back."""
+    bases = view_bases(k)
+    updated = {bases.get(s.target.name, s.target.name) for s in k.atomics
+               if s.target is not None}
+    read = {bases.get(a.name, a.name) for a in k.accesses if not a.write} | updated
+    written = {bases.get(a.name, a.name) for a in k.accesses if a.write} | updated
+    return read, written
+
+
 def compulsory_bytes(k: Kernel, space: str,
                      names: set[str] | None = None) -> sympy.Expr | None:
     """Bytes of the parameters' arrays in ``space``: what crosses the memory interface
-    at least once (None where an array's size has no value); ``names``: of those
-    arrays only."""
+    at least once, twice for an array both read and written (``ys = a * xs + ys``:
+    read, then written back); None where an array's size has no value. ``names``: of
+    those arrays only."""
+    read, written = read_and_written(k)
     total = sympy.Integer(0)
     for p in k.function.params:
         if names is not None and p.name not in names:
@@ -409,7 +422,8 @@ def compulsory_bytes(k: Kernel, space: str,
             size = _param_size(k, _product(p.type.sizes))
             if size is None:
                 return None
-            total += size * element_bytes(p.type, k.checked)
+            times = 2 if p.name in read and p.name in written else 1
+            total += times * size * element_bytes(p.type, k.checked)
     return total
 
 

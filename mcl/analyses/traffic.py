@@ -31,6 +31,7 @@ from mcl.analyses.stats import (
     _product,
     element_bytes,
     main_space,
+    read_and_written,
     view_bases,
 )
 
@@ -78,10 +79,7 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
     if space is None:
         return None
     bases = view_bases(k)     # a write through a view writes the array it views
-    written_names = {bases.get(a.name, a.name) for a in k.accesses
-                     if a.write and a.space == space}
-    written_names |= {bases.get(s.target.name, s.target.name) for s in k.atomics
-                      if s.target is not None}
+    read_names, written_names = read_and_written(k)
     read = written = 0.0
     for p in k.function.params:
         if not p.type.is_array or (k.checked.space_of(p) or p.space) != space:
@@ -92,8 +90,8 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
         b = size * element_bytes(p.type, k.checked)
         if p.name in written_names:
             written += b
-        else:
-            read += b
+        if p.name in read_names or p.name not in written_names:
+            read += b       # an array both read and written crosses the interface twice
     cache = write_back_cache(hw, space)
     if cache is None or not written:
         return Traffic(read, written, 0.0, "no write-back cache" if cache is None

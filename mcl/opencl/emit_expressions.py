@@ -27,12 +27,18 @@ __constant private __private read_only write_only read_write image2d_t image3d_t
 sampler_t event_t complex imaginary vec_type_hint reqd_work_group_size
 """.split())
 
-#: OpenCL built-in functions a helper function must not be called like.
+#: OpenCL built-in functions a helper function or a kernel must not be called like.
 BUILTIN_FUNCTIONS = frozenset("""
 min max clamp mix step smoothstep sign dot cross length distance normalize select abs fabs
 sqrt rsqrt exp exp2 log log2 log10 sin cos tan tanh erf floor ceil round pow fma fmin fmax
 mad barrier atomic_add atomic_sub atomic_inc atomic_dec atomic_min atomic_max atomic_xchg
 atomic_and atomic_or atomic_xor atomic_cmpxchg get_global_id get_local_id get_group_id
+get_global_size get_local_size get_num_groups get_work_dim get_global_offset any all
+printf shuffle shuffle2 bitselect isnan isinf isfinite cbrt hypot exp10 expm1 log1p sinh
+cosh asin acos atan atan2 trunc rint fract modf frexp ldexp remainder degrees radians
+popcount clz rotate mul24 mad24 hadd rhadd abs_diff add_sat sub_sat mul_hi fast_distance
+fast_length fast_normalize mem_fence read_mem_fence write_mem_fence prefetch
+async_work_group_copy wait_group_events vload2 vload4 vstore2 vstore4 nan
 """.split())
 
 #: MCPL built-in math -> OpenCL function (same name unless listed)

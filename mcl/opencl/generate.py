@@ -238,6 +238,12 @@ class _KernelGen(_StatementEmission):
     def cname(self, name: str) -> str:
         return name + "_" if name in RESERVED else name
 
+    @staticmethod
+    def kernel_name(name: str) -> str:
+        """The OpenCL name of a kernel: not that of a built-in function (a kernel
+        called ``dot`` does not build: INVALID_KERNEL_NAME), as helpers are renamed."""
+        return f"mcl_{name}" if name in BUILTIN_FUNCTIONS or name in RESERVED else name
+
     def emit(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)
         self.origins.append(self.line)
@@ -718,8 +724,8 @@ class _KernelGen(_StatementEmission):
                     for key, opts in t.platform_options)
         if self.uses_async_copy:
             platform_options += ((t.async_copy.platform, (f"-D {ASYNC_MACRO}",)),)
-        head.append(f"__kernel void {self.cname(f.name)}(" + (",\n" + " " * (
-            len(self.cname(f.name)) + 15)).join(sig) + ")")
+        head.append(f"__kernel void {self.kernel_name(f.name)}(" + (",\n" + " " * (
+            len(self.kernel_name(f.name)) + 15)).join(sig) + ")")
         head.append("{")
         origins = [0] * len(head)
         for text, line in self.hoisted:
@@ -730,7 +736,7 @@ class _KernelGen(_StatementEmission):
         line_map = {i + 1: o for i, o in enumerate(origins) if o}
         local_mem = _fold(" + ".join(self.local_bytes)) if self.local_bytes else "0"
         plan = LaunchPlan(
-            kernel=self.cname(f.name), source=f"{f.name}.cl", target=t.name,
+            kernel=self.kernel_name(f.name), source=f"{f.name}.cl", target=t.name,
             mcpl=self.module.file, arguments=tuple(args), compile_time=tuple(compile_time),
             num_groups=tuple(groups), local_size=tuple(local), global_size=tuple(glob),
             local_memory_bytes=local_mem, build_options=t.build_options,

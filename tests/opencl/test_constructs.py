@@ -116,3 +116,32 @@ hopper void k(const int n, global float[n] a) {
     # the front end refuses it before any code is generated
     with pytest.raises(McplError, match="'bump' is written, so it must be a variable"):
         generate(m)
+
+
+_KERNEL_CALLED_DOT = """module k;
+import hopper;
+hopper void dot(const int n, global float[n] x, global float[n] y) {
+  foreach (int b in (n + 255) / 256 blocks) {
+    foreach (int w in 8 warps) {
+      foreach (int t in 32 threads) {
+        int i = b * 256 + w * 32 + t;
+        if (i < n) {
+          y[i] = 2.0 * x[i];
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_kernel_named_like_an_opencl_builtin_is_renamed(opencl_device, tmp_path):
+    # `dot` is an OpenCL built-in: a kernel of that name does not build
+    # (INVALID_KERNEL_NAME); it gets the mcl_ prefix that helpers of such names get
+    path = tmp_path / "k.mcpl"
+    path.write_text(_KERNEL_CALLED_DOT)
+    (gen,) = generate(path)
+    assert gen.plan.kernel == "mcl_dot" and "__kernel void mcl_dot(" in gen.source
+    x = np.arange(300, dtype=np.float32)
+    got = mcl.compile(path)(n=300, x=x, y=np.zeros(300, np.float32))
+    np.testing.assert_array_equal(got["y"], 2 * x)
