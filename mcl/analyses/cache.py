@@ -4,6 +4,19 @@ worst-case number of cache-line fetches, and whether the access does, may or
 does not benefit from the cache; lock-step execution (warps, vectors) counts as
 sharing a line. Also the "cache-oriented architecture" advice where caches are
 the only fast memory, and the size of temporary arrays against the caches.
+
+"Does not benefit" is said of a loop only where it is true and can be acted on:
+not of a loop whose units run on different holders of the cache (a foreach over
+blocks, whose blocks go to different SMs, each with its own L1: verdict "not
+shared"), nor where by the counts lines are reused (fewer fetches than iterations
+in the best case), nor where another loop uses the lines again (a lane's row that
+its own loop walks contiguously, matvec's ``A[i, j0 + k]`` in loop t; rows that the
+next warps read in the next iterations of a loop, conv3x3's ``img[i + y, j + x]`` in
+loops wy and y). The accesses themselves are not judged where the cache has
+nothing to offer: the target of an atomic update (updated where the atomics run),
+a store of each element once (a stream), and a read whose value is copied into an
+on-chip memory the units read it from (a cooperative copy into shared memory:
+the reuse goes through the faster memory).
 """
 
 from __future__ import annotations
@@ -18,6 +31,7 @@ from mcl.analyses.kernel_syntax import first_units_skip
 from mcl.analyses.reuse import _array_bytes, _local_loops
 from mcl.analyses.values import bytes_text, number_text
 from mcl.diagnostics import Diagnostic, info, warning
+from mcl.mcpl import ast
 
 
 @dataclass
@@ -27,8 +41,13 @@ class LoopCache:
     iterations: int
     best: int
     worst: int
-    verdict: str             # "does" | "may" | "does not"
+    verdict: str             # "does" | "may" | "does not" | "not shared"
     lockstep: bool
+    #: bytes between consecutive iterations, with the sign of the step
+    delta: int = 0
+    #: a loop whose iterations use this loop's lines again (:func:`_reused_in`): its
+    #: "does not" is no missed reuse
+    reused_in: Loop | None = None
 
 
 @dataclass
@@ -40,6 +59,9 @@ class AccessCache:
     #: each element accessed once, the lanes of a warp sharing its lines: a stream,
     #: whose traffic no cache can reduce (:func:`_streamed`)
     streamed: bool = False
+    #: a read whose value is stored into an on-chip memory that the units read it from
+    #: (:func:`_copied_on_chip`): its reuse goes through that memory, not the cache
+    copied: bool = False
 
 
 @dataclass
@@ -111,6 +133,11 @@ class CacheAnalysis:
         lockstep = {g.name for g in hw.lockstep_par_groups()}
         if len(num.accesses) != len(sym.accesses):
             return result
+        # the elements atomic updates change: updated where the atomics run (the L2 of
+        # a GPU), which no line of a nearer cache serves
+        updated = {id(site.target.node) for k in (sym, num) for site in k.atomics
+                   if site.target is not None}
+        copied = _copied_on_chip(num)
         seen: set[tuple[str, str]] = set()
         for sacc, nacc in zip(sym.accesses, num.accesses, strict=True):
             if sacc.space is None:
@@ -132,6 +159,8 @@ class CacheAnalysis:
                 if not sacc.predictable:
                     result["unpredictable"].append(sacc)
                 continue
+            if id(sacc.node) in updated:
+                continue
             line = int(cache.cache_line_size)
             holder = _holder(hw, cache)
             loops: list[LoopCache] = []
@@ -147,7 +176,8 @@ class CacheAnalysis:
                 s = sympy.expand(nacc.offset.subs(lp.symbol, lp.symbol + step) - nacc.offset)
                 if not s.is_number:
                     continue  # the stride depends on other indices: not a constant stride
-                stride = abs(int(s)) * nacc.element_bytes
+                delta = int(s) * nacc.element_bytes
+                stride = abs(delta)
                 best = 1 if stride == 0 else min(iters, -(-(iters * stride) // line))
                 worst = iters
                 is_lockstep = lp.kind == "foreach" and lp.node.group in lockstep
@@ -155,20 +185,28 @@ class CacheAnalysis:
                     reach = _units_in(hw, holder, lp.group.unit.name)
                     if reach is not None:
                         worst = min(worst, max(reach, best))
-                if stride == 0 and lp.kind != "foreach":
+                if lp.kind == "foreach" and lp.group is not None and \
+                        not _shares_cache(hw, holder, lp.group):
+                    verdict = "not shared"
+                elif stride == 0 and lp.kind != "foreach":
                     verdict = "does"
                 elif is_lockstep and best < iters:
                     verdict = "does"
-                elif best >= worst:
+                elif best >= iters:
                     verdict = "does not"
                 else:
-                    verdict = "may"
-                loops.append(LoopCache(lp, stride, iters, best, worst, verdict, is_lockstep))
+                    verdict = "may"     # lines serve several iterations at best
+                loops.append(LoopCache(lp, stride, iters, best, worst, verdict, is_lockstep,
+                                       delta))
                 conflict = _set_conflict(hw, sacc, nacc, nloops, lp, stride, iters)
                 if conflict is not None:
                     result["conflicts"].append(conflict)
+            for lc in loops:
+                if lc.verdict == "does not":
+                    lc.reused_in = _reused_in(lc, loops, nloops, line, cache.capacity)
             result["accesses"].append(AccessCache(sacc, cache, line, loops,
-                                                  _streamed(num, nacc, loops, line)))
+                                                  _streamed(num, nacc, loops, line),
+                                                  id(nacc.node) in copied))
         result["oriented"] = _cache_oriented(hw, sym)
         result["temporaries"] = _temporaries(hw, sym, num)
         return result
@@ -177,8 +215,8 @@ class CacheAnalysis:
         out: list[Diagnostic] = []
         sym_loops: dict[int, Loop] = {}
         for ac in result["accesses"]:
-            bad = [lc for lc in ac.loops if lc.verdict == "does not"]
-            if not bad or ac.streamed:
+            bad = [lc for lc in ac.loops if lc.verdict == "does not" and lc.reused_in is None]
+            if not bad or ac.streamed or ac.copied:
                 continue
             worst = max(bad, key=lambda lc: (lc.best, lc.iterations))
             acc = ac.access
@@ -199,7 +237,8 @@ class CacheAnalysis:
             d.data.update(array=acc.name, loop=worst.loop.var, best=worst.best,
                           worst=worst.worst, stride=worst.stride, cache=ac.cache.name,
                           loops=[{"loop": lc.loop.var, "stride": lc.stride, "best": lc.best,
-                                  "worst": lc.worst, "verdict": lc.verdict}
+                                  "worst": lc.worst, "verdict": lc.verdict,
+                                  "reused_in": lc.reused_in.var if lc.reused_in else None}
                                  for lc in ac.loops])
             out.append(d)
         for c in result["conflicts"]:
@@ -252,6 +291,132 @@ class CacheAnalysis:
         return out
 
 
+def _shares_cache(hw: Any, holder: Any, group: Any) -> bool:
+    """Whether the units of one instance of the par_group ``group`` can share a cache
+    held by ``holder`` (an execution unit; None: the device): where the nearest par_unit
+    around the group that the description places (its slots) sits in the holder or
+    below it, all the group's units of one such unit run in one holder (the warps of a
+    block in one SM). The units of an outermost group (blocks, or the threads of a
+    CPU) spread over the holders: consecutive units run on different SMs or cores,
+    each with a cache of its own, and no order of theirs shares lines there."""
+    if holder is None:
+        return True
+    hpos = hw.position(holder)
+    if hpos is not None and hpos.instances == 1:
+        return True
+    groups = hw.par_groups()
+    names = [g.name for g in groups]
+    if group.name not in names:
+        return True
+    for g in reversed(groups[:names.index(group.name)]):
+        slots = hw.slots(g.unit.name) if g.unit is not None else []
+        if slots:
+            for sl in slots:
+                pos = hw.position(sl.holder)
+                if sl.holder is holder or (pos is not None and holder in pos.ancestors):
+                    return True
+            return False
+    return False
+
+
+#: The most iterations of two loops whose lines are enumerated to find shared ones.
+MAX_PAIR_ITERATIONS = 1 << 16
+
+
+def _reused_in(lc: LoopCache, loops: list[LoopCache], nloops: tuple[Loop, ...], line: int,
+               capacity: Any) -> Loop | None:
+    """A loop in whose iterations the lines that ``lc``'s iterations fetch are used
+    again, though ``lc``'s own iterations share none (its verdict "does not"), so that
+    the access does benefit from the cache:
+
+    * another loop of the same cache whose iterations touch the lines of other
+      iterations of ``lc`` (conv3x3's ``img[i + y, j + x]``: warp wy + 1 reads at y = 0
+      the row that warp wy reads at y = 1);
+    * a loop whose consecutive iterations use the same lines in requests of their own
+      (not the lanes of one request): a sequential loop of the unit that walks the
+      lines contiguously (matvec's ``A[i, j0 + k]``, a lane's row, of which loop k uses
+      each line 32 times; matmul cpu_v1's ``a[i0 + ei, k]``, six rows that loop k
+      around loop ei walks together), or the warps of a block that read the same
+      lines (gesummv hopper_v1's ``x[j]``). Not a sequential loop that reads the same
+      element again, a reuse for a register: matmul cpu_v1's ``b[k, j0 + ej *
+      nrVectors + v]``, read again in loop ei, keeps its message for loop k.
+
+    Only where the lines in use until they are used again fit the cache: for two
+    loops of the first kind, every line they touch; for a loop of the second, the
+    lines of the units that run together (the warps and lanes of a block) and of the
+    sequential loops inside it (matmul xeon_phi's ``b[k, j]``, a column of p lines
+    that loop ei reads again, keeps its message; so does gesummv's ``A[i, j]`` at
+    fermi, where the rows of a block's 1024 lanes, 128 kB, do not fit the 16 kB l1
+    until loop j comes back to them)."""
+    cap = capacity if isinstance(capacity, int | float) else None
+    order = {id(lp): i for i, lp in enumerate(nloops)}
+    together = 1            # lines of the units that run together in one holder
+    for o in loops:
+        if o.loop.kind == "foreach" and o.verdict != "not shared":
+            together *= o.best
+    for o in loops:
+        if o is lc or o.verdict == "not shared" or o.stride == 0 or \
+                lc.iterations * o.iterations > MAX_PAIR_ITERATIONS:
+            continue
+        users: dict[int, int] = {}      # line -> the iteration of lc that used it first
+        shared = False
+        for i in range(lc.iterations):
+            for j in range(o.iterations):
+                ln = (i * lc.delta + j * o.delta) // line
+                if users.setdefault(ln, i) != i:
+                    shared = True
+        if shared and (cap is None or len(users) * line <= cap):
+            return o.loop
+    for o in loops:
+        if o is lc or o.verdict == "not shared" or o.lockstep or o.stride >= line or \
+                o.best >= o.iterations or (o.loop.kind == "for" and o.stride == 0):
+            continue    # a sequential loop that reads the same element again: no walk
+        inner = together
+        for x in loops:
+            if x.loop.kind == "for" and order.get(id(x.loop), -1) > order.get(id(o.loop), -1):
+                inner *= x.best
+        if cap is None or inner * line <= cap:
+            return o.loop
+    return None
+
+
+def _copied_on_chip(k: Kernel) -> set[int]:
+    """The ids of the nodes of reads that are copied into an on-chip memory (one that
+    no cache holds, such as shared memory) which the kernel reads again: directly
+    (``xs[tid] = xv[j0 + tid]``) or through a register array that only carries the
+    values there (``bNext[u] = b[..]``, then ``l_b[..] = bNext[u]``). The units share
+    these elements through that memory (a cooperative copy: each element loaded once
+    per block, then read by its threads), so its lines have no reuse left for a cache
+    to provide."""
+    hw = k.hardware
+    cached = {sp for c in hw.caches() for sp in c.spaces}
+    registers = {ms.name for ms in hw.memory_spaces()
+                 if (held := hw.memories_holding(ms.name))
+                 and all(not m.addressable for m in held)}
+    by_node = {id(a.node): a for a in k.accesses}
+    read = {a.name for a in k.accesses if not a.write}
+
+    def on_chip(a: Access) -> bool:
+        return a.space is not None and a.space not in cached and a.space not in registers \
+            and a.name in read and bool(hw.memories_holding(a.space))
+
+    copies: list[tuple[Access, Access]] = []        # (target, value)
+    for n in ast.walk(k.function):
+        if isinstance(n, ast.Assign) and n.op == "=" and isinstance(n.value, ast.Index):
+            t, v = by_node.get(id(n.target)), by_node.get(id(n.value))
+            if t is not None and v is not None and not v.write:
+                copies.append((t, v))
+    out = {id(v.node) for t, v in copies if on_chip(t) and v.space in cached}
+    # register arrays that only carry values into on-chip memory
+    carriers = {t.name for t, v in copies if t.space in registers and v.space in cached}
+    for a in k.accesses:
+        if a.name in carriers and not a.write and \
+                not any(v is a and on_chip(t) for t, v in copies):
+            carriers.discard(a.name)
+    out |= {id(v.node) for t, v in copies if t.name in carriers and v.space in cached}
+    return out
+
+
 def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache], line: int) -> bool:
     """Whether ``nacc`` streams through its array: the lanes of a lock-step group share
     its cache lines (a lock-step loop that benefits, or, where the lanes' offsets step
@@ -265,10 +430,13 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache], line: int) -> b
     and used whole (vector_add's ``a[k]`` in its grid-stride loop, gesummv's rows of
     ``A``; spmv_csr hopper v1's ``rowPtr[r]``, one element for a warp's lanes, which
     their warp reads in one request; gesummv's ``y[i0 + t]`` under ``if (t < rows)``,
-    written by the first lane of each warp)."""
+    written by the first lane of each warp). A store of each element once is a stream
+    whatever its lanes do (transpose_naive's ``at[j, i]``, a line per lane): every
+    element must reach the memory once, and what its lanes' scattered lines cost is a
+    matter of coalescing, not of reuse."""
     from mcl.analyses.functions import KernelView, active_lanes
     from mcl.analyses.stats import site_executions
-    if not any(lc.lockstep and lc.verdict == "does" for lc in loops) \
+    if not nacc.write and not any(lc.lockstep and lc.verdict == "does" for lc in loops) \
             and not _lanes_share_lines(num, nacc, loops, line):
         return False
     size = _array_bytes(nacc)
