@@ -198,11 +198,16 @@ def report(f: ast.Function, kernel: Any, sym: Any) -> list[Diagnostic]:
     if long_nest:
         found = [x for x in found if not x[2]]
 
+    from mcl.analyses.functions import KernelView, vector_loop
+
+    # the runs the generator makes 128-bit accesses: the question it asks of a loop
+    kview = KernelView(sym, kernel, kernel.hardware)
     out = []
     for g, lp, _, count in found:
         names = ", ".join(g.arrays)
         var = lp.var if lp is not None and lp.var else "while"
-        runs = [a for a in _accesses(g, sym) if run_loop(a) is not None]
+        runs = [a for a in _accesses(g, sym)
+                if run_loop(a) is not None and vector_loop(kview, a) is not None]
         vector = (", and a run of 4 adjacent elements among them "
                   f"({runs[0].text}) becomes a 128-bit access only after a run-time test "
                   "of its alignment (with the element-by-element code beside it)"
