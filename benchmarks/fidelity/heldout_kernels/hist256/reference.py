@@ -1,4 +1,5 @@
-"""Reference for the held-out kernel hist256: a 256-bin histogram of bytes (half of them in 8 hot bins)."""
+"""Reference for the held-out kernel hist256: a 256-bin histogram of bytes (half of
+them in 8 hot bins)."""
 
 from __future__ import annotations
 

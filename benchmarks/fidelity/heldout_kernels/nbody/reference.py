@@ -1,4 +1,5 @@
-"""Reference for the held-out kernel nbody: the acceleration of each body from all others (softened)."""
+"""Reference for the held-out kernel nbody: the acceleration of each body from all
+others (softened)."""
 
 from __future__ import annotations
 
