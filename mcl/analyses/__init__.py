@@ -22,7 +22,13 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses import banks, guards, staging, validity  # noqa: F401 (banks registers bankConflicts)
+from mcl.analyses import (  # noqa: F401 (they register the feedback functions coalescing, bankConflicts)
+    banks,
+    coalescing,
+    guards,
+    staging,
+    validity,
+)
 from mcl.analyses.atomics import AtomicsAnalysis
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup

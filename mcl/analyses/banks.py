@@ -27,18 +27,17 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses.functions import (
+from mcl.analyses.functions import KernelView, feedback_function
+from mcl.analyses.kernel import Access, Loop
+from mcl.analyses.kernel_syntax import flat_offset
+from mcl.analyses.warp_lanes import (
     RUN,
-    KernelView,
     active_lanes,
-    feedback_function,
     lane_offsets,
     lockstep_loop,
     run_offsets,
     run_rows,
 )
-from mcl.analyses.kernel import Access, Loop
-from mcl.analyses.kernel_syntax import flat_offset
 from mcl.diagnostics import Diagnostic, Related, info, warning
 from mcl.mcpl import ast
 

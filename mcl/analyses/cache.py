@@ -434,8 +434,9 @@ def _streamed(num: Kernel, nacc: Access, loops: list[LoopCache], line: int) -> b
     whatever its lanes do (transpose_naive's ``at[j, i]``, a line per lane): every
     element must reach the memory once, and what its lanes' scattered lines cost is a
     matter of coalescing, not of reuse."""
-    from mcl.analyses.functions import KernelView, active_lanes
+    from mcl.analyses.functions import KernelView
     from mcl.analyses.stats import site_executions
+    from mcl.analyses.warp_lanes import active_lanes
     if not nacc.write and not any(lc.lockstep and lc.verdict == "does" for lc in loops) \
             and not _lanes_share_lines(num, nacc, loops, line):
         return False
@@ -458,7 +459,8 @@ def _lanes_share_lines(num: Kernel, nacc: Access, loops: list[LoopCache], line: 
     """Whether the lanes of the lock-step loop, whose stride in ``nacc`` is not constant
     (it has no entry in ``loops``), touch fewer lines of ``line`` bytes than there are
     lanes (their offsets enumerated at the first iteration of the other loops)."""
-    from mcl.analyses.functions import KernelView, lane_offsets, lockstep_loop
+    from mcl.analyses.functions import KernelView
+    from mcl.analyses.warp_lanes import lane_offsets, lockstep_loop
     view = KernelView(num, num, num.hardware)
     found = lockstep_loop(view)
     if found is None:

@@ -146,9 +146,9 @@ def _tiled_view(f: ast.Function, name: str) -> str:
 def run_loop(acc: Any) -> Any:
     """The loop that makes ``acc`` (mcl.analyses.kernel.Access) a run of adjacent
     elements the generator can read or write as one 128-bit access: its innermost loop,
-    counted, of a multiple of 4 iterations (mcl.analyses.functions.RUN) in steps of 1,
+    counted, of a multiple of 4 iterations (mcl.analyses.warp_lanes.RUN) in steps of 1,
     along which the offset steps by one element; else None."""
-    from mcl.analyses.functions import RUN
+    from mcl.analyses.warp_lanes import RUN
     if not acc.loops or acc.offset is None:
         return None
     run = acc.loops[-1]
@@ -198,7 +198,8 @@ def report(f: ast.Function, kernel: Any, sym: Any) -> list[Diagnostic]:
     if long_nest:
         found = [x for x in found if not x[2]]
 
-    from mcl.analyses.functions import KernelView, vector_loop
+    from mcl.analyses.functions import KernelView
+    from mcl.analyses.warp_lanes import vector_loop
 
     # the runs the generator makes 128-bit accesses: the question it asks of a loop
     kview = KernelView(sym, kernel, kernel.hardware)

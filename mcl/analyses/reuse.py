@@ -158,8 +158,9 @@ def guard_kept(hw: Any, k: Kernel, acc: Access,
     cannot be counted: a test on data, on two loop indices (``lane < rr``), or on a loop
     whose iterations are not a number. ``acc`` comes from ``k``, the kernel with
     symbolic sizes, where a size is a name and not a number."""
-    from mcl.analyses.functions import KernelView, active_lanes
+    from mcl.analyses.functions import KernelView
     from mcl.analyses.stats import decided_share
+    from mcl.analyses.warp_lanes import active_lanes
     wanted = {lp.symbol: lp for lp in loops if lp.var}
     around = {lp.symbol for lp in acc.loops if lp.var}
     # a loop of one iteration has one value (a translation's single warp of 32 lanes)

@@ -102,8 +102,8 @@ def global_loads(view) -> Requests | None:
     """The warp requests and transaction units of every read of device memory in
     ``view``'s numeric kernel (None without numbers, a device memory or a
     lock-step par_group)."""
-    from mcl.analyses.functions import lockstep_loop, transaction_size
     from mcl.analyses.stats import main_space
+    from mcl.analyses.warp_lanes import lockstep_loop, transaction_size
     from mcl.opencl.by_value import passed_by_value
 
     num = view.num

@@ -25,11 +25,11 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses.functions import RUN
 from mcl.analyses.kernel import Access, Kernel
 from mcl.analyses.occupancy import occupancy
 from mcl.analyses.stats import main_space, register_spaces
 from mcl.analyses.target_settings import async_copies
+from mcl.analyses.warp_lanes import RUN
 from mcl.diagnostics import Diagnostic, info
 from mcl.mcpl import ast
 

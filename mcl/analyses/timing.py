@@ -421,7 +421,7 @@ def _memory_instructions(view: KernelView, register_spaces,
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
     request once however many lines it touches (what the warp's scheduler issues).
     Reads of an array passed by value (mcl.opencl.by_value) are operands."""
-    from mcl.analyses.functions import RUN, lockstep_loop
+    from mcl.analyses.warp_lanes import RUN, lockstep_loop
     from mcl.opencl.by_value import passed_by_value
     found = lockstep_loop(view)
     hw = view.hardware
@@ -458,7 +458,7 @@ def _run(view: KernelView, nacc, lane, width: int, banked: bool) -> list[int] | 
     memory, of the 4 reads the vendor compiler merges into one (mcl.analyses.banks.
     unrolled_run); None where the access is not one."""
     from mcl.analyses.banks import unrolled_run
-    from mcl.analyses.functions import run_offsets
+    from mcl.analyses.warp_lanes import run_offsets
     run = run_offsets(view, nacc, lane, width)
     if run is None and banked and not nacc.write:
         merged = unrolled_run(view, nacc, lane, width)
@@ -470,7 +470,7 @@ def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float |
     """Cache lines a warp's request touches, averaged over 8 consecutive iterations of
     the innermost sequential loop around it (a window that moves by one element
     straddles two lines in most of them)."""
-    from mcl.analyses.functions import RUN, lane_offsets, run_offsets
+    from mcl.analyses.warp_lanes import RUN, lane_offsets, run_offsets
     lane, width = found
     loops = nacc.loops[:-1] if run is not None else nacc.loops
     inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
@@ -529,7 +529,7 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
         is_gather,
         kernel_sectors,
     )
-    from mcl.analyses.functions import lockstep_loop, transaction_size
+    from mcl.analyses.warp_lanes import lockstep_loop, transaction_size
 
     found = lockstep_loop(view)
     if found is None:
@@ -576,7 +576,7 @@ def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:
     """The sectors a load's warp requests fetch over the kernel: per request the
     sectors its lanes touch, and in the iterations of the innermost sequential loop
     around it after the first only those it did not touch in the previous one."""
-    from mcl.analyses.functions import RUN, lane_offsets, run_offsets
+    from mcl.analyses.warp_lanes import RUN, lane_offsets, run_offsets
 
     run = run_offsets(view, nacc, lane, width)
     offs = run if run is not None else lane_offsets(view, nacc, lane, width)
@@ -633,7 +633,7 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
     the same word share it); a 128-bit access (a run of 4 elements per
     lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts)."""
     from mcl.analyses.banks import conflict_degree, profile, run_wavefronts
-    from mcl.analyses.functions import RUN, lockstep_loop
+    from mcl.analyses.warp_lanes import RUN, lockstep_loop
     found = lockstep_loop(view)
     hw = view.hardware
     total, mem = 0.0, None
@@ -666,9 +666,9 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
 def predicted_time(view: KernelView, occupancy=None,
                    atomics_s: float | None = None) -> PredictedTime | None:
     """The predicted time of the numeric kernel of ``view`` (None without numbers)."""
-    from mcl.analyses.functions import RUN, lockstep_loop, run_offsets
     from mcl.analyses.stats import compulsory_bytes, counts_of_kernel, main_space
     from mcl.analyses.traffic import grid_units
+    from mcl.analyses.warp_lanes import RUN, lockstep_loop, run_offsets
 
     k, hw = view.num, view.hardware
     if hw is None:

@@ -93,7 +93,7 @@ def test_the_analysis_claims_a_vector_access_where_the_generator_emits_one(tmp_p
     assert ("run of 4 adjacent elements" in d.message) == emitted
     # lanes 64 floats apart: 32 sectors either way, of which 16 or 4 would do
     assert d.data["ideal"] == (16 if emitted else 4)
-    from mcl.analyses.functions import vector_loop
+    from mcl.analyses.warp_lanes import vector_loop
 
     claimed = [vector_loop(view, acc) is not None for acc in view.num.accesses
                if acc.name == "a"]
