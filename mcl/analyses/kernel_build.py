@@ -438,7 +438,10 @@ class KernelBuilder:
                 trips = simplified(span / step)
         if trips is None:
             approx = True
-            if isinstance(s.update, ast.Assign) and s.update.op in ("*=", "/=", "<<=", ">>="):
+            if isinstance(s.update, ast.Assign) and (
+                    s.update.op in ("*=", "/=", "<<=", ">>=") or (
+                        s.update.op == "=" and isinstance(s.update.value, ast.Binary)
+                        and s.update.value.op in ("*", "/", "<<", ">>"))):
                 update = print_statement(s.update).strip().rstrip(";")
                 why = (f"loop '{var}' multiplies or divides its index ({update}), which the "
                        "counts do not follow: its iterations stay a symbol")

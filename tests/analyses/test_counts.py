@@ -125,3 +125,19 @@ def test_a_rounded_up_quotient_of_sizes_stays_rounded_in_the_formula():
     d = ops(check(ROOT / "examples" / "matmul" / "gpu.mcpl"))
     assert ("at most 2048*n*p*floor((m + 1023)/1024) (= 17179869184) computational "
             "operations") in d.message
+
+
+def test_a_halving_written_as_an_assignment_is_said_to_be_one(tmp_path):
+    # `step = step / 2` is the halving `step /= 2` is: the counts do not follow it, which
+    # is what the help says, not "not known statically" (rowsum of the held-out kernels)
+    src = WHILE.replace("""    while (v > 1.0) {
+      v = v / 2.0;
+    }
+""", """    for (int step = 16; step > 0; step = step / 2) {
+      v = v + 1.0;
+    }
+""")
+    path = tmp_path / "h.mcpl"
+    path.write_text(src)
+    d = ops(check(path))
+    assert "loop 'step' multiplies or divides its index (step = step / 2)" in d.hint
