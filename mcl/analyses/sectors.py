@@ -124,6 +124,10 @@ def global_loads(view) -> Requests | None:
         {a.target.name for a in num.atomics if a.target is not None}
     by_node = {id(sa.node): na for sa, na in view.accesses()}
     seen: set = set()
+    #: the load counted for an element of a read-only array, by key: where the element is
+    #: read in a branch and elsewhere too (stencil1d's vin[i] at the two ends and
+    #: inside), the one that runs most stands for the load of the iteration
+    counted: dict[tuple, int] = {}
     out = Requests(width, sector, unit)
     operands = passed_by_value(num.function, view.hardware, num.specialized)
     for sacc, acc in view.accesses():
@@ -134,10 +138,10 @@ def global_loads(view) -> Requests | None:
             continue
         # the compiler loads an element of a read-only array once per iteration
         key = (acc.name, str(acc.offset), tuple(id(lp.node) for lp in acc.loops))
-        if acc.name not in written and acc.offset is not None:
-            if key in seen:
-                continue
-            seen.add(key)
+        once = acc.name not in written and acc.offset is not None
+        if once and key in seen and key not in counted:
+            continue        # its first access had no count of its own: an estimate
+        seen.add(key)
         sides = vector_run(sacc)
         copied = [by_node[id(x)] for x in sides or () if id(x) in by_node]
         # loads of a read-only array in an unrolled nest: once per distinct element
@@ -152,6 +156,8 @@ def global_loads(view) -> Requests | None:
             spr, active, vector, *_ = _sectors(acc, lane, width, sector, sides is not None,
                                               copied, merge=merge)
         except _Unknown as e:
+            if once and key in counted:
+                continue    # the element's load is counted already
             est = _estimated(view, acc, lane, width, sector)
             if est is None:
                 out.unpredicted.append((acc, str(e)))
@@ -160,10 +166,19 @@ def global_loads(view) -> Requests | None:
                 out.estimated.append((acc, str(e)))
             continue
         except (ArithmeticError, TypeError, ValueError):
+            if once and key in counted:
+                continue
             # e.g. a modulo by a block count of 0 at the given sizes
             out.unpredicted.append((acc, "its address cannot be evaluated at these sizes"))
             continue
-        out.loads.append(LoadRequests(acc, reqs * active / (RUN if vector else 1), spr, vector))
+        load = LoadRequests(acc, reqs * active / (RUN if vector else 1), spr, vector)
+        if once and key in counted:
+            if load.requests > out.loads[counted[key]].requests:
+                out.loads[counted[key]] = load
+            continue
+        if once:
+            counted[key] = len(out.loads)
+        out.loads.append(load)
     dk = data_kernel(num) if out.estimated else None
     if dk is not None:
         used = {id(lp) for ld in out.loads for lp in ld.access.loops}

@@ -55,3 +55,13 @@ def test_an_array_read_and_written_back_crosses_the_interface_twice():
     traffic = dram_traffic(view)
     n = vals["n"]
     assert (traffic.read_bytes, traffic.written_bytes) == (8 * n, 4 * n)
+
+
+def test_an_element_read_in_a_branch_and_elsewhere_counts_the_load_that_runs_most():
+    # stencil1d copies vin[i] at its two ends (if i == 0 || i == n - 1) and reads it
+    # inside: the load of the iteration is the inside one, 3 x 2^19 warp requests of
+    # 4.67 sectors (ncu on the H200: 4.67), not the ends' 2 lanes standing for it
+    [d] = [d for d in feedback(check(HELDOUT / "stencil1d" / "hopper.mcpl"))
+           if d.code == "feedback-requests"]
+    assert "about 1.57e+06 warp requests fetch 7.34e+06 sectors of 32 B, 4.67 per " \
+        "request" in d.message
