@@ -73,46 +73,33 @@ def _pct(pred: float | None, meas: float | None) -> str:
     return f"{100 * (pred - meas) / meas:+.0f}%" if pred is not None and meas else "–"
 
 
-def _ncu_rows(raw: Path, metrics: dict[str, str]) -> dict[str, dict]:
+def _ncu_rows(raw: Path) -> dict[str, dict]:
     """ncu's counters by case: ncu.csv's kernels in the order of launches.json, each
     launch that ran its kernel (also one whose result the reference rejected), the
     kernel's name checked against the case's function."""
+    import report
     if not (raw / "ncu.csv").exists() or not (raw / "launches.json").exists():
         return {}
-    import csv
-    import io
-    text = (raw / "ncu.csv").read_text()
-    if '"ID"' not in text:
-        return {}
-    rows = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
-            if r.get("Kernel Name")]
     launched = [r["name"] for r in json.loads((raw / "launches.json").read_text())["rows"]
                 if r["status"] == "ok" or r["status"].startswith("wrong result")]
     out = {}
-    for name, r in zip(launched, rows, strict=False):
+    for name, r in zip(launched, report.ncu_kernels(raw / "ncu.csv"), strict=False):
         function = re.search(r"\bvoid\s+(\w+)\s*\(", _CASES[name].source).group(1)
         if r["Kernel Name"] != function:
             raise SystemExit(f"ncu.csv: row {r['ID']} is {r['Kernel Name']}, expected "
                              f"{function} of {name}")
-        vals = {}
-        for k, m in metrics.items():
-            try:
-                vals[k] = float(r[m].replace(",", ""))
-            except (KeyError, ValueError):
-                pass
-        out[name] = vals
+        out[name] = report.counters(r, report.NCU)
     return out
 
 
 def heldout_table(raw: Path, got: dict, jobs: int) -> list[str]:
     """Markdown rows: the held-out kernels' registers, blocks, time and traffic, predicted
     (with the compiler's registers) against measured."""
-    import report
     times = {}
     if (raw / "times.json").exists():
         times = {r["name"]: r for r in json.loads((raw / "times.json").read_text())["rows"]
                  if r.get("status") == "ok"}
-    ncu = _ncu_rows(raw, report.NCU)
+    ncu = _ncu_rows(raw)
     names = sorted(n for n in got if n.startswith("heldout/"))
     with ProcessPoolExecutor(jobs) as ex:
         pred = dict(ex.map(_measured_against, [(n, got[n]["registers"]) for n in names]))

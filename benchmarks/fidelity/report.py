@@ -81,24 +81,34 @@ def ncu_rows(raw: Path, metrics: dict[str, str] | None = None) -> dict[str, dict
     launch2.log, ...)."""
     out = {}
     for path in sorted(raw.glob("ncu*.csv")):
-        text = path.read_text()
-        if '"ID"' not in text:
-            continue
-        rows = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
-                if r.get("Kernel Name")]
+        rows = ncu_kernels(path)
         logf = raw / path.name.replace("ncu", "launch").replace(".csv", ".log")
         names = [ln.split("launch ", 1)[1].rsplit(":", 1)[0].strip()
                  for ln in logf.read_text().splitlines()
                  if "launch " in ln and ln.strip().endswith(": ok")] if logf.exists() else []
         for name, r in zip(names, rows, strict=False):
-            vals = {}
-            for k, m in (metrics or NCU).items():
-                try:
-                    vals[k] = float(r[m].replace(",", ""))
-                except (KeyError, ValueError):
-                    pass
-            out[name] = vals
+            out[name] = counters(r, metrics or NCU)
     return out
+
+
+def ncu_kernels(path: Path) -> list[dict[str, str]]:
+    """The kernel rows of an ncu ``--csv --page raw`` log, in launch order."""
+    text = path.read_text()
+    if '"ID"' not in text:
+        return []
+    return [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
+            if r.get("Kernel Name")]
+
+
+def counters(row: dict[str, str], metrics: dict[str, str]) -> dict[str, float]:
+    """The ``metrics`` (name -> ncu column) of one ncu row that hold a number."""
+    vals = {}
+    for k, m in metrics.items():
+        try:
+            vals[k] = float(row[m].replace(",", ""))
+        except (KeyError, ValueError):
+            pass
+    return vals
 
 
 def _predict(item: tuple[str, int | None]) -> tuple[str, dict]:
