@@ -295,9 +295,6 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     from mcl.analyses.occupancy import occupancy
     from mcl.analyses.timing import predicted_time
 
-    # what the passes before it found missing is theirs (the coalescing of a loop that
-    # starts at a thread index evaluates it without one): the time asks for its own
-    view.missing.clear()
     occ = occupancy(view)
     view.missing.clear()
     t = predicted_time(view, occ, queued_seconds(findings, view, occ))

@@ -100,7 +100,10 @@ class KernelView:
             except (TypeError, ValueError):
                 return None
             return int(math.floor(f)) if math.isfinite(f) else None
-        self.missing |= {s.name for s in e.free_symbols}
+        # a loop index has no value to give (run_offsets asks for a loop that starts at
+        # a thread index); only the names a value could be set for are missing
+        indices = {lp.var for lp in self.num.loops if lp.var}
+        self.missing |= {s.name for s in e.free_symbols if s.name not in indices}
         return None
 
     def size_memory_space(self, space: str) -> int | None:
