@@ -315,6 +315,12 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
         msg += (f"; the loads {', '.join(t.estimated)}, whose addresses or trip counts "
                 "depend on data or on a while loop, are counted as the feedback-requests "
                 "estimate says")
+    if t.idle and t.limiter not in ("memory", "latency", "atomics", "block dispatch",
+                                    "barrier waits"):
+        blocks, holders = t.idle
+        msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "
+                f"{occ.holder.name}s busy, so the {t.limiter} part is theirs alone: more "
+                "blocks (smaller ones, or the work split further) would use the others")
     if t.limiter == "block dispatch":
         msg += ("; the device starts blocks at a rate of its own (the target file's "
                 "block_dispatch_rate) and these do less work than starting them takes: "

@@ -292,6 +292,20 @@ class _Unknown(Exception):
     pass
 
 
+def issued_share(acc: Access, lane: Loop, width: int) -> float | None:
+    """The share of a warp's passes over ``acc`` (sample points of its loops, as for the
+    sectors) in which the ``if``s around it let at least one lane run it: a warp none
+    of whose lanes does skips the instruction (``if (j < m) … else bTemp[k] = 0.0``
+    with m a multiple of the warp: the else branch never issues). 1 without ifs; None
+    where the loops or the conditions cannot be evaluated."""
+    if not acc.conditions:
+        return 1.0
+    try:
+        return _sectors(acc, lane, width, 32, False, [])[1]
+    except (_Unknown, ArithmeticError, TypeError, ValueError):
+        return None
+
+
 def _warp_requests(num, acc: Access, lane: Loop, width: int) -> float:
     execs, _ = num.executions(tuple(lp for lp in acc.loops if lp is not lane))
     execs = sympy.sympify(execs)

@@ -86,7 +86,11 @@ its end (the target file's ``launch_seconds``, measured with an empty kernel; th
 2.7 µs, with cold reads of 4 to 512 MB on 4.3 µs + bytes / 4.54 TB/s).
 
 A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
-that each holder contributes to take longer by the ratio.
+that each holder contributes to (arithmetic, issue, memory instructions, shared memory,
+the cache link) take longer by the ratio; the memory interface and the atomics' units
+are the device's, and the latency part counts the warps there are (nbody's 64 blocks
+on the H200's 132 SMs: issue bound at 481 µs, 211 µs before the arithmetic was
+scaled too).
 
 Loads whose address or trip count depends on data count as mcl.analyses.sectors
 estimates them (mcl.analyses.datadep); the prediction names them.
@@ -134,6 +138,8 @@ class PredictedTime:
     #: memory's bandwidth (mic's ring), the bandwidth of the link from a cache to the
     #: execution units (fermi's and xeon_phi's caches)
     missing: list[str] = field(default_factory=list)
+    #: (blocks, holders) where the grid has fewer blocks than holders, else None
+    idle: tuple[int, int] | None = None
 
 
 def _num(e) -> float | None:
@@ -421,6 +427,7 @@ def _memory_instructions(view: KernelView, register_spaces,
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
     request once however many lines it touches (what the warp's scheduler issues).
     Reads of an array passed by value (mcl.opencl.by_value) are operands."""
+    from mcl.analyses.sectors import issued_share
     from mcl.analyses.warp_lanes import RUN, lockstep_loop
     from mcl.opencl.by_value import passed_by_value
     found = lockstep_loop(view)
@@ -442,6 +449,10 @@ def _memory_instructions(view: KernelView, register_spaces,
             return None
         run = per = None
         if found and found[0] in nacc.loops:
+            # a warp issues an access in an if only where one of its lanes takes it
+            share = issued_share(nacc, found[0], found[1]) if nacc.conditions else None
+            if share is not None:
+                execs *= share
             banked = any(m.nr_banks for m in hw.memories_holding(sacc.space))
             run = _run(view, nacc, found[0], found[1], banked)
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
@@ -765,9 +776,15 @@ def predicted_time(view: KernelView, occupancy=None,
     blocks = grid_units(view, occupancy.unit) if occupancy is not None else None
     holders = instances(hw, occupancy.holder) if occupancy is not None else None
     if blocks and holders and blocks < holders:
+        # what runs on the holders (their arithmetic, issue slots, load-store units,
+        # banks and cache links) runs on the busy ones only; the memory interface and
+        # the atomics' units are the device's, and the latency part counts the warps
         for key in parts:
-            if key in ("memory instructions", "shared memory") or key.endswith(" bandwidth"):
+            if key not in ("memory", "latency", "atomics"):
                 parts[key] *= holders / blocks
+        for extra in (functions, relaxed):
+            for name in extra:
+                extra[name] *= holders / blocks
     # the device starts blocks at a rate of its own
     starts = _dispatch_rate(hw, occupancy.threads) if blocks and occupancy.threads else None
     if starts:
@@ -794,6 +811,7 @@ def predicted_time(view: KernelView, occupancy=None,
         return None
     limiter = max(parts, key=parts.get)
     launch = _launch_seconds(hw)
+    idle = (int(blocks), int(holders)) if blocks and holders and blocks < holders else None
     return PredictedTime(parts[limiter] + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch, missing)
+                         relaxed, launch, missing, idle)

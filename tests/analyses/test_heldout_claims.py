@@ -1,7 +1,8 @@
 """Claims that the review of the held-out kernels (benchmarks/fidelity/heldout_kernels,
 REVIEW.md) found false, each pinned true: the predicted time the whole feedback prints
 is the one the time pass alone gives, an atomic update's count is the number of updates,
-and an array read and written back crosses the memory interface twice."""
+an array read and written back crosses the memory interface twice, and a grid of fewer
+blocks than SMs does its arithmetic on the SMs it has blocks on."""
 
 from __future__ import annotations
 
@@ -65,3 +66,16 @@ def test_an_element_read_in_a_branch_and_elsewhere_counts_the_load_that_runs_mos
            if d.code == "feedback-requests"]
     assert "about 1.57e+06 warp requests fetch 7.34e+06 sectors of 32 B, 4.67 per " \
         "request" in d.message
+
+
+def test_a_grid_of_fewer_blocks_than_sms_computes_on_those_it_has():
+    # nbody: n / 256 blocks, each walking all n bodies. At n = 16384 its 64 blocks do
+    # 16384 / 33792 of the work per SM that 132 blocks do at n = 33792, so it takes
+    # about that share of the time (the H200: 539 against 1109 µs, 0.49), not a
+    # quarter of it as the pairs would on all SMs (the arithmetic and issue parts
+    # counted all 132 SMs: 288 µs predicted)
+    checked = check(HELDOUT / "nbody" / "hopper.mcpl")
+    small, full = (feedback(checked, values={"n": n}, only={"time"}) for n in (16384, 33792))
+    assert _time(small) / _time(full) > 0.45
+    [d] = [d for d in small if d.code == "feedback-time"]
+    assert "issue bound" in d.message and "the grid's 64 blocks keep 64 of the 132" in d.message
