@@ -269,10 +269,10 @@ def grows(k: Kernel) -> bool:
     touch what the loads read, but it grows the count less: :func:`growth_share`).
     Reads that only feed values nothing uses (:func:`dead_reads`) are no loads: the
     compiler removes them and the loop does nothing to unroll."""
-    return bool(_growing_loops(k))
+    return bool(growing_loops(k))
 
 
-def _growing_loops(k: Kernel) -> list[Any]:
+def growing_loops(k: Kernel) -> list[Any]:
     """The loops that make the kernel grow (:func:`grows`)."""
     from mcl.analyses.stats import main_space
     device = main_space(k)
@@ -285,6 +285,27 @@ def _growing_loops(k: Kernel) -> list[Any]:
             and any(lp in a.loops and not a.write and a.space == device
                     and id(a.node) not in dead for a in k.accesses)
             and not _kept_rolled(lp, k, device)]
+
+
+def compiler_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
+    """The loops of the numeric kernel ``k`` that the compiler unrolls of its own
+    accord, which the generator leaves rolled: those of run-time trip count that
+    read device memory (:func:`growing_loops`), those of build-time trip count too long
+    to unroll completely (:func:`partly_unrolled`), and those from a thread's index in
+    steps of the threads (``for (r = w; r < 32; r += 8)``: as many iterations for
+    every thread, which the compiler does not know) that it does not keep rolled."""
+    from mcl.analyses.stats import main_space
+    device = main_space(k)
+    sym_loops = {id(lp.node): lp for lp in sym.loops}
+    growing = {id(lp.node) for lp in growing_loops(sym)}
+    out = [lp for lp in k.loops if id(lp.node) in growing]
+    out += [lp for lp in partly_unrolled(k, sym) if id(lp.node) not in growing]
+    for lp in k.loops:
+        s = sym_loops.get(id(lp.node))
+        if s is not None and s.approximate and lp.kind == "for" and lp not in out \
+                and not _kept_rolled(s, sym, device):
+            out.append(lp)
+    return out
 
 
 def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
@@ -380,7 +401,7 @@ def growth_share(k: Kernel) -> float:
     recorded (443 before; split halves 221/284 and 232/315;
     benchmarks/fidelity/registers_fit.py)."""
     from mcl.analyses.stats import main_space
-    growing = _growing_loops(k)
+    growing = growing_loops(k)
     if not growing:
         return 0.0
     device = main_space(k)
@@ -398,9 +419,6 @@ def _build_time_trips(lp: Any, sym: Kernel) -> bool:
     convolution hopper v4's ``r < rows + fh - 1``). A trip count that is an estimate
     (a loop from the thread's index to a size) is not known: the loop stays."""
     from mcl.analyses.unrolled import build_time_sizes
-    if lp.trips is None:
+    if lp.trips is None or lp.approximate:
         return False
-    if not lp.trips.free_symbols:
-        return True
-    return not lp.approximate and \
-        {s.name for s in lp.trips.free_symbols} <= build_time_sizes(sym)
+    return {s.name for s in lp.trips.free_symbols} <= build_time_sizes(sym)
