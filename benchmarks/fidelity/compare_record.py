@@ -119,6 +119,11 @@ def main(raw: Path, level: str | None) -> int:
         span = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
         print(f"| {kernel} | {rho if rho is not None else float('nan'):.2f} | "
               f"{100 * err:.0f}% | {span} |")
+    errors = [abs(v[2] / v[1] - 1) for vs in by_kernel.values() for v in vs]
+    if errors:
+        print(f"\nPredicted times within 20% of this machine's: "
+              f"{sum(e <= 0.2 for e in errors)}/{len(errors)}, median error "
+              f"{100 * statistics.median(errors):.1f}%.")
     return 0
 
 

