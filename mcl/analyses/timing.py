@@ -15,7 +15,9 @@ the largest, and its name says what limits the kernel:
   H100 a log 26, an exp 10, a division 9; :func:`_function_extra`);
 * ``memory instructions``: the accesses to addressable memory at the load-store
   units' rate (a warp's request a cycle; to cached memory a cycle per cache line
-  its lanes touch);
+  its lanes touch; a store of many lines more, the target file's
+  ``store_line_cycles``: on the H200 3.8 cycles a line for a warp's store to 32
+  lines, so that transpose_naive's column writes take 4 times what its loads do);
 * ``<cache> bandwidth`` (``l2 bandwidth``): the sectors the global loads take from
   the last-level cache at the bandwidth of its link to the execution units: per
   block, the union of the sectors its warps touch in an iteration of the outermost
@@ -176,6 +178,26 @@ def _dispatch_rate(hw, threads: int) -> float | None:
         return None
     return next((rate for size, rate in rates if threads <= size),
                 rates[-1][1] if rates else None)
+
+
+def _store_line_cycles(hw, lines: float) -> float:
+    """Cycles per cache line that a warp's store request touching ``lines`` lines takes
+    on the load-store path: the target file's ``store_line_cycles`` (by lines per
+    request, linear between the sizes listed, the last beyond them; 1 below the first
+    and without a table). On the H200 a store of 32 lines takes 3.8 cycles a line,
+    whatever bytes a lane writes into it (4, 8 or 16), where a load of as many takes
+    about one (benchmarks/opencl/store_probe.py)."""
+    table = device_settings(hw).get("store_line_cycles") or {}
+    try:
+        points = sorted((float(n), float(c)) for n, c in table.items())
+    except (TypeError, ValueError):
+        return 1.0
+    if not points or lines <= points[0][0]:
+        return 1.0 if not points else min(1.0, points[0][1])
+    for (n0, c0), (n1, c1) in zip(points, points[1:]):
+        if lines <= n1:
+            return c0 + (c1 - c0) * (lines - n0) / (n1 - n0)
+    return points[-1][1]
 
 
 def _load_store_rate(hw) -> float | None:
@@ -522,6 +544,8 @@ def _memory_instructions(view: KernelView, register_spaces,
                         if c.cache_line_size), default=None)
             if line and lines:
                 per = _lines_per_request(view, nacc, found, run, int(line))
+                if per and nacc.write:
+                    per *= _store_line_cycles(hw, per)
         total += execs / (RUN if run is not None else 1) * (per or 1)
     return total
 

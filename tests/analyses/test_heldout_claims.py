@@ -117,3 +117,13 @@ def test_the_barrier_waits_are_shown_once_not_inside_the_arithmetic():
                                only={"time"}) if d.code == "feedback-time"]
     assert "shared memory 66.2 µs plus barrier waits 28.2 µs" in d.message
     assert "arithmetic 0 µs" in d.message and d.message.count("barrier waits") == 1
+
+
+def test_a_store_to_32_lines_takes_what_the_store_probe_measured():
+    # transpose_naive writes at[j, i] down a column: a warp's store touches 32 lines,
+    # which the H200 serves at 3.83 cycles a line (benchmarks/opencl/store_probe.py);
+    # 259.7 µs measured, predicted 68.9 µs at one cycle a line
+    [d] = [d for d in feedback(check(HELDOUT / "transpose_naive" / "hopper.mcpl"),
+                               only={"time"}) if d.code == "feedback-time"]
+    assert "memory instructions bound" in d.message
+    assert 0.8 * 259.7e-6 < d.data["seconds"] < 1.2 * 259.7e-6
