@@ -38,3 +38,13 @@ def async_copies(hw) -> bool:
     runs of 128 bits from global into local memory asynchronously (mcl.opencl.async_copy)."""
     file = target_file(hw)
     return bool(file) and isinstance(_target_table(str(file)).get("async_copy"), dict)
+
+
+def lane_groups(hw) -> set[str]:
+    """The par_groups that the target file of ``hw`` maps to a loop inside the work-item
+    (``ids = "lanes"``: cpu.target's vectors), whose foreach runs however many units it
+    has; empty without a target file."""
+    file = target_file(hw)
+    groups = _target_table(str(file)).get("par_groups") if file else None
+    return {g for g, m in (groups or {}).items()
+            if isinstance(m, dict) and m.get("ids") == "lanes"}

@@ -193,8 +193,8 @@ def _store_line_cycles(hw, lines: float) -> float:
     except (TypeError, ValueError):
         return 1.0
     if not points or lines <= points[0][0]:
-        return 1.0 if not points else min(1.0, points[0][1])
-    for (n0, c0), (n1, c1) in zip(points, points[1:]):
+        return 1.0
+    for (n0, c0), (n1, c1) in zip(points, points[1:], strict=False):
         if lines <= n1:
             return c0 + (c1 - c0) * (lines - n0) / (n1 - n0)
     return points[-1][1]

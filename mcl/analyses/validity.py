@@ -36,7 +36,7 @@ from mcl.mcpl.printer import print_expr
 
 #: the codes of the warnings of a kernel wrong whatever its speed (:func:`report`)
 CODES = ("feedback-empty-loop", "feedback-empty-grid", "feedback-out-of-bounds",
-         "feedback-unwritten-read")
+         "feedback-unwritten-read", "feedback-too-many-units")
 
 #: the most index values enumerated for one index (beyond, the index is not checked)
 _MOST = 1 << 20
@@ -45,8 +45,8 @@ _MOST = 1 << 20
 def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     """The warnings of the symbolic kernel ``sym`` (loops that never run) and of the
     numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
-    return empty_loops(sym) + empty_grids(num) + out_of_bounds(num) + \
-        unwritten_reads(num)
+    return empty_loops(sym) + empty_grids(num) + too_many_units(num) + \
+        out_of_bounds(num) + unwritten_reads(num)
 
 
 def empty_loops(sym: Kernel) -> list[Diagnostic]:
@@ -95,6 +95,67 @@ def empty_grids(num: Kernel) -> list[Diagnostic]:
             f"to {', '.join(repr(w) for w in written)}", lp.node.span,
             "sizes smaller than a block's tile (an integer division that rounds down to "
             "nothing); choose sizes of at least one tile, or a version written for them"))
+    return out
+
+
+def too_many_units(num: Kernel) -> list[Diagnostic]:
+    """A warning at the outermost of the directly nested ``foreach`` loops over one
+    par_group inside a par_unit (the threads, or warps, of a block) whose units
+    together are more than the description allows (``foreach (int t in 2048 threads)``
+    where gpu's threads have ``max_nr_units = 1024``): such a unit cannot be started.
+    The outermost par_group (the grid's blocks) is not checked: the generator spreads
+    its foreach loops over the NDRange's dimensions, whose limits are the driver's
+    (the H100 takes 2^31 - 1 blocks in x, 65535 in y and z), not one count; nor is a
+    par_group the target file makes a loop inside the work-item (cpu's 16 vectors of 8
+    lanes: two halves)."""
+    from mcl.analyses.target_settings import lane_groups
+    groups = num.hardware.par_groups() if num.hardware else []
+    loops = lane_groups(num.hardware) if num.hardware else set()
+    #: the par_unit each par_group below the outermost one is part of, by its name
+    owner = {g.name: outer.unit.name for outer, g in zip(groups, groups[1:], strict=False)
+             if outer.unit is not None}
+    out: list[Diagnostic] = []
+    seen: set[int] = set()
+    for site in list(num.accesses) + list(num.ops):
+        for i, lp in enumerate(site.loops):
+            if lp.kind != "foreach" or lp.group is None or lp.group.name not in owner \
+                    or lp.group.name in loops or id(lp) in seen:
+                continue
+            if i > 0 and site.loops[i - 1].kind == "foreach" and \
+                    site.loops[i - 1].group is lp.group:
+                continue        # counted with the foreach it nests directly in
+            nest = [lp]
+            for inner in site.loops[i + 1:]:
+                if inner.kind != "foreach" or inner.group is not lp.group:
+                    break
+                nest.append(inner)
+            seen.update(id(x) for x in nest)
+            limit = lp.group.nr_units if lp.group.nr_units is not None \
+                else lp.group.max_nr_units
+            if not isinstance(limit, int) or \
+                    any(x.trips is None or not x.trips.is_Integer for x in nest):
+                continue
+            units = math.prod(int(x.trips) for x in nest)
+            if units <= limit:
+                continue
+            what = (" x ".join(str(int(x.trips)) for x in nest) + f" = {units}"
+                    if len(nest) > 1 else str(units))
+            prop = "nr_units" if lp.group.nr_units is not None else "max_nr_units"
+            unit = owner[lp.group.name]
+            path = [num.hardware.name, num.hardware.parallelism.name]
+            for g in groups:
+                if g.name == lp.group.name:
+                    break
+                path += [g.name, g.unit.name]
+            path = ".".join([*path, lp.group.name, prop])
+            out.append(warning(
+                "feedback-too-many-units",
+                f"{lp.label}: {what} {lp.node.group} in a {unit} at these sizes, but "
+                f"'{num.hardware.name}' has at most {limit} "
+                f"({path}): such a {unit} "
+                "cannot be started", lp.node.span,
+                f"give each of the {lp.node.group} more work (a loop inside it) and use "
+                f"fewer of them, or more {groups[0].name}"))
     return out
 
 

@@ -243,3 +243,54 @@ def test_a_tile_written_through_a_view_is_not_named(tmp_path):
     found = [d for d in feedback(str(f), only=["ops"])
              if d.code in ("feedback-unwritten-read", "feedback-out-of-bounds")]
     assert found == [], [d.message for d in found]
+
+
+_UNITS = """module k;
+import {level};
+{level} void k(const int n = 16777216, {space} float[n] a) {{
+  foreach (int b in n / 256 blocks) {{
+    {inner}
+  }}
+}}
+"""
+
+
+def _too_many(tmp_path, level: str, space: str, inner: str) -> list:
+    f = tmp_path / "k.mcpl"
+    f.write_text(_UNITS.format(level=level, space=space, inner=inner))
+    return [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-too-many-units"]
+
+
+def test_a_block_of_more_threads_than_the_description_allows_is_named(tmp_path):
+    # gpu: threads max_nr_units = 1024; two foreach loops of one par_group multiply
+    inner = ("foreach (int ti in 64 threads) { foreach (int tj in 32 threads) { "
+             "a[b * 256 + (ti * 32 + tj) % 256] = 1.0; } }")
+    (d,) = _too_many(tmp_path, "gpu", "dev", inner)
+    assert "64 x 32 = 2048 threads in a block" in d.message
+    assert "gpu.hierarchy.blocks.block.threads.max_nr_units" in d.message
+    assert d.span.line == 5
+
+
+def test_a_warp_of_more_threads_than_its_exact_count_is_named(tmp_path):
+    # hopper: a warp is exactly 32 threads (nr_units = 32)
+    inner = ("foreach (int w in 8 warps) { foreach (int t in 64 threads) { "
+             "a[b * 256 + (w * 32 + t) % 256] = 1.0; } }")
+    (d,) = _too_many(tmp_path, "hopper", "global", inner)
+    assert "64 threads in a warp" in d.message and "at most 32" in d.message
+
+
+def test_units_within_the_limits_and_a_large_grid_are_not_named(tmp_path):
+    # 65536 blocks exceed the descriptions' blocks max_nr_units = 65535, which the
+    # generator's NDRange does not meet (the grid's dimensions are the driver's)
+    inner = ("foreach (int w in 8 warps) { foreach (int t in 32 threads) { "
+             "a[b * 256 + w * 32 + t] = 1.0; } }")
+    assert _too_many(tmp_path, "hopper", "global", inner) == []
+
+
+def test_the_examples_start_their_units():
+    from pathlib import Path
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for path in sorted(examples.glob("*/*.mcpl")):
+        found = [d for d in feedback(str(path), only=["ops"])
+                 if d.code == "feedback-too-many-units"]
+        assert found == [], (path, [d.message for d in found])
