@@ -142,8 +142,9 @@ def sweep_cases(examples: list[Case] | None = None, pairs: bool = True) -> list[
     and (``pairs``) two sizes doubled or halved together. Variants that do not
     check or generate are the measure's business (it records why); variants that the
     feedback finds wrong whatever their speed (mcl.analyses.validity: a loop that never
-    runs, a grid of no blocks, an index beyond its dimension, a read of an element
-    nothing writes) are measured too and left out by report.py."""
+    runs, a grid of no blocks, a block of more units than it may have, an index beyond
+    its dimension, a read of an element nothing writes) are measured too and left out
+    by report.py."""
     out: list[Case] = []
     seen: set[str] = set()
     for ex in examples if examples is not None else example_cases():

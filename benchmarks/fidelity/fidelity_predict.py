@@ -55,9 +55,9 @@ def predict(case: C.Case, registers: int | None = None,
     """The analyses' figures for ``case`` (``registers``: the vendor count to use in
     place of the estimate, as ``mcl feedback`` does on a machine with the GPU).
     ``invalid``: the feedback's warnings of a kernel that is wrong whatever its speed
-    (mcl.analyses.validity: a loop that never runs, a grid of no blocks, an index beyond
-    its dimension, a read of an element nothing writes: a variant whose sizes the
-    version is not written for)."""
+    (mcl.analyses.validity: a loop that never runs, a grid of no blocks, a block of more
+    units than it may have, an index beyond its dimension, a read of an element nothing
+    writes: a variant whose sizes the version is not written for)."""
     from mcl.analyses.validity import CODES
     out: dict = {}
     for d in hopper_feedback(case, registers=registers, only=only):

@@ -458,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     if invalid:
         md.append(f"| sweep variants left out: wrong kernels (a loop that never runs, an "
                   f"index beyond its dimension, a read of an element nothing writes, a grid of no "
-                  f"blocks) | "
+                  f"blocks, a block of more warps than it may have) | "
                   f"{len(invalid)} (listed below) |")
     md.append("")
     # register error distribution
@@ -616,8 +616,10 @@ def main(argv: list[str] | None = None) -> int:
                "(`feedback-out-of-bounds`: the tiles' index arithmetic of the version is "
                "written for its own tile sizes), a read of an element of a shared tile or "
                "register array that nothing writes (`feedback-unwritten-read`: the loops "
-               "that fill it fill fewer elements than are read) or a grid of no blocks at "
-               "the fidelity sizes (`feedback-empty-grid`). The compiler's counts are in "
+               "that fill it fill fewer elements than are read), a grid of no blocks at "
+               "the fidelity sizes (`feedback-empty-grid`) or a block of more warps than the "
+               "description allows (`feedback-too-many-units`: 2048 threads, which no H100 "
+               "starts). The compiler's counts are in "
                "raw/resources.json.", ""]
         md += [f"* {r['name']} ({r['registers']} registers): "
                f"{preds[r['name']]['estimated']['invalid'][0]}" for r in invalid]
