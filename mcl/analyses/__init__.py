@@ -283,6 +283,16 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     return out
 
 
+def _and(names: list[str]) -> str:
+    """'the a, b and c'."""
+    return "the " + (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1
+                     else names[0])
+
+
+#: the share of the holders that a grid must leave idle for the time message to say so
+#: (and to advise more blocks): matmul hopper_v12's 128 blocks on 132 SMs are not worth it
+_BUSY_SHARE = 0.9
+
 #: the share of the arithmetic part from which the time message names the built-in
 #: functions that take it
 _FUNCTION_SHARE = 0.25
@@ -309,7 +319,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     if waits and t.limiter in WAITED:
         others = (f"{t.limiter} {time_text(own[t.limiter])} plus barrier waits "
                   f"{time_text(waits)}, in which the execution units idle; " + others)
-    elif waits:
+    elif waits and any(k in t.parts for k in WAITED):
         others = others.replace(f"barrier waits {time_text(waits)}",
                                 f"barrier waits {time_text(waits)} (added to the arithmetic, "
                                 "issue, memory instructions and shared memory)")
@@ -321,12 +331,17 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
         msg += (f"; '{view.hardware.name}' gives no figure for {' or '.join(t.missing)}, "
                 "so the traffic that would take is not counted: where it matters the time "
                 "is too short")
+    if t.uncounted:
+        msg += (f"; {_and(t.uncounted)} {'is' if len(t.uncounted) == 1 else 'are'} not "
+                "counted: a loop's trip count is not known at these sizes (feedback-ops "
+                "says which), so where they matter the time is too short")
     if t.estimated:
         msg += (f"; the loads {', '.join(t.estimated)}, whose addresses or trip counts "
                 "depend on data or on a while loop, are counted as the feedback-requests "
                 "estimate says")
-    if t.idle and t.limiter not in ("memory", "latency", "atomics", "block dispatch",
-                                    "barrier waits"):
+    if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and \
+            t.limiter not in ("memory", "latency", "atomics", "block dispatch",
+                              "barrier waits"):
         blocks, holders = t.idle
         msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "
                 f"{occ.holder.name}s busy, so the {t.limiter} part is theirs alone: more "

@@ -150,6 +150,9 @@ class PredictedTime:
     missing: list[str] = field(default_factory=list)
     #: (blocks, holders) where the grid has fewer blocks than holders, else None
     idle: tuple[int, int] | None = None
+    #: the parts not counted because a count is not a number at these sizes (a loop
+    #: whose trip count the counts do not follow: ``offset *= 2``)
+    uncounted: list[str] = field(default_factory=list)
 
 
 def _num(e) -> float | None:
@@ -512,7 +515,6 @@ def _memory_instructions(view: KernelView, register_spaces,
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
     request once however many lines it touches (what the warp's scheduler issues).
     Reads of an array passed by value (mcl.opencl.by_value) are operands."""
-    from mcl.analyses.sectors import issued_share
     from mcl.analyses.warp_lanes import RUN, lockstep_loop
     from mcl.opencl.by_value import passed_by_value
     found = lockstep_loop(view)
@@ -534,10 +536,7 @@ def _memory_instructions(view: KernelView, register_spaces,
             return None
         run = per = None
         if found and found[0] in nacc.loops:
-            # a warp issues an access in an if only where one of its lanes takes it
-            share = issued_share(nacc, found[0], found[1]) if nacc.conditions else None
-            if share is not None:
-                execs *= share
+            execs *= _issued(nacc, found)
             banked = any(m.nr_banks for m in hw.memories_holding(sacc.space))
             run = _run(view, nacc, found[0], found[1], banked)
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
@@ -548,6 +547,17 @@ def _memory_instructions(view: KernelView, register_spaces,
                     per *= _store_line_cycles(hw, per)
         total += execs / (RUN if run is not None else 1) * (per or 1)
     return total
+
+
+def _issued(nacc, found) -> float:
+    """The share of a warp's passes over ``nacc`` in which it issues the access: where
+    an ``if`` around it lets no lane take it, the warp skips the instruction
+    (mcl.analyses.sectors.issued_share: the else branch of ``if (j < m)`` with m a
+    multiple of the warp; a tree's ``if (tid < s)`` for the warps above s); 1 where it
+    cannot be told."""
+    from mcl.analyses.sectors import issued_share
+    share = issued_share(nacc, found[0], found[1]) if nacc.conditions else None
+    return 1.0 if share is None else share
 
 
 def _run(view: KernelView, nacc, lane, width: int, banked: bool) -> list[int] | None:
@@ -729,7 +739,9 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
     the banks once per word that one bank serves in turn (the bank-conflict degree over
     the iterations of the loops around it, mcl.analyses.banks.profile; lanes that read
     the same word share it); a 128-bit access (a run of 4 elements per
-    lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts)."""
+    lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts). A warp
+    none of whose lanes takes the ``if`` around an access does not issue it
+    (:func:`_issued`: a tree's ``if (tid < s)``)."""
     from mcl.analyses.banks import conflict_degree, profile, run_wavefronts
     from mcl.analyses.warp_lanes import RUN, lockstep_loop
     found = lockstep_loop(view)
@@ -747,6 +759,7 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
         degree = 1
         if found and found[0] in nacc.loops:
             lane, width = found
+            execs *= _issued(nacc, found)
             run = _run(view, nacc, lane, width, banked=True)
             waves = run_wavefronts(nacc, run, width, mem) if run is not None else None
             if waves is not None:
@@ -899,6 +912,18 @@ def predicted_time(view: KernelView, occupancy=None,
     limiter = max(parts, key=parts.get)
     launch = _launch_seconds(hw)
     idle = (int(blocks), int(holders)) if blocks and holders and blocks < holders else None
+    uncounted = [name for name, known in (
+        ("arithmetic", flops is not None or not peak),
+        ("issue", issue is None or "issue" in parts),
+        ("memory instructions", accesses is not None or not lsu),
+        ("shared memory", shared is not None or not _has_banked(view))) if not known]
     return PredictedTime(parts[limiter] + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch, missing, idle)
+                         relaxed, launch, missing, idle, uncounted)
+
+
+def _has_banked(view: KernelView) -> bool:
+    """Whether the kernel accesses banked on-chip memory (a shared-memory part)."""
+    hw = view.hardware
+    return any(sacc.space and any(m.nr_banks for m in hw.memories_holding(sacc.space))
+               for sacc, _ in view.accesses())
