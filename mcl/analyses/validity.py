@@ -142,21 +142,26 @@ def too_many_units(num: Kernel) -> list[Diagnostic]:
                     if len(nest) > 1 else str(units))
             prop = "nr_units" if lp.group.nr_units is not None else "max_nr_units"
             unit = owner[lp.group.name]
-            path = [num.hardware.name, num.hardware.parallelism.name]
-            for g in groups:
-                if g.name == lp.group.name:
-                    break
-                path += [g.name, g.unit.name]
-            path = ".".join([*path, lp.group.name, prop])
             out.append(warning(
                 "feedback-too-many-units",
                 f"{lp.label}: {what} {lp.node.group} in a {unit} at these sizes, but "
                 f"'{num.hardware.name}' has at most {limit} "
-                f"({path}): such a {unit} "
+                f"({_property_path(num.hardware, lp.group.name, prop)}): such a {unit} "
                 "cannot be started", lp.node.span,
                 f"give each of the {lp.node.group} more work (a loop inside it) and use "
                 f"fewer of them, or more {groups[0].name}"))
     return out
+
+
+def _property_path(hw, group: str, prop: str) -> str:
+    """The path of a par_group's property as MCPL writes it:
+    ``gpu.hierarchy.blocks.block.threads.max_nr_units``."""
+    path = [hw.name, hw.parallelism.name]
+    for g in hw.par_groups():
+        if g.name == group:
+            break
+        path += [g.name, g.unit.name]
+    return ".".join([*path, group, prop])
 
 
 def _has_no_elements(a: Access) -> bool:
