@@ -45,7 +45,7 @@ def _case(n: int) -> C.Case:
 def measure(out: Path) -> int:
     import numpy as np
     import pyopencl as cl
-    from measure import Generated, _close, cold_flush, nvidia_device
+    from measure import Generated, cold_flush, matches, nvidia_device
 
     from mcl.opencl.runtime import Kernel
     _, dev = nvidia_device()
@@ -65,7 +65,7 @@ def measure(out: Path) -> int:
         if n <= VERIFY_UP_TO:
             got = k(**{p: (v.copy() if isinstance(v, np.ndarray) else v)
                        for p, v in call.items()})
-            ok, err = _close(got["acc"], ref.reference(**args)["acc"], ref.TOLERANCE)
+            ok, err = matches(got["acc"], ref.reference(**args)["acc"], ref.TOLERANCE)
             row.update(verified=ok, max_error=err)
         row["time_s"] = k.time(repeat=10, warmup=2, before=before, **call)
         print(f"n={n}: {row}", flush=True)

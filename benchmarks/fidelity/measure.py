@@ -204,7 +204,7 @@ def _inputs(case: C.Case, seed: int = 1):
     return ref, args, expected
 
 
-def _close(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
+def matches(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
     got = np.asarray(got, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
     if got.shape != want.shape:
@@ -272,7 +272,7 @@ def timing(args) -> None:
             call = {p: inputs[p] for p in k.plan.parameters if p in inputs}
             got = k(**{n: (v.copy() if isinstance(v, np.ndarray) else v)
                        for n, v in call.items()})
-            oks = [_close(got[o], expected[o], ref.TOLERANCE) for o in expected if o in got]
+            oks = [matches(got[o], expected[o], ref.TOLERANCE) for o in expected if o in got]
             row["verified"] = all(ok for ok, _ in oks)
             row["max_error"] = max((e for _, e in oks), default=0.0)
             row["time_s"] = k.time(repeat=args.repeat, warmup=2, before=before, **call)
@@ -365,7 +365,7 @@ def launch_one(args) -> None:
                 outs[a.name] = (ptr, host)
         row["grid"], row["block"] = list(gen.groups), list(gen.local)
         row["time_s"] = cu.launch(loaded, gen.groups, gen.local, kargs)
-        oks = [_close(arrays.download(*outs[o]), expected[o], ref.TOLERANCE)
+        oks = [matches(arrays.download(*outs[o]), expected[o], ref.TOLERANCE)
                for o in expected if o in outs]
         row["verified"] = all(ok for ok, _ in oks)
         row["max_error"] = max((e for _, e in oks), default=0.0)

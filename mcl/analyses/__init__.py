@@ -303,7 +303,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     atomic updates of mcl.analyses.atomics)."""
     from mcl.analyses.atomics import queued_seconds
     from mcl.analyses.occupancy import occupancy
-    from mcl.analyses.timing import WAITED, predicted_time
+    from mcl.analyses.timing import DEVICE_PARTS, WAITED, predicted_time
 
     occ = occupancy(view)
     view.missing.clear()
@@ -339,9 +339,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
         msg += (f"; the loads {', '.join(t.estimated)}, whose addresses or trip counts "
                 "depend on data or on a while loop, are counted as the feedback-requests "
                 "estimate says")
-    if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and \
-            t.limiter not in ("memory", "latency", "atomics", "block dispatch",
-                              "barrier waits"):
+    if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and t.limiter not in DEVICE_PARTS:
         blocks, holders = t.idle
         msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "
                 f"{occ.holder.name}s busy, so the {t.limiter} part is theirs alone: more "

@@ -407,7 +407,7 @@ def extra_wavefronts(view: KernelView) -> dict[str, float] | None:
         return out
     lane, width = found
     for sacc, nacc in view.accesses():
-        mem = _banked(view, sacc)
+        mem = banked_memory(view.hardware, sacc)
         if mem is None or lane not in nacc.loops:
             continue
         p = profile(view, nacc, lane, width, mem)
@@ -419,11 +419,11 @@ def extra_wavefronts(view: KernelView) -> dict[str, float] | None:
     return out
 
 
-def _banked(view: KernelView, sacc: Access) -> Any:
-    if sacc.space is None:
+def banked_memory(hw: Any, acc: Access) -> Any:
+    """The banked on-chip memory (shared) that holds ``acc``'s space on ``hw``, or None."""
+    if acc.space is None:
         return None
-    banked = [m for m in view.hardware.memories_holding(sacc.space) if m.nr_banks]
-    return banked[0] if banked else None
+    return next((m for m in hw.memories_holding(acc.space) if m.nr_banks), None)
 
 
 # --------------------------------------------------------------------------- the feedback
@@ -499,7 +499,7 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     clean: list[str] = []
     for sacc, nacc in view.accesses():
-        mem = _banked(view, sacc)
+        mem = banked_memory(view.hardware, sacc)
         if mem is None or lane not in nacc.loops:
             continue
         p = profile(view, nacc, lane, width, mem)

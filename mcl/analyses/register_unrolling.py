@@ -290,22 +290,14 @@ def growing_loops(k: Kernel) -> list[Any]:
 def compiler_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
     """The loops of the numeric kernel ``k`` that the compiler unrolls of its own
     accord, which the generator leaves rolled: those of run-time trip count that
-    read device memory (:func:`growing_loops`), those of build-time trip count too long
-    to unroll completely (:func:`partly_unrolled`), and those from a thread's index in
+    read device memory (:func:`growing_loops`) and those of build-time trip count too
+    long to unroll completely (:func:`partly_unrolled`); a loop from a thread's index in
     steps of the threads (``for (r = w; r < 32; r += 8)``: as many iterations for
-    every thread, which the compiler does not know) that it does not keep rolled."""
-    from mcl.analyses.stats import main_space
-    device = main_space(k)
-    sym_loops = {id(lp.node): lp for lp in sym.loops}
+    every thread, which the compiler does not know: of run-time trip count too,
+    :func:`_build_time_trips`)."""
     growing = {id(lp.node) for lp in growing_loops(sym)}
     out = [lp for lp in k.loops if id(lp.node) in growing]
-    out += [lp for lp in partly_unrolled(k, sym) if id(lp.node) not in growing]
-    for lp in k.loops:
-        s = sym_loops.get(id(lp.node))
-        if s is not None and s.approximate and lp.kind == "for" and lp not in out \
-                and not _kept_rolled(s, sym, device):
-            out.append(lp)
-    return out
+    return out + [lp for lp in partly_unrolled(k, sym) if id(lp.node) not in growing]
 
 
 def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:

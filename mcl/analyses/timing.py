@@ -122,6 +122,10 @@ if TYPE_CHECKING:
 
 #: the parts the barrier waits add to: the execution units idle while the warps wait
 WAITED = ("arithmetic", "issue", "memory instructions", "shared memory")
+#: the parts of the device as a whole, which a grid of fewer blocks than holders does not
+#: slow (its memory interface, the latency its warps wait, its atomics' units, its block
+#: dispatcher) or that count the grid's rounds already (the barrier waits)
+DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits")
 
 #: bytes a warp has outstanding per global load site at once (a 128 B request; a run
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
@@ -266,10 +270,10 @@ def _barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]
 def _tile_fills(view: KernelView, lane) -> set[int]:
     """The loads (by node) whose value a statement in the lock-step loop stores into
     banked on-chip memory: the loads that fill a tile."""
+    from mcl.analyses.banks import banked_memory
     from mcl.mcpl import ast
-    hw = view.hardware
-    banked = {id(a.node) for a in view.num.accesses if a.write and a.space and any(
-        m.nr_banks for m in hw.memories_holding(a.space))}
+    banked = {id(a.node) for a in view.num.accesses
+              if a.write and banked_memory(view.hardware, a) is not None}
     out: set[int] = set()
     for st in ast.walk(lane.node):
         if isinstance(st, ast.Assign) and id(st.target) in banked:
@@ -379,7 +383,7 @@ def _unrolled_by_factor(view: KernelView, lane, counted: dict[int, int],
     device = main_space(k)
     if factor == 1 or device is None:
         return {}
-    growing = {id(lp.node) for lp in compiler_unrolled(k, view.sym)}
+    unrolled = {id(lp.node) for lp in compiler_unrolled(k, view.sym)}
     spare = None
     if registers is not None:
         from mcl.analyses.occupancy import estimated_demand
@@ -391,7 +395,7 @@ def _unrolled_by_factor(view: KernelView, lane, counted: dict[int, int],
             continue
         inner = load.loops[load.loops.index(lane) + 1:]
         lp = inner[-1] if inner else None
-        if lp is None or id(lp.node) not in growing or lp.kind == "foreach":
+        if lp is None or id(lp.node) not in unrolled or lp.kind == "foreach":
             continue
         if any(a.write and a.space == device and lp in a.loops for a in k.accesses) or \
                 any(lp in site.loops for site in k.atomics) or \
@@ -515,6 +519,7 @@ def _memory_instructions(view: KernelView, register_spaces,
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
     request once however many lines it touches (what the warp's scheduler issues).
     Reads of an array passed by value (mcl.opencl.by_value) are operands."""
+    from mcl.analyses.banks import banked_memory
     from mcl.analyses.warp_lanes import RUN, lockstep_loop
     from mcl.opencl.by_value import passed_by_value
     found = lockstep_loop(view)
@@ -536,9 +541,8 @@ def _memory_instructions(view: KernelView, register_spaces,
             return None
         run = per = None
         if found and found[0] in nacc.loops:
-            execs *= _issued(nacc, found)
-            banked = any(m.nr_banks for m in hw.memories_holding(sacc.space))
-            run = _run(view, nacc, found[0], found[1], banked)
+            execs *= _issued(view, nacc, found)
+            run = _run(view, nacc, found[0], found[1], banked_memory(hw, sacc) is not None)
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
                         if c.cache_line_size), default=None)
             if line and lines:
@@ -549,15 +553,20 @@ def _memory_instructions(view: KernelView, register_spaces,
     return total
 
 
-def _issued(nacc, found) -> float:
+def _issued(view: KernelView, nacc, found) -> float:
     """The share of a warp's passes over ``nacc`` in which it issues the access: where
     an ``if`` around it lets no lane take it, the warp skips the instruction
     (mcl.analyses.sectors.issued_share: the else branch of ``if (j < m)`` with m a
     multiple of the warp; a tree's ``if (tid < s)`` for the warps above s); 1 where it
     cannot be told."""
     from mcl.analyses.sectors import issued_share
-    share = issued_share(nacc, found[0], found[1]) if nacc.conditions else None
-    return 1.0 if share is None else share
+    if not nacc.conditions:
+        return 1.0
+    memo = view.memo.setdefault("issued_share", {})
+    if id(nacc) not in memo:
+        share = issued_share(nacc, found[0], found[1])
+        memo[id(nacc)] = 1.0 if share is None else share
+    return memo[id(nacc)]
 
 
 def _run(view: KernelView, nacc, lane, width: int, banked: bool) -> list[int] | None:
@@ -742,24 +751,23 @@ def _banked_accesses(view: KernelView) -> tuple[float, object] | None:
     lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts). A warp
     none of whose lanes takes the ``if`` around an access does not issue it
     (:func:`_issued`: a tree's ``if (tid < s)``)."""
-    from mcl.analyses.banks import conflict_degree, profile, run_wavefronts
+    from mcl.analyses.banks import banked_memory, conflict_degree, profile, run_wavefronts
     from mcl.analyses.warp_lanes import RUN, lockstep_loop
     found = lockstep_loop(view)
     hw = view.hardware
     total, mem = 0.0, None
     for sacc, nacc in view.accesses():
-        banked = [m for m in hw.memories_holding(sacc.space) if m.nr_banks] \
-            if sacc.space else []
-        if not banked:
+        banked = banked_memory(hw, sacc)
+        if banked is None:
             continue
-        mem = banked[0]
+        mem = banked
         execs = _num(view.num.executions(nacc.loops)[0])
         if execs is None:
             return None
         degree = 1
         if found and found[0] in nacc.loops:
             lane, width = found
-            execs *= _issued(nacc, found)
+            execs *= _issued(view, nacc, found)
             run = _run(view, nacc, lane, width, banked=True)
             waves = run_wavefronts(nacc, run, width, mem) if run is not None else None
             if waves is not None:
@@ -880,7 +888,7 @@ def predicted_time(view: KernelView, occupancy=None,
         # banks and cache links) runs on the busy ones only; the memory interface and
         # the atomics' units are the device's, and the latency part counts the warps
         for key in parts:
-            if key not in ("memory", "latency", "atomics"):
+            if key not in DEVICE_PARTS:
                 parts[key] *= holders / blocks
         for extra in (functions, relaxed):
             for name in extra:
@@ -924,6 +932,5 @@ def predicted_time(view: KernelView, occupancy=None,
 
 def _has_banked(view: KernelView) -> bool:
     """Whether the kernel accesses banked on-chip memory (a shared-memory part)."""
-    hw = view.hardware
-    return any(sacc.space and any(m.nr_banks for m in hw.memories_holding(sacc.space))
-               for sacc, _ in view.accesses())
+    from mcl.analyses.banks import banked_memory
+    return any(banked_memory(view.hardware, sacc) is not None for sacc, _ in view.accesses())
