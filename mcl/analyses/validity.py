@@ -146,22 +146,11 @@ def too_many_units(num: Kernel) -> list[Diagnostic]:
                 "feedback-too-many-units",
                 f"{lp.label}: {what} {lp.node.group} in a {unit} at these sizes, but "
                 f"'{num.hardware.name}' has at most {limit} "
-                f"({_property_path(num.hardware, lp.group.name, prop)}): such a {unit} "
+                f"({'.'.join(num.hardware.par_group_path(lp.group))}.{prop}): such a {unit} "
                 "cannot be started", lp.node.span,
                 f"give each of the {lp.node.group} more work (a loop inside it) and use "
                 f"fewer of them, or more {groups[0].name}"))
     return out
-
-
-def _property_path(hw, group: str, prop: str) -> str:
-    """The path of a par_group's property as MCPL writes it:
-    ``gpu.hierarchy.blocks.block.threads.max_nr_units``."""
-    path = [hw.name, hw.parallelism.name]
-    for g in hw.par_groups():
-        if g.name == group:
-            break
-        path += [g.name, g.unit.name]
-    return ".".join([*path, group, prop])
 
 
 def _has_no_elements(a: Access) -> bool:

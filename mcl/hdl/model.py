@@ -79,6 +79,19 @@ class HardwareDescription:
             g = g.unit.par_group if g.unit is not None else None
         return out
 
+    def par_group_path(self, group: ParGroup) -> tuple[str, ...]:
+        """The path MCPL names par_group ``group`` by: ``fermi.hierarchy.blocks.block.warps``
+        (a property of it follows: ``….warps.max_nr_units``)."""
+        assert self.parallelism is not None
+        path = [self.name, self.parallelism.name]
+        for g in self.par_groups():
+            path.append(g.name)
+            if g is group:
+                break
+            if g.unit is not None:
+                path.append(g.unit.name)
+        return tuple(path)
+
     def par_units(self) -> list[ParUnit]:
         return [g.unit for g in self.par_groups() if g.unit is not None]
 

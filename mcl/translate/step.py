@@ -175,25 +175,13 @@ class _Step:
 
     # ------------------------------------------------------------------ property references
 
-    def group_path(self, group: ParGroup) -> tuple[str, ...]:
-        """``fermi.hierarchy.blocks.block.warps`` for par_group warps of fermi."""
-        assert self.dst.parallelism is not None
-        path = [self.dst.name, self.dst.parallelism.name]
-        for g in self.dst.par_groups():
-            path.append(g.name)
-            if g is group:
-                break
-            if g.unit is not None:
-                path.append(g.unit.name)
-        return tuple(path)
-
     def units_ref(self, group: ParGroup) -> ast.HwdRef | None:
         """The number of units of a par_group of the target, exact or at most."""
         prop = "nr_units" if group.nr_units is not None else \
             "max_nr_units" if group.max_nr_units is not None else None
-        if prop is None or self.lookup(self.group_path(group) + (prop,)) is None:
+        if prop is None or self.lookup(self.dst.par_group_path(group) + (prop,)) is None:
             return None  # unlimited or countable: no number to use
-        return ast.HwdRef(self.group_path(group) + (prop,))
+        return ast.HwdRef(self.dst.par_group_path(group) + (prop,))
 
     def hwd_ref(self, e: ast.HwdRef) -> ast.Expr:
         """``gpu.hierarchy.blocks.block.threads.max_nr_units`` of the source becomes the
