@@ -95,7 +95,7 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     mcl.analyses.traffic; ``registers``: the vendor count, for the waves of blocks),
     and global loads: warp requests, the sectors they fetch and sectors per request
     (mcl.analyses.sectors, what the feedback prints), and the bytes they take from the
-    L2 (the time model's ``l2 bandwidth`` part, mcl.analyses.timing.cache_bytes)."""
+    L2 (the time model's ``l2 bandwidth`` part, mcl.analyses.timing_counts.cache_bytes)."""
     import sympy
 
     from mcl.analyses.functions import KernelView
@@ -122,7 +122,7 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     if traffic is not None:
         out["dram_bytes"] = traffic.dram_bytes
         out["dram_how"] = traffic.how
-    from mcl.analyses.timing import cache_bytes, estimated_loads
+    from mcl.analyses.timing_counts import cache_bytes, estimated_loads
     loads = global_loads(view)
     through = cache_bytes(view, space, estimated_loads(view, loads)) if space else None
     if through is not None:

@@ -1,7 +1,7 @@
 """Record the sectors the examples' global loads miss in the L1 (what the L1s request
 from the L2), from an ncu run of benchmarks/runs/l1_fill_h200.sh, into
 tests/analyses/fidelity/l1_misses.json, which the CPU tests hold the time model's
-L2 read bytes (mcl.analyses.timing.cache_bytes) against.
+L2 read bytes (mcl.analyses.timing_counts.cache_bytes) against.
 
 Per example: ncu's global-load sectors less those that hit in the L1
 (`l1tex__t_sectors_pipe_lsu_mem_global_op_ld` - `..._lookup_hit`), beside the L2's

@@ -171,7 +171,7 @@ def memory_section(ex: list, ncu: dict, preds: dict):
     md += ["", f"DRAM bytes within 20%: {within20}/{len(dram_pts)}; sectors per request "
            f"within 20%: {sum(abs(pct(p, m)) <= 20 for p, m, _ in sec_pts)}/{len(sec_pts)}; "
            f"L2 read bytes (the sectors the time model's `l2 bandwidth` part counts, "
-           f"mcl.analyses.timing.cache_bytes: what a block's loads miss in its SM's L1) "
+           f"mcl.analyses.timing_counts.cache_bytes: what a block's loads miss in its SM's L1) "
            f"against the L1's misses (ncu's global-load sectors less its L1 hits, "
            f"measured on the {l1['device']}, whose SMs and L1 are the H100's) "
            f"within 20%: {within(miss_pts)}/{len(miss_pts)}{beyond(miss_pts)}; "

@@ -54,8 +54,8 @@ def _latency_s() -> float:
 
 
 def model(bytes_: float, inflight: float, bw: float, p: float, latency_s: float) -> float:
-    """The time model's memory part for these reads (mcl.analyses.timing.memory_time)."""
-    from mcl.analyses.timing import memory_time
+    """The time model's memory part for these reads (mcl.analyses.timing_rates.memory_time)."""
+    from mcl.analyses.timing_rates import memory_time
     return memory_time(bytes_ / bw, bytes_ * latency_s / inflight, p)
 
 

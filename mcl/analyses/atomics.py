@@ -190,7 +190,7 @@ def cas_seconds(finding: AtomicFinding, view: Any, occ: Any) -> float | None:
     many each; where blocks replace each other in the queue (more updates than ``P``),
     the first ``P`` so and every further one ``cas_stream_seconds`` for ``P``
     (benchmarks/opencl/cas_rate.py). None where this does not apply."""
-    from mcl.analyses.timing import instances
+    from mcl.analyses.timing_rates import instances
     from mcl.analyses.traffic import grid_units, write_back_cache
 
     hw = view.hardware
@@ -275,7 +275,7 @@ def update_latency(hw: Any, target: Any) -> float | None:
     cache that holds the memory (an H100's L2 performs atomics: the latency of its link
     to the SMs); a float atomicAdd of OpenCL 1.2 is a compare-and-swap loop (a read and
     a compare-and-swap: the memory's latency)."""
-    from mcl.analyses.timing import cache_link
+    from mcl.analyses.timing_rates import cache_link
     from mcl.analyses.traffic import write_back_cache
     latency = hw.memory_latency(target.space)
     if _integer(target):

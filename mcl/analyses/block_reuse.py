@@ -37,7 +37,7 @@ import numpy as np
 import sympy
 
 from mcl.analyses.banks import is_block_loop, loop_values
-from mcl.analyses.timing import instances
+from mcl.analyses.timing_rates import instances
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView

@@ -397,7 +397,7 @@ def _grid_placement(view: KernelView, occ) -> str | None:
     how it places them: 'the grid's 132 blocks place 1 on each of the 132 smps: 1024 of
     the 2048 thread slots in use' (reduction hopper v3, where 2 blocks fit); else None."""
     from mcl.analyses.block_reuse import resident_blocks
-    from mcl.analyses.timing import instances
+    from mcl.analyses.timing_rates import instances
     from mcl.analyses.traffic import grid_units
 
     blocks, holders = grid_units(view, occ.unit), instances(view.hardware, occ.holder)

@@ -443,7 +443,7 @@ def _sectors(acc: Access, lane: Loop, width: int, sector: int, vector: bool,
     each distinct load), whether it is a 128-bit access; with ``line``: cache lines
     of ``line`` bytes per request, and the sectors per request that the previous
     iteration of the innermost sequential loop did not touch, averaged over its
-    iterations as mcl.analyses.timing.cache_bytes does)."""
+    iterations as mcl.analyses.timing_counts.cache_bytes does)."""
     ev = _Evaluator(acc, lane, width, data)
     merged, reps, share = [], [()], 1.0
     if merge is not None and merge < len(ev.loops) and not vector:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mcl.analyses.functions import KernelView
-from mcl.analyses.timing import cache_bytes, estimated_loads
+from mcl.analyses.timing_counts import cache_bytes, estimated_loads
 from tests.analyses.kernels import built
 
 

@@ -421,7 +421,7 @@ L1_MISSES = json.loads((Path(__file__).parent / "fidelity" / "l1_misses.json").r
 
 def test_l2_read_bytes_of_the_time_model_against_the_l1_misses():
     """The bytes the global loads take from the L2, as the time model's `l2 bandwidth`
-    part counts them (mcl.analyses.timing.cache_bytes: the sectors a block's loads
+    part counts them (mcl.analyses.timing_counts.cache_bytes: the sectors a block's loads
     miss in its SM's L1, mcl.analyses.block_reuse), against the sectors ncu counts
     as missing in the L1 (global-load sectors less L1 hits; l1_misses.json, measured
     on the H200, whose SMs and L1 are the H100's: its global-load sectors equal the

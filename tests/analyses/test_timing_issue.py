@@ -117,12 +117,12 @@ def test_many_small_blocks_wait_for_the_device_to_start_them(tmp_path):
 
 
 def test_the_dispatch_rate_falls_for_blocks_that_fill_half_an_smp():
-    from mcl.analyses.timing import _dispatch_rate
+    from mcl.analyses.timing_rates import dispatch_rate
     from mcl.hdl import load_hardware
     hw = load_hardware("hopper")
-    assert _dispatch_rate(hw, 64) == _dispatch_rate(hw, 640) == pytest.approx(1.65e9)
-    assert _dispatch_rate(hw, 1024) == pytest.approx(0.88e9)
-    assert _dispatch_rate(load_hardware("fermi"), 64) is None
+    assert dispatch_rate(hw, 64) == dispatch_rate(hw, 640) == pytest.approx(1.65e9)
+    assert dispatch_rate(hw, 1024) == pytest.approx(0.88e9)
+    assert dispatch_rate(load_hardware("fermi"), 64) is None
 
 
 def test_a_branch_no_lane_of_a_warp_takes_is_not_issued():

@@ -1,0 +1,321 @@
+"""What a kernel's warps ask of each part of the device, for the time model
+(mcl.analyses.timing): the memory instructions the load-store units take (a cycle per
+cache line a request touches), the bytes the global loads take from the last-level
+cache, the words banked on-chip memory serves, and the multiply-adds built-in functions
+cost beyond one operation."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mcl.analyses.target_settings import device_settings
+from mcl.analyses.timing_rates import number, store_line_cycles
+
+if TYPE_CHECKING:
+    from mcl.analyses.functions import KernelView
+    from mcl.analyses.sectors import Requests
+
+
+def function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float]]:
+    """The multiply-adds that the kernel's calls of built-in functions and its float
+    divisions cost beyond the one operation each counts for, over all their
+    executions, by function: with the target file's ``function_costs`` (its compiler's
+    default, precise math) and with its ``function_costs_relaxed`` (relaxed math;
+    mcl.analyses.target_settings). Empty where the target file gives no costs."""
+    from mcl.analyses.stats import site_executions
+    settings = device_settings(view.hardware)
+    tables = [settings.get("function_costs") or {}, settings.get("function_costs_relaxed") or {}]
+    out: tuple[dict[str, float], dict[str, float]] = ({}, {})
+    k = view.num
+    for site in k.ops:
+        if site.kind != "compute" or not any(t.get(site.name, 1) > 1 for t in tables):
+            continue
+        times = number(site_executions(k, site)[0] * site.count)
+        if not times:
+            continue
+        for costs, extra in zip(tables, out, strict=True):
+            cost = costs.get(site.name)
+            if cost is not None and cost > 1:
+                extra[site.name] = extra.get(site.name, 0.0) + times * (float(cost) - 1)
+    return out
+
+
+def estimated_loads(view: KernelView, loads: Requests | None = None) -> dict[int, object]:
+    """The global loads whose address or trip count depends on data, as
+    mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node;
+    ``loads``: its ``global_loads(view)`` where the caller has them already."""
+    from mcl.analyses.sectors import global_loads
+    if loads is None:
+        loads = global_loads(view)
+    if loads is None or not loads.estimated:
+        return {}
+    return {id(ld.access.node): ld for ld in loads.loads
+            if ld.lines_per_request is not None}
+
+
+def memory_instructions(view: KernelView, register_spaces,
+                         estimated: dict | None = None, lines: bool = True) -> float | None:
+    """Accesses to addressable memory by all units, in lanes' accesses (the load-store
+    units take one warp's request per cycle); a run of 4 adjacent elements that the
+    generator makes one 128-bit access counts once, and so do 4 reads of banked
+    on-chip memory that the vendor compiler merges into one (mcl.analyses.banks.
+    unrolled_run: matmul gpu_v3..hopper, whose memory-instructions part was 18-23%
+    above their measured times while it counted each read of ``l_a[ei][k]``). A warp's
+    request to cached memory takes a cycle per cache line its lanes touch (the
+    first-level cache's tag stage).
+    Reads of read-only memory that are constants of the generated code
+    (:func:`_constant_operand`) are not counted. A load whose address or trip count
+    depends on data counts as ``estimated`` gives it: its warp requests, each a cycle
+    per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
+    request once however many lines it touches (what the warp's scheduler issues).
+    Reads of an array passed by value (mcl.opencl.by_value) are operands."""
+    from mcl.analyses.banks import banked_memory
+    from mcl.analyses.warp_lanes import RUN, lockstep_loop
+    from mcl.opencl.by_value import passed_by_value
+    found = lockstep_loop(view)
+    hw = view.hardware
+    read_only = {ms.name for ms in hw.read_only_spaces()}
+    operands = passed_by_value(view.num.function, hw, view.num.specialized)
+    total = 0.0
+    for sacc, nacc in view.accesses():
+        if sacc.space is None or sacc.space in register_spaces or nacc.name in operands:
+            continue
+        if sacc.space in read_only and not sacc.write and _constant_operand(nacc, found):
+            continue
+        est = (estimated or {}).get(id(nacc.node)) if not nacc.write else None
+        if est is not None and found:
+            total += est.requests * found[1] * (est.lines_per_request if lines else 1)
+            continue
+        execs = number(view.num.executions(nacc.loops)[0])
+        if execs is None:
+            return None
+        run = per = None
+        if found and found[0] in nacc.loops:
+            execs *= _issued(view, nacc, found)
+            run = _run(view, nacc, found[0], found[1], banked_memory(hw, sacc) is not None)
+            line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
+                        if c.cache_line_size), default=None)
+            if line and lines:
+                per = _lines_per_request(view, nacc, found, run, int(line))
+                if per and nacc.write:
+                    per *= store_line_cycles(hw, per)
+        total += execs / (RUN if run is not None else 1) * (per or 1)
+    return total
+
+
+def _issued(view: KernelView, nacc, found) -> float:
+    """The share of a warp's passes over ``nacc`` in which it issues the access: where
+    an ``if`` around it lets no lane take it, the warp skips the instruction
+    (mcl.analyses.sectors.issued_share: the else branch of ``if (j < m)`` with m a
+    multiple of the warp; a tree's ``if (tid < s)`` for the warps above s); 1 where it
+    cannot be told."""
+    from mcl.analyses.sectors import issued_share
+    if not nacc.conditions:
+        return 1.0
+    memo = view.memo.setdefault("issued_share", {})
+    if id(nacc) not in memo:
+        share = issued_share(nacc, found[0], found[1])
+        memo[id(nacc)] = 1.0 if share is None else share
+    return memo[id(nacc)]
+
+
+def _run(view: KernelView, nacc, lane, width: int, banked: bool) -> list[int] | None:
+    """The offsets of a warp's 128-bit access of ``nacc`` (mcl.analyses.functions.
+    run_offsets: a run of 4 the generator vectorises), or, for a read of banked on-chip
+    memory, of the 4 reads the vendor compiler merges into one (mcl.analyses.banks.
+    unrolled_run); None where the access is not one."""
+    from mcl.analyses.banks import unrolled_run
+    from mcl.analyses.warp_lanes import run_offsets
+    run = run_offsets(view, nacc, lane, width)
+    if run is None and banked and not nacc.write:
+        merged = unrolled_run(view, nacc, lane, width)
+        run = merged[0] if merged is not None else None
+    return run
+
+
+def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float | None:
+    """Cache lines a warp's request touches, averaged over 8 consecutive iterations of
+    the innermost sequential loop around it (a window that moves by one element
+    straddles two lines in most of them)."""
+    from mcl.analyses.warp_lanes import RUN, lane_offsets, run_offsets
+    lane, width = found
+    loops = nacc.loops[:-1] if run is not None else nacc.loops
+    inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
+    trips = view.value(inner.trips) if inner is not None and inner.trips is not None \
+        else None
+    step = (view.value(inner.step) if inner is not None and inner.step is not None
+            else 1) or 1
+    counts = []
+    for i in range(min(8, trips) if trips and nacc.offset is not None else 1):
+        acc = replace(nacc, offset=nacc.offset.subs(inner.symbol, inner.symbol + i * step)) \
+            if i else nacc
+        offs = run_offsets(view, acc, lane, width) if run is not None else \
+            lane_offsets(view, acc, lane, width)
+        if not offs:
+            return None
+        n = len({o * acc.element_bytes // line for o in offs})
+        counts.append(max(1, n // RUN) if run is not None else n)
+    return sum(counts) / len(counts)
+
+
+def _runs(sectors: set[int]) -> int:
+    return sum(1 for s in sectors if s - 1 not in sectors)
+
+
+def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
+                occupancy=None) -> float | None:
+    """Bytes the global loads in ``space`` take from the last-level cache (the
+    ``cache`` part of the module docstring); None without a lock-step loop. The loads
+    of one array inside the same loops fetch, per block, the union of their warps'
+    sectors (mcl.analyses.block_reuse); a load that the block model cannot evaluate,
+    the sectors of its warps' requests. A load whose address or trip count depends on
+    data takes the sectors ``estimated`` gives it. ``occupancy``: the kernel's
+    (mcl.analyses.occupancy; computed where not given)."""
+    from mcl.analyses.block_reuse import (
+        block_load,
+        first_level_cache,
+        gather_sectors,
+        is_gather,
+        kernel_sectors,
+    )
+    from mcl.analyses.warp_lanes import lockstep_loop, transaction_size
+
+    found = lockstep_loop(view)
+    if found is None:
+        return None
+    lane, width = found
+    hw = view.hardware
+    size, _ = transaction_size(view, space)
+    l1 = first_level_cache(hw, space)
+    line = int(l1.cache_line_size or size) if l1 is not None else size
+    if occupancy is None and l1 is not None:
+        from mcl.analyses.occupancy import occupancy as occupancy_of
+        occupancy = occupancy_of(view)
+    total = 0.0
+    together: dict[tuple, list] = {}
+    gathers: dict[str, tuple] = {}
+    for _sacc, nacc in view.accesses():
+        if nacc.write or nacc.space != space or lane not in nacc.loops:
+            continue
+        est = (estimated or {}).get(id(nacc.node))
+        if est is not None:
+            sectors = est.requests * est.fetched_per_request
+            if is_gather(view, nacc, lane):    # one array's gathers share the L1
+                first, before = gathers.get(nacc.name, (nacc, 0.0))
+                gathers[nacc.name] = (first, before + sectors)
+            else:
+                total += sectors * size
+            continue
+        together.setdefault((nacc.name, tuple(map(id, nacc.loops))), []).append(nacc)
+    found = []
+    for loads in together.values():
+        block = block_load(view, loads, lane, size, line) if l1 is not None else None
+        if block is not None:
+            found.append((loads, block))
+            continue
+        total += sum(_warp_sectors(view, nacc, lane, width, size) for nacc in loads) * size
+    if found:
+        total += kernel_sectors(view, found, size, line, l1, occupancy) * size
+    for first, sectors in gathers.values():
+        total += gather_sectors(view, first, l1, occupancy, sectors, size) * size
+    return total
+
+
+def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:
+    """The sectors a load's warp requests fetch over the kernel: per request the
+    sectors its lanes touch, and in the iterations of the innermost sequential loop
+    around it after the first only those it did not touch in the previous one."""
+    from mcl.analyses.warp_lanes import RUN, lane_offsets, run_offsets
+
+    run = run_offsets(view, nacc, lane, width)
+    offs = run if run is not None else lane_offsets(view, nacc, lane, width)
+    execs = number(view.num.executions(nacc.loops)[0])
+    if offs is None or execs is None or nacc.offset is None:
+        return 0.0
+    eb = nacc.element_bytes
+    first = {o * eb // size for o in offs}
+    per = float(len(first))
+    loops = nacc.loops[:-1] if run is not None else nacc.loops
+    inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
+    trips = number(inner.trips) if inner is not None and inner.trips is not None else None
+    if inner is not None and trips and trips > 1:
+        step = view.value(inner.step) if inner.step is not None else 1
+        shifted = replace(nacc, offset=nacc.offset.subs(inner.symbol,
+                                                        inner.symbol + (step or 1)))
+        offs2 = run_offsets(view, shifted, lane, width) if run is not None else \
+            lane_offsets(view, shifted, lane, width)
+        if offs2 is not None:
+            moved = {b - a for a, b in zip(offs, offs2, strict=True)}
+            if len(moved) == 1 and abs(next(iter(moved))) * eb < size:
+                new = min(len(first), _runs(first) * abs(next(iter(moved))) * eb / size)
+            else:
+                new = len({o * eb // size for o in offs2} - first)
+            per = (len(first) + (trips - 1) * new) / trips
+    return execs / width / (RUN if run is not None else 1) * per
+
+
+def _constant_operand(nacc, found) -> bool:
+    """Whether a read is at the same element in every lane of a warp and its index
+    depends only on loops that the OpenCL generator unrolls completely (counted loops
+    of at most vectorize.MAX_UNROLL iterations): its address is then a constant of
+    the program, so the compiler loads it once and keeps it in a register, or reads
+    it from the constant cache as an operand of the arithmetic (a filter in constant
+    memory) -- no load-store instruction per read."""
+    from mcl.opencl.vectorize import MAX_UNROLL
+    if not found or found[0].var in nacc.depends:
+        return False
+    loops = {lp.var: lp for lp in nacc.loops if lp.var}
+    for name in nacc.depends:
+        lp = loops.get(name)
+        if lp is None or lp.kind == "foreach":
+            continue
+        trips = number(lp.trips) if lp.trips is not None else None
+        if lp.kind != "for" or trips is None or trips > MAX_UNROLL:
+            return False
+    return True
+
+
+def banked_accesses(view: KernelView) -> tuple[float, object] | None:
+    """Words all accesses to banked memory take from the banks: a warp's access takes
+    the banks once per word that one bank serves in turn (the bank-conflict degree over
+    the iterations of the loops around it, mcl.analyses.banks.profile; lanes that read
+    the same word share it); a 128-bit access (a run of 4 elements per
+    lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts). A warp
+    none of whose lanes takes the ``if`` around an access does not issue it
+    (:func:`_issued`: a tree's ``if (tid < s)``)."""
+    from mcl.analyses.banks import banked_memory, conflict_degree, profile, run_wavefronts
+    from mcl.analyses.warp_lanes import RUN, lockstep_loop
+    found = lockstep_loop(view)
+    hw = view.hardware
+    total, mem = 0.0, None
+    for sacc, nacc in view.accesses():
+        banked = banked_memory(hw, sacc)
+        if banked is None:
+            continue
+        mem = banked
+        execs = number(view.num.executions(nacc.loops)[0])
+        if execs is None:
+            return None
+        degree = 1
+        if found and found[0] in nacc.loops:
+            lane, width = found
+            execs *= _issued(view, nacc, found)
+            run = _run(view, nacc, lane, width, banked=True)
+            waves = run_wavefronts(nacc, run, width, mem) if run is not None else None
+            if waves is not None:
+                # execs / (RUN * width) warp accesses, each taking the banks `waves` times
+                total += execs / (RUN * width) * waves * mem.nr_banks
+                continue
+            judged = profile(view, nacc, lane, width, mem)
+            degree = 1 + judged.extra / judged.requests if judged is not None and \
+                judged.extra is not None and judged.requests else \
+                conflict_degree(view, nacc, lane, width, mem) or 1
+        total += execs * degree
+    return (total, mem) if mem is not None else None
+
+
+def has_banked(view: KernelView) -> bool:
+    """Whether the kernel accesses banked on-chip memory (a shared-memory part)."""
+    from mcl.analyses.banks import banked_memory
+    return any(banked_memory(view.hardware, sacc) is not None for sacc, _ in view.accesses())

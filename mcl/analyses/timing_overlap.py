@@ -1,0 +1,208 @@
+"""How a kernel's loads overlap, for the time model (mcl.analyses.timing): how many
+iterations' loads a warp keeps in flight at once (a register array filled in an
+unrolled loop, a loop the compiler unrolls of its own accord), how often it goes round
+its loads, a grid-stride loop that takes its threads round unequally often, and the
+phases in which a block's warps wait at a barrier for a tile's loads."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcl.analyses.kernel_syntax import at_first_units
+from mcl.analyses.stats import viewed_arrays
+from mcl.analyses.timing_rates import number
+
+if TYPE_CHECKING:
+    from mcl.analyses.functions import KernelView
+
+
+def _lane_loads(view: KernelView, space: str, lane):
+    """The loads of ``space`` inside the lock-step loop ``lane``, each with the
+    sequential loops inside ``lane`` around it (outermost first)."""
+    for nacc in view.num.accesses:
+        if not nacc.write and nacc.space == space and lane in nacc.loops:
+            yield nacc, [lp for lp in nacc.loops[nacc.loops.index(lane) + 1:]
+                         if lp.kind != "foreach"]
+
+
+def trip_number(lp) -> float | None:
+    """A loop's trip count as a number (None where it has none)."""
+    return number(lp.trips) if lp.trips is not None else None
+
+
+def barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]:
+    """Iterations, per block, of the phases in which the block's warps wait at a
+    barrier for the loads of ``space`` that fill its on-chip tile, and the arrays those
+    loads read. A phase is an iteration of a sequential loop inside the lock-step loop
+    whose body loads ``space`` and waits at a barrier; a load stored into the tile
+    before a barrier that no such loop encloses (a tile filled once, then computed
+    on) is one phase. A load that only feeds registers before a barrier (a
+    reduction's accumulation) is none: its warps compute while it is in flight."""
+    from mcl.mcpl import ast
+    order = {id(n): i for i, n in enumerate(ast.walk(lane.node))}
+    barriers = [order[id(x)] for x in ast.walk(lane.node) if isinstance(x, ast.Barrier)]
+    fills = _tile_fills(view, lane)
+    most, arrays = 0.0, set()
+    for nacc, inner in _lane_loads(view, space, lane):
+        phases, mine = 1.0, 0.0
+        for lp in inner:
+            trips = trip_number(lp)
+            if trips is None:
+                break
+            phases *= trips
+            if any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
+                mine = max(mine, phases)
+        at = order.get(id(nacc.node))
+        if not mine and id(nacc.node) in fills and any(b > at for b in barriers):
+            mine = 1.0
+        if mine:
+            arrays.add(nacc.name)
+            most = max(most, mine)
+    return most, viewed_arrays(view.num, arrays)
+
+
+def _tile_fills(view: KernelView, lane) -> set[int]:
+    """The loads (by node) whose value a statement in the lock-step loop stores into
+    banked on-chip memory: the loads that fill a tile."""
+    from mcl.analyses.banks import banked_memory
+    from mcl.mcpl import ast
+    banked = {id(a.node) for a in view.num.accesses
+              if a.write and banked_memory(view.hardware, a) is not None}
+    out: set[int] = set()
+    for st in ast.walk(lane.node):
+        if isinstance(st, ast.Assign) and id(st.target) in banked:
+            out.update(id(n) for n in ast.walk(st.value))
+    return out
+
+
+def load_passes(view: KernelView, space: str, lane) -> float | None:
+    """How many times a warp goes round its loads of ``space``: the iterations of the
+    sequential loops inside the lock-step loop around them (the most of any load).
+    A loop the generator unrolls counts too: its iterations' loads still come one
+    after the other, as far as the registers let the compiler hoist them (ncu on the
+    H100: gesummv hopper_v2, 4 unrolled passes of 8 runs per lane, keeps 24.3% of its
+    25% occupancy over two rounds of blocks). None where a trip count has no value
+    or there is no load."""
+    most = None
+    for _, inner in _lane_loads(view, space, lane):
+        passes = 1.0
+        for lp in inner:
+            trips = trip_number(lp)
+            if trips is None:
+                return None
+            passes *= max(trips, 1.0)
+        most = max(most or 0.0, passes)
+    return most
+
+
+def uneven_trips(view: KernelView, space: str, lane) -> float | None:
+    """The mean iterations of a grid-stride loop around the loads of ``space`` (a
+    sequential loop inside ``lane`` whose start depends on the block and thread
+    indices: ``for (i = bi * T + ti; i < n; i += stride)``) where the threads do not
+    all go round it equally often: n / stride, of which the threads starting first
+    take the ceiling and the others the floor. None where every thread goes round
+    equally often, or there is no such loop."""
+    parallel = {lp.var for lp in view.num.foreach_loops() if lp.var}
+    for _, inner in _lane_loads(view, space, lane):
+        for lp in inner:
+            if (lp.kind != "for" or not lp.depends & parallel or lp.start is None
+                    or lp.step is None or lp.bound is None):
+                continue
+            first = at_first_units(lp.start, parallel)
+            if first is None:
+                continue
+            mean, most = number((lp.bound - first) / lp.step), trip_number(lp)
+            if mean is not None and most is not None and 1 <= mean < most:
+                return mean
+    return None
+
+
+def filled_together(view: KernelView, lane, registers: int | None = None) -> dict[int, int]:
+    """How many iterations' loads a warp keeps in flight at once, by load node, for the
+    loads in ``lane`` that only fill a register array (``v[u] = input[i + u * T]``) in
+    loops the generated code unrolls completely, each iteration filling another
+    element: the compiler issues all of them before their values are used, the
+    product of those loops' trip counts (histogram hopper_v1's 4 loads of ``input``).
+    Any other load counts 1: a load whose value the same iteration computes with comes
+    one iteration at a time (black_scholes gpu_v1's 4 options a thread, each behind its
+    own ``if (i < n)``: in its SASS on the H100 each option's 3 loads follow the
+    previous option's stores)."""
+    from mcl.analyses.stats import register_spaces
+    from mcl.analyses.unrolled import build_time_sizes, unrolled
+    from mcl.mcpl import ast
+    spaces = register_spaces(view.hardware)
+    by_node = {id(a.node): a for a in view.num.accesses}
+    sizes = build_time_sizes(view.sym)
+    sym_loops = {id(lp.node): lp for lp in view.sym.loops}
+    out: dict[int, int] = {}
+    for st in ast.walk(lane.node):
+        if not isinstance(st, ast.Assign) or st.op != "=":
+            continue
+        load, target = by_node.get(id(st.value)), by_node.get(id(st.target))
+        if load is None or target is None or target.space not in spaces \
+                or lane not in load.loops:
+            continue
+        together = 1
+        for lp in reversed(load.loops[load.loops.index(lane) + 1:]):
+            trips = trip_number(lp)
+            if (lp.var not in target.depends or trips is None
+                    or not unrolled(sym_loops.get(id(lp.node)), lp, sizes)):
+                break
+            together *= int(trips)
+        out[id(load.node)] = together
+    out.update(_unrolled_by_factor(view, lane, out, registers))
+    return out
+
+
+def _unrolled_by_factor(view: KernelView, lane, counted: dict[int, int],
+                        registers: int | None) -> dict[int, int]:
+    """The loads of device memory in a loop that the compiler unrolls of its own accord
+    (mcl.analyses.register_unrolling.compiler_unrolled: by the target's factor,
+    partial_unroll, 4 on the H100 and H200), where no store to device memory, no atomic
+    update and no barrier inside the loop orders its iterations: the copies' loads are issued
+    together, as many as the factor or the loop's iterations (rowsum's ``s +=
+    mat[i, j]`` over a row: 4; transpose_padded's ``tile[r, t] = a[i, j]``, 4 rows a
+    warp, its stores to shared memory, which the loads cannot alias: 4). A load that
+    another rule counts already keeps that count (``counted``). Each load in flight
+    holds a register for its value until it is used: the copies beyond the first are
+    as many as the ``registers`` a thread has (the compiler's, or the estimate) beyond
+    what the kernel needs without the unrolling (mcl.analyses.registers.register_demand)
+    give the loop's loads of an iteration (gesummv nvidia_v1, 9 loads an iteration in
+    40 registers: 2 iterations)."""
+    from mcl.analyses.register_unrolling import compiler_unrolled, partial_unroll
+    from mcl.analyses.stats import main_space
+    from mcl.mcpl import ast
+    k = view.num
+    factor = partial_unroll(k)
+    device = main_space(k)
+    if factor == 1 or device is None:
+        return {}
+    unrolled = {id(lp.node) for lp in compiler_unrolled(k, view.sym)}
+    spare = None
+    if registers is not None:
+        from mcl.analyses.occupancy import estimated_demand
+        spare = max(0, registers - estimated_demand(view))
+    out: dict[int, int] = {}
+    for load in k.accesses:
+        if load.write or load.space != device or lane not in load.loops \
+                or counted.get(id(load.node), 1) > 1:
+            continue
+        inner = load.loops[load.loops.index(lane) + 1:]
+        lp = inner[-1] if inner else None
+        if lp is None or id(lp.node) not in unrolled or lp.kind == "foreach":
+            continue
+        if any(a.write and a.space == device and lp in a.loops for a in k.accesses) or \
+                any(lp in site.loops for site in k.atomics) or \
+                any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
+            continue
+        trips = number(lp.mean) if lp.mean is not None else trip_number(lp)
+        if trips is None or trips < 1:
+            continue
+        copies = min(factor, int(trips))
+        if spare is not None:
+            loads = sum(number(k.executions(a.loops[a.loops.index(lp) + 1:])[0]) or 1
+                        for a in k.accesses if not a.write and a.space == device
+                        and lp in a.loops)
+            copies = min(copies, 1 + int(spare // max(loads, 1)))
+        out[id(load.node)] = max(1, copies)
+    return out
