@@ -39,7 +39,6 @@ from mcl.analyses.warp_lanes import (
     run_rows,
 )
 from mcl.diagnostics import Diagnostic, Related, info, warning
-from mcl.mcpl import ast
 
 #: values of a loop around an access at which its bank conflicts are judged
 _PER_LOOP = 32
@@ -136,7 +135,8 @@ def unrolled_run(view: KernelView, nacc: Access, lane: Loop, width: int,
         trips = view.value(lp.trips) if lp.trips is not None else None
         start = view.value(lp.start) if lp.start is not None else 0
         step = view.value(lp.step) if lp.step is not None else 1
-        if lp.kind != "for" or trips is None or start is None or step != 1:
+        if lp.kind != "for" or trips is None or start is None or step != 1 \
+                or lp.values is not None:
             return None     # this loop and those around it stay loops
         if trips > MAX_UNROLL and (trips % RUN or id(lp.node) not in _merging_loops(view)):
             return None
@@ -208,43 +208,23 @@ def run_wavefronts(nacc: Access, run: list[int], width: int, mem: Any) -> int | 
 
 def loop_values(view: KernelView, lp: Loop, limit: int = _PER_LOOP) -> list[int] | None:
     """The first ``limit`` values the variable of loop ``lp`` takes: a counted loop's
-    (start, step, trip count), or one that doubles or halves (``s *= 2``, ``s >>= 1``,
-    ``s /= 2`` to a bound: a reduction's tree), run as written. None where they are
-    not known."""
-    start = view.value(lp.start) if lp.start is not None else None
+    (start, step, trip count), or one that doubles or halves to a bound (``s *= 2``,
+    ``s >>= 1``: a reduction's tree; mcl.analyses.kernel.Loop.values). None where they
+    are not known."""
     if lp.kind == "foreach":
         trips = view.value(lp.trips) if lp.trips is not None else None
         return list(range(min(trips, limit))) if trips is not None else None
-    if lp.kind != "for" or start is None:
+    if lp.kind != "for":
         return None
-    if lp.step is not None and lp.trips is not None:
-        step, trips = view.value(lp.step), view.value(lp.trips)
-        if step is None or trips is None:
-            return None
-        return [start + step * i for i in range(min(max(trips, 0), limit))]
-    node = lp.node
-    upd, cond = getattr(node, "update", None), getattr(node, "cond", None)
-    if not (isinstance(upd, ast.Assign) and isinstance(upd.value, ast.Literal)
-            and upd.value.kind == "int" and upd.op in ("*=", "/=", "<<=", ">>=")
-            and isinstance(cond, ast.Binary) and cond.op in ("<", "<=", ">", ">=")
-            and isinstance(cond.left, ast.Name) and cond.left.id == lp.var):
+    if lp.values is not None:
+        return list(lp.values[:limit])
+    start = view.value(lp.start) if lp.start is not None else None
+    if start is None or lp.step is None or lp.trips is None:
         return None
-    bound = view.value(lp.bound) if lp.bound is not None else None
-    c = int(upd.value.value)
-    if bound is None or c <= (1 if upd.op in ("*=", "/=") else 0):
+    step, trips = view.value(lp.step), view.value(lp.trips)
+    if step is None or trips is None:
         return None
-    step = {"*=": lambda v: v * c, "/=": lambda v: int(v / c),
-            "<<=": lambda v: v << c, ">>=": lambda v: v >> c}[upd.op]
-    test = {"<": lambda v: v < bound, "<=": lambda v: v < bound,  # bound is exclusive
-            ">": lambda v: v > bound, ">=": lambda v: v > bound}[cond.op]
-    out, v = [], start
-    while test(v) and len(out) < limit:
-        out.append(v)
-        nv = step(v)
-        if nv == v:
-            break
-        v = nv
-    return out
+    return [start + step * i for i in range(min(max(trips, 0), limit))]
 
 
 @dataclass(frozen=True)

@@ -167,7 +167,7 @@ class CacheAnalysis:
             nloops = _local_loops(num, nacc)
             for lp in nloops:
                 if lp.var is None or lp.trips is None or not lp.trips.is_number \
-                        or lp.trips.is_finite is not True:
+                        or lp.trips.is_finite is not True or lp.values is not None:
                     continue
                 iters = int(lp.trips)
                 if iters <= 1:

@@ -205,14 +205,11 @@ def _misaligned_rows(view: KernelView, j: _Judged, lane: Loop,
     for lp in nacc.loops:
         if lp is lane or lp.var is None:
             continue
-        start = sympy.sympify(lp.start) if lp.start is not None else sympy.Integer(0)
-        step = sympy.sympify(lp.step) if lp.step is not None else sympy.Integer(1)
-        trips = sympy.sympify(lp.trips) if lp.trips is not None else None
-        if not (start.is_Integer and step.is_Integer and trips is not None
-                and trips.is_Integer and int(trips) > 1):
+        taken = lp.index_values(_ROW_VALUES)
+        if taken is None or len(taken) < 2:
             continue
         loops.append(lp)
-        values.append([int(start) + int(step) * k for k in range(min(int(trips), _ROW_VALUES))])
+        values.append(taken)
     while math.prod(len(v) for v in values) > _ROW_SAMPLES:
         k = max(range(len(values)), key=lambda x: len(values[x]))
         values[k] = values[k][:max(1, len(values[k]) // 2)]

@@ -78,6 +78,21 @@ class Loop:
     #: (a grid-stride loop with numbers: 248.2 rounds on average, 249 for the first
     #: thread, whose rounds a warp's lanes wait for); totals count the average
     mean: sympy.Expr | None = None
+    #: the index's values, in order, of a loop that multiplies or divides it (``s >>=
+    #: 1``: a reduction's tree) where its start and bound are numbers; ``trips`` is
+    #: their count and ``step`` None
+    values: tuple[int, ...] | None = None
+
+    def index_values(self, limit: int | None = None) -> list[int] | None:
+        """The first ``limit`` (all) values the index takes where they are numbers: a
+        counted loop's start, start + step, ..., or a geometric loop's ``values``."""
+        if self.values is not None:
+            return list(self.values[:limit])
+        if not all(isinstance(v, sympy.Integer) for v in (self.start, self.step, self.trips)):
+            return None
+        n = max(0, int(self.trips))
+        return [int(self.start) + int(self.step) * i
+                for i in range(n if limit is None else min(n, limit))]
 
     @property
     def symbol(self) -> sympy.Symbol | None:

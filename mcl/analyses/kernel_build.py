@@ -38,6 +38,8 @@ from mcl.analyses.kernel_syntax import (
     assigned_names,
     at_first_units,
     flat_offset,
+    geometric_update,
+    geometric_values,
     named_depends,
 )
 from mcl.analyses.values import simplified
@@ -436,6 +438,19 @@ class KernelBuilder:
                     mean = sympy.Rational(int(span), int(step))
             else:
                 trips = simplified(span / step)
+        values = None
+        geometric = geometric_update(s.update, var) if step is None else None
+        if geometric is not None and isinstance(s.cond, ast.Binary) and \
+                all(isinstance(x, sympy.Integer) for x in (start, bound)):
+            # a tree's halving (s >>= 1) or a scan's doubling (offset *= 2) to a
+            # number: its values, run as written
+            op = s.cond.op if isinstance(s.cond.left, ast.Name) and \
+                s.cond.left.id == var else {"<": ">", ">": "<", "<=": ">=",
+                                            ">=": "<="}.get(s.cond.op, s.cond.op)
+            found = geometric_values(geometric, op, int(start), int(bound))
+            if found is not None:
+                values = tuple(found)
+                trips = sympy.Integer(len(values))
         if trips is None:
             approx = True
             if isinstance(s.update, ast.Assign) and (
@@ -454,7 +469,7 @@ class KernelBuilder:
             deps |= named_depends(s.init, self) | named_depends(s.cond, self)
         lp = Loop(s, "for", var, start, step, trips, None, approx, deps,
                   size_text=str(trips) if trips is not None else "?", bound=bound,
-                  mean=mean)
+                  mean=mean, values=values)
         if s.cond is not None:
             # the condition and the update run once per iteration
             lp_ops_loops = tuple(self.loops) + (lp,)

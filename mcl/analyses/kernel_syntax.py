@@ -103,6 +103,60 @@ def _step_of(update: ast.Stmt | None, var: str | None, b: Any) -> sympy.Expr | N
     return None
 
 
+#: the most values :func:`geometric_values` follows (a loop that halves a 2^63 bound)
+MAX_GEOMETRIC = 64
+
+
+def geometric_update(update: ast.Stmt | None, var: str | None) -> tuple[str, int] | None:
+    """``(op, c)`` of an update that multiplies or divides the loop's index by a
+    literal (``s *= 2``, ``s /= 2``, ``s <<= 1``, ``s >>= 1``, ``s = s * 2``, ``s = s >>
+    1``); None for any other."""
+    if not (isinstance(update, ast.Assign) and isinstance(update.target, ast.Name)
+            and update.target.id == var):
+        return None
+    op, value = update.op, update.value
+    if op == "=" and isinstance(value, ast.Binary) and isinstance(value.left, ast.Name) \
+            and value.left.id == var and value.op in ("*", "/", "<<", ">>"):
+        op, value = value.op + "=", value.right
+    if op not in ("*=", "/=", "<<=", ">>=") or not (
+            isinstance(value, ast.Literal) and value.kind == "int"):
+        return None
+    c = int(value.value)
+    if c <= (1 if op in ("*=", "/=") else 0):
+        return None     # the index would not move
+    return op, c
+
+
+def geometric_values(update: tuple[str, int], cond_op: str, start: int,
+                     bound: int) -> list[int] | None:
+    """The values a loop's index takes from ``start`` while it stays on the start's
+    side of the exclusive ``bound`` (:func:`_bound_of`; ``cond_op`` the comparison as
+    written), each the last times or divided by ``update``'s factor as the kernel's
+    integers do (a division truncates toward zero); None where the index would
+    not reach the bound within :data:`MAX_GEOMETRIC` values."""
+    op, c = update
+    step = {"*=": lambda v: v * c, "/=": lambda v: int(v / c),
+            "<<=": lambda v: v << c, ">>=": lambda v: v >> c}[op]
+    if cond_op in ("<", "<="):
+        def test(v):
+            return v < bound
+    elif cond_op in (">", ">="):
+        def test(v):
+            return v > bound
+    else:
+        return None
+    out, v = [], start
+    while test(v):
+        if len(out) == MAX_GEOMETRIC:
+            return None
+        out.append(v)
+        nv = step(v)
+        if nv == v:
+            return None     # 0 doubled, or -1 halved: the loop does not end
+        v = nv
+    return out
+
+
 def _bound_of(cond: ast.Expr, var: str | None, b: Any) -> tuple[sympy.Expr | None, bool]:
     """The exclusive bound of ``var < bound`` style conditions; ``&&`` of several
     conditions takes the first on ``var`` and marks the count approximate."""

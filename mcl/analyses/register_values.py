@@ -178,7 +178,9 @@ def _address_parts(offset: sympy.Expr, loops: list, fixed: dict[str, int]) -> se
     for lp in loops:
         var = next((s for s in e.free_symbols if s.name == lp.var), None)
         if var is not None:
-            ranges.append((var, [lp.start + lp.step * i for i in range(int(lp.trips))]))
+            values = lp.index_values()
+            ranges.append((var, values if values is not None else
+                           [lp.start + lp.step * i for i in range(int(lp.trips))]))
     if math.prod(len(r) for _, r in ranges) > ENUMERATED:
         return {e}
     symbols = [v for v, _ in ranges]

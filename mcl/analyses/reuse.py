@@ -337,7 +337,7 @@ class ReuseAnalysis:
             if ix is None:
                 return None
             vars_ = [by_var[s.name] for s in ix.free_symbols if s.name in by_var]
-            if not vars_ or any(lp.trips is None for lp in vars_):
+            if not vars_ or any(lp.trips is None or lp.values is not None for lp in vars_):
                 continue
             accesses, rng = sympy.Integer(1), sympy.Integer(0)
             naccesses, nrng = sympy.Integer(1), sympy.Integer(0)

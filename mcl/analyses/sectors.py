@@ -245,7 +245,7 @@ def vector_run(acc: Access) -> list[ast.Index] | None:
     trips = sympy.sympify(loop.trips) if loop.trips is not None else None
     if trips is None or not trips.is_number or int(trips) % RUN or int(trips) <= 0:
         return None
-    if _number(loop.step if loop.step is not None else 1) != 1:
+    if _number(loop.step if loop.step is not None else 1) != 1 or loop.values is not None:
         return None
     node = loop.node
     body = node.body.statements if isinstance(node.body, ast.Block) else (node.body,)
@@ -366,7 +366,12 @@ class _Evaluator:
                     b = None    # a bound that depends on data: every lane counts as active
             self.bounds.append(b)
         self.steps = []
+        #: a geometric loop's values by position (s >>= 1), which the steps do not give
+        self.values = {k: lp.values for k, lp in enumerate(self.loops) if lp.values is not None}
         for lp in self.loops:
+            if lp.values is not None:
+                self.steps.append(0)
+                continue
             step = _number(lp.step if lp.step is not None else 1)
             if step is None:
                 raise _Unknown(f"loop {lp.var} has a step that depends on data")
@@ -420,6 +425,11 @@ class _Evaluator:
         for k in range(n):
             i = its[k] + (j if k == last else 0)
             args = values + self.data(values, k) if self.data else values
+            if k in self.values:
+                if i >= len(self.values[k]):
+                    return None
+                values[k] = self.values[k][i]
+                continue
             values[k] = int(self.starts[k](*args)) + i * self.steps[k]
             b = self.bounds[k]
             if b is not None and self.steps[k] > 0 and values[k] >= b(*args):

@@ -210,12 +210,10 @@ def decided_share(loops, conditions) -> sympy.Rational | None:
         lp = by_symbol.get(sym)
         if lp is None or lp.kind != "for" or lp.approximate:
             return None
-        start, step = sympy.sympify(lp.start or 0), sympy.sympify(lp.step or 1)
-        trips = sympy.sympify(lp.trips) if lp.trips is not None else None
-        if not all(x is not None and x.is_Integer for x in (start, step, trips)) \
-                or int(trips) <= 0:
+        values = lp.index_values()
+        if not values:
             return None
-        ranges.append((sym, [int(start) + int(step) * i for i in range(int(trips))]))
+        ranges.append((sym, values))
     if not ranges:
         return None
     total = 1

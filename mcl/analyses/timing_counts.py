@@ -143,7 +143,7 @@ def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float |
     loops = nacc.loops[:-1] if run is not None else nacc.loops
     inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
     trips = view.value(inner.trips) if inner is not None and inner.trips is not None \
-        else None
+        and inner.values is None else None
     step = (view.value(inner.step) if inner is not None and inner.step is not None
             else 1) or 1
     counts = []
@@ -239,7 +239,7 @@ def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:
     loops = nacc.loops[:-1] if run is not None else nacc.loops
     inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
     trips = number(inner.trips) if inner is not None and inner.trips is not None else None
-    if inner is not None and trips and trips > 1:
+    if inner is not None and inner.values is None and trips and trips > 1:
         step = view.value(inner.step) if inner.step is not None else 1
         shifted = replace(nacc, offset=nacc.offset.subs(inner.symbol,
                                                         inner.symbol + (step or 1)))
@@ -271,7 +271,7 @@ def _constant_operand(nacc, found) -> bool:
         if lp is None or lp.kind == "foreach":
             continue
         trips = number(lp.trips) if lp.trips is not None else None
-        if lp.kind != "for" or trips is None or trips > MAX_UNROLL:
+        if lp.kind != "for" or trips is None or trips > MAX_UNROLL or lp.values is not None:
             return False
     return True
 

@@ -190,16 +190,18 @@ def test_the_roofline_of_accesses_is_no_ceiling_where_caches_serve_them():
     assert roof("gpu").hint.startswith("stop optimising")
 
 
-def test_a_halving_loop_is_said_to_be_beyond_the_counts_not_unknown():
+def test_a_halving_loop_of_constants_is_counted():
     """reduction hopper v2's tree ``for (int s = nrThreads / 2; s > 0; s >>= 1)`` runs
-    a number of times known from constants; the counts keep it a symbol because they do
-    not follow a halving index, and the help says that, not that the number of
-    iterations is not known statically."""
+    8 times (nrThreads = 256): the counts follow the halving, so the formula keeps no
+    symbol for it and the time counts the arithmetic and shared memory."""
     diags = feedback(check(str(ROOT / "examples" / "reduction" / "hopper_v2.mcpl")),
-                     only={"ops"})
+                     only={"ops", "time"})
     (ops,) = codes(diags, "feedback-ops")
-    assert "loop 's' multiplies or divides its index (s >>= 1)" in ops.hint
-    assert "'s' is not known statically" not in ops.hint
+    assert "iterations_s" not in ops.message
+    assert "multiplies or divides its index" not in (ops.hint or "")
+    (time,) = codes(diags, "feedback-time")
+    assert "shared memory" in time.message and "not counted" in time.message
+    assert "the arithmetic and issue are not counted" in time.message   # the while loop
 
 
 def test_runs_a_lane_covers_side_by_side_get_advice_to_interleave():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mcl.analyses import feedback
 from mcl.analyses.functions import KernelView
 from mcl.analyses.kernel import parameter_values
@@ -137,15 +139,29 @@ def test_a_tree_step_no_lane_of_a_warp_takes_takes_no_shared_memory_wavefront():
     assert 1.4e-6 < parts["shared memory"] < 2.0e-6
 
 
-def test_parts_a_loop_of_unknown_trip_count_leaves_out_are_named(tmp_path):
-    # scan_blocks written with `for (offset = 1; offset < 256; offset *= 2)`: the counts
-    # do not follow the loop, and the time said "61.5 µs, memory bound" with its shared
-    # memory (about 50 µs) and memory instructions silently left out
+def _scan_written_with(tmp_path, header: str) -> dict:
     src = (HELDOUT / "scan_blocks" / "hopper.mcpl").read_text()
-    src = src.replace("for (int step = 0; step < 8; step++) {",
-                      "for (int offset = 1; offset < 256; offset *= 2) {")
+    src = src.replace("for (int step = 0; step < 8; step++) {", f"for ({header}) {{")
     src = src.replace("int offset = 1 << step;", "")
     f = tmp_path / "scan.mcpl"
     f.write_text(src)
     [d] = [d for d in feedback(check(f), only={"time"}) if d.code == "feedback-time"]
+    return d
+
+
+def test_a_doubling_loop_is_counted_as_the_counted_loop_it_runs_like(tmp_path):
+    # scan_blocks written with `for (offset = 1; offset < 256; offset *= 2)`: the counts
+    # follow the doubling (1, 2, ..., 128), so the time is the counted loop's, where it
+    # said "61.5 µs, memory bound" with its shared memory (about 50 µs) left out
+    d = _scan_written_with(tmp_path, "int offset = 1; offset < 256; offset *= 2")
+    [counted] = [x for x in feedback(check(HELDOUT / "scan_blocks" / "hopper.mcpl"),
+                                     only={"time"}) if x.code == "feedback-time"]
+    assert "not counted" not in d.message
+    assert d.data["seconds"] == pytest.approx(counted.data["seconds"], rel=0.02)
+
+
+def test_parts_a_loop_of_unknown_trip_count_leaves_out_are_named(tmp_path):
+    # a doubling loop with two conditions (an upper bound, no values): the parts its
+    # trip count would give are named as left out, not silently dropped
+    d = _scan_written_with(tmp_path, "int offset = 1; offset < 256 && offset > 0; offset *= 2")
     assert "memory instructions and shared memory are not counted" in d.message
