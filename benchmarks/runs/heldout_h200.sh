@@ -14,7 +14,7 @@ timeout 200 ncu --csv --page raw --target-processes all --metrics "$METRICS" --l
   python3 benchmarks/fidelity/measure.py launch --heldout --out "$OUT" > "$OUT/launch.log" 2>&1
 for f in benchmarks/fidelity/heldout_kernels/*/hopper.mcpl; do
   k=$(basename "$(dirname "$f")")
-  timeout 60 mcl feedback --color never "$f" > "$OUT/feedback/$k.txt" 2>&1
+  timeout 60 python3 -m mcl.cli feedback --color never "$f" > "$OUT/feedback/$k.txt" 2>&1
 done
 tar czf "$OUT/feedback.tgz" -C "$OUT" feedback && rm -r "$OUT/feedback"
 for f in "$OUT"/*.log; do tail -n 3 "$f"; done

@@ -319,6 +319,9 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     if waits and t.limiter in WAITED:
         others = (f"{t.limiter} {time_text(own[t.limiter])} plus barrier waits "
                   f"{time_text(waits)}, in which the execution units idle; " + others)
+    elif t.overlap is not None:
+        # the time is more than the limiter's part: show that too
+        others = f"{t.limiter} {time_text(own[t.limiter])}, " + others
     elif waits and any(k in t.parts for k in WAITED):
         others = others.replace(f"barrier waits {time_text(waits)}",
                                 f"barrier waits {time_text(waits)} (added to the arithmetic, "
@@ -327,6 +330,14 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     msg = (f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated; "
            f"{others.removesuffix('; ')})" if others else
            f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated)")
+    if t.overlap is not None:
+        part, memory, together = t.overlap
+        file = target_file(view.hardware)
+        msg += (f"; the {part} and the {memory} part overlap only in part, so together "
+                f"they take {time_text(together)}: warps that wait on their loads do not "
+                "issue" + (", and local memory shares the load-store path with the loads"
+                           if part in ("shared memory", "memory instructions") else "")
+                + f" ({file.name if file else 'the target file'}'s overlap_exponent)")
     if t.missing:
         msg += (f"; '{view.hardware.name}' gives no figure for {' or '.join(t.missing)}, "
                 "so the traffic that would take is not counted: where it matters the time "
@@ -364,7 +375,8 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     d = info("feedback-time", msg, view.sym.function.span)
     d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts,
                   estimated=t.estimated, functions=t.functions,
-                  functions_relaxed=t.functions_relaxed, launch=t.launch, missing=t.missing)
+                  functions_relaxed=t.functions_relaxed, launch=t.launch, missing=t.missing,
+                  overlap=t.overlap)
     return [d]
 
 

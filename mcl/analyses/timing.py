@@ -92,6 +92,15 @@ The predicted time is the largest part plus what any launch takes from its start
 its end (the target file's ``launch_seconds``, measured with an empty kernel; the H200:
 2.7 µs, with cold reads of 4 to 512 MB on 4.3 µs + bytes / 4.54 TB/s).
 
+Where an execution part (arithmetic, issue, memory instructions, shared memory) and a
+memory part (memory, a cache link) take about as long, they overlap only in part: the
+warps that wait on their loads do not issue, and local memory shares the load-store
+path with the loads. The two take (T_e^q + T_m^q)^(1/q), with the target file's
+``overlap_exponent`` for the execution part, where that is longer than the largest part
+(:func:`overlapped`; benchmarks/opencl/overlap_probe.py on the H200: at equal parts
+1.13 times the longer with multiply-adds, q = 4.6, and 1.26 with local memory, q = 2.8;
+convolution hopper_v4 on the H100, memory 46.7 µs and issue 42.4 µs, measured 62.6 µs).
+
 A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
 that each holder contributes to (arithmetic, issue, memory instructions, shared memory,
 the cache link) take longer by the ratio; the memory interface and the atomics' units
@@ -132,6 +141,7 @@ from mcl.analyses.timing_rates import (
     load_store_rate,
     memory_time,
     number,
+    overlap_exponents,
     queue_exponent,
     sustained_bandwidth,
 )
@@ -150,6 +160,9 @@ DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
 _REQUEST = 128
 _MAX_SITES = 8
+#: how much longer than the largest part two parts' partial overlap must take to count
+#: (a part far below the other changes the time by less than its rounding)
+_OVERLAP_SHOWN = 0.01
 
 
 @dataclass
@@ -176,6 +189,9 @@ class PredictedTime:
     #: the parts not counted because a count is not a number at these sizes (a loop
     #: whose trip count the counts do not follow: ``offset *= 2``)
     uncounted: list[str] = field(default_factory=list)
+    #: (execution part, memory part, seconds of the two together) where their partial
+    #: overlap (:func:`overlapped`) takes longer than any part alone, else None
+    overlap: tuple[str, str, float] | None = None
 
 
 def predicted_time(view: KernelView, occupancy=None,
@@ -314,6 +330,8 @@ def predicted_time(view: KernelView, occupancy=None,
     if not parts:
         return None
     limiter = max(parts, key=parts.get)
+    overlap = overlapped(hw, parts, parts.get("barrier waits", 0.0))
+    longest = overlap[2] if overlap is not None else parts[limiter]
     launch = launch_seconds(hw)
     idle = (int(blocks), int(holders)) if blocks and holders and blocks < holders else None
     uncounted = [name for name, known in (
@@ -321,8 +339,33 @@ def predicted_time(view: KernelView, occupancy=None,
         ("issue", issue is None or "issue" in parts),
         ("memory instructions", accesses is not None or not lsu),
         ("shared memory", shared is not None or not has_banked(view))) if not known]
-    return PredictedTime(parts[limiter] + launch, limiter, parts,
+    return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch, missing, idle, uncounted)
+                         relaxed, launch, missing, idle, uncounted, overlap)
+
+
+def overlapped(hw, parts: dict[str, float], waits: float = 0.0) -> tuple[str, str, float] | None:
+    """The execution part and the memory part whose partial overlap takes the longest,
+    and how long: (T_e^q + T_m^q)^(1/q) with the target file's exponent for the
+    execution part (mcl.analyses.timing_rates.overlap_exponents: warps that wait on their
+    loads do not issue, and local memory shares the load-store path with them) and
+    T_m the larger of the memory part and a cache link's; the execution parts without
+    the barrier ``waits`` added to them (those are the memory's latency and traffic,
+    which the memory part has already); None where that is less than
+    1% longer than the largest part alone (a part far larger than the other hides it)
+    or the target file gives no exponent."""
+    memory = [k for k in parts if k == "memory" or k.endswith(" bandwidth")]
+    if not memory:
+        return None
+    m = max(memory, key=parts.get)
+    best = None
+    for part, q in overlap_exponents(hw).items():
+        own = parts.get(part, 0.0) - (waits if part in WAITED else 0.0)
+        if own > 0 and parts[m] > 0:
+            together = (own ** q + parts[m] ** q) ** (1 / q)
+            if best is None or together > best[2]:
+                best = (part, m, together)
+    return best if best is not None and best[2] > max(parts.values()) * (1 + _OVERLAP_SHOWN) \
+        else None
 
 

@@ -118,6 +118,19 @@ def queue_exponent(hw) -> float:
     return float(q) if isinstance(q, int | float) and q >= 1 else 1.0
 
 
+def overlap_exponents(hw) -> dict[str, float]:
+    """How each execution part overlaps the memory parts, by its name: the target file's
+    ``overlap_exponent`` q of (T_e^q + T_m^q)^(1/q) (benchmarks/opencl/overlap_probe.py:
+    on the H200 4.6 for multiply-adds, 2.8 for local memory, which shares the load-store
+    path with the loads); empty without one (perfect overlap, the larger part alone)."""
+    table = device_settings(hw).get("overlap_exponent") or {}
+    out = {}
+    for part, q in table.items():
+        if isinstance(q, int | float) and q >= 1:
+            out[str(part)] = float(q)
+    return out
+
+
 def memory_time(at_bandwidth: float, for_latency: float, q: float) -> float:
     """The memory part from the traffic's time at the bandwidth and the time its
     latency takes with the bytes in flight: (T_b^q + T_l^q)^(1/q) (:func:`queue_exponent`;
