@@ -448,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
           f"| occupancy, examples, with the estimate (no GPU) | {agree(ex, 'e')}/{len(ex)} |",
           f"| occupancy, sweep, with the estimate | {agree(sw, 'e')}/{len(sw)} |",
           f"| registers: estimate within ±10% of the compiler | {within}/{len(reg_err)} "
-          f"({100 * within / max(1, len(reg_err)):.0f}%) |",
+          f"({100 * within / max(1, len(reg_err)):.1f}%) |",
           f"| L2 read bytes of the examples (time model) within 20% of the L1s' misses "
           f"| {within_pct(traffic['l1_misses'])}/{len(traffic['l1_misses'])} |",
           f"| the same within 20% of the L2's own lookups (after its request coalescer) "

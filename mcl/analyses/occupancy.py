@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcl.analyses.register_unrolling import growth_share, prefetched
+from mcl.analyses.register_unrolling import growth_share, long_counted_loops, prefetched
 from mcl.analyses.registers import (
     recomputable,
     register_demand,
@@ -77,7 +77,27 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     :func:`registers.recomputable` say it can give back), else grown where loops
     are unrolled at run time (:func:`_grown`, by the share :func:`register_unrolling.growth_share`
     says), or by as many again as an unrolled loop keeps in flight from device memory
-    (:func:`register_unrolling.prefetched`), where that keeps the same blocks resident."""
+    (:func:`register_unrolling.prefetched`), where that keeps the same blocks resident.
+
+    Growth for loops unrolled at run time goes up to a full SM's share of registers
+    (32 on the H100) and, for a kernel that needs more, up to its occupancy step too
+    where no loop is unrolled by a factor (:func:`register_unrolling.long_counted_loops`,
+    also at a level whose compiler's factor was not measured):
+    unrolling a run-time loop, the compiler schedules the loads of its iterations and
+    of the constant nests inside them (matmul hopper v1's fragments of the k-tile,
+    loaded ahead of their multiply-adds) as far as the registers that keep the blocks
+    resident allow: hopper v1 with tm = 2 needs about 57 and takes 64 (62 with bk =
+    8), the most for 2 blocks of 512 threads or 1 of 1024; with bn = 16, 113 and 128;
+    with tm = tn = 8, 221 and 255. A loop unrolled by a factor keeps the loads in
+    flight of its copies (:func:`register_unrolling.partly_unrolled_loads` counts
+    them), no more: matmul gpu_v3 and nvidia at 1024 threads take 42, where 64 would
+    keep their one block. Nor where the compiler gives up its unrolling's registers
+    for blocks (:func:`_busy_registers`). On the 367 recorded kernels
+    (benchmarks/fidelity/registers_fit.py): 325 -> 330 within ±10% (examples 56 -> 56,
+    sweep 269 -> 274: the six above in, hopper v1 with bk = 32 out, 105 -> 128 where
+    the compiler takes 100); resident blocks with the estimate unchanged (55 of 58,
+    279 of 309). Growing past 32 also where a loop is unrolled by a factor: 328 (matmul
+    gpu_v3 and nvidia out, 42 -> 64)."""
     res = view.resources
     if res is not None:
         return res.registers, res.source
@@ -88,14 +108,19 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
         if threads:
             fewer = _squeezed(view, n, threads, squeeze_slack(view.num, view.sym)
                              + recomputable(view.num, view.sym))
+            busy = _busy_registers(view, threads)
+            slack = unrolling_slack(view.num, view.sym)
             if fewer < n:
                 n = fewer
+            elif busy is not None and busy < n <= busy + slack:
+                pass        # it gives up its unrolling's registers: no growth (below)
             elif share := growth_share(view.sym):
-                n += math.ceil((_grown(view, n, cap, threads) - n) * share)
+                # beyond a full SM's threads only where no loop is unrolled by a factor
+                full_only = bool(long_counted_loops(view.num, view.sym))
+                n += math.ceil((_grown(view, n, cap, threads, full_only=full_only) - n) * share)
             elif ahead := prefetched(view.num, view.sym):
                 n = _grown(view, n, min(cap, n + ahead), threads, full_only=False)
-            busy = _busy_registers(view, threads)
-            if busy is not None and busy < n <= busy + unrolling_slack(view.num, view.sym):
+            if busy is not None and busy < n <= busy + slack:
                 n = busy
     return n, "estimated"
 

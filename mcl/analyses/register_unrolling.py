@@ -120,15 +120,19 @@ def partial_unroll(k: Kernel) -> int:
 
 def partly_unrolled(k: Kernel, sym: Kernel) -> list[Any]:
     """The loops of ``k`` that the compiler unrolls by a factor
-    (:func:`partial_unroll`; none where it is 1): counted
+    (:func:`partial_unroll`; none where it is 1): :func:`long_counted_loops`."""
+    return [] if partial_unroll(k) == 1 else long_counted_loops(k, sym)
+
+
+def long_counted_loops(k: Kernel, sym: Kernel) -> list[Any]:
+    """The loops of ``k`` that a compiler unrolls by a factor where it does
+    (:func:`partly_unrolled`), whatever the target's factor: counted
     loops whose trip count is known when the kernel is built
     (:func:`_build_time_trips`: a number, or sizes built in, as matmul nvidia's ``k <
     p`` where ``p`` sizes the shared array) and is too long to unroll completely
     (beyond :data:`_FULL_UNROLL`), with a small body (at most :data:`_PARTIAL_BODY`
     accesses, of registers too, its inner loops unrolled: a measure of its
     instructions, the multiply-adds of an accumulation among them)."""
-    if partial_unroll(k) == 1:
-        return []
     sym_loops = {id(lp.node): lp for lp in sym.loops}
     out = []
     for lp in k.loops:
@@ -366,6 +370,63 @@ def rolled_loads(k: Kernel, sym: Kernel) -> int:
             if target is not None and target.name in sizes:
                 copies = min(copies, sizes[target.name] - unused.get(target.name, 0))
             extra += copies
+    return extra
+
+
+def straight_loads(k: Kernel, sym: Kernel) -> int:
+    """Registers for the values of device memory that the kernel loads outside every
+    loop the compiler keeps (no loop, or only loops the generated code unrolls
+    completely: :func:`mcl.analyses.unrolled.unrolled`) and uses in an expression
+    without naming it (``ys[i] = alpha * xs[i] + ys[i]``; not ``float x = a[i]``, whose
+    register is ``x``'s): in straight-line code the compiler issues all the loads
+    first, ahead of the arithmetic that consumes them, to hide their latency (the SASS
+    of black_scholes gpu_v1 and vector_add nvidia_v1: 3 ``LDG`` in a row before the
+    first use, raw/sass_2026-11-27/loads_in_flight.txt), so each loaded value holds a
+    register of its own from its load to its use. One per element of 4 bytes or less
+    (two for 8 bytes), per iteration of the unrolled loops around the read; where they
+    update a register array, no more than its used elements (:func:`unused_elements`:
+    the others' loads are removed, as in :func:`rolled_loads`). Reads that only feed
+    values nothing uses (:func:`dead_reads`) and the elements atomics update are no
+    loads. Checked on the 367 recorded kernels (registers_fit.py): none moves in or
+    out of ±10% (vector_add perfect and gpu_v1 11 -> 13, the compiler 12; reduction
+    gpu_v4 11 -> 12, the compiler 12 to 14); the 15 held-out kernels 8 -> 10 (saxpy4 10
+    -> 18 and stencil1d 9 -> 12, as the compiler; conv3x3 13 -> 22 and jacobi2d 10
+    -> 14, the compiler 32 and 18)."""
+    from mcl.analyses.stats import main_space
+    from mcl.analyses.unrolled import build_time_sizes, unrolled
+    device = main_space(k)
+    dead = dead_reads(k)
+    built = build_time_sizes(sym)
+    sym_loops = {id(lp.node): lp for lp in sym.loops}
+    spaces = register_spaces(k.hardware)
+    by_node = {id(a.node): a for a in k.accesses}
+    unused = unused_elements(k)
+    sizes = {d.node.name: int(d.elements) for d in k.decls
+             if d.node.type.is_array and d.space in spaces
+             and d.elements is not None and d.elements.is_number}
+    named: set[int] = set()       # reads whose value goes straight into a named register
+    into: dict[int, str] = {}     # reads that update a register array -> the array
+    for st in ast.walk(k.function.body):
+        if isinstance(st, ast.Assign) and st.op == "=" and isinstance(st.value, ast.Index):
+            named.add(id(st.value))
+        elif isinstance(st, ast.Declaration) and isinstance(st.init, ast.Index):
+            named.add(id(st.init))
+        elif isinstance(st, ast.Assign) and (t := by_node.get(id(st.target))) is not None \
+                and t.name in sizes:
+            into.update({id(x): t.name for x in ast.walk(st.value)})
+    # the element an atomic updates is no load (a reduction the memory does)
+    named |= {id(site.target.node) for site in k.atomics if site.target is not None}
+    extra = 0
+    for a in k.accesses:
+        if a.write or a.space != device or id(a.node) in dead or id(a.node) in named:
+            continue
+        loops = [lp for lp in a.loops if lp.kind != "foreach"]
+        if not all(unrolled(sym_loops.get(id(lp.node)), lp, built) for lp in loops):
+            continue
+        copies = math.prod(int(sympy.sympify(lp.trips)) for lp in loops)
+        if (name := into.get(id(a.node))) is not None:   # no more than the used elements
+            copies = min(copies, sizes[name] - unused.get(name, 0))
+        extra += copies * max(1, a.element_bytes // 4)
     return extra
 
 
