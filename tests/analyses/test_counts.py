@@ -127,35 +127,32 @@ def test_a_rounded_up_quotient_of_sizes_stays_rounded_in_the_formula():
             "operations") in d.message
 
 
+def _halving_ops(tmp_path, start: str):
+    """The ops diagnostic of WHILE with its while loop replaced by
+    ``for (int step = start; step > 0; step = step / 2) v = v + 1.0;``."""
+    src = WHILE.replace("""    while (v > 1.0) {
+      v = v / 2.0;
+    }
+""", f"""    for (int step = {start}; step > 0; step = step / 2) {{
+      v = v + 1.0;
+    }}
+""")
+    path = tmp_path / "h.mcpl"
+    path.write_text(src)
+    return ops(check(path))
+
+
 def test_a_halving_written_as_an_assignment_is_said_to_be_one(tmp_path):
     # `step = step / 2` is the halving `step /= 2` is. From a size the formula cannot
     # follow it, which is what the help says, not "not known statically" (rowsum of the
     # held-out kernels); at the size's value the counts run it: 11 halvings of 1024
-    src = WHILE.replace("""    while (v > 1.0) {
-      v = v / 2.0;
-    }
-""", """    for (int step = n; step > 0; step = step / 2) {
-      v = v + 1.0;
-    }
-""")
-    path = tmp_path / "h.mcpl"
-    path.write_text(src)
-    d = ops(check(path))
+    d = _halving_ops(tmp_path, "n")
     assert "loop 'step' multiplies or divides its index (step = step / 2)" in d.hint
     assert "(= 11264) computational operations" in d.message
 
 
 def test_a_halving_from_a_number_is_counted(tmp_path):
     # from 16 the index takes 16, 8, 4, 2, 1: five additions a thread, no symbol left
-    src = WHILE.replace("""    while (v > 1.0) {
-      v = v / 2.0;
-    }
-""", """    for (int step = 16; step > 0; step = step / 2) {
-      v = v + 1.0;
-    }
-""")
-    path = tmp_path / "h.mcpl"
-    path.write_text(src)
-    d = ops(check(path))
+    d = _halving_ops(tmp_path, "16")
     assert "multiplies or divides" not in (d.hint or "")
     assert d.message.startswith("5*n (= 5120) computational operations")
