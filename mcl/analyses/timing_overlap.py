@@ -206,3 +206,27 @@ def _unrolled_by_factor(view: KernelView, lane, counted: dict[int, int],
             copies = min(copies, 1 + int(spare // max(loads, 1)))
         out[id(load.node)] = max(1, copies)
     return out
+
+
+def round_trips(view: KernelView, space: str, lane, together: dict[int, int]) -> float | None:
+    """How many times a warp waits for its loads of ``space`` from device memory: the
+    iterations of the sequential loops inside ``lane`` around them that the generated
+    code keeps rolled, over the iterations' loads a warp has in flight together
+    (``together``: :func:`filled_together`); the loads of a loop unrolled completely
+    are issued together, one wait. The most of any load; None where a trip count has
+    no value or there is no load."""
+    from mcl.analyses.unrolled import build_time_sizes, unrolled
+    sizes = build_time_sizes(view.sym)
+    sym_loops = {id(lp.node): lp for lp in view.sym.loops}
+    most = None
+    for nacc, inner in _lane_loads(view, space, lane):
+        trips = 1.0
+        for lp in inner:
+            if unrolled(sym_loops.get(id(lp.node)), lp, sizes):
+                continue
+            n = trip_number(lp)
+            if n is None:
+                return None
+            trips *= max(n, 1.0)
+        most = max(most or 0.0, trips / max(1, together.get(id(nacc.node), 1)))
+    return most
