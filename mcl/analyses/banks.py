@@ -134,9 +134,8 @@ def unrolled_run(view: KernelView, nacc: Access, lane: Loop, width: int,
     for lp in reversed(inner):
         trips = view.value(lp.trips) if lp.trips is not None else None
         start = view.value(lp.start) if lp.start is not None else 0
-        step = view.value(lp.step) if lp.step is not None else 1
-        if lp.kind != "for" or trips is None or start is None or step != 1 \
-                or lp.values is not None:
+        step = view.value(lp.constant_step) if lp.constant_step is not None else None
+        if lp.kind != "for" or trips is None or start is None or step != 1:
             return None     # this loop and those around it stay loops
         if trips > MAX_UNROLL and (trips % RUN or id(lp.node) not in _merging_loops(view)):
             return None

@@ -166,13 +166,13 @@ class CacheAnalysis:
             loops: list[LoopCache] = []
             nloops = _local_loops(num, nacc)
             for lp in nloops:
+                step = lp.constant_step
                 if lp.var is None or lp.trips is None or not lp.trips.is_number \
-                        or lp.trips.is_finite is not True or lp.values is not None:
+                        or lp.trips.is_finite is not True or step is None:
                     continue
                 iters = int(lp.trips)
                 if iters <= 1:
                     continue
-                step = lp.step if lp.step is not None else sympy.Integer(1)
                 s = sympy.expand(nacc.offset.subs(lp.symbol, lp.symbol + step) - nacc.offset)
                 if not s.is_number:
                     continue  # the stride depends on other indices: not a constant stride

@@ -83,6 +83,15 @@ class Loop:
     #: their count and ``step`` None
     values: tuple[int, ...] | None = None
 
+    @property
+    def constant_step(self) -> sympy.Expr | None:
+        """What the index adds each iteration: the step, 1 where the loop gives none (a
+        while loop's or an unknown update, as the analyses count it); None for a loop
+        that multiplies or divides its index (``values``), which adds no constant."""
+        if self.values is not None:
+            return None
+        return self.step if self.step is not None else sympy.Integer(1)
+
     def index_values(self, limit: int | None = None) -> list[int] | None:
         """The first ``limit`` (all) values the index takes where they are numbers: a
         counted loop's start, start + step, ..., or a geometric loop's ``values``."""

@@ -37,6 +37,7 @@ from mcl.analyses.kernel_syntax import (
     _written_arg,
     assigned_names,
     at_first_units,
+    comparison,
     flat_offset,
     geometric_update,
     geometric_values,
@@ -440,14 +441,12 @@ class KernelBuilder:
                 trips = simplified(span / step)
         values = None
         geometric = geometric_update(s.update, var) if step is None else None
-        if geometric is not None and isinstance(s.cond, ast.Binary) and \
+        compared = comparison(s.cond, var)
+        if geometric is not None and compared is not None and \
                 all(isinstance(x, sympy.Integer) for x in (start, bound)):
             # a tree's halving (s >>= 1) or a scan's doubling (offset *= 2) to a
             # number: its values, run as written
-            op = s.cond.op if isinstance(s.cond.left, ast.Name) and \
-                s.cond.left.id == var else {"<": ">", ">": "<", "<=": ">=",
-                                            ">=": "<="}.get(s.cond.op, s.cond.op)
-            found = geometric_values(geometric, op, int(start), int(bound))
+            found = geometric_values(geometric, compared[0], int(start), int(bound))
             if found is not None:
                 values = tuple(found)
                 trips = sympy.Integer(len(values))

@@ -130,10 +130,11 @@ def geometric_update(update: ast.Stmt | None, var: str | None) -> tuple[str, int
 def geometric_values(update: tuple[str, int], cond_op: str, start: int,
                      bound: int) -> list[int] | None:
     """The values a loop's index takes from ``start`` while it stays on the start's
-    side of the exclusive ``bound`` (:func:`_bound_of`; ``cond_op`` the comparison as
-    written), each the last times or divided by ``update``'s factor as the kernel's
-    integers do (a division truncates toward zero); None where the index would
-    not reach the bound within :data:`MAX_GEOMETRIC` values."""
+    side of the exclusive ``bound`` (:func:`_bound_of`; ``cond_op`` the comparison with
+    the index on the left, :func:`comparison`), each the last times or divided by
+    ``update``'s factor as the kernel's integers do (a division truncates toward zero);
+    None where the index would not reach the bound within :data:`MAX_GEOMETRIC`
+    values."""
     op, c = update
     step = {"*=": lambda v: v * c, "/=": lambda v: int(v / c),
             "<<=": lambda v: v << c, ">>=": lambda v: v >> c}[op]
@@ -157,6 +158,21 @@ def geometric_values(update: tuple[str, int], cond_op: str, start: int,
     return out
 
 
+def comparison(cond: ast.Expr | None, var: str | None) -> tuple[str, ast.Expr] | None:
+    """``(op, other side)`` of a comparison of ``var`` with something, written with
+    ``var`` on the left (``0 < s`` is ``(">", 0)``); None for any other condition."""
+    if not isinstance(cond, ast.Binary):
+        return None
+    left, right, op = cond.left, cond.right, cond.op
+    if isinstance(right, ast.Name) and right.id == var and not (
+            isinstance(left, ast.Name) and left.id == var):
+        left, right = right, left
+        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+    if not (isinstance(left, ast.Name) and left.id == var):
+        return None
+    return op, right
+
+
 def _bound_of(cond: ast.Expr, var: str | None, b: Any) -> tuple[sympy.Expr | None, bool]:
     """The exclusive bound of ``var < bound`` style conditions; ``&&`` of several
     conditions takes the first on ``var`` and marks the count approximate."""
@@ -168,15 +184,10 @@ def _bound_of(cond: ast.Expr, var: str | None, b: Any) -> tuple[sympy.Expr | Non
             if bound is not None:
                 return bound, True
         return None, True
-    if not isinstance(cond, ast.Binary):
+    found = comparison(cond, var)
+    if found is None:
         return None, True
-    left, right, op = cond.left, cond.right, cond.op
-    if isinstance(right, ast.Name) and right.id == var and not (
-            isinstance(left, ast.Name) and left.id == var):
-        left, right = right, left
-        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
-    if not (isinstance(left, ast.Name) and left.id == var):
-        return None, True
+    op, right = found
     bound = b.try_sym(right)
     if bound is None:
         return None, True

@@ -327,6 +327,16 @@ def _kept_rolled(lp: Any, k: Kernel, device: str | None) -> bool:
                for a in k.accesses)
 
 
+def _used_elements(k: Kernel) -> dict[str, int]:
+    """The elements of each register array of ``k`` with a number of elements that the
+    kernel uses (:func:`unused_elements`: the loads of the others are removed)."""
+    spaces = register_spaces(k.hardware)
+    unused = unused_elements(k)
+    return {d.node.name: int(d.elements) - unused.get(d.node.name, 0) for d in k.decls
+            if d.node.type.is_array and d.space in spaces
+            and d.elements is not None and d.elements.is_number}
+
+
 def rolled_loads(k: Kernel, sym: Kernel) -> int:
     """Registers for the values of device memory that one iteration of a run-time
     loop the compiler keeps rolled (:func:`_kept_rolled`) loads in its completely
@@ -342,13 +352,9 @@ def rolled_loads(k: Kernel, sym: Kernel) -> int:
     from mcl.analyses.stats import main_space
     device = main_space(k)
     dead = dead_reads(k)
-    spaces = register_spaces(k.hardware)
     sym_loops = {id(lp.node): lp for lp in sym.loops}
     by_node = {id(a.node): a for a in k.accesses}
-    unused = unused_elements(k)
-    sizes = {d.node.name: int(d.elements) for d in k.decls
-             if d.node.type.is_array and d.space in spaces
-             and d.elements is not None and d.elements.is_number}
+    used = _used_elements(k)
     extra = 0
     for st in ast.walk(k.function.body):
         if not isinstance(st, ast.Assign) or st.op not in ("+=", "-="):
@@ -367,8 +373,8 @@ def rolled_loads(k: Kernel, sym: Kernel) -> int:
                 continue
             inner = a.loops[at + 1:]
             copies = math.prod(int(lp.trips) for lp in inner)
-            if target is not None and target.name in sizes:
-                copies = min(copies, sizes[target.name] - unused.get(target.name, 0))
+            if target is not None and target.name in used:
+                copies = min(copies, used[target.name])
             extra += copies
     return extra
 
@@ -398,12 +404,8 @@ def straight_loads(k: Kernel, sym: Kernel) -> int:
     dead = dead_reads(k)
     built = build_time_sizes(sym)
     sym_loops = {id(lp.node): lp for lp in sym.loops}
-    spaces = register_spaces(k.hardware)
     by_node = {id(a.node): a for a in k.accesses}
-    unused = unused_elements(k)
-    sizes = {d.node.name: int(d.elements) for d in k.decls
-             if d.node.type.is_array and d.space in spaces
-             and d.elements is not None and d.elements.is_number}
+    used = _used_elements(k)
     named: set[int] = set()       # reads whose value goes straight into a named register
     into: dict[int, str] = {}     # reads that update a register array -> the array
     for st in ast.walk(k.function.body):
@@ -412,7 +414,7 @@ def straight_loads(k: Kernel, sym: Kernel) -> int:
         elif isinstance(st, ast.Declaration) and isinstance(st.init, ast.Index):
             named.add(id(st.init))
         elif isinstance(st, ast.Assign) and (t := by_node.get(id(st.target))) is not None \
-                and t.name in sizes:
+                and t.name in used:
             into.update({id(x): t.name for x in ast.walk(st.value)})
     # the element an atomic updates is no load (a reduction the memory does)
     named |= {id(site.target.node) for site in k.atomics if site.target is not None}
@@ -425,7 +427,7 @@ def straight_loads(k: Kernel, sym: Kernel) -> int:
             continue
         copies = math.prod(int(sympy.sympify(lp.trips)) for lp in loops)
         if (name := into.get(id(a.node))) is not None:   # no more than the used elements
-            copies = min(copies, sizes[name] - unused.get(name, 0))
+            copies = min(copies, used[name])
         extra += copies * max(1, a.element_bytes // 4)
     return extra
 

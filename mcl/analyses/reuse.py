@@ -337,7 +337,7 @@ class ReuseAnalysis:
             if ix is None:
                 return None
             vars_ = [by_var[s.name] for s in ix.free_symbols if s.name in by_var]
-            if not vars_ or any(lp.trips is None or lp.values is not None for lp in vars_):
+            if not vars_ or any(lp.trips is None or lp.constant_step is None for lp in vars_):
                 continue
             accesses, rng = sympy.Integer(1), sympy.Integer(0)
             naccesses, nrng = sympy.Integer(1), sympy.Integer(0)
@@ -345,7 +345,7 @@ class ReuseAnalysis:
                 coef = sympy.diff(ix, lp.symbol)
                 if coef.free_symbols & {v.symbol for v in vars_}:
                     return None  # not affine in the loop indices
-                step = lp.step if lp.step is not None else 1
+                step = lp.constant_step
                 trips = kept.get(lp.var, lp.trips)
                 accesses *= trips
                 rng += sympy.Abs(coef * step) * trips

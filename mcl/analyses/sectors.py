@@ -245,7 +245,7 @@ def vector_run(acc: Access) -> list[ast.Index] | None:
     trips = sympy.sympify(loop.trips) if loop.trips is not None else None
     if trips is None or not trips.is_number or int(trips) % RUN or int(trips) <= 0:
         return None
-    if _number(loop.step if loop.step is not None else 1) != 1 or loop.values is not None:
+    if _number(loop.constant_step) != 1:
         return None
     node = loop.node
     body = node.body.statements if isinstance(node.body, ast.Block) else (node.body,)
@@ -372,7 +372,7 @@ class _Evaluator:
             if lp.values is not None:
                 self.steps.append(0)
                 continue
-            step = _number(lp.step if lp.step is not None else 1)
+            step = _number(lp.constant_step)
             if step is None:
                 raise _Unknown(f"loop {lp.var} has a step that depends on data")
             self.steps.append(step)

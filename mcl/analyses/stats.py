@@ -405,12 +405,12 @@ def read_and_written(k: Kernel) -> tuple[set[str], set[str]]:
     return read, written
 
 
-def compulsory_bytes(k: Kernel, space: str,
-                     names: set[str] | None = None) -> sympy.Expr | None:
+def compulsory_bytes(k: Kernel, space: str, names: set[str] | None = None,
+                     once: bool = False) -> sympy.Expr | None:
     """Bytes of the parameters' arrays in ``space``: what crosses the memory interface
     at least once, twice for an array both read and written (``ys = a * xs + ys``:
-    read, then written back); None where an array's size has no value. ``names``: of
-    those arrays only."""
+    read, then written back; ``once``: each array once, its bytes); None where an
+    array's size has no value. ``names``: of those arrays only."""
     read, written = read_and_written(k)
     total = sympy.Integer(0)
     for p in k.function.params:
@@ -420,7 +420,7 @@ def compulsory_bytes(k: Kernel, space: str,
             size = _param_size(k, _product(p.type.sizes))
             if size is None:
                 return None
-            times = 2 if p.name in read and p.name in written else 1
+            times = 2 if p.name in read and p.name in written and not once else 1
             total += times * size * element_bytes(p.type, k.checked)
     return total
 

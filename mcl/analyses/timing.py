@@ -173,7 +173,7 @@ _REQUEST = 128
 _MAX_SITES = 8
 #: how much longer than the largest part two parts' partial overlap must take to count
 #: (a part far below the other changes the time by less than its rounding)
-_OVERLAP_SHOWN = 0.01
+_OVERLAP_MIN_GAIN = 0.01
 
 
 @dataclass
@@ -372,12 +372,9 @@ def _fresh_bytes(view: KernelView, space: str, blocks: int | None,
     from mcl.analyses.stats import compulsory_bytes, read_and_written
     if not blocks or not warps_a_block:
         return None
-    read, written = read_and_written(view.num)
-    both = number(compulsory_bytes(view.num, space, read & written)) or 0.0
-    reads = number(compulsory_bytes(view.num, space, read))
-    if not reads:
-        return None
-    return (reads - both / 2) / (blocks * warps_a_block)
+    reads = number(compulsory_bytes(view.num, space, read_and_written(view.num)[0],
+                                    once=True))
+    return reads / (blocks * warps_a_block) if reads else None
 
 
 def overlapped(hw, parts: dict[str, float], waits: float = 0.0) -> tuple[str, str, float] | None:
@@ -401,7 +398,7 @@ def overlapped(hw, parts: dict[str, float], waits: float = 0.0) -> tuple[str, st
             together = (own ** q + parts[m] ** q) ** (1 / q)
             if best is None or together > best[2]:
                 best = (part, m, together)
-    return best if best is not None and best[2] > max(parts.values()) * (1 + _OVERLAP_SHOWN) \
+    return best if best is not None and best[2] > max(parts.values()) * (1 + _OVERLAP_MIN_GAIN) \
         else None
 
 

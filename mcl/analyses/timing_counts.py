@@ -142,10 +142,9 @@ def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float |
     lane, width = found
     loops = nacc.loops[:-1] if run is not None else nacc.loops
     inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
-    trips = view.value(inner.trips) if inner is not None and inner.trips is not None \
-        and inner.values is None else None
-    step = (view.value(inner.step) if inner is not None and inner.step is not None
-            else 1) or 1
+    stepping = inner is not None and inner.constant_step is not None
+    trips = view.value(inner.trips) if stepping and inner.trips is not None else None
+    step = (view.value(inner.constant_step) if stepping else 1) or 1
     counts = []
     for i in range(min(8, trips) if trips and nacc.offset is not None else 1):
         acc = replace(nacc, offset=nacc.offset.subs(inner.symbol, inner.symbol + i * step)) \
@@ -239,8 +238,8 @@ def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:
     loops = nacc.loops[:-1] if run is not None else nacc.loops
     inner = next((lp for lp in reversed(loops) if lp.kind != "foreach" and lp.var), None)
     trips = number(inner.trips) if inner is not None and inner.trips is not None else None
-    if inner is not None and inner.values is None and trips and trips > 1:
-        step = view.value(inner.step) if inner.step is not None else 1
+    if inner is not None and inner.constant_step is not None and trips and trips > 1:
+        step = view.value(inner.constant_step)
         shifted = replace(nacc, offset=nacc.offset.subs(inner.symbol,
                                                         inner.symbol + (step or 1)))
         offs2 = run_offsets(view, shifted, lane, width) if run is not None else \
@@ -271,7 +270,7 @@ def _constant_operand(nacc, found) -> bool:
         if lp is None or lp.kind == "foreach":
             continue
         trips = number(lp.trips) if lp.trips is not None else None
-        if lp.kind != "for" or trips is None or trips > MAX_UNROLL or lp.values is not None:
+        if lp.kind != "for" or trips is None or trips > MAX_UNROLL or lp.constant_step is None:
             return False
     return True
 

@@ -83,16 +83,26 @@ def load_passes(view: KernelView, space: str, lane) -> float | None:
     H100: gesummv hopper_v2, 4 unrolled passes of 8 runs per lane, keeps 24.3% of its
     25% occupancy over two rounds of blocks). None where a trip count has no value
     or there is no load."""
-    most = None
-    for _, inner in _lane_loads(view, space, lane):
+    found = _passes_by_load(view, space, lane)
+    return max((passes for _, passes in found), default=None) if found is not None else None
+
+
+def _passes_by_load(view: KernelView, space: str, lane, counted=None):
+    """Per load of ``space`` inside ``lane``, the product of the trip counts (each at
+    least 1) of the sequential loops inside ``lane`` around it, of those ``counted``
+    accepts where given; None where one of them has no value."""
+    out = []
+    for nacc, inner in _lane_loads(view, space, lane):
         passes = 1.0
         for lp in inner:
+            if counted is not None and not counted(lp):
+                continue
             trips = trip_number(lp)
             if trips is None:
                 return None
             passes *= max(trips, 1.0)
-        most = max(most or 0.0, passes)
-    return most
+        out.append((nacc, passes))
+    return out
 
 
 def uneven_trips(view: KernelView, space: str, lane) -> float | None:
@@ -218,15 +228,9 @@ def round_trips(view: KernelView, space: str, lane, together: dict[int, int]) ->
     from mcl.analyses.unrolled import build_time_sizes, unrolled
     sizes = build_time_sizes(view.sym)
     sym_loops = {id(lp.node): lp for lp in view.sym.loops}
-    most = None
-    for nacc, inner in _lane_loads(view, space, lane):
-        trips = 1.0
-        for lp in inner:
-            if unrolled(sym_loops.get(id(lp.node)), lp, sizes):
-                continue
-            n = trip_number(lp)
-            if n is None:
-                return None
-            trips *= max(n, 1.0)
-        most = max(most or 0.0, trips / max(1, together.get(id(nacc.node), 1)))
-    return most
+    found = _passes_by_load(view, space, lane,
+                            lambda lp: not unrolled(sym_loops.get(id(lp.node)), lp, sizes))
+    if found is None:
+        return None
+    return max((passes / max(1, together.get(id(nacc.node), 1)) for nacc, passes in found),
+               default=None)

@@ -90,13 +90,14 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
     bases = view_bases(k)     # a write through a view writes the array it views
     read_names, written_names = read_and_written(k)
     read = written = 0.0
+    sizes: dict[str, float] = {}    # bytes of each array of the space
     for p in k.function.params:
         if not p.type.is_array or (k.checked.space_of(p) or p.space) != space:
             continue
         size = _num(_param_size(k, _product(p.type.sizes)))
         if size is None:
             return None
-        b = size * element_bytes(p.type, k.checked)
+        b = sizes[p.name] = size * element_bytes(p.type, k.checked)
         if p.name in written_names:
             written += b
         if p.name in read_names or p.name not in written_names:
@@ -109,7 +110,7 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
     waves = _waves(view, occupancy)
     if waves is not None and waves <= 1 and not _writes_amid_reads(k, space):
         return Traffic(read, written, min(written, capacity), "one wave")
-    shared = _shared_reads(view, occupancy, space, written_names, bases)
+    shared = _shared_reads(view, occupancy, space, sizes, written_names, bases)
     if shared is None:
         return Traffic(read, written, 0.0, "reads not counted")
     if shared <= _SHARED_SHARE * read:
@@ -118,31 +119,28 @@ def dram_traffic(view: KernelView, occupancy: Any = None) -> Traffic | None:
     return Traffic(read, written, 0.0, "reused reads")
 
 
-def _shared_reads(view: KernelView, occupancy: Any, space: str, written_names,
-                  bases) -> float | None:
-    """Bytes of the arrays of ``space`` (not written) that several blocks read: a read
-    whose index does not depend on every block index of more than one block. None
-    where the blocks are not known."""
+def _shared_reads(view: KernelView, occupancy: Any, space: str, sizes: dict[str, float],
+                  written_names, bases) -> float | None:
+    """Bytes of the arrays of ``space`` (not written; ``sizes``: their bytes) that
+    several blocks read: a read whose index does not depend on every block index of
+    more than one block. None where the blocks are not known."""
     k, hw = view.num, view.hardware
-    unit = occupancy.unit if occupancy is not None else None
-    groups = [g for g in hw.par_groups() if g.unit is not None
-              and (g.unit.name == unit if unit else g is hw.par_groups()[0])]
-    blocks = [lp for lp in k.foreach_loops() if lp.group in groups and lp.var
-              and (_num(lp.trips) or 2) > 1]
-    if not groups:
+    groups = hw.par_groups()
+    group = hw.group_of_unit(occupancy.unit) if occupancy is not None else \
+        (groups[0] if groups and groups[0].unit is not None else None)
+    if group is None:
         return None
-    arrays: dict[str, float] = {}
+    blocks = [lp for lp in k.foreach_loops() if lp.group == group and lp.var
+              and (_num(lp.trips) or 2) > 1]
+    shared: set[str] = set()
     for acc in k.accesses:
         name = bases.get(acc.name, acc.name)
-        if acc.write or acc.space != space or name in written_names or name in arrays:
-            continue
-        if any(lp.var not in acc.depends for lp in blocks):
-            p = next((p for p in k.function.params if p.name == name), None)
-            size = _num(_param_size(k, _product(p.type.sizes))) if p is not None else None
-            if size is None:
+        if not acc.write and acc.space == space and name not in written_names \
+                and any(lp.var not in acc.depends for lp in blocks):
+            if name not in sizes:
                 return None
-            arrays[name] = size * element_bytes(p.type, k.checked)
-    return sum(arrays.values())
+            shared.add(name)
+    return sum(sizes[name] for name in shared)
 
 
 def _waves(view: KernelView, occupancy: Any) -> float | None:
@@ -159,10 +157,8 @@ def _waves(view: KernelView, occupancy: Any) -> float | None:
 
 def grid_units(view: KernelView, unit: str) -> int | None:
     """How many units of par_unit ``unit`` (blocks) the kernel runs."""
-    for g in view.hardware.par_groups():
-        if g.unit is not None and g.unit.name == unit:
-            return view.group_size(g.name)
-    return None
+    group = view.hardware.group_of_unit(unit)
+    return view.group_size(group.name) if group is not None else None
 
 
 def _writes_amid_reads(k: Any, space: str) -> bool:

@@ -235,9 +235,10 @@ def run_offsets(view: KernelView, acc: Access, lane: Loop, width: int,
     if vector_loop(view, acc) is None or acc.loops[-1] is lane:
         return None
     run = acc.loops[-1]
-    trips, step = view.value(run.trips), view.value(run.step) if run.step is not None else 1
+    trips = view.value(run.trips)
+    step = view.value(run.constant_step) if run.constant_step is not None else None
     start = view.value(run.start) if run.start is not None else 0
-    if trips is None or trips % RUN or step != 1 or start is None or run.values is not None:
+    if trips is None or trips % RUN or step != 1 or start is None:
         return None
     rows = run_rows(view, acc, run, start, lane, width, at)
     if rows is None or any(rows[j][k] != rows[0][k] + j for j in range(RUN)

@@ -39,11 +39,9 @@ def _window(ix: sympy.Expr, seq: list[Loop]) -> list[int] | None:
     offsets = {0}
     for lp in seq:
         coef = sympy.diff(ix, lp.symbol)
-        if lp.values is not None:
-            return None     # a tree's halving offsets (s >>= 1) are no stencil's window
-        step = lp.step if lp.step is not None else sympy.Integer(1)
+        step = lp.constant_step     # None: a tree's halving (s >>= 1), no stencil's window
         if not (coef.is_Integer and lp.trips is not None and lp.trips.is_Integer
-                and sympy.sympify(step).is_Integer) \
+                and step is not None and sympy.sympify(step).is_Integer) \
                 or len(offsets) * int(lp.trips) > MAX_OFFSETS:
             return None
         delta = int(coef) * int(step)
