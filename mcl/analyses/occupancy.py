@@ -77,6 +77,7 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
     :func:`registers.recomputable` say it can give back), else grown where loops
     are unrolled at run time (:func:`_grown`, by the share :func:`register_unrolling.growth_share`
     says), or by as many again as an unrolled loop keeps in flight from device memory
+    and by the next fragments it reads from on-chip memory
     (:func:`register_unrolling.prefetched`), where that keeps the same blocks resident.
 
     Growth for loops unrolled at run time goes up to a full SM's share of registers
@@ -118,7 +119,8 @@ def registers_per_unit(view: KernelView, threads: int | None) -> tuple[int, str]
                 # beyond a full SM's threads only where no loop is unrolled by a factor
                 full_only = bool(long_counted_loops(view.num, view.sym))
                 n += math.ceil((_grown(view, n, cap, threads, full_only=full_only) - n) * share)
-            elif ahead := prefetched(view.num, view.sym):
+            elif ahead := (prefetched(view.num, view.sym)
+                           + prefetched(view.num, view.sym, on_chip=True)):
                 n = _grown(view, n, min(cap, n + ahead), threads, full_only=False)
             if busy is not None and busy < n <= busy + slack:
                 n = busy

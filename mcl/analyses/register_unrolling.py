@@ -207,10 +207,11 @@ def partly_unrolled_loads(k: Kernel, sym: Kernel) -> int:
 _PREFETCH_USES = 20
 
 
-def prefetched(k: Kernel, sym: Kernel | None) -> int:
+def prefetched(k: Kernel, sym: Kernel | None, on_chip: bool = False) -> int:
     """Registers for the next iteration's values of a register array that a loop
-    the generated code unrolls completely fills from device memory, where each value
-    is used at least :data:`_PREFETCH_USES` times before the array is filled again
+    the generated code unrolls completely fills from device memory (from an on-chip
+    memory where ``on_chip``), where each value is used at least
+    :data:`_PREFETCH_USES` times before the array is filled again
     (convolution hopper v5: ``line[4 v + u] = in4[i + r, q + v, u]`` for each input
     row ``r``, then 288 multiply-adds on its 12 values): unrolled, the compiler
     loads row ``r + 1`` while row ``r`` is used, and where registers allow without
@@ -223,7 +224,23 @@ def prefetched(k: Kernel, sym: Kernel | None) -> int:
 
     Checked on the 599 recorded kernels (registers_fit.py): 453 -> 481 within ±10%
     (convolution hopper v4 22 -> 29 of 33, v5 9 -> 30 of 33; no other kernel
-    moves); split halves 221 -> 242 of 284 and 232 -> 239 of 315."""
+    moves); split halves 221 -> 242 of 284 and 232 -> 239 of 315.
+
+    ``on_chip``: the same for a fragment (``aFrag[ei] = l_a[cur, q, ..]`` in matmul
+    hopper v10 - v12's loop ``q``), whose next values the compiler reads from shared
+    memory while the current ones feed the multiply-adds, whatever their uses. It
+    keeps them only where registers allow without losing a resident block
+    (occupancy.registers_per_unit grows the count by them, never the demand), and it
+    gives them back to reach a step (registers.squeeze_slack). On the 367 recorded
+    kernels (registers_fit.py) 330 -> 332 within ±10%, 8 move, 7 of them closer to
+    the compiler: hopper v10 with bk = 32, 144 -> 160 where it takes 155 to 161, with
+    bk = 8, 120 -> 128 (120 to 130); v11 208 -> 232 (229), v12 192 -> 216 (213); v10
+    with bk = 16 stays at 128 for 2 blocks (126). Occupancy with the estimate as
+    before; split halves 163 -> 163 of 181 and 167 -> 169 of 186. On the H200's 124
+    held-out variants (raw/h200_2026-11-29/heldout/) 99 -> 101 (v12 with bk = 8 and
+    with bm = 64, bn = 512 in; v11 with bn = 64 out, 255 where the compiler takes
+    219). Requiring any number of uses per value up to 8 moves the same kernels; 9
+    leaves out v10."""
     from mcl.analyses.stats import main_space
     from mcl.analyses.unrolled import unrolled
     from mcl.mcpl import ast
@@ -240,6 +257,10 @@ def prefetched(k: Kernel, sym: Kernel | None) -> int:
         return math.prod(int(c) for c in counts) if all(
             c is not None and c.is_number for c in counts) else None
 
+    def from_source(a: Any) -> bool:
+        return a.space not in spaces and a.space != device if on_chip else a.space == device
+
+    least_uses = 1 if on_chip else _PREFETCH_USES
     extra = 0
     counted: set[str] = set()
     for s in ast.walk(k.function.body):
@@ -247,7 +268,7 @@ def prefetched(k: Kernel, sym: Kernel | None) -> int:
             continue
         t = by_node.get(id(s.target))
         if t is None or t.space not in spaces or t.name in counted or not any(
-                (a := by_node.get(id(x))) is not None and not a.write and a.space == device
+                (a := by_node.get(id(x))) is not None and not a.write and from_source(a)
                 for x in ast.walk(s.value)):
             continue
         # the innermost loop around the fill whose every iteration fills it again
@@ -258,7 +279,7 @@ def prefetched(k: Kernel, sym: Kernel | None) -> int:
         filled = trips(t.loops[t.loops.index(outer) + 1:])
         uses = [trips(a.loops[a.loops.index(outer) + 1:]) for a in k.accesses
                 if a.name == t.name and not a.write and outer in a.loops]
-        if filled and None not in uses and sum(uses) >= _PREFETCH_USES * filled:
+        if filled and None not in uses and sum(uses) >= least_uses * filled:
             counted.add(t.name)
             extra += filled
     return extra

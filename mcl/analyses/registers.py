@@ -60,7 +60,9 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     (88%); on the 367 of them recorded since (309 variants), 56, 274 and 330 (89.9%;
     :func:`straight_loads` moves none of them in or out, and takes the 15 held-out
     kernels from 8 to 10, saxpy4 and stencil1d; the growth past a full SM's share,
-    occupancy.registers_per_unit, 325 -> 330). What was tried on the way, kept or
+    occupancy.registers_per_unit, 325 -> 330; the next fragments an unrolled loop reads
+    from on-chip memory in that growth, register_unrolling.prefetched, 332, 90.5%).
+    What was tried on the way, kept or
     not, with its figures: benchmarks/fidelity/CALIBRATION.md. With an offset of 1,
     matmul nvidia v1 at the nvidia level (the paper's Table II: 4 of 8 blocks,
     tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
