@@ -64,8 +64,10 @@ def memory_instructions(view: KernelView, register_spaces,
     above their measured times while it counted each read of ``l_a[ei][k]``). A warp's
     request to cached memory takes a cycle per cache line its lanes touch (the
     first-level cache's tag stage).
-    Reads of read-only memory that are constants of the generated code
-    (:func:`_constant_operand`) are not counted. A load whose address or trip count
+    A read of read-only memory at the same element in every lane, in loops the
+    generator unrolls completely (:func:`_uniform_unrolled`: a filter in constant
+    memory), counts the warp requests of mcl.analyses.sectors: each distinct element
+    once per run of the unrolled nest, a request of one line. A load whose address or trip count
     depends on data counts as ``estimated`` gives it: its warp requests, each a cycle
     per cache line its lanes touch. ``lines=False``: the instructions only, a warp's
     request once however many lines it touches (what the warp's scheduler issues).
@@ -77,12 +79,17 @@ def memory_instructions(view: KernelView, register_spaces,
     hw = view.hardware
     read_only = {ms.name for ms in hw.read_only_spaces()}
     operands = passed_by_value(view.num.function, hw, view.num.specialized)
+    uniform: dict[int, float] | None = None
     total = 0.0
     for sacc, nacc in view.accesses():
         if sacc.space is None or sacc.space in register_spaces or nacc.name in operands:
             continue
-        if sacc.space in read_only and not sacc.write and _constant_operand(nacc, found):
-            continue
+        if sacc.space in read_only and not sacc.write and _uniform_unrolled(nacc, found):
+            if uniform is None:
+                uniform = _sector_requests(view)
+            if id(nacc) in uniform:         # else (not predicted there) as written
+                total += uniform[id(nacc)] * found[1]
+                continue
         est = (estimated or {}).get(id(nacc.node)) if not nacc.write else None
         if est is not None and found:
             total += est.requests * found[1] * (est.lines_per_request if lines else 1)
@@ -254,13 +261,18 @@ def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:
     return execs / width / (RUN if run is not None else 1) * per
 
 
-def _constant_operand(nacc, found) -> bool:
+def _uniform_unrolled(nacc, found) -> bool:
     """Whether a read is at the same element in every lane of a warp and its index
     depends only on loops that the OpenCL generator unrolls completely (counted loops
-    of at most vectorize.MAX_UNROLL iterations): its address is then a constant of
-    the program, so the compiler loads it once and keeps it in a register, or reads
-    it from the constant cache as an operand of the arithmetic (a filter in constant
-    memory) -- no load-store instruction per read."""
+    of at most vectorize.MAX_UNROLL iterations): the compiler then loads each distinct
+    element once per run of the unrolled nest and keeps it in a register. Not an
+    operand of the arithmetic: NVIDIA's OpenCL compiler reads a ``__constant``
+    argument with a global load (``LDG.E.CONSTANT``), one per distinct element and
+    per iteration of a loop whose ``if`` around the read it cannot share
+    (convolution nvidia_v1: 324 for its 81 filter elements and 4 guarded outputs;
+    hopper_v1 and hopper_v2 81 each: benchmarks/results/fidelity/raw/
+    h200_2026-11-30_constant_reads/summary.txt), the warp requests mcl.analyses.sectors
+    counts."""
     from mcl.opencl.vectorize import MAX_UNROLL
     if not found or found[0].var in nacc.depends:
         return False
@@ -273,6 +285,14 @@ def _constant_operand(nacc, found) -> bool:
         if lp.kind != "for" or trips is None or trips > MAX_UNROLL or lp.constant_step is None:
             return False
     return True
+
+
+def _sector_requests(view: KernelView) -> dict[int, float]:
+    """The warp requests of each global load (by its numeric access) that
+    mcl.analyses.sectors counts; empty where it counts none."""
+    from mcl.analyses.sectors import global_loads
+    loads = global_loads(view)
+    return {id(ld.access): ld.requests for ld in loads.loads} if loads is not None else {}
 
 
 def banked_accesses(view: KernelView) -> tuple[float, object] | None:

@@ -238,9 +238,11 @@ class _PatternEmission:
 
     def to_constant(self, p: Prim, a: View, env: dict) -> View:
         """``toConstant(f) $ x``: ``x`` an input of the program, passed to the kernel as
-        a ``constant`` pointer (read through the constant cache: one read serves every
-        work-item of a warp that reads the same element, a fixed index becomes an
-        operand of the instruction); ``f`` only rearranges it (a view)."""
+        a ``constant`` pointer (one read serves every work-item of a warp that reads the
+        same element; NVIDIA's OpenCL compiler issues it as a global load through the
+        read-only path, LDG.E.CONSTANT, not as an operand of the arithmetic:
+        benchmarks/results/fidelity/raw/h200_2026-11-30_constant_reads); ``f`` only
+        rearranges it (a view)."""
         f = p.args[0]
         mem = a.memory()
         if mem is None or mem.role != "input" or not is_layout_fun(f):

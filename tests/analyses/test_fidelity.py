@@ -217,7 +217,7 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return spearman(a, b)
 
 
-@pytest.mark.parametrize("kernel,least", [("matmul", 0.92), ("convolution", 0.92),
+@pytest.mark.parametrize("kernel,least", [("matmul", 0.92), ("convolution", 0.97),
                                           ("reduction", 0.97), ("histogram", 0.94),
                                           ("gesummv", 0.89), ("vector_add", 0.99),
                                           ("black_scholes", 0.59), ("spmv_csr", 0.94)])
@@ -230,7 +230,10 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     wavefronts; hopper_v11 and v12 have 128 blocks at the record's sizes, which do
     their arithmetic on 128 of the 132 SMs: predicted level with v5 and v7, 11% below
     the measured 0.37 ms where they were 13% below and ahead of v5 and v7, measured
-    8-9% slower; 0.95 before), convolution 0.93 over 8 (hopper_v2's warps wait at the barrier after
+    8-9% slower; 0.95 before), convolution 0.98 over 8 (0.93 while the reads of its
+    filter in __constant memory were counted as operands of the arithmetic: NVIDIA's
+    OpenCL compiler reads them with global loads, nvidia_v1 predicted 363 us against 368
+    measured, 201 before; hopper_v2's warps wait at the barrier after
     filling their shared tile, while hopper_v3, its input through the L1 cache, overlaps
     its loads with its arithmetic; hopper_v5, 8 x 4 outputs on 4 warps, is predicted 6%
     slower than hopper_v4 with the compiler's registers, its 7 blocks of 4 warps hiding
@@ -272,6 +275,21 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
         pred.append(P.predicted_time(_case(name), rec["registers"])["seconds"])
         meas.append(rec["time_s"])
     assert _spearman(pred, meas) >= least, list(zip(pred, meas, strict=True))
+
+
+def test_a_filter_in_constant_memory_is_read_by_global_loads():
+    """convolution nvidia_v1 reads its 9 x 9 filter in __constant memory at the same
+    element in every lane, in unrolled loops, for each of 4 outputs under an ``if`` of
+    its own: NVIDIA's compiler issues 324 LDG.E.CONSTANT a thread (its SASS,
+    benchmarks/results/fidelity/raw/h200_2026-11-30_constant_reads), the requests the
+    sectors analysis counts, which the H100 measured (4.33e7). With them in its memory
+    instructions the predicted time is within 5% of the measured 0.368 ms (0.201 while
+    they were counted as operands of the arithmetic)."""
+    name = "convolution/nvidia_v1"
+    rec = BY_NAME[name]
+    got = P.predicted_time(_case(name), rec["registers"])
+    assert got["limiter"] == "memory instructions"
+    assert got["seconds"] == pytest.approx(rec["time_s"], rel=0.05)
 
 
 def test_uncoalesced_perfect_gesummv_is_predicted_slowest():

@@ -33,7 +33,9 @@ def test_a_tile_filled_once_waits_for_its_input():
     v3 = _parts("convolution", "hopper_v3", **sizes)
     assert v2["barrier waits"] > 4104 * 4104 * 4 / 3350e9
     assert "barrier waits" not in v3
-    assert v2["issue"] > v3["memory"] > v3["issue"]
+    # v3's issue and memory parts about equal since its filter's loads count (global loads
+    # of the __constant argument): both below v2's issue
+    assert v2["issue"] > max(v3["memory"], v3["issue"])
 
 
 def test_blocks_replaced_during_the_run_keep_fewer_warps_in_flight():
