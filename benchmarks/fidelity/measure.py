@@ -214,33 +214,12 @@ def matches(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
     return ok, err
 
 
-#: bytes written, then read, before a cold launch: more than the H100's 50 MB L2
-_FLUSH_BYTES = 256 << 20
-
-#: reads the flush buffer (zeros) without writing: the L2 ends clean
-_SCRUB = """
-__kernel void scrub(__global const uint4 *a, __global uint *out, const uint n) {
-  uint4 acc = (uint4)(0);
-  for (uint i = get_global_id(0); i < n; i += get_global_size(0)) acc ^= a[i];
-  if (acc.x == 0x9e3779b9u) out[0] = acc.y;
-}
-"""
-
-
 def cold_flush(ctx, queue, how: str = "clean"):
-    """A function that enqueues the flush before a cold launch: a write of
-    _FLUSH_BYTES (``write``), followed by a read of them (``clean``)."""
-    import pyopencl as cl
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, _FLUSH_BYTES)
-    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4)
-    scrub = cl.Program(ctx, _SCRUB).build().scrub
-    n = _FLUSH_BYTES // 16
-
-    def before():
-        cl.enqueue_fill_buffer(queue, buf, np.uint32(0), 0, _FLUSH_BYTES)
-        if how == "clean":
-            scrub(queue, (132 * 2048,), (256,), buf, out, np.uint32(n))
-    return before
+    """A function that enqueues the flush before a cold launch
+    (mcl.opencl.cold.cache_flush): a write of 256 MB (``write``), followed by a read of
+    them (``clean``)."""
+    from mcl.opencl.cold import cache_flush
+    return cache_flush(ctx, queue, clean=how == "clean")
 
 
 def timing(args) -> None:

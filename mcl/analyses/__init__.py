@@ -326,10 +326,11 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
         others = others.replace(f"barrier waits {time_text(waits)}",
                                 f"barrier waits {time_text(waits)} (added to the arithmetic, "
                                 "issue, memory instructions and shared memory)")
-    launch = (f" ({time_text(t.launch)} of it the launch's fixed cost)" if t.launch else "")
-    msg = (f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated; "
-           f"{others.removesuffix('; ')})" if others else
-           f"predicted time {time_text(t.seconds)}{launch}, {t.limiter} bound (estimated)")
+    # a cold launch: none of the kernel's data in the caches (mcl run --cold times so)
+    launch = (f"; {time_text(t.launch)} of it the launch's fixed cost" if t.launch else "")
+    head = f"predicted time {time_text(t.seconds)} for a cold launch (mcl run --cold{launch})"
+    msg = (f"{head}, {t.limiter} bound (estimated; {others.removesuffix('; ')})" if others
+           else f"{head}, {t.limiter} bound (estimated)")
     if t.overlap is not None:
         part, memory, together = t.overlap
         file = target_file(view.hardware)

@@ -21,6 +21,34 @@ def test_run_against_reference(opencl_device, run_cli):
     assert "GFLOP/s" in out and "GB/s" in out and "ms" in out
 
 
+def test_run_says_how_it_timed(opencl_device, run_cli, monkeypatch):
+    """Back to back by default; with --cold each timed run follows a flush of the
+    caches (a write, then a read), as the feedback's predicted time assumes."""
+    from mcl.opencl import cold
+    monkeypatch.setattr(cold, "FLUSH_BYTES", 1 << 20)
+    flushes = []
+    real = cold.cache_flush
+
+    def counted(context, queue, nbytes=cold.FLUSH_BYTES, clean=True):
+        before = real(context, queue, 1 << 20, clean)
+
+        def wrapped():
+            flushes.append(1)
+            before()
+        return wrapped
+    monkeypatch.setattr(cold, "cache_flush", counted)
+    args = ("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl", "--set", "n=1000",
+            "--repeat", "2")
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    assert "(best of 2, back to back)" in out and not flushes
+    code, out, err = run_cli(*args, "--cold")
+    assert code == 0, err
+    assert "(best of 2, cold: the caches flushed before each)" in out
+    assert "matches the reference" in out
+    assert len(flushes) >= 2            # each timed run (the warm-up ones too)
+
+
 def test_float_parameters_keep_their_example_values(opencl_device, run_cli):
     """riskFree = 0.02 and volatility = 0.30 (integer plan evaluation once made them
     0, and the reference then divided by zero just like the kernel)."""
