@@ -124,7 +124,7 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
         out["dram_how"] = traffic.how
     from mcl.analyses.timing_counts import cache_bytes, estimated_loads
     loads = global_loads(view)
-    through = cache_bytes(view, space, estimated_loads(view, loads)) if space else None
+    through = cache_bytes(view, space, estimated_loads(view)) if space else None
     if through is not None:
         out["l2_read_bytes"] = through
     if loads is None:

@@ -32,10 +32,16 @@ def fragments(k: Kernel) -> set[str]:
         target = by_node.get(id(s.target))
         if target is not None and target.space in spaces and any(
                 (a := by_node.get(id(x))) is not None and not a.write
-                and a.space not in spaces and a.space != device
+                and on_chip_memory(a.space, spaces, device)
                 for x in ast.walk(s.value)):
             out.add(target.name)
     return out
+
+
+def on_chip_memory(space: str | None, spaces, device: str | None) -> bool:
+    """Whether ``space`` is an addressable on-chip memory (shared, local, constant):
+    neither one of the register ``spaces`` nor the ``device`` memory."""
+    return space not in spaces and space != device
 
 
 #: register-array accesses enumerated over at most this many iterations

@@ -21,7 +21,7 @@ import sympy
 from mcl.analyses.guards import run_loop
 from mcl.analyses.kernel import Kernel
 from mcl.analyses.kernel_syntax import names_in
-from mcl.analyses.register_elements import dead_reads, unused_elements
+from mcl.analyses.register_elements import dead_reads, on_chip_memory, unused_elements
 from mcl.analyses.register_values import ADDRESS_BYTES, run_time_names, specialised_sizes
 from mcl.analyses.stats import register_spaces
 from mcl.mcpl import ast
@@ -258,7 +258,7 @@ def prefetched(k: Kernel, sym: Kernel | None, on_chip: bool = False) -> int:
             c is not None and c.is_number for c in counts) else None
 
     def from_source(a: Any) -> bool:
-        return a.space not in spaces and a.space != device if on_chip else a.space == device
+        return on_chip_memory(a.space, spaces, device) if on_chip else a.space == device
 
     least_uses = 1 if on_chip else _PREFETCH_USES
     extra = 0

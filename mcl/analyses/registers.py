@@ -20,7 +20,7 @@ loops it unrolls at run time: :func:`mcl.analyses.register_unrolling.grows`.
 from __future__ import annotations
 
 from mcl.analyses.kernel import Kernel
-from mcl.analyses.register_elements import fragments, passed_elements
+from mcl.analyses.register_elements import fragments, on_chip_memory, passed_elements
 from mcl.analyses.register_unrolling import (
     merged_loads,
     partly_unrolled_loads,
@@ -62,10 +62,10 @@ def register_demand(k: Kernel, sym: Kernel | None = None) -> int:
     kernels from 8 to 10, saxpy4 and stencil1d; the growth past a full SM's share,
     occupancy.registers_per_unit, 325 -> 330; the next fragments an unrolled loop reads
     from on-chip memory in that growth, register_unrolling.prefetched, 332, 90.5%).
-    What was tried on the way, kept or
-    not, with its figures: benchmarks/fidelity/CALIBRATION.md. With an offset of 1,
-    matmul nvidia v1 at the nvidia level (the paper's Table II: 4 of 8 blocks,
-    tests/analyses/test_feedback.py) would need 33 registers and lose a block."""
+    What was tried on the way, kept or not, with its figures:
+    benchmarks/fidelity/CALIBRATION.md. With an offset of 1, matmul nvidia v1 at the
+    nvidia level (the paper's Table II: 4 of 8 blocks, tests/analyses/test_feedback.py)
+    would need 33 registers and lose a block."""
     extra = max(merged_loads(k, sym) + prefetched(k, sym) + partly_unrolled_loads(k, sym)
                 + rolled_loads(k, sym), straight_loads(k, sym)) if sym is not None else 0
     return max(8, round(named_registers(k, sym) + address_registers(k, sym) + extra)
@@ -110,7 +110,7 @@ def squeeze_slack(k: Kernel, sym: Kernel | None = None) -> int:
             continue
         target = by_node.get(id(s.target))
         if target is not None and s.op == "=" and isinstance(s.value, ast.Index) and \
-                target.space not in spaces and target.space != device:
+                on_chip_memory(target.space, spaces, device):
             copies.add(id(s.value))
     staged = _staged_elements(k, copies)
     if staged is None:

@@ -101,7 +101,14 @@ def load_spaces(view, main: str) -> set[str]:
 def global_loads(view) -> Requests | None:
     """The warp requests and transaction units of every read of device memory in
     ``view``'s numeric kernel (None without numbers, a device memory or a
-    lock-step par_group)."""
+    lock-step par_group); computed once per view (the requests pass, the time's
+    estimated loads and its memory instructions all read them)."""
+    if "global_loads" not in view.memo:
+        view.memo["global_loads"] = _global_loads(view)
+    return view.memo["global_loads"]
+
+
+def _global_loads(view) -> Requests | None:
     from mcl.analyses.stats import main_space
     from mcl.analyses.warp_lanes import lockstep_loop, transaction_size
     from mcl.opencl.by_value import passed_by_value

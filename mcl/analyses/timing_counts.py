@@ -14,7 +14,6 @@ from mcl.analyses.timing_rates import number, store_line_cycles
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
-    from mcl.analyses.sectors import Requests
 
 
 def function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float]]:
@@ -41,13 +40,11 @@ def function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float]
     return out
 
 
-def estimated_loads(view: KernelView, loads: Requests | None = None) -> dict[int, object]:
+def estimated_loads(view: KernelView) -> dict[int, object]:
     """The global loads whose address or trip count depends on data, as
-    mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node;
-    ``loads``: its ``global_loads(view)`` where the caller has them already."""
+    mcl.analyses.sectors estimates them (mcl.analyses.datadep), by their node."""
     from mcl.analyses.sectors import global_loads
-    if loads is None:
-        loads = global_loads(view)
+    loads = global_loads(view)
     if loads is None or not loads.estimated:
         return {}
     return {id(ld.access.node): ld for ld in loads.loads
