@@ -40,33 +40,27 @@ SOURCE = r"""
 
 __kernel void empty(__global float4* out) { }
 
-#define FMA(name, VALUE, STORE) \
-__kernel void name(__global float4* out, __global const float4* in, int n, int k) { \
-  for (int g = get_global_id(0); g < n; g += get_global_size(0)) { \
-    float4 v = VALUE, acc = v; \
-    _Pragma("unroll 8") \
-    for (int i = 0; i < k; i++) { STEP_FMA } \
-    STORE \
-  } \
-}
-FMA(fma_both, LOADED, STORED)
-FMA(fma_alone, MADE, DROPPED)
-
-#define LOCAL(name, VALUE, STORE) \
-__kernel void name(__global float4* out, __global const float4* in, int n, int k) { \
+#define NO_SETUP
+#define SETUP_LOCAL \
   __local float4 l[256]; \
   int lid = get_local_id(0); \
   l[lid] = (float4)(lid, 1.0f, 2.0f, 3.0f); \
-  barrier(CLK_LOCAL_MEM_FENCE); \
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+#define STREAM(name, SETUP, STEP, VALUE, STORE) \
+__kernel void name(__global float4* out, __global const float4* in, int n, int k) { \
+  SETUP \
   for (int g = get_global_id(0); g < n; g += get_global_size(0)) { \
     float4 v = VALUE, acc = v; \
     _Pragma("unroll 8") \
-    for (int i = 0; i < k; i++) { STEP_LOCAL } \
+    for (int i = 0; i < k; i++) { STEP } \
     STORE \
   } \
 }
-LOCAL(local_both, LOADED, STORED)
-LOCAL(local_alone, MADE, DROPPED)
+STREAM(fma_both, NO_SETUP, STEP_FMA, LOADED, STORED)
+STREAM(fma_alone, NO_SETUP, STEP_FMA, MADE, DROPPED)
+STREAM(local_both, SETUP_LOCAL, STEP_LOCAL, LOADED, STORED)
+STREAM(local_alone, SETUP_LOCAL, STEP_LOCAL, MADE, DROPPED)
 
 __kernel void copy_rounds(__global float4* out, __global const float4* in, int n, int k) {
   for (int g = get_global_id(0); g < n; g += get_global_size(0)) out[g] = in[g];
