@@ -87,6 +87,16 @@ DISPATCH_LOCAL = 64
 PER_ITEM = (1, 2, 4, 8, 16)
 
 
+#: the points an exponent is fitted over: neither time more than this many times the other
+FIT_RATIO = 3
+
+
+def comparable(memory: float, alone: float) -> bool:
+    """Whether the traffic alone and the steps alone take about as long (neither more
+    than :data:`FIT_RATIO` times the other): a point the exponent is fitted over."""
+    return 1 / FIT_RATIO <= alone / memory <= FIT_RATIO
+
+
 def fit_exponent(points) -> float | None:
     """The q of T = (T_m^q + T_c^q)^(1/q) that fits ``points`` (T_m, T_c, T) best in
     the relative error (a scan of q from 1 to 16); None without points."""
@@ -132,7 +142,7 @@ def main() -> int:
             alone = timed(f"{family}_alone", k) - empty
             rows.append({"k": k, "both_s": both, "alone_s": alone})
             q_here = None
-            if k and 1 / 3 <= alone / memory <= 3:
+            if k and comparable(memory, alone):
                 points.append((memory, alone, both))
                 q_here = fit_exponent([(memory, alone, both)])
             print(f"{family} k = {k:3d}: both {both * 1e6:7.2f} us, steps alone "
@@ -157,7 +167,7 @@ def main() -> int:
         rows.append({"per_item": k, "blocks": N // k // DISPATCH_LOCAL, "both_s": both,
                      "alone_s": alone})
         q_here = None
-        if 1 / 3 <= alone / memory <= 3:
+        if comparable(memory, alone):
             points.append((memory, alone, both))
             q_here = fit_exponent([(memory, alone, both)])
         print(f"dispatch {N // k // DISPATCH_LOCAL:6d} blocks: both {both * 1e6:7.2f} us, "

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[0] / "fidelity"))
 from measure import cold_flush  # noqa: E402  (the fidelity harness's: written, then read)
-from overlap_probe import fit_exponent  # noqa: E402
+from overlap_probe import comparable, fit_exponent  # noqa: E402
 from probe_timing import median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
@@ -143,7 +143,7 @@ def main() -> int:
                 both = cold(f"{family}_both", groups, k) - empty
                 alone = cold(f"{family}_alone", groups, k) - empty
                 rows.append({"k": k, "both_s": both, "alone_s": alone})
-                if k and 1 / 3 <= alone / memory <= 3:
+                if k and comparable(memory, alone):
                     points.append((memory, alone, both))
                 print(f"  {family} k = {k:3d}: both {both * 1e6:7.2f} us, steps alone "
                       f"{alone * 1e6:7.2f} us, both / longer "
@@ -156,7 +156,7 @@ def main() -> int:
             both = cold("tree_both", groups, k) - empty
             alone = cold("tree_alone", groups, k) - empty
             rows.append({"steps": k, "both_s": both, "alone_s": alone})
-            if 1 / 3 <= alone / memory <= 3:
+            if comparable(memory, alone):
                 points.append((memory, alone, both))
             print(f"  tree of {k:3d} steps: both {both * 1e6:7.2f} us, tree alone "
                   f"{alone * 1e6:7.2f} us, both / longer {both / max(alone, memory):5.3f}",
