@@ -1,6 +1,7 @@
 """What the GPU machine offers, and the bandwidth ceiling every memory-bound
 kernel is compared with: an OpenCL device-to-device copy and a torch copy,
-timed in the same run.
+timed in the same run, each copy queued behind a short kernel that keeps the
+device awake, as the kernels compared with them are timed.
 
     python benchmarks/gpu_env.py --out DIR      (writes DIR/gpu_env.json)
 """
@@ -26,8 +27,11 @@ def opencl_copy(nbytes: int, repeats: int = 20) -> dict:
     src = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, nbytes)
     cl.enqueue_fill_buffer(rt.queue, src, np.float32(1), 0, nbytes).wait()
+    from mcl.opencl.conditions import keep_awake
+    awake = keep_awake(rt.context, rt.queue)    # as the kernels compared with it are timed
     times = []
     for i in range(repeats + 3):
+        awake()
         ev = cl.enqueue_copy(rt.queue, dst, src, byte_count=nbytes)
         ev.wait()
         if i >= 3:
@@ -50,6 +54,7 @@ def torch_copy(nbytes: int, repeats: int = 20) -> dict | None:
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for i in range(repeats + 3):
+        torch.cuda._sleep(80_000)      # about 40 us: the copy queued behind it
         start.record()
         b.copy_(a)
         end.record()

@@ -18,9 +18,9 @@ profiling events (best of 10; ``--cold``: each launch after a write and a read o
 256 MB, so that the L2 holds none of the kernel's data and no dirty line whose write
 back the kernel would pay for, as ncu's cache flush leaves it; ``--flush write``: the
 write alone, which leaves up to the L2's size of dirty lines). ``launch``: every example
-version's PTX launched once through the CUDA driver (grid, block and arguments
-from the launch plan, the output checked against reference.py), for ``ncu`` to
-count.
+version's PTX launched once (``--again N``: N times more, back to back) through the
+CUDA driver (grid, block and arguments from the launch plan, the output checked
+against reference.py), for ``ncu`` to count.
 
 A case that does not generate, build or load is a row with the message.
 """
@@ -216,9 +216,9 @@ def matches(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
 
 def cold_flush(ctx, queue, how: str = "clean"):
     """A function that enqueues the flush before a cold launch
-    (mcl.opencl.cold.cache_flush): a write of 256 MB (``write``), followed by a read of
+    (mcl.opencl.conditions.cache_flush): a write of 256 MB (``write``), followed by a read of
     them (``clean``)."""
-    from mcl.opencl.cold import cache_flush
+    from mcl.opencl.conditions import cache_flush
     return cache_flush(ctx, queue, clean=how == "clean")
 
 
@@ -230,9 +230,11 @@ def timing(args) -> None:
     ctx = cl.Context([dev])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
-    before = None
     if args.cold:   # each launch starts with the L2 holding none of its data, as ncu's
         before = cold_flush(ctx, queue, args.flush)
+    else:           # behind a kernel that keeps the device awake (mcl.opencl.conditions)
+        from mcl.opencl.conditions import keep_awake
+        before = keep_awake(ctx, queue)
     rows = []
     cases = C.heldout_cases() if args.heldout else C.example_cases(args.kernels)
     if args.timed_sweep:    # the recorded sweep variants of these kernels too
@@ -280,6 +282,8 @@ def launching(args) -> None:
         cmd = [sys.executable, __file__, "launch-one", "--only", case.name]
         if args.ptx_dir:
             cmd += ["--ptx-dir", str(args.ptx_dir)]
+        if args.again:
+            cmd += ["--again", str(args.again)]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
@@ -344,6 +348,8 @@ def launch_one(args) -> None:
                 outs[a.name] = (ptr, host)
         row["grid"], row["block"] = list(gen.groups), list(gen.local)
         row["time_s"] = cu.launch(loaded, gen.groups, gen.local, kargs)
+        row["again_s"] = [cu.launch(loaded, gen.groups, gen.local, kargs)
+                          for _ in range(args.again)]
         oks = [matches(arrays.download(*outs[o]), expected[o], ref.TOLERANCE)
                for o in expected if o in outs]
         row["verified"] = all(ok for ok, _ in oks)
@@ -375,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--only", help="launch-one: the case's name; launch: names, comma-separated")
+    ap.add_argument("--again", type=int, default=0,
+                    help="launch-one: launch the kernel this many times more, back to back")
     ap.add_argument("--cold", action="store_true",
                     help="time: flush the L2 before each launch (see --flush)")
     ap.add_argument("--flush", choices=("clean", "write"), default="clean",

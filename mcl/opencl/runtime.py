@@ -203,6 +203,33 @@ class Kernel:
         """Launch with keyword arguments (arrays and sizes); wait; return the written
         parameters by name (numpy arrays, or the given pyopencl arrays)."""
         import pyopencl as cl
+
+        launch, outputs, copies = self.prepared(**kwargs)
+        self.last_event = launch()
+        try:
+            for out, buf in copies:
+                if out.size:
+                    cl.enqueue_copy(self.queue, out, buf)
+            self.queue.finish()
+        except cl.Error as e:
+            raise self._failed(e) from e
+        return outputs
+
+    def _failed(self, e: Exception) -> McplError:
+        """The error of a launch that failed while it ran."""
+        return McplError(error(
+            "opencl-kernel-failed",
+            f"'{self.plan.kernel}' failed on {self.device.name.strip()} while it ran: {e}",
+            hint="an access outside an array stops a kernel (NVIDIA's driver reports "
+            "it as OUT_OF_RESOURCES); `mcl feedback` and `mcl run` warn of the indices "
+            "they can prove leave their dimension at these sizes"))
+
+    def prepared(self, **kwargs):
+        """The arguments checked, the program built and the buffers made: (``launch``,
+        the written parameters by name, the copies back to the host), where
+        ``launch()`` enqueues the kernel and returns its event without waiting (None
+        where the sizes leave nothing to launch)."""
+        import pyopencl as cl
         import pyopencl.array as cla
 
         plan = self.plan
@@ -263,10 +290,12 @@ class Kernel:
                 out = np.empty(host.shape, dt)
                 outputs[a.name] = out
                 copies.append((out, buf))
-        self.last_event = None
-        if all(g > 0 for g in glob):
+
+        def launch():
+            if not all(g > 0 for g in glob):
+                return None
             try:
-                self.last_event = kernel(self.queue, glob, local, *args)
+                return kernel(self.queue, glob, local, *args)
             except cl.Error as e:
                 raise McplError(error(
                     "opencl-launch-failed",
@@ -274,19 +303,7 @@ class Kernel:
                     f"work-groups of {' x '.join(map(str, local))} work-items: {e}",
                     hint="too many registers or too much local memory for a group this size; "
                     "use fewer units in the par_groups mapped to work-items")) from e
-        try:
-            for out, buf in copies:
-                if out.size:
-                    cl.enqueue_copy(self.queue, out, buf)
-            self.queue.finish()
-        except cl.Error as e:
-            raise McplError(error(
-                "opencl-kernel-failed",
-                f"'{plan.kernel}' failed on {self.device.name.strip()} while it ran: {e}",
-                hint="an access outside an array stops a kernel (NVIDIA's driver reports "
-                "it as OUT_OF_RESOURCES); `mcl feedback` and `mcl run` warn of the indices "
-                "they can prove leave their dimension at these sizes")) from e
-        return outputs
+        return launch, outputs, copies
 
     def packed(self, a, value) -> np.ndarray:
         """An array passed by value (mcl.opencl.by_value) as the struct the kernel takes:
@@ -403,17 +420,23 @@ class Kernel:
                 env = self.sizes(dev_args)
                 shape = tuple(evaluate(e, env) for e in a.shape)
                 dev_args[a.name] = cla.zeros(self.queue, shape, np.dtype(a.dtype))
+        # prepared once, so that what ``before`` enqueues is still running when the
+        # kernel is enqueued behind it
+        launch, _, _ = self.prepared(**dev_args)
         best = float("inf")
         for i in range(warmup + repeat):
             if before is not None:
                 before()
-            self(**dev_args)
-            if i >= warmup and self.last_event is not None:
-                ev = self.last_event
-                ev.wait()
-                best = min(best, (ev.get_profiling_info(cl.profiling_info.END)
-                                  - ev.get_profiling_info(cl.profiling_info.START)) * 1e-9)
-            if progress is not None:    # each call waits for its launch to finish
+            self.last_event = ev = launch()
+            if ev is not None:
+                try:
+                    ev.wait()
+                except cl.Error as e:
+                    raise self._failed(e) from e
+                if i >= warmup:
+                    best = min(best, (ev.get_profiling_info(cl.profiling_info.END)
+                                      - ev.get_profiling_info(cl.profiling_info.START)) * 1e-9)
+            if progress is not None:    # each launch is waited for
                 progress(i + 1, warmup + repeat)
         return best
 

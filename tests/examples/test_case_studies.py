@@ -239,3 +239,27 @@ def test_a_run_cut_short_keeps_verified_versions(tmp_path):
     assert [v["verification"]["ok"] for v in entries] == [True, True, False]
     assert entries[2]["status"] == "wrong"
     assert "gpu_v2" in report.render(saved, plots=None)
+
+
+def test_launcher_times_a_compiled_kernel_behind_the_awake_kernel():
+    """The case studies time an MCL kernel through its prepared launch, each run
+    queued behind mcl.opencl.conditions.keep_awake: a profiled time per run (the
+    event waited for before it is read)."""
+    pytest.importorskip("pyopencl")
+    try:
+        from mcl.opencl.device import runtime
+        runtime(None)
+    except Exception as e:  # no OpenCL device at all
+        pytest.skip(f"no OpenCL device: {e}")
+    import mcl
+    kernel = mcl.compile(str(ROOT / "examples" / "vector_add" / "hopper_v1.mcpl"),
+                         target="hopper")
+    n = 4096
+    args = {"n": n, "a": np.ones(n, np.float32), "b": np.ones(n, np.float32)}
+    launcher = run.Launcher(kernel, args, None)
+    awakened = []
+    real = launcher.before
+    launcher.before = lambda: (awakened.append(1), real())
+    assert launcher.method == "prepared launch event"
+    times = [launcher() for _ in range(3)]
+    assert all(t > 0 for t in times) and len(awakened) == 3

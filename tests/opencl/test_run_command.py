@@ -4,6 +4,7 @@ unverified; bad input gives a clear message and a non-zero exit status."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -18,35 +19,45 @@ def test_run_against_reference(opencl_device, run_cli):
                              "--set", "n=1000", "--repeat", "1")
     assert code == 0, err
     assert "matches the reference" in out
-    assert "GFLOP/s" in out and "GB/s" in out and "ms" in out
+    assert "GFLOP/s" in out and "GB/s of global accesses" in out and "s (best of 1" in out
+    # vector_add moves each of its three arrays once: 12 bytes per element
+    found = re.search(r"time ([\d.]+) (ms|µs) .*, ([\d.]+) GB/s of compulsory traffic", out)
+    assert found, out
+    seconds = float(found.group(1)) * (1e-3 if found.group(2) == "ms" else 1e-6)
+    assert float(found.group(3)) * 1e9 * seconds == pytest.approx(12 * 1000, rel=0.02)
 
 
 def test_run_says_how_it_timed(opencl_device, run_cli, monkeypatch):
-    """Back to back by default; with --cold each timed run follows a flush of the
-    caches (a write, then a read), as the feedback's predicted time assumes."""
-    from mcl.opencl import cold
-    monkeypatch.setattr(cold, "FLUSH_BYTES", 1 << 20)
-    flushes = []
-    real = cold.cache_flush
+    """Warm by default, each timed run queued behind a short kernel that keeps the
+    device awake; with --cold behind a flush of the caches (a write, then a read), as
+    the feedback's predicted time assumes."""
+    from mcl.opencl import conditions
+    before = {"flush": [], "awake": []}
 
-    def counted(context, queue, nbytes=cold.FLUSH_BYTES, clean=True):
-        before = real(context, queue, 1 << 20, clean)
+    def counting(name, real, **small):
+        def made(context, queue, *a, **kw):
+            enqueue = real(context, queue, *a, **{**kw, **small})
 
-        def wrapped():
-            flushes.append(1)
-            before()
-        return wrapped
-    monkeypatch.setattr(cold, "cache_flush", counted)
+            def counted():
+                before[name].append(1)
+                enqueue()
+            return counted
+        return made
+    monkeypatch.setattr(conditions, "cache_flush",
+                        counting("flush", conditions.cache_flush, nbytes=1 << 20))
+    monkeypatch.setattr(conditions, "keep_awake",
+                        counting("awake", conditions.keep_awake, steps=100))
     args = ("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl", "--set", "n=1000",
             "--repeat", "2")
     code, out, err = run_cli(*args)
     assert code == 0, err
-    assert "(best of 2, back to back)" in out and not flushes
+    assert "(best of 2, warm: the caches as the previous run left them)" in out
+    assert not before["flush"] and len(before["awake"]) >= 2
     code, out, err = run_cli(*args, "--cold")
     assert code == 0, err
     assert "(best of 2, cold: the caches flushed before each)" in out
     assert "matches the reference" in out
-    assert len(flushes) >= 2            # each timed run (the warm-up ones too)
+    assert len(before["flush"]) >= 2    # each timed run (the warm-up ones too)
 
 
 def test_float_parameters_keep_their_example_values(opencl_device, run_cli):
@@ -185,9 +196,10 @@ def test_run_of_a_kernel_above_the_target_counts_its_own_operations(opencl_devic
     code, out, err = run_cli("run", "--target", "fermi", EXAMPLES / "matmul" / "perfect.mcpl",
                              "--set", "n=64", "--set", "m=64", "--set", "p=64", "--repeat", "3")
     assert code == 0, err
-    found = re.search(r"time ([\d.]+) ms .*?, ([\d.]+) GFLOP/s, ([\d.]+) GB/s", out)
+    found = re.search(r"time ([\d.]+) (ms|µs) .*?, ([\d.]+) GFLOP/s, ([\d.]+) GB/s", out)
     assert found, out
-    seconds, gflops = float(found.group(1)) * 1e-3, float(found.group(2))
+    seconds = float(found.group(1)) * (1e-3 if found.group(2) == "ms" else 1e-6)
+    gflops = float(found.group(3))
     assert gflops * 1e9 * seconds == pytest.approx(2 * 64 ** 3, rel=0.1)
 
 
