@@ -41,13 +41,17 @@ def _number(s: str) -> float:
 
 
 def ncu_rows(raw: Path) -> dict[str, dict[str, float]]:
-    """ncu's rows by case: ncu.csv in the example cases' order (measure.py launch runs
-    them so; a run cut short has the first ones), and each later ncuN.csv in the order
-    of the launches.json written beside it."""
+    """ncu's rows by case, each file's in the order of its launches: as ncu_names.json
+    lists them per file where the record has it, else ncu.csv in the example cases'
+    order (measure.py launch runs them so; a run cut short has the first ones) and a
+    later ncuN.csv in the order of the launches.json written beside it."""
     out: dict[str, dict[str, float]] = {}
+    listed = raw / "ncu_names.json"
+    listed = json.loads(listed.read_text()) if listed.is_file() else {}
     for path in sorted(raw.glob("ncu*.csv")):
-        names = [c.name for c in C.example_cases(None)] if path.name == "ncu.csv" else \
-            [r["name"] for r in json.loads((raw / "launches.json").read_text())["rows"]]
+        names = listed.get(path.name) or (
+            [c.name for c in C.example_cases(None)] if path.name == "ncu.csv" else
+            [r["name"] for r in json.loads((raw / "launches.json").read_text())["rows"]])
         rows = list(csv.reader(path.open()))
         start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
         header = rows[start]
@@ -61,8 +65,9 @@ def ncu_rows(raw: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def _predictions(names: list[str], record: dict, level: str | None) -> dict:
-    """Per case: predicted seconds and L2 read bytes, with the compiler's registers."""
+def _predictions(names: list[str], registers: dict, level: str | None) -> dict:
+    """Per case: predicted seconds and L2 read bytes, with the compiler's ``registers``
+    (by case)."""
     if not level:
         saved = json.loads((RESULTS / "predictions.json").read_text())
         return {n: {"seconds": saved.get(n, {}).get("time", {}).get("seconds"),
@@ -72,7 +77,7 @@ def _predictions(names: list[str], record: dict, level: str | None) -> dict:
     cases = {c.name: c for c in C.example_cases(None)}
     out = {}
     for n in names:
-        regs = record[n]["registers"]
+        regs = registers[n]
         out[n] = {"seconds": P.predicted_time(cases[n], registers=regs).get("seconds"),
                   "l2": P.memory_figures(cases[n], registers=regs).get("l2_read_bytes")}
     return out
@@ -83,12 +88,16 @@ def main(raw: Path, level: str | None) -> int:
     device = (raw / "device.csv").read_text().splitlines()[-1].split(",")[0]
     res = json.loads((raw / "resources.json").read_text())
     rows = res["rows"] if isinstance(res, dict) else res
-    predictions = _predictions([r["name"] for r in rows], record, level)
+    # the record's registers (the H100's build), this machine's for a case it lacks
+    registers = {r["name"]: record.get(r["name"], r)["registers"] for r in rows}
+    predictions = _predictions([r["name"] for r in rows], registers, level)
     same = [r["name"] for r in rows if r["name"] in record
             and (r["registers"], r["resident_blocks"]) ==
             (record[r["name"]]["registers"], record[r["name"]]["resident_blocks"])]
     print(f"# {device} against the record (H100), predictions at {level or C.TARGET}\n")
-    print(f"Registers and resident blocks equal to the record: {len(same)}/{len(rows)}.\n")
+    print(f"Registers and resident blocks equal to the record: {len(same)}/"
+          f"{sum(r['name'] in record for r in rows)} (of {len(rows)} cases; the others "
+          "measured here only).\n")
     ncu = ncu_rows(raw)
     if ncu:
         print("| version | L2 read MB | record (H100) | predicted | carveout kB |")
@@ -96,9 +105,10 @@ def main(raw: Path, level: str | None) -> int:
         within = 0
         for name, n in ncu.items():
             got = n["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
-            was = record[name]["ncu"]["l2_read_sectors"] * 32
+            was = record[name]["ncu"]["l2_read_sectors"] * 32 if name in record else None
             pred = predictions[name]["l2"]
-            print(f"| {name} | {got / 1e6:,.1f} | {was / 1e6:,.1f} | "
+            print(f"| {name} | {got / 1e6:,.1f} | "
+                  f"{was / 1e6 if was else float('nan'):,.1f} | "
                   f"{pred / 1e6 if pred else float('nan'):,.1f} | "
                   f"{n.get('launch__shared_mem_config_size', float('nan')) / 1024:.0f} |")
             within += bool(pred) and abs(pred - got) <= 0.2 * got
