@@ -17,7 +17,8 @@ block's resident neighbours fetched in between leave room for it. The model:
 * where the lines of all of a block's iterations fit in its room, each sector is
   fetched once per block (a sliding window of rows that the warps read in turn);
 * blocks fetch on their own, but data that every block reads the same (a vector all
-  rows are multiplied with) once per holder, where it fits in its first-level cache;
+  rows are multiplied with, also behind a guard on the block's row) once per holder,
+  where it fits in its first-level cache;
 * a gather (lanes' addresses that data choose) fetches a sector per lane less the
   share of its array that the holder's first-level cache holds.
 
@@ -49,6 +50,8 @@ _MOST_POINTS = 1 << 20
 _SAMPLES = 9
 #: the most iterations of a step loop enumerated for a block's whole footprint
 _WHOLE = 64
+#: the most block indices a condition naming a block loop is evaluated at
+_BLOCKS = 64
 
 
 @dataclass(frozen=True)
@@ -229,11 +232,11 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
         compiled.append((offset, conds))
     within = {k: v for r in ranges for k, v in r.substitution.items()}
     block_symbols = {lp.symbol for lp in outer}
-    same = not any(block_symbols & _substituted(e, within).free_symbols
-                   for a in loads for e in [a.offset, *(c.expr for c in a.conditions
-                                                        if c.expr is not None)])
     grid = [g.ravel() for g in np.meshgrid(*[np.asarray(v, dtype=np.int64)
                                                for v in values], indexing="ij")]
+    same = not any(block_symbols & _substituted(a.offset, within).free_symbols
+                   for a in loads) and _reads_alike(view, loads, outer, within, varying,
+                                                    grid, samples, step is not None)
     sets, lines = [], []
     eb = nacc.element_bytes
     for s in samples:
@@ -262,6 +265,63 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
         life, life_lines = len(union), len(np.unique(union * size // line))
     return BlockLoad(first, new, sum(lines[:_SAMPLES]) / len(lines[:_SAMPLES]), iterations,
                      blocks, same, life, life_lines)
+
+
+def _reads_alike(view: KernelView, loads: list[Access], outer: list, within: dict,
+                 varying: list, grid: list, samples: list, step: bool) -> bool:
+    """Whether every block that reads anything with the ``loads`` (whose offsets name
+    no block loop) reads the same elements: where a condition names a block loop (a
+    row guard such as ``if (i < n)``, ``i`` the block's row), the elements each of at
+    most :data:`_BLOCKS` blocks spread over the grid of blocks reads at ``grid`` in the
+    step loop's iterations ``samples``, against the first's (``within``: the inner
+    loops' variables in terms of the grid's). A block the guard stops altogether reads
+    nothing and is left out."""
+    symbols = [lp.symbol for lp in outer]
+    names = set(symbols)
+    if not any(names & _substituted(c.expr, within).free_symbols
+               for a in loads for c in a.conditions if c.expr is not None):
+        return True
+    compiled = []
+    for a in loads:
+        offset = _compiled(a.offset, within, varying)
+        conds = [_compiled(c.expr, within, [*varying, *symbols])
+                 for c in a.conditions if c.expr is not None]
+        if offset is None or any(c is None for c in conds):
+            return False
+        compiled.append((offset, conds))
+    axes = []
+    for lp in outer:
+        start = view.value(lp.start) if lp.start is not None else 0
+        axes.append(np.arange(int(start), int(start) + int(view.value(lp.trips)),
+                              dtype=np.int64))
+    total = math.prod(len(a) for a in axes)
+    picks = np.unique(np.linspace(0, total - 1, min(total, _BLOCKS)).astype(np.int64))
+    reference = None
+    for flat in picks:
+        index = np.unravel_index(flat, [len(a) for a in axes])
+        block = [np.full_like(grid[0], a[i]) for a, i in zip(axes, index, strict=True)]
+        read = []
+        for sample in samples:
+            args = [*grid, np.full_like(grid[0], sample)] if step else list(grid)
+            for offset, conds in compiled:
+                offs = _evaluate(offset, args)
+                if offs is None:
+                    return False
+                mask = np.ones(offs.shape, dtype=bool)
+                for c in conds:
+                    ok = _evaluate(c, args + block, boolean=True)
+                    if ok is None:
+                        return False
+                    mask &= ok
+                read.append(np.floor(offs[mask]).astype(np.int64))
+        elements = np.unique(np.concatenate(read))
+        if not elements.size:
+            continue            # a block past the guard reads nothing
+        if reference is None:
+            reference = elements
+        elif not np.array_equal(elements, reference):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

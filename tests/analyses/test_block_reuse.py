@@ -117,3 +117,84 @@ def test_a_gather_finds_the_part_of_its_array_the_l1_holds(tmp_path):
     assert small == stream + 132 * 16384 * 4
     large = _l2_bytes(tmp_path, _GATHER.format(m=1 << 24))
     assert large == pytest.approx(stream + 1048576 * 32, rel=0.01)
+
+
+def test_a_row_guard_leaves_a_vector_every_block_reads_shared(tmp_path):
+    # 512 blocks, a row a warp behind `if (i < rows)`: every block that passes the
+    # guard reads the same x, which each of the 132 SMs' L1 keeps for all its blocks
+    # (gesummv hopper_v3: 4096 blocks, ncu's L2 reads 134.9 MB, x once per block would
+    # be 201 MB)
+    got = _l2_bytes(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 4096, const int rows = 4096, global float[rows, n] a,
+                      global float[n] x, global float[rows] y) {
+          foreach (int bi in rows / 8 blocks) {
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                int i = bi * 8 + w;
+                float s = 0.0;
+                if (i < rows) {
+                  for (int j0 = 0; j0 < n; j0 += 32) {
+                    s += a[i, j0 + t] * x[j0 + t];
+                  }
+                  y[i] = s;
+                }
+              }
+            }
+          }
+        }
+        """)
+    assert got == 4096 * 4096 * 4 + 132 * 4096 * 4
+
+
+def test_a_guard_that_gives_each_block_its_own_slice_is_not_shared(tmp_path):
+    # the same x[c * 32 + t] in every block, but the guard lets block bi read chunk
+    # bi % 64 only (4 sectors): the 264 blocks' chunks are not one set that each SM
+    # keeps for all its blocks, so each block fetches its own (264 x 4 sectors, not
+    # the first block's chunk once per SM)
+    got = _l2_bytes(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(global float[2048] x, global float[2112] y) {
+          foreach (int bi in 264 blocks) {
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                float s = 0.0;
+                for (int c = 0; c < 64; c++) {
+                  if (c == bi % 64) {
+                    s += x[c * 32 + t];
+                  }
+                }
+                y[bi * 8 + w] = s;
+              }
+            }
+          }
+        }
+        """)
+    assert got == 264 * 4 * 32
+
+
+def test_a_guard_that_picks_a_warp_per_block_leaves_the_vector_shared(tmp_path):
+    # one warp of each block (w == bi % 8) reads all of x: other threads than in the
+    # first block, the same elements, which each SM's L1 keeps for all its blocks
+    got = _l2_bytes(tmp_path, """\
+        module k;
+        import hopper;
+        hopper void k(const int n = 4096, global float[n] x, global float[2112] y) {
+          foreach (int bi in 264 blocks) {
+            foreach (int w in 8 warps) {
+              foreach (int t in 32 threads) {
+                float s = 0.0;
+                if (w == bi % 8) {
+                  for (int j0 = 0; j0 < n; j0 += 32) {
+                    s += x[j0 + t];
+                  }
+                }
+                y[bi * 8 + w] = s;
+              }
+            }
+          }
+        }
+        """)
+    assert got == 132 * 4096 * 4
