@@ -241,18 +241,10 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
     eb = nacc.element_bytes
     for s in samples:
         args = [*grid, np.full_like(grid[0], s)] if step is not None else grid
-        touched = []
-        for offset, conds in compiled:
-            offs = _evaluate(offset, args)
-            if offs is None:
-                return None
-            mask = np.ones(offs.shape, dtype=bool)
-            for c in conds:
-                ok = _evaluate(c, args, boolean=True)
-                if ok is not None:      # as KernelView.runs: not evaluated, it runs
-                    mask &= ok
-            touched.append(np.floor(offs[mask]).astype(np.int64) * eb)
-        byte = np.concatenate(touched)
+        elements = _elements(compiled, args)
+        if elements is None:
+            return None
+        byte = elements * eb
         sets.append(np.unique(byte // size))
         lines.append(len(np.unique(byte // line)))
     first = len(sets[0])
@@ -265,6 +257,30 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
         life, life_lines = len(union), len(np.unique(union * size // line))
     return BlockLoad(first, new, sum(lines[:_SAMPLES]) / len(lines[:_SAMPLES]), iterations,
                      blocks, same, life, life_lines)
+
+
+def _elements(compiled: list, args: list, block: list | None = None,
+              strict: bool = False) -> np.ndarray | None:
+    """The elements the loads ``compiled`` ((offset, conditions) as numpy functions)
+    read at the grid points ``args`` (``block``: the block loops' values, arguments of
+    the conditions after ``args``); None where an offset cannot be evaluated. A
+    condition that cannot be evaluated lets the access run, as KernelView.runs does,
+    or, where ``strict``, gives None."""
+    out = []
+    for offset, conds in compiled:
+        offs = _evaluate(offset, args)
+        if offs is None:
+            return None
+        mask = np.ones(offs.shape, dtype=bool)
+        for c in conds:
+            ok = _evaluate(c, args + block if block else args, boolean=True)
+            if ok is None:
+                if strict:
+                    return None
+                continue
+            mask &= ok
+        out.append(np.floor(offs[mask]).astype(np.int64))
+    return np.concatenate(out)
 
 
 def _reads_alike(view: KernelView, loads: list[Access], outer: list, within: dict,
@@ -303,17 +319,10 @@ def _reads_alike(view: KernelView, loads: list[Access], outer: list, within: dic
         read = []
         for sample in samples:
             args = [*grid, np.full_like(grid[0], sample)] if step else list(grid)
-            for offset, conds in compiled:
-                offs = _evaluate(offset, args)
-                if offs is None:
-                    return False
-                mask = np.ones(offs.shape, dtype=bool)
-                for c in conds:
-                    ok = _evaluate(c, args + block, boolean=True)
-                    if ok is None:
-                        return False
-                    mask &= ok
-                read.append(np.floor(offs[mask]).astype(np.int64))
+            found = _elements(compiled, args, block, strict=True)
+            if found is None:
+                return False
+            read.append(found)
         elements = np.unique(np.concatenate(read))
         if not elements.size:
             continue            # a block past the guard reads nothing
