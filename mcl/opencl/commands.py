@@ -256,14 +256,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             "warm: the caches as the previous run left them"
         from mcl.analyses.values import time_text
         line = f"  time {time_text(seconds)} (best of {args.repeat}, {how})"
-        flops, moved = _counts(checked, f, plan, ref, data, hwd_search_path(args))
+        flops, most, moved = _counts(checked, f, plan, ref, data, hwd_search_path(args))
         if flops:
-            line += f", {flops / seconds / 1e9:.1f} GFLOP/s"
+            line += f", {'at most ' if most else ''}{_rate(flops / seconds)} GFLOP/s"
         if moved:
-            line += f", {moved / seconds / 1e9:.1f} GB/s of global accesses"
+            line += f", {_rate(moved / seconds)} GB/s of global accesses"
         compulsory = _compulsory(checked, f, data)
         if compulsory:
-            line += (f", {compulsory / seconds / 1e9:.1f} GB/s of compulsory traffic "
+            line += (f", {_rate(compulsory / seconds)} GB/s of compulsory traffic "
                      "(each element once)")
         print(line)
     if args.max_registers is not None and device.takes_register_limit(kernel.context):
@@ -383,6 +383,12 @@ def _perfect_version(file: Path, f, args: argparse.Namespace):
     return module if g is not None and g.hardware == "perfect" else None
 
 
+def _rate(per_second: float) -> str:
+    """A rate in units of 10^9 a second: a decimal from 10 on, 3 digits below."""
+    g = per_second / 1e9
+    return f"{g:.1f}" if g >= 10 else f"{g:.3g}"
+
+
 def _compulsory(checked, f, data: dict) -> float | None:
     """The bytes of the kernel's main memory that every launch moves at least: each
     element it reads or writes once (mcl.analyses.stats.roofline); None where the
@@ -397,10 +403,16 @@ def _compulsory(checked, f, data: dict) -> float | None:
 
 
 def _counts(checked, f, plan, ref: dict | None, data: dict, search_path=()
-            ) -> tuple[float | None, float | None]:
-    """Floating-point operations and bytes moved in global memory: from the analyses'
-    operation counts of the checked module, else from the example's reference.py."""
+            ) -> tuple[float | None, bool, float | None]:
+    """Floating-point operations, whether their count is an upper bound, and the bytes
+    of the kernel's accesses to global memory. The operations: the example's
+    reference.py's where it gives them (the problem's, the same for every version),
+    else the analyses' count of the kernel as written, an upper bound where conditions
+    may stop operations (a tree's ``if (t < s)`` steps counted for every lane). The
+    bytes: the analyses' count, else reference.py's."""
     sizes = {k: v for k, v in data.items() if not hasattr(v, "shape")}
+    flops = ref["flops"](**sizes) if ref and "flops" in ref else None
+    most, moved = False, None
     try:
         from mcl.analyses import operation_counts
         from mcl.opencl.target import load_target
@@ -415,14 +427,14 @@ def _counts(checked, f, plan, ref: dict | None, data: dict, search_path=()
             space_at_target = {p.space: q.space for p, q in
                                zip(f.params, lowered.function(f.name).params, strict=True)
                                if p.space}
-        flops = float(counts.flops)
+        if flops is None:
+            flops, most = float(counts.flops) or None, bool(counts.upper_bound)
         moved = float(sum(v for space, v in counts.bytes.items()
                           if space_at_target.get(space) in target.spaces
                           and target.qualifier(space_at_target[space])
-                          in ("__global", "__constant")))
-        return flops or None, moved or None
+                          in ("__global", "__constant"))) or None
     except Exception:  # noqa: BLE001 - the analyses may not handle every kernel
         pass
-    flops = ref["flops"](**sizes) if ref and "flops" in ref else None
-    moved = ref["bytes_moved"](**sizes) if ref and "bytes_moved" in ref else None
-    return flops, moved
+    if moved is None and ref and "bytes_moved" in ref:
+        moved = ref["bytes_moved"](**sizes)
+    return flops, most, moved

@@ -248,3 +248,24 @@ def test_run_of_a_kernel_that_fails_on_the_device_says_so(opencl_device, run_cli
     assert "internal error" not in err and "Traceback" not in err
     assert "'vector_add' failed on" in err and "OUT_OF_RESOURCES" in err
     assert "[opencl-kernel-failed]" in err
+
+
+def test_run_gives_the_problems_operations_where_a_reference_counts_them(
+        opencl_device, run_cli, tmp_path):
+    """gesummv hopper_v3's tree steps (`if (t < s)`) are counted for every lane: without
+    a reference.py the GFLOP/s are an upper bound and say so; beside one, they are the
+    problem's operations (4n^2 + 3n), the same for every version."""
+    source = (EXAMPLES / "gesummv" / "hopper_v3.mcpl").read_text()
+    (tmp_path / "hopper_v3.mcpl").write_text(source)
+    args = ("run", tmp_path / "hopper_v3.mcpl", "--set", "n=256", "--repeat", "1")
+    code, out, err = run_cli(*args)
+    assert code == 0 and "UNVERIFIED" in out, err
+    assert ", at most " in out and " GFLOP/s" in out
+    shutil.copy(EXAMPLES / "gesummv" / "reference.py", tmp_path / "reference.py")
+    code, out, err = run_cli(*args)
+    assert code == 0 and "matches the reference" in out, err
+    found = re.search(r"time ([\d.]+) (ms|µs) .*?, ([\d.]+) GFLOP/s", out)
+    assert found and ", at most " not in out, out
+    seconds = float(found.group(1)) * (1e-3 if found.group(2) == "ms" else 1e-6)
+    assert float(found.group(3)) * 1e9 * seconds == pytest.approx(4 * 256 ** 2 + 3 * 256,
+                                                                  rel=0.02)
