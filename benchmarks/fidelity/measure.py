@@ -14,10 +14,11 @@ a recorded run; ``--heldout``: the kernels of heldout_kernels/ instead, written 
 new user would write them). A version that reference.py's SPECIALIZE names (and its variants)
 is built with its sizes as compile-time constants, as ``mcl run`` builds it.
 ``time``: every example version, verified against reference.py, timed with OpenCL
-profiling events (best of 10; ``--cold``: each launch after a write and a read of
-256 MB, so that the L2 holds none of the kernel's data and no dirty line whose write
-back the kernel would pay for, as ncu's cache flush leaves it; ``--flush write``: the
-write alone, which leaves up to the L2's size of dirty lines). ``launch``: every example
+profiling events (best of 10; each launch queued behind a kernel that keeps the device
+awake, mcl.opencl.conditions.keep_awake; ``--cold``: behind a write and a read of
+256 MB instead, so that the L2 holds none of the kernel's data and no dirty line whose
+write back the kernel would pay for, as ncu's cache flush leaves it; ``--flush write``:
+the write alone, which leaves up to the L2's size of dirty lines). ``launch``: every example
 version's PTX launched once (``--again N``: N times more, back to back) through the
 CUDA driver (grid, block and arguments from the launch plan, the output checked
 against reference.py), for ``ncu`` to count.
