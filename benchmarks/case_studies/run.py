@@ -237,6 +237,11 @@ def _profile_seconds(event) -> float:
     return (event.profile.end - event.profile.start) * 1e-9
 
 
+#: how every timed run is enqueued (the report says it)
+TIMING = ("each timed run queued behind a kernel that keeps the device awake "
+          "(mcl.opencl.conditions.keep_awake; torch's behind torch.cuda._sleep)")
+
+
 class Launcher:
     """Runs a compiled kernel on device-resident arguments and returns its time in
     seconds from OpenCL profiling events, each run queued behind a short kernel that
@@ -864,6 +869,7 @@ def main(argv: list[str] | None = None,
                  "max_version_s": opts.max_version_s, "too_slow_s": opts.too_slow_s,
                  "order": "OpenCL versions of all kernels, each verified against numpy "
                           "and analysed right after it is measured, then torch references",
+                 "timing": TIMING,
                  "MCL_DEVICE": os.environ.get("MCL_DEVICE"), "runtime": runtime_name(),
                  "specialize": opts.specialize, "fast_math": opts.fast_math},
         "ceiling": {},
