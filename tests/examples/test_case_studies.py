@@ -120,6 +120,17 @@ def test_report_main_writes_markdown(tmp_path):
     assert (tmp_path / "REPORT.md").read_text().startswith("# Case studies of issue 10")
 
 
+def test_report_names_the_runs_gpu_and_how_it_timed(tmp_path):
+    data = _synthetic()
+    data["meta"].update(gpu="NVIDIA H200", timing="each timed run queued behind X")
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    assert report.main([str(path), "--out", str(tmp_path), "--no-plots"]) == 0
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.startswith("# Case studies of issue 10: stepwise refinement on the H200\n")
+    assert "CUDA events for torch; each timed run queued behind X)." in text
+
+
 class _CostedKernel(_NumpyKernel):
     """A stand-in whose time is a cost model (seconds per element), not a clock."""
 
