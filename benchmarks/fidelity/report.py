@@ -545,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
            "time up to (1 + spread) times its first; ranks averaged): only the order "
            "the measurements resolve (— where they resolve none)."
            + (" Spearman, warm: the same against the warm times of warm_times.json "
-              "(launches back to back, each after the previous one's data)."
+              "(each launch after the previous one's, waited for: on an idle device, as "
+              "measure.py timed warm launches before 2026-11-30)."
               if warm else ""),
            "", "| kernel | versions | Spearman | run-to-run spread | Spearman beyond the "
            "spread | " + ("Spearman, warm | " if warm else "")
