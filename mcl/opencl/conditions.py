@@ -10,7 +10,7 @@ harness and the benchmarks time kernels in.
   (benchmarks/opencl/launch_modes.py, benchmarks/results/perf/h200_2026-11-30/
   launch_modes.md). The caches hold what the previous launch left in them: the
   lines of the kernel's data the last-level cache kept, and its dirty lines, whose
-  write-back the launch pays for (vector_add: 53 us awake, 51 cold).
+  write-back the launch pays for (vector_add: 53-55 us awake, 50-51 cold).
 * **Cold** (:func:`cache_flush`, ``mcl run --cold``): each launch behind a write and a
   read of 256 MB, so that the caches hold none of the kernel's data and no dirty
   line, as Nsight Compute flushes them before the launches it counts and as the
