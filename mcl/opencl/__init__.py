@@ -3,8 +3,9 @@ targets of :mod:`.target` and the launch plans of :mod:`.plan`; unrolled loops a
 128-bit accesses from :mod:`.vectorize`, asynchronous copies from
 :mod:`.async_copy`), C host code
 (:mod:`.host_c`), device choice (:mod:`.device`), the pyopencl runtime
-(:mod:`.runtime`): ``mcl.compile(path, target=...)`` gives a callable kernel, and
-the choice of sizes to time a slow kernel at (:mod:`.sizing`)."""
+(:mod:`.runtime`): ``mcl.compile(path, target=...)`` gives a callable kernel, what a
+timed launch is enqueued behind (:mod:`.conditions`: awake, or cold after a cache
+flush), and the choice of sizes to time a slow kernel at (:mod:`.sizing`)."""
 
 from mcl.opencl.generate import GeneratedKernel, generate
 from mcl.opencl.plan import LaunchPlan
