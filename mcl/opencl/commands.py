@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NamedTuple
 
 from mcl.diagnostics import McplError, error
 from mcl.opencl import device
@@ -76,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="flush the device's caches before each timed run (a write and a "
                         "read of 256 MB): a cold launch, as the feedback's predicted time "
                         "assumes; by default each run finds the caches as the previous "
-                        "one left them (its dirty lines to write back: 5%% slower for "
+                        "one left them (its dirty lines to write back: 5-10%% slower for "
                         "vector_add on an H200)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the random inputs (default: 0)")
@@ -256,14 +257,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             "warm: the caches as the previous run left them"
         from mcl.analyses.values import time_text
         line = f"  time {time_text(seconds)} (best of {args.repeat}, {how})"
-        flops, most, moved = _counts(checked, f, plan, ref, data, hwd_search_path(args))
-        if flops:
-            line += f", {'at most ' if most else ''}{_rate(flops / seconds)} GFLOP/s"
-        if moved:
-            line += f", {_rate(moved / seconds)} GB/s of global accesses"
-        compulsory = _compulsory(checked, f, data)
-        if compulsory:
-            line += (f", {_rate(compulsory / seconds)} GB/s of compulsory traffic "
+        c = _counts(checked, f, plan, ref, data, hwd_search_path(args))
+        if c.flops:
+            line += f", {'at most ' if c.upper_bound else ''}{_rate(c.flops / seconds)} GFLOP/s"
+        if c.accessed:
+            line += f", {_rate(c.accessed / seconds)} GB/s of global accesses"
+        if c.compulsory:
+            line += (f", {_rate(c.compulsory / seconds)} GB/s of compulsory traffic "
                      "(each element once)")
         print(line)
     if args.max_registers is not None and device.takes_register_limit(kernel.context):
@@ -389,37 +389,36 @@ def _rate(per_second: float) -> str:
     return f"{g:.1f}" if g >= 10 else f"{g:.3g}"
 
 
-def _compulsory(checked, f, data: dict) -> float | None:
-    """The bytes of the kernel's main memory that every launch moves at least: each
-    element it reads or writes once (mcl.analyses.stats.roofline); None where the
-    analyses cannot tell."""
-    sizes = {k: v for k, v in data.items() if not hasattr(v, "shape")}
-    try:
-        from mcl.analyses.stats import roofline
-        found = roofline(f, checked, sizes)
-    except Exception:  # noqa: BLE001 - the analyses may not handle every kernel
-        return None
-    return found.compulsory_bytes if found is not None else None
+class _Counts(NamedTuple):
+    """What ``mcl run`` divides by the kernel's time (:func:`_counts`)."""
+
+    flops: float | None
+    upper_bound: bool           # the operations counted where conditions may stop them
+    accessed: float | None      # bytes of the kernel's accesses to global memory
+    compulsory: float | None    # bytes of its main memory each launch moves at least
 
 
-def _counts(checked, f, plan, ref: dict | None, data: dict, search_path=()
-            ) -> tuple[float | None, bool, float | None]:
-    """Floating-point operations, whether their count is an upper bound, and the bytes
-    of the kernel's accesses to global memory. The operations: the example's
-    reference.py's where it gives them (the problem's, the same for every version),
-    else the analyses' count of the kernel as written, an upper bound where conditions
-    may stop operations (a tree's ``if (t < s)`` steps counted for every lane). The
-    bytes: the analyses' count, else reference.py's."""
+def _counts(checked, f, plan, ref: dict | None, data: dict, search_path=()) -> _Counts:
+    """Floating-point operations, whether their count is an upper bound, the bytes of
+    the kernel's accesses to global memory and its compulsory bytes (each element of
+    its main memory once: mcl.analyses.stats.compulsory_bytes), from one model of the
+    kernel as written. The operations: the example's reference.py's where it gives
+    them (the problem's, the same for every version), else the analyses' count, an
+    upper bound where conditions may stop operations (a tree's ``if (t < s)`` steps
+    counted for every lane). The accesses: the analyses' count, else reference.py's
+    bytes."""
     sizes = {k: v for k, v in data.items() if not hasattr(v, "shape")}
     flops = ref["flops"](**sizes) if ref and "flops" in ref else None
-    most, moved = False, None
+    most, moved, compulsory = False, None, None
     try:
-        from mcl.analyses import operation_counts
+        from mcl.analyses.kernel_build import build_kernel
+        from mcl.analyses.stats import compulsory_bytes, counts_of_kernel, main_space
         from mcl.opencl.target import load_target
 
         target = load_target(plan.target, search_path)
         # counted on the kernel as written (a translation's guards make upper bounds)
-        counts = operation_counts(f, checked, sizes)
+        k = build_kernel(f, checked, sizes)
+        counts = counts_of_kernel(k)
         space_at_target = {space: space for space in counts.bytes}
         if f.hardware != plan.target:   # its memory spaces: those of the translated arrays
             from mcl.translate import translate
@@ -433,8 +432,10 @@ def _counts(checked, f, plan, ref: dict | None, data: dict, search_path=()
                           if space_at_target.get(space) in target.spaces
                           and target.qualifier(space_at_target[space])
                           in ("__global", "__constant"))) or None
+        main = main_space(k)
+        compulsory = float(compulsory_bytes(k, main)) if main else None
     except Exception:  # noqa: BLE001 - the analyses may not handle every kernel
         pass
     if moved is None and ref and "bytes_moved" in ref:
         moved = ref["bytes_moved"](**sizes)
-    return flops, most, moved
+    return _Counts(flops, most, moved, compulsory or None)
