@@ -235,8 +235,9 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
     grid = [g.ravel() for g in np.meshgrid(*[np.asarray(v, dtype=np.int64)
                                                for v in values], indexing="ij")]
     same = not any(block_symbols & _substituted(a.offset, within).free_symbols
-                   for a in loads) and _reads_alike(view, loads, outer, within, varying,
-                                                    grid, samples, step is not None)
+                   for a in loads) and _reads_alike(
+        view, loads, [offset for offset, _ in compiled], outer, within, varying, grid,
+        samples, step is not None)
     sets, lines = [], []
     eb = nacc.element_bytes
     for s in samples:
@@ -283,14 +284,16 @@ def _elements(compiled: list, args: list, block: list | None = None,
     return np.concatenate(out)
 
 
-def _reads_alike(view: KernelView, loads: list[Access], outer: list, within: dict,
-                 varying: list, grid: list, samples: list, step: bool) -> bool:
-    """Whether every block that reads anything with the ``loads`` (whose offsets name
-    no block loop) reads the same elements: where a condition names a block loop (a
-    row guard such as ``if (i < n)``, ``i`` the block's row), the elements each of at
-    most :data:`_BLOCKS` blocks spread over the grid of blocks reads at ``grid`` in the
-    step loop's iterations ``samples``, against the first's (``within``: the inner
-    loops' variables in terms of the grid's). A block the guard stops altogether reads
+def _reads_alike(view: KernelView, loads: list[Access], offsets: list, outer: list,
+                 within: dict, varying: list, grid: list, samples: list,
+                 stepped: bool) -> bool:
+    """Whether every block that reads anything with the ``loads`` (whose ``offsets``,
+    compiled as numpy functions of ``varying``, name no block loop) reads the same
+    elements: where a condition names a block loop (a row guard such as ``if (i <
+    n)``, ``i`` the block's row), the elements each of at most :data:`_BLOCKS` blocks
+    spread over the grid of blocks reads at ``grid`` (``stepped``: in the step loop's
+    iterations ``samples``), against the first's (``within``: the inner loops'
+    variables in terms of the grid's). A block the guard stops altogether reads
     nothing and is left out."""
     symbols = [lp.symbol for lp in outer]
     names = set(symbols)
@@ -298,11 +301,10 @@ def _reads_alike(view: KernelView, loads: list[Access], outer: list, within: dic
                for a in loads for c in a.conditions if c.expr is not None):
         return True
     compiled = []
-    for a in loads:
-        offset = _compiled(a.offset, within, varying)
+    for a, offset in zip(loads, offsets, strict=True):
         conds = [_compiled(c.expr, within, [*varying, *symbols])
                  for c in a.conditions if c.expr is not None]
-        if offset is None or any(c is None for c in conds):
+        if any(c is None for c in conds):
             return False
         compiled.append((offset, conds))
     axes = []
@@ -318,7 +320,7 @@ def _reads_alike(view: KernelView, loads: list[Access], outer: list, within: dic
         block = [np.full_like(grid[0], a[i]) for a, i in zip(axes, index, strict=True)]
         read = []
         for sample in samples:
-            args = [*grid, np.full_like(grid[0], sample)] if step else list(grid)
+            args = [*grid, np.full_like(grid[0], sample)] if stepped else list(grid)
             found = _elements(compiled, args, block, strict=True)
             if found is None:
                 return False
