@@ -1,5 +1,5 @@
 """What a kernel's OpenCL profiling time holds besides the kernel: the same launch timed
-three ways, for the examples the fidelity harness knows (benchmarks/fidelity).
+five ways, for the examples the fidelity harness knows (benchmarks/fidelity).
 
 * ``idle``: each launch enqueued on an idle device and waited for before the next, as
   ``mcl run``, the case studies (benchmarks/case_studies/run.py) and the fidelity
@@ -14,7 +14,7 @@ three ways, for the examples the fidelity harness knows (benchmarks/fidelity).
 * ``busy``: right behind a kernel that computes for about 40 us and touches no memory
   (mcl.opencl.conditions.keep_awake, as ``mcl run`` times kernels).
 
-The 1 GiB copy of the copy ceiling (benchmarks/gpu_env.py) is timed the same three
+The 1 GiB copy of the copy ceiling (benchmarks/gpu_env.py) is timed the same five
 ways. Every kernel is verified against its reference.py first. Prints a table and
 writes ``--out`` (JSON). Exits 2 without an NVIDIA OpenCL device.
 
@@ -63,46 +63,27 @@ def times(enqueue, mode: str, repeats: int, before: dict) -> list[float]:
 
 def example(ctx, queue, name: str):
     """(enqueue, bytes the reference moves) of an example case at the fidelity sizes,
-    verified first."""
+    verified first: the launch of mcl.opencl.runtime.Kernel.prepared on device arrays."""
     import fidelity_cases as C
     import measure as M
-    import pyopencl as cl
     import pyopencl.array as cla
 
-    from mcl.opencl.plan import evaluate
+    from mcl.opencl.runtime import Kernel
     case = next(c for c in C.example_cases() if c.name == name)
     gen = M.Generated(case, Path(tempfile.mkdtemp(prefix="mcl-modes-")))
     ref, inputs, expected = M._inputs(case)
-    prog = cl.Program(ctx, gen.kernel.source).build(options=gen.options(
-        queue.device.platform.name))
-    knl = getattr(prog, gen.kernel.plan.kernel)
-    env = dict(gen.env)
-    env.update({k: v for k, v in inputs.items() if not isinstance(v, np.ndarray)})
-    values, outs = [], {}
-    for a in gen.kernel.plan.arguments:
-        if a.kind == "scalar":
-            values.append(np.dtype(a.dtype).type(env[a.name]))
-            continue
-        if a.kind != "buffer":
-            raise SystemExit(f"{name}: a '{a.kind}' argument; launch_modes takes buffers")
-        shape = tuple(evaluate(e, env) for e in a.shape)
-        host = inputs.get(a.name)
-        arr = cla.to_device(queue, np.ascontiguousarray(host, a.dtype)) if host is not None \
-            else cla.zeros(queue, shape, np.dtype(a.dtype))
-        values.append(arr.data)
-        if a.written:
-            outs[a.name] = arr
-    gsize = tuple(g * w for g, w in zip(gen.groups, gen.local, strict=True))
-
-    def enqueue():
-        return knl(queue, gsize, gen.local, *values)
-    enqueue().wait()
+    kernel = Kernel(gen.kernel, ctx, queue)
+    call = {p: inputs[p] for p in kernel.plan.parameters if p in inputs}
+    got = kernel(**{n: (v.copy() if isinstance(v, np.ndarray) else v)
+                    for n, v in call.items()})
     for o, want in expected.items():
-        if o in outs:
-            ok, err = M.matches(outs[o].get(), want, ref.TOLERANCE)
+        if o in got:
+            ok, err = M.matches(got[o], want, ref.TOLERANCE)
             if not ok:
                 raise SystemExit(f"{name}: wrong result ({o}: error {err:.3g})")
-    return enqueue, float(ref.bytes_moved(**inputs))
+    launch, _, _ = kernel.prepared(**{n: (cla.to_device(queue, v) if isinstance(v, np.ndarray)
+                                          else v) for n, v in call.items()})
+    return launch, float(ref.bytes_moved(**inputs))
 
 
 def main() -> int:
