@@ -42,6 +42,12 @@ def opencl_copy(nbytes: int, repeats: int = 20) -> dict:
             "GBps_read_plus_write": 2 * nbytes / t / 1e9}
 
 
+def torch_awake(torch) -> None:
+    """For torch what mcl.opencl.conditions.keep_awake is for OpenCL: the GPU kept busy
+    for about 40 us, in which the timed call is queued behind it."""
+    torch.cuda._sleep(80_000)
+
+
 def torch_copy(nbytes: int, repeats: int = 20) -> dict | None:
     try:
         import torch
@@ -54,7 +60,7 @@ def torch_copy(nbytes: int, repeats: int = 20) -> dict | None:
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for i in range(repeats + 3):
-        torch.cuda._sleep(80_000)      # about 40 us: the copy queued behind it
+        torch_awake(torch)
         start.record()
         b.copy_(a)
         end.record()

@@ -530,13 +530,9 @@ def torch_or_none():
     return torch if torch.cuda.is_available() else None
 
 
-def awake(torch) -> None:
-    """What the MCL kernels' timing enqueues before each run (Launcher), for torch: the
-    GPU kept busy for about 40 us, in which the timed call is queued behind it."""
-    torch.cuda._sleep(80_000)
-
-
 def time_torch(torch, make: Callable, args: dict, warmup: int, repeats: int) -> dict:
+    # each call queued behind a busy GPU, as the Launcher times the MCL kernels
+    awake = load_module(ROOT / "benchmarks" / "gpu_env.py", "gpu_env").torch_awake
     fn = make(torch, args)
     for _ in range(max(1, warmup)):
         fn()
