@@ -45,13 +45,14 @@ def _case(n: int) -> C.Case:
 def measure(out: Path) -> int:
     import numpy as np
     import pyopencl as cl
-    from measure import Generated, cold_flush, matches, nvidia_device
+    from measure import Generated, matches, nvidia_device
 
+    from mcl.opencl.conditions import cache_flush
     from mcl.opencl.runtime import Kernel
     _, dev = nvidia_device()
     ctx = cl.Context([dev])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    before = cold_flush(ctx, queue)
+    before = cache_flush(ctx, queue)
     work = Path(tempfile.mkdtemp(prefix="mcl-grid-"))
     rows = []
     for n in SIZES:

@@ -215,14 +215,6 @@ def matches(got: np.ndarray, want: np.ndarray, tol: dict) -> tuple[bool, float]:
     return ok, err
 
 
-def cold_flush(ctx, queue, how: str = "clean"):
-    """A function that enqueues the flush before a cold launch
-    (mcl.opencl.conditions.cache_flush): a write of 256 MB (``write``), followed by a read of
-    them (``clean``)."""
-    from mcl.opencl.conditions import cache_flush
-    return cache_flush(ctx, queue, clean=how == "clean")
-
-
 def timing(args) -> None:
     import pyopencl as cl
 
@@ -231,10 +223,10 @@ def timing(args) -> None:
     ctx = cl.Context([dev])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
+    from mcl.opencl.conditions import cache_flush, keep_awake
     if args.cold:   # each launch starts with the L2 holding none of its data, as ncu's
-        before = cold_flush(ctx, queue, args.flush)
-    else:           # behind a kernel that keeps the device awake (mcl.opencl.conditions)
-        from mcl.opencl.conditions import keep_awake
+        before = cache_flush(ctx, queue, clean=args.flush == "clean")
+    else:           # behind a kernel that keeps the device awake
         before = keep_awake(ctx, queue)
     rows = []
     cases = C.heldout_cases() if args.heldout else C.example_cases(args.kernels)

@@ -26,8 +26,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[0] / "fidelity"))
-from measure import cold_flush  # noqa: E402  (the fidelity harness's: written, then read)
 from probe_timing import line_fit, median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
@@ -86,7 +84,8 @@ def main() -> int:
 
     sms = dev.max_compute_units
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 2048 * sms * max(WAVES))
-    flush = cold_flush(ctx, q)
+    from mcl.opencl.conditions import cache_flush  # written, then read
+    flush = cache_flush(ctx, q)
     result = {"device": dev.name, "sms": sms, "rows": []}
     for local in LOCALS:
         log2 = local.bit_length() - 1

@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                          "worth reporting)")
     args = ap.parse_args(argv)
     import pyopencl as cl
-    from measure import cold_flush  # the fidelity harness's: the L2 written and read
+
+    from mcl.opencl.conditions import cache_flush  # the L2 written and read
     dev = next((d for p in cl.get_platforms() if args.any_device or "NVIDIA" in p.name
                 for d in p.get_devices()), None)
     if dev is None:
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     d_out = cl.Buffer(ctx, mf.WRITE_ONLY, n * n * 4)
     packed = np.zeros((), dtype=np.dtype([("v", np.float32, (f * f,))]))
     packed["v"] = filt.ravel()
-    cold = cold_flush(ctx, queue)
+    cold = cache_flush(ctx, queue)
 
     rows = []
     variants = []

@@ -2,7 +2,7 @@
 profiling events see it: an empty kernel of 1 to 4224 work-groups of 256 work-items,
 and inflight_probe.py's kernel that reads 4 to 512 MB as runs of 4 floats in a
 grid-stride loop (8 work-groups of 256 per SM, 4 loads in flight per work-item), each
-launch cold (measure.py's cold_flush: a write and then a read of 256 MB before it leave
+launch cold (mcl.opencl.conditions.cache_flush: a write and then a read of 256 MB before it leave
 none of its data in the L2 and no dirty line). The reads' times against their bytes:
 the straight line through them, whose value at 0 is the fixed cost and whose slope the
 bandwidth, through all sizes and from 64 MB up (written to launch.json with the times).
@@ -21,9 +21,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[0] / "fidelity"))
 from inflight_probe import SOURCE as READS  # noqa: E402
-from measure import cold_flush  # noqa: E402  (the fidelity harness's: written, then read)
 from probe_timing import line_fit, median_time, probe_setup, save  # noqa: E402
 
 #: an empty kernel; the reads are inflight_probe.py's with 4 loads in flight a work-item
@@ -42,7 +40,8 @@ def main() -> int:
     reads = cl.Program(ctx, READS).build(options=[f"-DU={IN_FLIGHT}"]).reads
     sms = dev.max_compute_units
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * max(4224, sms * 8) * 256)
-    flush = cold_flush(ctx, q)
+    from mcl.opencl.conditions import cache_flush  # written, then read
+    flush = cache_flush(ctx, q)
 
     def cold(knl, glob, argv) -> float:
         return median_time(q, knl, (glob,), (256,), argv, args.repeats, warmup=0,

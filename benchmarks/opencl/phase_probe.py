@@ -4,10 +4,10 @@ work-group, coalesced), then k multiply-adds on each value and a store of it, wi
 and without a barrier between the loads and the multiply-adds, over 1, 2, 4 and 16
 waves of work-groups (8 resident per SM); and the same rows reduced by a tree of 8
 to 128 steps in local memory, a barrier after each (softmax's 8, again and again),
-against the tree alone and the traffic alone. Each launch cold (measure.py's
-cold_flush). With T_m the traffic alone (k = 0), T_c the steps alone (values made,
-not loaded; a store no work-item takes) and T both (each less an empty kernel's cold
-time), the exponent q of T =
+against the tree alone and the traffic alone. Each launch cold
+(mcl.opencl.conditions.cache_flush). With T_m the traffic alone (k = 0), T_c the steps
+alone (values made, not loaded; a store no work-item takes) and T both (each less an
+empty kernel's cold time), the exponent q of T =
 (T_m^q + T_c^q)^(1/q) fitted where neither is more than 3 times the other, per
 family and waves: infinity is the roofline's max, 1 their sum (overlap_probe.py's
 law, there with a grid that fills the device once and no barrier).
@@ -26,8 +26,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[0] / "fidelity"))
-from measure import cold_flush  # noqa: E402  (the fidelity harness's: written, then read)
 from overlap_probe import comparable, fit_exponent  # noqa: E402
 from probe_timing import median_time, probe_setup, save  # noqa: E402
 
@@ -118,7 +116,8 @@ def main() -> int:
     a, b = (cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16 * most) for _ in range(2))
     for buf in (a, b):
         cl.enqueue_fill_buffer(q, buf, np.float32(1.0), 0, 16 * most)
-    flush = cold_flush(ctx, q)
+    from mcl.opencl.conditions import cache_flush  # written, then read
+    flush = cache_flush(ctx, q)
 
     def cold(name, groups, k=0) -> float:
         knl = cl.Kernel(prg, name)

@@ -32,7 +32,7 @@ def launch_times(queue, kernel, gsize, lsize, argv, repeats: int, warmup: int = 
                  before=None) -> list[float]:
     """Seconds of ``repeats`` launches of ``kernel`` (events), after ``warmup`` untimed;
     ``before``: what to enqueue ahead of each timed launch (a cache flush for a cold
-    one, benchmarks/fidelity/measure.py's cold_flush)."""
+    one, mcl.opencl.conditions.cache_flush)."""
     for _ in range(warmup):
         kernel(queue, gsize, lsize, *argv)
     out = []
