@@ -12,7 +12,6 @@ predictions.json (hopper), or with --level those of the analyses now at that lev
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import statistics
@@ -32,6 +31,7 @@ if ARGS is not None and ARGS.level:
 
 import fidelity_cases as C  # noqa: E402
 from ranking import spearman  # noqa: E402
+from report import ncu_kernels  # noqa: E402
 
 RESULTS = HERE.parents[0] / "results" / "fidelity"
 
@@ -52,11 +52,7 @@ def ncu_rows(raw: Path) -> dict[str, dict[str, float]]:
         names = listed.get(path.name) or (
             [c.name for c in C.example_cases(None)] if path.name == "ncu.csv" else
             [r["name"] for r in json.loads((raw / "launches.json").read_text())["rows"]])
-        rows = list(csv.reader(path.open()))
-        start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
-        header = rows[start]
-        for name, r in zip(names, rows[start + 2:], strict=False):
-            row = dict(zip(header, r, strict=False))
+        for name, row in zip(names, ncu_kernels(path), strict=False):
             if not name.startswith(row["Kernel Name"]):    # spmv_csr's function: spmv
                 raise SystemExit(f"{path.name}: row {row['ID']} is {row['Kernel Name']}, "
                                  f"expected {name}")

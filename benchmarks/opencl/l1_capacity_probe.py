@@ -72,14 +72,12 @@ def summary(launches: str, ncu_csv: str) -> list[dict]:
     launch order): per configuration the shared memory the driver configured, the L1
     left beside it, and the sectors fetched from the L2 per compulsory sector (1: each
     fetched once; 8: every float of a sector fetched again)."""
-    import csv
+    from report import ncu_kernels
     rows = [r for r in json.loads(Path(launches).read_text()) if "error" not in r]
-    lines = [x for x in Path(ncu_csv).read_text().splitlines() if x.startswith('"')]
-    table = list(csv.reader(lines))
-    head, counted = table[0], table[2:]        # the second row holds the units
+    counted = ncu_kernels(Path(ncu_csv))
 
     def num(r, name):
-        return float(r[head.index(name)].replace(",", ""))
+        return float(r[name].replace(",", ""))
     out = []
     for r, c in zip(rows, counted, strict=True):
         shared = num(c, "launch__shared_mem_config_size")
