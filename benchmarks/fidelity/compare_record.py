@@ -5,8 +5,10 @@ against the predicted ones, as a Markdown summary. The predictions: report.py's
 predictions.json (hopper), or with --level those of the analyses now at that level
 (MCL_FIDELITY_LEVEL of fidelity_cases.py: h200, the machine's own description).
 
-    python3 benchmarks/fidelity/compare_record.py RAW_DIR [--level h200]
-    (RAW_DIR: benchmarks/results/fidelity/raw/h200_2026-11-29)
+    python3 benchmarks/fidelity/compare_record.py RAW_DIR [--level h200] [--times DIR]
+    (RAW_DIR: benchmarks/results/fidelity/raw/h200_2026-11-29; --times: the cold times
+    from DIR's times.json instead, each version's best of it and, where DIR has one,
+    rerun_times.json, whose run-to-run spread ranks the measurements as report.py does)
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ sys.path.insert(0, str(HERE.parents[1]))
 _ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 _ap.add_argument("raw", type=Path)
 _ap.add_argument("--level", help="predict at this level now (default: predictions.json)")
+_ap.add_argument("--times", type=Path, help="take the cold times from this folder")
 ARGS = _ap.parse_args() if __name__ == "__main__" else None
 if ARGS is not None and ARGS.level:
     os.environ["MCL_FIDELITY_LEVEL"] = ARGS.level
 
 import fidelity_cases as C  # noqa: E402
-from ranking import spearman  # noqa: E402
+from ranking import best_time, run_spread, spearman  # noqa: E402
 from report import ncu_kernels  # noqa: E402
 
 RESULTS = HERE.parents[0] / "results" / "fidelity"
@@ -79,7 +82,11 @@ def _predictions(names: list[str], registers: dict, level: str | None) -> dict:
     return out
 
 
-def main(raw: Path, level: str | None) -> int:
+def _figure(rho: float | None) -> str:
+    return "-" if rho is None else f"{rho:.2f}"
+
+
+def main(raw: Path, level: str | None, times_dir: Path | None = None) -> int:
     record = {c["name"]: c for c in json.loads(C.RECORD.read_text())["cases"]}
     device = (raw / "device.csv").read_text().splitlines()[-1].split(",")[0]
     res = json.loads((raw / "resources.json").read_text())
@@ -109,21 +116,36 @@ def main(raw: Path, level: str | None) -> int:
                   f"{n.get('launch__shared_mem_config_size', float('nan')) / 1024:.0f} |")
             within += bool(pred) and abs(pred - got) <= 0.2 * got
         print(f"\nPredicted L2 read bytes within 20% of this machine's: {within}/{len(ncu)}.\n")
-    times = json.loads((raw / "times.json").read_text())["rows"]
+    folder = times_dir or raw
+    times = json.loads((folder / "times.json").read_text())["rows"]
+    rerun = folder / "rerun_times.json"
+    again = ({t["name"]: t.get("time_s") for t in json.loads(rerun.read_text())["rows"]
+              if t.get("verified")} if rerun.exists() else {})
     by_kernel = defaultdict(list)
     for t in times:
         p = predictions.get(t["name"], {}).get("seconds")
         was = record.get(t["name"], {}).get("time_s")
         if t.get("verified") and p:
-            by_kernel[t["name"].split("/")[0]].append((t["name"], t["time_s"], p, was))
-    print("| kernel | Spearman | median error of the predicted time | time / H100 record |")
-    print("| --- | ---: | ---: | --- |")
+            by_kernel[t["name"].split("/")[0]].append(
+                (t["name"], best_time(t["time_s"], again.get(t["name"])), p, was,
+                 (t["time_s"], again.get(t["name"]))))
+    if times_dir:
+        print(f"Cold times from {times_dir}" + (" (two runs: each version's best)"
+                                                if again else "") + ".\n")
+    print("| kernel | Spearman | run-to-run spread | Spearman beyond the spread "
+          "| median error of the predicted time | time / H100 record |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
     for kernel, vs in by_kernel.items():
         rho = spearman([v[2] for v in vs], [v[1] for v in vs])
+        spread = run_spread([v[4] for v in vs]) if again else None
+        means = [(a + b) / 2 if b else a for a, b in (v[4] for v in vs)]
+        beyond = (spearman([v[2] for v in vs], means, spread)
+                  if spread is not None else None)
         err = statistics.median(abs(v[2] / v[1] - 1) for v in vs)
         ratios = [v[1] / v[3] for v in vs if v[3]]
         span = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
-        print(f"| {kernel} | {rho if rho is not None else float('nan'):.2f} | "
+        print(f"| {kernel} | {_figure(rho)} | "
+              f"{'-' if spread is None else f'{100 * spread:.1f}%'} | {_figure(beyond)} | "
               f"{100 * err:.0f}% | {span} |")
     errors = [abs(v[2] / v[1] - 1) for vs in by_kernel.values() for v in vs]
     if errors:
@@ -134,4 +156,4 @@ def main(raw: Path, level: str | None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(ARGS.raw, ARGS.level))
+    raise SystemExit(main(ARGS.raw, ARGS.level, ARGS.times))
