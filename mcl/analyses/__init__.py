@@ -298,6 +298,30 @@ _BUSY_SHARE = 0.9
 _FUNCTION_SHARE = 0.25
 
 
+def _data_chosen_note(view: KernelView, findings: list) -> str:
+    """What the time message says of the accesses whose elements the data choose: the
+    model counts banked ones without bank conflicts (mcl.analyses.banks.data_chosen) and
+    gives each element of data-chosen atomic updates its share of them."""
+    from mcl.analyses.banks import data_chosen
+    banked = [sacc.text for sacc, _ in data_chosen(view)]
+    updated = [f.site.target.text for f in findings
+               if f.updates is None and f.site.target is not None]
+    names = list(dict.fromkeys(banked + updated))
+    if not names:
+        return ""
+    both = bool(banked) and bool(updated) and set(banked) != set(updated)
+
+    def which(texts: list[str]) -> str:
+        return f" ({', '.join(dict.fromkeys(texts))})" if both else ""
+
+    how = " and ".join(([f"without bank conflicts{which(banked)}"] if banked else [])
+                       + ([f"with an even share of the atomic updates for each "
+                           f"element{which(updated)}"] if updated else []))
+    return (f"; {_and(names).removeprefix('the ')}, whose elements the data choose, "
+            f"{'is' if len(names) == 1 else 'are'} counted {how}, as if the data fell "
+            "evenly: data in which a few values are frequent take longer")
+
+
 def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     """The predicted time (mcl.analyses.timing) and what limits it (``findings``: the
     atomic updates of mcl.analyses.atomics)."""
@@ -351,6 +375,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
         msg += (f"; the loads {', '.join(t.estimated)}, whose addresses or trip counts "
                 "depend on data or on a while loop, are counted as the feedback-requests "
                 "estimate says")
+    msg += _data_chosen_note(view, findings)
     if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and t.limiter not in DEVICE_PARTS:
         blocks, holders = t.idle
         msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "

@@ -512,4 +512,42 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
                  lane.node.span)
         d.data.update(accesses=clean)
         out.append(d)
+    seen: set[str] = set()
+    for sacc, sources in data_chosen(view):
+        if sacc.text in seen:
+            continue
+        seen.add(sacc.text)
+        mem = banked_memory(view.hardware, sacc)
+        d = info("feedback-bank-conflicts",
+                 f"{sacc.text}: the lanes' words come from data that differ between them "
+                 f"({', '.join(sources)}): a warp's access takes the banks of {mem.name} once "
+                 f"where its lanes fall in different banks, up to {width} times where they "
+                 "fall at different words of one bank, as the data fall", sacc.node.span,
+                 "the predicted time (feedback-time) counts it once a warp: data in which "
+                 "a few values are frequent take longer")
+        d.data.update(array=sacc.name, chosen_by=sources)
+        out.append(d)
+    return out
+
+
+def data_chosen(view: KernelView) -> list[tuple[Access, list[str]]]:
+    """The accesses to banked memory whose lanes' words data choose (``lhist[data[i]]``),
+    each with the data that choose them (:func:`mcl.analyses.datadep.lane_data`): their
+    bank conflicts are the data's, and the time model counts them as none."""
+    from mcl.analyses.datadep import data_kernel, lane_data
+    found = lockstep_loop(view)
+    if found is None:
+        return []
+    lane, width = found
+    out: list[tuple[Access, list[str]]] = []
+    dk, made = None, False
+    for sacc, nacc in view.accesses():
+        if banked_memory(view.hardware, sacc) is None or lane not in nacc.loops \
+                or lane_offsets(view, nacc, lane, width) is not None:
+            continue
+        if not made:
+            dk, made = data_kernel(view.num), True
+        sources = lane_data(dk, nacc, lane)
+        if sources:
+            out.append((sacc, sources))
     return out

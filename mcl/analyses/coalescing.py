@@ -13,7 +13,7 @@ from typing import Any
 
 import sympy
 
-from mcl.analyses.datadep import data_kernel
+from mcl.analyses.datadep import data_kernel, lane_data
 from mcl.analyses.functions import KernelView, feedback_function
 from mcl.analyses.kernel import Access, Loop
 from mcl.analyses.warp_lanes import (
@@ -416,9 +416,10 @@ def _data_coalescing(view: KernelView, sacc: Access, lane: Loop, width: int,
     the same for its lanes (``values[k]`` with ``k = rowPtr[r] + lane``, a row per
     warp) the lanes' offsets from that start are known, and so are the transactions
     for each alignment of it; where they differ between lanes (a gather,
-    ``x[colIdx[k]]``) nothing is known. ``sources``: :func:`lane_data` of the access;
-    ``found``: :func:`_data_lane_offsets` of it. None for an access whose address the
-    kernel model could not evaluate for another reason."""
+    ``x[colIdx[k]]``) nothing is known. ``sources``:
+    :func:`mcl.analyses.datadep.lane_data` of the access; ``found``:
+    :func:`_data_lane_offsets` of it. None for an access whose address the kernel model
+    could not evaluate for another reason."""
     line, unit = transaction_size(view, sacc.space)
     eb = sacc.element_bytes
     if sources:
@@ -465,9 +466,9 @@ def _data_coalescing(view: KernelView, sacc: Access, lane: Loop, width: int,
 def _data_lane_offsets(view: KernelView, dk: Any, acc: Access, lane: Loop,
                        width: int) -> tuple[list[int], list[str], int] | None:
     """For an access of the numeric kernel whose address the kernel model leaves unknown,
-    and that reads nothing from memory that differs between the lanes (:func:`lane_data`
-    finds nothing: the caller asks it first), the offsets ``width`` consecutive lanes of
-    ``lane`` access, by the data-aware kernel
+    and that reads nothing from memory that differs between the lanes
+    (:func:`mcl.analyses.datadep.lane_data` finds nothing: the caller asks it first),
+    the offsets ``width`` consecutive lanes of ``lane`` access, by the data-aware kernel
     ``dk`` (mcl.analyses.datadep.DataKernel: a while loop's induction variables as
     functions of its iteration, values read from memory as placeholders), and what
     the start they share is read from (``rowPtr[r]``; none where nothing is: the
@@ -509,25 +510,6 @@ def _data_lane_offsets(view: KernelView, dk: Any, acc: Access, lane: Loop,
     if len(shifts) != 1:
         return None
     return rows[0], sorted(dk.placeholders[x].text for x in chosen), step or 1
-
-
-def lane_data(dk: Any, acc: Access, lane: Loop) -> list[str]:
-    """What the address of ``acc`` reads from memory that differs between the lanes of
-    ``lane`` (``colIdx[k]`` for the gather ``x[colIdx[k]]``; ``rowPtr[r]`` for
-    ``values[k]`` in ``for (k = rowPtr[r]; ...)`` with a row per lane), by the
-    data-aware kernel ``dk``; empty where nothing does or it is not known."""
-    dacc = dk.access_like(acc) if dk is not None else None
-    if dacc is None or dacc.offset is None:
-        return []
-    exprs, seen = [dacc.offset], set()
-    while exprs:    # the offset, and the starts of the loops whose indices it uses
-        e = exprs.pop()
-        for x in e.free_symbols - seen:
-            seen.add(x)
-            exprs += [lp.start for lp in dacc.loops
-                      if lp.symbol == x and lp.start is not None]
-    return sorted({dk.placeholders[x].text for x in seen
-                   if x in dk.placeholders and lane.var in dk.placeholders[x].depends})
 
 
 def load_requests(view: KernelView, lane: Loop) -> list[Diagnostic]:

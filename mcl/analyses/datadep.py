@@ -39,7 +39,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from mcl.analyses.kernel import Kernel, Loop, Unpredictable, once_per_kernel, var_symbol
+from mcl.analyses.kernel import (
+    Access,
+    Kernel,
+    Loop,
+    Unpredictable,
+    once_per_kernel,
+    var_symbol,
+)
 from mcl.analyses.kernel_build import KernelBuilder
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -390,3 +397,22 @@ def warp_iterations(dk: DataKernel, lp: Loop, lane: Loop, width: int) -> float |
         runs = trips.max(axis=1)
     dk.warp_runs[lp] = float(runs.mean())
     return dk.warp_runs[lp]
+
+
+def lane_data(dk: DataKernel | None, acc: Access, lane: Loop) -> list[str]:
+    """What the address of ``acc`` reads from memory that differs between the lanes of
+    ``lane`` (``colIdx[k]`` for the gather ``x[colIdx[k]]``; ``rowPtr[r]`` for
+    ``values[k]`` in ``for (k = rowPtr[r]; ...)`` with a row per lane), by the
+    data-aware kernel ``dk``; empty where nothing does or it is not known."""
+    dacc = dk.access_like(acc) if dk is not None else None
+    if dacc is None or dacc.offset is None:
+        return []
+    exprs, seen = [dacc.offset], set()
+    while exprs:    # the offset, and the starts of the loops whose indices it uses
+        e = exprs.pop()
+        for x in e.free_symbols - seen:
+            seen.add(x)
+            exprs += [lp.start for lp in dacc.loops
+                      if lp.symbol == x and lp.start is not None]
+    return sorted({dk.placeholders[x].text for x in seen
+                   if x in dk.placeholders and lane.var in dk.placeholders[x].depends})

@@ -179,3 +179,56 @@ def test_the_values_a_doubling_or_halving_loop_takes():
     num = build_kernel(f, checked, parameter_values(f, {}), hw)
     [s] = [lp for lp in num.loops if lp.var == "s"]
     assert loop_values(KernelView(num, num, hw), s) == [128, 64, 32, 16, 8, 4, 2, 1]
+
+
+_HIST = """\
+    module h;
+
+    import hopper;
+    import lib.atomics;
+
+    hopper void h(const int n = 1048576, global byte[n] data, global int[256] bins) {
+      foreach (int b in n / 256 blocks) {
+        shared int[256] lhist;
+        foreach (int w in 8 warps) {
+          foreach (int t in 32 threads) {
+            int tid = w * 32 + t;
+            lhist[tid] = 0;
+            barrier(shared);
+            INDEX
+            barrier(shared);
+            atomicAdd(bins[tid], lhist[tid]);
+          }
+        }
+      }
+    }
+    """
+
+
+def _hist(tmp_path, index: str) -> list:
+    path = tmp_path / "h.mcpl"
+    path.write_text(textwrap.dedent(_HIST).replace("INDEX", index))
+    return mcl.feedback(mcl.check(path), only=["bank-conflicts", "time", "atomics"])
+
+
+def test_words_the_data_choose_are_said_to_conflict_as_the_data_fall(tmp_path):
+    # a shared histogram: the bank of lhist[data[i]] is the data's
+    ds = _hist(tmp_path, "atomicAdd(lhist[data[b * 256 + tid]], 1);")
+    (chosen,) = [d for d in ds if d.code == "feedback-bank-conflicts"
+                 and "data" in d.message]
+    assert chosen.message.startswith("lhist[data[b * 256 + tid]]: the lanes' words come "
+                                     "from data that differ between them")
+    assert "up to 32 times" in chosen.message
+    assert chosen.data["chosen_by"] == ["data[b * 256 + tid]"]
+    (t,) = [d for d in ds if d.code == "feedback-time"]
+    assert ("lhist[data[b * 256 + tid]], whose elements the data choose, is counted "
+            "without bank conflicts and with an even share of the atomic updates for "
+            "each element, as if the data fell evenly") in t.message
+
+
+def test_words_the_threads_choose_are_no_data_s(tmp_path):
+    # the updates of the thread's own bin by its datum: no message of data, none in
+    # the time
+    ds = _hist(tmp_path, "atomicAdd(lhist[tid], data[b * 256 + tid]);")
+    assert not [d for d in ds if "the data choose" in d.message
+                or "come from data" in d.message]
