@@ -300,26 +300,23 @@ _FUNCTION_SHARE = 0.25
 
 def _data_chosen_note(view: KernelView, findings: list) -> str:
     """What the time message says of the accesses whose elements the data choose: the
-    model counts banked ones without bank conflicts (mcl.analyses.banks.data_chosen) and
-    gives each element of data-chosen atomic updates its share of them."""
-    from mcl.analyses.banks import data_chosen
-    banked = [sacc.text for sacc, _ in data_chosen(view)]
-    updated = [f.site.target.text for f in findings
-               if f.updates is None and f.site.target is not None]
-    names = list(dict.fromkeys(banked + updated))
+    model counts banked ones as elements drawn at random would meet the banks
+    (mcl.analyses.banks.uniform_passes) and gives each element of data-chosen atomic
+    updates its share of them."""
+    from mcl.analyses.banks import data_chosen, random_passes
+    passes = random_passes(view)
+    banked = {sacc.text: passes.get(id(sacc)) for sacc, _ in data_chosen(view)}
+    updated = list(dict.fromkeys(f.site.target.text for f in findings
+                                 if f.updates is None and f.site.target is not None))
+    names = list(dict.fromkeys([*banked, *updated]))
     if not names:
         return ""
-    both = bool(banked) and bool(updated) and set(banked) != set(updated)
-
-    def which(texts: list[str]) -> str:
-        return f" ({', '.join(dict.fromkeys(texts))})" if both else ""
-
-    how = " and ".join(([f"without bank conflicts{which(banked)}"] if banked else [])
-                       + ([f"with an even share of the atomic updates for each "
-                           f"element{which(updated)}"] if updated else []))
+    how = [f"{text} takes the banks {p:.1f} times a warp" for text, p in banked.items() if p]
+    how += [f"each element of {text} takes an even share of the updates" for text in updated]
     return (f"; {_and(names).removeprefix('the ')}, whose elements the data choose, "
-            f"{'is' if len(names) == 1 else 'are'} counted {how}, as if the data fell "
-            "evenly: data in which a few values are frequent take longer")
+            f"{'is' if len(names) == 1 else 'are'} counted as if the data were drawn at "
+            f"random" + (f" ({'; '.join(how)})" if how else "")
+            + ": data in which a few values are frequent take longer")
 
 
 def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:

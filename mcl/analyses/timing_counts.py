@@ -299,12 +299,21 @@ def banked_accesses(view: KernelView) -> tuple[float, object] | None:
     the same word share it); a 128-bit access (a run of 4 elements per
     lane) is served half a warp at a time (mcl.analyses.banks.run_wavefronts). A warp
     none of whose lanes takes the ``if`` around an access does not issue it
-    (:func:`_issued`: a tree's ``if (tid < s)``)."""
-    from mcl.analyses.banks import banked_memory, conflict_degree, profile, run_wavefronts
+    (:func:`_issued`: a tree's ``if (tid < s)``). An access whose words the data choose
+    (a histogram's ``lhist[data[i]]``) takes the banks as often as words drawn at random
+    from its array would (mcl.analyses.banks.uniform_passes)."""
+    from mcl.analyses.banks import (
+        banked_memory,
+        conflict_degree,
+        profile,
+        random_passes,
+        run_wavefronts,
+    )
     from mcl.analyses.warp_lanes import RUN, lockstep_loop
     found = lockstep_loop(view)
     hw = view.hardware
     total, mem = 0.0, None
+    chosen = random_passes(view)
     for sacc, nacc in view.accesses():
         banked = banked_memory(hw, sacc)
         if banked is None:
@@ -326,7 +335,8 @@ def banked_accesses(view: KernelView) -> tuple[float, object] | None:
             judged = profile(view, nacc, lane, width, mem)
             degree = 1 + judged.extra / judged.requests if judged is not None and \
                 judged.extra is not None and judged.requests else \
-                conflict_degree(view, nacc, lane, width, mem) or 1
+                conflict_degree(view, nacc, lane, width, mem) or \
+                chosen.get(id(sacc)) or 1
         total += execs * degree
     return (total, mem) if mem is not None else None
 
