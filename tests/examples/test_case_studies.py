@@ -25,11 +25,14 @@ def _load(name: str):
 
 
 run = _load("run")
+mcpl_versions = _load("mcpl_versions")
+launch = _load("launch")
+baselines = _load("baselines")
 report = _load("report")
 
 
 def test_versions_follow_the_hopper_path():
-    names = [v["version"] for v in run.versions("matmul")]
+    names = [v["version"] for v in mcpl_versions.versions("matmul")]
     assert names[0] == "perfect"
     assert names.index("gpu_v3") < names.index("nvidia_v1") < names.index("hopper_v1")
     # other branches of the hierarchy cannot be translated to hopper
@@ -52,7 +55,7 @@ class _NumpyKernel:
 
 
 def _fake_compile(path: Path, device, specialize: bool = False):
-    ref = run.reference_module(path.parent.name)
+    ref = mcpl_versions.reference_module(path.parent.name)
     if path.stem == "gpu_v1":
         raise RuntimeError("cannot translate")
     return _NumpyKernel(ref, wrong=path.stem == "gpu_v2")
@@ -61,7 +64,7 @@ def _fake_compile(path: Path, device, specialize: bool = False):
 def test_quick_run_verifies_and_records(tmp_path):
     pytest.importorskip("pyopencl")
     try:
-        run.Launcher.__init__  # noqa: B018
+        launch.Launcher.__init__  # noqa: B018
         from mcl.opencl.device import runtime
         runtime(None)
     except Exception as e:  # no OpenCL device at all
@@ -140,7 +143,7 @@ class _CostedKernel(_NumpyKernel):
 
 
 def _costed_compile(path: Path, device, specialize: bool = False):
-    ref = run.reference_module(path.parent.name)
+    ref = mcpl_versions.reference_module(path.parent.name)
     per_element = 1e-3 if path.stem == "perfect" else 1e-9
     return _CostedKernel(ref, wrong=path.stem == "gpu_v2", per_element=per_element)
 
@@ -191,10 +194,10 @@ def test_time_repeatedly_keeps_within_its_budget():
     def one_run():
         calls.append(1)
         return 1.5
-    t = run.time_repeatedly(one_run, warmup=2, repeats=10, budget_s=6.0)
+    t = launch.time_repeatedly(one_run, warmup=2, repeats=10, budget_s=6.0)
     assert len(calls) <= 4 and t["repeats"] >= 1
     calls.clear()
-    t = run.time_repeatedly(one_run, warmup=2, repeats=10, budget_s=2.0)
+    t = launch.time_repeatedly(one_run, warmup=2, repeats=10, budget_s=2.0)
     assert calls == [1] and t["repeats"] == 1
 
 
@@ -205,19 +208,20 @@ def test_matmul_bound_is_labelled_compute():
     137 GFLOP at 66.9 TFLOP/s: the label came from the analyses' pessimistic ``bound``
     while the time was the compulsory bound (``best_bound``)."""
     sizes = {"n": 4096, "m": 4096, "p": 4096}
-    a = run.analyses_roofline(ROOT / "examples" / "matmul" / "perfect.mcpl", sizes)
+    a = baselines.analyses_roofline(ROOT / "examples" / "matmul" / "perfect.mcpl", sizes)
     if "error" in a:
         pytest.skip(a["error"])
     assert a["bound"] == "bandwidth" and a["best_bound"] == "compute"
     roof = {"flops": 2 * 4096 ** 3, "bytes": 0, "bound_s": 1.0, "bound_by": "memory"}
-    run.use_analyses_bound(roof, a)
+    baselines.use_analyses_bound(roof, a)
     assert roof["bound_by"] == "compute"
     assert roof["bound_s"] == pytest.approx(2 * 4096 ** 3 / a["peak_flops"])
     # a memory-bound kernel keeps its label
-    b = run.analyses_roofline(ROOT / "examples" / "reduction" / "perfect.mcpl", {"n": 2 ** 28})
+    b = baselines.analyses_roofline(ROOT / "examples" / "reduction" / "perfect.mcpl",
+                                    {"n": 2 ** 28})
     if "error" not in b:
         roof = {"flops": 2 ** 28, "bound_s": 1.0}
-        run.use_analyses_bound(roof, b)
+        baselines.use_analyses_bound(roof, b)
         assert roof["bound_by"] == "memory"
 
 
@@ -267,7 +271,7 @@ def test_launcher_times_a_compiled_kernel_behind_the_awake_kernel():
                          target="hopper")
     n = 4096
     args = {"n": n, "a": np.ones(n, np.float32), "b": np.ones(n, np.float32)}
-    launcher = run.Launcher(kernel, args, None)
+    launcher = launch.Launcher(kernel, args, None)
     awakened = []
     real = launcher.before
     launcher.before = lambda: (awakened.append(1), real())

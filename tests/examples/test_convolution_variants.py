@@ -24,7 +24,9 @@ def _load(name: str, path: Path):
 
 
 sys.path.insert(0, str(ROOT / "benchmarks" / "case_studies"))
-run = _load("case_studies_run_conv", ROOT / "benchmarks" / "case_studies" / "run.py")
+mcpl_versions = _load("case_studies_versions_conv",
+                      ROOT / "benchmarks" / "case_studies" / "mcpl_versions.py")
+launch = _load("case_studies_launch_conv", ROOT / "benchmarks" / "case_studies" / "launch.py")
 cv = _load("conv_variants", ROOT / "benchmarks" / "opencl" / "conv_variants.py")
 
 
@@ -72,10 +74,10 @@ def test_variant_is_correct(tmp_path, version, values):
     text = cv.override((CONV / f"{version}.mcpl").read_text(), values, f"{version}.mcpl")
     path = tmp_path / f"{version}.mcpl"
     path.write_text(text)
-    kern = run.compile_version(path, None)
-    result = run.verify_small_sizes(kern, run.reference_module("convolution"), version)
+    kern = mcpl_versions.compile_version(path, None)
+    result = launch.verify_small_sizes(kern, mcpl_versions.reference_module("convolution"), version)
     assert result["failed"] == [] and result["checked"] == len(
-        run.reference_module("convolution").SIZES)
+        mcpl_versions.reference_module("convolution").SIZES)
 
 
 def test_override_needs_exactly_one_declaration():

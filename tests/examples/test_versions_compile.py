@@ -13,13 +13,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "benchmarks" / "case_studies"
 sys.path.insert(0, str(CASES))
-_spec = importlib.util.spec_from_file_location("case_studies_run_v", CASES / "run.py")
-run = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(run)
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"case_studies_{name}_v", CASES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+mcpl_versions = _load("mcpl_versions")
+launch = _load("launch")
 
 KERNELS = ["matmul", "convolution", "histogram", "gesummv", "black_scholes", "spmv_csr",
            "reduction", "vector_add"]
-VERSIONS = [(k, v["version"]) for k in KERNELS for v in run.versions(k)]
+VERSIONS = [(k, v["version"]) for k in KERNELS for v in mcpl_versions.versions(k)]
 
 
 def _device_builds() -> str | None:
@@ -46,11 +54,11 @@ def test_generates_for_hopper(kernel, version):
 def test_correct_on_opencl_device(kernel, version):
     if _NO_BUILD:
         pytest.skip(f"the OpenCL device cannot build kernels here: {_NO_BUILD}")
-    ref = run.reference_module(kernel)
-    kern = run.compile_version(ROOT / "examples" / kernel / f"{version}.mcpl", None)
+    ref = mcpl_versions.reference_module(kernel)
+    kern = mcpl_versions.compile_version(ROOT / "examples" / kernel / f"{version}.mcpl", None)
     import pyopencl as cl
     if kern.plan.assumes_lockstep and not kern.device.type & cl.device_type.GPU:
         pytest.skip("the kernel relies on lock-step warps, which only a GPU provides")
-    result = run.verify_small_sizes(kern, ref, version)
+    result = launch.verify_small_sizes(kern, ref, version)
     assert result["failed"] == [], result["failed"]
     assert result["checked"] > 0, "no size of reference.SIZES suits this version"
