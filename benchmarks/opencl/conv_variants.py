@@ -30,7 +30,6 @@ DIR/conv_variants_H_W_FH_FW.json.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import re
@@ -135,14 +134,15 @@ def merge_options(plan_options: list[str], extra: list[str]) -> list[str]:
     return [o for o in plan_options if key(o) not in given] + extra
 
 
-def load_run():
-    """benchmarks/case_studies/run.py (the roofline of the case studies)."""
-    cases = ROOT / "benchmarks" / "case_studies"
-    sys.path.insert(0, str(cases))
-    spec = importlib.util.spec_from_file_location("case_studies_run_cv", cases / "run.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def case_study_helpers():
+    """(reference_module, analyses_roofline) of benchmarks/case_studies (the reference
+    and the roofline of the case studies)."""
+    cases = str(ROOT / "benchmarks" / "case_studies")
+    if cases not in sys.path:
+        sys.path.insert(0, cases)
+    from baselines import analyses_roofline
+    from mcpl_versions import reference_module
+    return reference_module, analyses_roofline
 
 
 def nvidia_device():
@@ -285,9 +285,9 @@ def run_all(args, variants: list[dict], sizes: dict, dev) -> int:
     import pyopencl as cl
 
     from mcl.opencl.runtime import Kernel
-    run = load_run()
-    ref = run.reference_module("convolution")
-    roof = run.analyses_roofline(EXAMPLE / "perfect.mcpl", sizes)
+    reference_module, analyses_roofline = case_study_helpers()
+    ref = reference_module("convolution")
+    roof = analyses_roofline(EXAMPLE / "perfect.mcpl", sizes)
     bound_s = roof.get("compulsory_bound_s")
     print(f"device: {dev.name}; roofline bound (mcl.analyses, perfect.mcpl): "
           + (f"{bound_s * 1e3:.4f} ms ({roof.get('best_bound')}-bound)" if bound_s
