@@ -305,7 +305,7 @@ def _data_chosen_note(view: KernelView, findings: list) -> str:
     updates its share of them."""
     from mcl.analyses.banks import data_chosen, random_passes
     passes = random_passes(view)
-    banked = {sacc.text: passes.get(id(sacc)) for sacc, _ in data_chosen(view)}
+    banked = {sacc.text: passes.get(id(sacc)) for sacc, _, _ in data_chosen(view)}
     updated = list(dict.fromkeys(f.site.target.text for f in findings
                                  if f.updates is None and f.site.target is not None))
     names = list(dict.fromkeys([*banked, *updated]))

@@ -515,12 +515,12 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
         d.data.update(accesses=clean)
         out.append(d)
     seen: set[str] = set()
-    for sacc, sources in data_chosen(view):
+    for sacc, nacc, sources in data_chosen(view):
         if sacc.text in seen:
             continue
         seen.add(sacc.text)
         mem = banked_memory(view.hardware, sacc)
-        words = _words_of(view, sacc, mem)
+        words = _words_of(view, nacc, mem)
         even = uniform_passes(words, mem.nr_banks, width) if words else None
         d = info("feedback-bank-conflicts",
                  f"{sacc.text}: the lanes' words come from data that differ between them "
@@ -529,24 +529,25 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
                  "times where they fall at different words of one bank, as the data fall"
                  + (f"; words drawn at random from its {words}, about {even:.1f} times"
                     if even else ""), sacc.node.span,
-                 "the predicted time (feedback-time) counts it so: data in which a few "
-                 "values are frequent, or that put them in one bank, take longer; data "
-                 "whose neighbouring values are close take the banks fewer times")
+                 f"the predicted time (feedback-time) counts it {'so' if even else 'once'}: "
+                 "data in which a few values are frequent, or that put them in one bank, "
+                 "take longer; data whose neighbouring values are close take the banks "
+                 "fewer times")
         d.data.update(array=sacc.name, chosen_by=sources, random_passes=even)
         out.append(d)
     return out
 
 
-def _words_of(view: KernelView, sacc: Access, mem: Any) -> int | None:
-    """The words of banked memory that ``sacc``'s array spans (None where its size has
-    no value)."""
+def _words_of(view: KernelView, nacc: Access, mem: Any) -> int | None:
+    """The words of banked memory that the array of the numeric access ``nacc`` spans
+    (None where its size has no value)."""
     n = 1
-    for size in sacc.sizes:
+    for size in nacc.sizes:
         v = view.value(size) if size is not None else None
         if v is None:
             return None
         n *= int(v)
-    return max(1, n * sacc.element_bytes // bank_word(mem))
+    return max(1, n * nacc.element_bytes // bank_word(mem))
 
 
 @functools.cache
@@ -576,25 +577,26 @@ def random_passes(view: KernelView) -> dict[int, float]:
     whose array has a size."""
     found = lockstep_loop(view)
     out = {}
-    for sacc, _ in data_chosen(view):
+    for sacc, nacc, _ in data_chosen(view):
         mem = banked_memory(view.hardware, sacc)
-        words = _words_of(view, sacc, mem)
+        words = _words_of(view, nacc, mem)
         if words and found:
             out[id(sacc)] = uniform_passes(words, mem.nr_banks, found[1])
     return out
 
 
-def data_chosen(view: KernelView) -> list[tuple[Access, list[str]]]:
+def data_chosen(view: KernelView) -> list[tuple[Access, Access, list[str]]]:
     """The accesses to banked memory whose lanes' words data choose (``lhist[data[i]]``),
-    each with the data that choose them (:func:`mcl.analyses.datadep.lane_data`): their
-    bank conflicts are the data's, and the time model counts them as words drawn at
-    random would take the banks (:func:`uniform_passes`)."""
+    each with its numeric twin and the data that choose them
+    (:func:`mcl.analyses.datadep.lane_data`): their bank conflicts are the data's, and
+    the time model counts them as words drawn at random would take the banks
+    (:func:`uniform_passes`)."""
     from mcl.analyses.datadep import data_kernel, lane_data
     found = lockstep_loop(view)
     if found is None:
         return []
     lane, width = found
-    out: list[tuple[Access, list[str]]] = []
+    out: list[tuple[Access, Access, list[str]]] = []
     dk, made = None, False
     for sacc, nacc in view.accesses():
         if banked_memory(view.hardware, sacc) is None or lane not in nacc.loops \
@@ -604,5 +606,5 @@ def data_chosen(view: KernelView) -> list[tuple[Access, list[str]]]:
             dk, made = data_kernel(view.num), True
         sources = lane_data(dk, nacc, lane)
         if sources:
-            out.append((sacc, sources))
+            out.append((sacc, nacc, sources))
     return out

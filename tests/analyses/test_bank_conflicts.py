@@ -254,3 +254,21 @@ def test_words_drawn_at_random_meet_in_a_bank_more_often_the_more_there_are():
     assert uniform_passes(64, 32, 32) == pytest.approx(2.0, abs=0.01)
     assert uniform_passes(256, 32, 32) == pytest.approx(3.15, abs=0.05)
     assert uniform_passes(256, 32, 32) < uniform_passes(4096, 32, 32) < 3.6
+
+
+def test_the_words_of_an_array_sized_by_a_parameter_are_its_value(tmp_path):
+    # lhist's size is nb's value (64 words: 2 drawn at random meet in a bank a warp),
+    # and asking for it records no missing value
+    path = tmp_path / "h.mcpl"
+    path.write_text(textwrap.dedent(_HIST).replace(
+        "const int n = 1048576, global byte[n] data, global int[256] bins",
+        "const int n = 1048576, const int nb = 64, global byte[n] data, global int[nb] bins")
+        .replace("shared int[256] lhist;", "shared int[nb] lhist;")
+        .replace("lhist[tid] = 0;", "if (tid < nb) { lhist[tid] = 0; }")
+        .replace("atomicAdd(bins[tid], lhist[tid]);",
+                 "if (tid < nb) { atomicAdd(bins[tid], lhist[tid]); }")
+        .replace("INDEX", "atomicAdd(lhist[data[b * 256 + tid] % nb], 1);"))
+    ds = mcl.feedback(mcl.check(path), only=["bank-conflicts", "time", "atomics"])
+    assert not [d for d in ds if d.code == "feedback-needs-value"]
+    (chosen,) = [d for d in ds if d.code == "feedback-bank-conflicts" and "data" in d.message]
+    assert "words drawn at random from its 64, about 2.0 times" in chosen.message
