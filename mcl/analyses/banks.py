@@ -592,13 +592,13 @@ def data_chosen(view: KernelView) -> list[tuple[Access, Access, list[str]]]:
     the time model counts them as words drawn at random would take the banks
     (:func:`uniform_passes`)."""
     from mcl.analyses.datadep import data_kernel, lane_data
+    if "data_chosen" in view.memo:
+        return view.memo["data_chosen"]
     found = lockstep_loop(view)
-    if found is None:
-        return []
-    lane, width = found
     out: list[tuple[Access, Access, list[str]]] = []
     dk, made = None, False
-    for sacc, nacc in view.accesses():
+    for sacc, nacc in view.accesses() if found is not None else ():
+        lane, width = found
         if banked_memory(view.hardware, sacc) is None or lane not in nacc.loops \
                 or lane_offsets(view, nacc, lane, width) is not None:
             continue
@@ -607,4 +607,5 @@ def data_chosen(view: KernelView) -> list[tuple[Access, Access, list[str]]]:
         sources = lane_data(dk, nacc, lane)
         if sources:
             out.append((sacc, nacc, sources))
+    view.memo["data_chosen"] = out
     return out
