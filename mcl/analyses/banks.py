@@ -527,8 +527,8 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
                  f"({', '.join(sources)}): a warp's access takes the banks of {mem.name} once "
                  f"where its lanes fall in different banks or at one word, up to {width} "
                  "times where they fall at different words of one bank, as the data fall"
-                 + (f"; words drawn at random from its {words}, about {even:.1f} times"
-                    if even else ""), sacc.node.span,
+                 + (f"; words drawn at random from the {words} the data choose among, "
+                    f"about {even:.1f} times" if even else ""), sacc.node.span,
                  f"the predicted time (feedback-time) counts it {'so' if even else 'once'}: "
                  "data in which a few values are frequent, or that put them in one bank, "
                  "take longer; data whose neighbouring values are close take the banks "
@@ -539,10 +539,13 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
 
 
 def _words_of(view: KernelView, nacc: Access, mem: Any) -> int | None:
-    """The words of banked memory that the array of the numeric access ``nacc`` spans
-    (None where its size has no value)."""
+    """The words of banked memory that the data choose among for the numeric access
+    ``nacc``: its dimensions whose index the data choose (``l_hist[w, v[u]]``: the
+    row of its warp, nrBuckets words), all of them where it cannot tell (None where a
+    size has no value)."""
+    chosen = [size for ix, size in zip(nacc.indices, nacc.sizes, strict=False) if ix is None]
     n = 1
-    for size in nacc.sizes:
+    for size in chosen or nacc.sizes:
         v = view.value(size) if size is not None else None
         if v is None:
             return None

@@ -141,8 +141,19 @@ class _DataBuilder(KernelBuilder):
                         except Unpredictable:
                             pass
                 node = node.base
+            if isinstance(node, ast.Name) and self._private(node):
+                # an element of a unit's own array (a register array filled from
+                # memory): each unit holds its own, so it differs between them
+                deps |= {lp.var for lp in self.loops if lp.kind == "foreach" and lp.var}
             return self.placeholder(print_expr(e), deps)
         return super().sym(e)
+
+    def _private(self, name: ast.Name) -> bool:
+        """Whether ``name`` is an array in a register space (each unit its own)."""
+        from mcl.analyses.stats import register_spaces
+        sym = self.checked.declaration_of(name) if self.checked is not None else None
+        return sym is not None and sym.space is not None and \
+            sym.space in register_spaces(self.k.hardware)
 
     def declaration(self, d: ast.Declaration) -> None:
         super().declaration(d)

@@ -221,7 +221,8 @@ def test_words_the_data_choose_are_said_to_conflict_as_the_data_fall(tmp_path):
                                      "from data that differ between them")
     assert "once where its lanes fall in different banks or at one word, up to 32 times" \
         in chosen.message
-    assert "words drawn at random from its 256, about 3.1 times" in chosen.message
+    assert "words drawn at random from the 256 the data choose among, about 3.1 times" \
+        in chosen.message
     assert chosen.data["chosen_by"] == ["data[b * 256 + tid]"]
     (t,) = [d for d in ds if d.code == "feedback-time"]
     assert ("lhist[data[b * 256 + tid]], whose elements the data choose, is counted as if "
@@ -271,4 +272,15 @@ def test_the_words_of_an_array_sized_by_a_parameter_are_its_value(tmp_path):
     ds = mcl.feedback(mcl.check(path), only=["bank-conflicts", "time", "atomics"])
     assert not [d for d in ds if d.code == "feedback-needs-value"]
     (chosen,) = [d for d in ds if d.code == "feedback-bank-conflicts" and "data" in d.message]
-    assert "words drawn at random from its 64, about 2.0 times" in chosen.message
+    assert "words drawn at random from the 64 the data choose among, about 2.0 times" \
+        in chosen.message
+
+
+def test_a_register_array_filled_from_memory_chooses_the_words_of_each_lane():
+    # histogram hopper_v1 loads 4 values a thread into v, then updates l_hist[w, v[u]]:
+    # each lane its own v, so the data choose its word among its warp's row of 256
+    (chosen,) = [d for d in _conflicts(EXAMPLES / "histogram" / "hopper_v1.mcpl")
+                 if "come from data" in d.message]
+    assert chosen.message.startswith("l_hist[w, v[u]]: the lanes' words come from data "
+                                     "that differ between them (v[u])")
+    assert "from the 256 the data choose among, about 3.1 times" in chosen.message
