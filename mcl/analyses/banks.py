@@ -520,8 +520,19 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
             continue
         seen.add(sacc.text)
         mem = banked_memory(view.hardware, sacc)
-        words = _words_of(view, nacc, mem)
-        even = uniform_passes(words, mem.nr_banks, width) if words else None
+        layout = _chosen_layout(view, nacc, lane, width)
+        words = math.prod(extent for extent, _ in layout[1]) if layout else None
+        even = random_passes_of(*layout, nacc.element_bytes, bank_word(mem),
+                                mem.nr_banks) if layout else None
+        if layout and _banks_fixed(layout, nacc.element_bytes, mem, width):
+            d = info("feedback-bank-conflicts",
+                     f"{sacc.text}: the data choose the lanes' words ({', '.join(sources)}) "
+                     f"but not their banks: a warp's {width} lanes always fall in "
+                     f"different banks of {mem.name}, and its access takes them once "
+                     "whatever the data", sacc.node.span)
+            d.data.update(array=sacc.name, chosen_by=sources, random_passes=1.0)
+            out.append(d)
+            continue
         d = info("feedback-bank-conflicts",
                  f"{sacc.text}: the lanes' words come from data that differ between them "
                  f"({', '.join(sources)}): a warp's access takes the banks of {mem.name} once "
@@ -538,35 +549,59 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
     return out
 
 
-def _words_of(view: KernelView, nacc: Access, mem: Any) -> int | None:
-    """The words of banked memory that the data choose among for the numeric access
-    ``nacc``: its dimensions whose index the data choose (``l_hist[w, v[u]]``: the
-    row of its warp, nrBuckets words), all of them where it cannot tell (None where a
-    size has no value)."""
-    chosen = [size for ix, size in zip(nacc.indices, nacc.sizes, strict=False) if ix is None]
-    n = 1
-    for size in chosen or nacc.sizes:
-        v = view.value(size) if size is not None else None
-        if v is None:
-            return None
-        n *= int(v)
-    return max(1, n * nacc.element_bytes // bank_word(mem))
+def _chosen_layout(view: KernelView, nacc: Access, lane: Loop, width: int
+                   ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]] | None:
+    """Where the lanes of the numeric access ``nacc`` land as the data choose: the
+    element offset of each lane with the indices the data choose at 0, and the
+    (extent, stride in elements) of each dimension whose index the data choose
+    (histogram hopper_v2's ``l_hist[v[u], c]``: lane t at c = t, and 256 buckets 32
+    elements apart, so every lane keeps its bank); None where a figure has no value."""
+    t = nacc.symbol.type if nacc.symbol is not None else None
+    if t is None or not any(ix is None for ix in nacc.indices):
+        return None
+    zero, sizes = sympy.Integer(0), list(nacc.sizes)
+    known = flat_offset(t, [zero if ix is None else ix for ix in nacc.indices], sizes)
+    base = lane_offsets(view, replace(nacc, offset=known), lane, width) \
+        if known is not None else None
+    if base is None:
+        return None
+    dims = []
+    for pos, (ix, size) in enumerate(zip(nacc.indices, sizes, strict=True)):
+        if ix is None:
+            unit = [sympy.Integer(int(p == pos)) for p in range(len(sizes))]
+            stride, extent = view.value(flat_offset(t, unit, sizes)), view.value(size)
+            if stride is None or not extent:
+                return None
+            dims.append((extent, stride))
+    return tuple(base), tuple(dims)
+
+
+def _banks_fixed(layout: tuple, element_bytes: int, mem: Any, width: int) -> bool:
+    """Whether the data cannot move a lane to another bank (every dimension they choose
+    steps a whole number of bank rows) and the lanes' banks differ."""
+    base, dims = layout
+    word, banks = bank_word(mem), mem.nr_banks
+    if any(stride * element_bytes % (word * banks) for _, stride in dims):
+        return False
+    return len({off * element_bytes // word % banks for off in base}) == width
 
 
 @functools.cache
-def uniform_passes(words: int, banks: int, width: int) -> float:
-    """How many times a warp's access takes the banks, on average, where each of its
-    ``width`` lanes picks one of ``words`` words at random: the most distinct words one
-    bank holds for it (lanes at one word share it). By sampling 4096 warps (a fixed
-    seed: the same figure every time). 256 words over 32 banks, as a histogram of bytes
-    in shared memory has them: 3.15; measured on the H200
-    (benchmarks/opencl/shared_atomic_probe.py) 3.5 for atomic updates, with the loads of
-    the bins beside them."""
+def random_passes_of(base: tuple[int, ...], dims: tuple[tuple[int, int], ...],
+                     element_bytes: int, word: int, banks: int) -> float:
+    """How many times a warp's access takes the banks, on average, where the data
+    choose each lane's index in each of ``dims`` (extent, stride in elements) at random,
+    beside the lane's offset in ``base``: the most distinct words one bank holds for
+    it (lanes at one word share it). By sampling 4096 warps (a fixed seed: the same
+    figure every time)."""
     rng = np.random.default_rng(0)
-    chosen = rng.integers(0, words, (4096, width))
-    most = np.zeros(len(chosen))
+    elements = np.tile(np.array(base, dtype=np.int64), (4096, 1))
+    for extent, stride in dims:
+        elements += rng.integers(0, extent, elements.shape) * stride
+    words = elements * element_bytes // word
+    most = np.zeros(len(words))
     for b in range(banks):
-        mine = np.where(chosen % banks == b, chosen, -1)
+        mine = np.where(words % banks == b, words, -1)
         mine.sort(axis=1)
         distinct = ((mine[:, 1:] != mine[:, :-1]) & (mine[:, 1:] >= 0)).sum(axis=1) \
             + (mine[:, 0] >= 0)
@@ -574,17 +609,26 @@ def uniform_passes(words: int, banks: int, width: int) -> float:
     return float(most.mean())
 
 
+def uniform_passes(words: int, banks: int, width: int) -> float:
+    """:func:`random_passes_of` for ``width`` lanes each picking one of ``words`` words
+    at random: 256 words over 32 banks, as a histogram of bytes in shared memory has
+    them, 3.15; measured on the H200 (benchmarks/opencl/shared_atomic_probe.py) 3.5
+    for atomic updates, with the loads of the bins beside them."""
+    return random_passes_of((0,) * width, ((words, 1),), 4, 4, banks)
+
+
 def random_passes(view: KernelView) -> dict[int, float]:
     """By ``id`` of the access, the times a warp's access whose words the data choose
-    takes the banks where they are drawn at random (:func:`uniform_passes`), for those
-    whose array has a size."""
+    takes the banks where they are drawn at random (:func:`random_passes_of`), for those
+    whose layout has values."""
     found = lockstep_loop(view)
     out = {}
     for sacc, nacc, _ in data_chosen(view):
         mem = banked_memory(view.hardware, sacc)
-        words = _words_of(view, nacc, mem)
-        if words and found:
-            out[id(sacc)] = uniform_passes(words, mem.nr_banks, found[1])
+        layout = _chosen_layout(view, nacc, *found) if found else None
+        if layout is not None:
+            out[id(sacc)] = random_passes_of(*layout, nacc.element_bytes, bank_word(mem),
+                                             mem.nr_banks)
     return out
 
 

@@ -262,13 +262,28 @@ def _constant_size(expr: str) -> int | None:
         return None
 
 
+def _conditional(name: str, args: list[str]) -> str:
+    """``min``, ``max`` or ``abs`` of integer operands as a conditional expression."""
+    if name == "abs":
+        (a,) = args
+        return f"(({a}) < 0 ? -({a}) : ({a}))"
+    out = args[0]
+    for b in args[1:]:
+        out = f"(({out}) {'<' if name == 'min' else '>'} ({b}) ? ({out}) : ({b}))"
+    return out
+
+
 class _CPrinter:
     """Prints MCPL expressions as OpenCL C; ``plan``: sizes in the parameters only (no
-    flattening, no marking of reads)."""
+    flattening, no marking of reads); ``constant``: an integer constant expression, as
+    the size of an array must be (``min``, ``max`` and ``abs`` of integers as
+    conditional expressions, which C allows there, where OpenCL's built-in functions
+    are calls)."""
 
-    def __init__(self, gen: _KernelGen, plan: bool = False):
+    def __init__(self, gen: _KernelGen, plan: bool = False, constant: bool = False):
         self.gen = gen
         self.plan = plan
+        self.constant = constant
 
     def expr(self, e: ast.Expr) -> str:
         return self.p(e)[0]
@@ -394,6 +409,8 @@ class _CPrinter:
             return f"{name}({', '.join(args)})"
         if name in ("min", "max", "abs"):
             types = [self.type_of(a) for a in e.args]
+            if self.constant and not any(t in ("float", "double") for t in types):
+                return _conditional(name, args)
             if any(t in ("float", "double") for t in types):
                 want = "double" if "double" in types else "float"
                 args = [a if t in ("float", "double") else f"({want}){self.operand(x, 11)}"

@@ -648,6 +648,9 @@ class _StatementEmission:
         if t.is_array:
             sizes = [self.array_size(e) for e in t.sizes]
             total = _fold(" * ".join(f"({s})" if not _simple(s) else s for s in sizes))
+            # the launch plan's bytes: its own expressions (min and max as calls)
+            planned = _fold(" * ".join(f"({s})" if not _simple(s) else s for s in
+                                       (self.array_size(e, plan=True) for e in t.sizes)))
             if qualifier == "__local":
                 if d.init is not None:
                     raise _err("opencl-local-init", f"'{d.name}' is in '{space}', which cannot "
@@ -658,7 +661,7 @@ class _StatementEmission:
                          if t.name in vectorize.VECTOR_TYPES and not vol else "")
                 self.hoisted.append((f"__local {vol}{ctype} {v.cname}[{total}]{align};",
                                      d.span.line))
-                self.local_bytes.append(_fold(f"({total}) * {_SIZES.get(t.name, 4)}"))
+                self.local_bytes.append(_fold(f"({planned}) * {_SIZES.get(t.name, 4)}"))
             else:
                 if d.init is not None:
                     raise _err("opencl-unsupported", "an array with an initial value", d)
@@ -729,15 +732,15 @@ class _StatementEmission:
         for view in d.views:
             base_var = self.view(view, base_var)
 
-    def array_size(self, e: ast.Expr) -> str:
-        """A size of a local or private array as a compile-time expression: parameters it
-        needs become compile-time sizes."""
+    def array_size(self, e: ast.Expr, plan: bool = False) -> str:
+        """A size of a local or private array as a compile-time expression (``plan``: as
+        the launch plan evaluates it): parameters it needs become compile-time sizes."""
         inlined = self.inline(e)
         for n in ast.walk(inlined):
             if isinstance(n, ast.Name):
                 param = next(p for p in self.f.params if p.name == n.id)
                 self.specialized[n.id] = param
-        return _fold(_CPrinter(self, plan=True).expr(inlined))
+        return _fold(_CPrinter(self, plan=True, constant=not plan).expr(inlined))
 
     def view(self, view: ast.View, base: _Var) -> _Var:
         if base.base is not None and base.tiled:

@@ -284,3 +284,15 @@ def test_a_register_array_filled_from_memory_chooses_the_words_of_each_lane():
     assert chosen.message.startswith("l_hist[w, v[u]]: the lanes' words come from data "
                                      "that differ between them (v[u])")
     assert "from the 256 the data choose among, about 3.1 times" in chosen.message
+
+
+def test_words_the_data_choose_in_a_bank_of_each_lane_never_conflict():
+    # histogram hopper_v2: 32 copies of the buckets, copy c of bucket b at b * 32 + c,
+    # lane t updating copy t: the data choose the row, the lane keeps its bank
+    (chosen,) = [d for d in _conflicts(EXAMPLES / "histogram" / "hopper_v2.mcpl")
+                 if "data choose" in d.message]
+    assert chosen.message == ("l_hist[v[u], c]: the data choose the lanes' words (v[u]) but "
+                              "not their banks: a warp's 32 lanes always fall in different "
+                              "banks of on_chip, and its access takes them once whatever "
+                              "the data")
+    assert chosen.data["random_passes"] == 1.0

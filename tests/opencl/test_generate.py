@@ -108,6 +108,25 @@ def test_parameters_that_size_arrays_are_compile_time():
     assert evaluate(k.plan.local_memory_bytes, {"fh": 3, "fw": 5}) == (64 + 2) * (32 + 4) * 4
 
 
+def test_an_array_sized_by_min_and_max_of_parameters(opencl_device):
+    """A local array's size is an integer constant expression in C, where OpenCL's min
+    and max are function calls: histogram hopper_v2's copies of its buckets,
+    max(1, min(32, 8192 / nrBuckets)), become conditional expressions in the
+    declaration, and the launch plan evaluates its bytes for any nrBuckets (the
+    kernel was rejected at build time before)."""
+    path = EXAMPLES / "histogram" / "hopper_v2.mcpl"
+    (k,) = generate(path)
+    (decl,) = [line for line in k.source.splitlines() if "__local int l_hist[" in line]
+    assert "min(" not in decl and "max(" not in decl and "?" in decl
+    assert evaluate(k.plan.local_memory_bytes, {"nrBuckets": 256}) == 256 * 32 * 4
+    assert evaluate(k.plan.local_memory_bytes, {"nrBuckets": 1000}) == 1000 * 8 * 4
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 1000, 5000).astype(np.int32)
+    got = mcl.compile(path)(n=5000, nrBuckets=1000, input=values,
+                            hist=np.zeros(1000, np.int32))
+    assert np.array_equal(got["hist"], np.bincount(values, minlength=1000))
+
+
 def test_warp_synchronous_code_is_volatile():
     (k,) = generate(EXAMPLES / "reduction" / "hopper_v1.mcpl")
     assert "__local volatile float l_data[256];" in k.source
