@@ -48,8 +48,12 @@ def _measured(name: str) -> float:
 #: spmv_csr 1.00, vector_add 0.80), rounded down: vector_add's
 #: nvidia_v1 and hopper_v1 measured 1.6% apart (1024 and 1056 work-groups, 16 and 15.5
 #: rounds of their grid-stride loop), predicted 0.1% apart the other way; gesummv's
-#: nvidia_v1 and hopper_v1 measured 0.9% apart, within the runs' 1.9% spread
-LEAST = {"black_scholes": 0.9, "convolution": 0.95, "gesummv": 0.88, "histogram": 0.94,
+#: nvidia_v1 and hopper_v1 measured 0.9% apart, within the runs' 1.9% spread; histogram
+#: 0.90 with hopper_v2 (added that day, all its versions timed again together): measured
+#: 7% faster than hopper_v1, predicted 0.2% slower (both below their memory part, v1's
+#: shared-memory updates counted as random data takes the banks, 3.1 times a warp, where
+#: half of the data fall in 8 buckets of one bank; v2 has 6 blocks an SM against 8)
+LEAST = {"black_scholes": 0.9, "convolution": 0.95, "gesummv": 0.88, "histogram": 0.9,
          "matmul": 0.93, "reduction": 0.97, "spmv_csr": 1.0, "vector_add": 0.8}
 
 
@@ -63,16 +67,16 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """46 of the 59 examples within 20% of the H200's times, median error 13.0%
-    (2026-11-30). The 13 misses: matmul's first four versions, bound by the L2's bandwidth,
-    predicted 38-40% slow (the L2's request coalescer merges what their SMs read alike),
-    and hopper_v4 22% fast; convolution's issue-bound hopper_v2 and v3 33-37% fast;
-    histogram's perfect version (its updates of 8 hot bins, counted as an even share)
-    98% fast, gpu_v1 and nvidia_v1 25-28% fast (memory bound, their bins' contention not
-    known before the run); spmv_csr perfect 112% slow (the L1 keeps more of its gather
-    than the model's rule); vector_add nvidia_v1 and hopper_v1 24-26% slow (the latency
-    part counts the stores' bytes against the loads in flight: benchmarks/fidelity/
-    CALIBRATION.md)."""
+    """47 of the 60 examples within 20% of the H200's times, median error 12.6%
+    (2026-11-30, with histogram hopper_v2). The 13 misses: matmul's first four
+    versions, bound by the L2's bandwidth, predicted 38-40% slow (the L2's request
+    coalescer merges what their SMs read alike), and hopper_v4 22% fast; convolution's
+    issue-bound hopper_v2 and v3 33-37% fast; histogram's perfect version (its updates
+    of 8 hot bins, counted as an even share) 99% fast, gpu_v1 and nvidia_v1 27-32% fast
+    (memory bound, their bins' contention not known before the run); spmv_csr perfect
+    112% slow (the L1 keeps more of its gather than the model's rule); vector_add
+    nvidia_v1 and hopper_v1 24-26% slow (the latency part counts the stores' bytes
+    against the loads in flight: benchmarks/fidelity/CALIBRATION.md)."""
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
     assert within >= 46, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
