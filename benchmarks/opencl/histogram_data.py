@@ -1,0 +1,90 @@
+"""How histogram's shared-memory versions depend on the data, which the feedback says
+and the time model cannot know: hopper_v1 (a histogram per warp, l_hist[w, v[u]]) and
+hopper_v2 (a copy of the buckets per lane, in the lane's own bank) on 2^26 values (--n)
+drawn three ways: uniform over 256 buckets (the time model's assumption: v1's update
+takes the banks 3.15 times a warp, v2's once), reference.py's data (half of the values
+in the 8 buckets 0, 32, ..., 224, all in bank 0), and one bucket for every value (the
+lanes at one word: one pass for both). Each version is checked against numpy's
+bincount, then timed behind mcl.opencl.conditions.keep_awake (the best of --repeats),
+beside its predicted time at --level (h200: the H200's description).
+
+    python benchmarks/opencl/histogram_data.py --out DIR [--device NVIDIA]
+
+Exits 2 without an OpenCL device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+BUCKETS = 256
+VERSIONS = ("hopper_v1", "hopper_v2")
+
+
+def data(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    if kind == "uniform":
+        return rng.integers(0, BUCKETS, n).astype(np.int32)
+    if kind == "one bucket":
+        return np.full(n, 7, np.int32)
+    sys.path.insert(0, str(ROOT / "examples" / "histogram"))
+    import reference
+    return reference.inputs(rng, n, BUCKETS)["input"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--n", type=int, default=1 << 26, help="values (default 2^26)")
+    ap.add_argument("--device", default=None, help="OpenCL device (default: MCL_DEVICE)")
+    ap.add_argument("--level", default="h200", help="predict at this level (default h200)")
+    args = ap.parse_args()
+    n = args.n
+    import mcl
+    from mcl.analyses.level import feedback_at_level
+    from mcl.opencl.conditions import keep_awake
+    try:
+        kernels = {v: mcl.compile(ROOT / "examples" / "histogram" / f"{v}.mcpl",
+                                  device=args.device) for v in VERSIONS}
+    except Exception as e:  # no device, or no driver
+        print(f"histogram_data: {e}", file=sys.stderr)
+        return 2
+    predicted = {}
+    for v in VERSIONS:
+        checked = mcl.check(ROOT / "examples" / "histogram" / f"{v}.mcpl")
+        for d in feedback_at_level(checked, args.level, values={"n": n, "nrBuckets": BUCKETS},
+                                   only=("time",)).diagnostics:
+            if d.code == "feedback-time":
+                predicted[v] = d.data["seconds"]
+    rng = np.random.default_rng(1)
+    rows = []
+    for kind in ("uniform", "reference", "one bucket"):
+        values = data(kind, rng, n)
+        want = np.bincount(values, minlength=BUCKETS)
+        for v, k in kernels.items():
+            got = k(n=n, nrBuckets=BUCKETS, input=values, hist=np.zeros(BUCKETS, np.int32))
+            ok = bool(np.array_equal(got["hist"], want))
+            awake = keep_awake(k.context, k.queue)
+            t = k.time(repeat=args.repeats, before=awake, n=n, nrBuckets=BUCKETS,
+                       input=values, hist=np.zeros(BUCKETS, np.int32))
+            rows.append({"data": kind, "version": v, "seconds": t, "correct": ok,
+                         "predicted_seconds": predicted.get(v)})
+            print(f"{kind:10s} {v}: {t * 1e6:7.1f} us (predicted {predicted.get(v, 0) * 1e6:.1f}),"
+                  f" correct {ok}", flush=True)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "histogram_data.json").write_text(json.dumps(
+            {"n": n, "buckets": BUCKETS, "level": args.level, "rows": rows}, indent=1) + "\n")
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
