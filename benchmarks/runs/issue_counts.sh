@@ -21,7 +21,7 @@ for m in smsp__issue_active.avg.pct_of_peak_sustained_active smsp__inst_executed
          smsp__inst_executed_op_global_ld.sum smsp__inst_executed_op_shared_ld.sum \
          smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio \
          smsp__warps_active.avg.per_cycle_active; do
-  echo "$known" | grep -qw "${m%.*}" && METRICS="$METRICS,$m" || echo "ncu has no $m"
+  echo "$known" | grep -qw "${m%%.*}" && METRICS="$METRICS,$m" || echo "ncu has no $m"
 done
 timeout ${T_NCU:-500} ncu --csv --page raw --target-processes all --metrics "$METRICS" \
   --log-file "$OUT/ncu_issue.csv" python3 benchmarks/fidelity/measure.py launch --out "$OUT" \
