@@ -1,8 +1,9 @@
-"""Three probes of the GPU machine (benchmarks/opencl/shared_atomic_probe.py,
-grid_balance_probe.py, histogram_data.py: timed on the GPU machine) compute what they
-claim, here on the OpenCL device at hand: every shared-memory update lands whatever the
-lanes' words, the grid-stride read sums every element once whatever the grid, and both
-histogram versions count each kind of data as numpy does."""
+"""Four probes of the GPU machine (benchmarks/opencl/shared_atomic_probe.py,
+grid_balance_probe.py, histogram_data.py, outer_product_probe.py: timed on the GPU
+machine) compute what they claim, here on the OpenCL device at hand: every shared-memory
+update lands whatever the lanes' words, the grid-stride read sums every element once
+whatever the grid, both histogram versions count each kind of data as numpy does, and
+the outer products add up as numpy's."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "opencl"))
 import grid_balance_probe  # noqa: E402
 import histogram_data  # noqa: E402
+import outer_product_probe  # noqa: E402
 import shared_atomic_probe  # noqa: E402
 
 
@@ -69,3 +71,25 @@ def test_histogram_versions_on_three_kinds_of_data(opencl_device, tmp_path, monk
     assert {(r["data"], r["version"]) for r in rows} == {
         (d, v) for d in ("uniform", "reference", "one bucket") for v in histogram_data.VERSIONS}
     assert all(r["correct"] and r["seconds"] > 0 and r["predicted_seconds"] for r in rows)
+
+
+def test_the_outer_products_add_up(opencl_device):
+    import pyopencl as cl
+
+    from mcl.opencl.device import runtime
+    rt = runtime()
+    items, steps, s, tm, tn = 64, 5, np.float32(0.999), 2, 3
+    prg = cl.Program(rt.context, outer_product_probe.SOURCE).build(
+        options=[f"-DTM={tm}", f"-DTN={tn}"])
+    out = cl.Buffer(rt.context, cl.mem_flags.WRITE_ONLY, 4 * items)
+    prg.outer(rt.queue, (items,), (items,), out, np.int32(steps), s)
+    got = np.empty(items, np.float32)
+    cl.enqueue_copy(rt.queue, got, out)
+    g = np.arange(items, dtype=np.float64)[:, None]
+    a = g * 1e-7 + np.arange(tm)
+    b = g * 2e-7 - np.arange(tn)
+    acc = np.zeros((items, tm, tn))
+    for _ in range(steps):
+        acc += a[:, :, None] * b[:, None, :]
+        a, b = a * float(s) + 0.5, b * float(s) - 0.25
+    np.testing.assert_allclose(got, acc.sum(axis=(1, 2)), rtol=1e-4)
