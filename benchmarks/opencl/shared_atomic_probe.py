@@ -1,7 +1,7 @@
 """What a warp's atomic update of shared memory costs as its lanes' words fall: the
 feedback says that a histogram's ``lhist[data[i]]`` takes the banks once where the
 lanes fall in different banks and up to 32 times where they fall at different words
-of one bank (mcl.analyses.banks.data_chosen), and that the time model counts it once.
+of one bank (mcl.analyses.bank_data), and that the time model counts it as random words would.
 Each work-item of 1056 work-groups of 256 (8 an SM on the H100 and H200) adds 1 to a
 word of a 1024-int local array --iters times, the word chosen by its lane:
 

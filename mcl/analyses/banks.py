@@ -20,13 +20,11 @@ judged as the run the hardware sees.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import sympy
 
 from mcl.analyses.functions import KernelView, feedback_function
@@ -472,7 +470,9 @@ def _padding_help(name: str, pads: tuple | None, var: str, dims: int = 2) -> str
 @feedback_function("bankConflicts")
 def bank_conflicts(view: KernelView) -> list[Diagnostic]:
     """N-way bank conflicts of a warp's accesses to banked memory (shared), at the
-    iterations of the loops around them, with the extra wavefronts they cost."""
+    iterations of the loops around them, with the extra wavefronts they cost; and what
+    the data decide of those whose words they choose (mcl.analyses.bank_data)."""
+    from mcl.analyses.bank_data import data_chosen_messages
     found = lockstep_loop(view)
     if found is None:
         return []
@@ -514,145 +514,5 @@ def bank_conflicts(view: KernelView) -> list[Diagnostic]:
                  lane.node.span)
         d.data.update(accesses=clean)
         out.append(d)
-    seen: set[str] = set()
-    for sacc, nacc, sources in data_chosen(view):
-        if sacc.text in seen:
-            continue
-        seen.add(sacc.text)
-        mem = banked_memory(view.hardware, sacc)
-        layout = _chosen_layout(view, nacc, lane, width)
-        words = math.prod(extent for extent, _ in layout[1]) if layout else None
-        even = random_passes_of(*layout, nacc.element_bytes, bank_word(mem),
-                                mem.nr_banks) if layout else None
-        if layout and _banks_fixed(layout, nacc.element_bytes, mem, width):
-            d = info("feedback-bank-conflicts",
-                     f"{sacc.text}: the data choose the lanes' words ({', '.join(sources)}) "
-                     f"but not their banks: a warp's {width} lanes always fall in "
-                     f"different banks of {mem.name}, and its access takes them once "
-                     "whatever the data", sacc.node.span)
-            d.data.update(array=sacc.name, chosen_by=sources, random_passes=1.0)
-            out.append(d)
-            continue
-        d = info("feedback-bank-conflicts",
-                 f"{sacc.text}: the lanes' words come from data that differ between them "
-                 f"({', '.join(sources)}): a warp's access takes the banks of {mem.name} once "
-                 f"where its lanes fall in different banks or at one word, up to {width} "
-                 "times where they fall at different words of one bank, as the data fall"
-                 + (f"; words drawn at random from the {words} the data choose among, "
-                    f"about {even:.1f} times" if even else ""), sacc.node.span,
-                 f"the predicted time (feedback-time) counts it {'so' if even else 'once'}: "
-                 "data in which a few values are frequent, or that put them in one bank, "
-                 "take longer; data whose neighbouring values are close take the banks "
-                 "fewer times")
-        d.data.update(array=sacc.name, chosen_by=sources, random_passes=even)
-        out.append(d)
-    return out
-
-
-def _chosen_layout(view: KernelView, nacc: Access, lane: Loop, width: int
-                   ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]] | None:
-    """Where the lanes of the numeric access ``nacc`` land as the data choose: the
-    element offset of each lane with the indices the data choose at 0, and the
-    (extent, stride in elements) of each dimension whose index the data choose
-    (histogram hopper_v2's ``l_hist[v[u], c]``: lane t at c = t, and 256 buckets 32
-    elements apart, so every lane keeps its bank); None where a figure has no value."""
-    t = nacc.symbol.type if nacc.symbol is not None else None
-    if t is None or not any(ix is None for ix in nacc.indices):
-        return None
-    zero, sizes = sympy.Integer(0), list(nacc.sizes)
-    known = flat_offset(t, [zero if ix is None else ix for ix in nacc.indices], sizes)
-    base = lane_offsets(view, replace(nacc, offset=known), lane, width) \
-        if known is not None else None
-    if base is None:
-        return None
-    dims = []
-    for pos, (ix, size) in enumerate(zip(nacc.indices, sizes, strict=True)):
-        if ix is None:
-            unit = [sympy.Integer(int(p == pos)) for p in range(len(sizes))]
-            stride, extent = view.value(flat_offset(t, unit, sizes)), view.value(size)
-            if stride is None or not extent:
-                return None
-            dims.append((extent, stride))
-    return tuple(base), tuple(dims)
-
-
-def _banks_fixed(layout: tuple, element_bytes: int, mem: Any, width: int) -> bool:
-    """Whether the data cannot move a lane to another bank (every dimension they choose
-    steps a whole number of bank rows) and the lanes' banks differ."""
-    base, dims = layout
-    word, banks = bank_word(mem), mem.nr_banks
-    if any(stride * element_bytes % (word * banks) for _, stride in dims):
-        return False
-    return len({off * element_bytes // word % banks for off in base}) == width
-
-
-@functools.cache
-def random_passes_of(base: tuple[int, ...], dims: tuple[tuple[int, int], ...],
-                     element_bytes: int, word: int, banks: int) -> float:
-    """How many times a warp's access takes the banks, on average, where the data
-    choose each lane's index in each of ``dims`` (extent, stride in elements) at random,
-    beside the lane's offset in ``base``: the most distinct words one bank holds for
-    it (lanes at one word share it). By sampling 4096 warps (a fixed seed: the same
-    figure every time)."""
-    rng = np.random.default_rng(0)
-    elements = np.tile(np.array(base, dtype=np.int64), (4096, 1))
-    for extent, stride in dims:
-        elements += rng.integers(0, extent, elements.shape) * stride
-    words = elements * element_bytes // word
-    most = np.zeros(len(words))
-    for b in range(banks):
-        mine = np.where(words % banks == b, words, -1)
-        mine.sort(axis=1)
-        distinct = ((mine[:, 1:] != mine[:, :-1]) & (mine[:, 1:] >= 0)).sum(axis=1) \
-            + (mine[:, 0] >= 0)
-        most = np.maximum(most, distinct)
-    return float(most.mean())
-
-
-def uniform_passes(words: int, banks: int, width: int) -> float:
-    """:func:`random_passes_of` for ``width`` lanes each picking one of ``words`` words
-    at random: 256 words over 32 banks, as a histogram of bytes in shared memory has
-    them, 3.15; measured on the H200 (benchmarks/opencl/shared_atomic_probe.py) 3.5
-    for atomic updates, with the loads of the bins beside them."""
-    return random_passes_of((0,) * width, ((words, 1),), 4, 4, banks)
-
-
-def random_passes(view: KernelView) -> dict[int, float]:
-    """By ``id`` of the access, the times a warp's access whose words the data choose
-    takes the banks where they are drawn at random (:func:`random_passes_of`), for those
-    whose layout has values."""
-    found = lockstep_loop(view)
-    out = {}
-    for sacc, nacc, _ in data_chosen(view):
-        mem = banked_memory(view.hardware, sacc)
-        layout = _chosen_layout(view, nacc, *found) if found else None
-        if layout is not None:
-            out[id(sacc)] = random_passes_of(*layout, nacc.element_bytes, bank_word(mem),
-                                             mem.nr_banks)
-    return out
-
-
-def data_chosen(view: KernelView) -> list[tuple[Access, Access, list[str]]]:
-    """The accesses to banked memory whose lanes' words data choose (``lhist[data[i]]``),
-    each with its numeric twin and the data that choose them
-    (:func:`mcl.analyses.datadep.lane_data`): their bank conflicts are the data's, and
-    the time model counts them as words drawn at random would take the banks
-    (:func:`uniform_passes`)."""
-    from mcl.analyses.datadep import data_kernel, lane_data
-    if "data_chosen" in view.memo:
-        return view.memo["data_chosen"]
-    found = lockstep_loop(view)
-    out: list[tuple[Access, Access, list[str]]] = []
-    dk, made = None, False
-    for sacc, nacc in view.accesses() if found is not None else ():
-        lane, width = found
-        if banked_memory(view.hardware, sacc) is None or lane not in nacc.loops \
-                or lane_offsets(view, nacc, lane, width) is not None:
-            continue
-        if not made:
-            dk, made = data_kernel(view.num), True
-        sources = lane_data(dk, nacc, lane)
-        if sources:
-            out.append((sacc, nacc, sources))
-    view.memo["data_chosen"] = out
+    out += data_chosen_messages(view, lane, width)
     return out

@@ -301,14 +301,9 @@ def banked_accesses(view: KernelView) -> tuple[float, object] | None:
     none of whose lanes takes the ``if`` around an access does not issue it
     (:func:`_issued`: a tree's ``if (tid < s)``). An access whose words the data choose
     (a histogram's ``lhist[data[i]]``) takes the banks as often as words drawn at random
-    from its array would (mcl.analyses.banks.uniform_passes)."""
-    from mcl.analyses.banks import (
-        banked_memory,
-        conflict_degree,
-        profile,
-        random_passes,
-        run_wavefronts,
-    )
+    from its array would (mcl.analyses.bank_data)."""
+    from mcl.analyses.bank_data import random_passes
+    from mcl.analyses.banks import banked_memory, conflict_degree, profile, run_wavefronts
     from mcl.analyses.warp_lanes import RUN, lockstep_loop
     found = lockstep_loop(view)
     hw = view.hardware

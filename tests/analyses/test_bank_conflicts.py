@@ -11,7 +11,7 @@ import pytest
 
 import mcl
 from mcl.analyses import feedback
-from mcl.analyses.banks import uniform_passes
+from mcl.analyses.bank_data import uniform_passes
 from mcl.mcpl import check, parse, print_module
 from mcl.translate import translate
 
