@@ -21,7 +21,8 @@ def nvidia_queue(script: str):
     import pyopencl as cl
     devs = [d for p in cl.get_platforms() if "NVIDIA" in p.name for d in p.get_devices()]
     if not devs:
-        print(f"{script}: no NVIDIA OpenCL device (this probes the H100)", file=sys.stderr)
+        print(f"{script}: no NVIDIA OpenCL device (this probes the GPU machine's NVIDIA GPU)",
+              file=sys.stderr)
         return None
     ctx = cl.Context([devs[0]])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
