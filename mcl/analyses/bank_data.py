@@ -60,10 +60,23 @@ def data_chosen_messages(view: KernelView, lane: Loop, width: int) -> list[Diagn
                  f"the predicted time (feedback-time) counts it {'so' if even else 'once'}: "
                  "data in which a few values are frequent, or that put them in one bank, "
                  "take longer; data whose neighbouring values are close take the banks "
-                 "fewer times")
+                 "fewer times" + _copies_help(sacc.name, words, nacc.element_bytes, width))
         d.data.update(array=sacc.name, chosen_by=sources, random_passes=even)
         out.append(d)
     return out
+
+
+def _copies_help(name: str, words: int | None, element_bytes: int, width: int) -> str:
+    """The remedy that takes the data out of the banks: a copy of the words per lane,
+    interleaved so that lane t's copy lies in bank t (histogram hopper_v2), with what
+    it costs."""
+    if not words:
+        return ""
+    size = width * words * element_bytes
+    amount = f"{size / 1024:.0f} kB" if size >= 1024 else f"{size} B"
+    return (f". A copy of {name}'s {words} words per lane, interleaved so that lane t's "
+            f"copy lies in bank t ({name}[word, lane]: {width} times the words, {amount}), "
+            "takes the banks once whatever the data, the copies summed at the end")
 
 
 def _chosen_layout(view: KernelView, nacc: Access, lane: Loop, width: int

@@ -296,3 +296,12 @@ def test_words_the_data_choose_in_a_bank_of_each_lane_never_conflict():
                               "banks of on_chip, and its access takes them once whatever "
                               "the data")
     assert chosen.data["random_passes"] == 1.0
+
+
+def test_the_help_names_the_copy_per_lane_that_takes_the_data_out_of_the_banks():
+    # what histogram hopper_v2 did, with its cost: 32 copies of 256 ints, 32 kB
+    (chosen,) = [d for d in _conflicts(EXAMPLES / "histogram" / "hopper_v1.mcpl")
+                 if "come from data" in d.message]
+    assert ("A copy of l_hist's 256 words per lane, interleaved so that lane t's copy lies "
+            "in bank t (l_hist[word, lane]: 32 times the words, 32 kB), takes the banks once "
+            "whatever the data, the copies summed at the end") in chosen.hint
