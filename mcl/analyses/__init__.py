@@ -301,11 +301,10 @@ _FUNCTION_SHARE = 0.25
 def _data_chosen_note(view: KernelView, findings: list) -> str:
     """What the time message says of the accesses whose elements the data choose: the
     model counts banked ones as elements drawn at random would meet the banks
-    (mcl.analyses.bank_data.random_passes) and gives each element of data-chosen atomic
+    (mcl.analyses.bank_data.data_chosen) and gives each element of data-chosen atomic
     updates its share of them."""
-    from mcl.analyses.bank_data import data_chosen, random_passes
-    passes = random_passes(view)
-    banked = {sacc.text: passes.get(id(sacc)) for sacc, _, _ in data_chosen(view)}
+    from mcl.analyses.bank_data import data_chosen
+    banked = {c.sacc.text: c.passes for c in data_chosen(view)}
     updated = list(dict.fromkeys(f.site.target.text for f in findings
                                  if f.updates is None and f.site.target is not None))
     names = list(dict.fromkeys([*banked, *updated]))

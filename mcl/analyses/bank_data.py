@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -28,39 +28,52 @@ from mcl.analyses.warp_lanes import lane_offsets, lockstep_loop
 from mcl.diagnostics import Diagnostic, info
 
 
+@dataclass(frozen=True)
+class Chosen:
+    """An access to banked memory whose lanes' words the data choose."""
+
+    sacc: Access                 # the symbolic access (messages)
+    nacc: Access                 # its numeric twin
+    sources: list[str]           # what the data read (mcl.analyses.datadep.lane_data)
+    mem: Any                     # the banked memory
+    #: the words the data choose among, and the passes of the banks a warp takes where
+    #: they are drawn at random (None where the layout has no values)
+    words: int | None
+    passes: float | None
+    #: whether the data cannot move a lane to another bank (:func:`_banks_fixed`)
+    fixed: bool
+
+
 def data_chosen_messages(view: KernelView, lane: Loop, width: int) -> list[Diagnostic]:
     """The bank-conflict messages of the accesses whose words the data choose."""
     out: list[Diagnostic] = []
     seen: set[str] = set()
-    for sacc, nacc, sources in data_chosen(view):
-        if sacc.text in seen:
+    for c in data_chosen(view):
+        if c.sacc.text in seen:
             continue
-        seen.add(sacc.text)
-        mem = banked_memory(view.hardware, sacc)
-        layout = _chosen_layout(view, nacc, lane, width)
-        words = math.prod(extent for extent, _ in layout[1]) if layout else None
-        even = random_passes_of(*layout, nacc.element_bytes, bank_word(mem),
-                                mem.nr_banks) if layout else None
-        if layout and _banks_fixed(layout, nacc.element_bytes, mem, width):
+        seen.add(c.sacc.text)
+        sacc, sources, mem = c.sacc, c.sources, c.mem
+        if c.fixed:
             d = info("feedback-bank-conflicts",
                      f"{sacc.text}: the data choose the lanes' words ({', '.join(sources)}) "
                      f"but not their banks: a warp's {width} lanes always fall in "
                      f"different banks of {mem.name}, and its access takes them once "
                      "whatever the data", sacc.node.span)
-            d.data.update(array=sacc.name, chosen_by=sources, random_passes=1.0)
+            d.data.update(array=sacc.name, chosen_by=sources, random_passes=c.passes)
             out.append(d)
             continue
+        even = c.passes
         d = info("feedback-bank-conflicts",
                  f"{sacc.text}: the lanes' words come from data that differ between them "
                  f"({', '.join(sources)}): a warp's access takes the banks of {mem.name} once "
                  f"where its lanes fall in different banks or at one word, up to {width} "
                  "times where they fall at different words of one bank, as the data fall"
-                 + (f"; words drawn at random from the {words} the data choose among, "
+                 + (f"; words drawn at random from the {c.words} the data choose among, "
                     f"about {even:.1f} times" if even else ""), sacc.node.span,
                  f"the predicted time (feedback-time) counts it {'so' if even else 'once'}: "
                  "data in which a few values are frequent, or that put them in one bank, "
                  "take longer; data whose neighbouring values are close take the banks "
-                 "fewer times" + _copies_help(sacc.name, words, nacc.element_bytes, width))
+                 "fewer times" + _copies_help(sacc.name, c.words, c.nacc.element_bytes, width))
         d.data.update(array=sacc.name, chosen_by=sources, random_passes=even)
         out.append(d)
     return out
@@ -148,41 +161,43 @@ def uniform_passes(words: int, banks: int, width: int) -> float:
 
 
 def random_passes(view: KernelView) -> dict[int, float]:
-    """By ``id`` of the access, the times a warp's access whose words the data choose
-    takes the banks where they are drawn at random (:func:`random_passes_of`), for those
-    whose layout has values."""
-    found = lockstep_loop(view)
-    out = {}
-    for sacc, nacc, _ in data_chosen(view):
-        mem = banked_memory(view.hardware, sacc)
-        layout = _chosen_layout(view, nacc, *found) if found else None
-        if layout is not None:
-            out[id(sacc)] = random_passes_of(*layout, nacc.element_bytes, bank_word(mem),
-                                             mem.nr_banks)
-    return out
+    """By ``id`` of the symbolic access, the times a warp's access whose words the data
+    choose takes the banks where they are drawn at random, for those whose layout has
+    values."""
+    return {id(c.sacc): c.passes for c in data_chosen(view) if c.passes is not None}
 
 
-def data_chosen(view: KernelView) -> list[tuple[Access, Access, list[str]]]:
+def data_chosen(view: KernelView) -> list[Chosen]:
     """The accesses to banked memory whose lanes' words data choose (``lhist[data[i]]``),
-    each with its numeric twin and the data that choose them
-    (:func:`mcl.analyses.datadep.lane_data`): their bank conflicts are the data's, and
+    with the data that choose them (:func:`mcl.analyses.datadep.lane_data`) and where
+    their lanes land (:func:`_chosen_layout`): their bank conflicts are the data's, and
     the time model counts them as words drawn at random would take the banks
-    (:func:`uniform_passes`)."""
+    (:func:`random_passes_of`). Kept in the view's memo: the bank-conflict messages, the
+    shared-memory part and the time message ask it."""
     from mcl.analyses.datadep import data_kernel, lane_data
     if "data_chosen" in view.memo:
         return view.memo["data_chosen"]
+    out: list[Chosen] = []
+    view.memo["data_chosen"] = out
     found = lockstep_loop(view)
-    out: list[tuple[Access, Access, list[str]]] = []
+    if found is None:
+        return out
+    lane, width = found
     dk, made = None, False
-    for sacc, nacc in view.accesses() if found is not None else ():
-        lane, width = found
-        if banked_memory(view.hardware, sacc) is None or lane not in nacc.loops \
+    for sacc, nacc in view.accesses():
+        mem = banked_memory(view.hardware, sacc)
+        if mem is None or lane not in nacc.loops \
                 or lane_offsets(view, nacc, lane, width) is not None:
             continue
         if not made:
             dk, made = data_kernel(view.num), True
         sources = lane_data(dk, nacc, lane)
-        if sources:
-            out.append((sacc, nacc, sources))
-    view.memo["data_chosen"] = out
+        if not sources:
+            continue
+        layout = _chosen_layout(view, nacc, lane, width)
+        words = math.prod(extent for extent, _ in layout[1]) if layout else None
+        passes = random_passes_of(*layout, nacc.element_bytes, bank_word(mem),
+                                  mem.nr_banks) if layout else None
+        fixed = layout is not None and _banks_fixed(layout, nacc.element_bytes, mem, width)
+        out.append(Chosen(sacc, nacc, sources, mem, words, passes, fixed))
     return out
