@@ -112,9 +112,12 @@ class _DataBuilder(KernelBuilder):
     """The kernel model's walk, with reads of memory as placeholders."""
 
     def __init__(self, k: Kernel, out: DataKernel):
+        from mcl.analyses.stats import register_spaces
         super().__init__(k)
         self.out = out
         self.initial: dict[str, sympy.Expr] = {}
+        #: the spaces of arrays each unit has its own of (registers)
+        self.registers = register_spaces(k.hardware)
 
     def placeholder(self, text: str, depends: frozenset[str]) -> sympy.Symbol:
         s = sympy.Symbol(f"data{len(self.out.placeholders)}", integer=True)
@@ -150,10 +153,8 @@ class _DataBuilder(KernelBuilder):
 
     def _private(self, name: ast.Name) -> bool:
         """Whether ``name`` is an array in a register space (each unit its own)."""
-        from mcl.analyses.stats import register_spaces
         sym = self.checked.declaration_of(name) if self.checked is not None else None
-        return sym is not None and sym.space is not None and \
-            sym.space in register_spaces(self.k.hardware)
+        return sym is not None and sym.space in self.registers
 
     def declaration(self, d: ast.Declaration) -> None:
         super().declaration(d)
