@@ -648,9 +648,6 @@ class _StatementEmission:
         if t.is_array:
             sizes = [self.array_size(e) for e in t.sizes]
             total = _fold(" * ".join(f"({s})" if not _simple(s) else s for s in sizes))
-            # the launch plan's bytes: its own expressions (min and max as calls)
-            planned = _fold(" * ".join(f"({s})" if not _simple(s) else s for s in
-                                       (self.array_size(e, plan=True) for e in t.sizes)))
             if qualifier == "__local":
                 if d.init is not None:
                     raise _err("opencl-local-init", f"'{d.name}' is in '{space}', which cannot "
@@ -661,6 +658,9 @@ class _StatementEmission:
                          if t.name in vectorize.VECTOR_TYPES and not vol else "")
                 self.hoisted.append((f"__local {vol}{ctype} {v.cname}[{total}]{align};",
                                      d.span.line))
+                # the launch plan evaluates its own expressions (min and max as calls)
+                planned = _fold(" * ".join(f"({s})" if not _simple(s) else s for s in
+                                           (self.array_size(e, plan=True) for e in t.sizes)))
                 self.local_bytes.append(_fold(f"({planned}) * {_SIZES.get(t.name, 4)}"))
             else:
                 if d.init is not None:
