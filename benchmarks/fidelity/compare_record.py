@@ -33,7 +33,7 @@ if ARGS is not None and ARGS.level:
     os.environ["MCL_FIDELITY_LEVEL"] = ARGS.level
 
 import fidelity_cases as C  # noqa: E402
-from ranking import best_time, run_spread, spearman  # noqa: E402
+from ranking import best_time, beyond_spread, spearman  # noqa: E402
 from report import ncu_kernels  # noqa: E402
 
 RESULTS = HERE.parents[0] / "results" / "fidelity"
@@ -137,10 +137,8 @@ def main(raw: Path, level: str | None, times_dir: Path | None = None) -> int:
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     for kernel, vs in by_kernel.items():
         rho = spearman([v[2] for v in vs], [v[1] for v in vs])
-        spread = run_spread([v[4] for v in vs]) if again else None
-        means = [(a + b) / 2 if b else a for a, b in (v[4] for v in vs)]
-        beyond = (spearman([v[2] for v in vs], means, spread)
-                  if spread is not None else None)
+        spread, beyond = beyond_spread([v[2] for v in vs], [v[4] for v in vs]) \
+            if again else (None, None)
         err = statistics.median(abs(v[2] / v[1] - 1) for v in vs)
         ratios = [v[1] / v[3] for v in vs if v[3]]
         span = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"

@@ -48,3 +48,16 @@ def run_spread(times: list[tuple[float, float | None]]) -> float | None:
     two timed runs (times.json, rerun_times.json) of one of its versions."""
     diffs = [abs(a - b) / min(a, b) for a, b in times if a and b]
     return max(diffs) if diffs else None
+
+
+def beyond_spread(predicted: list[float], runs: list[tuple[float, float | None]]
+                  ) -> tuple[float | None, float | None]:
+    """(run-to-run spread, Spearman beyond it) of a kernel's versions: the rank
+    correlation of ``predicted`` with the mean of each version's two ``runs``, where
+    measured times within the spread of each other count as ties; (None, None) with one
+    run."""
+    spread = run_spread(runs)
+    if spread is None:
+        return None, None
+    means = [(a + b) / 2 if b else a for a, b in runs]
+    return spread, spearman(predicted, means, spread)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import fidelity_cases as C  # noqa: E402
 import sweep_times  # noqa: E402
-from ranking import best_time, run_spread, spearman  # noqa: E402
+from ranking import best_time, beyond_spread, spearman  # noqa: E402
 from report_memory import memory_section, pct  # noqa: E402
 from report_memory import within as within_pct  # noqa: E402
 
@@ -566,10 +566,7 @@ def main(argv: list[str] | None = None) -> int:
         rho = spearman([p for p, *_ in pts], [m for _, m, *_ in pts])
         rhos[k] = rho
         runs = [(tmap[f"{k}/{v}"]["time_s"], rerun.get(f"{k}/{v}")) for _, _, v, _ in pts]
-        spread = run_spread(runs)
-        means = [(a + b) / 2 if b else a for a, b in runs]
-        beyond = spearman([p for p, *_ in pts], means, spread) \
-            if spread is not None else None
+        spread, beyond = beyond_spread([p for p, *_ in pts], runs)
         time_pts += [(p, m, f"{k}/{v}") for p, m, v, _ in pts]
         warm_rho = None
         if warm and all(f"{k}/{v}" in warm for _, _, v, _ in pts):
