@@ -27,8 +27,9 @@ def case_path(case: C.Case) -> Path:
 
 
 def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | None = None,
-                    only: tuple[str, ...] | None = None):
-    """(diagnostics, kernel view data) of the case at hopper."""
+                    only: tuple[str, ...] | None = None, level: str | None = None):
+    """(diagnostics, kernel view data) of the case at hopper (``level``: at that level
+    below it instead of fidelity_cases.TARGET)."""
     from mcl.analyses import feedback
     from mcl.analyses.level import feedback_at_level
     from mcl.mcpl import check
@@ -42,10 +43,11 @@ def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | N
         from mcl.analyses import Resources
         resources = {f.name: Resources(registers, "NVIDIA compiler")
                      for f in checked.module.functions}
-    if case.level == C.TARGET:
+    level = level or C.TARGET
+    if case.level == level:
         return feedback(checked, values=vals, resources=resources, only=only,
                         specialize=case.specialize)
-    lf = feedback_at_level(checked, C.TARGET, values=vals, resources=resources, only=only,
+    lf = feedback_at_level(checked, level, values=vals, resources=resources, only=only,
                            specialize=case.specialize)
     return lf.diagnostics
 
@@ -148,9 +150,11 @@ def bank_figures(case: C.Case) -> dict[str, float] | None:
     return extra_wavefronts(KernelView(sym, num, num.hardware))
 
 
-def predicted_time(case: C.Case, registers: int | None = None) -> dict:
-    """The feedback's predicted time of the case at hopper (the ``time`` pass)."""
-    for d in hopper_feedback(case, registers=registers, only=("time",)):
+def predicted_time(case: C.Case, registers: int | None = None,
+                   level: str | None = None) -> dict:
+    """The feedback's predicted time of the case at hopper, or at ``level`` (the
+    ``time`` pass)."""
+    for d in hopper_feedback(case, registers=registers, only=("time",), level=level):
         if d.code == "feedback-time":
             return {"seconds": d.data["seconds"], "limiter": d.data["limiter"],
                     "parts": d.data["parts"]}

@@ -29,14 +29,9 @@ RECORD = json.loads((Path(__file__).parent / "fidelity" / "h200_times.json").rea
 @cache
 def _predictions() -> dict[str, float]:
     """Predicted seconds at h200 of every recorded example, with its registers."""
-    saved = C.TARGET
-    C.TARGET = "h200"
-    try:
-        cases = {c.name: c for c in C.example_cases(None)}
-        return {name: P.predicted_time(cases[name], registers=RECORD["registers"][name])
-                ["seconds"] for name in RECORD["times"]}
-    finally:
-        C.TARGET = saved
+    cases = {c.name: c for c in C.example_cases(None)}
+    return {name: P.predicted_time(cases[name], registers=RECORD["registers"][name],
+                                   level="h200")["seconds"] for name in RECORD["times"]}
 
 
 def _measured(name: str) -> float:
