@@ -4,31 +4,22 @@ asserted) and the report on synthetic results."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.examples.conftest import load_case_study
+
 ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT / "benchmarks" / "case_studies"
 
 
-def _load(name: str):
-    sys.path.insert(0, str(CASES))
-    spec = importlib.util.spec_from_file_location(f"case_studies_{name}", CASES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-run = _load("run")
-mcpl_versions = _load("mcpl_versions")
-launch = _load("launch")
-baselines = _load("baselines")
-report = _load("report")
+run = load_case_study("run")
+mcpl_versions = load_case_study("mcpl_versions")
+launch = load_case_study("launch")
+baselines = load_case_study("baselines")
+report = load_case_study("report")
 
 
 def test_versions_follow_the_hopper_path():

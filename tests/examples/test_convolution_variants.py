@@ -5,29 +5,20 @@ divide the tiles; and the benchmark itself runs on that device."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.examples.conftest import load_case_study, load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 CONV = ROOT / "examples" / "convolution"
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-sys.path.insert(0, str(ROOT / "benchmarks" / "case_studies"))
-mcpl_versions = _load("case_studies_versions_conv",
-                      ROOT / "benchmarks" / "case_studies" / "mcpl_versions.py")
-launch = _load("case_studies_launch_conv", ROOT / "benchmarks" / "case_studies" / "launch.py")
-cv = _load("conv_variants", ROOT / "benchmarks" / "opencl" / "conv_variants.py")
+mcpl_versions = load_case_study("mcpl_versions")
+launch = load_case_study("launch")
+cv = load_script(ROOT / "benchmarks" / "opencl" / "conv_variants.py", "conv_variants")
 
 
 def _device_builds() -> str | None:

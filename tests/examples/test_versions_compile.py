@@ -4,26 +4,12 @@ build kernels, verified against its reference.py at the small test sizes."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT / "benchmarks" / "case_studies"
-sys.path.insert(0, str(CASES))
+from tests.examples.conftest import ROOT, load_case_study
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"case_studies_{name}_v", CASES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-mcpl_versions = _load("mcpl_versions")
-launch = _load("launch")
+mcpl_versions = load_case_study("mcpl_versions")
+launch = load_case_study("launch")
 
 KERNELS = ["matmul", "convolution", "histogram", "gesummv", "black_scholes", "spmv_csr",
            "reduction", "vector_add"]
