@@ -59,13 +59,20 @@ GROUPS = 132 * 8
 SMS = 132
 
 
+#: the held-out histogram whose data the probe reads as well
+HIST256 = Path(__file__).resolve().parents[1] / "fidelity" / "heldout_kernels" / "hist256"
+
+
 def _data(rng, n: int, hot: bool) -> np.ndarray:
+    """``n`` bytes: uniform over 256 bins, or hist256's reference data (``hot``)."""
     if not hot:
         return rng.integers(0, 256, n).astype(np.uint8)
-    values = np.concatenate([rng.integers(0, 256, n - n // 2),
-                             rng.integers(0, 8, n // 2) * 32])
-    rng.shuffle(values)
-    return values.astype(np.uint8)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("hist256_reference",
+                                                  HIST256 / "reference.py")
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    return reference.inputs(rng, n)["data"]
 
 
 def main() -> int:
