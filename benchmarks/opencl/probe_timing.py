@@ -66,15 +66,34 @@ def save(out: Path | None, name: str, result: dict) -> None:
         (out / name).write_text(json.dumps(result, indent=1) + "\n")
 
 
-def probe_setup(doc: str, script: str, repeats: int, extra=None):
+def cpu_queue(script: str):
+    """(device, context, profiling queue) of the first CPU OpenCL device (PoCL), where
+    a probe's kernels are checked; None, with a message naming ``script``, without one."""
+    import pyopencl as cl
+    devs = [d for p in cl.get_platforms() for d in p.get_devices()
+            if d.type & cl.device_type.CPU]
+    if not devs:
+        print(f"{script}: no CPU OpenCL device", file=sys.stderr)
+        return None
+    ctx = cl.Context([devs[0]])
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return devs[0], ctx, queue
+
+
+def probe_setup(doc: str, script: str, repeats: int, extra=None, cpu_twin: bool = False):
     """(arguments, device, context, queue) of a probe whose docstring is ``doc``: its
     command line (--out DIR, --repeats N with ``repeats`` by default, and what ``extra``
-    adds to the parser) and :func:`nvidia_queue`; None where there is no NVIDIA device."""
+    adds to the parser) and :func:`nvidia_queue`; None where there is no NVIDIA device.
+    ``cpu_twin``: the probe also takes ``--device cpu``, its kernels on PoCL
+    (:func:`cpu_queue`) at sizes of its choosing, to check them without the GPU."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--out", type=Path)
     ap.add_argument("--repeats", type=int, default=repeats)
+    if cpu_twin:
+        ap.add_argument("--device", choices=["nvidia", "cpu"], default="nvidia",
+                        help="cpu: the kernels on PoCL, checked (their times say nothing)")
     if extra is not None:
         extra(ap)
     args = ap.parse_args()
-    found = nvidia_queue(script)
+    found = cpu_queue(script) if getattr(args, "device", None) == "cpu" else nvidia_queue(script)
     return None if found is None else (args, *found)

@@ -133,10 +133,11 @@ def filled_together(view: KernelView, lane, registers: int | None = None) -> dic
     loops the generated code unrolls completely, each iteration filling another
     element: the compiler issues all of them before their values are used, the
     product of those loops' trip counts (histogram hopper_v1's 4 loads of ``input``).
-    Any other load counts 1: a load whose value the same iteration computes with comes
-    one iteration at a time (black_scholes gpu_v1's 4 options a thread, each behind its
-    own ``if (i < n)``: in its SASS on the H100 each option's 3 loads follow the
-    previous option's stores)."""
+    A load whose value the same iteration computes with counts its loop's iterations
+    where the compiler predicates the body (:func:`_predicated_copies`: vector_add's
+    ``if (k < n) c[k] = a[k] + b[k]``), else 1: one iteration at a time (black_scholes
+    gpu_v1's 4 options a thread, each behind its own ``if (i < n)``: in its SASS on the
+    H100 each option's 3 loads follow the previous option's stores)."""
     from mcl.analyses.stats import register_spaces
     from mcl.analyses.unrolled import build_time_sizes, unrolled
     from mcl.mcpl import ast
@@ -160,7 +161,75 @@ def filled_together(view: KernelView, lane, registers: int | None = None) -> dic
                 break
             together *= int(trips)
         out[id(load.node)] = together
+    out.update(_predicated_copies(view, lane, out))
     out.update(_unrolled_by_factor(view, lane, out, registers))
+    return out
+
+
+def _body_cost(view: KernelView, lp) -> float:
+    """The multiply-adds one iteration of loop ``lp`` computes: half a one for each
+    operation (a multiply-add is two), a built-in function or a division at its cost in
+    the target file's ``function_costs``."""
+    from mcl.analyses.target_settings import device_settings
+    costs = device_settings(view.hardware).get("function_costs") or {}
+    k = view.num
+    total = 0.0
+    for site in k.ops:
+        if site.kind != "compute" or lp not in site.loops:
+            continue
+        inner = site.loops[site.loops.index(lp) + 1:]
+        times = number(k.executions(inner)[0]) if inner else 1.0
+        cost = costs.get(site.name)
+        each = float(cost) if isinstance(cost, int | float) and cost > 1 else 0.5
+        total += (times or 1.0) * site.count * each
+    return total
+
+
+def _predicated_copies(view: KernelView, lane, counted: dict[int, int]) -> dict[int, int]:
+    """The loads of device memory in a loop the generated code unrolls completely whose
+    copies' loads the compiler issues before the copies' work: where the body is one
+    block of straight code, with no ``if`` around the load inside the loop, or an
+    ``if`` whose body is short enough for the compiler to predicate: at most the target
+    file's ``predicated_body`` multiply-adds (:func:`_body_cost`). A longer guarded body
+    becomes a branch, and each copy loads after the previous one's stores (black_scholes
+    gpu_v1's options, 69 operations and five calls). Measured with NVIDIA's compiler
+    (benchmarks/opencl/unrolled_loads_probe.py): 4 copies of ``if (k < n) {v = a[k]; M
+    multiply-adds; c[k] = v;}`` load together up to M = 16 and one at a time from 24.
+    None where the target file has no ``predicated_body``; a load of an array the loop
+    also writes keeps its order."""
+    from mcl.analyses.stats import main_space
+    from mcl.analyses.target_settings import device_settings
+    from mcl.analyses.unrolled import build_time_sizes, unrolled
+    from mcl.mcpl import ast
+    limit = device_settings(view.hardware).get("predicated_body")
+    k = view.num
+    device = main_space(k)
+    if not isinstance(limit, int | float) or device is None:
+        return {}
+    sizes = build_time_sizes(view.sym)
+    sym_loops = {id(lp.node): lp for lp in view.sym.loops}
+    out: dict[int, int] = {}
+    for load in k.accesses:
+        if load.write or load.space != device or lane not in load.loops \
+                or counted.get(id(load.node), 1) > 1:
+            continue
+        inner = load.loops[load.loops.index(lane) + 1:]
+        if not inner:
+            continue
+        lp = inner[-1]
+        trips = trip_number(lp)
+        if trips is None or trips < 2 or lp.kind != "for" \
+                or not unrolled(sym_loops.get(id(lp.node)), lp, sizes):
+            continue
+        if any(a.write and a.name == load.name and lp in a.loops for a in k.accesses) or \
+                any(lp in site.loops for site in k.atomics) or \
+                any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
+            continue
+        depth = load.loops.index(lp)
+        guarded = any(c.depth > depth for c in load.conditions)
+        if guarded and _body_cost(view, lp) > limit:
+            continue
+        out[id(load.node)] = int(trips)
     return out
 
 

@@ -260,7 +260,9 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     warp has its data: fewest warps in flight, slowest, then gpu_v1; hopper_v1's
     threads go round their grid-stride loop 15 or 16 times, the last round with half
     the warps, so its 1056 blocks are predicted 0.1% behind nvidia_v1's 1024, which go
-    round 16 times each: measured 0.5%). Below 0.9: black_scholes 0.6 (gpu_v1, 4
+    round 16 times each: measured 0.5%; the 4 copies of their unrolled loop, a short
+    guarded body the compiler predicates, keep their 8 loads in flight together,
+    hopper.target's predicated_body). Below 0.9: black_scholes 0.6 (gpu_v1, 4
     options a thread in blocks of 256, is measured 3% ahead of hopper_v1 and nvidia_v1,
     which are measured 0.2% apart; none of them keeps more than one option's loads in
     flight (their SASS: each option's loads after the previous option's stores); ncu

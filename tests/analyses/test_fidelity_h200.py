@@ -42,7 +42,7 @@ def _measured(name: str) -> float:
 #: convolution 0.952, gesummv 0.886, histogram 0.949, matmul 0.937, reduction 0.979,
 #: spmv_csr 1.00, vector_add 0.80), rounded down: vector_add's
 #: nvidia_v1 and hopper_v1 measured 1.6% apart (1024 and 1056 work-groups, 16 and 15.5
-#: rounds of their grid-stride loop), predicted 0.1% apart the other way; gesummv's
+#: rounds of their grid-stride loop), predicted 0.04% apart the other way; gesummv's
 #: nvidia_v1 and hopper_v1 measured 0.9% apart, within the runs' 1.9% spread; histogram
 #: 0.90 with hopper_v2 (added that day, all its versions timed again together): measured
 #: 7% faster than hopper_v1, predicted 0.2% slower (both below their memory part, v1's
@@ -62,17 +62,18 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """47 of the 60 examples within 20% of the H200's times, median error 12.6%
-    (2026-11-30, with histogram hopper_v2). The 13 misses: matmul's first four
+    """49 of the 60 examples within 20% of the H200's times, median error 11.9%
+    (2026-11-30, with the copies of a predicated loop body in flight together:
+    h200.target's predicated_body; 47 and 12.6% before). The 11 misses: matmul's first four
     versions, bound by the L2's bandwidth, predicted 38-40% slow (the L2's request
     coalescer merges what their SMs read alike), and hopper_v4 22% fast; convolution's
     issue-bound hopper_v2 and v3 33-37% fast; histogram's perfect version (its updates
     of 8 hot bins, counted as an even share) 99% fast, gpu_v1 and nvidia_v1 27-32% fast
     (memory bound, their bins' contention not known before the run); spmv_csr perfect
-    112% slow (the L1 keeps more of its gather than the model's rule); vector_add
-    nvidia_v1 and hopper_v1 24-26% slow (the latency part counts the stores' bytes
-    against the loads in flight: benchmarks/fidelity/CALIBRATION.md)."""
+    112% slow (the L1 keeps more of its gather than the model's rule). vector_add
+    nvidia_v1 and hopper_v1, 24-26% slow while each of their unrolled copies counted one
+    load in flight, are 4-6% slow."""
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
-    assert within >= 46, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
-    assert statistics.median(errors.values()) <= 0.135
+    assert within >= 48, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
+    assert statistics.median(errors.values()) <= 0.125

@@ -1,9 +1,13 @@
 """An execution part and a memory part that take about as long overlap only in part
 (hopper.target's overlap_exponent, benchmarks/opencl/overlap_probe.py): the predicted
-time is then more than the larger of them."""
+time is then more than the larger of them. The copies of a loop the generator unrolls
+completely keep their loads in flight together where NVIDIA's compiler predicates the
+body (h200.target's predicated_body, benchmarks/opencl/unrolled_loads_probe.py)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +71,59 @@ def test_the_time_message_says_which_parts_overlap_in_part():
     assert "hopper.target's overlap_exponent" in d.message
     assert d.data["parts"]["memory"] < d.data["seconds"] < 62.6e-6
     assert d.data["overlap"][:2] == ("memory instructions", "memory")
+
+
+#: benchmarks/opencl/unrolled_loads_probe.py on the H200 (2026-11-30): four copies of a
+#: loop body that loads a[k], computes M multiply-adds on it and stores c[k], with the
+#: SASS's loads issued together and the kernel's cold time
+UNROLLED = json.loads((ROOT / "benchmarks" / "results" / "perf" / "h200_2026-11-30" /
+                       "unrolled_loads" / "unrolled_loads_probe.json").read_text())
+
+
+def _probe_prediction(row: dict, level: str = "h200", registers: int | None = None) -> dict:
+    sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
+    sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
+    import fidelity_cases as C
+    import fidelity_predict as P
+    from unrolled_loads_probe import source
+    name = f"probe/m{row['multiply_adds']}_{row['call']}_{row['guarded']}"
+    case = C.Case(name=name, kernel="probe", version="v", level="nvidia", file="",
+                  source=source(row["multiply_adds"], row["call"], row["guarded"]),
+                  sizes={"n": UNROLLED["n"]}, sweep=True)
+    return P.predicted_time(case, registers=registers or row["registers"], level=level)
+
+
+def _probe_row(m: int, call: str | None = None, guarded: bool = True) -> dict:
+    [row] = [r for r in UNROLLED["rows"] if (r["multiply_adds"], r["call"], r["guarded"])
+             == (m, call, guarded)]
+    return row
+
+
+@pytest.mark.parametrize("shape", [(0, None, True), (8, None, True), (16, None, True),
+                                   (32, None, False), (8, "sqrt", True), (8, "/", True)])
+def test_copies_whose_loads_the_compiler_issues_first_are_in_flight_together(shape):
+    # their SASS loads 3 to 16 elements before the first store; predicted within 7% of
+    # the H200's times (2.6-6.1% over), where one load in flight a warp had them 55-61%
+    # over
+    row = _probe_row(*shape)
+    assert row["loads_together"] >= 3
+    assert _probe_prediction(row)["seconds"] == pytest.approx(row["seconds"], rel=0.07)
+
+
+def test_a_long_guarded_body_loads_each_copy_after_the_previous_one():
+    # 24 multiply-adds, or exp and 8 (17.7 at exp's cost), behind `if (k < n)`: a branch
+    # a copy, one load in flight (68.9 us with 8 multiply-adds, 93.1 with 24)
+    short, long_ = _probe_prediction(_probe_row(8)), _probe_prediction(_probe_row(24))
+    exp = _probe_prediction(_probe_row(8, "exp"))
+    assert _probe_row(24)["loads_together"] == _probe_row(8, "exp")["loads_together"] == 1
+    assert long_["parts"]["latency"] == pytest.approx(4 * short["parts"]["latency"])
+    assert exp["parts"]["latency"] == pytest.approx(long_["parts"]["latency"])
+    assert long_["seconds"] > 1.3 * short["seconds"]
+
+
+def test_without_the_target_s_predicated_body_each_copy_waits_alone():
+    # fermi.target measured no compiler's predication: every copy one load in flight (the
+    # same registers for both, so that both keep as many warps)
+    short = _probe_prediction(_probe_row(8), level="fermi", registers=26)
+    long_ = _probe_prediction(_probe_row(24), level="fermi", registers=26)
+    assert short["parts"]["latency"] == pytest.approx(long_["parts"]["latency"])

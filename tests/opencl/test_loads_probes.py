@@ -1,0 +1,28 @@
+"""Two probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
+row_pieces_probe.py: timed on the GPU machine) compute what they claim, here on PoCL
+(their ``--device cpu``): the unrolled loop bodies MCL generates for hopper give numpy's
+values whatever their length and calls, and every shape of row reading sums every row."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("script,result", [
+    ("unrolled_loads_probe.py", "unrolled_loads_probe.json"),
+    ("row_pieces_probe.py", "row_pieces_probe.json")])
+def test_the_probe_s_kernels_are_right_on_the_cpu(opencl_device, tmp_path, script, result):
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "opencl" / script),
+                          "--device", "cpu", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = json.loads((tmp_path / result).read_text())
+    rows = rows["results"] if "results" in rows else rows["rows"]
+    assert len(rows) >= 6 and all(r["correct"] for r in rows)
