@@ -166,6 +166,28 @@ def filled_together(view: KernelView, lane, registers: int | None = None) -> dic
     return out
 
 
+def _uncounted_loads(view: KernelView, lane, counted: dict[int, int]):
+    """The loads of device memory inside ``lane`` that no rule counts more than once in
+    flight yet (``counted``), each with the innermost loop inside ``lane`` around it
+    (None where there is none)."""
+    from mcl.analyses.stats import main_space
+    k = view.num
+    device = main_space(k)
+    for load in k.accesses:
+        if device is None or load.write or load.space != device \
+                or lane not in load.loops or counted.get(id(load.node), 1) > 1:
+            continue
+        inner = load.loops[load.loops.index(lane) + 1:]
+        yield load, (inner[-1] if inner else None)
+
+
+def _ordered(k, lp) -> bool:
+    """Whether an atomic update or a barrier inside loop ``lp`` orders its iterations."""
+    from mcl.mcpl import ast
+    return any(lp in site.loops for site in k.atomics) or \
+        any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node))
+
+
 def _body_cost(view: KernelView, lp) -> float:
     """The multiply-adds one iteration of loop ``lp`` computes: half a one for each
     operation (a multiply-add is two), a built-in function or a division at its cost in
@@ -197,33 +219,22 @@ def _predicated_copies(view: KernelView, lane, counted: dict[int, int]) -> dict[
     multiply-adds; c[k] = v;}`` load together up to M = 16 and one at a time from 24.
     None where the target file has no ``predicated_body``; a load of an array the loop
     also writes keeps its order."""
-    from mcl.analyses.stats import main_space
     from mcl.analyses.target_settings import device_settings
     from mcl.analyses.unrolled import build_time_sizes, unrolled
-    from mcl.mcpl import ast
     limit = device_settings(view.hardware).get("predicated_body")
-    k = view.num
-    device = main_space(k)
-    if not isinstance(limit, int | float) or device is None:
+    if not isinstance(limit, int | float):
         return {}
+    k = view.num
     sizes = build_time_sizes(view.sym)
     sym_loops = {id(lp.node): lp for lp in view.sym.loops}
     out: dict[int, int] = {}
-    for load in k.accesses:
-        if load.write or load.space != device or lane not in load.loops \
-                or counted.get(id(load.node), 1) > 1:
-            continue
-        inner = load.loops[load.loops.index(lane) + 1:]
-        if not inner:
-            continue
-        lp = inner[-1]
-        trips = trip_number(lp)
+    for load, lp in _uncounted_loads(view, lane, counted):
+        trips = trip_number(lp) if lp is not None else None
         if trips is None or trips < 2 or lp.kind != "for" \
                 or not unrolled(sym_loops.get(id(lp.node)), lp, sizes):
             continue
         if any(a.write and a.name == load.name and lp in a.loops for a in k.accesses) or \
-                any(lp in site.loops for site in k.atomics) or \
-                any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
+                _ordered(k, lp):
             continue
         depth = load.loops.index(lp)
         guarded = any(c.depth > depth for c in load.conditions)
@@ -250,7 +261,6 @@ def _unrolled_by_factor(view: KernelView, lane, counted: dict[int, int],
     40 registers: 2 iterations)."""
     from mcl.analyses.register_unrolling import compiler_unrolled, partial_unroll
     from mcl.analyses.stats import main_space
-    from mcl.mcpl import ast
     k = view.num
     factor = partial_unroll(k)
     device = main_space(k)
@@ -262,17 +272,11 @@ def _unrolled_by_factor(view: KernelView, lane, counted: dict[int, int],
         from mcl.analyses.occupancy import estimated_demand
         spare = max(0, registers - estimated_demand(view))
     out: dict[int, int] = {}
-    for load in k.accesses:
-        if load.write or load.space != device or lane not in load.loops \
-                or counted.get(id(load.node), 1) > 1:
-            continue
-        inner = load.loops[load.loops.index(lane) + 1:]
-        lp = inner[-1] if inner else None
+    for load, lp in _uncounted_loads(view, lane, counted):
         if lp is None or id(lp.node) not in unrolled or lp.kind == "foreach":
             continue
         if any(a.write and a.space == device and lp in a.loops for a in k.accesses) or \
-                any(lp in site.loops for site in k.atomics) or \
-                any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
+                _ordered(k, lp):
             continue
         trips = number(lp.mean) if lp.mean is not None else trip_number(lp)
         if trips is None or trips < 1:
