@@ -318,6 +318,38 @@ def _data_chosen_note(view: KernelView, findings: list) -> str:
             + ": data in which a few values are frequent take longer")
 
 
+#: the share of the predicted time from which the time message says what loading the
+#: copies of an unrolled loop together would save
+_SERIAL_SHARE = 0.05
+
+
+def _serial_copies_note(view: KernelView, t) -> str:
+    """What the time message says of copies of an unrolled loop that load one at a time
+    (mcl.analyses.timing.SerialCopies), where loading them together would save at least
+    :data:`_SERIAL_SHARE` of the time."""
+    s = t.serial_copies
+    if s is None or s.saved < _SERIAL_SHARE * t.seconds:
+        return ""
+    loops: dict[int, list] = {}
+    for u in s.copies:
+        loops.setdefault(id(u.loop.node), []).append(u)
+    file = target_file(view.hardware)
+    notes = []
+    for group in loops.values():
+        u = group[0]
+        names = list(dict.fromkeys(x.load.text for x in group))
+        notes.append(
+            f"{_and(names).removeprefix('the ')} in the {u.trips} copies of the unrolled loop "
+            f"at line {u.loop.node.span.line} {'is' if len(names) == 1 else 'are'} loaded one "
+            f"copy at a time, each after the previous copy's work: the guarded body, about "
+            f"{u.cost:.0f} multiply-adds, is longer than the compiler predicates "
+            f"({file.name if file else 'the target file'}'s predicated_body, {s.limit:g}), "
+            "so each copy is a branch")
+    return (f"; {'; '.join(notes)}. Loading every copy's elements into a register array "
+            "first (one unrolled loop for the loads, then one for the work) keeps them in "
+            f"flight together: about {time_text(s.saved)} less")
+
+
 def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     """The predicted time (mcl.analyses.timing) and what limits it (``findings``: the
     atomic updates of mcl.analyses.atomics)."""
@@ -372,6 +404,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 "depend on data or on a while loop, are counted as the feedback-requests "
                 "estimate says")
     msg += _data_chosen_note(view, findings)
+    msg += _serial_copies_note(view, t)
     if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and t.limiter not in DEVICE_PARTS:
         blocks, holders = t.idle
         msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "

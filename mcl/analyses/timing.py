@@ -140,8 +140,10 @@ from mcl.analyses.timing_overlap import (
     barrier_phases,
     filled_together,
     load_passes,
+    predicated_body,
     round_trips,
     uneven_trips,
+    unrolled_copies,
 )
 from mcl.analyses.timing_rates import (
     cache_link_bandwidth,
@@ -203,6 +205,21 @@ class PredictedTime:
     #: (execution part, memory part, seconds of the two together) where their partial
     #: overlap (:func:`overlapped`) takes longer than any part alone, else None
     overlap: tuple[str, str, float] | None = None
+    #: the copies of unrolled loops that load one at a time, where the memory part
+    #: limits the time (:class:`SerialCopies`), else None
+    serial_copies: SerialCopies | None = None
+
+
+@dataclass
+class SerialCopies:
+    """Loads in copies of a loop the generated code unrolls completely that the compiler
+    issues one copy at a time (timing_overlap.unrolled_copies: a guarded body longer
+    than the target's ``predicated_body`` multiply-adds), and the seconds of the memory
+    part that loading every copy's elements together would save."""
+
+    copies: list
+    limit: float
+    saved: float
 
 
 def predicted_time(view: KernelView, occupancy=None,
@@ -255,6 +272,7 @@ def predicted_time(view: KernelView, occupancy=None,
         copies = instances(hw, mem)
         if copies:
             parts["shared memory"] = words / (mem.nr_banks * copies * clock)
+    serial_copies = None
     if occupancy is not None and occupancy.resident and cb is not None and clock:
         latency = hw.memory_latency(space)
         found = lockstep_loop(view)
@@ -265,15 +283,24 @@ def predicted_time(view: KernelView, occupancy=None,
             blocks = grid_units(view, occupancy.unit)
             warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
                 * max(1, threads // width)
-            inflight = 0
+            def in_flight(counts: dict[int, int]) -> float:
+                total = 0
+                for sacc, nacc in view.accesses():
+                    if nacc.write or sacc.space != space or lane not in nacc.loops:
+                        continue
+                    run = run_offsets(view, nacc, lane, width)
+                    total += _REQUEST * (RUN if run is not None else 1) \
+                        * counts.get(id(nacc.node), 1)
+                return min(total, _REQUEST * RUN * _MAX_SITES) or _REQUEST
+
             together = filled_together(view, lane, occupancy.registers)
-            for sacc, nacc in view.accesses():
-                if nacc.write or sacc.space != space or lane not in nacc.loops:
-                    continue
-                run = run_offsets(view, nacc, lane, width)
-                inflight += _REQUEST * (RUN if run is not None else 1) \
-                    * together.get(id(nacc.node), 1)
-            inflight = min(inflight, _REQUEST * RUN * _MAX_SITES) or _REQUEST
+            inflight = in_flight(together)
+            # copies of an unrolled loop that load one at a time: what loading them
+            # together would leave of the latency part
+            serial = [u for u in unrolled_copies(view, lane, together) if not u.together]
+            if serial:
+                inflight_together = in_flight(
+                    {**together, **{id(u.load.node): u.trips for u in serial}})
             # a warp that waits for its loads once has no more device-memory bytes in
             # flight than its share of the arrays it reads: its loads that the caches
             # serve (a stencil's neighbours, which other warps read too) add none
@@ -288,17 +315,25 @@ def predicted_time(view: KernelView, occupancy=None,
             parts["latency"] = cb / rate
             q = queue_exponent(hw)
             mean = uneven_trips(view, space, lane)
-            if "memory" in parts and mean is not None:
-                # a grid-stride loop whose threads go round it unequally often: all
-                # warps make the first floor(mean) rounds together, a part of them
-                # the last one, in which each still waits its round trip
-                tb, tl = parts["memory"], parts["latency"]
-                full, last = divmod(mean, 1.0)
-                parts["memory"] = (full * memory_time(tb, tl, q)
-                                   + memory_time(last * tb, tl, q)) / mean
-            elif "memory" in parts:
+
+            def waited(tb: float, tl: float) -> float:
+                if mean is not None:
+                    # a grid-stride loop whose threads go round it unequally often:
+                    # all warps make the first floor(mean) rounds together, a part of
+                    # them the last one, in which each still waits its round trip
+                    full, last = divmod(mean, 1.0)
+                    return (full * memory_time(tb, tl, q)
+                            + memory_time(last * tb, tl, q)) / mean
                 # a request waits for the latency and for its turn on the interface
-                parts["memory"] = memory_time(parts["memory"], parts["latency"], q)
+                return memory_time(tb, tl, q)
+
+            if "memory" in parts:
+                tb = parts["memory"]
+                parts["memory"] = waited(tb, parts["latency"])
+                if serial:
+                    saved = parts["memory"] - waited(
+                        tb, parts["latency"] * inflight / inflight_together)
+                    serial_copies = SerialCopies(serial, predicated_body(view) or 0.0, saved)
 
     found = lockstep_loop(view)
     issue = issue_rate(hw, found[1]) if found else None
@@ -357,9 +392,11 @@ def predicted_time(view: KernelView, occupancy=None,
         ("issue", issue is None or "issue" in parts),
         ("memory instructions", accesses is not None or not lsu),
         ("shared memory", shared is not None or not has_banked(view))) if not known]
+    if serial_copies is not None and (limiter != "memory" or overlap is not None):
+        serial_copies = None    # the memory part's saving is not the time's
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch, missing, idle, uncounted, overlap)
+                         relaxed, launch, missing, idle, uncounted, overlap, serial_copies)
 
 
 def _fresh_bytes(view: KernelView, space: str, blocks: int | None,

@@ -6,8 +6,10 @@ phases in which a block's warps wait at a barrier for a tile's loads."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mcl.analyses.kernel import Access, Loop
 from mcl.analyses.kernel_syntax import at_first_units
 from mcl.analyses.stats import viewed_arrays
 from mcl.analyses.timing_rates import number
@@ -134,7 +136,7 @@ def filled_together(view: KernelView, lane, registers: int | None = None) -> dic
     element: the compiler issues all of them before their values are used, the
     product of those loops' trip counts (histogram hopper_v1's 4 loads of ``input``).
     A load whose value the same iteration computes with counts its loop's iterations
-    where the compiler predicates the body (:func:`_predicated_copies`: vector_add's
+    where the compiler predicates the body (:func:`unrolled_copies`: vector_add's
     ``if (k < n) c[k] = a[k] + b[k]``), else 1: one iteration at a time (black_scholes
     gpu_v1's 4 options a thread, each behind its own ``if (i < n)``: in its SASS on the
     H100 each option's 3 loads follow the previous option's stores)."""
@@ -161,7 +163,8 @@ def filled_together(view: KernelView, lane, registers: int | None = None) -> dic
                 break
             together *= int(trips)
         out[id(load.node)] = together
-    out.update(_predicated_copies(view, lane, out))
+    out.update({id(u.load.node): u.trips for u in unrolled_copies(view, lane, out)
+                if u.together})
     out.update(_unrolled_by_factor(view, lane, out, registers))
     return out
 
@@ -207,27 +210,49 @@ def _body_cost(view: KernelView, lp) -> float:
     return total
 
 
-def _predicated_copies(view: KernelView, lane, counted: dict[int, int]) -> dict[int, int]:
-    """The loads of device memory in a loop the generated code unrolls completely whose
-    copies' loads the compiler issues before the copies' work: where the body is one
-    block of straight code, with no ``if`` around the load inside the loop, or an
-    ``if`` whose body is short enough for the compiler to predicate: at most the target
-    file's ``predicated_body`` multiply-adds (:func:`_body_cost`). A longer guarded body
+@dataclass
+class UnrolledCopies:
+    """A load of device memory in a loop the generated code unrolls completely, used in
+    the same copy of the body: its copies, the body's cost in multiply-adds where an
+    ``if`` inside the loop guards the load (None: unguarded), and whether the compiler
+    issues the copies' loads together (:func:`unrolled_copies`)."""
+
+    load: Access
+    loop: Loop
+    trips: int
+    cost: float | None
+    together: bool
+
+
+def predicated_body(view: KernelView) -> float | None:
+    """The target file's ``predicated_body``: the multiply-adds up to which its compiler
+    predicates a guarded loop body (None where it was not measured)."""
+    from mcl.analyses.target_settings import device_settings
+    limit = device_settings(view.hardware).get("predicated_body")
+    return float(limit) if isinstance(limit, int | float) else None
+
+
+def unrolled_copies(view: KernelView, lane, counted: dict[int, int]) -> list[UnrolledCopies]:
+    """The loads of device memory in a loop the generated code unrolls completely, used in
+    the copy that loads them (``counted``: the loads another rule counts in flight
+    already), and whether the compiler issues all copies' loads before their work:
+    where the body is one block of straight code, with no ``if`` around the load inside
+    the loop, or an ``if`` whose body is short enough to predicate: at most
+    :func:`predicated_body` multiply-adds (:func:`_body_cost`). A longer guarded body
     becomes a branch, and each copy loads after the previous one's stores (black_scholes
     gpu_v1's options, 69 operations and five calls). Measured with NVIDIA's compiler
     (benchmarks/opencl/unrolled_loads_probe.py): 4 copies of ``if (k < n) {v = a[k]; M
     multiply-adds; c[k] = v;}`` load together up to M = 16 and one at a time from 24.
-    None where the target file has no ``predicated_body``; a load of an array the loop
-    also writes keeps its order."""
-    from mcl.analyses.target_settings import device_settings
+    Empty where the target file has no ``predicated_body``; a load of an array the loop
+    also writes keeps its order and is not listed."""
     from mcl.analyses.unrolled import build_time_sizes, unrolled
-    limit = device_settings(view.hardware).get("predicated_body")
-    if not isinstance(limit, int | float):
-        return {}
+    limit = predicated_body(view)
+    if limit is None:
+        return []
     k = view.num
     sizes = build_time_sizes(view.sym)
     sym_loops = {id(lp.node): lp for lp in view.sym.loops}
-    out: dict[int, int] = {}
+    out: list[UnrolledCopies] = []
     for load, lp in _uncounted_loads(view, lane, counted):
         trips = trip_number(lp) if lp is not None else None
         if trips is None or trips < 2 or lp.kind != "for" \
@@ -238,9 +263,8 @@ def _predicated_copies(view: KernelView, lane, counted: dict[int, int]) -> dict[
             continue
         depth = load.loops.index(lp)
         guarded = any(c.depth > depth for c in load.conditions)
-        if guarded and _body_cost(view, lp) > limit:
-            continue
-        out[id(load.node)] = int(trips)
+        cost = _body_cost(view, lp) if guarded else None
+        out.append(UnrolledCopies(load, lp, int(trips), cost, cost is None or cost <= limit))
     return out
 
 

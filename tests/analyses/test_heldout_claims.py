@@ -110,7 +110,7 @@ def test_a_loop_that_updates_an_array_in_place_keeps_the_other_array_s_loads_tog
     # saxpy4's `if (i < n) ys[i] = alpha * xs[i] + ys[i]`, 4 copies unrolled: a short
     # body the compiler predicates, so the 4 loads of xs are in flight together; those
     # of ys, the array the loop writes, keep their order (timing_overlap.
-    # _predicated_copies). At h200 54.0 µs against the H200's 53.7
+    # unrolled_copies). At h200 54.0 µs against the H200's 53.7
     # (raw/h200_2026-11-29/heldout_kernels); 62.4 while each copy waited alone
     lf = feedback_at_level(check(HELDOUT / "saxpy4" / "hopper.mcpl"), "h200", only={"time"})
     [d] = [d for d in lf.diagnostics if d.code == "feedback-time"]

@@ -42,7 +42,7 @@ def test_blocks_replaced_during_the_run_keep_fewer_warps_in_flight():
     # one element per thread: blocks of 1024 (2 per SM) lose a quarter of their warps
     # while they drain, blocks of 256 (8 per SM) a sixteenth; a grid-stride loop
     # keeps every block resident (none replaced), and hopper_v1's has 4 copies of its
-    # loads in flight (a short body, predicated: timing_overlap._predicated_copies)
+    # loads in flight (a short body, predicated: timing_overlap.unrolled_copies)
     lat = {v: _parts("vector_add", v, n=2 ** 24)["latency"]
            for v in ("perfect", "gpu_v1", "hopper_v1")}
     assert lat["perfect"] == pytest.approx(4 * lat["hopper_v1"] / (1 - 1 / 4), rel=0.01)
