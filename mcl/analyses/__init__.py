@@ -431,7 +431,8 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     d.data.update(seconds=t.seconds, limiter=t.limiter, parts=t.parts,
                   estimated=t.estimated, functions=t.functions,
                   functions_relaxed=t.functions_relaxed, launch=t.launch, missing=t.missing,
-                  overlap=t.overlap)
+                  overlap=t.overlap,
+                  serial_saved=t.serial_copies.saved if t.serial_copies else None)
     return [d]
 
 

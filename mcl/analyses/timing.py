@@ -161,6 +161,7 @@ from mcl.analyses.timing_rates import (
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
+    from mcl.analyses.timing_overlap import UnrolledCopies
 
 #: the parts the barrier waits add to: the execution units idle while the warps wait
 WAITED = ("arithmetic", "issue", "memory instructions", "shared memory")
@@ -205,8 +206,8 @@ class PredictedTime:
     #: (execution part, memory part, seconds of the two together) where their partial
     #: overlap (:func:`overlapped`) takes longer than any part alone, else None
     overlap: tuple[str, str, float] | None = None
-    #: the copies of unrolled loops that load one at a time, where the memory part
-    #: limits the time (:class:`SerialCopies`), else None
+    #: the copies of unrolled loops that load one at a time (:class:`SerialCopies`),
+    #: else None
     serial_copies: SerialCopies | None = None
 
 
@@ -214,10 +215,10 @@ class PredictedTime:
 class SerialCopies:
     """Loads in copies of a loop the generated code unrolls completely that the compiler
     issues one copy at a time (timing_overlap.unrolled_copies: a guarded body longer
-    than the target's ``predicated_body`` multiply-adds), and the seconds of the memory
-    part that loading every copy's elements together would save."""
+    than the target's ``predicated_body`` multiply-adds), and the seconds of the time
+    that loading every copy's elements together would save."""
 
-    copies: list
+    copies: list[UnrolledCopies]
     limit: float
     saved: float
 
@@ -272,7 +273,8 @@ def predicted_time(view: KernelView, occupancy=None,
         copies = instances(hw, mem)
         if copies:
             parts["shared memory"] = words / (mem.nr_banks * copies * clock)
-    serial_copies = None
+    serial: list = []
+    serial_memory = serial_latency = None
     if occupancy is not None and occupancy.resident and cb is not None and clock:
         latency = hw.memory_latency(space)
         found = lockstep_loop(view)
@@ -295,12 +297,11 @@ def predicted_time(view: KernelView, occupancy=None,
 
             together = filled_together(view, lane, occupancy.registers)
             inflight = in_flight(together)
-            # copies of an unrolled loop that load one at a time: what loading them
-            # together would leave of the latency part
+            # copies of an unrolled loop that load one at a time: the bytes in flight if
+            # they loaded together
             serial = [u for u in unrolled_copies(view, lane, together) if not u.together]
-            if serial:
-                inflight_together = in_flight(
-                    {**together, **{id(u.load.node): u.trips for u in serial}})
+            inflight_together = in_flight(
+                {**together, **{id(u.load.node): u.trips for u in serial}})
             # a warp that waits for its loads once has no more device-memory bytes in
             # flight than its share of the arrays it reads: its loads that the caches
             # serve (a stencil's neighbours, which other warps read too) add none
@@ -308,6 +309,7 @@ def predicted_time(view: KernelView, occupancy=None,
                 fresh = _fresh_bytes(view, space, blocks, threads // width if width else 0)
                 if fresh:
                     inflight = min(inflight, fresh)
+                    inflight_together = min(inflight_together, fresh)
             passes = load_passes(view, space, lane)
             if blocks and blocks > occupancy.resident * holders and passes:
                 warps *= 1 - 1 / (2 * occupancy.resident * passes)
@@ -331,9 +333,8 @@ def predicted_time(view: KernelView, occupancy=None,
                 tb = parts["memory"]
                 parts["memory"] = waited(tb, parts["latency"])
                 if serial:
-                    saved = parts["memory"] - waited(
-                        tb, parts["latency"] * inflight / inflight_together)
-                    serial_copies = SerialCopies(serial, predicated_body(view) or 0.0, saved)
+                    serial_latency = parts["latency"] * inflight / inflight_together
+                    serial_memory = waited(tb, serial_latency)
 
     found = lockstep_loop(view)
     issue = issue_rate(hw, found[1]) if found else None
@@ -392,8 +393,13 @@ def predicted_time(view: KernelView, occupancy=None,
         ("issue", issue is None or "issue" in parts),
         ("memory instructions", accesses is not None or not lsu),
         ("shared memory", shared is not None or not has_banked(view))) if not known]
-    if serial_copies is not None and (limiter != "memory" or overlap is not None):
-        serial_copies = None    # the memory part's saving is not the time's
+    serial_copies = None
+    if serial_memory is not None:
+        # the time with the copies' loads together: the parts again, memory the less
+        alt = dict(parts, memory=serial_memory, latency=serial_latency)
+        alt_overlap = overlapped(hw, alt, alt.get("barrier waits", 0.0))
+        saved = longest - (alt_overlap[2] if alt_overlap is not None else max(alt.values()))
+        serial_copies = SerialCopies(serial, predicated_body(view) or 0.0, saved)
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
                          relaxed, launch, missing, idle, uncounted, overlap, serial_copies)

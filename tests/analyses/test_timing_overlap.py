@@ -141,15 +141,22 @@ def test_the_time_message_says_which_copies_load_one_at_a_time_and_what_staging_
     from mcl.analyses.level import feedback_at_level
     from mcl.mcpl import check
 
-    def message(row):
+    def time_diagnostic(row):
         path = tmp_path / "k.mcpl"
         path.write_text(_probe_source(row))
         lf = feedback_at_level(check(str(path)), "h200", only={"time"})
         [d] = [d for d in lf.diagnostics if d.code == "feedback-time"]
-        return d.message
+        return d
+
+    def message(row):
+        return time_diagnostic(row).message
 
     long_, staged = _probe_row(24), _probe_row(24, staged=True)
     text = message(long_)
+    # the saving it states is what the staged version is predicted to take less
+    saved = time_diagnostic(long_).data["serial_saved"]
+    assert saved == pytest.approx(time_diagnostic(long_).data["seconds"]
+                                  - time_diagnostic(staged).data["seconds"], rel=0.02)
     assert "a[k] in the 4 copies of the unrolled loop at line" in text
     assert "is loaded one copy at a time" in text
     assert "about 24 multiply-adds" in text and "predicated_body, 17.5" in text
