@@ -9,7 +9,10 @@ latency / bytes in flight)^p)^(1/p) with the description's latency: the bandwidt
 reads reach with the most in flight and the exponent p that fits best (p = 1, the sum
 of the two times, was the model's assumption), written to inflight.json.
 
-    python benchmarks/opencl/inflight_probe.py --out DIR
+    python benchmarks/opencl/inflight_probe.py --out DIR [--copy]
+
+``--copy``: each run read is also written to a second buffer, every launch cold: how
+stores in the traffic change what the loads in flight reach (inflight_copy.json).
 
 Exits 2 without an NVIDIA OpenCL device.
 """
@@ -39,6 +42,23 @@ __kernel void reads(__global const float4* a, __global float* out, int n4) {
   }
   for (; i < n4; i += stride) acc += a[i];
   out[get_global_id(0)] = acc.x + acc.y + acc.z + acc.w;
+}
+"""
+
+#: ``--copy``: the same loads, each run then written to a second buffer (reads and
+#: stores in the traffic, as vector_add's and black_scholes'), after all U are in
+COPY_SOURCE = r"""
+__kernel void copies(__global const float4* a, __global float4* c, int n4) {
+  int stride = get_global_size(0);
+  int i = get_global_id(0);
+  for (; i + (U - 1) * stride < n4; i += U * stride) {
+    float4 v[U];
+    #pragma unroll
+    for (int u = 0; u < U; u++) v[u] = a[i + u * stride];
+    #pragma unroll
+    for (int u = 0; u < U; u++) c[i + u * stride] = 2.0f * v[u];
+  }
+  for (; i < n4; i += stride) c[i] = 2.0f * a[i];
 }
 """
 
@@ -80,6 +100,9 @@ def fit(rows: list[dict], latency_s: float) -> dict:
 def main() -> int:
     def more(ap):
         ap.add_argument("--mbytes", type=int, default=256)
+        ap.add_argument("--copy", action="store_true",
+                        help="write each run read to a second buffer (bytes: both), "
+                             "cold (behind a cache flush); results in inflight_copy.json")
     found = probe_setup(__doc__, "inflight_probe", 10, more)
     if found is None:
         return 2
@@ -92,34 +115,50 @@ def main() -> int:
     rng = np.random.default_rng(1)
     host = rng.random(n4 * 4, dtype=np.float32)
     a = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
-    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * sms * 8 * 256)
+    if args.copy:
+        out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16 * n4)
+        from mcl.opencl.conditions import cache_flush
+        cold = cache_flush(ctx, q)
+    else:
+        out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * sms * 8 * 256)
+        cold = None
     want = float(host.astype(np.float64).sum())
     rows = []
     for unroll in (1, 2, 4, 8):
-        knl = cl.Kernel(cl.Program(ctx, SOURCE).build(options=[f"-DU={unroll}"]), "reads")
+        prog = cl.Program(ctx, COPY_SOURCE if args.copy else SOURCE).build(
+            options=[f"-DU={unroll}"])
+        knl = cl.Kernel(prog, "copies" if args.copy else "reads")
         for local in (64, 256):
             for per_sm in (1, 2, 4, 8):
                 groups = sms * per_sm
                 glob = groups * local
                 argv = [a, out, np.int32(n4)]
                 knl(q, (glob,), (local,), *argv).wait()
-                got = np.empty(glob, np.float32)
-                cl.enqueue_copy(q, got, out)
-                if abs(float(got.astype(np.float64).sum()) - want) > 1e-3 * want:
-                    print(f"U={unroll} local={local} k={per_sm}: wrong sum", file=sys.stderr)
+                if args.copy:
+                    got = np.empty(n4 * 4, np.float32)
+                    cl.enqueue_copy(q, got, out)
+                    wrong = not np.array_equal(got, 2.0 * host)
+                else:
+                    got = np.empty(glob, np.float32)
+                    cl.enqueue_copy(q, got, out)
+                    wrong = abs(float(got.astype(np.float64).sum()) - want) > 1e-3 * want
+                if wrong:
+                    print(f"U={unroll} local={local} k={per_sm}: wrong result", file=sys.stderr)
                     return 1
-                t = median_time(q, knl, (glob,), (local,), argv, args.repeats)
+                t = median_time(q, knl, (glob,), (local,), argv, args.repeats, before=cold)
                 warps = groups * local // 32
                 row = {"unroll": unroll, "local": local, "groups_per_sm": per_sm,
-                       "inflight": warps * unroll * REQUEST, "bytes": n4 * 16, "seconds": t}
+                       "inflight": warps * unroll * REQUEST,
+                       "bytes": n4 * 16 * (2 if args.copy else 1), "read_bytes": n4 * 16,
+                       "seconds": t}
                 rows.append(row)
                 print(f"U={unroll} local={local:4d} k={per_sm}: in flight "
                       f"{row['inflight'] / 2**20:7.2f} MB, {t * 1e6:8.1f} us, "
                       f"{row['bytes'] / t / 1e9:7.0f} GB/s", flush=True)
     result = {"device": dev.name, "driver": dev.driver_version, "latency_s": latency_s,
-              "rows": rows, "fit": fit(rows, latency_s)}
+              "copy": args.copy, "rows": rows, "fit": fit(rows, latency_s)}
     print(json.dumps(result["fit"]))
-    save(args.out, "inflight.json", result)
+    save(args.out, "inflight_copy.json" if args.copy else "inflight.json", result)
     return 0
 
 
