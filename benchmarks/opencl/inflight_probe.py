@@ -14,7 +14,8 @@ of the two times, was the model's assumption), written to inflight.json.
 ``--copy``: each run read is also written to a second buffer, every launch cold: how
 stores in the traffic change what the loads in flight reach (inflight_copy.json).
 
-Exits 2 without an NVIDIA OpenCL device.
+Exits 2 without an NVIDIA OpenCL device (``--device cpu``: the kernels on PoCL, 1 MB,
+checked).
 """
 
 from __future__ import annotations
@@ -103,10 +104,12 @@ def main() -> int:
         ap.add_argument("--copy", action="store_true",
                         help="write each run read to a second buffer (bytes: both), "
                              "cold (behind a cache flush); results in inflight_copy.json")
-    found = probe_setup(__doc__, "inflight_probe", 10, more)
+    found = probe_setup(__doc__, "inflight_probe", 10, more, cpu_twin=True)
     if found is None:
         return 2
     args, dev, ctx, q = found
+    if args.device == "cpu":    # the kernels checked on PoCL: 1 MB, one repeat
+        args.mbytes, args.repeats = 1, 1
     import pyopencl as cl
 
     sms = dev.max_compute_units
