@@ -1,6 +1,7 @@
 """How a kernel's loads overlap, for the time model (mcl.analyses.timing): how many
 iterations' loads a warp keeps in flight at once (a register array filled in an
-unrolled loop, a loop the compiler unrolls of its own accord), how often it goes round
+unrolled loop, the copies of an unrolled loop whose body the compiler predicates, a
+loop the compiler unrolls of its own accord), how often it goes round
 its loads, a grid-stride loop that takes its threads round unequally often, and the
 phases in which a block's warps wait at a barrier for a tile's loads."""
 
