@@ -161,6 +161,7 @@ def main() -> int:
     cold = None if cpu else cache_flush(ctx, q)
     work = Path(tempfile.mkdtemp(prefix="unrolled_loads_")) if args.out is None else args.out
     work.mkdir(parents=True, exist_ok=True)
+    (work / "sass_lines.txt").unlink(missing_ok=True)   # each run lists its own kernels
     rows = []
     shapes = [(*x, False) for x in (CPU_SHAPES if cpu else SHAPES)] + \
         [(m, call, True, True) for m, call in (STAGED[:1] if cpu else STAGED)]
