@@ -228,7 +228,7 @@ def predicted_time(view: KernelView, occupancy=None,
     """The predicted time of the numeric kernel of ``view`` (None without numbers)."""
     from mcl.analyses.stats import compulsory_bytes, counts_of_kernel, main_space
     from mcl.analyses.traffic import grid_units
-    from mcl.analyses.warp_lanes import RUN, lockstep_loop, run_offsets
+    from mcl.analyses.warp_lanes import lockstep_loop
 
     k, hw = view.num, view.hardware
     if hw is None:
@@ -273,68 +273,9 @@ def predicted_time(view: KernelView, occupancy=None,
         copies = instances(hw, mem)
         if copies:
             parts["shared memory"] = words / (mem.nr_banks * copies * clock)
-    serial: list = []
-    serial_memory = serial_latency = None
+    serial, serial_memory, serial_latency = [], None, None
     if occupancy is not None and occupancy.resident and cb is not None and clock:
-        latency = hw.memory_latency(space)
-        found = lockstep_loop(view)
-        holders = instances(hw, occupancy.holder)
-        threads = occupancy.threads
-        if latency and holders and threads and found:
-            lane, width = found
-            blocks = grid_units(view, occupancy.unit)
-            warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
-                * max(1, threads // width)
-            def in_flight(counts: dict[int, int]) -> float:
-                total = 0
-                for sacc, nacc in view.accesses():
-                    if nacc.write or sacc.space != space or lane not in nacc.loops:
-                        continue
-                    run = run_offsets(view, nacc, lane, width)
-                    total += _REQUEST * (RUN if run is not None else 1) \
-                        * counts.get(id(nacc.node), 1)
-                return min(total, _REQUEST * RUN * _MAX_SITES) or _REQUEST
-
-            together = filled_together(view, lane, occupancy.registers)
-            inflight = in_flight(together)
-            # copies of an unrolled loop that load one at a time: the bytes in flight if
-            # they loaded together
-            serial = [u for u in unrolled_copies(view, lane, together) if not u.together]
-            inflight_together = in_flight(
-                {**together, **{id(u.load.node): u.trips for u in serial}})
-            # a warp that waits for its loads once has no more device-memory bytes in
-            # flight than its share of the arrays it reads: its loads that the caches
-            # serve (a stencil's neighbours, which other warps read too) add none
-            if round_trips(view, space, lane, together) == 1:
-                fresh = _fresh_bytes(view, space, blocks, threads // width if width else 0)
-                if fresh:
-                    inflight = min(inflight, fresh)
-                    inflight_together = min(inflight_together, fresh)
-            passes = load_passes(view, space, lane)
-            if blocks and blocks > occupancy.resident * holders and passes:
-                warps *= 1 - 1 / (2 * occupancy.resident * passes)
-            rate = warps * inflight / (float(latency) / clock)
-            parts["latency"] = cb / rate
-            q = queue_exponent(hw)
-            mean = uneven_trips(view, space, lane)
-
-            def waited(tb: float, tl: float) -> float:
-                if mean is not None:
-                    # a grid-stride loop whose threads go round it unequally often:
-                    # all warps make the first floor(mean) rounds together, a part of
-                    # them the last one, in which each still waits its round trip
-                    full, last = divmod(mean, 1.0)
-                    return (full * memory_time(tb, tl, q)
-                            + memory_time(last * tb, tl, q)) / mean
-                # a request waits for the latency and for its turn on the interface
-                return memory_time(tb, tl, q)
-
-            if "memory" in parts:
-                tb = parts["memory"]
-                parts["memory"] = waited(tb, parts["latency"])
-                if serial:
-                    serial_latency = parts["latency"] * inflight / inflight_together
-                    serial_memory = waited(tb, serial_latency)
+        serial, serial_memory, serial_latency = _latency(view, occupancy, space, cb, parts)
 
     found = lockstep_loop(view)
     issue = issue_rate(hw, found[1]) if found else None
@@ -403,6 +344,85 @@ def predicted_time(view: KernelView, occupancy=None,
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
                          relaxed, launch, missing, idle, uncounted, overlap, serial_copies)
+
+
+def _bytes_in_flight(view: KernelView, space: str, lane, width: int,
+                     counts: dict[int, int]) -> float:
+    """Bytes of ``space`` a warp keeps in flight: a request a load (a run of 4 elements
+    a lane one larger request), times the iterations the loads of ``counts`` have in
+    flight together, at most :data:`_MAX_SITES` sites."""
+    from mcl.analyses.warp_lanes import RUN, run_offsets
+    total = 0
+    for sacc, nacc in view.accesses():
+        if nacc.write or sacc.space != space or lane not in nacc.loops:
+            continue
+        run = run_offsets(view, nacc, lane, width)
+        total += _REQUEST * (RUN if run is not None else 1) * counts.get(id(nacc.node), 1)
+    return min(total, _REQUEST * RUN * _MAX_SITES) or _REQUEST
+
+
+def _waited(tb: float, tl: float, q: float, mean: float | None) -> float:
+    """The memory part from its time at the bandwidth and its latency part
+    (:func:`memory_time`), over the rounds of a grid-stride loop that its threads go
+    round ``mean`` times on average where they go round unequally often (else None)."""
+    if mean is not None:
+        # all warps make the first floor(mean) rounds together, a part of them the last
+        # one, in which each still waits its round trip
+        full, last = divmod(mean, 1.0)
+        return (full * memory_time(tb, tl, q) + memory_time(last * tb, tl, q)) / mean
+    # a request waits for the latency and for its turn on the interface
+    return memory_time(tb, tl, q)
+
+
+def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str, float]):
+    """The ``latency`` part (Little's law: the compulsory bytes ``cb`` over what the
+    resident warps keep in flight in the memory's latency), and the ``memory`` part
+    with the latency waited, into ``parts``. Returns the copies of unrolled loops that
+    load one at a time (timing_overlap.unrolled_copies) with the memory and latency
+    parts were their loads together (None, None where there are none or no parts)."""
+    from mcl.analyses.traffic import grid_units
+    from mcl.analyses.warp_lanes import lockstep_loop
+    hw = view.hardware
+    clock = hw.clock_frequency()
+    latency = hw.memory_latency(space)
+    found = lockstep_loop(view)
+    holders = instances(hw, occupancy.holder)
+    threads = occupancy.threads
+    if not (latency and holders and threads and found):
+        return [], None, None
+    lane, width = found
+    blocks = grid_units(view, occupancy.unit)
+    warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
+        * max(1, threads // width)
+    together = filled_together(view, lane, occupancy.registers)
+    inflight = _bytes_in_flight(view, space, lane, width, together)
+    # copies of an unrolled loop that load one at a time: the bytes in flight if they
+    # loaded together
+    serial = [u for u in unrolled_copies(view, lane, together) if not u.together]
+    inflight_together = _bytes_in_flight(
+        view, space, lane, width, {**together, **{id(u.load.node): u.trips for u in serial}})
+    # a warp that waits for its loads once has no more device-memory bytes in flight
+    # than its share of the arrays it reads: its loads that the caches serve (a
+    # stencil's neighbours, which other warps read too) add none
+    if round_trips(view, space, lane, together) == 1:
+        fresh = _fresh_bytes(view, space, blocks, threads // width if width else 0)
+        if fresh:
+            inflight = min(inflight, fresh)
+            inflight_together = min(inflight_together, fresh)
+    passes = load_passes(view, space, lane)
+    if blocks and blocks > occupancy.resident * holders and passes:
+        warps *= 1 - 1 / (2 * occupancy.resident * passes)
+    parts["latency"] = cb / (warps * inflight / (float(latency) / clock))
+    if "memory" not in parts:
+        return serial, None, None
+    q = queue_exponent(hw)
+    mean = uneven_trips(view, space, lane)
+    tb = parts["memory"]
+    parts["memory"] = _waited(tb, parts["latency"], q, mean)
+    if not serial:
+        return serial, None, None
+    serial_latency = parts["latency"] * inflight / inflight_together
+    return serial, _waited(tb, serial_latency, q, mean), serial_latency
 
 
 def _fresh_bytes(view: KernelView, space: str, blocks: int | None,
