@@ -1,4 +1,4 @@
-"""How the H100's device memory answers the bytes a kernel keeps in flight: a kernel
+"""How the NVIDIA GPU's device memory answers the bytes a kernel keeps in flight: a kernel
 that reads 256 MB as runs of 4 floats (float4) in a grid-stride loop, each work-item
 with U independent loads outstanding (U = 1 .. 8, a build-time size), over grids of
 k work-groups per SM (all resident at once) of 64 or 256 work-items, timed with OpenCL
