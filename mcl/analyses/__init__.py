@@ -327,9 +327,11 @@ def _serial_copies_note(view: KernelView, t) -> str:
     """What the time message says of copies of an unrolled loop that load one at a time
     (mcl.analyses.timing.SerialCopies), where loading them together would save at least
     :data:`_SERIAL_SHARE` of the time."""
+    from mcl.analyses.timing_overlap import predicated_body
     s = t.serial_copies
     if s is None or s.saved < _SERIAL_SHARE * t.seconds:
         return ""
+    limit = predicated_body(view)
     loops: dict[int, list] = {}
     for u in s.copies:
         loops.setdefault(id(u.loop.node), []).append(u)
@@ -343,7 +345,7 @@ def _serial_copies_note(view: KernelView, t) -> str:
             f"at line {u.loop.node.span.line} {'is' if len(names) == 1 else 'are'} loaded one "
             f"copy at a time, each after the previous copy's work: the guarded body, about "
             f"{u.cost:.0f} multiply-adds, is longer than the compiler predicates "
-            f"({file.name if file else 'the target file'}'s predicated_body, {s.limit:g}), "
+            f"({file.name if file else 'the target file'}'s predicated_body, {limit:g}), "
             "so each copy is a branch")
     return (f"; {'; '.join(notes)}. Loading every copy's elements into a register array "
             "first (one unrolled loop for the loads, then one for the work) keeps them in "

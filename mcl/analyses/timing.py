@@ -140,10 +140,8 @@ from mcl.analyses.timing_overlap import (
     barrier_phases,
     filled_together,
     load_passes,
-    predicated_body,
     round_trips,
     uneven_trips,
-    unrolled_copies,
 )
 from mcl.analyses.timing_rates import (
     cache_link_bandwidth,
@@ -219,7 +217,6 @@ class SerialCopies:
     that loading every copy's elements together would save."""
 
     copies: list[UnrolledCopies]
-    limit: float
     saved: float
 
 
@@ -340,7 +337,7 @@ def predicted_time(view: KernelView, occupancy=None,
         alt = dict(parts, memory=serial_memory, latency=serial_latency)
         alt_overlap = overlapped(hw, alt, alt.get("barrier waits", 0.0))
         saved = longest - (alt_overlap[2] if alt_overlap is not None else max(alt.values()))
-        serial_copies = SerialCopies(serial, predicated_body(view) or 0.0, saved)
+        serial_copies = SerialCopies(serial, saved)
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
                          relaxed, launch, missing, idle, uncounted, overlap, serial_copies)
@@ -394,11 +391,10 @@ def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str
     blocks = grid_units(view, occupancy.unit)
     warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
         * max(1, threads // width)
-    together = filled_together(view, lane, occupancy.registers)
+    together, serial = filled_together(view, lane, occupancy.registers)
     inflight = _bytes_in_flight(view, space, lane, width, together)
     # copies of an unrolled loop that load one at a time: the bytes in flight if they
     # loaded together
-    serial = [u for u in unrolled_copies(view, lane, together) if not u.together]
     inflight_together = _bytes_in_flight(
         view, space, lane, width, {**together, **{id(u.load.node): u.trips for u in serial}})
     # a warp that waits for its loads once has no more device-memory bytes in flight

@@ -130,7 +130,8 @@ def uneven_trips(view: KernelView, space: str, lane) -> float | None:
     return None
 
 
-def filled_together(view: KernelView, lane, registers: int | None = None) -> dict[int, int]:
+def filled_together(view: KernelView, lane, registers: int | None = None
+                    ) -> tuple[dict[int, int], list[UnrolledCopies]]:
     """How many iterations' loads a warp keeps in flight at once, by load node, for the
     loads in ``lane`` that only fill a register array (``v[u] = input[i + u * T]``) in
     loops the generated code unrolls completely, each iteration filling another
@@ -140,7 +141,8 @@ def filled_together(view: KernelView, lane, registers: int | None = None) -> dic
     where the compiler predicates the body (:func:`unrolled_copies`: vector_add's
     ``if (k < n) c[k] = a[k] + b[k]``), else 1: one iteration at a time (black_scholes
     gpu_v1's 4 options a thread, each behind its own ``if (i < n)``: in its SASS on the
-    H100 each option's 3 loads follow the previous option's stores)."""
+    H100 each option's 3 loads follow the previous option's stores). Returned with
+    those copies that load one at a time."""
     from mcl.analyses.stats import register_spaces
     from mcl.analyses.unrolled import build_time_sizes, unrolled
     from mcl.mcpl import ast
@@ -164,10 +166,10 @@ def filled_together(view: KernelView, lane, registers: int | None = None) -> dic
                 break
             together *= int(trips)
         out[id(load.node)] = together
-    out.update({id(u.load.node): u.trips for u in unrolled_copies(view, lane, out)
-                if u.together})
+    copies = unrolled_copies(view, lane, out)
+    out.update({id(u.load.node): u.trips for u in copies if u.together})
     out.update(_unrolled_by_factor(view, lane, out, registers))
-    return out
+    return out, [u for u in copies if not u.together]
 
 
 def _uncounted_loads(view: KernelView, lane, counted: dict[int, int]):
