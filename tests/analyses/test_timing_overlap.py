@@ -18,6 +18,12 @@ from mcl.hdl import load_hardware
 from mcl.mcpl import check
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
+
+import fidelity_cases as C  # noqa: E402
+import fidelity_predict as P  # noqa: E402
+from unrolled_loads_probe import source  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -81,15 +87,10 @@ UNROLLED = json.loads((ROOT / "benchmarks" / "results" / "perf" / "h200_2026-11-
 
 
 def _probe_source(row: dict) -> str:
-    sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
-    from unrolled_loads_probe import source
     return source(row["multiply_adds"], row["call"], row["guarded"], row["staged"])
 
 
 def _probe_prediction(row: dict, level: str = "h200", registers: int | None = None) -> dict:
-    sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
-    import fidelity_cases as C
-    import fidelity_predict as P
     name = f"probe/m{row['multiply_adds']}_{row['call']}_{row['guarded']}_{row['staged']}"
     case = C.Case(name=name, kernel="probe", version="v", level="nvidia", file="",
                   source=_probe_source(row), sizes={"n": UNROLLED["n"]}, sweep=True)
