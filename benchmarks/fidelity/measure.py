@@ -9,10 +9,11 @@
 NVIDIA's OpenCL driver; its program binary (PTX) is loaded with the CUDA driver
 with the register limit of the build options, and the function's registers,
 shared memory and spills and the CUDA occupancy calculator's resident blocks per
-SM are recorded (``--names``: only the cases a file names, to add or renew rows of
-a recorded run; ``--heldout``: the kernels of heldout_kernels/ instead, written as a
-new user would write them). A version that reference.py's SPECIALIZE names (and its variants)
-is built with its sizes as compile-time constants, as ``mcl run`` builds it.
+SM are recorded (``--names``: only the cases a file names, held-out ones among them,
+to add or renew rows of a recorded run; ``--heldout``: the kernels of heldout_kernels/
+instead, written as a new user would write them). A version that reference.py's
+SPECIALIZE names (and its variants) is built with its sizes as compile-time constants,
+as ``mcl run`` builds it.
 ``time``: every example version, verified against reference.py, timed with OpenCL
 profiling events (best of 10; each launch queued behind a kernel that keeps the device
 awake, mcl.opencl.conditions.keep_awake; ``--cold``: behind a write and a read of
@@ -122,7 +123,7 @@ def resources(args) -> None:
         todo = C.heldout_cases()
     elif args.names:    # exactly these cases (one name a line), e.g. those rebuilt since
         wanted = set(args.names.read_text().split())
-        todo = [c for c in C.all_cases() if c.name in wanted]
+        todo = [c for c in C.all_cases() + C.heldout_cases() if c.name in wanted]
     else:
         todo = C.all_cases(sweep=args.sweep > 0)
         if args.kernels:

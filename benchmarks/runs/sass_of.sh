@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU machine: PTX, ptxas -v and SASS of the recorded kernels a file names (one case a
-# line), as `mcl run` builds them: measure.py resources --names --ptx-dir (the NVIDIA
+# line; held-out kernels as heldout/NAME/hopper), as `mcl run` builds them: measure.py resources --names --ptx-dir (the NVIDIA
 # OpenCL driver's PTX, its registers through the CUDA driver: $OUT/resources.json), then
 # each PTX, made launchable as ptx_driver.for_cuda makes it and without the binary's
 # closing NUL (which the CUDA driver takes and ptxas does not), through ptxas -v
