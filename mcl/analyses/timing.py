@@ -371,6 +371,47 @@ def _waited(tb: float, tl: float, q: float, mean: float | None) -> float:
     return memory_time(tb, tl, q)
 
 
+@dataclass(frozen=True)
+class InFlight:
+    """Bytes of device memory a warp keeps in flight (Little's law's numerator, a warp's
+    share), as the time model counts them: ``bytes`` with the copies of unrolled loops
+    that load one at a time (``serial``) so counted, ``together`` were they loaded
+    together."""
+
+    bytes: float
+    together: float
+    serial: list[UnrolledCopies]
+
+
+def bytes_in_flight(view: KernelView, occupancy, space: str) -> InFlight | None:
+    """What a warp of ``view``'s kernel keeps in flight from ``space`` (None without a
+    loop over a warp's lanes): a request a load, times the copies of a loop whose loads
+    are in flight together (timing_overlap.filled_together), at most its share of the
+    arrays it reads where it waits for its loads once."""
+    from mcl.analyses.traffic import grid_units
+    from mcl.analyses.warp_lanes import lockstep_loop
+    found = lockstep_loop(view)
+    if not found:
+        return None
+    lane, width = found
+    together, serial = filled_together(view, lane, occupancy.registers)
+    inflight = _bytes_in_flight(view, space, lane, width, together)
+    # copies of an unrolled loop that load one at a time: the bytes in flight if they
+    # loaded together
+    inflight_together = _bytes_in_flight(
+        view, space, lane, width, {**together, **{id(u.load.node): u.trips for u in serial}})
+    # a warp that waits for its loads once has no more device-memory bytes in flight
+    # than its share of the arrays it reads: its loads that the caches serve (a
+    # stencil's neighbours, which other warps read too) add none
+    if round_trips(view, space, lane, together) == 1 and occupancy.threads:
+        fresh = _fresh_bytes(view, space, grid_units(view, occupancy.unit),
+                             occupancy.threads // width if width else 0)
+        if fresh:
+            inflight = min(inflight, fresh)
+            inflight_together = min(inflight_together, fresh)
+    return InFlight(inflight, inflight_together, serial)
+
+
 def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str, float]):
     """The ``latency`` part (Little's law: the compulsory bytes ``cb`` over what the
     resident warps keep in flight in the memory's latency), and the ``memory`` part
@@ -391,24 +432,12 @@ def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str
     blocks = grid_units(view, occupancy.unit)
     warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
         * max(1, threads // width)
-    together, serial = filled_together(view, lane, occupancy.registers)
-    inflight = _bytes_in_flight(view, space, lane, width, together)
-    # copies of an unrolled loop that load one at a time: the bytes in flight if they
-    # loaded together
-    inflight_together = _bytes_in_flight(
-        view, space, lane, width, {**together, **{id(u.load.node): u.trips for u in serial}})
-    # a warp that waits for its loads once has no more device-memory bytes in flight
-    # than its share of the arrays it reads: its loads that the caches serve (a
-    # stencil's neighbours, which other warps read too) add none
-    if round_trips(view, space, lane, together) == 1:
-        fresh = _fresh_bytes(view, space, blocks, threads // width if width else 0)
-        if fresh:
-            inflight = min(inflight, fresh)
-            inflight_together = min(inflight_together, fresh)
+    flight = bytes_in_flight(view, occupancy, space)
+    serial = flight.serial
     passes = load_passes(view, space, lane)
     if blocks and blocks > occupancy.resident * holders and passes:
         warps *= 1 - 1 / (2 * occupancy.resident * passes)
-    parts["latency"] = cb / (warps * inflight / (float(latency) / clock))
+    parts["latency"] = cb / (warps * flight.bytes / (float(latency) / clock))
     if "memory" not in parts:
         return serial, None, None
     q = queue_exponent(hw)
@@ -417,7 +446,7 @@ def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str
     parts["memory"] = _waited(tb, parts["latency"], q, mean)
     if not serial:
         return serial, None, None
-    serial_latency = parts["latency"] * inflight / inflight_together
+    serial_latency = parts["latency"] * flight.bytes / flight.together
     return serial, _waited(tb, serial_latency, q, mean), serial_latency
 
 
