@@ -1,8 +1,8 @@
 """What the hand-written probes of the GPU machine share (stream_probe.py,
-dispatch_rate.py, atomic_rate.py, inflight_probe.py): their command line (--out,
+dispatch_rate.py, atomic_rate.py, inflight_probe.py, ...): their command line (--out,
 --repeats), NVIDIA's OpenCL device with a profiling queue, the launch times of a
 kernel by OpenCL profiling events after a warm-up, a straight line through timings,
-and the JSON file of their results."""
+and the JSON file of their results (sass_loads.py: what their kernels' SASS loads)."""
 
 from __future__ import annotations
 
@@ -97,3 +97,4 @@ def probe_setup(doc: str, script: str, repeats: int, extra=None, cpu_twin: bool 
     args = ap.parse_args()
     found = cpu_queue(script) if getattr(args, "device", None) == "cpu" else nvidia_queue(script)
     return None if found is None else (args, *found)
+

@@ -15,7 +15,13 @@ gesummv on the H200 (2026-11-30): gpu_v1 (G 8, U 1: 1 kB a step) 36.7 us, nvidia
 (G 8, U 1, R 4) 40.9, hopper_v1 (G 1, U 4) 40.1, hopper_v2 (G 1, 4 kB runs) 34.2,
 hopper_v3 (G 8, 1 kB a warp: 8 kB a step) 32.7, for 134 MB.
 
-    python benchmarks/opencl/row_pieces_probe.py --out DIR [--device cpu]
+With ``--out``, each shape's SASS too (ptxas and cuobjdump, sass_loads.sass_figures): the
+loads it issues in a row, the latencies a warp waits in an iteration of the loop over a
+row's steps and the bytes it keeps in flight each, its loads and branches in
+sass_lines.txt, the SASS in sass/. ``--unroll K`` puts ``#pragma unroll K`` on the loop
+over a row's steps.
+
+    python benchmarks/opencl/row_pieces_probe.py --out DIR [--unroll K] [--device cpu]
 
 Exits 2 without an NVIDIA OpenCL device (``--device cpu``: PoCL, 256 rows, for the check).
 """
@@ -31,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from probe_timing import median_time, probe_setup, save  # noqa: E402
+from sass_loads import sass_figures  # noqa: E402
 
 SOURCE = r"""
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
@@ -43,6 +50,7 @@ void rows(__global const float *restrict m, __global float *restrict out, const 
   float acc[R];
   #pragma unroll
   for (int r = 0; r < R; r++) acc[r] = 0.0f;
+  UNROLL_STEPS
   for (int j0 = p * 32 * U; j0 < cols; j0 += G * 32 * U) {
     float v[R][U];
     #pragma unroll
@@ -85,6 +93,10 @@ def extra(ap) -> None:
     ap.add_argument("--pad", type=int, default=0,
                     help="floats between the end of a row and the start of the next "
                          "(rows 16 kB apart without: whether the stride matters)")
+    ap.add_argument("--unroll", type=int, default=0,
+                    help="'#pragma unroll K' on the loop over a row's steps (1: not "
+                         "unrolled; without: as the compiler chooses): whether the loads a "
+                         "warp keeps in flight set the times")
 
 
 def main() -> int:
@@ -105,9 +117,17 @@ def main() -> int:
     mat = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * rows * 8)
     cold = None if cpu else cache_flush(ctx, q)
+    suffix = (f"_pad{args.pad}" if args.pad else "") + \
+        (f"_unroll{args.unroll}" if args.unroll else "")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "sass_lines.txt").unlink(missing_ok=True)
     results = []
     for u, g, r in SHAPES:
-        knl = cl.Program(ctx, SOURCE).build(options=[f"-DU={u}", f"-DG={g}", f"-DR={r}"]).rows
+        unroll = f"#pragma unroll {args.unroll}" if args.unroll else ""
+        prog = cl.Program(ctx, SOURCE.replace("UNROLL_STEPS", unroll)).build(
+            options=[f"-DU={u}", f"-DG={g}", f"-DR={r}"])
+        knl = prog.rows
         groups = rows // ((8 // g) * r)
         argv = (mat, out, np.int32(COLS), np.int32(pitch))
         knl(q, (groups * 256,), (256,), *argv).wait()
@@ -116,16 +136,20 @@ def main() -> int:
         sums = got.reshape(rows, g).astype(np.float64).sum(axis=1)
         ok = bool(np.allclose(sums, want, rtol=1e-6))
         t = median_time(q, knl, (groups * 256,), (256,), argv, args.repeats, before=cold)
-        row = {"U": u, "G": g, "R": r, "pad": args.pad, "warp_piece_bytes": 128 * u,
-               "row_piece_bytes": 128 * u * g, "blocks": groups, "seconds": t,
-               "bandwidth": 4 * rows * COLS / t, "correct": ok}
+        row = {"U": u, "G": g, "R": r, "pad": args.pad, "unroll": args.unroll,
+               "warp_piece_bytes": 128 * u, "row_piece_bytes": 128 * u * g, "blocks": groups,
+               "seconds": t, "bandwidth": 4 * rows * COLS / t, "correct": ok}
+        if not cpu and args.out is not None:
+            row.update(sass_figures(bytes(prog.get_info(cl.program_info.BINARIES)[0]),
+                                    args.out, f"U{u}_G{g}_R{r}{suffix}"))
         results.append(row)
         print(f"U {u:2d} G {g} R {r}: piece {128 * u:5d} B a warp, {128 * u * g:5d} B a row, "
               f"{groups:5d} blocks: {t * 1e6:7.1f} us, {row['bandwidth'] / 1e12:5.2f} TB/s, "
-              f"correct {ok}", flush=True)
-    name = f"row_pieces_probe{'_pad' + str(args.pad) if args.pad else ''}.json"
-    save(args.out, name, {"device": dev.name, "rows": rows, "cols": COLS, "pad": args.pad,
-                          "results": results})
+              f"loads in a row {row.get('loads_together', '-')}, bytes a round "
+              f"{row.get('bytes_a_round', '-')}, correct {ok}", flush=True)
+    save(args.out, f"row_pieces_probe{suffix}.json",
+         {"device": dev.name, "rows": rows, "cols": COLS, "pad": args.pad,
+          "unroll": args.unroll, "results": results})
     return 0 if all(r["correct"] for r in results) else 1
 
 

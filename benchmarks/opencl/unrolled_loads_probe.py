@@ -23,9 +23,6 @@ and run on PoCL, the results checked, no SASS).
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,9 +31,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from probe_timing import median_time, probe_setup, save  # noqa: E402
+from sass_loads import sass_figures  # noqa: E402
 
 TEMPLATE = """module unrolled_loads;
 
@@ -108,38 +105,6 @@ def expected(a: np.ndarray, m: int, call: str | None) -> np.ndarray:
     for _ in range(m):
         v = v * np.float32(0.999) + np.float32(0.5)
     return v
-
-
-def sass_figures(ptx: bytes, work: Path, stem: str) -> dict:
-    """The SASS of ``ptx``: the most LDG between two STG or branches, the branches."""
-    if not (shutil.which("ptxas") and shutil.which("cuobjdump")):
-        return {"sass": "ptxas or cuobjdump not found"}
-    from ptx_driver import for_cuda
-    f = work / f"{stem}.ptx"
-    f.write_bytes(for_cuda(ptx).rstrip(b"\0"))
-    cubin = work / f"{stem}.cubin"
-    info = subprocess.run(["ptxas", "-v", "-arch=sm_90", "-o", str(cubin), str(f)],
-                          capture_output=True, text=True)
-    sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
-                          text=True).stdout
-    for done in (f, cubin):
-        done.unlink(missing_ok=True)
-    with open(work / "sass_lines.txt", "a") as listing:
-        listing.write(f"== {stem}\n" + "".join(
-            f"{i}: {line.strip()}\n" for i, line in enumerate(sass.splitlines(), 1)
-            if re.search(r"LDG|STG|\bBRA\b|EXIT", line)))
-    most = run = 0
-    branches = 0
-    for line in sass.splitlines():
-        if "LDG" in line:
-            run += 1
-            most = max(most, run)
-        elif "STG" in line or re.search(r"\bBRA\b", line):
-            run = 0
-            branches += bool(re.search(r"\bBRA\b", line))
-    regs = re.search(r"Used (\d+) registers", info.stdout + info.stderr)
-    return {"loads_together": most, "branches": branches,
-            "registers": int(regs.group(1)) if regs else None}
 
 
 def main() -> int:

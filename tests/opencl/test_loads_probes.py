@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("script,result,extra", [
     ("unrolled_loads_probe.py", "unrolled_loads_probe.json", []),
     ("row_pieces_probe.py", "row_pieces_probe.json", []),
+    ("row_pieces_probe.py", "row_pieces_probe_unroll1.json", ["--unroll", "1"]),
     ("inflight_probe.py", "inflight.json", []),
     ("inflight_probe.py", "inflight_copy.json", ["--copy"])])
 def test_the_probe_s_kernels_are_right_on_the_cpu(opencl_device, tmp_path, script, result,
