@@ -1,6 +1,6 @@
 """The bytes a warp keeps in flight: the time model's count (mcl.analyses.timing.
 bytes_in_flight, with the compiler's registers of the record) against what NVIDIA's
-compiler made of each recorded example and held-out kernel (sass_loads: the bytes a
+compiler made of each recorded example and held-out kernel (mcl.opencl.sass: the bytes a
 warp has in flight for each latency its hot loop waits, from the SASS that
 benchmarks/runs/row_pieces_unroll.sh records in kernels_in_flight.json). Little's law
 divides by this count, so where the two differ the latency part is off by their ratio.

@@ -1,5 +1,5 @@
 """Little's law through row_pieces_probe's times: each shape's bytes in flight from its
-SASS (sass_loads: the bytes a warp keeps in flight a round, times the warps its
+SASS (mcl.opencl.sass: the bytes a warp keeps in flight a round, times the warps its
 registers let an SM hold), and the memory part (T_b^q + T_l^q)^(1/q) of
 mcl.analyses.timing with T_l = bytes / (bytes in flight / latency), q the h200 target's
 memory_queue_exponent, T_b and the latency fitted to the shapes that read one row at a

@@ -1,198 +1,35 @@
-"""What a kernel's SASS says of its global loads: how many a warp issues in a row, and
-how many bytes it has in flight for each time it waits on the memory's latency.
-
-NVIDIA's OpenCL program binary is PTX; ptxas -arch=sm_90 makes SASS of it and
-cuobjdump -sass prints that (both on the GPU machine's PATH). The time model counts a
-warp's bytes in flight from the kernel (mcl.analyses.timing, Little's law); these
-figures are what NVIDIA's compiler made of it, for the probes and the recorded kernels
-(benchmarks/runs/row_pieces_unroll.sh):
-
-* ``loads_together``: the most LDG between two stores or branches (a loop body's loads,
-  whether or not the warp waits between them);
-* ``rounds`` of the hot loop (the innermost loop with the most loads; the whole kernel
-  where no loop loads): a warp waits one
-  latency when an instruction reads or overwrites the register of a load issued since
-  its last such wait (loads complete in order, so that wait covers the loads before);
-  ``bytes_a_round``, a warp request of 128 B per 32-bit load (512 for a 128-bit one)
-  over the rounds, is what the warp keeps in flight. Registers reused for the next
-  load, as ptxas does when it keeps the kernel at few registers, make more rounds of
-  the same loads (row_pieces_probe's two rows a warp: 32 loads in 10 rounds).
-"""
+"""The SASS figures of a probe's kernel (unrolled_loads_probe.py, row_pieces_probe.py):
+mcl.opencl.sass's reading of NVIDIA's code (the loads a warp issues in a row, the
+latencies it waits in its hot loop and the bytes it keeps in flight each), with the SASS
+kept beside the probe's results."""
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-_INSN = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][\w.]*)\s*([^;]*);")
-_PREDICATE = re.compile(r"^!?U?P[0-9T]$")
-_REG = re.compile(r"\bR(\d+)(\.64|\.128)?\b")
-#: bytes a warp's global load requests for each 32-bit register it loads (32 lanes)
-_BYTES = 128
-
-
-@dataclass(frozen=True)
-class Rounds:
-    """The hot loop's global loads, and the latencies a warp waits in one iteration."""
-
-    loads: int
-    rounds: int
-    bytes_a_round: float
-
-
-def _registers(operand: str, width: int = 1) -> set[int]:
-    """The general registers an operand names (a ``.64`` pair or ``.128`` quad whole)."""
-    out = set()
-    for m in _REG.finditer(operand):
-        n = {".64": 2, ".128": 4}.get(m.group(2), width)
-        out.update(range(int(m.group(1)), int(m.group(1)) + n))
-    return out
-
-
-@dataclass(frozen=True)
-class Insn:
-    """An instruction of cuobjdump's text: its address, opcode and operands, and whether
-    it is guarded by a predicate (``@P0``) or, a branch, takes one (``BRA !P0, 0x..``)."""
-
-    address: int
-    op: str
-    args: list[str]
-    conditional: bool
-
-    def target(self) -> int | None:
-        """A branch's target address."""
-        if not self.op.startswith("BRA") or not self.args:
-            return None
-        m = re.search(r"0x([0-9a-f]+)", self.args[-1])
-        return int(m.group(1), 16) if m else None
-
-
-def instructions(sass: str) -> list[Insn]:
-    """Each instruction of cuobjdump's text."""
-    out = []
-    for line in sass.splitlines():
-        m = _INSN.search(line)
-        if m:
-            args = [a.strip() for a in m.group(4).split(",")] if m.group(4).strip() else []
-            out.append(Insn(int(m.group(1), 16), m.group(3), args,
-                            bool(m.group(2)) or any(_PREDICATE.match(a) for a in args)))
-    return out
-
-
-def _index(insns: list[Insn], address: int) -> int:
-    return next(j for j, x in enumerate(insns) if x.address >= address)
-
-
-def hot_loop(insns: list[Insn]) -> tuple[int, int] | None:
-    """(first, last) index of the innermost loop (a branch back) with the most LDG."""
-    loops = []
-    for i, insn in enumerate(insns):
-        target = insn.target()
-        if target is not None and target < insn.address:
-            loops.append((_index(insns, target), i))
-    inner = [lp for lp in loops
-             if not any(o != lp and lp[0] <= o[0] and o[1] <= lp[1] for o in loops)]
-    return max(inner, default=None, key=lambda lp: sum(
-        x.op.startswith("LDG") for x in insns[lp[0]:lp[1] + 1]))
-
-
-def _other_paths(insns: list[Insn], first: int, last: int) -> set[int]:
-    """Indices in ``first``..``last`` that a warp skips: of the two paths of an if-else
-    (a conditional branch forward over a path that ends in a branch forward over the
-    other), the one with more loads, such as the element-by-element fallback beside a
-    128-bit load."""
-    skipped: set[int] = set()
-    for i in range(first, last + 1):
-        insn = insns[i]
-        target = insn.target()
-        if not insn.conditional or target is None or target <= insn.address:
-            continue
-        x = _index(insns, target)
-        join = insns[x - 1]
-        end = join.target()
-        if x > last or join.conditional or end is None or end <= join.address:
-            continue
-        y = _index(insns, end)
-        if y > last + 1:
-            continue
-        then, other = range(i + 1, x - 1), range(x, y)
-        loads = [sum(insns[k].op.startswith("LDG") for k in r) for r in (then, other)]
-        if loads[0] != loads[1]:
-            skipped.update(then if loads[0] > loads[1] else other)
-    return skipped
-
-
-def rounds(sass: str) -> Rounds | None:
-    """The hot loop's :class:`Rounds`; a kernel without a loop that loads, the whole
-    kernel's (None where it loads nothing)."""
-    insns = instructions(sass)
-    loop = hot_loop(insns)
-    if loop is None or not any(x.op.startswith("LDG") for x in insns[loop[0]:loop[1] + 1]):
-        loop = (0, len(insns) - 1)
-    skipped = _other_paths(insns, *loop)
-    pending: list[tuple[set[int], int]] = []    # a load's registers, the round it left in
-    waits = loads = 0
-    moved = 0.0
-    for k in range(loop[0], loop[1] + 1):
-        if k in skipped:
-            continue
-        op, args = insns[k].op, insns[k].args
-        touched = set().union(*(_registers(a) for a in args)) if args else set()
-        waited = max((i for i, (regs, _) in enumerate(pending) if regs & touched), default=-1)
-        if waited >= 0:
-            if any(r == waits for _, r in pending[:waited + 1]):
-                waits += 1
-            del pending[:waited + 1]
-        if op.startswith("LDG"):
-            width = 4 if ".128" in op else 2 if ".64" in op else 1
-            dest = _registers(args[0]) if args else set()
-            first = min(dest) if dest else -1
-            pending.append((set(range(first, first + width)), waits))
-            loads += 1
-            moved += _BYTES * width
-    if any(r == waits for _, r in pending):    # waited for at the next iteration
-        waits += 1
-    return Rounds(loads, waits, moved / waits) if loads else None
-
-
-def loads_together(sass: str) -> tuple[int, int]:
-    """(most LDG between two stores or branches, branches)."""
-    most = run = branches = 0
-    for line in sass.splitlines():
-        if "LDG" in line:
-            run += 1
-            most = max(most, run)
-        elif "STG" in line or re.search(r"\bBRA\b", line):
-            run = 0
-            branches += bool(re.search(r"\bBRA\b", line))
-    return most, branches
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from mcl.opencl.sass import loads_together, rounds, sass_of  # noqa: E402
 
 
 def sass_figures(ptx: bytes, work: Path, stem: str) -> dict:
-    """The SASS of the NVIDIA OpenCL program binary ``ptx`` (through ptxas and cuobjdump,
+    """The SASS of the NVIDIA OpenCL program binary ``ptx`` (made launchable as the
+    fidelity harness launches it, ptx_driver.for_cuda; through ptxas and cuobjdump,
     where they are on the PATH): ``loads_together``, the hot loop's ``rounds`` and
     ``bytes_a_round``, the branches and the registers; its loads, stores and branches
     appended to ``work``/sass_lines.txt under ``stem``, the whole SASS in
     ``work``/sass/``stem``.sass.txt."""
-    if not (shutil.which("ptxas") and shutil.which("cuobjdump")):
-        return {"sass": "ptxas or cuobjdump not found"}
-    fidelity = str(Path(__file__).resolve().parents[1] / "fidelity")
+    fidelity = str(ROOT / "benchmarks" / "fidelity")
     if fidelity not in sys.path:
         sys.path.insert(0, fidelity)
     from ptx_driver import for_cuda
-    f = work / f"{stem}.ptx"
-    f.write_bytes(for_cuda(ptx).rstrip(b"\0"))
-    cubin = work / f"{stem}.cubin"
-    info = subprocess.run(["ptxas", "-v", "-arch=sm_90", "-o", str(cubin), str(f)],
-                          capture_output=True, text=True)
-    sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
-                          text=True).stdout
-    for done in (f, cubin):
-        done.unlink(missing_ok=True)
+    made = sass_of(for_cuda(ptx))
+    if made is None:
+        return {"sass": "no SASS: ptxas or cuobjdump missing or failed"}
+    info, sass = made
     (work / "sass").mkdir(exist_ok=True)
     (work / "sass" / f"{stem}.sass.txt").write_text(sass)
     with open(work / "sass_lines.txt", "a") as listing:
@@ -201,7 +38,7 @@ def sass_figures(ptx: bytes, work: Path, stem: str) -> dict:
             if re.search(r"LDG|STG|\bBRA\b|EXIT", line)))
     most, branches = loads_together(sass)
     hot = rounds(sass)
-    regs = re.search(r"Used (\d+) registers", info.stdout + info.stderr)
+    regs = re.search(r"Used (\d+) registers", info)
     return {"loads_together": most, "branches": branches,
             "rounds": hot.rounds if hot else None,
             "bytes_a_round": hot.bytes_a_round if hot else None,

@@ -2,7 +2,7 @@
 # The GPU machine: whether the loads a warp keeps in flight explain gesummv's slow
 # several-rows-a-warp reads. row_pieces_probe.py as the compiler unrolls the loop over a
 # row's steps and with that loop not unrolled (--unroll 1: the loads in flight exactly U R),
-# each shape's SASS with the bytes a warp keeps in flight (sass_loads.py);
+# each shape's SASS with the bytes a warp keeps in flight (mcl.opencl.sass);
 # then the SASS of every recorded example and held-out kernel (sass_of.sh) and the same
 # figures of each: $OUT/row_pieces_unroll.json, $OUT/kernels_in_flight.json, the SASS
 # texts in $OUT/sass.tgz.
@@ -29,8 +29,7 @@ OUT="$OUT/k" bash benchmarks/runs/sass_of.sh "$OUT/k/names.txt"
 python3 - "$OUT" <<'PY'
 import json, re, sys
 from pathlib import Path
-sys.path.insert(0, "benchmarks/opencl")
-from sass_loads import loads_together, rounds
+from mcl.opencl.sass import loads_together, rounds
 out = Path(sys.argv[1])
 rows = {}
 for f in sorted((out / "k" / "sass").glob("*.sass.txt")):

@@ -1,4 +1,4 @@
-"""benchmarks/opencl/sass_loads.py reads the bytes a warp keeps in flight from SASS as
+"""mcl.opencl.sass reads the bytes a warp keeps in flight from SASS as
 cuobjdump prints it: the hot loop's loads, the latencies a warp waits for them (a load
 waited for once its register is read or overwritten), and of an if-else the path with
 the wider loads. SASS made here by hand in cuobjdump's format, so that the figures the
@@ -7,12 +7,7 @@ a reading that is checked without the GPU."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
-from sass_loads import loads_together, rounds  # noqa: E402
+from mcl.opencl.sass import loads_together, rounds
 
 
 def _sass(*lines: str) -> str:
