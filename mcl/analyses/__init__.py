@@ -405,6 +405,9 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
         msg += (f"; the loads {', '.join(t.estimated)}, whose addresses or trip counts "
                 "depend on data or on a while loop, are counted as the feedback-requests "
                 "estimate says")
+    if t.in_flight is not None and t.in_flight.source and "latency" in t.parts:
+        msg += (f"; the latency part counts the {t.in_flight.bytes:.0f} B a warp keeps in "
+                f"flight in the code of the {t.in_flight.source} (its SASS)")
     msg += _data_chosen_note(view, findings)
     msg += _serial_copies_note(view, t)
     if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and t.limiter not in DEVICE_PARTS:
@@ -434,7 +437,9 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                   estimated=t.estimated, functions=t.functions,
                   functions_relaxed=t.functions_relaxed, launch=t.launch, missing=t.missing,
                   overlap=t.overlap,
-                  serial_saved=t.serial_copies.saved if t.serial_copies else None)
+                  serial_saved=t.serial_copies.saved if t.serial_copies else None,
+                  in_flight=t.in_flight.bytes if t.in_flight else None,
+                  in_flight_source=t.in_flight.source if t.in_flight else None)
     return [d]
 
 

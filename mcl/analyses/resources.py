@@ -22,6 +22,10 @@ class Resources:
     source: str                     # who says so: "NVIDIA compiler"
     shared_bytes: int | None = None     # static shared (local) memory per block
     spill_bytes: int | None = None      # per-thread local memory (spills, private arrays)
+    #: bytes of device memory a warp keeps in flight for each latency it waits in its
+    #: hot loop, read from the compiler's machine code (mcl.opencl.sass); None where
+    #: that code was not read (the time model counts them from the kernel)
+    in_flight: float | None = None
 
 
 def register_files(hw: Any) -> list[Any]:

@@ -207,6 +207,8 @@ class PredictedTime:
     #: the copies of unrolled loops that load one at a time (:class:`SerialCopies`),
     #: else None
     serial_copies: SerialCopies | None = None
+    #: what a warp keeps in flight (:class:`InFlight`), where the latency part counts it
+    in_flight: InFlight | None = None
 
 
 @dataclass
@@ -270,9 +272,9 @@ def predicted_time(view: KernelView, occupancy=None,
         copies = instances(hw, mem)
         if copies:
             parts["shared memory"] = words / (mem.nr_banks * copies * clock)
-    serial, serial_memory, serial_latency = [], None, None
+    flight, serial_memory, serial_latency = None, None, None
     if occupancy is not None and occupancy.resident and cb is not None and clock:
-        serial, serial_memory, serial_latency = _latency(view, occupancy, space, cb, parts)
+        flight, serial_memory, serial_latency = _latency(view, occupancy, space, cb, parts)
 
     found = lockstep_loop(view)
     issue = issue_rate(hw, found[1]) if found else None
@@ -337,10 +339,11 @@ def predicted_time(view: KernelView, occupancy=None,
         alt = dict(parts, memory=serial_memory, latency=serial_latency)
         alt_overlap = overlapped(hw, alt, alt.get("barrier waits", 0.0))
         saved = longest - (alt_overlap[2] if alt_overlap is not None else max(alt.values()))
-        serial_copies = SerialCopies(serial, saved)
+        serial_copies = SerialCopies(flight.serial, saved)
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch, missing, idle, uncounted, overlap, serial_copies)
+                         relaxed, launch, missing, idle, uncounted, overlap, serial_copies,
+                         flight)
 
 
 def _bytes_in_flight(view: KernelView, space: str, lane, width: int,
@@ -374,20 +377,25 @@ def _waited(tb: float, tl: float, q: float, mean: float | None) -> float:
 @dataclass(frozen=True)
 class InFlight:
     """Bytes of device memory a warp keeps in flight (Little's law's numerator, a warp's
-    share), as the time model counts them: ``bytes`` with the copies of unrolled loops
-    that load one at a time (``serial``) so counted, ``together`` were they loaded
-    together."""
+    share): ``bytes`` with the copies of unrolled loops that load one at a time
+    (``serial``) so counted, ``together`` were they loaded together; ``source``: who
+    read them from the compiled code (Resources.in_flight: "NVIDIA compiler"), None
+    where the time model counted them from the kernel."""
 
     bytes: float
     together: float
     serial: list[UnrolledCopies]
+    source: str | None = None
 
 
 def bytes_in_flight(view: KernelView, occupancy, space: str) -> InFlight | None:
     """What a warp of ``view``'s kernel keeps in flight from ``space`` (None without a
     loop over a warp's lanes): a request a load, times the copies of a loop whose loads
-    are in flight together (timing_overlap.filled_together), at most its share of the
-    arrays it reads where it waits for its loads once."""
+    are in flight together (timing_overlap.filled_together), or what the compiler's
+    code keeps in flight where it was read (``view.resources.in_flight``, which the
+    time model's count is about 0.25 to 2.7 times of: benchmarks/results/perf/
+    h200_2026-11-30/row_pieces_unroll/COUNTS.md); at most its share of the arrays it
+    reads where it waits for its loads once."""
     from mcl.analyses.traffic import grid_units
     from mcl.analyses.warp_lanes import lockstep_loop
     found = lockstep_loop(view)
@@ -400,6 +408,11 @@ def bytes_in_flight(view: KernelView, occupancy, space: str) -> InFlight | None:
     # loaded together
     inflight_together = _bytes_in_flight(
         view, space, lane, width, {**together, **{id(u.load.node): u.trips for u in serial}})
+    res, source = view.resources, None
+    if res is not None and res.in_flight:
+        # the compiled code's figure; its copies loaded together in the model's ratio
+        inflight_together *= res.in_flight / inflight
+        inflight, source = res.in_flight, res.source
     # a warp that waits for its loads once has no more device-memory bytes in flight
     # than its share of the arrays it reads: its loads that the caches serve (a
     # stencil's neighbours, which other warps read too) add none
@@ -409,15 +422,16 @@ def bytes_in_flight(view: KernelView, occupancy, space: str) -> InFlight | None:
         if fresh:
             inflight = min(inflight, fresh)
             inflight_together = min(inflight_together, fresh)
-    return InFlight(inflight, inflight_together, serial)
+    return InFlight(inflight, inflight_together, serial, source)
 
 
 def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str, float]):
     """The ``latency`` part (Little's law: the compulsory bytes ``cb`` over what the
     resident warps keep in flight in the memory's latency), and the ``memory`` part
-    with the latency waited, into ``parts``. Returns the copies of unrolled loops that
-    load one at a time (timing_overlap.unrolled_copies) with the memory and latency
-    parts were their loads together (None, None where there are none or no parts)."""
+    with the latency waited, into ``parts``. Returns the bytes in flight (None where
+    not counted) with the memory and latency parts were the copies of unrolled loops
+    that load one at a time loaded together (None, None where there are none or no
+    parts)."""
     from mcl.analyses.traffic import grid_units
     from mcl.analyses.warp_lanes import lockstep_loop
     hw = view.hardware
@@ -427,27 +441,26 @@ def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str
     holders = instances(hw, occupancy.holder)
     threads = occupancy.threads
     if not (latency and holders and threads and found):
-        return [], None, None
+        return None, None, None
     lane, width = found
     blocks = grid_units(view, occupancy.unit)
     warps = min(occupancy.resident * holders, blocks or holders * occupancy.resident) \
         * max(1, threads // width)
     flight = bytes_in_flight(view, occupancy, space)
-    serial = flight.serial
     passes = load_passes(view, space, lane)
     if blocks and blocks > occupancy.resident * holders and passes:
         warps *= 1 - 1 / (2 * occupancy.resident * passes)
     parts["latency"] = cb / (warps * flight.bytes / (float(latency) / clock))
     if "memory" not in parts:
-        return serial, None, None
+        return flight, None, None
     q = queue_exponent(hw)
     mean = uneven_trips(view, space, lane)
     tb = parts["memory"]
     parts["memory"] = _waited(tb, parts["latency"], q, mean)
-    if not serial:
-        return serial, None, None
+    if not flight.serial:
+        return flight, None, None
     serial_latency = parts["latency"] * flight.bytes / flight.together
-    return serial, _waited(tb, serial_latency, q, mean), serial_latency
+    return flight, _waited(tb, serial_latency, q, mean), serial_latency
 
 
 def _fresh_bytes(view: KernelView, space: str, blocks: int | None,

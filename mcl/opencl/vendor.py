@@ -3,8 +3,10 @@ GPU, the kernel is built by NVIDIA's OpenCL driver, whose program binary is PTX;
 the CUDA driver (``cuda.bindings``) loads that PTX with the register limit of the
 build options and says how many registers, how much shared memory and how much
 local memory (spills) the function uses. Without ``cuda.bindings``, ``ptxas -v``
-(from the CUDA toolkit) is asked instead. Without an NVIDIA device: None, and the
-analyses use their estimate (and say "estimated").
+(from the CUDA toolkit) is asked instead. Where ptxas and cuobjdump are at hand, the
+SASS says how many bytes a warp keeps in flight (mcl.opencl.sass), which the time
+model's latency part then uses. Without an NVIDIA device: None, and the analyses use
+their estimate (and say "estimated").
 
     resources_of(path_or_module, values, level=None) -> {function: Resources}
 
@@ -17,11 +19,7 @@ PTX: :func:`cap_registers` writes the limit into the PTX as ``.maxnreg`` and
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -158,28 +156,26 @@ def rebuild_capped(program: Any, context: Any, limit: int, options: list[str]) -
 
 # ------------------------------------------------------------------ ptxas
 
-def _ptxas(ptx: bytes, kernel: str, maxrreg: int | None) -> Resources | None:
-    exe = shutil.which("ptxas")
-    if exe is None:
+def _ptxas(made: tuple[str, str] | None) -> Resources | None:
+    """The figures ptxas -v reports of ``made`` (mcl.opencl.sass.sass_of), with the
+    bytes in flight its SASS shows."""
+    if made is None:
         return None
-    m = re.search(rb"\.target\s+(sm_\d+)", ptx)
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "k.ptx")
-        with open(src, "wb") as f:
-            f.write(ptx.rstrip(b"\0"))
-        cmd = [exe, "-v", "-arch", m.group(1).decode() if m else "sm_90", src,
-               "-o", os.path.join(d, "k.cubin")]
-        if maxrreg is not None:
-            cmd += ["-maxrregcount", str(maxrreg)]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    text = p.stdout + p.stderr
+    text, _ = made
     regs = re.search(r"Used (\d+) registers", text)
     if regs is None:
         return None
     smem = re.search(r"(\d+) bytes smem", text)
     spill = re.search(r"(\d+) bytes spill stores", text)
     return Resources(int(regs.group(1)), SOURCE, int(smem.group(1)) if smem else None,
-                     int(spill.group(1)) if spill else None)
+                     int(spill.group(1)) if spill else None, _in_flight(made))
+
+
+def _in_flight(made: tuple[str, str] | None) -> float | None:
+    """The bytes a warp keeps in flight a round in the SASS of ``made``."""
+    from mcl.opencl.sass import rounds
+    hot = rounds(made[1]) if made is not None else None
+    return hot.bytes_a_round if hot is not None else None
 
 
 # ------------------------------------------------------------------ the entry point
@@ -230,11 +226,16 @@ def resources_of(path_or_module: Any, values: Mapping[str, int] | None = None,
 
 
 def _vendor_figures(ptx: bytes, kernel: str, maxrreg: int | None) -> Resources | None:
+    """Registers, shared and local memory from the CUDA driver (from ptxas -v without
+    it), and the bytes in flight from the SASS where ptxas and cuobjdump are at hand."""
+    from mcl.opencl.sass import sass_of
+    made = sass_of(ptx, maxrreg)
     try:
         loaded = load(ptx, kernel, maxrreg)
     except Exception:  # no cuda.bindings, or the driver refuses: try ptxas
-        return _ptxas(ptx, kernel, maxrreg)
+        return _ptxas(made)
     try:
-        return Resources(loaded.registers, SOURCE, loaded.shared_bytes, loaded.local_bytes)
+        return Resources(loaded.registers, SOURCE, loaded.shared_bytes, loaded.local_bytes,
+                         _in_flight(made))
     finally:
         loaded.unload()
