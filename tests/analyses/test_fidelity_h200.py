@@ -77,3 +77,37 @@ def test_predicted_times_within_20_percent_of_the_h200():
     within = sum(e <= 0.2 for e in errors.values())
     assert within >= 48, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
     assert statistics.median(errors.values()) <= 0.125
+
+
+#: the bytes a warp keeps in flight in each version's SASS (fidelity/h200_in_flight.json):
+#: what mcl feedback counts beside the GPU where ptxas and cuobjdump are at hand
+IN_FLIGHT = json.loads((Path(__file__).parent / "fidelity" / "h200_in_flight.json")
+                       .read_text())["in_flight"]
+
+
+@cache
+def _compiled_predictions() -> dict[str, float]:
+    """Predicted seconds at h200 with the compiler's registers and bytes in flight."""
+    cases = {c.name: c for c in C.example_cases(None)}
+    return {name: P.predicted_time(cases[name], registers=RECORD["registers"][name],
+                                   level="h200", in_flight=IN_FLIGHT[name])["seconds"]
+            for name in RECORD["times"]}
+
+
+def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_percent():
+    """51 of the 60 within 20%, median error 11.8% (2026-11-30), against 49 and 11.9%
+    with the bytes in flight counted from the kernel: gesummv hopper_v1 -9% -> -2%,
+    nvidia_v1 -11% -> -9% (the compiler keeps 768 B of their 1536 and 1152 in flight),
+    histogram gpu_v1 and nvidia_v1 -27% and -32% -> -4% and -10% (one load in flight, of
+    the two counted). Ranked the same but histogram, 0.90 -> 0.87: hopper_v1 and v2 now
+    4% under and over, measured 7% apart the other way (v1's buckets drawn at random by
+    the model, where half the data fall in one bank)."""
+    errors = {n: abs(_compiled_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
+    assert sum(e <= 0.2 for e in errors.values()) >= 51, sorted(errors.items(),
+                                                                key=lambda kv: -kv[1])[:12]
+    assert statistics.median(errors.values()) <= 0.119
+    for kernel, least in LEAST.items():
+        names = [n for n in RECORD["times"] if n.split("/")[0] == kernel]
+        got = spearman([_compiled_predictions()[n] for n in names],
+                       [_measured(n) for n in names])
+        assert got >= (0.87 if kernel == "histogram" else least) - 1e-9, (kernel, got)
