@@ -54,6 +54,9 @@ the largest, and its name says what limits the kernel:
 * ``latency``: the device-memory traffic that the resident warps can keep in flight
   (Little's law: warps x bytes each has outstanding / the memory's latency), with
   the residency of the occupancy analysis: few resident warps cannot cover latency.
+  The bytes a warp has outstanding are counted from the kernel (:func:`bytes_in_flight`)
+  or, where the vendor's compiler was asked and its machine code read
+  (Resources.in_flight, mcl.opencl.sass), taken from that code.
   Where the grid takes more than one round of resident blocks, a block holds its
   warp slots until its last warp has its data: the memory serves a holder's
   requests about in the order its blocks issued them, so the warps of a block get
