@@ -64,3 +64,15 @@ def test_the_vendor_figures_read_the_bytes_in_flight_from_the_sass(monkeypatch):
     # without ptxas and cuobjdump: no vendor figures from ptxas, so the estimate stays
     monkeypatch.setattr("mcl.opencl.sass.sass_of", lambda ptx, maxrreg=None: None)
     assert vendor._vendor_figures(b"", "k", None) is None
+
+
+def test_beside_the_gpu_the_vendor_figures_read_gesummv_s_sass():
+    """GPU twin of the two above: on the GPU machine (NVIDIA's OpenCL driver, ptxas and
+    cuobjdump), mcl.opencl.vendor reads gesummv nvidia_v1's 768 B a warp in flight."""
+    import shutil
+    if vendor.nvidia_device() is None:
+        pytest.skip("no NVIDIA OpenCL device")
+    if not (shutil.which("ptxas") and shutil.which("cuobjdump")):
+        pytest.skip("no ptxas and cuobjdump (the CUDA toolkit)")
+    (res,) = vendor.resources_of(GESUMMV, {"n": 4096}, "hopper").values()
+    assert (res.registers, res.in_flight) == (40, 768)
