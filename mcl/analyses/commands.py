@@ -34,8 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--registers", choices=("auto", "estimate"), default="auto",
                    help="auto (default): where an NVIDIA OpenCL device is present, build the "
                         "kernel with NVIDIA's compiler and use its register count ('127 "
-                        "registers (NVIDIA compiler)'); estimate: always use the analyses' "
-                        "estimate (said as 'estimated')")
+                        "registers (NVIDIA compiler)'), and where ptxas and cuobjdump (the "
+                        "CUDA toolkit) are on the PATH too, the bytes a warp keeps in flight "
+                        "in its machine code for the predicted time's latency part; "
+                        "estimate: always use the analyses' estimate (said as 'estimated')")
     p.add_argument("--specialize", action="store_true",
                    help="analyse the kernel built with its sizes as compile-time constants, "
                         "as `mcl run --specialize` builds it: loops over sizes unrolled, and "
