@@ -9,9 +9,11 @@
 NVIDIA's OpenCL driver; its program binary (PTX) is loaded with the CUDA driver
 with the register limit of the build options, and the function's registers,
 shared memory and spills and the CUDA occupancy calculator's resident blocks per
-SM are recorded (``--names``: only the cases a file names, held-out ones among them,
-to add or renew rows of a recorded run; ``--heldout``: the kernels of heldout_kernels/
-instead, written as a new user would write them). A version that reference.py's
+SM are recorded, and where ptxas and cuobjdump are at hand the bytes a warp keeps in
+flight in its SASS (``in_flight``, mcl.opencl.sass) (``--names``: only the cases a
+file names, held-out ones among them, to add or renew rows of a recorded run;
+``--heldout``: the kernels of heldout_kernels/ instead, written as a new user would
+write them). A version that reference.py's
 SPECIALIZE names (and its variants) is built with its sizes as compile-time constants,
 as ``mcl run`` builds it.
 ``time``: every example version, verified against reference.py, timed with OpenCL
@@ -48,6 +50,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import fidelity_cases as C  # noqa: E402
 
+from mcl.opencl.sass import rounds, sass_of  # noqa: E402
 from mcl.opencl.vendor import load, max_registers  # noqa: E402
 
 
@@ -177,6 +180,11 @@ def resources(args) -> None:
         row.update(registers=loaded.registers, shared_bytes=loaded.shared_bytes,
                    local_bytes=loaded.local_bytes, const_bytes=loaded.const_bytes,
                    max_threads=loaded.max_threads)
+        # the bytes a warp keeps in flight in the SASS (ptxas and cuobjdump, where at hand),
+        # as mcl feedback reads them beside the GPU (Resources.in_flight)
+        made = sass_of(ptx, row["max_registers"])
+        hot = rounds(made[1]) if made is not None else None
+        row["in_flight"] = hot.bytes_a_round if hot is not None else None
         try:
             row["resident_blocks"] = loaded.occupancy(gen.block_threads)
         except BaseException as e:  # noqa: BLE001
