@@ -47,11 +47,11 @@ class Rounds:
     bytes_a_round: float
 
 
-def _registers(operand: str, width: int = 1) -> set[int]:
+def _registers(operand: str) -> set[int]:
     """The general registers an operand names (a ``.64`` pair or ``.128`` quad whole)."""
     out = set()
     for m in _REG.finditer(operand):
-        n = {".64": 2, ".128": 4}.get(m.group(2), width)
+        n = {".64": 2, ".128": 4}.get(m.group(2), 1)
         out.update(range(int(m.group(1)), int(m.group(1)) + n))
     return out
 
@@ -87,7 +87,8 @@ def instructions(sass: str) -> list[Insn]:
 
 
 def _index(insns: list[Insn], address: int) -> int:
-    return next(j for j, x in enumerate(insns) if x.address >= address)
+    """The index of the instruction at ``address`` (past the last: their number)."""
+    return next((j for j, x in enumerate(insns) if x.address >= address), len(insns))
 
 
 def hot_loop(insns: list[Insn]) -> tuple[int, int] | None:
