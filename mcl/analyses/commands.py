@@ -119,8 +119,9 @@ def run_feedback(args: argparse.Namespace) -> int:
         diagnostics += found
         if args.previous and (only is None or "time" in only):
             from mcl.analyses.previous import against_previous
-            diagnostics += against_previous(checked, values, search, resources, specialize,
-                                            computed=found)
+            diagnostics += against_previous(
+                checked, values, search, resources, specialize, computed=found,
+                vendor=lambda c, level, v, s: _vendor_resources(args, c, level, v, s))
     unknown = [name for name in values if name not in params]
     if unknown and params:
         raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "

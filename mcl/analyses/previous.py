@@ -11,7 +11,7 @@ first, so both are predicted on the same description.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +34,16 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
                      search_path: Sequence[str | os.PathLike[str]] = (),
                      resources: Mapping[str, Any] | None = None,
                      specialize: bool = False,
-                     computed: list[Diagnostic] | None = None) -> list[Diagnostic]:
+                     computed: list[Diagnostic] | None = None,
+                     vendor: Callable[..., Mapping[str, Any]] | None = None
+                     ) -> list[Diagnostic]:
     """A warning when ``checked`` is predicted slower than the version it refines
     (``specialize``: ``checked`` is built with its sizes as compile-time constants; the
     version it refines is built as its reference.py says; ``computed``: the feedback of
     ``checked`` with the same values, resources and build, whose predicted time is not
-    computed again)."""
+    computed again). ``vendor(checked, level, values, specialize)``: the vendor
+    compiler's figures of a version (where ``resources`` are the new version's), so that
+    both times rest on the same kind of figures."""
     from mcl.analyses import feedback
     from mcl.analyses.level import feedback_at_level
     from mcl.versions.discover import from_folder
@@ -68,13 +72,17 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
         mine = _time(feedback(checked, values=values, only=["time"], resources=resources,
                               specialize=specialize))
     try:
-        if parent.level == me.level:
+        level = None if parent.level == me.level else me.level
+        theirs_res = vendor(parent.checked, level, values, built) \
+            if vendor is not None and resources else None
+        if level is None:
             theirs = _time(feedback(parent.checked, values=values, only=["time"],
-                                    specialize=built))
+                                    specialize=built, resources=theirs_res))
         else:
-            theirs = _time(feedback_at_level(parent.checked, me.level, values=values,
+            theirs = _time(feedback_at_level(parent.checked, level, values=values,
                                              only=["time"], search_path=search_path,
-                                             specialize=built).diagnostics)
+                                             specialize=built,
+                                             resources=theirs_res).diagnostics)
     except McplError:
         return []
     if not mine or not theirs or mine["seconds"] <= SLOWER * theirs["seconds"]:

@@ -76,3 +76,31 @@ def test_beside_the_gpu_the_vendor_figures_read_gesummv_s_sass():
         pytest.skip("no ptxas and cuobjdump (the CUDA toolkit)")
     (res,) = vendor.resources_of(GESUMMV, {"n": 4096}, "hopper").values()
     assert (res.registers, res.in_flight) == (40, 768)
+
+
+def test_the_version_refined_is_timed_with_the_vendor_s_figures_too():
+    """With the vendor's figures for the new version (mcl feedback beside the GPU), the
+    version it refines is timed with its own vendor figures as well, not with the
+    estimate: both times rest on the same kind of count. A stand-in vendor gives
+    gesummv hopper_v1 16 B in flight a warp: its time grows past ten times hopper_v2's."""
+    from mcl.analyses import feedback
+    from mcl.analyses.previous import against_previous
+    from mcl.diagnostics import info
+    checked = check(str(ROOT / "examples" / "gesummv" / "hopper_v2.mcpl"))
+    mine = {"gesummv": Resources(114, "NVIDIA compiler", in_flight=12288.0)}
+    own = [d for d in feedback(checked, only=["time"], resources=mine)
+           if d.code == "feedback-time"][0]
+    slow = info("feedback-time", "predicted")
+    slow.data.update(seconds=10 * own.data["seconds"],
+                     parts={k: 10 * v for k, v in own.data["parts"].items()})
+    calls = []
+
+    def vendor(parent, level, values, specialize):
+        calls.append((Path(parent.module.file).name, level))
+        return {"gesummv": Resources(32, "NVIDIA compiler", in_flight=16.0)}
+    assert against_previous(checked, resources=mine, computed=[slow])
+    assert not against_previous(checked, resources=mine, computed=[slow], vendor=vendor)
+    assert calls == [("hopper_v1.mcpl", None)]
+    # without the new version's vendor figures the estimate is compared with the estimate
+    assert against_previous(checked, resources={}, computed=[slow], vendor=vendor)
+    assert len(calls) == 1
