@@ -13,10 +13,12 @@ For the held-out kernels, where the run's folder also holds their cold times
 (``measure.py time --heldout --cold``: times.json) and ncu's counters of their launches
 (``measure.py launch --heldout`` under ncu: ncu.csv with launch.log), the predicted time,
 DRAM bytes and global-load sectors per request against those, as a Markdown table
-(``--md``).
+(``--md``); with the bytes a warp keeps in flight in each kernel's machine code (a
+resources.json whose rows have ``in_flight``, ``--in-flight``: what mcl feedback uses
+beside the GPU with ptxas and cuobjdump), the predicted time with those too.
 
     python3 benchmarks/fidelity/heldout.py RESOURCES_JSON [-j 2] [--out FILE.json]
-                                           [--md FILE.md]
+                                           [--md FILE.md] [--in-flight RESOURCES_JSON]
 """
 
 from __future__ import annotations
@@ -56,16 +58,20 @@ def _predict(row: dict) -> tuple[str, dict | None]:
         "estimate": estimated.get("registers"),
         "blocks_estimated": estimated.get("resident_blocks"),
         "blocks_with_registers": with_vendor.get("resident_blocks"),
+        "in_flight": row.get("in_flight"),
         "invalid": estimated.get("invalid") or with_vendor.get("invalid") or []}
 
 
-def _measured_against(item: tuple[str, int]) -> tuple[str, dict]:
+def _measured_against(item: tuple[str, int, float | None]) -> tuple[str, dict]:
     """The predicted time and traffic of a held-out kernel with the compiler's
-    registers."""
-    name, registers = item
+    registers, and the time with its machine code's bytes in flight where given."""
+    name, registers, in_flight = item
     case = _CASES[name]
     out = dict(P.memory_figures(case, registers=registers))
     out.update({f"time_{k}": v for k, v in P.predicted_time(case, registers).items()})
+    if in_flight:
+        out["time_compiled_seconds"] = P.predicted_time(
+            case, registers, in_flight=in_flight).get("seconds")
     return name, out
 
 
@@ -102,11 +108,14 @@ def heldout_table(raw: Path, got: dict, jobs: int) -> list[str]:
     ncu = _ncu_rows(raw)
     names = sorted(n for n in got if n.startswith("heldout/"))
     with ProcessPoolExecutor(jobs) as ex:
-        pred = dict(ex.map(_measured_against, [(n, got[n]["registers"]) for n in names]))
+        pred = dict(ex.map(_measured_against, [(n, got[n]["registers"], got[n]["in_flight"])
+                                               for n in names]))
+    compiled = any(p.get("time_compiled_seconds") for p in pred.values())
     lines = ["| kernel | registers (estimate) | blocks: feedback / CUDA | time µs: "
              "predicted / measured (limiter) | DRAM MB: predicted / measured | ld "
-             "sectors per request: predicted / measured |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "sectors per request: predicted / measured |"
+             + (" time µs with the machine code's bytes in flight |" if compiled else ""),
+             "| --- | --- | --- | --- | --- | --- |" + (" --- |" if compiled else "")]
     for n in names:
         v, p, t, c = got[n], pred[n], times.get(n, {}), ncu.get(n, {})
         dram = (c.get("dram_read", 0) + c.get("dram_write", 0)) if c else None
@@ -121,7 +130,10 @@ def heldout_table(raw: Path, got: dict, jobs: int) -> list[str]:
                f"({_pct(p['dram_bytes'], dram)})" if dram and p.get("dram_bytes") else "–")
             + " | "
             + (f"{p['sectors_per_request']:.2f} / {spr:.2f}"
-               if spr and p.get("sectors_per_request") else "–") + " |")
+               if spr and p.get("sectors_per_request") else "–") + " |"
+            + ((f" {p['time_compiled_seconds'] * 1e6:.1f} "
+                f"({_pct(p['time_compiled_seconds'], tm)}; {v['in_flight']:.0f} B a warp) |"
+                if p.get("time_compiled_seconds") and tm else " – |") if compiled else ""))
     return lines
 
 
@@ -131,6 +143,9 @@ def main() -> int:
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--out", type=Path, help="write the figures per variant here")
     ap.add_argument("--md", type=Path, help="held-out kernels: write their table here")
+    ap.add_argument("--in-flight", type=Path, metavar="RESOURCES_JSON",
+                    help="a measure.py resources.json whose rows have in_flight: the bytes a "
+                         "warp keeps in flight in each kernel's machine code, for the table")
     a = ap.parse_args()
     rows = [r for r in json.loads(a.resources.read_text())["rows"] if r.get("status") == "ok"]
     record = {c["name"]: c for c in json.loads(C.RECORD.read_text())["cases"]}
@@ -144,6 +159,11 @@ def main() -> int:
             and (r.get("sweep") or r["name"].startswith("heldout/"))]
     with ProcessPoolExecutor(a.j) as ex:
         got = {n: v for n, v in ex.map(_predict, todo, chunksize=4) if v is not None}
+    if a.in_flight:
+        flights = {r["name"]: r.get("in_flight")
+                   for r in json.loads(a.in_flight.read_text())["rows"]}
+        for n, v in got.items():
+            v["in_flight"] = flights.get(n, v["in_flight"])
     valid = {n: v for n, v in got.items() if not v["invalid"]}
     print(f"held out: {len(got)} kernels, {len(got) - len(valid)} of them wrong whatever "
           f"their speed (validity), {len(valid)} counted")
