@@ -50,7 +50,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import fidelity_cases as C  # noqa: E402
 
-from mcl.opencl.sass import rounds, sass_of  # noqa: E402
+from mcl.opencl.sass import sass_of, warp_bytes_in_flight  # noqa: E402
 from mcl.opencl.vendor import load, max_registers  # noqa: E402
 
 
@@ -182,9 +182,7 @@ def resources(args) -> None:
                    max_threads=loaded.max_threads)
         # the bytes a warp keeps in flight in the SASS (ptxas and cuobjdump, where at hand),
         # as mcl feedback reads them beside the GPU (Resources.in_flight)
-        made = sass_of(ptx, row["max_registers"])
-        hot = rounds(made[1]) if made is not None else None
-        row["in_flight"] = hot.bytes_a_round if hot is not None else None
+        row["in_flight"] = warp_bytes_in_flight(sass_of(ptx, row["max_registers"]))
         try:
             row["resident_blocks"] = loaded.occupancy(gen.block_threads)
         except BaseException as e:  # noqa: BLE001

@@ -27,7 +27,7 @@ def sass_figures(ptx: bytes, work: Path, stem: str) -> dict:
         sys.path.insert(0, fidelity)
     from ptx_driver import for_cuda
     made = sass_of(for_cuda(ptx))
-    if made is None:
+    if made is None or made[1] is None:
         return {"sass": "no SASS: ptxas or cuobjdump missing or failed"}
     info, sass = made
     (work / "sass").mkdir(exist_ok=True)

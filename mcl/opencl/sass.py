@@ -3,7 +3,7 @@ warp issues in a row, and how many bytes it keeps in flight for each time it wai
 the memory's latency.
 
 NVIDIA's OpenCL program binary is PTX; ptxas makes SASS of it and cuobjdump -sass prints
-that (both from the CUDA toolkit: :func:`sass_of` returns None without them). The time
+that (both from the CUDA toolkit: :func:`sass_of` says what it could make). The time
 model counts a warp's bytes in flight from the kernel (mcl.analyses.timing, Little's
 law); where the vendor's compiler was asked (mcl.opencl.vendor), its code's figure,
 ``Resources.in_flight``, replaces that estimate.
@@ -176,12 +176,13 @@ def loads_together(sass: str) -> tuple[int, int]:
     return most, branches
 
 
-def sass_of(ptx: bytes, maxrreg: int | None = None) -> tuple[str, str] | None:
+def sass_of(ptx: bytes, maxrreg: int | None = None) -> tuple[str, str | None] | None:
     """(ptxas -v's report, cuobjdump -sass's text) of PTX as NVIDIA's OpenCL driver
-    builds it (its ``.target``, the register limit ``maxrreg``); None without ptxas and
-    cuobjdump or where either fails."""
+    builds it (its ``.target``, the register limit ``maxrreg``): None without ptxas or
+    where it fails; the SASS None without cuobjdump or where that fails (the report,
+    its registers, stands)."""
     ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
-    if ptxas is None or cuobjdump is None:
+    if ptxas is None:
         return None
     m = re.search(rb"\.target\s+(sm_\d+)", ptx)
     with tempfile.TemporaryDirectory() as d:
@@ -193,12 +194,23 @@ def sass_of(ptx: bytes, maxrreg: int | None = None) -> tuple[str, str] | None:
             cmd += ["-maxrregcount", str(maxrreg)]
         try:
             built = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-            if built.returncode != 0:
-                return None
-            sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True,
-                                  text=True, timeout=120)
         except (OSError, subprocess.SubprocessError):
             return None
-    if sass.returncode != 0:
-        return None
-    return built.stdout + built.stderr, sass.stdout
+        if built.returncode != 0:
+            return None
+        sass = None
+        if cuobjdump is not None:
+            try:
+                dumped = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True,
+                                        text=True, timeout=120)
+                sass = dumped.stdout if dumped.returncode == 0 else None
+            except (OSError, subprocess.SubprocessError):
+                sass = None
+    return built.stdout + built.stderr, sass
+
+
+def warp_bytes_in_flight(made: tuple[str, str | None] | None) -> float | None:
+    """The bytes a warp keeps in flight a round (:func:`rounds`) in the SASS of
+    :func:`sass_of`'s ``made``; None without that SASS or where it loads nothing."""
+    hot = rounds(made[1]) if made is not None and made[1] is not None else None
+    return hot.bytes_a_round if hot is not None else None

@@ -156,9 +156,10 @@ def rebuild_capped(program: Any, context: Any, limit: int, options: list[str]) -
 
 # ------------------------------------------------------------------ ptxas
 
-def _ptxas(made: tuple[str, str] | None) -> Resources | None:
+def _ptxas(made: tuple[str, str | None] | None) -> Resources | None:
     """The figures ptxas -v reports of ``made`` (mcl.opencl.sass.sass_of), with the
     bytes in flight its SASS shows."""
+    from mcl.opencl.sass import warp_bytes_in_flight
     if made is None:
         return None
     text, _ = made
@@ -168,14 +169,7 @@ def _ptxas(made: tuple[str, str] | None) -> Resources | None:
     smem = re.search(r"(\d+) bytes smem", text)
     spill = re.search(r"(\d+) bytes spill stores", text)
     return Resources(int(regs.group(1)), SOURCE, int(smem.group(1)) if smem else None,
-                     int(spill.group(1)) if spill else None, _in_flight(made))
-
-
-def _in_flight(made: tuple[str, str] | None) -> float | None:
-    """The bytes a warp keeps in flight a round in the SASS of ``made``."""
-    from mcl.opencl.sass import rounds
-    hot = rounds(made[1]) if made is not None else None
-    return hot.bytes_a_round if hot is not None else None
+                     int(spill.group(1)) if spill else None, warp_bytes_in_flight(made))
 
 
 # ------------------------------------------------------------------ the entry point
@@ -228,7 +222,7 @@ def resources_of(path_or_module: Any, values: Mapping[str, int] | None = None,
 def _vendor_figures(ptx: bytes, kernel: str, maxrreg: int | None) -> Resources | None:
     """Registers, shared and local memory from the CUDA driver (from ptxas -v without
     it), and the bytes in flight from the SASS where ptxas and cuobjdump are at hand."""
-    from mcl.opencl.sass import sass_of
+    from mcl.opencl.sass import sass_of, warp_bytes_in_flight
     made = sass_of(ptx, maxrreg)
     try:
         loaded = load(ptx, kernel, maxrreg)
@@ -236,6 +230,6 @@ def _vendor_figures(ptx: bytes, kernel: str, maxrreg: int | None) -> Resources |
         return _ptxas(made)
     try:
         return Resources(loaded.registers, SOURCE, loaded.shared_bytes, loaded.local_bytes,
-                         _in_flight(made))
+                         warp_bytes_in_flight(made))
     finally:
         loaded.unload()

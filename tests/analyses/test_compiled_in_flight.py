@@ -66,6 +66,18 @@ def test_the_vendor_figures_read_the_bytes_in_flight_from_the_sass(monkeypatch):
     assert vendor._vendor_figures(b"", "k", None) is None
 
 
+def test_ptxas_without_cuobjdump_still_gives_the_registers(monkeypatch):
+    """ptxas's report without cuobjdump's SASS: the registers, no bytes in flight."""
+    report = "ptxas info    : Used 24 registers, 1024 bytes smem, 0 bytes spill stores"
+    monkeypatch.setattr("mcl.opencl.sass.sass_of", lambda ptx, maxrreg=None: (report, None))
+
+    def no_driver(*_):
+        raise RuntimeError("no cuda.bindings")
+    monkeypatch.setattr(vendor, "load", no_driver)
+    res = vendor._vendor_figures(b".target sm_90", "k", None)
+    assert (res.registers, res.shared_bytes, res.in_flight) == (24, 1024, None)
+
+
 def test_beside_the_gpu_the_vendor_figures_read_gesummv_s_sass():
     """GPU twin of the two above: on the GPU machine (NVIDIA's OpenCL driver, ptxas and
     cuobjdump), mcl.opencl.vendor reads gesummv nvidia_v1's 768 B a warp in flight."""
