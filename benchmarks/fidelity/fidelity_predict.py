@@ -94,6 +94,16 @@ def hopper_kernels(case: C.Case, values: dict | None = None):
             build_kernel(f, checked, vals, hw, case.specialize))
 
 
+def hopper_view(case: C.Case, registers: int | None = None):
+    """The analyses' KernelView of the case's function at hopper (``registers``: the
+    vendor count, as ``mcl feedback`` has it on a machine with the GPU)."""
+    from mcl.analyses import Resources
+    from mcl.analyses.functions import KernelView
+    sym, num = hopper_kernels(case)
+    res = Resources(registers, "NVIDIA compiler") if registers is not None else None
+    return KernelView(sym, num, num.hardware, resources=res)
+
+
 def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     """Traffic the analyses predict for the case at hopper: DRAM bytes at kernel end
     (the compulsory traffic less the written lines the L2 still holds,
@@ -103,13 +113,13 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     L2 (the time model's ``l2 bandwidth`` part, mcl.analyses.timing_counts.cache_bytes)."""
     import sympy
 
-    from mcl.analyses.functions import KernelView
     from mcl.analyses.occupancy import occupancy
     from mcl.analyses.sectors import global_loads
     from mcl.analyses.stats import compulsory_bytes, least_time, main_space
     from mcl.analyses.traffic import dram_traffic
 
-    sym, num = hopper_kernels(case)
+    view = hopper_view(case, registers)
+    num = view.num
     out: dict = {}
     space = main_space(num)
     cb = compulsory_bytes(num, space) if space else None
@@ -118,11 +128,6 @@ def memory_figures(case: C.Case, registers: int | None = None) -> dict:
     lt = least_time(num)
     if lt is not None:
         out["least_time_s"] = lt
-    res = None
-    if registers is not None:
-        from mcl.analyses import Resources
-        res = Resources(registers, "NVIDIA compiler")
-    view = KernelView(sym, num, num.hardware, resources=res)
     traffic = dram_traffic(view, occupancy(view))
     if traffic is not None:
         out["dram_bytes"] = traffic.dram_bytes
@@ -148,9 +153,7 @@ def bank_figures(case: C.Case) -> dict[str, float] | None:
     memory at hopper, and the warp requests they are part of (mcl.analyses.banks,
     what ``feedback-bank-conflicts`` prints); None where an index is read from memory."""
     from mcl.analyses.banks import extra_wavefronts
-    from mcl.analyses.functions import KernelView
-    sym, num = hopper_kernels(case)
-    return extra_wavefronts(KernelView(sym, num, num.hardware))
+    return extra_wavefronts(hopper_view(case))
 
 
 def predicted_time(case: C.Case, registers: int | None = None,

@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 import fidelity_cases as C  # noqa: E402
-from fidelity_predict import hopper_kernels  # noqa: E402
+from fidelity_predict import hopper_view  # noqa: E402
 from measure import case_file_name  # noqa: E402
 
 RECORD = HERE.parents[1] / "tests" / "analyses" / "fidelity" / "h200_times.json"
@@ -27,15 +27,11 @@ RECORD = HERE.parents[1] / "tests" / "analyses" / "fidelity" / "h200_times.json"
 
 def model_bytes(case: C.Case, registers: int | None) -> float | None:
     """The time model's bytes in flight a warp of ``case`` at hopper."""
-    from mcl.analyses import Resources
-    from mcl.analyses.functions import KernelView
     from mcl.analyses.occupancy import occupancy
     from mcl.analyses.stats import main_space
     from mcl.analyses.timing import bytes_in_flight
-    sym, num = hopper_kernels(case)
-    res = Resources(registers, "NVIDIA compiler") if registers else None
-    view = KernelView(sym, num, num.hardware, resources=res)
-    space = main_space(num)
+    view = hopper_view(case, registers)
+    space = main_space(view.num)
     flight = bytes_in_flight(view, occupancy(view), space) if space else None
     return flight.bytes if flight else None
 

@@ -122,11 +122,11 @@ def main() -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "sass_lines.txt").unlink(missing_ok=True)
+    source = SOURCE.replace("UNROLL_STEPS",
+                            f"#pragma unroll {args.unroll}" if args.unroll else "")
     results = []
     for u, g, r in SHAPES:
-        unroll = f"#pragma unroll {args.unroll}" if args.unroll else ""
-        prog = cl.Program(ctx, SOURCE.replace("UNROLL_STEPS", unroll)).build(
-            options=[f"-DU={u}", f"-DG={g}", f"-DR={r}"])
+        prog = cl.Program(ctx, source).build(options=[f"-DU={u}", f"-DG={g}", f"-DR={r}"])
         knl = prog.rows
         groups = rows // ((8 // g) * r)
         argv = (mat, out, np.int32(COLS), np.int32(pitch))
