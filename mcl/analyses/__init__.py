@@ -325,15 +325,14 @@ _SERIAL_SHARE = 0.05
 
 def _serial_copies_note(view: KernelView, t) -> str:
     """What the time message says of copies of an unrolled loop that load one at a time
-    (mcl.analyses.timing.SerialCopies), where loading them together would save at least
-    :data:`_SERIAL_SHARE` of the time."""
+    (mcl.analyses.timing.InFlight.serial), where loading them together would save at
+    least :data:`_SERIAL_SHARE` of the time (PredictedTime.serial_saved)."""
     from mcl.analyses.timing_overlap import predicated_body
-    s = t.serial_copies
-    if s is None or s.saved < _SERIAL_SHARE * t.seconds:
+    if t.serial_saved is None or t.serial_saved < _SERIAL_SHARE * t.seconds:
         return ""
     limit = predicated_body(view)
     loops: dict[int, list] = {}
-    for u in s.copies:
+    for u in t.in_flight.serial:
         loops.setdefault(id(u.loop.node), []).append(u)
     file = target_file(view.hardware)
     notes = []
@@ -349,7 +348,7 @@ def _serial_copies_note(view: KernelView, t) -> str:
             "so each copy is a branch")
     return (f"; {'; '.join(notes)}. Loading every copy's elements into a register array "
             "first (one unrolled loop for the loads, then one for the work) keeps them in "
-            f"flight together: about {time_text(s.saved)} less")
+            f"flight together: about {time_text(t.serial_saved)} less")
 
 
 def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
@@ -437,7 +436,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                   estimated=t.estimated, functions=t.functions,
                   functions_relaxed=t.functions_relaxed, launch=t.launch, missing=t.missing,
                   overlap=t.overlap,
-                  serial_saved=t.serial_copies.saved if t.serial_copies else None,
+                  serial_saved=t.serial_saved,
                   in_flight=t.in_flight.bytes if t.in_flight else None,
                   in_flight_source=t.in_flight.source if t.in_flight else None)
     return [d]

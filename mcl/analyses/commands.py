@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from mcl.analyses import PASSES
 from mcl.cli import (
@@ -121,7 +122,7 @@ def run_feedback(args: argparse.Namespace) -> int:
             from mcl.analyses.previous import against_previous
             diagnostics += against_previous(
                 checked, values, search, resources, specialize, computed=found,
-                vendor=lambda c, level, v, s: _vendor_resources(args, c, level, v, s))
+                vendor=functools.partial(_vendor_resources, args))
     unknown = [name for name in values if name not in params]
     if unknown and params:
         raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "

@@ -207,22 +207,11 @@ class PredictedTime:
     #: (execution part, memory part, seconds of the two together) where their partial
     #: overlap (:func:`overlapped`) takes longer than any part alone, else None
     overlap: tuple[str, str, float] | None = None
-    #: the copies of unrolled loops that load one at a time (:class:`SerialCopies`),
-    #: else None
-    serial_copies: SerialCopies | None = None
     #: what a warp keeps in flight (:class:`InFlight`), where the latency part counts it
     in_flight: InFlight | None = None
-
-
-@dataclass
-class SerialCopies:
-    """Loads in copies of a loop the generated code unrolls completely that the compiler
-    issues one copy at a time (timing_overlap.unrolled_copies: a guarded body longer
-    than the target's ``predicated_body`` multiply-adds), and the seconds of the time
-    that loading every copy's elements together would save."""
-
-    copies: list[UnrolledCopies]
-    saved: float
+    #: the seconds of the time that loading together the copies of unrolled loops that
+    #: load one at a time (``in_flight.serial``) would save, else None
+    serial_saved: float | None = None
 
 
 def predicted_time(view: KernelView, occupancy=None,
@@ -336,17 +325,15 @@ def predicted_time(view: KernelView, occupancy=None,
         ("issue", issue is None or "issue" in parts),
         ("memory instructions", accesses is not None or not lsu),
         ("shared memory", shared is not None or not has_banked(view))) if not known]
-    serial_copies = None
+    saved = None
     if serial_memory is not None:
         # the time with the copies' loads together: the parts again, memory the less
         alt = dict(parts, memory=serial_memory, latency=serial_latency)
         alt_overlap = overlapped(hw, alt, alt.get("barrier waits", 0.0))
         saved = longest - (alt_overlap[2] if alt_overlap is not None else max(alt.values()))
-        serial_copies = SerialCopies(flight.serial, saved)
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch, missing, idle, uncounted, overlap, serial_copies,
-                         flight)
+                         relaxed, launch, missing, idle, uncounted, overlap, flight, saved)
 
 
 def _bytes_in_flight(view: KernelView, space: str, lane, width: int,
