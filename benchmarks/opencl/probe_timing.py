@@ -20,9 +20,16 @@ def nvidia_queue(script: str):
     a message on stderr naming ``script``, where there is none."""
     import pyopencl as cl
     devs = [d for p in cl.get_platforms() if "NVIDIA" in p.name for d in p.get_devices()]
+    return _profiling_queue(script, devs, "no NVIDIA OpenCL device (this probes the GPU "
+                                          "machine's NVIDIA GPU)")
+
+
+def _profiling_queue(script: str, devs: list, missing: str):
+    """(device, context, profiling queue) of the first of ``devs``; None, with
+    ``script``'s message ``missing`` on stderr, where there is none."""
+    import pyopencl as cl
     if not devs:
-        print(f"{script}: no NVIDIA OpenCL device (this probes the GPU machine's NVIDIA GPU)",
-              file=sys.stderr)
+        print(f"{script}: {missing}", file=sys.stderr)
         return None
     ctx = cl.Context([devs[0]])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
@@ -72,12 +79,7 @@ def cpu_queue(script: str):
     import pyopencl as cl
     devs = [d for p in cl.get_platforms() for d in p.get_devices()
             if d.type & cl.device_type.CPU]
-    if not devs:
-        print(f"{script}: no CPU OpenCL device", file=sys.stderr)
-        return None
-    ctx = cl.Context([devs[0]])
-    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    return devs[0], ctx, queue
+    return _profiling_queue(script, devs, "no CPU OpenCL device")
 
 
 def probe_setup(doc: str, script: str, repeats: int, extra=None, cpu_twin: bool = False):
@@ -97,4 +99,3 @@ def probe_setup(doc: str, script: str, repeats: int, extra=None, cpu_twin: bool 
     args = ap.parse_args()
     found = cpu_queue(script) if getattr(args, "device", None) == "cpu" else nvidia_queue(script)
     return None if found is None else (args, *found)
-
