@@ -2,7 +2,7 @@
 dispatch_rate.py, atomic_rate.py, inflight_probe.py, ...): their command line (--out,
 --repeats), NVIDIA's OpenCL device with a profiling queue, the launch times of a
 kernel by OpenCL profiling events after a warm-up, a straight line through timings,
-and the JSON file of their results (sass_loads.py: the SASS of their kernels)."""
+and the JSON file of their results (probe_sass.py: the SASS of their kernels)."""
 
 from __future__ import annotations
 

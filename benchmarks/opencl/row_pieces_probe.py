@@ -15,7 +15,7 @@ gesummv on the H200 (2026-11-30): gpu_v1 (G 8, U 1: 1 kB a step) 36.7 us, nvidia
 (G 8, U 1, R 4) 40.9, hopper_v1 (G 1, U 4) 40.1, hopper_v2 (G 1, 4 kB runs) 34.2,
 hopper_v3 (G 8, 1 kB a warp: 8 kB a step) 32.7, for 134 MB.
 
-With ``--out``, each shape's SASS too (ptxas and cuobjdump, sass_loads.sass_figures): the
+With ``--out``, each shape's SASS too (ptxas and cuobjdump, probe_sass.sass_figures): the
 loads it issues in a row, the latencies a warp waits in an iteration of the loop over a
 row's steps and the bytes it keeps in flight each, its loads and branches in
 sass_lines.txt, the SASS in sass/. ``--unroll K`` puts ``#pragma unroll K`` on the loop
@@ -36,8 +36,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_sass import sass_figures  # noqa: E402
 from probe_timing import median_time, probe_setup, save  # noqa: E402
-from sass_loads import sass_figures  # noqa: E402
 
 SOURCE = r"""
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))

@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_sass import sass_figures  # noqa: E402
 from probe_timing import median_time, probe_setup, save  # noqa: E402
-from sass_loads import sass_figures  # noqa: E402
 
 TEMPLATE = """module unrolled_loads;
 
