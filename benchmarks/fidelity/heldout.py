@@ -121,6 +121,9 @@ def heldout_table(raw: Path, got: dict, jobs: int) -> list[str]:
         dram = (c.get("dram_read", 0) + c.get("dram_write", 0)) if c else None
         spr = c["ld_sectors"] / c["ld_requests"] if c.get("ld_requests") else None
         tp, tm = p.get("time_seconds"), t.get("time_s")
+        tc = p.get("time_compiled_seconds")
+        with_code = (f" {tc * 1e6:.1f} ({_pct(tc, tm)}; {v['in_flight']:.0f} B a warp) |"
+                     if tc and tm else " – |") if compiled else ""
         lines.append(
             f"| {n.removeprefix('heldout/')} | {v['registers']} ({v['estimate']}) | "
             f"{v['blocks_with_registers']} / {v['cuda_blocks']} | "
@@ -130,10 +133,7 @@ def heldout_table(raw: Path, got: dict, jobs: int) -> list[str]:
                f"({_pct(p['dram_bytes'], dram)})" if dram and p.get("dram_bytes") else "–")
             + " | "
             + (f"{p['sectors_per_request']:.2f} / {spr:.2f}"
-               if spr and p.get("sectors_per_request") else "–") + " |"
-            + ((f" {p['time_compiled_seconds'] * 1e6:.1f} "
-                f"({_pct(p['time_compiled_seconds'], tm)}; {v['in_flight']:.0f} B a warp) |"
-                if p.get("time_compiled_seconds") and tm else " – |") if compiled else ""))
+               if spr and p.get("sectors_per_request") else "–") + " |" + with_code)
     return lines
 
 
