@@ -49,16 +49,25 @@ def _sass(*lines: str) -> str:
                      for i, line in enumerate(lines))
 
 
-def test_the_vendor_figures_read_the_bytes_in_flight_from_the_sass(monkeypatch):
-    # two loads before their use, a loop: 256 B a round; ptxas's report gives registers
-    sass = _sass("LDG.E.CONSTANT R4, desc[UR6][R2.64]", "LDG.E.CONSTANT R5, desc[UR6][R8.64]",
-                 "FADD R20, R4, R5", "@!P0 BRA 0x100", "EXIT")
-    report = "ptxas info    : Used 24 registers, 1024 bytes smem, 0 bytes spill stores"
-    monkeypatch.setattr("mcl.opencl.sass.sass_of", lambda ptx, maxrreg=None: (report, sass))
+#: ptxas -v's report of a kernel
+_REPORT = "ptxas info    : Used 24 registers, 1024 bytes smem, 0 bytes spill stores"
+
+
+def _without_the_driver(monkeypatch, made) -> None:
+    """mcl.opencl.sass.sass_of made ``made``, and the CUDA driver cannot load PTX (no
+    cuda.bindings), so the vendor figures come from ptxas."""
+    monkeypatch.setattr("mcl.opencl.sass.sass_of", lambda ptx, maxrreg=None: made)
 
     def no_driver(*_):
         raise RuntimeError("no cuda.bindings")
     monkeypatch.setattr(vendor, "load", no_driver)
+
+
+def test_the_vendor_figures_read_the_bytes_in_flight_from_the_sass(monkeypatch):
+    # two loads before their use, a loop: 256 B a round; ptxas's report gives registers
+    sass = _sass("LDG.E.CONSTANT R4, desc[UR6][R2.64]", "LDG.E.CONSTANT R5, desc[UR6][R8.64]",
+                 "FADD R20, R4, R5", "@!P0 BRA 0x100", "EXIT")
+    _without_the_driver(monkeypatch, (_REPORT, sass))
     res = vendor._vendor_figures(b".target sm_90", "k", None)
     assert (res.registers, res.shared_bytes, res.in_flight) == (24, 1024, 256)
     # without ptxas and cuobjdump: no vendor figures from ptxas, so the estimate stays
@@ -68,12 +77,7 @@ def test_the_vendor_figures_read_the_bytes_in_flight_from_the_sass(monkeypatch):
 
 def test_ptxas_without_cuobjdump_still_gives_the_registers(monkeypatch):
     """ptxas's report without cuobjdump's SASS: the registers, no bytes in flight."""
-    report = "ptxas info    : Used 24 registers, 1024 bytes smem, 0 bytes spill stores"
-    monkeypatch.setattr("mcl.opencl.sass.sass_of", lambda ptx, maxrreg=None: (report, None))
-
-    def no_driver(*_):
-        raise RuntimeError("no cuda.bindings")
-    monkeypatch.setattr(vendor, "load", no_driver)
+    _without_the_driver(monkeypatch, (_REPORT, None))
     res = vendor._vendor_figures(b".target sm_90", "k", None)
     assert (res.registers, res.shared_bytes, res.in_flight) == (24, 1024, None)
 
