@@ -1,14 +1,21 @@
 """How histogram's shared-memory versions depend on the data, which the feedback says
 and the time model cannot know: hopper_v1 (a histogram per warp, l_hist[w, v[u]]) and
-hopper_v2 (a copy of the buckets per lane, in the lane's own bank) on 2^26 values (--n)
-drawn three ways: uniform over 256 buckets (the time model's assumption: v1's update
-takes the banks 3.15 times a warp, v2's once), reference.py's data (half of the values
-in the 8 buckets 0, 32, ..., 224, all in bank 0), and one bucket for every value (the
-lanes at one word: one pass for both). Each version is checked against numpy's
-bincount, then timed behind mcl.opencl.conditions.keep_awake (the best of --repeats),
-beside its predicted time at --level (h200: the H200's description).
+hopper_v2 (a copy of the buckets per lane, in the lane's own bank), or the --versions
+named (gpu_v1 and nvidia_v1 too, translated to hopper), on 2^26 values (--n) drawn
+three ways (or the --data named): uniform over 256 buckets (the time model's
+assumption: v1's update takes the banks 3.15 times a warp, v2's once), reference.py's
+data (half of the values in the 8 buckets 0, 32, ..., 224, all in bank 0), and one
+bucket for every value (the lanes at one word: one pass for both). Each version is
+checked against numpy's bincount, then timed behind mcl.opencl.conditions.keep_awake
+(the best of --repeats), beside its predicted time at --level (h200: the H200's
+description). --merge-free adds a twin of each version whose blocks do not merge their
+bins into hist (its ``atomicAdd(hist[k], total)`` becomes a store where ``total`` is
+-1, which it never is: the sums are still made, no update; its hist is checked to stay
+zero): the difference is what the merges cost (mcl.analyses.atomics.queued_seconds).
 
     python benchmarks/opencl/histogram_data.py --out DIR [--device NVIDIA]
+    python benchmarks/opencl/histogram_data.py --versions gpu_v1,nvidia_v1,hopper_v1,\
+        hopper_v2 --data uniform,reference --merge-free --out DIR
 
 Exits 2 without an OpenCL device.
 """
@@ -17,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +48,15 @@ def data(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
     return reference.inputs(rng, n, BUCKETS)["input"]
 
 
+def merge_free(source: str) -> str:
+    """The version without its merge: ``atomicAdd(hist[k], X);`` a store where X is -1."""
+    out, count = re.subn(r"atomicAdd\(hist\[k\], ([^;]+)\);", r"if (\1 == -1) { hist[k] = \1; }",
+                         source)
+    if count != 1:
+        raise ValueError("the version has no one merge `atomicAdd(hist[k], ...)`")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path)
@@ -46,39 +64,52 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=1 << 26, help="values (default 2^26)")
     ap.add_argument("--device", default=None, help="OpenCL device (default: MCL_DEVICE)")
     ap.add_argument("--level", default="h200", help="predict at this level (default h200)")
+    ap.add_argument("--versions", default=",".join(VERSIONS),
+                    help="histogram versions, comma-separated (default hopper_v1,hopper_v2)")
+    ap.add_argument("--data", default="uniform,reference,one bucket",
+                    help="kinds of data, comma-separated (uniform, reference, one bucket)")
+    ap.add_argument("--merge-free", action="store_true",
+                    help="also each version without its merge into hist")
     args = ap.parse_args()
     n = args.n
     import mcl
     from mcl.analyses.level import feedback_at_level
     from mcl.opencl.conditions import keep_awake
+    sources = {v: ROOT / "examples" / "histogram" / f"{v}.mcpl"
+               for v in args.versions.split(",")}
+    if args.merge_free:
+        twins = Path(tempfile.mkdtemp(prefix="histogram_merge_free_"))
+        for v in list(sources):
+            (twins / f"{v}.mcpl").write_text(merge_free(sources[v].read_text()))
+            sources[f"{v} merge-free"] = twins / f"{v}.mcpl"
     try:
-        kernels = {v: mcl.compile(ROOT / "examples" / "histogram" / f"{v}.mcpl",
-                                  device=args.device) for v in VERSIONS}
+        kernels = {v: mcl.compile(path, "hopper", device=args.device)
+                   for v, path in sources.items()}
     except Exception as e:  # no device, or no driver
         print(f"histogram_data: {e}", file=sys.stderr)
         return 2
     predicted = {}
-    for v in VERSIONS:
-        checked = mcl.check(ROOT / "examples" / "histogram" / f"{v}.mcpl")
+    for v, path in sources.items():
+        checked = mcl.check(path)
         for d in feedback_at_level(checked, args.level, values={"n": n, "nrBuckets": BUCKETS},
                                    only=("time",)).diagnostics:
             if d.code == "feedback-time":
                 predicted[v] = d.data["seconds"]
     rng = np.random.default_rng(1)
     rows = []
-    for kind in ("uniform", "reference", "one bucket"):
+    for kind in args.data.split(","):
         values = data(kind, rng, n)
         want = np.bincount(values, minlength=BUCKETS)
         for v, k in kernels.items():
             got = k(n=n, nrBuckets=BUCKETS, input=values, hist=np.zeros(BUCKETS, np.int32))
-            ok = bool(np.array_equal(got["hist"], want))
+            ok = bool(np.array_equal(got["hist"], 0 * want if "merge-free" in v else want))
             awake = keep_awake(k.context, k.queue)
             t = k.time(repeat=args.repeats, before=awake, n=n, nrBuckets=BUCKETS,
                        input=values, hist=np.zeros(BUCKETS, np.int32))
             rows.append({"data": kind, "version": v, "seconds": t, "correct": ok,
                          "predicted_seconds": predicted.get(v)})
-            print(f"{kind:10s} {v}: {t * 1e6:7.1f} us (predicted {predicted.get(v, 0) * 1e6:.1f}),"
-                  f" correct {ok}", flush=True)
+            print(f"{kind:10s} {v:21s}: {t * 1e6:7.1f} us (predicted "
+                  f"{predicted.get(v, 0) * 1e6:.1f}), correct {ok}", flush=True)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "histogram_data.json").write_text(json.dumps(

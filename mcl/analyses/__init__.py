@@ -29,7 +29,7 @@ from mcl.analyses import (  # noqa: F401 (they register the feedback functions c
     staging,
     validity,
 )
-from mcl.analyses.atomics import AtomicsAnalysis
+from mcl.analyses.atomics import AtomicsAnalysis, bound_by_units, with_units
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
 from mcl.analyses.kernel import Kernel, parameter_values
@@ -246,12 +246,14 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         a = CacheAnalysis()
         out += a.report(a.analyze(sym, num), hw)
     findings = []
+    view = KernelView(sym, num, hw, resources=resources)
     if _want(selected, "atomics", "time"):
         a = AtomicsAnalysis()
         findings = a.analyze(sym, num)
+        if num is not None:
+            with_units(findings, view)
         if "atomics" in selected:
             out += a.report(findings, hw)
-    view = KernelView(sym, num, hw, resources=resources)
     if _want(selected, "functions", "occupancy", "coalescing", "bank-conflicts"):
         for name in hw.feedback_functions():
             fn = lookup(name)
@@ -301,8 +303,9 @@ _FUNCTION_SHARE = 0.25
 def _data_chosen_note(view: KernelView, findings: list) -> str:
     """What the time message says of the accesses whose elements the data choose: the
     model counts banked ones as elements drawn at random would meet the banks
-    (mcl.analyses.bank_data.data_chosen) and gives each element of data-chosen atomic
-    updates its share of them."""
+    (mcl.analyses.bank_data.data_chosen), and data-chosen atomic updates as such
+    elements would take the L2's atomic units (mcl.analyses.atomics.unit_seconds) or,
+    where those do not bound them, each element its share of them."""
     from mcl.analyses.bank_data import data_chosen
     banked = {c.sacc.text: c.passes for c in data_chosen(view)}
     updated = list(dict.fromkeys(f.site.target.text for f in findings
@@ -311,7 +314,11 @@ def _data_chosen_note(view: KernelView, findings: list) -> str:
     if not names:
         return ""
     how = [f"{text} takes the banks {p:.1f} times a warp" for text, p in banked.items() if p]
-    how += [f"each element of {text} takes an even share of the updates" for text in updated]
+    units = {f.site.target.text: f.operations for f in findings
+             if f.updates is None and f.site.target is not None and bound_by_units(f)}
+    how += [f"a warp's updates of {text} take {units[text]:.3g} operations of the atomic units"
+            if text in units else f"each element of {text} takes an even share of the updates"
+            for text in updated]
     return (f"; {_and(names).removeprefix('the ')}, whose elements the data choose, "
             f"{'is' if len(names) == 1 else 'are'} counted as if the data were drawn at "
             f"random" + (f" ({'; '.join(how)})" if how else "")

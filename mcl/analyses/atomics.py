@@ -50,6 +50,13 @@ class AtomicFinding:
     num_total: sympy.Expr
     seconds: float | None              # lower bound of the serialised updates
     least_s: float | None              # the kernel's least time (roofline)
+    #: the L2's atomic units (:func:`with_units`): operations a warp request, units
+    #: the array's bytes fall in, the array's bytes and what all its updates take there
+    element_s: float | None = None     # the most updated element's bound alone
+    operations: float | None = None
+    units: int | None = None
+    array_bytes: float | None = None
+    unit_s: float | None = None
 
 
 def _number(e: sympy.Expr | None) -> float | None:
@@ -106,19 +113,7 @@ class AtomicsAnalysis:
         updates (all updates over the elements of every copy of the array: a shared
         array has one per block), one after the other."""
         site = num.atomics[i] if num is not None else None
-        if site is None or site.target is None or site.target.symbol is None:
-            return None
-        decl = next((d for d in num.decls if d.symbol is site.target.symbol), None)
-        size = _number(decl.elements) if decl is not None else None
-        copies = 1.0
-        if decl is not None:
-            copies = _number(num.executions(tuple(lp for lp in decl.loops
-                                                  if lp.kind == "foreach"))[0]) or 1.0
-        if size is None:
-            sizes = [_number(x) for x in site.target.sizes]
-            size = 1.0
-            for x in sizes:
-                size = size * x if x is not None and size is not None else None
+        size, copies = _array_elements(num, site) if site is not None else (None, 1.0)
         n = _number(total)
         if not size or n is None:
             return None
@@ -130,13 +125,19 @@ class AtomicsAnalysis:
             call = f.site.node
             target = f.site.target.text if f.site.target is not None else "its first argument"
             if f.updates is None:
+                if bound_by_units(f):
+                    bound = (f"; {_units_text(f, hw)} where the data spread the values at "
+                             "random (more where values repeat)")
+                elif f.seconds:
+                    bound = (f"; the most updated element takes at least its share, at "
+                             f"least {time_text(f.seconds)} one after the other")
+                else:
+                    bound = ""
                 out.append(info(
                     "feedback-atomics",
                     f"{f.site.name}({target}, ...): {_amount(f.total, f.num_total)} atomic "
                     f"updates of elements chosen by the data; updates of the same element are "
-                    f"serialised, so their time depends on how often values repeat"
-                    + (f"; the most updated element takes at least its share, at least "
-                       f"{time_text(f.seconds)} one after the other" if f.seconds else ""),
+                    f"serialised, so their time depends on how often values repeat" + bound,
                     call.span, "where few elements take most updates, combine updates "
                     "in faster memory per block first (a private copy of the elements "
                     "per block or warp) and update each element once per block"))
@@ -147,8 +148,11 @@ class AtomicsAnalysis:
                    f"{who}: {amount} updates of one element, serialised")
             space = f.site.target.space if f.site.target is not None else None
             each = update_seconds(hw, f.site.target) if hw is not None and space else None
-            if f.seconds is not None and each is not None:
-                msg += f"; at least {time_text(f.seconds)} ({each[1]})"
+            element = f.element_s if f.element_s is not None else f.seconds
+            if element is not None and each is not None:
+                msg += f"; at least {time_text(element)} ({each[1]})"
+            if bound_by_units(f):
+                msg += f"; all {_amount(f.total, f.num_total)} updates: {_units_text(f, hw)}"
             significant = f.seconds is None or f.least_s is None or \
                 f.seconds >= SIGNIFICANT * f.least_s
             if f.seconds is not None and f.least_s is not None:
@@ -169,13 +173,145 @@ class AtomicsAnalysis:
         return out
 
 
+def bound_by_units(f: AtomicFinding) -> bool:
+    """Whether the L2's units bound the finding's updates more than its most updated
+    element does."""
+    return f.unit_s is not None and f.unit_s > (f.element_s or 0.0)
+
+
+def _units_text(f: AtomicFinding, hw: Any) -> str:
+    """What the L2's atomic units take for all of ``f``'s updates, for the messages."""
+    from mcl.analyses.traffic import write_back_cache
+    from mcl.analyses.values import bytes_text
+    cache = write_back_cache(hw, f.site.target.space)
+    each = update_seconds(hw, f.site.target)
+    units = f"{f.units} unit{'s' if f.units != 1 else ''}"
+    return (f"the {cache.name} performs them in the {units} of its atomics that the "
+            f"array's {bytes_text(f.array_bytes)} falls in, about {f.operations:.3g} "
+            "operations a warp request (one per 32-B sector it updates, lanes that update "
+            f"the same word each in turn), {time_text(each[0])} an operation: at least "
+            f"{time_text(f.unit_s)}")
+
+
+def _array_elements(num: Kernel, site: AtomicSite) -> tuple[float | None, float]:
+    """(elements, copies) of the array ``site`` updates: a declaration's elements and
+    how many copies of it the kernel has (a shared array one per block), else a
+    parameter's extents and one copy; (None, 1) where unknown."""
+    if site.target is None or site.target.symbol is None:
+        return None, 1.0
+    decl = next((d for d in num.decls if d.symbol is site.target.symbol), None)
+    size = _number(decl.elements) if decl is not None else None
+    copies = 1.0
+    if decl is not None:
+        copies = _number(num.executions(tuple(lp for lp in decl.loops
+                                              if lp.kind == "foreach"))[0]) or 1.0
+    if size is None:
+        size = 1.0
+        for x in (_number(e) for e in site.target.sizes):
+            size = size * x if x is not None and size is not None else None
+    return size, copies
+
+
+def with_units(findings: list[AtomicFinding], view: Any) -> None:
+    """Each finding's ``seconds`` at least what the L2's atomic units take for all its
+    updates (:func:`unit_seconds`), where the target file measured them."""
+    for f in findings:
+        found = unit_seconds(f, view)
+        if found is None:
+            continue
+        f.operations, f.units, f.array_bytes, f.unit_s = found
+        f.element_s = f.seconds
+        if f.seconds is None or f.unit_s > f.seconds:
+            f.seconds = f.unit_s
+
+
+def unit_seconds(finding: AtomicFinding, view: Any
+                 ) -> tuple[float, int, float, float] | None:
+    """(operations a warp request, units, the array's bytes, seconds) of the integer
+    updates of ``finding`` that the cache holding device memory performs (an H100's L2),
+    where the target file has ``atomic_update_interval`` and ``atomic_unit_bytes``.
+
+    A warp's request takes the L2 an operation per 32-B sector it updates: lanes that
+    update different words of the sector together, lanes that update the same word one
+    after the other (a warp-uniform element the compiler merges into one update). The
+    operations on an array queue in the units its bytes fall in, one per
+    ``atomic_unit_bytes``, an operation per ``atomic_update_interval`` each
+    (benchmarks/opencl/atomic_spread_probe.py: histogram perfect's 256 ints take two
+    units, and its 2^26 updates 21.4 ms on the H200, where the updates of its most
+    updated element alone take 3.2 ms). Elements the data choose are taken as drawn at
+    random over the array (:func:`chosen_operations`). None where this does not apply
+    or a figure is missing."""
+    from mcl.analyses.sectors import access_requests
+    from mcl.analyses.traffic import write_back_cache
+    from mcl.analyses.warp_lanes import lockstep_loop, transaction_size
+
+    hw = view.hardware
+    target = finding.site.target
+    if hw is None or target is None or target.space is None or not _integer(target) \
+            or write_back_cache(hw, target.space) is None:
+        return None
+    settings = device_settings(hw)
+    interval, unit = settings.get("atomic_update_interval"), settings.get("atomic_unit_bytes")
+    found = lockstep_loop(view)
+    site = next((a for a in view.num.atomics if a.node is finding.site.node), None)
+    if not (isinstance(interval, int | float) and interval > 0 and isinstance(unit, int)
+            and unit > 0 and found is not None and site is not None
+            and site.target is not None):
+        return None
+    lane, width = found
+    elements, copies = _array_elements(view.num, site)
+    if not elements or copies != 1.0:
+        return None
+    sector = transaction_size(view, target.space)[0]
+    if finding.updates is None:
+        total = _number(finding.num_total)
+        if total is None:
+            return None
+        lanes = width if lane in site.loops else 1
+        requests = total / lanes
+        operations = chosen_operations(int(elements),
+                                       max(1, sector // max(1, target.element_bytes)), lanes)
+    else:
+        got = access_requests(view.num, site.target, lane, width, sector)
+        if got is None:
+            return None
+        requests, operations = got
+    size = elements * target.element_bytes
+    units = max(1, math.ceil(size / unit))
+    return operations, units, size, requests * operations * float(interval) / units
+
+
+def chosen_operations(elements: int, words: int, lanes: int, samples: int = 4096) -> float:
+    """The L2's operations a warp's request of ``lanes`` atomic updates takes on average
+    where the data choose each lane's element at random among ``elements`` (``words``
+    to a 32-B sector): per sector it touches, the most lanes updating one of its words
+    (a fixed sample of ``samples`` warps)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    chosen = rng.integers(0, max(1, elements), size=(samples, lanes), dtype=np.int64)
+    rows = np.repeat(np.arange(samples, dtype=np.int64), lanes)
+    keys, counts = np.unique(rows * elements + chosen.ravel(), return_counts=True)
+    row, word = np.divmod(keys, elements)
+    sectors, at = np.unique(row * (elements // words + 1) + word // words,
+                            return_inverse=True)
+    most = np.zeros(len(sectors), dtype=np.int64)
+    np.maximum.at(most, at, counts)
+    return float(most.sum()) / samples
+
+
 def queued_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float | None:
     """What the updates of the most updated element take in the time model: for a float
     atomicAdd that the target makes a compare-and-swap loop (``float_atomic_add =
     "cas"``), the device's measured time per update with as many updates of the element
     pending at once as the resident blocks hold (:func:`cas_seconds`); else the
     serialised updates' bound of the finding (integer updates back to back, elements
-    chosen by data at least their share)."""
+    chosen by data at least their share, all the updates of an array in the L2's units
+    it falls in: :func:`with_units`). They overlap the rest of the kernel: the merges of
+    histogram's blocks into hist, made after a barrier at each block's end, add 2.5-12 us
+    to their versions on the H200 where the units take 9-24 us
+    (benchmarks/opencl/histogram_data.py --merge-free), as the blocks end at different
+    times."""
     times = [cas_seconds(f, view, occ) or f.seconds for f in findings]
     return max((t for t in times if t), default=None)
 

@@ -195,6 +195,20 @@ def _global_loads(view) -> Requests | None:
     return out
 
 
+def access_requests(num, acc: Access, lane: Loop, width: int, sector: int
+                    ) -> tuple[float, float] | None:
+    """(warp requests per kernel run, sectors per request) of the access ``acc`` of the
+    numeric kernel ``num`` (an atomic update's element as well as a load), as
+    :func:`global_loads` counts a load; None where its address or a trip count around
+    it depends on data or cannot be evaluated at these sizes."""
+    try:
+        reqs = _warp_requests(num, acc, lane, width)
+        spr, active, *_ = _sectors(acc, lane, width, sector, False, [], merge=len(acc.loops))
+    except (_Unknown, ArithmeticError, TypeError, ValueError):
+        return None
+    return reqs * active, spr
+
+
 def _element_type(acc: Access) -> str | None:
     return getattr(getattr(acc.symbol, "type", None), "name", None)
 
