@@ -15,9 +15,13 @@ the largest, and its name says what limits the kernel:
   H100 a log 26, an exp 10, a division 9; mcl.analyses.timing_counts.function_extra);
 * ``memory instructions``: the accesses to addressable memory at the load-store
   units' rate (a warp's request a cycle; to cached memory a cycle per cache line
-  its lanes touch; a store of many lines more, the target file's
-  ``store_line_cycles``: on the H200 3.8 cycles a line for a warp's store to 32
-  lines, so that transpose_naive's column writes take 4 times what its loads do);
+  its lanes touch; a load of several lines, where the target file has
+  ``load_line_cycles``, the most words one bank of the L1's storage serves for it,
+  that many cycles a line or two, whichever is most: on the H200 half a cycle a line
+  where the lanes' words spread over the banks, a cycle where they share one; a store
+  of many lines more, the target file's ``store_line_cycles``: on the H200 3.8 cycles
+  a line for a warp's store to 32 lines, so that transpose_naive's column writes take
+  4 times what its loads do);
 * ``<cache> bandwidth`` (``l2 bandwidth``): the sectors the global loads take from
   the last-level cache at the bandwidth of its link to the execution units: per
   block, the union of the sectors its warps touch in an iteration of the outermost
@@ -33,7 +37,9 @@ the largest, and its name says what limits the kernel:
   warp request the sectors its lanes touch, and in the iterations of the innermost
   sequential loop around it after the first only those it did not touch before; a
   gather (addresses data choose) a sector per lane, less the share of its array the
-  first-level caches hold;
+  first-level caches hold, each a request of its own that the cache serves at the
+  target file's ``gather_sector_rate`` (158 G a second on the H200, 5.1 TB/s of
+  sectors);
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
   on every holder: a warp's access takes the banks once per word one bank serves in
   turn (lanes reading the same word share it); a 128-bit access half a warp at a
@@ -133,7 +139,7 @@ from typing import TYPE_CHECKING
 
 from mcl.analyses.timing_counts import (
     banked_accesses,
-    cache_bytes,
+    cache_traffic,
     estimated_loads,
     function_extra,
     has_banked,
@@ -149,6 +155,7 @@ from mcl.analyses.timing_overlap import (
 from mcl.analyses.timing_rates import (
     cache_link_bandwidth,
     dispatch_rate,
+    gather_bandwidth,
     instances,
     issue_rate,
     launch_seconds,
@@ -254,9 +261,13 @@ def predicted_time(view: KernelView, occupancy=None,
         cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
         if cache is not None and not cbw:
             missing.append(f"the bandwidth of {cache.name}'s link to the execution units")
-        through = cache_bytes(view, space, estimated, occupancy) if cbw else None
-        if through:
-            parts[f"{cache.name} bandwidth"] = through / cbw
+        found = cache_traffic(view, space, estimated, occupancy) if cbw else None
+        if found and found[0]:
+            through, gathered = found
+            # a gather's requests of one sector each at the rate the cache serves them
+            rate = gather_bandwidth(hw)
+            parts[f"{cache.name} bandwidth"] = (through - gathered) / cbw + \
+                (gathered / min(rate, cbw) if rate else gathered / cbw)
     clock = hw.clock_frequency()
     shared = banked_accesses(view)
     if shared is not None and clock:

@@ -10,7 +10,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mcl.analyses.target_settings import device_settings
-from mcl.analyses.timing_rates import number, store_line_cycles
+from mcl.analyses.timing_rates import (
+    first_level_banks,
+    load_line_cycles,
+    number,
+    store_line_cycles,
+)
 
 if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
@@ -60,7 +65,9 @@ def memory_instructions(view: KernelView, register_spaces,
     unrolled_run: matmul gpu_v3..hopper, whose memory-instructions part was 18-23%
     above their measured times while it counted each read of ``l_a[ei][k]``). A warp's
     request to cached memory takes a cycle per cache line its lanes touch (the
-    first-level cache's tag stage).
+    first-level cache's tag stage); a load's, where the target file has
+    ``load_line_cycles`` (:func:`_lines_per_request`), the most words one bank of the
+    cache's storage serves for it or that many cycles per line, whichever is more.
     A read of read-only memory at the same element in every lane, in loops the
     generator unrolls completely (:func:`_uniform_unrolled`: a filter in constant
     memory), counts the warp requests of mcl.analyses.sectors: each distinct element
@@ -89,7 +96,12 @@ def memory_instructions(view: KernelView, register_spaces,
                 continue
         est = (estimated or {}).get(id(nacc.node)) if not nacc.write else None
         if est is not None and found:
-            total += est.requests * found[1] * (est.lines_per_request if lines else 1)
+            per = est.lines_per_request if lines else 1
+            tau = load_line_cycles(hw) if lines else None
+            if tau and per > 1:
+                # lanes at addresses the data choose: their words spread over the banks
+                per = max(tau * per, min(per, 2))
+            total += est.requests * found[1] * per
             continue
         execs = number(view.num.executions(nacc.loops)[0])
         if execs is None:
@@ -101,7 +113,10 @@ def memory_instructions(view: KernelView, register_spaces,
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
                         if c.cache_line_size), default=None)
             if line and lines:
-                per = _lines_per_request(view, nacc, found, run, int(line))
+                banks = first_level_banks(hw, sacc.space) \
+                    if not nacc.write and run is None else None
+                per = _lines_per_request(view, nacc, found, run, int(line),
+                                         banks, load_line_cycles(hw) if banks else None)
                 if per and nacc.write:
                     per *= store_line_cycles(hw, per)
         total += execs / (RUN if run is not None else 1) * (per or 1)
@@ -138,10 +153,20 @@ def _run(view: KernelView, nacc, lane, width: int, banked: bool) -> list[int] | 
     return run
 
 
-def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float | None:
+def _lines_per_request(view: KernelView, nacc, found, run, line: int, banks=None,
+                       tau: float | None = None) -> float | None:
     """Cache lines a warp's request touches, averaged over 8 consecutive iterations of
     the innermost sequential loop around it (a window that moves by one element
-    straddles two lines in most of them)."""
+    straddles two lines in most of them). With the banked memory ``banks`` whose storage
+    the cache shares and ``tau`` cycles a line: the cycles a load of several lines takes,
+    the most distinct words one bank holds for its lanes (mcl.analyses.banks: each bank
+    serves one word a cycle), ``tau`` a line or two, whichever is most. On the H200
+    (benchmarks/opencl/lane_rows_probe.py, each request's cycles beyond a coalesced
+    one's): 32 lines in 31.8 cycles where every lane's word is in one bank (rows a
+    multiple of 128 B apart: gesummv perfect's ``A[i, j]``), in 15.7 where each bank
+    holds one (16.5 lines 16.0 and 8.3, 8.75 lines 7.7 and 4.1, 4.9 lines 3.8 and 2.6,
+    2.9 lines 2.8 and 2.2), 16.7 with CSR's rows (spmv_csr perfect's ``values[k]``)."""
+    from mcl.analyses.banks import degree
     from mcl.analyses.warp_lanes import RUN, lane_offsets, run_offsets
     lane, width = found
     loops = nacc.loops[:-1] if run is not None else nacc.loops
@@ -158,7 +183,11 @@ def _lines_per_request(view: KernelView, nacc, found, run, line: int) -> float |
         if not offs:
             return None
         n = len({o * acc.element_bytes // line for o in offs})
-        counts.append(max(1, n // RUN) if run is not None else n)
+        if run is not None:
+            n = max(1, n // RUN)
+        elif banks is not None and tau and n > 1:
+            n = max(degree([offs], acc.element_bytes, banks), tau * n, min(n, 2))
+        counts.append(n)
     return sum(counts) / len(counts)
 
 
@@ -175,6 +204,19 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
     the sectors of its warps' requests. A load whose address or trip count depends on
     data takes the sectors ``estimated`` gives it. ``occupancy``: the kernel's
     (mcl.analyses.occupancy; computed where not given)."""
+    found = cache_traffic(view, space, estimated, occupancy)
+    return found[0] if found is not None else None
+
+
+def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
+                  occupancy=None) -> tuple[float, float] | None:
+    """(bytes, of them the gathers') of :func:`cache_bytes`: a gather (lanes at
+    addresses the data choose) takes a request of one sector a lane."""
+    return _count_cache_bytes(view, space, estimated, occupancy)
+
+
+def _count_cache_bytes(view: KernelView, space: str, estimated: dict | None,
+                       occupancy) -> tuple[float, float] | None:
     from mcl.analyses.block_reuse import (
         block_load,
         first_level_cache,
@@ -220,9 +262,9 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
         total += sum(_warp_sectors(view, nacc, lane, width, size) for nacc in loads) * size
     if found:
         total += kernel_sectors(view, found, size, line, l1, occupancy) * size
-    for first, sectors in gathers.values():
-        total += gather_sectors(view, first, l1, occupancy, sectors, size) * size
-    return total
+    gathered = sum(gather_sectors(view, first, l1, occupancy, sectors, size) * size
+                   for first, sectors in gathers.values())
+    return total + gathered, gathered
 
 
 def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:

@@ -38,6 +38,28 @@ def dispatch_rate(hw, threads: int) -> float | None:
                 rates[-1][1] if rates else None)
 
 
+def load_line_cycles(hw) -> float | None:
+    """Cycles per cache line that a warp's load request touching several lines takes on
+    the load-store path where its lanes' words spread over the first-level cache's
+    banks: the target file's ``load_line_cycles`` (0.55 on the H200: 32 lines in 17-19
+    cycles, benchmarks/opencl/lane_rows_probe.py); None without one (a cycle a line)."""
+    v = device_settings(hw).get("load_line_cycles")
+    return float(v) if isinstance(v, int | float) and v > 0 else None
+
+
+def first_level_banks(hw, space: str):
+    """The banked on-chip memory whose storage the first-level cache of ``space`` shares
+    (an SM's L1 and shared memory: 32 banks of 4 B), whose banks a warp's load from the
+    cache meets as an access of shared memory does; None where there is none."""
+    from mcl.analyses.block_reuse import first_level_cache
+    l1 = first_level_cache(hw, space)
+    at = hw.position(l1) if l1 is not None else None
+    if at is None:
+        return None
+    return next((m for m in hw.memories() if m.nr_banks and hw.position(m) is not None
+                 and hw.position(m).ancestors == at.ancestors), None)
+
+
 def store_line_cycles(hw, lines: float) -> float:
     """Cycles per cache line that a warp's store request touching ``lines`` lines takes
     on the load-store path: the target file's ``store_line_cycles`` (by lines per
@@ -148,6 +170,17 @@ def cache_link(hw, cache):
                 getattr(b, "kind", None) == "execution_unit" for b in others):
             best, best_bw = ic, bw
     return best
+
+
+def gather_bandwidth(hw) -> float | None:
+    """Bytes per second that the last-level cache serves to gathers, requests of one
+    sector each: the target file's ``gather_sector_rate`` (requests a second) times the
+    sector; None without one."""
+    rate = device_settings(hw).get("gather_sector_rate")
+    if not isinstance(rate, int | float) or rate <= 0:
+        return None
+    sectors = [c.sector_size for c in hw.caches() if c.sector_size]
+    return float(rate) * min(sectors) if sectors else None
 
 
 def cache_link_bandwidth(hw, cache) -> float | None:
