@@ -37,9 +37,7 @@ the largest, and its name says what limits the kernel:
   warp request the sectors its lanes touch, and in the iterations of the innermost
   sequential loop around it after the first only those it did not touch before; a
   gather (addresses data choose) a sector per lane, less the share of its array the
-  first-level caches hold, each a request of its own that the cache serves at the
-  target file's ``gather_sector_rate`` (158 G a second on the H200, 5.1 TB/s of
-  sectors);
+  first-level caches hold;
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
   on every holder: a warp's access takes the banks once per word one bank serves in
   turn (lanes reading the same word share it); a 128-bit access half a warp at a
@@ -139,7 +137,7 @@ from typing import TYPE_CHECKING
 
 from mcl.analyses.timing_counts import (
     banked_accesses,
-    cache_traffic,
+    cache_bytes,
     estimated_loads,
     function_extra,
     has_banked,
@@ -155,7 +153,6 @@ from mcl.analyses.timing_overlap import (
 from mcl.analyses.timing_rates import (
     cache_link_bandwidth,
     dispatch_rate,
-    gather_bandwidth,
     instances,
     issue_rate,
     launch_seconds,
@@ -261,13 +258,9 @@ def predicted_time(view: KernelView, occupancy=None,
         cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
         if cache is not None and not cbw:
             missing.append(f"the bandwidth of {cache.name}'s link to the execution units")
-        found = cache_traffic(view, space, estimated, occupancy) if cbw else None
-        if found and found[0]:
-            through, gathered = found
-            # a gather's requests of one sector each at the rate the cache serves them
-            rate = gather_bandwidth(hw)
-            parts[f"{cache.name} bandwidth"] = (through - gathered) / cbw + \
-                (gathered / min(rate, cbw) if rate else gathered / cbw)
+        through = cache_bytes(view, space, estimated, occupancy) if cbw else None
+        if through:
+            parts[f"{cache.name} bandwidth"] = through / cbw
     clock = hw.clock_frequency()
     shared = banked_accesses(view)
     if shared is not None and clock:

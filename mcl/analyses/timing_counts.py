@@ -204,19 +204,6 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
     the sectors of its warps' requests. A load whose address or trip count depends on
     data takes the sectors ``estimated`` gives it. ``occupancy``: the kernel's
     (mcl.analyses.occupancy; computed where not given)."""
-    found = cache_traffic(view, space, estimated, occupancy)
-    return found[0] if found is not None else None
-
-
-def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
-                  occupancy=None) -> tuple[float, float] | None:
-    """(bytes, of them the gathers') of :func:`cache_bytes`: a gather (lanes at
-    addresses the data choose) takes a request of one sector a lane."""
-    return _count_cache_bytes(view, space, estimated, occupancy)
-
-
-def _count_cache_bytes(view: KernelView, space: str, estimated: dict | None,
-                       occupancy) -> tuple[float, float] | None:
     from mcl.analyses.block_reuse import (
         block_load,
         first_level_cache,
@@ -262,9 +249,9 @@ def _count_cache_bytes(view: KernelView, space: str, estimated: dict | None,
         total += sum(_warp_sectors(view, nacc, lane, width, size) for nacc in loads) * size
     if found:
         total += kernel_sectors(view, found, size, line, l1, occupancy) * size
-    gathered = sum(gather_sectors(view, first, l1, occupancy, sectors, size) * size
-                   for first, sectors in gathers.values())
-    return total + gathered, gathered
+    for first, sectors in gathers.values():
+        total += gather_sectors(view, first, l1, occupancy, sectors, size) * size
+    return total
 
 
 def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:

@@ -172,17 +172,6 @@ def cache_link(hw, cache):
     return best
 
 
-def gather_bandwidth(hw) -> float | None:
-    """Bytes per second that the last-level cache serves to gathers, requests of one
-    sector each: the target file's ``gather_sector_rate`` (requests a second) times the
-    sector; None without one."""
-    rate = device_settings(hw).get("gather_sector_rate")
-    if not isinstance(rate, int | float) or rate <= 0:
-        return None
-    sectors = [c.sector_size for c in hw.caches() if c.sector_size]
-    return float(rate) * min(sectors) if sectors else None
-
-
 def cache_link_bandwidth(hw, cache) -> float | None:
     """Bytes per second of that link (None without one)."""
     link = cache_link(hw, cache)

@@ -1,23 +1,18 @@
 """What a warp's load takes of an SM's L1 in the time model (mcl.analyses.timing_counts):
 a request whose lanes touch several lines takes the most words one bank of the L1's
 storage serves for it, half a cycle a line, or two cycles, whichever is most
-(hopper.target's load_line_cycles, benchmarks/opencl/lane_rows_probe.py on the H200);
-and a gather's requests of one sector each take the L2 at the rate it serves them
-(gather_sector_rate, benchmarks/opencl/l2_request_probe.py)."""
+(hopper.target's load_line_cycles, benchmarks/opencl/lane_rows_probe.py on the H200)."""
 
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from mcl.analyses import feedback
-from mcl.analyses.timing_rates import gather_bandwidth, load_line_cycles
+from mcl.analyses.timing_rates import load_line_cycles
 from mcl.hdl import load_hardware
 from mcl.mcpl import check
-
-SPMV = Path(__file__).resolve().parents[2] / "examples" / "spmv_csr"
 
 
 def _rows(tmp_path, row: int) -> dict:
@@ -72,26 +67,3 @@ def test_the_figures_of_the_targets():
     hopper, fermi = load_hardware("hopper"), load_hardware("fermi")
     assert load_line_cycles(hopper) == 0.5
     assert load_line_cycles(fermi) is None
-    assert gather_bandwidth(hopper) == pytest.approx(158e9 * 32)
-    assert gather_bandwidth(fermi) is None
-
-
-def test_a_gather_takes_the_l2_a_request_a_sector():
-    """spmv_csr gpu_v1's ``x[colIdx[k]]``: its sectors from the L2 at the rate the L2
-    serves one-sector requests (5.1 TB/s on the H200), the rest at the link's 8 TB/s."""
-    import sys
-    sys.path.insert(0, str(SPMV.parents[1] / "benchmarks" / "fidelity"))
-    import fidelity_cases as C
-    import fidelity_predict as P
-
-    from mcl.analyses.occupancy import occupancy
-    from mcl.analyses.timing import predicted_time
-    from mcl.analyses.timing_counts import cache_traffic, estimated_loads
-
-    case = next(c for c in C.example_cases(None) if c.name == "spmv_csr/gpu_v1")
-    view = P.hopper_view(case)
-    occ = occupancy(view)
-    through, gathered = cache_traffic(view, "global", estimated_loads(view), occ)
-    assert 0 < gathered < through
-    want = (through - gathered) / 8e12 + gathered / (158e9 * 32)
-    assert predicted_time(view, occ).parts["l2 bandwidth"] == pytest.approx(want)
