@@ -33,6 +33,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from version_timing import predicted_times, timed_row  # noqa: E402
 
 BUCKETS = 256
 VERSIONS = ("hopper_v1", "hopper_v2")
@@ -73,8 +75,6 @@ def main() -> int:
     args = ap.parse_args()
     n = args.n
     import mcl
-    from mcl.analyses.level import feedback_at_level
-    from mcl.opencl.conditions import keep_awake
     sources = {v: ROOT / "examples" / "histogram" / f"{v}.mcpl"
                for v in args.versions.split(",")}
     if args.merge_free:
@@ -88,13 +88,7 @@ def main() -> int:
     except Exception as e:  # no device, or no driver
         print(f"histogram_data: {e}", file=sys.stderr)
         return 2
-    predicted = {}
-    for v, path in sources.items():
-        checked = mcl.check(path)
-        for d in feedback_at_level(checked, args.level, values={"n": n, "nrBuckets": BUCKETS},
-                                   only=("time",)).diagnostics:
-            if d.code == "feedback-time":
-                predicted[v] = d.data["seconds"]
+    predicted = predicted_times(sources, args.level, {"n": n, "nrBuckets": BUCKETS})
     rng = np.random.default_rng(1)
     rows = []
     for kind in args.data.split(","):
@@ -103,13 +97,9 @@ def main() -> int:
         for v, k in kernels.items():
             got = k(n=n, nrBuckets=BUCKETS, input=values, hist=np.zeros(BUCKETS, np.int32))
             ok = bool(np.array_equal(got["hist"], 0 * want if "merge-free" in v else want))
-            awake = keep_awake(k.context, k.queue)
-            t = k.time(repeat=args.repeats, before=awake, n=n, nrBuckets=BUCKETS,
-                       input=values, hist=np.zeros(BUCKETS, np.int32))
-            rows.append({"data": kind, "version": v, "seconds": t, "correct": ok,
-                         "predicted_seconds": predicted.get(v)})
-            print(f"{kind:10s} {v:21s}: {t * 1e6:7.1f} us (predicted "
-                  f"{predicted.get(v, 0) * 1e6:.1f}), correct {ok}", flush=True)
+            rows.append(timed_row(k, v, predicted, args.repeats, ok, {"data": kind}, n=n,
+                                  nrBuckets=BUCKETS, input=values,
+                                  hist=np.zeros(BUCKETS, np.int32)))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "histogram_data.json").write_text(json.dumps(

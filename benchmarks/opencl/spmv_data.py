@@ -25,6 +25,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from version_timing import predicted_times, timed_row  # noqa: E402
 
 VERSIONS = ("perfect", "gpu_v1", "nvidia_v1", "hopper_v1")
 SIZES = {"nrRows": 65536, "nrCols": 131072}
@@ -47,8 +49,6 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=SIZES["nrRows"], help="rows (default 65536)")
     args = ap.parse_args()
     import mcl
-    from mcl.analyses.level import feedback_at_level
-    from mcl.opencl.conditions import keep_awake
     sys.path.insert(0, str(ROOT / "examples" / "spmv_csr"))
     import reference
 
@@ -60,12 +60,7 @@ def main() -> int:
     except Exception as e:  # no device, or no driver
         print(f"spmv_data: {e}", file=sys.stderr)
         return 2
-    predicted = {}
-    for v, path in paths.items():
-        for d in feedback_at_level(mcl.check(path), args.level, values=sizes,
-                                   only=("time",)).diagnostics:
-            if d.code == "feedback-time":
-                predicted[v] = d.data["seconds"]
+    predicted = predicted_times(paths, args.level, sizes)
     rows = []
     for kind in ("random", "in order", "one column"):
         arrays = dict(data, colIdx=columns(kind, data["colIdx"], SIZES["nrCols"]))
@@ -74,12 +69,8 @@ def main() -> int:
         for v, k in kernels.items():
             got = k(**sizes, **arrays)["y"]
             ok = bool(np.allclose(got, want, rtol=1e-3, atol=1e-3))
-            awake = keep_awake(k.context, k.queue)
-            t = k.time(repeat=args.repeats, before=awake, **sizes, **arrays)
-            rows.append({"columns": kind, "version": v, "seconds": t, "correct": ok,
-                         "predicted_seconds": predicted.get(v)})
-            print(f"{kind:10s} {v:9s}: {t * 1e6:7.1f} us (predicted "
-                  f"{predicted.get(v, 0) * 1e6:.1f}), correct {ok}", flush=True)
+            rows.append(timed_row(k, v, predicted, args.repeats, ok, {"columns": kind},
+                                  **sizes, **arrays))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "spmv_data.json").write_text(json.dumps(
