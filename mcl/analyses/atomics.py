@@ -13,7 +13,10 @@ devices is a compare-and-swap loop whose retries make contended updates far
 slower than that (2^20 updates of one float take about 40 s on an H100), so the
 message states the bound as a bound; the time model (:func:`queued_seconds`) takes
 the target's measured time per update with as many updates of the element pending
-at once as the resident blocks hold, where the target file has it.
+at once as the resident blocks hold, where the target file has it. Integer updates
+that the L2 performs queue, all of an array's, in the few units of its atomics the
+array's bytes fall in (:func:`unit_seconds`): a small histogram's updates take the L2
+far longer than those of its most updated bin alone.
 
 Where that bound is a sizeable part of the kernel's least time (its roofline),
 the message is a warning that proposes combining values first: a tree in faster
@@ -50,9 +53,9 @@ class AtomicFinding:
     num_total: sympy.Expr
     seconds: float | None              # lower bound of the serialised updates
     least_s: float | None              # the kernel's least time (roofline)
+    element_s: float | None = None     # the most updated element's bound alone
     #: the L2's atomic units (:func:`with_units`): operations a warp request, units
     #: the array's bytes fall in, the array's bytes and what all its updates take there
-    element_s: float | None = None     # the most updated element's bound alone
     operations: float | None = None
     units: int | None = None
     array_bytes: float | None = None
@@ -237,10 +240,11 @@ def unit_seconds(finding: AtomicFinding, view: Any
     operations on an array queue in the units its bytes fall in, one per
     ``atomic_unit_bytes``, an operation per ``atomic_update_interval`` each
     (benchmarks/opencl/atomic_spread_probe.py: histogram perfect's 256 ints take two
-    units, and its 2^26 updates 21.4 ms on the H200, where the updates of its most
-    updated element alone take 3.2 ms). Elements the data choose are taken as drawn at
-    random over the array (:func:`chosen_operations`). None where this does not apply
-    or a figure is missing."""
+    units; its 2^26 updates 17.3 ms on the H200 where the values are drawn at random,
+    21.4 on reference.py's, half of them in 8 bins, whose updates alone take 3.2 ms one
+    after the other). Elements the data choose are taken as drawn at random over the
+    array (:func:`chosen_operations`). None where this does not apply or a figure is
+    missing."""
     from mcl.analyses.sectors import access_requests
     from mcl.analyses.traffic import write_back_cache
     from mcl.analyses.warp_lanes import lockstep_loop, transaction_size
