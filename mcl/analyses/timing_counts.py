@@ -84,6 +84,9 @@ def memory_instructions(view: KernelView, register_spaces,
     read_only = {ms.name for ms in hw.read_only_spaces()}
     operands = passed_by_value(view.num.function, hw, view.num.specialized)
     uniform: dict[int, float] | None = None
+    # a load of several lines: cycles by the banks its lanes' words fall in
+    tau = load_line_cycles(hw) if lines else None
+    banks: dict[str, object] = {}
     total = 0.0
     for sacc, nacc in view.accesses():
         if sacc.space is None or sacc.space in register_spaces or nacc.name in operands:
@@ -96,11 +99,8 @@ def memory_instructions(view: KernelView, register_spaces,
                 continue
         est = (estimated or {}).get(id(nacc.node)) if not nacc.write else None
         if est is not None and found:
-            per = est.lines_per_request if lines else 1
-            tau = load_line_cycles(hw) if lines else None
-            if tau and per > 1:
-                # lanes at addresses the data choose: their words spread over the banks
-                per = max(tau * per, min(per, 2))
+            # lanes at addresses the data choose: their words spread over the banks
+            per = _load_cycles(est.lines_per_request, tau) if lines else 1
             total += est.requests * found[1] * per
             continue
         execs = number(view.num.executions(nacc.loops)[0])
@@ -113,10 +113,11 @@ def memory_instructions(view: KernelView, register_spaces,
             line = min((c.cache_line_size for c in hw.caches_for(sacc.space)
                         if c.cache_line_size), default=None)
             if line and lines:
-                banks = first_level_banks(hw, sacc.space) \
-                    if not nacc.write and run is None else None
-                per = _lines_per_request(view, nacc, found, run, int(line),
-                                         banks, load_line_cycles(hw) if banks else None)
+                if tau and sacc.space not in banks:
+                    banks[sacc.space] = first_level_banks(hw, sacc.space)
+                mem = banks.get(sacc.space) if not nacc.write and run is None else None
+                per = _lines_per_request(view, nacc, found, run, int(line), mem,
+                                         tau if mem is not None else None)
                 if per and nacc.write:
                     per *= store_line_cycles(hw, per)
         total += execs / (RUN if run is not None else 1) * (per or 1)
@@ -186,9 +187,19 @@ def _lines_per_request(view: KernelView, nacc, found, run, line: int, banks=None
         if run is not None:
             n = max(1, n // RUN)
         elif banks is not None and tau and n > 1:
-            n = max(degree([offs], acc.element_bytes, banks), tau * n, min(n, 2))
+            n = _load_cycles(n, tau, degree([offs], acc.element_bytes, banks))
         counts.append(n)
     return sum(counts) / len(counts)
+
+
+def _load_cycles(lines: float, tau: float | None, depth: float = 1.0) -> float:
+    """Cycles a warp's load of ``lines`` cache lines takes on the load-store path where
+    the target file says ``tau`` cycles a line (load_line_cycles): the ``depth`` words
+    one bank serves in turn, ``tau`` a line or two, whichever is most; a cycle a line
+    without ``tau`` or for one line."""
+    if not tau or lines <= 1:
+        return lines
+    return max(depth, tau * lines, min(lines, 2))
 
 
 def _runs(sectors: set[int]) -> int:

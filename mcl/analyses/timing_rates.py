@@ -41,8 +41,9 @@ def dispatch_rate(hw, threads: int) -> float | None:
 def load_line_cycles(hw) -> float | None:
     """Cycles per cache line that a warp's load request touching several lines takes on
     the load-store path where its lanes' words spread over the first-level cache's
-    banks: the target file's ``load_line_cycles`` (0.55 on the H200: 32 lines in 17-19
-    cycles, benchmarks/opencl/lane_rows_probe.py); None without one (a cycle a line)."""
+    banks: the target file's ``load_line_cycles`` (0.5 on the H200: 32 lines in 15.7
+    cycles beyond a coalesced request's, benchmarks/opencl/lane_rows_probe.py); None
+    without one (a cycle a line)."""
     v = device_settings(hw).get("load_line_cycles")
     return float(v) if isinstance(v, int | float) and v > 0 else None
 
