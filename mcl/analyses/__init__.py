@@ -29,7 +29,7 @@ from mcl.analyses import (  # noqa: F401 (they register the feedback functions c
     staging,
     validity,
 )
-from mcl.analyses.atomics import AtomicsAnalysis, bound_by_units, with_units
+from mcl.analyses.atomics import AtomicsAnalysis, bound_by_units
 from mcl.analyses.cache import CacheAnalysis
 from mcl.analyses.functions import KernelView, feedback_function, lookup
 from mcl.analyses.kernel import Kernel, parameter_values
@@ -249,9 +249,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     view = KernelView(sym, num, hw, resources=resources)
     if _want(selected, "atomics", "time"):
         a = AtomicsAnalysis()
-        findings = a.analyze(sym, num)
-        if num is not None:
-            with_units(findings, view)
+        findings = a.analyze(sym, num, view)
         if "atomics" in selected:
             out += a.report(findings, hw)
     if _want(selected, "functions", "occupancy", "coalescing", "bank-conflicts"):

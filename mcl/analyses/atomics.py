@@ -54,7 +54,7 @@ class AtomicFinding:
     seconds: float | None              # lower bound of the serialised updates
     least_s: float | None              # the kernel's least time (roofline)
     element_s: float | None = None     # the most updated element's bound alone
-    #: the L2's atomic units (:func:`with_units`): operations a warp request, units
+    #: the L2's atomic units (:func:`_with_units`): operations a warp request, units
     #: the array's bytes fall in, the array's bytes and what all its updates take there
     operations: float | None = None
     units: int | None = None
@@ -76,7 +76,11 @@ class AtomicsAnalysis:
 
     name = "atomics"
 
-    def analyze(self, sym: Kernel, num: Kernel | None) -> list[AtomicFinding]:
+    def analyze(self, sym: Kernel, num: Kernel | None, view: Any = None
+                ) -> list[AtomicFinding]:
+        """The findings of every atomic call; with the kernel's ``view`` (and numbers),
+        each bound at least what the L2's atomic units take for all its updates
+        (:func:`_with_units`)."""
         from mcl.analyses.stats import least_time
 
         num = num if num is not None and len(num.atomics) == len(sym.atomics) else None
@@ -101,6 +105,8 @@ class AtomicsAnalysis:
                 continue
             out.append(AtomicFinding(site, sharing, updates, nupdates, total, ntotal,
                                      self._seconds(sym.hardware, site, nupdates), least))
+        if view is not None and num is not None:
+            _with_units(out, view)
         return out
 
     @staticmethod
@@ -215,7 +221,7 @@ def _array_elements(num: Kernel, site: AtomicSite) -> tuple[float | None, float]
     return size, copies
 
 
-def with_units(findings: list[AtomicFinding], view: Any) -> None:
+def _with_units(findings: list[AtomicFinding], view: Any) -> None:
     """Each finding's ``seconds`` at least what the L2's atomic units take for all its
     updates (:func:`unit_seconds`), where the target file measured them."""
     for f in findings:
@@ -311,7 +317,7 @@ def queued_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float 
     pending at once as the resident blocks hold (:func:`cas_seconds`); else the
     serialised updates' bound of the finding (integer updates back to back, elements
     chosen by data at least their share, all the updates of an array in the L2's units
-    it falls in: :func:`with_units`). They overlap the rest of the kernel: the merges of
+    it falls in: :func:`_with_units`). They overlap the rest of the kernel: the merges of
     histogram's blocks into hist, made after a barrier at each block's end, add 2.5-12 us
     to their versions on the H200 where the units take 9-24 us
     (benchmarks/opencl/histogram_data.py --merge-free), as the blocks end at different
