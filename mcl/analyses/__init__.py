@@ -302,7 +302,7 @@ def _data_chosen_note(view: KernelView, findings: list) -> str:
     """What the time message says of the accesses whose elements the data choose: the
     model counts banked ones as elements drawn at random would meet the banks
     (mcl.analyses.bank_data.data_chosen), and data-chosen atomic updates as such
-    elements would take the L2's atomic units (mcl.analyses.atomics.unit_seconds) or,
+    elements would take the L2's atomic units (mcl.analyses.atomics.unit_queue) or,
     where those do not bound them, each element its share of them."""
     from mcl.analyses.bank_data import data_chosen
     banked = {c.sacc.text: c.passes for c in data_chosen(view)}
@@ -312,7 +312,7 @@ def _data_chosen_note(view: KernelView, findings: list) -> str:
     if not names:
         return ""
     how = [f"{text} takes the banks {p:.1f} times a warp" for text, p in banked.items() if p]
-    units = {f.site.target.text: f.operations for f in findings
+    units = {f.site.target.text: f.queue.operations for f in findings
              if f.updates is None and f.site.target is not None and bound_by_units(f)}
     how += [f"a warp's updates of {text} take {units[text]:.3g} operations of the atomic units"
             if text in units else f"each element of {text} takes an even share of the updates"

@@ -15,7 +15,7 @@ message states the bound as a bound; the time model (:func:`queued_seconds`) tak
 the target's measured time per update with as many updates of the element pending
 at once as the resident blocks hold, where the target file has it. Integer updates
 that the L2 performs queue, all of an array's, in the few units of its atomics the
-array's bytes fall in (:func:`unit_seconds`): a small histogram's updates take the L2
+array's bytes fall in (:func:`unit_queue`): a small histogram's updates take the L2
 far longer than those of its most updated bin alone.
 
 Where that bound is a sizeable part of the kernel's least time (its roofline),
@@ -54,12 +54,20 @@ class AtomicFinding:
     seconds: float | None              # lower bound of the serialised updates
     least_s: float | None              # the kernel's least time (roofline)
     element_s: float | None = None     # the most updated element's bound alone
-    #: the L2's atomic units (:func:`_with_units`): operations a warp request, units
-    #: the array's bytes fall in, the array's bytes and what all its updates take there
-    operations: float | None = None
-    units: int | None = None
-    array_bytes: float | None = None
-    unit_s: float | None = None
+    #: all its updates in the L2's atomic units (:func:`_with_units`)
+    queue: UnitQueue | None = None
+
+
+@dataclass(frozen=True)
+class UnitQueue:
+    """All the updates of an atomic call in the units of the L2's atomics its array
+    falls in (:func:`unit_queue`)."""
+
+    operations: float   # the L2's operations a warp request takes
+    units: int          # the units the array's bytes fall in
+    array_bytes: float
+    sector: int         # bytes an operation updates (a transaction unit)
+    seconds: float      # what all the updates take there
 
 
 def _number(e: sympy.Expr | None) -> float | None:
@@ -185,7 +193,7 @@ class AtomicsAnalysis:
 def bound_by_units(f: AtomicFinding) -> bool:
     """Whether the L2's units bound the finding's updates more than its most updated
     element does."""
-    return f.unit_s is not None and f.unit_s > (f.element_s or 0.0)
+    return f.queue is not None and f.queue.seconds > (f.element_s or 0.0)
 
 
 def _units_text(f: AtomicFinding, hw: Any) -> str:
@@ -194,12 +202,13 @@ def _units_text(f: AtomicFinding, hw: Any) -> str:
     from mcl.analyses.values import bytes_text
     cache = write_back_cache(hw, f.site.target.space)
     each = update_seconds(hw, f.site.target)
-    units = f"{f.units} unit{'s' if f.units != 1 else ''}"
+    q = f.queue
+    units = f"{q.units} unit{'s' if q.units != 1 else ''}"
     return (f"the {cache.name} performs them in the {units} of its atomics that the "
-            f"array's {bytes_text(f.array_bytes)} falls in, about {f.operations:.3g} "
-            "operations a warp request (one per 32-B sector it updates, lanes that update "
-            f"the same word each in turn), {time_text(each[0])} an operation: at least "
-            f"{time_text(f.unit_s)}")
+            f"array's {bytes_text(q.array_bytes)} falls in, about {q.operations:.3g} "
+            f"operations a warp request (one per {q.sector}-B sector it updates, lanes that "
+            f"update the same word each in turn), {time_text(each[0])} an operation: at "
+            f"least {time_text(q.seconds)}")
 
 
 def _array_elements(num: Kernel, site: AtomicSite) -> tuple[float | None, float]:
@@ -223,20 +232,18 @@ def _array_elements(num: Kernel, site: AtomicSite) -> tuple[float | None, float]
 
 def _with_units(findings: list[AtomicFinding], view: Any) -> None:
     """Each finding's ``seconds`` at least what the L2's atomic units take for all its
-    updates (:func:`unit_seconds`), where the target file measured them."""
+    updates (:func:`unit_queue`), where the target file measured them."""
     for f in findings:
-        found = unit_seconds(f, view)
-        if found is None:
+        f.queue = unit_queue(f, view)
+        if f.queue is None:
             continue
-        f.operations, f.units, f.array_bytes, f.unit_s = found
         f.element_s = f.seconds
-        if f.seconds is None or f.unit_s > f.seconds:
-            f.seconds = f.unit_s
+        if f.seconds is None or f.queue.seconds > f.seconds:
+            f.seconds = f.queue.seconds
 
 
-def unit_seconds(finding: AtomicFinding, view: Any
-                 ) -> tuple[float, int, float, float] | None:
-    """(operations a warp request, units, the array's bytes, seconds) of the integer
+def unit_queue(finding: AtomicFinding, view: Any) -> UnitQueue | None:
+    """The queue in the L2's atomic units (:class:`UnitQueue`) of the integer
     updates of ``finding`` that the cache holding device memory performs (an H100's L2),
     where the target file has ``atomic_update_interval`` and ``atomic_unit_bytes``.
 
@@ -288,7 +295,8 @@ def unit_seconds(finding: AtomicFinding, view: Any
         requests, operations = got
     size = elements * target.element_bytes
     units = max(1, math.ceil(size / unit))
-    return operations, units, size, requests * operations * float(interval) / units
+    return UnitQueue(operations, units, size, sector,
+                     requests * operations * float(interval) / units)
 
 
 def chosen_operations(elements: int, words: int, lanes: int, samples: int = 4096) -> float:
