@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from probe_timing import median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
@@ -90,17 +91,16 @@ def lines_a_request(starts: np.ndarray) -> float:
 
 
 def bank_degree(starts: np.ndarray) -> float:
-    """The most distinct words of a warp's lanes one of 32 banks of 4 B holds, on
-    average over the warps and their first 32 steps."""
+    """The most distinct words of a warp's lanes one bank of the L1 holds (the time
+    model's count, mcl.analyses.banks.degree, with the banks h200.hdl gives the L1's
+    storage), on average over the warps and their first 32 steps."""
+    from mcl.analyses.banks import degree
+    from mcl.analyses.timing_rates import first_level_banks
+    from mcl.hdl import load_hardware
+    banks = first_level_banks(load_hardware("h200"), "global")
     w = starts[: min(starts.size, WARP << 7) // WARP * WARP].reshape(-1, WARP)
-    out = []
-    for j in range(32):
-        for row in w:
-            banks: dict[int, set] = {}
-            for x in row:
-                banks.setdefault(int(x + j) % 32, set()).add(int(x + j))
-            out.append(max(len(v) for v in banks.values()))
-    return float(np.mean(out))
+    return float(np.mean([degree([[int(x) + j for x in row]], 4, banks)
+                          for j in range(32) for row in w]))
 
 
 def main() -> int:
