@@ -361,7 +361,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     atomic updates of mcl.analyses.atomics)."""
     from mcl.analyses.atomics import queued_seconds
     from mcl.analyses.occupancy import occupancy
-    from mcl.analyses.timing import DEVICE_PARTS, WAITED, predicted_time
+    from mcl.analyses.timing import WAITED, device_part, predicted_time
 
     occ = occupancy(view)
     view.missing.clear()
@@ -414,11 +414,18 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 f"flight in the code of the {t.in_flight.source} (its SASS)")
     msg += _data_chosen_note(view, findings)
     msg += _serial_copies_note(view, t)
-    if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and t.limiter not in DEVICE_PARTS:
+    if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and not device_part(t.limiter):
         blocks, holders = t.idle
         msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "
                 f"{occ.holder.name}s busy, so the {t.limiter} part is theirs alone: more "
                 "blocks (smaller ones, or the work split further) would use the others")
+    if t.limiter.endswith(" requests"):
+        file = target_file(view.hardware)
+        msg += (f"; the {t.limiter.removesuffix(' requests')} serves a request for each line "
+                "a warp's load misses in the L1, and a gather's lanes make one each "
+                f"({file.name if file else 'the target file'}'s cache_request_rate): fewer "
+                "lines a warp (neighbouring lanes at neighbouring elements, or the gathered "
+                "array small enough for the L1) take fewer requests")
     if t.limiter == "block dispatch":
         msg += ("; the device starts blocks at a rate of its own (the target file's "
                 "block_dispatch_rate) and these do less work than starting them takes: "

@@ -38,6 +38,13 @@ the largest, and its name says what limits the kernel:
   sequential loop around it after the first only those it did not touch before; a
   gather (addresses data choose) a sector per lane, less the share of its array the
   first-level caches hold;
+* ``<cache> requests`` (``l2 requests``): the read requests the last-level cache serves
+  for them at the rate the target file's ``cache_request_rate`` gives (a request the
+  sectors of one line a warp's load misses in the L1, a gather's a sector each, the
+  other loads' bytes a line a request): where the lanes' addresses scatter, what limits
+  the cache before its link does (on the H200 158 G requests a second, a third of the
+  link's 10 TB/s for requests of one sector: spmv_csr's gathers of x). A part of the
+  device as a whole, on the memory's side of the overlap below;
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
   on every holder: a warp's access takes the banks once per word one bank serves in
   turn (lanes reading the same word share it); a 128-bit access half a warp at a
@@ -137,7 +144,7 @@ from typing import TYPE_CHECKING
 
 from mcl.analyses.timing_counts import (
     banked_accesses,
-    cache_bytes,
+    cache_traffic,
     estimated_loads,
     function_extra,
     has_banked,
@@ -152,6 +159,7 @@ from mcl.analyses.timing_overlap import (
 )
 from mcl.analyses.timing_rates import (
     cache_link_bandwidth,
+    cache_request_rate,
     dispatch_rate,
     instances,
     issue_rate,
@@ -172,8 +180,14 @@ if TYPE_CHECKING:
 WAITED = ("arithmetic", "issue", "memory instructions", "shared memory")
 #: the parts of the device as a whole, which a grid of fewer blocks than holders does not
 #: slow (its memory interface, the latency its warps wait, its atomics' units, its block
-#: dispatcher) or that count the grid's rounds already (the barrier waits)
+#: dispatcher, and the requests its last-level cache serves: ``<cache> requests``) or
+#: that count the grid's rounds already (the barrier waits)
 DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits")
+
+
+def device_part(name: str) -> bool:
+    """Whether the part ``name`` is the device's as a whole (:data:`DEVICE_PARTS`)."""
+    return name in DEVICE_PARTS or name.endswith(" requests")
 
 #: bytes a warp has outstanding per global load site at once (a 128 B request; a run
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
@@ -258,9 +272,12 @@ def predicted_time(view: KernelView, occupancy=None,
         cbw = cache_link_bandwidth(hw, cache) if cache is not None else None
         if cache is not None and not cbw:
             missing.append(f"the bandwidth of {cache.name}'s link to the execution units")
-        through = cache_bytes(view, space, estimated, occupancy) if cbw else None
-        if through:
-            parts[f"{cache.name} bandwidth"] = through / cbw
+        through = cache_traffic(view, space, estimated, occupancy) if cbw else None
+        if through is not None and through.bytes:
+            parts[f"{cache.name} bandwidth"] = through.bytes / cbw
+            rate = cache_request_rate(hw)
+            if rate and through.requests:
+                parts[f"{cache.name} requests"] = through.requests / rate
     clock = hw.clock_frequency()
     shared = banked_accesses(view)
     if shared is not None and clock:
@@ -290,7 +307,7 @@ def predicted_time(view: KernelView, occupancy=None,
         # banks and cache links) runs on the busy ones only; the memory interface and
         # the atomics' units are the device's, and the latency part counts the warps
         for key in parts:
-            if key not in DEVICE_PARTS:
+            if not device_part(key):
                 parts[key] *= holders / blocks
         for extra in (functions, relaxed):
             for name in extra:
@@ -477,12 +494,13 @@ def overlapped(hw, parts: dict[str, float], waits: float = 0.0) -> tuple[str, st
     and how long: (T_e^q + T_m^q)^(1/q) with the target file's exponent for the
     execution part (mcl.analyses.timing_rates.overlap_exponents: warps that wait on their
     loads do not issue, and local memory shares the load-store path with them) and
-    T_m the larger of the memory part and a cache link's; the execution parts without
+    T_m the largest of the memory part, a cache link's and the cache's requests'; the
+    execution parts without
     the barrier ``waits`` added to them (those are the memory's latency and traffic,
     which the memory part has already); None where that is less than
     1% longer than the largest part alone (a part far larger than the other hides it)
     or the target file gives no exponent."""
-    memory = [k for k in parts if k == "memory" or k.endswith(" bandwidth")]
+    memory = [k for k in parts if k == "memory" or k.endswith((" bandwidth", " requests"))]
     if not memory:
         return None
     m = max(memory, key=parts.get)

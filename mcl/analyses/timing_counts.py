@@ -6,7 +6,7 @@ cost beyond one operation."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mcl.analyses.target_settings import device_settings
@@ -209,11 +209,31 @@ def _runs(sectors: set[int]) -> int:
 def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
                 occupancy=None) -> float | None:
     """Bytes the global loads in ``space`` take from the last-level cache (the
-    ``cache`` part of the module docstring); None without a lock-step loop. The loads
-    of one array inside the same loops fetch, per block, the union of their warps'
-    sectors (mcl.analyses.block_reuse); a load that the block model cannot evaluate,
-    the sectors of its warps' requests. A load whose address or trip count depends on
-    data takes the sectors ``estimated`` gives it. ``occupancy``: the kernel's
+    ``cache`` part of the module docstring); None without a lock-step loop
+    (:func:`cache_traffic`'s bytes)."""
+    traffic = cache_traffic(view, space, estimated, occupancy)
+    return traffic.bytes if traffic is not None else None
+
+
+@dataclass(frozen=True)
+class CacheTraffic:
+    """What the global loads take from the last-level cache: ``bytes``, and the read
+    ``requests`` it serves for them (a gather's sectors one each, the other loads' bytes
+    a line a request: a lower bound where their lanes touch parts of lines)."""
+
+    bytes: float
+    requests: float
+
+
+def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
+                  occupancy=None) -> CacheTraffic | None:
+    """What the global loads in ``space`` take from the last-level cache (the ``cache``
+    part of the module docstring); None without a lock-step loop. The loads of one
+    array inside the same loops fetch, per block, the union of their warps' sectors
+    (mcl.analyses.block_reuse); a load that the block model cannot evaluate, the
+    sectors of its warps' requests. A load whose address or trip count depends on data
+    takes the sectors ``estimated`` gives it; a gather's (lanes at addresses data
+    choose) are each a request of their own. ``occupancy``: the kernel's
     (mcl.analyses.occupancy; computed where not given)."""
     from mcl.analyses.block_reuse import (
         block_load,
@@ -260,9 +280,9 @@ def cache_bytes(view: KernelView, space: str, estimated: dict | None = None,
         total += sum(_warp_sectors(view, nacc, lane, width, size) for nacc in loads) * size
     if found:
         total += kernel_sectors(view, found, size, line, l1, occupancy) * size
-    for first, sectors in gathers.values():
-        total += gather_sectors(view, first, l1, occupancy, sectors, size) * size
-    return total
+    gathered = sum(gather_sectors(view, first, l1, occupancy, sectors, size)
+                   for first, sectors in gathers.values())
+    return CacheTraffic(total + gathered * size, gathered + total / line)
 
 
 def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:

@@ -48,6 +48,16 @@ def load_line_cycles(hw) -> float | None:
     return float(v) if isinstance(v, int | float) and v > 0 else None
 
 
+def cache_request_rate(hw) -> float | None:
+    """Read requests a second the last-level cache serves, a request the sectors of one
+    line that a warp's load misses in the first-level cache: the target file's
+    ``cache_request_rate`` (158 G on the H200, where its link carries 10 TB/s: a
+    request of one sector gets a third of the link, benchmarks/opencl/
+    l2_request_probe.py); None without one."""
+    v = device_settings(hw).get("cache_request_rate")
+    return float(v) if isinstance(v, int | float) and v > 0 else None
+
+
 def first_level_banks(hw, space: str):
     """The banked on-chip memory whose storage the first-level cache of ``space`` shares
     (an SM's L1 and shared memory: 32 banks of 4 B), whose banks a warp's load from the
