@@ -117,13 +117,16 @@ def is_gather(view: KernelView, nacc: Access, lane: Loop) -> bool:
 
 
 def gather_sectors(view: KernelView, nacc: Access, l1, occ, sectors: float,
-                   size: int) -> float:
+                   size: int, kept: float = 0.0) -> float:
     """The part of the ``sectors`` the gathers of ``nacc``'s array touch (a sector per
     lane) that the first-level caches do not hold: with indices spread over the array,
     the share of its bytes beyond the room of a holder's resident blocks (with the
-    occupancy ``occ``), and at least the array once per holder (an estimate). On the
+    occupancy ``occ``) less the ``kept`` bytes a block's other loads hold there for
+    their next iterations, and at least the array once per holder (an estimate). On the
     H100 spmv_csr's x (512 kB) in the about 220 kB of an SM's L1: ncu's L2 read
-    sectors 245 MB for hopper_v1, 359 MB counting a sector per lane."""
+    sectors 245 MB for hopper_v1, 359 MB counting a sector per lane; spmv_csr perfect's
+    1024 lanes a block, each reading its own rows of values and colIdx, keep 256 kB
+    of lines and leave x none (302 MB measured on the H200, 211 predicted without)."""
     elements = 1
     for n in nacc.sizes:
         v = view.value(n) if n is not None else None
@@ -135,7 +138,7 @@ def gather_sectors(view: KernelView, nacc: Access, l1, occ, sectors: float,
     array = elements * nacc.element_bytes
     if room is None or not array or not holders:
         return sectors
-    held = min(1.0, room * resident_blocks(view, occ) / array)
+    held = min(1.0, max(0.0, room - kept) * resident_blocks(view, occ) / array)
     return max(sectors * (1.0 - held), min(sectors, holders * array / size))
 
 

@@ -258,6 +258,10 @@ def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
     total = 0.0
     together: dict[tuple, list] = {}
     gathers: dict[str, tuple] = {}
+    warps = occupancy.threads // width if occupancy is not None and occupancy.threads else 0
+    # lines of a block that its loads read again in their next iterations (a lane's own
+    # row), which the L1 keeps beside a gathered array
+    kept_lines = 0.0
     for _sacc, nacc in view.accesses():
         if nacc.write or nacc.space != space or lane not in nacc.loops:
             continue
@@ -269,6 +273,10 @@ def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
                 gathers[nacc.name] = (first, before + sectors)
             else:
                 total += sectors * size
+                if est.lines_per_request and est.sectors_per_request:
+                    # the share of its sectors a request finds from the iteration before
+                    again = 1.0 - est.fetched_per_request / est.sectors_per_request
+                    kept_lines += est.lines_per_request * max(0.0, again) * warps
             continue
         together.setdefault((nacc.name, tuple(map(id, nacc.loops))), []).append(nacc)
     found = []
@@ -280,7 +288,9 @@ def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
         total += sum(_warp_sectors(view, nacc, lane, width, size) for nacc in loads) * size
     if found:
         total += kernel_sectors(view, found, size, line, l1, occupancy) * size
-    gathered = sum(gather_sectors(view, first, l1, occupancy, sectors, size)
+        kept_lines += sum(b.lines for _, b in found if b.new < b.first)
+    gathered = sum(gather_sectors(view, first, l1, occupancy, sectors, size,
+                                  kept_lines * line)
                    for first, sectors in gathers.values())
     return CacheTraffic(total + gathered * size, gathered + total / line)
 

@@ -468,12 +468,14 @@ def test_l2_read_bytes_of_the_time_model_against_the_l1_misses():
     miss in its SM's L1, mcl.analyses.block_reuse), against the sectors ncu counts
     as missing in the L1 (global-load sectors less L1 hits; l1_misses.json, measured
     on the H200, whose SMs and L1 are the H100's: its global-load sectors equal the
-    H100 record's for all 58 examples): within 20% for 56 of the 58. Off: gesummv
+    H100 record's for all 58 examples): within 20% for 57 of the 58. Off: gesummv
     perfect (-36%: one iteration's lines of A and B fill the L1, which the model
     keeps and the hardware partly fetches again; 217 MB on the H200 and 311 MB of L2
-    reads on the H100, so the refetch varies from run to run) and spmv_csr perfect
-    (-30%: a row per lane, whose gather the L1 holds less of than the model says).
-    A floor, so that a change that moves the count away from the hardware fails."""
+    reads on the H100, so the refetch varies from run to run). spmv_csr perfect +3%
+    (-30% while its gather of x had the L1's room to itself: its 1024 lanes a block
+    each keep the lines of their own rows of values and colIdx there, about 224 kB,
+    mcl.analyses.block_reuse.gather_sectors). A floor, so that a change that moves the
+    count away from the hardware fails."""
     within = 0
     for name, n in L1_MISSES["cases"].items():
         if name not in CASES or CASES[name].digest != n["digest"]:
@@ -485,7 +487,7 @@ def test_l2_read_bytes_of_the_time_model_against_the_l1_misses():
         if CASES[name].kernel in ("vector_add", "black_scholes", "histogram"):
             assert got == pytest.approx(measured, rel=0.1), name
     assert len(L1_MISSES["cases"]) == 58
-    assert within >= 56, within
+    assert within >= 57, within
 
 
 def test_the_l2s_request_coalescer_explains_the_l2_reads_below_the_l1_misses():

@@ -62,28 +62,32 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """52 of the 60 examples within 20% of the H200's times, median error 11.6%
-    (2026-11-30). The 8 misses: matmul hopper_v4 22% fast; convolution's issue-bound
-    hopper_v2 and v3 33-37% fast; histogram's gpu_v1 and nvidia_v1 27-32% fast (the
-    compiler keeps one load in flight of the two counted:
-    test_with_the_compiled_code_s_bytes_in_flight_...; their merges into hist add
-    2.5-12 us, benchmarks/opencl/histogram_data.py --merge-free); spmv_csr's gpu_v1,
-    nvidia_v1 and hopper_v1 42-43% fast: their gathers add about 29 us to the rest,
-    which the time model overlaps them with (benchmarks/opencl/spmv_data.py). That day
-    three measured figures moved them: the L2's link at 10 TB/s, not 8
-    (benchmarks/opencl/l2_stream_probe.py: matmul's first four versions +38..40% ->
-    +12..16%), a warp's load whose lanes' words spread over the L1's banks at about half
-    a cycle a line, not one (benchmarks/opencl/lane_rows_probe.py: spmv_csr perfect
-    +112% -> +11%, its other versions -16% -> -43%), and the updates of an array queued
-    in the L2's atomic units (atomic_spread_probe.py: histogram perfect -99% -> -19%):
-    49 within 20% and 11.9% before; 47 and 12.6% before the copies of a predicated loop
-    body were in flight together (h200.target's predicated_body). vector_add nvidia_v1
-    and hopper_v1, 24-26% slow while each of their unrolled copies counted one load in
-    flight, are 4-6% slow."""
+    """52 of the 60 examples within 20% of the H200's times, median error 11.8% (2026-11-30;
+    11.6% until spmv_csr perfect's lanes' rows took x's room in the L1,
+    mcl.analyses.block_reuse.gather_sectors: its L2 read bytes -30% -> +3% of the L1's
+    misses, its time +11% -> +17%, bound by its load-store path, which its gathers' L2
+    requests overlap only in part). The 8 misses: matmul hopper_v4 22% fast;
+    convolution's issue-bound hopper_v2 and v3 33-37% fast; histogram's gpu_v1 and
+    nvidia_v1 27-32% fast (the compiler keeps one load in flight of the two counted:
+    test_with_the_compiled_code_s_bytes_in_flight_...; their merges into hist add 2.5-12
+    us, benchmarks/opencl/histogram_data.py --merge-free); spmv_csr's gpu_v1, nvidia_v1
+    and hopper_v1 30-31% fast (42-43% before their gathers' sectors were each a request
+    of the L2's 158 G a second, h200.target's cache_request_rate): those requests add to
+    the rest, which the time model overlaps them with (benchmarks/opencl/spmv_data.py,
+    gather_chain_probe.py). That day three measured figures moved them: the L2's link at
+    10 TB/s, not 8 (benchmarks/opencl/l2_stream_probe.py: matmul's first four versions
+    +38..40% -> +12..16%), a warp's load whose lanes' words spread over the L1's banks
+    at about half a cycle a line, not one (benchmarks/opencl/lane_rows_probe.py:
+    spmv_csr perfect +112% -> +11%, its other versions -16% -> -43%), and the updates of
+    an array queued in the L2's atomic units (atomic_spread_probe.py: histogram perfect
+    -99% -> -19%): 49 within 20% and 11.9% before; 47 and 12.6% before the copies of a
+    predicated loop body were in flight together (h200.target's predicated_body).
+    vector_add nvidia_v1 and hopper_v1, 24-26% slow while each of their unrolled copies
+    counted one load in flight, are 4-6% slow."""
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
     assert within >= 52, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
-    assert statistics.median(errors.values()) <= 0.117
+    assert statistics.median(errors.values()) <= 0.119
 
 
 #: the bytes a warp keeps in flight in each version's SASS (fidelity/h200_in_flight.json):
@@ -104,7 +108,7 @@ def _compiled_predictions() -> dict[str, float]:
 def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_percent():
     """54 of the 60 within 20%, median error 10.3% (2026-11-30, with the L2's link at
     10 TB/s, the L1's banks and the L2's atomic units; 51 and 11.8% before), against 52
-    and 11.6% with the bytes in flight counted from the kernel:
+    and 11.8% with the bytes in flight counted from the kernel:
     gesummv hopper_v1 -9% -> -2%, nvidia_v1 -11% -> -9% (the compiler keeps 768 B of
     their 1536 and 1152 in flight),
     histogram gpu_v1 and nvidia_v1 -27% and -32% -> -4% and -10% (one load in flight, of
