@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from l2_request_probe import MIX_SOURCE, mix  # noqa: E402
 from probe_timing import median_time, probe_setup, save  # noqa: E402
 
 ROWS_A_BLOCK = 8
@@ -48,11 +49,7 @@ COLUMNS = {
     "none": "isum += colIdx[k]; sum += values[k];",
 }
 
-SOURCE = r"""
-inline uint mix(uint x) {
-  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
-  return x;
-}
+SOURCE = MIX_SOURCE + r"""
 __kernel void spmv(__global float* y, __global const int* rowPtr,
                    __global const int* colIdx, __global const int* ordered,
                    __global const float* values, __global const float* x,
@@ -81,23 +78,13 @@ __kernel void spmv(__global float* y, __global const int* rowPtr,
 X_SIZES = (1 << 13, 1 << 17, 1 << 21)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    x = x.astype(np.uint64) & 0xFFFFFFFF
-    x ^= x >> 16
-    x = (x * 0x7FEB352D) & 0xFFFFFFFF
-    x ^= x >> 15
-    x = (x * 0x846CA68B) & 0xFFFFFFFF
-    x ^= x >> 16
-    return x
-
-
 def columns(kind: str, col_idx: np.ndarray, mul: int, mask: int) -> np.ndarray:
     """The element of x each non-zero multiplies (-1: none), as the kernel picks it."""
     k = np.arange(col_idx.size, dtype=np.int64)
     if kind == "dependent":
         return (col_idx.astype(np.int64) * mul) & mask
     if kind == "hashed":
-        return (_mix(k) & np.uint64(mask)).astype(np.int64)
+        return (mix(k) & np.uint64(mask)).astype(np.int64)
     if kind in ("in order", "dependent in order"):
         return k & mask
     return np.full(col_idx.size, -1, np.int64)

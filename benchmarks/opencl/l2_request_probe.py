@@ -31,11 +31,15 @@ STEPS = 64
 TABLE = 1 << 21          # floats: 8 MB
 LOCAL = 256
 
-SOURCE = r"""
+#: the hash that picks the addresses (lowbias32), in OpenCL C; :func:`mix` on the host
+MIX_SOURCE = r"""
 inline uint mix(uint x) {
   x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
   return x;
 }
+"""
+
+SOURCE = MIX_SOURCE + r"""
 __kernel void gather(__global const float *table, __global float *out, uint mask) {
   uint g = get_global_id(0);
   float s = 0.0f;
@@ -52,7 +56,8 @@ __kernel void lines(__global const float *table, __global float *out, uint mask)
 """.replace("STEPS", str(STEPS))
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix(x: np.ndarray) -> np.ndarray:
+    """MIX_SOURCE's hash of each of ``x`` (as uint32), on the host."""
     x = x.astype(np.uint64) & 0xFFFFFFFF
     x ^= x >> 16
     x = (x * 0x7FEB352D) & 0xFFFFFFFF
@@ -66,10 +71,10 @@ def expected(kind: str, table: np.ndarray, n: int) -> np.ndarray:
     g = np.arange(n, dtype=np.uint64)
     steps = np.arange(STEPS, dtype=np.uint64)
     if kind == "gather":
-        idx = _mix(g[:, None] * STEPS + steps[None, :]) & (TABLE - 1)
+        idx = mix(g[:, None] * STEPS + steps[None, :]) & (TABLE - 1)
     else:
         warp, lane = g // 32, g % 32
-        idx = ((_mix(warp[:, None] * STEPS + steps[None, :]) & (TABLE - 1))
+        idx = ((mix(warp[:, None] * STEPS + steps[None, :]) & (TABLE - 1))
                & ~np.uint64(31)) + lane[:, None]
     return table[idx.astype(np.int64)].sum(axis=1)
 
