@@ -39,6 +39,9 @@ from probe_timing import median_time, probe_setup, save  # noqa: E402
 ROWS_A_BLOCK = 8
 WARP = 32
 
+#: the spmv_csr example, whose reference.py makes the matrix
+SPMV = Path(__file__).resolve().parents[2] / "examples" / "spmv_csr"
+
 #: each variant's step; ``isum`` keeps colIdx's load alive where the address does not
 #: need it
 COLUMNS = {
@@ -102,8 +105,9 @@ def main() -> int:
         return 2
     args, dev, ctx, q = found
     import pyopencl as cl
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "spmv_csr"))
-    import reference
+
+    from mcl.lift.from_mcpl import reference_module
+    reference = reference_module(SPMV / "perfect.mcpl")
 
     cpu = args.device == "cpu"
     rows, cols = (512, 4096) if cpu else (65536, 131072)

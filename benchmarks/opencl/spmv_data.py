@@ -49,8 +49,8 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=SIZES["nrRows"], help="rows (default 65536)")
     args = ap.parse_args()
     import mcl
-    sys.path.insert(0, str(ROOT / "examples" / "spmv_csr"))
-    import reference
+    from mcl.lift.from_mcpl import reference_module
+    reference = reference_module(ROOT / "examples" / "spmv_csr" / "perfect.mcpl")
 
     data = reference.inputs(np.random.default_rng(1), args.rows, SIZES["nrCols"])
     sizes = {"nrRows": args.rows, "nrCols": SIZES["nrCols"], "nnz": len(data["colIdx"])}
