@@ -18,13 +18,13 @@ Exits 2 without the device asked for.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from probe_timing import median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
@@ -41,11 +41,9 @@ FAR = 1024
 
 def _reference_data(n: int, rng: np.random.Generator) -> np.ndarray:
     """histogram's reference.py values (half uniform over 256 buckets, half on 8)."""
-    path = Path(__file__).resolve().parents[2] / "examples" / "histogram" / "reference.py"
-    spec = importlib.util.spec_from_file_location("histogram_reference", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.inputs(rng, n, 256)["input"]
+    from mcl.versions.sizes import load_reference
+    ref = load_reference(Path(__file__).resolve().parents[2] / "examples" / "histogram")
+    return ref["inputs"](rng, n, 256)["input"]
 
 
 def patterns(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:

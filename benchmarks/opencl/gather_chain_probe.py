@@ -106,12 +106,12 @@ def main() -> int:
     args, dev, ctx, q = found
     import pyopencl as cl
 
-    from mcl.lift.from_mcpl import reference_module
-    reference = reference_module(SPMV / "perfect.mcpl")
+    from mcl.versions.sizes import load_reference
+    reference = load_reference(SPMV)
 
     cpu = args.device == "cpu"
     rows, cols = (512, 4096) if cpu else (65536, 131072)
-    data = reference.inputs(np.random.default_rng(1), rows, cols,
+    data = reference["inputs"](np.random.default_rng(1), rows, cols,
                             density=0.03 if cpu else 0.001)
     row_ptr, col_idx = data["rowPtr"], data["colIdx"]
     values = data["values"]

@@ -45,9 +45,8 @@ def data(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.integers(0, BUCKETS, n).astype(np.int32)
     if kind == "one bucket":
         return np.full(n, 7, np.int32)
-    from mcl.lift.from_mcpl import reference_module
-    reference = reference_module(ROOT / "examples" / "histogram" / "perfect.mcpl")
-    return reference.inputs(rng, n, BUCKETS)["input"]
+    from mcl.versions.sizes import load_reference
+    return load_reference(ROOT / "examples" / "histogram")["inputs"](rng, n, BUCKETS)["input"]
 
 
 def merge_free(source: str) -> str:

@@ -49,10 +49,10 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=SIZES["nrRows"], help="rows (default 65536)")
     args = ap.parse_args()
     import mcl
-    from mcl.lift.from_mcpl import reference_module
-    reference = reference_module(ROOT / "examples" / "spmv_csr" / "perfect.mcpl")
+    from mcl.versions.sizes import load_reference
+    reference = load_reference(ROOT / "examples" / "spmv_csr")
 
-    data = reference.inputs(np.random.default_rng(1), args.rows, SIZES["nrCols"])
+    data = reference["inputs"](np.random.default_rng(1), args.rows, SIZES["nrCols"])
     sizes = {"nrRows": args.rows, "nrCols": SIZES["nrCols"], "nnz": len(data["colIdx"])}
     paths = {v: ROOT / "examples" / "spmv_csr" / f"{v}.mcpl" for v in VERSIONS}
     try:
@@ -65,7 +65,7 @@ def main() -> int:
     for kind in ("random", "in order", "one column"):
         arrays = dict(data, colIdx=columns(kind, data["colIdx"], SIZES["nrCols"]))
         arrays = {k: v for k, v in arrays.items() if isinstance(v, np.ndarray)}
-        want = reference.reference(**sizes, **arrays)["y"]
+        want = reference["reference"](**sizes, **arrays)["y"]
         for v, k in kernels.items():
             got = k(**sizes, **arrays)["y"]
             ok = bool(np.allclose(got, want, rtol=1e-3, atol=1e-3))
