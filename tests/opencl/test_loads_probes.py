@@ -1,8 +1,9 @@
-"""Three probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
-row_pieces_probe.py, inflight_probe.py: timed on the GPU machine) compute what they
-claim, here on PoCL (their ``--device cpu``): the unrolled loop bodies MCL generates for
-hopper give numpy's values whatever their length and calls, every shape of row reading
-sums every row, and the reads and the copy with U loads in flight read every element."""
+"""Four probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
+row_pieces_probe.py, inflight_probe.py, gather_chain_probe.py: timed on the GPU machine)
+compute what they claim, here on PoCL (their ``--device cpu``): the unrolled loop bodies
+MCL generates for hopper give numpy's values whatever their length and calls, every shape
+of row reading sums every row, the reads and the copy with U loads in flight read every
+element, and spmv's rows with x's element chosen each of five ways sum as numpy's."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
     ("row_pieces_probe.py", "row_pieces_probe.json", []),
     ("row_pieces_probe.py", "row_pieces_probe_unroll1.json", ["--unroll", "1"]),
     ("inflight_probe.py", "inflight.json", []),
-    ("inflight_probe.py", "inflight_copy.json", ["--copy"])])
+    ("inflight_probe.py", "inflight_copy.json", ["--copy"]),
+    ("gather_chain_probe.py", "gather_chain_probe.json", ["--repeats", "1"])])
 def test_the_probe_s_kernels_are_right_on_the_cpu(opencl_device, tmp_path, script, result,
                                                   extra):
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "opencl" / script),
@@ -30,5 +32,6 @@ def test_the_probe_s_kernels_are_right_on_the_cpu(opencl_device, tmp_path, scrip
     assert run.returncode == 0, run.stderr[-2000:]
     rows = json.loads((tmp_path / result).read_text())
     rows = rows["results"] if "results" in rows else rows["rows"]
-    # inflight_probe exits 1 at the first wrong result and has no "correct" field
+    # inflight_probe and gather_chain_probe exit 1 at the first wrong result and have no
+    # "correct" field
     assert len(rows) >= 6 and all(r.get("correct", True) for r in rows)
