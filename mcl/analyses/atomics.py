@@ -34,7 +34,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import AtomicSite, Kernel, Loop
-from mcl.analyses.target_settings import device_settings
+from mcl.analyses.target_settings import device_settings, positive_setting
 from mcl.analyses.values import number_text, time_text
 from mcl.diagnostics import Diagnostic, info, warning
 
@@ -267,12 +267,11 @@ def unit_queue(finding: AtomicFinding, view: Any) -> UnitQueue | None:
     if hw is None or target is None or target.space is None or not _integer(target) \
             or write_back_cache(hw, target.space) is None:
         return None
-    settings = device_settings(hw)
-    interval, unit = settings.get("atomic_update_interval"), settings.get("atomic_unit_bytes")
+    interval = positive_setting(hw, "atomic_update_interval")
+    unit = positive_setting(hw, "atomic_unit_bytes")
     found = lockstep_loop(view)
     site = next((a for a in view.num.atomics if a.node is finding.site.node), None)
-    if not (isinstance(interval, int | float) and interval > 0 and isinstance(unit, int)
-            and unit > 0 and found is not None and site is not None
+    if not (interval and unit and found is not None and site is not None
             and site.target is not None):
         return None
     lane, width = found
@@ -296,7 +295,7 @@ def unit_queue(finding: AtomicFinding, view: Any) -> UnitQueue | None:
     size = elements * target.element_bytes
     units = max(1, math.ceil(size / unit))
     return UnitQueue(operations, units, size, sector,
-                     requests * operations * float(interval) / units)
+                     requests * operations * interval / units)
 
 
 def chosen_operations(elements: int, words: int, lanes: int, samples: int = 4096) -> float:
@@ -406,11 +405,10 @@ def update_seconds(hw: Any, target: Any) -> tuple[float, str] | None:
     latency, clock = update_latency(hw, target), hw.clock_frequency()
     space = target.space
     cache = write_back_cache(hw, space) if space else None
-    interval = device_settings(hw).get("atomic_update_interval")
-    if _integer(target) and cache is not None and isinstance(interval, int | float) \
-            and interval > 0:
-        return float(interval), (f"{time_text(float(interval))} apart: the {cache.name} "
-                                 f"performs integer updates of one element back to back")
+    interval = positive_setting(hw, "atomic_update_interval")
+    if _integer(target) and cache is not None and interval:
+        return interval, (f"{time_text(interval)} apart: the {cache.name} "
+                          f"performs integer updates of one element back to back")
     if latency is None or not clock:
         return None
     seconds = float(latency) / float(clock)

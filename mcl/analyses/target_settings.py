@@ -33,6 +33,14 @@ def device_settings(hw) -> dict[str, Any]:
     return dict(_target_table(str(file)).get("device") or {}) if file else {}
 
 
+def positive_setting(hw, name: str) -> float | None:
+    """The ``[device]`` figure ``name`` of the target file of ``hw`` where it is a
+    positive number (a measured rate, interval or size); None where it is missing or
+    not one."""
+    v = device_settings(hw).get(name)
+    return float(v) if isinstance(v, int | float) and v > 0 else None
+
+
 def async_copies(hw) -> bool:
     """Whether the target file of ``hw`` has an ``[async_copy]`` table: its code copies
     runs of 128 bits from global into local memory asynchronously (mcl.opencl.async_copy)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sympy
 
-from mcl.analyses.target_settings import device_settings
+from mcl.analyses.target_settings import device_settings, positive_setting
 
 
 def number(e) -> float | None:
@@ -44,8 +44,7 @@ def load_line_cycles(hw) -> float | None:
     banks: the target file's ``load_line_cycles`` (0.5 on the H200: 32 lines in 15.7
     cycles beyond a coalesced request's, benchmarks/opencl/lane_rows_probe.py); None
     without one (a cycle a line)."""
-    v = device_settings(hw).get("load_line_cycles")
-    return float(v) if isinstance(v, int | float) and v > 0 else None
+    return positive_setting(hw, "load_line_cycles")
 
 
 def cache_request_rate(hw) -> float | None:
@@ -54,8 +53,7 @@ def cache_request_rate(hw) -> float | None:
     ``cache_request_rate`` (158 G on the H200, where its link carries 10 TB/s: a
     request of one sector gets a third of the link, benchmarks/opencl/
     l2_request_probe.py); None without one."""
-    v = device_settings(hw).get("cache_request_rate")
-    return float(v) if isinstance(v, int | float) and v > 0 else None
+    return positive_setting(hw, "cache_request_rate")
 
 
 def first_level_banks(hw, space: str):
@@ -137,8 +135,7 @@ def launch_seconds(hw) -> float:
     ``launch_seconds``, measured (an empty kernel, benchmarks/opencl/launch_probe.py),
     where the memory part's bandwidth was fitted with it subtracted; 0 elsewhere (the
     H100's sustained bandwidth was fitted with it in the times)."""
-    t = device_settings(hw).get("launch_seconds")
-    return float(t) if isinstance(t, int | float) and t > 0 else 0.0
+    return positive_setting(hw, "launch_seconds") or 0.0
 
 
 def queue_exponent(hw) -> float:
