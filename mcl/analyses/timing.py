@@ -180,14 +180,9 @@ if TYPE_CHECKING:
 WAITED = ("arithmetic", "issue", "memory instructions", "shared memory")
 #: the parts of the device as a whole, which a grid of fewer blocks than holders does not
 #: slow (its memory interface, the latency its warps wait, its atomics' units, its block
-#: dispatcher, and the requests its last-level cache serves: ``<cache> requests``) or
-#: that count the grid's rounds already (the barrier waits)
+#: dispatcher) or that count the grid's rounds already (the barrier waits); also the
+#: requests its last-level cache serves, named by the cache (:func:`device_part`)
 DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits")
-
-
-def device_part(name: str) -> bool:
-    """Whether the part ``name`` is the device's as a whole (:data:`DEVICE_PARTS`)."""
-    return name in DEVICE_PARTS or name.endswith(" requests")
 
 #: bytes a warp has outstanding per global load site at once (a 128 B request; a run
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
@@ -196,6 +191,12 @@ _MAX_SITES = 8
 #: how much longer than the largest part two parts' partial overlap must take to count
 #: (a part far below the other changes the time by less than its rounding)
 _OVERLAP_MIN_GAIN = 0.01
+
+
+def device_part(name: str) -> bool:
+    """Whether the part ``name`` is the device's as a whole: one of :data:`DEVICE_PARTS`,
+    or ``<cache> requests`` (``l2 requests``: the last-level cache serves every SM)."""
+    return name in DEVICE_PARTS or name.endswith(" requests")
 
 
 @dataclass
@@ -495,11 +496,10 @@ def overlapped(hw, parts: dict[str, float], waits: float = 0.0) -> tuple[str, st
     execution part (mcl.analyses.timing_rates.overlap_exponents: warps that wait on their
     loads do not issue, and local memory shares the load-store path with them) and
     T_m the largest of the memory part, a cache link's and the cache's requests'; the
-    execution parts without
-    the barrier ``waits`` added to them (those are the memory's latency and traffic,
-    which the memory part has already); None where that is less than
-    1% longer than the largest part alone (a part far larger than the other hides it)
-    or the target file gives no exponent."""
+    execution parts without the barrier ``waits`` added to them (those are the memory's
+    latency and traffic, which the memory part has already); None where that is less
+    than 1% longer than the largest part alone (a part far larger than the other hides
+    it) or the target file gives no exponent."""
     memory = [k for k in parts if k == "memory" or k.endswith((" bandwidth", " requests"))]
     if not memory:
         return None
