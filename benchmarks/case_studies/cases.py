@@ -30,9 +30,6 @@ class Case:
     primary_ref: str | None = None
     #: an accumulating output must be zero again before the verified run
     accumulates: bool = False
-    #: the size parameters that grow with the problem (halved together to build the
-    #: ladder of smaller sizes on which run.py times a version before the paper size)
-    scale: tuple[str, ...] = ("n",)
 
 
 def _cuda(torch, a):
@@ -126,12 +123,12 @@ CASES: dict[str, Case] = {c.kernel: c for c in [
          sizes=[{"n": 4096, "m": 4096, "p": 4096}, {"n": 2048, "m": 2048, "p": 2048}],
          quick_sizes=[{"n": 64, "m": 64, "p": 256}],
          metric="GFLOP/s", torch_refs={"cuBLAS SGEMM (torch.matmul, no TF32)": _matmul},
-         primary_ref="cuBLAS SGEMM (torch.matmul, no TF32)", scale=("n", "m", "p")),
+         primary_ref="cuBLAS SGEMM (torch.matmul, no TF32)"),
     Case("convolution",
          sizes=[{"h": 4096, "w": 4096, "fh": 9, "fw": 9}],
          quick_sizes=[{"h": 64, "w": 64, "fh": 9, "fw": 9}],
          metric="GFLOP/s", torch_refs={"cuDNN conv2d (torch, no TF32)": _conv2d},
-         primary_ref="cuDNN conv2d (torch, no TF32)", scale=("h", "w")),
+         primary_ref="cuDNN conv2d (torch, no TF32)"),
     Case("histogram",
          sizes=[{"n": 16384 * 16384, "nrBuckets": 256}],
          quick_sizes=[{"n": 10_000, "nrBuckets": 256}],
@@ -155,7 +152,7 @@ CASES: dict[str, Case] = {c.kernel: c for c in [
          sizes=[{"nrRows": 65536, "nrCols": 131072, "density": 0.001}],
          quick_sizes=[{"nrRows": 256, "nrCols": 512, "density": 0.02}],
          metric="GFLOP/s", torch_refs={"cuSPARSE CSR matvec (torch.mv)": _spmv},
-         primary_ref="cuSPARSE CSR matvec (torch.mv)", scale=("nrRows", "nrCols")),
+         primary_ref="cuSPARSE CSR matvec (torch.mv)"),
     Case("reduction",
          sizes=[{"n": 2 ** 28}],
          quick_sizes=[{"n": 100_000}],

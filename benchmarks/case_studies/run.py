@@ -75,6 +75,8 @@ from mcpl_versions import (  # noqa: E402
     versions,
 )
 
+from mcl.opencl.sizing import scaled_sizes  # noqa: E402
+
 # ----------------------------------------------------------------------------- the two phases
 
 def opencl_phase(kernel: str, opts: argparse.Namespace, deadline: float,
@@ -114,7 +116,7 @@ def opencl_phase(kernel: str, opts: argparse.Namespace, deadline: float,
                 run["results"].append({**v, "status": "skipped", "reason": "time budget spent"})
                 continue
             print(f"  {kernel} {sizes} {v['version']} ...", flush=True)
-            entry, got, ran_at = run_version(v, ref, inputs, case.scale, opts)
+            entry, got, ran_at = run_version(v, ref, inputs, scaled_sizes(ref, sizes), opts)
             run["results"].append(entry)
             save()  # before the verification: a stall there keeps the timing
             verify_entry(entry, got, ref, inputs, ran_at)

@@ -30,6 +30,10 @@ SIZES = [
 #: Table III: 4096 x 4096 with a 9 x 9 filter.
 PAPER_SIZES = [{"h": 4096, "w": 4096, "fh": 9, "fw": 9}]
 
+#: The sizes that grow with the problem (halved together to time a version on smaller
+#: sizes first: mcl.opencl.sizing.size_ladder).
+SCALE = ("h", "w")
+
 #: Versions that are only correct when some sizes are multiples of a number (a key
 #: may be a sum of sizes: the length of the input's rows); every other version is
 #: correct for all sizes.

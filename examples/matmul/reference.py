@@ -34,6 +34,10 @@ PAPER_SIZES = [
     {"n": 4096, "m": 4096, "p": 4096},
 ]
 
+#: The sizes that grow with the problem (halved together to time a version on smaller
+#: sizes first: mcl.opencl.sizing.size_ladder).
+SCALE = ("n", "m", "p")
+
 #: Versions that are only correct when some sizes are multiples of a number
 #: (they tile `a` with a view); every other version is correct for all sizes.
 DIVISIBLE_BY = {

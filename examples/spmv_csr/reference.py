@@ -29,6 +29,10 @@ SIZES = [
 #: non-zeros, ~131 per row).
 PAPER_SIZES = [{"nrRows": 65536, "nrCols": 131072, "density": 0.001}]
 
+#: The sizes that grow with the problem (halved together to time a version on smaller
+#: sizes first: mcl.opencl.sizing.size_ladder).
+SCALE = ("nrRows", "nrCols")
+
 DIVISIBLE_BY: dict = {}
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}

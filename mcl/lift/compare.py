@@ -157,9 +157,9 @@ class Inputs:
         return self._smaller[key]
 
     def ladder(self, need: dict) -> list[dict]:
-        from mcl.opencl.sizing import size_ladder
-        keys = getattr(self.ref, "SCALE", None) or tuple(
-            k for k in _input_params(self.ref) if isinstance(self.sizes.get(k), int))
+        from mcl.opencl.sizing import scaled_sizes, size_ladder
+        keys = scaled_sizes(self.ref, {k: v for k, v in self.sizes.items()
+                                       if k in _input_params(self.ref)})
         # from 1/65536 of the work: one run of the perfect reduction at 1/256 of 2^28
         # elements (2^20 float atomics on one address) already takes 40 s on an H100
         return size_ladder(self.sizes, tuple(keys), need, fraction=2.0 ** -16)
@@ -177,14 +177,17 @@ def _sizes_text(sizes: dict) -> str:
 def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
                  tolerance: dict, device: str | None, repeat: int,
                  max_version_s: float | None = None) -> Row:
-    """Compile one MCPL version for ``leaf``, check it against ``expected``, time it.
+    """Compile one MCPL version for ``leaf`` (with its sizes as compile-time constants
+    where reference.py's SPECIALIZE names it), check it against ``expected``, time it.
     With ``max_version_s``, the version is first timed on smaller sizes (a ladder
     from 1/65536 of the work up) and not run at all where one run at the compared size
     is predicted to take longer: a running kernel cannot be interrupted."""
     import mcl
     from mcl.opencl.sizing import fit_size
+    from mcl.versions.sizes import written_for_sizes
     try:
-        kernel = mcl.compile(path, target=leaf, device=device)
+        kernel = mcl.compile(path, target=leaf, device=device,
+                             specialize=written_for_sizes(path, vars(inputs.ref)))
 
         def args_at(sizes: dict) -> dict:
             return {k: v for k, v in inputs.at(sizes).items() if k in kernel.plan.parameters}

@@ -4,8 +4,9 @@ A running OpenCL kernel cannot be interrupted: the perfect reduction (2^28 float
 atomics on one address) would hold an H100 for hours. Drivers that time many
 versions of a kernel (the case studies, the MCPL-Lift comparison) therefore time
 each one on a ladder of smaller sizes first and never start a run predicted to
-exceed their limit: :func:`size_ladder` makes the ladder, :func:`fit_size` walks it,
-:func:`work_of` gives the work a size does (to extrapolate times between sizes)."""
+exceed their limit: :func:`scaled_sizes` names the sizes that grow with the problem,
+:func:`size_ladder` makes the ladder, :func:`fit_size` walks it, :func:`work_of` gives
+the work a size does (to extrapolate times between sizes)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,14 @@ def size_expression(text: str, sizes: dict) -> int | None:
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     env = {k: int(sizes[k]) for k in names if isinstance(sizes.get(k), int | np.integer)}
     return evaluate(text, env) if len(env) == len(names) else None
+
+
+def scaled_sizes(ref, sizes: dict) -> tuple[str, ...]:
+    """The size parameters of ``sizes`` that grow with the problem, which the ladder
+    halves together: reference.py's ``SCALE`` (convolution's ``("h", "w")``: its filter
+    stays 9 x 9), else ``n`` where the sizes have it, else every integer size."""
+    keys = getattr(ref, "SCALE", None) or (("n",) if "n" in sizes else tuple(sizes))
+    return tuple(k for k in keys if isinstance(sizes.get(k), int | np.integer))
 
 
 def size_ladder(sizes: dict, keys: tuple[str, ...], need: dict | None = None,

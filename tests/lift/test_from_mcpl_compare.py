@@ -111,3 +111,22 @@ def test_a_version_predicted_too_slow_is_not_run(rt):
     fast = measure_mcpl(path, "hopper", inputs, expected, ref.TOLERANCE, None, 2,
                         max_version_s=60.0)
     assert fast.status == "ok" and fast.time_s > 0
+
+
+def test_a_version_written_for_its_sizes_is_built_for_them_on_the_ladder(rt):
+    """convolution hopper_v4 (reference.py: SPECIALIZE, DIVISIBLE_BY "w + fw - 1": 4) is
+    built with its sizes as constants and probed on smaller sizes of h and w only (SCALE):
+    its 9 x 9 filter is not halved, so w + fw - 1 stays a multiple of 4 on every rung."""
+    from mcl.lift.compare import Inputs, measure_mcpl
+    from mcl.lift.from_mcpl import reference_module
+    path = EXAMPLES / "convolution" / "hopper_v4.mcpl"
+    ref = reference_module(path)
+    sizes = {"h": 64, "w": 256, "fh": 9, "fw": 9}
+    values = ref.inputs(np.random.default_rng(0), **sizes)
+    inputs = Inputs(ref, sizes, values, "output")
+    assert inputs.ladder(ref.DIVISIBLE_BY["hopper_v4"])[0] == {**sizes, "h": 32, "w": 128}
+    expected = ref.reference(**values)["output"]
+    row = measure_mcpl(path, "hopper", inputs, expected, ref.TOLERANCE, None, 2,
+                       max_version_s=60.0)
+    assert row.status == "ok", row.note
+    assert "h specialised: it is a compile-time constant" in row.source

@@ -3,7 +3,7 @@ predicted to exceed the limit (cost models, no device)."""
 
 import pytest
 
-from mcl.opencl.sizing import divisibility_problems, fit_size, size_ladder
+from mcl.opencl.sizing import divisibility_problems, fit_size, scaled_sizes, size_ladder
 
 # A running OpenCL kernel cannot be interrupted (the perfect reduction, 2^28 float
 # atomics on one address, stalled a whole H100 run): the driver times each version on
@@ -20,6 +20,15 @@ def test_size_ladder_halves_the_size_parameters_and_keeps_divisors():
     assert all(s["p"] == 256 for s in tiny) and tiny[-1] == {"n": 64, "m": 64, "p": 256}
     conv = size_ladder({"h": 4096, "w": 4096, "fh": 9, "fw": 9}, ("h", "w"))
     assert all(s["fh"] == 9 for s in conv) and conv[0]["h"] == 256
+
+
+def test_scaled_sizes_are_reference_py_s_scale_else_n_else_every_integer_size():
+    class Conv:
+        SCALE = ("h", "w")
+    conv = {"h": 4096, "w": 4096, "fh": 9, "fw": 9}
+    assert scaled_sizes(Conv, conv) == ("h", "w")
+    assert scaled_sizes(object(), {"n": 2 ** 28, "nrBuckets": 256}) == ("n",)
+    assert scaled_sizes(object(), {"rows": 64, "cols": 32, "alpha": 1.5}) == ("rows", "cols")
 
 
 def _fit(seconds_per_work, works, limit):
