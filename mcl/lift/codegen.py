@@ -71,6 +71,8 @@ class Buffer:
     dtype: str                          # numpy dtype name of the unit's scalar
     count: int                          # scalars
     role: str                           # input, output, temp, scalar
+    #: an input passed by value, as a struct of its elements (mcl.opencl.by_value.packed)
+    by_value: bool = False
 
 
 @dataclass
@@ -88,7 +90,8 @@ class Generated:
         return {"kernels": [{"name": k.name, "args": k.args, "global": list(k.global_size),
                              "local": list(k.local_size), "local_bytes": k.local_bytes}
                             for k in self.kernels],
-                "buffers": {b.name: {"dtype": b.dtype, "count": b.count, "role": b.role}
+                "buffers": {b.name: {"dtype": b.dtype, "count": b.count, "role": b.role,
+                                     **({"by_value": True} if b.by_value else {})}
                             for b in self.buffers.values()},
                 "inputs": self.inputs, "output": self.output,
                 "output_shape": list(self.output_shape)}
@@ -197,7 +200,7 @@ class Generator(_PatternEmission):
         buffers = {m.name: Buffer(m.name, m.unit.dtype if isinstance(m.unit, ScalarType)
                                   else m.unit.scalar.dtype,
                                   m.size * (m.unit.width if isinstance(m.unit, VectorType) else 1),
-                                  m.role) for m in self.buffers.values()}
+                                  m.role, m.by_value) for m in self.buffers.values()}
         return Generated(source, self.kernels, buffers, inputs, "out", tuple(shape))
 
     # ------------------------------------------------------------------ top level
@@ -269,6 +272,10 @@ class Generator(_PatternEmission):
             names.append(m.name)
             if m.role == "scalar":
                 params.append(f"{m.unit.c_name()} {m.name}")
+            elif m.by_value:
+                params.append(f"const {_value_struct(m)} {m.name}")
+                self.userfuns.setdefault(_value_struct(m), (
+                    f"typedef struct {{ {m.unit.c_name()} v[{m.size}]; }} {_value_struct(m)};"))
             elif m.role == "input" and m.space == "constant":
                 params.append(f"constant {m.unit.c_name()}* restrict {m.name}")
             elif m.role == "input":
@@ -317,6 +324,11 @@ class Generator(_PatternEmission):
             local.append(lo)
             glob.append(-(-e // lo) * lo)
         return tuple(local), None, tuple(glob)
+
+def _value_struct(m: Memory) -> str:
+    """The C type of an input passed by value: a struct of its elements."""
+    return f"lift_value_{m.name}"
+
 
 def _prod(xs) -> int:
     r = 1

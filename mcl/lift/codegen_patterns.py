@@ -50,6 +50,7 @@ from mcl.lift.views import (
     unit_type,
     units,
 )
+from mcl.opencl.by_value import OTHER_BYTES, PARAMETER_BYTES
 
 #: bytes of constant memory an input read through ``toConstant`` may have: the least
 #: CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE OpenCL allows (NVIDIA GPUs and PoCL have it)
@@ -237,12 +238,18 @@ class _PatternEmission:
         raise not_lowered(p, f"the code generator does not know '{name}'")
 
     def to_constant(self, p: Prim, a: View, env: dict) -> View:
-        """``toConstant(f) $ x``: ``x`` an input of the program, passed to the kernel as
-        a ``constant`` pointer (one read serves every work-item of a warp that reads the
-        same element; NVIDIA's OpenCL compiler issues it as a global load through the
-        read-only path, LDG.E.CONSTANT, not as an operand of the arithmetic:
-        benchmarks/results/fidelity/raw/h200_2026-11-30_constant_reads); ``f`` only
-        rearranges it (a view)."""
+        """``toConstant(f) $ x``: ``x`` an input of the program in constant memory; ``f``
+        only rearranges it (a view). Where it fits, with the kernel's other arguments, in
+        the bytes of arguments every OpenCL device accepts (mcl.opencl.by_value: a 9 x 9
+        filter), it is passed by value, as a struct of its elements: the arguments live
+        in a bank of constant memory that the arithmetic reads as an operand, so an
+        unrolled loop over it needs no load. Else it is a ``constant`` pointer (one read
+        serves every work-item of a warp that reads the same element), which NVIDIA's
+        OpenCL compiler issues as a global load through the read-only path,
+        LDG.E.CONSTANT, per element and work-item
+        (benchmarks/results/fidelity/raw/h200_2026-11-30_constant_reads; Lift's blocked
+        convolution on the H200: 81 such loads a work-item beside its 36 of the input,
+        benchmarks/results/perf/h200_2026-11-30/lift_conv_sass/)."""
         f = p.args[0]
         mem = a.memory()
         if mem is None or mem.role != "input" or not is_layout_fun(f):
@@ -251,7 +258,12 @@ class _PatternEmission:
         if mem.size * unit_bytes(mem.unit) > CONSTANT_BYTES:
             raise CodegenLimit(f"'{mem.name}' has {mem.size * unit_bytes(mem.unit)} bytes; "
                                f"constant memory holds {CONSTANT_BYTES}")
-        mem.space = "constant"
+        if mem.space != "constant":
+            mem.space = "constant"
+            others = sum(m is not mem and not m.by_value for m in self.buffers.values())
+            mem.by_value = mem.size * unit_bytes(mem.unit) + OTHER_BYTES * others \
+                + sum(unit_bytes(m.unit) * m.size for m in self.buffers.values()
+                      if m.by_value) <= PARAMETER_BYTES
         return self.apply(f, [a], env, None)
 
     # ------------------------------------------------------------------ memory

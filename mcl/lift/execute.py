@@ -10,6 +10,7 @@ import numpy as np
 
 from mcl.diagnostics import McplError, error
 from mcl.lift.codegen import Generated
+from mcl.opencl.by_value import packed
 from mcl.opencl.device import Runtime, build_program
 
 
@@ -22,8 +23,7 @@ class Compiled:
 
 def compile_generated(gen: Generated, rt: Runtime, origin: str = "<lift>") -> Compiled:
     """Build the kernels; a compiler rejection raises McplError (opencl-build-failed)."""
-    options = ["-cl-fast-relaxed-math"] if False else []
-    prog = build_program(rt.context, gen.source, options, origin)
+    prog = build_program(rt.context, gen.source, [], origin)
     return Compiled(gen, prog, rt)
 
 
@@ -47,6 +47,9 @@ class Bound:
             if arr.size != b.count:
                 raise McplError(error("lift-run", f"input '{name}' has {arr.size} elements, "
                                                   f"the kernel expects {b.count}"))
+            if b.by_value:              # a struct of its elements (mcl.opencl.by_value)
+                self.scalars[name] = packed(arr, b.dtype)
+                continue
             self.bufs[name] = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr)
         for name, b in g.buffers.items():
             if b.role in ("output", "temp"):

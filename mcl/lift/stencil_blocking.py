@@ -22,8 +22,9 @@ group and tile fit the limits.
 ``h`` the final scaling), into the form a fast hand-written convolution has:
 
 * the weights in constant memory (``toConstant(id) $ F`` where ``F`` is a small input of
-  the program): with every loop over the filter unrolled, each weight is a constant
-  operand of its multiply-add;
+  the program, which the code generator passes by value where it fits the kernel's
+  arguments): with every loop over the filter unrolled, each weight is an operand of its
+  multiply-add, read from the arguments' bank without a load;
 * each work-item computes a c x r block of outputs (c rows, r adjacent columns) in
   private memory (register blocking): per filter row y it copies the c input rows it
   needs (r + fw - 1 elements each) into private memory, as w-wide vectors where the

@@ -58,6 +58,9 @@ class Memory:
     volatile: bool = False
     used: bool = field(default=False)
     align: int = 0        # bytes; local arrays read or written as vectors are aligned
+    #: a small input in constant memory passed to the kernel by value, as a struct of its
+    #: elements (``name.v[i]``; codegen_patterns.to_constant)
+    by_value: bool = False
 
     @property
     def is_var(self) -> bool:
@@ -120,6 +123,8 @@ class MemView(View):
         self.mem.used = True
         if self.mem.is_var:
             return self.mem.name
+        if self.mem.by_value:
+            return f"{self.mem.name}.v[{self.offset.c()}]"
         return f"{self.mem.name}[{self.offset.c()}]"
 
     def load(self) -> str:

@@ -10,13 +10,16 @@ load per element and work-item (convolution hopper_v4 on the H100: 81 loads fewe
 per work-item, 58% -> 60% of the roofline bound; benchmarks/opencl/conv_param_filter.py).
 
 The analyses ask the same question (:func:`passed_by_value`): such an array's reads
-are no loads of memory.
+are no loads of memory. Lift's code generator passes a small input it reads through
+``toConstant`` the same way (its kernels are always generated for concrete sizes), and
+:func:`packed` makes the struct both runtimes hand to the kernel.
 """
 
 from __future__ import annotations
 
 import functools
 
+import numpy as np
 import sympy
 
 from mcl.mcpl import ast
@@ -26,7 +29,7 @@ from mcl.mcpl.symbolic import to_sympy
 #: is at least 1024); arrays passed by value share them with the other arguments
 PARAMETER_BYTES = 1024
 #: bytes an argument that is not passed by value takes at most (a pointer, a long)
-_OTHER_BYTES = 8
+OTHER_BYTES = 8
 _ELEMENT_BYTES = {"float": 4, "int": 4, "double": 8, "long": 8, "bool": 1, "byte": 1}
 
 
@@ -71,7 +74,7 @@ def by_value_arrays(f: ast.Function, target, hardware, specialized: bool) -> set
     others = sum(not specialised_size(p) for p in f.params)     # the kernel's arguments
     room = PARAMETER_BYTES
     for nbytes, name in sorted(candidates):
-        if nbytes + _OTHER_BYTES * (others - 1) <= room:
+        if nbytes + OTHER_BYTES * (others - 1) <= room:
             chosen.add(name)
             room -= nbytes
             others -= 1
@@ -96,3 +99,13 @@ def passed_by_value(f: ast.Function, hardware, specialized: bool) -> set[str]:
         return set()
     target = _target(hardware.name)
     return by_value_arrays(f, target, hardware, True) if target is not None else set()
+
+
+def packed(host, dtype) -> np.ndarray:
+    """The elements of ``host`` (any shape, row-major) as the struct ``{ T v[n]; }`` a kernel
+    takes by value: a zero-dimensional numpy record that pyopencl passes as its bytes."""
+    host = np.asarray(host)
+    dt = np.dtype(dtype)
+    out = np.zeros((), np.dtype([("v", dt, (max(host.size, 1),))]))
+    out["v"][:host.size] = host.ravel().astype(dt)
+    return out

@@ -309,10 +309,10 @@ class Kernel:
         """An array passed by value (mcl.opencl.by_value) as the struct the kernel takes:
         its elements in row-major order, within the device's bytes of arguments."""
         import pyopencl.array as cla
+
+        from mcl.opencl.by_value import packed as pack
         host = value.get() if isinstance(value, cla.Array) else np.asarray(value)
-        dt = np.dtype(a.dtype)
-        packed = np.zeros((), np.dtype([("v", dt, (max(host.size, 1),))]))
-        packed["v"][:host.size] = host.ravel().astype(dt)
+        packed = pack(host, a.dtype)
         limit = self.device.max_parameter_size
         if packed.nbytes > limit:
             raise McplError(error(

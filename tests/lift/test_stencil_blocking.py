@@ -62,16 +62,39 @@ def test_cropped_stores_are_guarded(rt):
 
 # ----------------------------------------------------------------------------- constant memory
 
-def test_to_constant_passes_the_input_as_a_constant_pointer(rt):
+def _weighted(n: int, m: int):
+    """x (n floats) times the weights f (m floats, m dividing n), f through toConstant."""
+    return parse(FUNS + f"k = fun(x: float[{n}], f: float[{m}]) => join o mapGlb(fun(xs) => "
+                        "mapSeq(fun(t) => mult(t._0, t._1)) $ zip(xs, toConstant(id) $ f)) "
+                        f"o split({m}) $ x")
+
+
+def test_to_constant_passes_a_small_input_by_value(rt):
+    """4 weights fit the bytes of arguments every device accepts (mcl.opencl.by_value): a
+    struct of them, read as operands (``f.v[i]``), handed to the kernel packed."""
     from mcl.lift.execute import run_generated
-    p = parse(FUNS + "k = fun(x: float[64], f: float[4]) => join o mapGlb(fun(xs) => "
-                     "mapSeq(fun(t) => mult(t._0, t._1)) $ zip(xs, toConstant(id) $ f)) "
-                     "o split(4) $ x")
+    p = _weighted(64, 4)
     gen = generate(p, {})
-    assert "constant float* restrict f" in gen.source
+    assert "typedef struct { float v[4]; } lift_value_f;" in gen.source
+    assert "const lift_value_f f" in gen.source and "constant float*" not in gen.source
+    assert re.search(r"f\.v\[\d+\]", gen.source)
+    assert gen.plan()["buffers"]["f"]["by_value"] is True
     x, f = random_inputs(p, {}, np.random.default_rng(0))
     np.testing.assert_allclose(run_generated(gen, rt, [x, f]), x * np.tile(f, 16), rtol=1e-6)
     np.testing.assert_allclose(run(p, x, f), x * np.tile(f, 16), rtol=1e-6)
+    with pytest.raises(McplError, match="input 'f' has 5 elements, the kernel expects 4"):
+        run_generated(gen, rt, [x, np.ones(5, np.float32)])
+
+
+def test_to_constant_passes_a_large_input_as_a_constant_pointer(rt):
+    """512 weights (2 kB) exceed the 1024 bytes of arguments: a ``constant`` pointer."""
+    from mcl.lift.execute import run_generated
+    p = _weighted(1024, 512)
+    gen = generate(p, {})
+    assert "constant float* restrict f" in gen.source and "lift_value_f" not in gen.source
+    assert "by_value" not in gen.plan()["buffers"]["f"]
+    x, f = random_inputs(p, {}, np.random.default_rng(0))
+    np.testing.assert_allclose(run_generated(gen, rt, [x, f]), x * np.tile(f, 2), rtol=1e-6)
 
 
 def test_to_constant_of_a_computed_array_is_refused():
@@ -146,10 +169,12 @@ def test_the_kernel_at_the_paper_size():
     (k,) = gen.kernels
     assert k.local_size == (32, 4) and k.global_size == (1024, 1024) and k.local_bytes == 0
     src = k.source
-    assert "constant float* restrict filter" in src
-    # every weight at a fixed index (an operand of the multiply-add), 81 per output
-    assert len(re.findall(r"filter\[\d+\]", src)) == 81 * 16
-    assert "filter[" not in re.sub(r"filter\[\d+\]", "", src)
+    # the 81 weights passed by value: each at a fixed index of the struct, an operand
+    # of the multiply-add (no load), 81 per output
+    assert "const lift_value_filter filter" in src
+    assert len(re.findall(r"filter\.v\[\d+\]", src)) == 81 * 16
+    assert "filter" not in re.sub(r"filter\.v\[\d+\]", "", src).replace(
+        "const lift_value_filter filter", "")
     # the input rows as aligned float4 loads (rows of 4104 floats are whole vectors),
     # 4 rows x 3 vectors per filter row
     assert src.count("((global float4*)input)[") == 9 * 12
