@@ -24,6 +24,7 @@ import sympy
 
 from mcl.analyses import (  # noqa: F401 (they register the feedback functions coalescing, bankConflicts)
     banks,
+    by_value_reads,
     coalescing,
     guards,
     staging,
@@ -61,7 +62,7 @@ __all__ = [
 #: function the description names, the three after it select by their code.
 PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
           "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts",
-          "time", "window", "guards", "staging")
+          "time", "window", "guards", "staging", "by-value")
 
 #: Codes of the feedback functions that come with another pass than their name's:
 #: spills with the occupancy (the registers a thread of a block may have)
@@ -75,7 +76,7 @@ _RANK = {
     "feedback-bank-conflicts": 2,
     "feedback-faster-memory": 3, "feedback-cache": 4, "feedback-reuse": 5,
     "feedback-work-per-thread": 6, "feedback-window": 6, "feedback-guards": 6,
-    "feedback-staging": 6,
+    "feedback-staging": 6, "feedback-by-value": 6,
     "feedback-needs-value": 7, "feedback-transfer": 8,
     "feedback-roofline": 9, "feedback-time": 9, "feedback-ops": 10, "feedback-function": 11,
 }
@@ -273,6 +274,8 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         out += guards.report(f, num, sym)
     if "staging" in selected:
         out += staging.report(view)
+    if "by-value" in selected:
+        out += by_value_reads.report(f, num)
     out += validity.report(sym, num)
     params = {p.name for p in f.params}
     for name in sorted(missing & params):

@@ -82,7 +82,8 @@ def by_value_arrays(f: ast.Function, target, hardware, specialized: bool) -> set
 
 
 @functools.cache
-def _target(level: str):
+def target_of(level: str):
+    """The OpenCL target of ``level`` (None: the level has none)."""
     from mcl.diagnostics import McplError
     from mcl.opencl.target import load_target
     try:
@@ -97,7 +98,7 @@ def passed_by_value(f: ast.Function, hardware, specialized: bool) -> set[str]:
     are operands, not loads of memory (what the analyses need)."""
     if not specialized or hardware is None:
         return set()
-    target = _target(hardware.name)
+    target = target_of(hardware.name)
     return by_value_arrays(f, target, hardware, True) if target is not None else set()
 
 
