@@ -54,11 +54,13 @@ the largest, and its name says what limits the kernel:
   share the schedulers' issue slots (one warp instruction per lock-step group of
   lanes and cycle);
 * ``barrier waits``: a sequential loop whose iterations load device memory into an
-  on-chip tile and wait at a barrier (or a tile filled once before a barrier: one
-  phase) exposes the memory latency once per phase and round of resident blocks
-  (they run in step), and the tiles' reads cross the memory interface while the
-  warps wait: at least the arrays they read, once, at the memory's bandwidth (no
-  calibration: the description's latency and bandwidth). The execution units idle
+  on-chip tile and wait at a barrier (or a tile filled once before a barrier, or loads
+  a warp has in flight together that only feed registers before one, softmax_rows'
+  passes over its row: a phase each; timing_overlap.barrier_phases) exposes the
+  memory latency once per phase and round of resident blocks (they run in step), and
+  the tiles' reads cross the memory interface while the warps wait: at least the
+  arrays they read, once, at the memory's bandwidth (no calibration: the
+  description's latency and bandwidth). The execution units idle
   meanwhile, so the wait adds to ``arithmetic``, ``issue``, ``memory instructions``
   and ``shared memory`` (on the H100, convolution hopper_v2's shared tile against
   hopper_v3's loads through the L1: 0.107 against 0.089 ms measured);
