@@ -83,32 +83,24 @@ KINDS = (("LDG.128", r"\bLDG\.E\.128"), ("LDG other", r"\bLDG\.E(?!\.128)"),
 
 def figures(device, name: str, source: str, options: list[str], work: Path) -> dict:
     """Registers and instruction counts of one kernel's SASS (straight-line code: every
-    loop of these kernels is unrolled, so a count is what a work-item executes)."""
-    sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
-    from ptx_driver import for_cuda
+    loop of these kernels is unrolled, so a count is what a work-item executes), the SASS
+    kept under ``work``/sass/ by probe_sass.sass_figures."""
+    sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
+    from probe_sass import sass_figures
 
-    from mcl.opencl.sass import sass_of
     from mcl.opencl.vendor import ptx_of
     try:
         ptx = ptx_of(device, source, options)
     except Exception as e:  # noqa: BLE001 - a build the driver refuses is a row
         return {"name": name, "error": str(e).splitlines()[0][:200]}
-    made = sass_of(for_cuda(ptx))
-    if made is None or made[1] is None:
-        return {"name": name, "error": "no SASS: ptxas or cuobjdump missing or failed"}
-    info, sass = made
-    (work / "sass").mkdir(parents=True, exist_ok=True)
-    (work / "sass" / f"{name}.sass.txt").write_text(sass)
+    fig = sass_figures(ptx, work, name)
+    if "sass" in fig:
+        return {"name": name, "error": fig["sass"]}
+    sass = (work / "sass" / f"{name}.sass.txt").read_text()
     insns = [ln for ln in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", ln)]
-    counts = Counter()
-    for ln in insns:
-        for kind, pattern in KINDS:
-            if re.search(pattern, ln):
-                counts[kind] += 1
-    loops = sum(1 for ln in insns if re.search(r"\bBRA\b", ln))
-    regs = re.search(r"Used (\d+) registers", info)
-    return {"name": name, "registers": int(regs.group(1)) if regs else None,
-            "instructions": len(insns), "branches": loops, **dict(counts)}
+    counts = Counter(kind for ln in insns for kind, pattern in KINDS if re.search(pattern, ln))
+    return {"name": name, "registers": fig["registers"], "instructions": len(insns),
+            "branches": fig["branches"], **dict(counts)}
 
 
 def main(argv=None) -> int:
