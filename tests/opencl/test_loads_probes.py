@@ -1,9 +1,10 @@
-"""Four probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
-row_pieces_probe.py, inflight_probe.py, gather_chain_probe.py: timed on the GPU machine)
-compute what they claim, here on PoCL (their ``--device cpu``): the unrolled loop bodies
-MCL generates for hopper give numpy's values whatever their length and calls, every shape
-of row reading sums every row, the reads and the copy with U loads in flight read every
-element, and spmv's rows with x's element chosen each of five ways sum as numpy's."""
+"""Five probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
+row_pieces_probe.py, inflight_probe.py, gather_chain_probe.py, fma_block_probe.py: timed
+on the GPU machine) compute what they claim, here on PoCL (their ``--device cpu``): the
+unrolled loop bodies MCL generates for hopper give numpy's values whatever their length
+and calls, every shape of row reading sums every row, the reads and the copy with U
+loads in flight read every element, spmv's rows with x's element chosen each of five
+ways sum as numpy's, and the multiply-add blocks compute numpy's sums."""
 
 from __future__ import annotations
 
@@ -35,3 +36,13 @@ def test_the_probe_s_kernels_are_right_on_the_cpu(opencl_device, tmp_path, scrip
     # inflight_probe and gather_chain_probe exit 1 at the first wrong result and have no
     # "correct" field
     assert len(rows) >= 6 and all(r.get("correct", True) for r in rows)
+
+
+def test_the_multiply_add_blocks_are_right_on_the_cpu(opencl_device):
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "opencl" /
+                                              "fma_block_probe.py"), "--device", "cpu"],
+                         capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    for name in ("stream8", "outer", "outer_lds", "conv_like"):
+        assert f"{name}: ok" in run.stdout
+
