@@ -7,7 +7,8 @@ clock times the seconds an iteration takes, from two loop lengths).
   ``fma_alone`` issued in 98% of the cycles);
 * ``outer``: an 8 x 8 outer product of two register fragments into 64 accumulators,
   the fragments scaled after each (matmul's inner step without its shared memory):
-  64 FFMA and 16 FMUL an iteration;
+  64 FFMA and 16 FMUL an iteration; ``outer_RxC``, the same with R x C accumulators
+  (4 x 4 to 16 x 8: the blocks of matmul's versions);
 * ``outer_lds``: the same with the fragments read from local memory each iteration,
   4 128-bit reads (matmul hopper_v5..v12's step): 64 FFMA and 4 LDS.128;
 * ``conv_like``: 4 outputs of a row from 12 register values and a 9 x 9 filter passed
@@ -73,6 +74,29 @@ __kernel void outer(__global float* out, int k, float s) {
   out[g] = t;
 }
 
+#define OUTER_RC(R, C) \
+__kernel void outer_##R##x##C(__global float* out, int k, float s) { \
+  int g = get_global_id(0); \
+  float a[R], b[C], acc[R * C]; \
+  _Pragma("unroll") for (int i = 0; i < R; i++) a[i] = g * 1e-6f + i; \
+  _Pragma("unroll") for (int j = 0; j < C; j++) b[j] = 0.5f * j + 1.0f; \
+  _Pragma("unroll") for (int i = 0; i < R * C; i++) acc[i] = 0.0f; \
+  for (int it = 0; it < k; it++) { \
+    _Pragma("unroll") for (int i = 0; i < R; i++) { \
+      _Pragma("unroll") for (int j = 0; j < C; j++) acc[i * C + j] += a[i] * b[j]; } \
+    _Pragma("unroll") for (int i = 0; i < R; i++) a[i] *= s; \
+    _Pragma("unroll") for (int j = 0; j < C; j++) b[j] *= s; \
+  } \
+  float t = 0.0f; \
+  _Pragma("unroll") for (int i = 0; i < R * C; i++) t += acc[i]; \
+  out[g] = t; \
+}
+OUTER_RC(4, 4)
+OUTER_RC(4, 8)
+OUTER_RC(8, 4)
+OUTER_RC(8, 16)
+OUTER_RC(16, 8)
+
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void outer_lds(__global float* out, int k, float s) {
   __local float4 frag[512];
@@ -127,7 +151,9 @@ __kernel void conv_like(__global float* out, int k, float s, const filter_value 
 
 #: kernel -> (warp instructions an iteration of a work-item, of them multiply-adds)
 WORK = {"stream8": (8, 8), "outer": (80, 64), "outer_lds": (68, 64),
-        "conv_like": (336, 324)}
+        "conv_like": (336, 324),
+        **{f"outer_{r}x{c}": (r * c + r + c, r * c)
+           for r, c in ((4, 4), (4, 8), (8, 4), (8, 16), (16, 8))}}
 LOCAL = 256
 #: iterations of the short and the long run: their difference is what an iteration takes
 K = (256, 1280)
@@ -141,9 +167,10 @@ def expected(name: str, items: int, k: int, s: float, filt: np.ndarray) -> np.nd
         for _ in range(k):
             acc = acc * s + 1.0
         return acc.sum(1)
-    if name == "outer":
-        a = g[:, None] * 1e-6 + np.arange(8)
-        b = np.broadcast_to(0.5 * np.arange(8) + 1.0, (items, 8))
+    if name.startswith("outer") and name != "outer_lds":
+        r, c = (8, 8) if name == "outer" else map(int, name[6:].split("x"))
+        a = g[:, None] * 1e-6 + np.arange(r)
+        b = np.broadcast_to(0.5 * np.arange(c) + 1.0, (items, c))
         scale = sum(s ** (2 * it) for it in range(k))
         return a.sum(1) * b.sum(1) * scale
     if name == "outer_lds":

@@ -43,6 +43,7 @@ def test_the_multiply_add_blocks_are_right_on_the_cpu(opencl_device):
                                               "fma_block_probe.py"), "--device", "cpu"],
                          capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    for name in ("stream8", "outer", "outer_lds", "conv_like"):
+    for name in ("stream8", "outer", "outer_lds", "conv_like", "outer_4x4", "outer_4x8",
+                 "outer_8x4", "outer_8x16", "outer_16x8"):
         assert f"{name}: ok" in run.stdout
 
