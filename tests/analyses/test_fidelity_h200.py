@@ -39,8 +39,12 @@ def _measured(name: str) -> float:
 
 
 #: the least Spearman per kernel (2026-11-30, the analyses of that day: black_scholes 0.90,
-#: convolution 0.952, gesummv 0.886, histogram 0.949, matmul 0.937, reduction 0.979,
-#: spmv_csr 1.00, vector_add 0.80), rounded down: vector_add's
+#: convolution 0.952, gesummv 0.886, histogram 0.872, matmul 0.937, reduction 0.979,
+#: spmv_csr 1.00, vector_add 0.80), rounded down: histogram's gpu_v1 and nvidia_v1 are
+#: predicted level since an atomic update is no load in flight (both -4% and -10% now,
+#: -27% and -32% before, 0.01% apart in the measured order; nvidia_v1's 2048 blocks of
+#: 128 threads merge twice the updates into hist that gpu_v1's 1024 of 256 do, which the
+#: memory-bound time does not add: measured 7% apart); vector_add's
 #: nvidia_v1 and hopper_v1 measured 1.6% apart (1024 and 1056 work-groups, 16 and 15.5
 #: rounds of their grid-stride loop), predicted 0.04% apart the other way; gesummv's
 #: nvidia_v1 and hopper_v1 measured 0.9% apart, within the runs' 1.9% spread; histogram
@@ -48,7 +52,7 @@ def _measured(name: str) -> float:
 #: 7% faster than hopper_v1, predicted 0.2% slower (both below their memory part, v1's
 #: shared-memory updates counted as random data takes the banks, 3.1 times a warp, where
 #: half of the data fall in 8 buckets of one bank; v2 has 6 blocks an SM against 8)
-LEAST = {"black_scholes": 0.9, "convolution": 0.95, "gesummv": 0.88, "histogram": 0.9,
+LEAST = {"black_scholes": 0.9, "convolution": 0.95, "gesummv": 0.88, "histogram": 0.87,
          "matmul": 0.93, "reduction": 0.97, "spmv_csr": 1.0, "vector_add": 0.8}
 
 
@@ -62,15 +66,14 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """52 of the 60 examples within 20% of the H200's times, median error 11.8% (2026-11-30;
-    11.6% until spmv_csr perfect's lanes' rows took x's room in the L1,
-    mcl.analyses.block_reuse.gather_sectors: its L2 read bytes -30% -> +3% of the L1's
-    misses, its time +11% -> +17%, bound by its load-store path, which its gathers' L2
-    requests overlap only in part). The 8 misses: matmul hopper_v4 22% fast;
-    convolution's issue-bound hopper_v2 and v3 33-37% fast; histogram's gpu_v1 and
-    nvidia_v1 27-32% fast (the compiler keeps one load in flight of the two counted:
-    test_with_the_compiled_code_s_bytes_in_flight_...; their merges into hist add 2.5-12
-    us, benchmarks/opencl/histogram_data.py --merge-free); spmv_csr's gpu_v1, nvidia_v1
+    """54 of the 60 examples within 20% of the H200's times, median error 10.9% (2026-11-30,
+    since an atomic update counts as no load a warp keeps in flight: histogram gpu_v1 and
+    nvidia_v1 -27% and -32% -> -4% and -10%, as the compiled code's bytes in flight have
+    them; 52 and 11.8% before, 11.6% until spmv_csr perfect's lanes' rows took x's room
+    in the L1, mcl.analyses.block_reuse.gather_sectors: its L2 read bytes -30% -> +3% of
+    the L1's misses, its time +11% -> +17%, bound by its load-store path, which its
+    gathers' L2 requests overlap only in part). The 6 misses: matmul hopper_v4 22% fast;
+    convolution's issue-bound hopper_v2 and v3 33-37% fast; spmv_csr's gpu_v1, nvidia_v1
     and hopper_v1 30-31% fast (42-43% before their gathers' sectors were each a request
     of the L2's 158 G a second, h200.target's cache_request_rate): those requests add to
     the rest, which the time model overlaps them with (benchmarks/opencl/spmv_data.py,
@@ -86,8 +89,8 @@ def test_predicted_times_within_20_percent_of_the_h200():
     counted one load in flight, are 4-6% slow."""
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
-    assert within >= 52, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
-    assert statistics.median(errors.values()) <= 0.119
+    assert within >= 54, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
+    assert statistics.median(errors.values()) <= 0.109
 
 
 #: the bytes a warp keeps in flight in each version's SASS (fidelity/h200_in_flight.json):
@@ -107,14 +110,14 @@ def _compiled_predictions() -> dict[str, float]:
 
 def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_percent():
     """54 of the 60 within 20%, median error 10.3% (2026-11-30, with the L2's link at
-    10 TB/s, the L1's banks and the L2's atomic units; 51 and 11.8% before), against 52
-    and 11.8% with the bytes in flight counted from the kernel:
+    10 TB/s, the L1's banks and the L2's atomic units; 51 and 11.8% before), against 54
+    and 10.9% with the bytes in flight counted from the kernel:
     gesummv hopper_v1 -9% -> -2%, nvidia_v1 -11% -> -9% (the compiler keeps 768 B of
-    their 1536 and 1152 in flight),
-    histogram gpu_v1 and nvidia_v1 -27% and -32% -> -4% and -10% (one load in flight, of
-    the two counted). Ranked the same but histogram, 0.90 -> 0.87: hopper_v1 and v2 now
-    4% under and over, measured 7% apart the other way (v1's buckets drawn at random by
-    the model, where half the data fall in one bank)."""
+    their 1536 and 1152 in flight). histogram's gpu_v1 and nvidia_v1, -27% and -32%
+    while the count took their updates of hist for loads in flight, are at the compiled
+    code's -4% and -10% in both since an atomic update is none. Ranked the same: histogram
+    0.87 in both (hopper_v1 and v2 4% under and over, measured 7% apart the other way:
+    v1's buckets drawn at random by the model, where half the data fall in one bank)."""
     errors = {n: abs(_compiled_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     assert sum(e <= 0.2 for e in errors.values()) >= 54, sorted(errors.items(),
                                                                 key=lambda kv: -kv[1])[:12]
@@ -123,4 +126,4 @@ def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_pe
         names = [n for n in RECORD["times"] if n.split("/")[0] == kernel]
         got = spearman([_compiled_predictions()[n] for n in names],
                        [_measured(n) for n in names])
-        assert got >= (0.87 if kernel == "histogram" else least) - 1e-9, (kernel, got)
+        assert got >= least - 1e-9, (kernel, got)

@@ -65,8 +65,8 @@ def test_threads_that_go_round_a_grid_stride_loop_unequally_often_end_in_a_thinn
 
 def test_loads_that_only_fill_a_register_array_are_in_flight_together(tmp_path):
     # histogram hopper_v1 fills v[0..3] from input in an unrolled loop before it uses
-    # them: 4 loads a warp in flight, beside the final update of hist[k]; with
-    # unroll = 1 one, with the same warps
+    # them: 4 loads a warp in flight (the final update of hist[k], an atomic, is none:
+    # nothing comes back to wait for); with unroll = 1 one, with the same warps
     source = (EXAMPLES / "histogram" / "hopper_v1.mcpl").read_text()
     assert "const int unroll = 4;" in source
     one = tmp_path / "hopper_v1.mcpl"
@@ -75,5 +75,4 @@ def test_loads_that_only_fill_a_register_array_are_in_flight_together(tmp_path):
     four = _parts("histogram", "hopper_v1", n=n)
     found = feedback(check(one), only={"time"}, values={"n": n})
     [d] = [d for d in found if d.code == "feedback-time"]
-    assert d.data["parts"]["latency"] == pytest.approx((4 + 1) / (1 + 1) * four["latency"],
-                                                       rel=0.01)
+    assert d.data["parts"]["latency"] == pytest.approx(4 * four["latency"], rel=0.01)
