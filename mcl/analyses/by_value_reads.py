@@ -65,8 +65,9 @@ def report(f: Any, k: Kernel) -> list[Diagnostic]:
         elements = _elements(k, name)
         loads = min(int(reads), elements) if elements else int(reads)
         many = "" if reads.is_Integer else "about "
+        size = f" ({elements} elements)" if elements else ""
         d = info("feedback-by-value",
-                 f"'{name}' ({elements} elements) is read from constant memory through a "
+                 f"'{name}'{size} is read from constant memory through a "
                  f"pointer, {many}{int(reads)} times per thread: NVIDIA's compiler loads "
                  f"each element a thread reads, up to {loads} loads per thread; built with "
                  f"the sizes as compile-time constants, '{name}' fits the kernel's arguments "
