@@ -325,6 +325,7 @@ class Generator(_PatternEmission):
             glob.append(-(-e // lo) * lo)
         return tuple(local), None, tuple(glob)
 
+
 def _value_struct(m: Memory) -> str:
     """The C type of an input passed by value: a struct of its elements."""
     return f"lift_value_{m.name}"

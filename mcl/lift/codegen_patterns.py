@@ -50,7 +50,7 @@ from mcl.lift.views import (
     unit_type,
     units,
 )
-from mcl.opencl.by_value import OTHER_BYTES, PARAMETER_BYTES
+from mcl.opencl.by_value import fits_arguments
 
 #: bytes of constant memory an input read through ``toConstant`` may have: the least
 #: CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE OpenCL allows (NVIDIA GPUs and PoCL have it)
@@ -261,9 +261,9 @@ class _PatternEmission:
         if mem.space != "constant":
             mem.space = "constant"
             others = sum(m is not mem and not m.by_value for m in self.buffers.values())
-            mem.by_value = mem.size * unit_bytes(mem.unit) + OTHER_BYTES * others \
-                + sum(unit_bytes(m.unit) * m.size for m in self.buffers.values()
-                      if m.by_value) <= PARAMETER_BYTES
+            taken = sum(unit_bytes(m.unit) * m.size for m in self.buffers.values()
+                        if m.by_value)
+            mem.by_value = fits_arguments(mem.size * unit_bytes(mem.unit), others, taken)
         return self.apply(f, [a], env, None)
 
     # ------------------------------------------------------------------ memory

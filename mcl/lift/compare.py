@@ -162,7 +162,7 @@ class Inputs:
                                        if k in _input_params(self.ref)})
         # from 1/65536 of the work: one run of the perfect reduction at 1/256 of 2^28
         # elements (2^20 float atomics on one address) already takes 40 s on an H100
-        return size_ladder(self.sizes, tuple(keys), need, fraction=2.0 ** -16)
+        return size_ladder(self.sizes, keys, need, fraction=2.0 ** -16)
 
     def work(self, sizes: dict) -> float:
         from mcl.opencl.sizing import work_of

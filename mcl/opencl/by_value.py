@@ -29,7 +29,7 @@ from mcl.mcpl.symbolic import to_sympy
 #: is at least 1024); arrays passed by value share them with the other arguments
 PARAMETER_BYTES = 1024
 #: bytes an argument that is not passed by value takes at most (a pointer, a long)
-OTHER_BYTES = 8
+_OTHER_BYTES = 8
 _ELEMENT_BYTES = {"float": 4, "int": 4, "double": 8, "long": 8, "bool": 1, "byte": 1}
 
 
@@ -72,13 +72,20 @@ def by_value_arrays(f: ast.Function, target, hardware, specialized: bool) -> set
             candidates.append((int(count) * _ELEMENT_BYTES[p.type.name], p.name))
     chosen: set[str] = set()
     others = sum(not specialised_size(p) for p in f.params)     # the kernel's arguments
-    room = PARAMETER_BYTES
+    taken = 0
     for nbytes, name in sorted(candidates):
-        if nbytes + OTHER_BYTES * (others - 1) <= room:
+        if fits_arguments(nbytes, others - 1, taken):
             chosen.add(name)
-            room -= nbytes
+            taken += nbytes
             others -= 1
     return chosen
+
+
+def fits_arguments(nbytes: int, others: int, taken: int = 0) -> bool:
+    """Whether an array of ``nbytes`` passed by value fits the bytes of arguments every
+    device accepts beside ``others`` arguments passed otherwise (a pointer or a scalar
+    each) and the ``taken`` bytes of the arrays already passed by value."""
+    return nbytes + _OTHER_BYTES * others + taken <= PARAMETER_BYTES
 
 
 @functools.cache

@@ -310,19 +310,19 @@ class Kernel:
         its elements in row-major order, within the device's bytes of arguments."""
         import pyopencl.array as cla
 
-        from mcl.opencl.by_value import packed as pack
+        from mcl.opencl.by_value import packed
         host = value.get() if isinstance(value, cla.Array) else np.asarray(value)
-        packed = pack(host, a.dtype)
+        struct = packed(host, a.dtype)
         limit = self.device.max_parameter_size
-        if packed.nbytes > limit:
+        if struct.nbytes > limit:
             raise McplError(error(
                 "opencl-argument-too-large",
-                f"'{self.plan.kernel}' takes '{a.name}' by value ({packed.nbytes} bytes at "
+                f"'{self.plan.kernel}' takes '{a.name}' by value ({struct.nbytes} bytes at "
                 f"these sizes), more than {self.device.name.strip()} accepts as kernel "
                 f"arguments ({limit} bytes)",
                 hint="generate the kernel for these sizes (its parameter defaults), or "
                      "without --specialize: then the array is passed in memory"))
-        return packed
+        return struct
 
     def scratch_buffer(self, name: str, nbytes: int):
         """A device buffer of at least ``nbytes`` for a per-group array, kept between
