@@ -190,6 +190,15 @@ class AtomicsAnalysis:
         return out
 
 
+def unreturned_updates(k: Kernel) -> set[int]:
+    """The elements (by their access's node) that atomic calls of ``k`` update without
+    using the result, each call a statement of its own: the memory performs the update
+    and returns nothing a warp waits for."""
+    from mcl.mcpl import ast
+    alone = {id(st.expr) for st in ast.walk(k.function) if isinstance(st, ast.ExprStmt)}
+    return {id(a.target.node) for a in k.atomics if a.target is not None and id(a.node) in alone}
+
+
 def bound_by_units(f: AtomicFinding) -> bool:
     """Whether the L2's units bound the finding's updates more than its most updated
     element does."""

@@ -365,16 +365,12 @@ def _bytes_in_flight(view: KernelView, space: str, lane, width: int,
     """Bytes of ``space`` a warp keeps in flight: a request a load (a run of 4 elements
     a lane one larger request), times the iterations the loads of ``counts`` have in
     flight together, at most :data:`_MAX_SITES` sites. An atomic update whose result
-    nothing uses is none: the memory updates the element and returns nothing the warp
-    waits for (histogram
-    gpu_v1's merge into hist: its SASS keeps one load in flight, of the input, where
-    the two were counted; on the H200 -27% -> -4%)."""
+    nothing uses is none (mcl.analyses.atomics.unreturned_updates): histogram gpu_v1's
+    merge into hist, whose SASS keeps one load in flight, of the input, where the two
+    were counted (on the H200 -27% -> -4%)."""
+    from mcl.analyses.atomics import unreturned_updates
     from mcl.analyses.warp_lanes import RUN, run_offsets
-    from mcl.mcpl import ast
-    # the updates whose result nothing uses (a statement of their own)
-    alone = {id(st.expr) for st in ast.walk(view.num.function) if isinstance(st, ast.ExprStmt)}
-    updated = {id(a.target.node) for a in view.num.atomics
-               if a.target is not None and id(a.node) in alone}
+    updated = unreturned_updates(view.num)
     total = 0
     for sacc, nacc in view.accesses():
         if nacc.write or sacc.space != space or lane not in nacc.loops \

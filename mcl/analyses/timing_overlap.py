@@ -56,18 +56,17 @@ def barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]
     fills = _tile_fills(view, lane)
     unroll = partial_unroll(view.num)
     most, arrays, ends = 0.0, set(), set()
-    #: per array, the barrier each of its loads in flight together reaches (None: none;
-    #: -1: a load in a loop of more passes)
+    # per array, the barrier each of its loads in flight together reaches (None: none),
+    # and the arrays also loaded in loops of more passes
     waited: dict[str, list[int | None]] = {}
+    streamed: set[str] = set()
     for nacc, inner in _lane_loads(view, space, lane):
-        phases, mine, passes = 1.0, 0.0, 1.0
+        phases, mine = 1.0, 0.0
         for lp in inner:
             trips = trip_number(lp)
             if trips is None:
-                passes = None
                 break
             phases *= trips
-            passes *= max(trips, 1.0)
             if any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
                 mine = max(mine, phases)
         if mine:
@@ -76,6 +75,7 @@ def barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]
             continue
         at = order.get(id(nacc.node))
         after = next((b for b in barriers if b > at), None)
+        passes = _passes(inner)
         if id(nacc.node) in fills:
             if after is not None:           # a tile filled once, then computed on
                 arrays.add(nacc.name)
@@ -83,11 +83,11 @@ def barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]
         elif passes is not None and passes <= unroll:
             waited.setdefault(nacc.name, []).append(after)
         else:
-            waited.setdefault(nacc.name, []).append(-1)
+            streamed.add(nacc.name)
     # an array that a warp loads only in loops the compiler unrolls (its loads of a loop
     # in flight together): the warps wait for them at the next barrier
     for name, at in waited.items():
-        if -1 not in at and any(b is not None for b in at):
+        if name not in streamed and any(b is not None for b in at):
             arrays.add(name)
             ends.update(b for b in at if b is not None)
     return max(most, float(len(ends))), viewed_arrays(view.num, arrays)
@@ -125,16 +125,25 @@ def _passes_by_load(view: KernelView, space: str, lane, counted=None):
     accepts where given; None where one of them has no value."""
     out = []
     for nacc, inner in _lane_loads(view, space, lane):
-        passes = 1.0
-        for lp in inner:
-            if counted is not None and not counted(lp):
-                continue
-            trips = trip_number(lp)
-            if trips is None:
-                return None
-            passes *= max(trips, 1.0)
+        passes = _passes(inner, counted)
+        if passes is None:
+            return None
         out.append((nacc, passes))
     return out
+
+
+def _passes(loops, counted=None) -> float | None:
+    """The product of the trip counts, each at least 1, of ``loops`` (those ``counted``
+    accepts where given); None where one of them has no value."""
+    passes = 1.0
+    for lp in loops:
+        if counted is not None and not counted(lp):
+            continue
+        trips = trip_number(lp)
+        if trips is None:
+            return None
+        passes *= max(trips, 1.0)
+    return passes
 
 
 def uneven_trips(view: KernelView, space: str, lane) -> float | None:
