@@ -29,6 +29,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
+from probe_sass import sass_figures  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "convolution"
 MCPL_VERSIONS = ("hopper_v3", "hopper_v4", "hopper_v5")
@@ -85,9 +87,6 @@ def figures(device, name: str, source: str, options: list[str], work: Path) -> d
     """Registers and instruction counts of one kernel's SASS (straight-line code: every
     loop of these kernels is unrolled, so a count is what a work-item executes), the SASS
     kept under ``work``/sass/ by probe_sass.sass_figures."""
-    sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
-    from probe_sass import sass_figures
-
     from mcl.opencl.vendor import ptx_of
     try:
         ptx = ptx_of(device, source, options)

@@ -174,16 +174,17 @@ def expected(name: str, items: int, k: int, s: float, filt: np.ndarray) -> np.nd
         scale = sum(s ** (2 * it) for it in range(k))
         return a.sum(1) * b.sum(1) * scale
     if name == "outer_lds":
-        lid = g % LOCAL
-        frag_a = np.stack([lid * 1e-3, np.ones_like(lid), 0.5 + 0 * lid, 0.25 + 0 * lid], 1)
-        frag_b = np.stack([0.125 + 0 * lid, lid * 2e-3, np.ones_like(lid), 0.75 + 0 * lid], 1)
-        local_a = frag_a[:LOCAL]
-        local_b = frag_b[:LOCAL]
+        # the group's fragments in local memory, as each of its work-items writes its own
+        t = np.arange(LOCAL, dtype=np.float64)
+        one = np.ones(LOCAL)
+        frag_a = np.stack([t * 1e-3, one, 0.5 * one, 0.25 * one], 1)
+        frag_b = np.stack([0.125 * one, t * 2e-3, one, 0.75 * one], 1)
+        lid = (g % LOCAL).astype(int)
         total = np.zeros(items)
         for it in range(k):
-            w = ((lid + it).astype(int)) & 255
-            a = np.concatenate([local_a[w], local_a[w ^ 1]], 1)
-            b = np.concatenate([local_b[w], local_b[w ^ 2]], 1)
+            w = (lid + it) & 255
+            a = np.concatenate([frag_a[w], frag_a[w ^ 1]], 1)
+            b = np.concatenate([frag_b[w], frag_b[w ^ 2]], 1)
             total += a.sum(1) * b.sum(1)
         return total * s
     line = g[:, None] * 1e-6 + 0.1 * np.arange(12)
