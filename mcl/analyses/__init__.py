@@ -362,13 +362,14 @@ def _serial_copies_note(view: KernelView, t) -> str:
 def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     """The predicted time (mcl.analyses.timing) and what limits it (``findings``: the
     atomic updates of mcl.analyses.atomics)."""
-    from mcl.analyses.atomics import queued_seconds
+    from mcl.analyses.atomics import end_seconds, queued_seconds
     from mcl.analyses.occupancy import occupancy
     from mcl.analyses.timing import WAITED, device_part, predicted_time
 
     occ = occupancy(view)
     view.missing.clear()
-    t = predicted_time(view, occ, queued_seconds(findings, view, occ))
+    t = predicted_time(view, occ, queued_seconds(findings, view, occ),
+                       end_seconds(findings, view, occ))
     if t is None:
         return []
     # the parts the barrier waits were added to are shown without them, the waits once
@@ -417,6 +418,13 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 f"flight in the code of the {t.in_flight.source} (its SASS)")
     msg += _data_chosen_note(view, findings)
     msg += _serial_copies_note(view, t)
+    if t.end_updates is not None and t.end_updates[0] > 0:
+        added, total, spread = t.end_updates
+        file = target_file(view.hardware)
+        msg += (f"; the atomic updates the blocks make at their end ({time_text(total)} in "
+                f"all) follow their streams, which end within about {time_text(spread)} of "
+                f"each other ({file.name if file else 'the target file'}'s block_end_spread)"
+                f": {time_text(added)} of them come after the rest of the kernel")
     if t.idle and t.idle[0] <= _BUSY_SHARE * t.idle[1] and not device_part(t.limiter):
         blocks, holders = t.idle
         msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "

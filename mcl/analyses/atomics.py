@@ -333,12 +333,43 @@ def queued_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float 
     pending at once as the resident blocks hold (:func:`cas_seconds`); else the
     serialised updates' bound of the finding (integer updates back to back, elements
     chosen by data at least their share, all the updates of an array in the L2's units
-    it falls in: :func:`_with_units`). They overlap the rest of the kernel: the merges of
-    histogram's blocks into hist, made after a barrier at each block's end, add 2.5-12 us
-    to their versions on the H200 where the units take 9-24 us
-    (benchmarks/opencl/histogram_data.py --merge-free), as the blocks end at different
-    times."""
+    it falls in: :func:`_with_units`). They overlap the rest of the kernel, except those
+    made at the blocks' end (:func:`end_seconds`)."""
     times = [cas_seconds(f, view, occ) or f.seconds for f in findings]
+    return max((t for t in times if t), default=None)
+
+
+def end_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float | None:
+    """What the updates a block makes at its end take, of :func:`queued_seconds`'s: those
+    of the calls that follow every load of device memory in the lock-step loop and that
+    no loop around a load encloses (histogram's merges of each block's bins into hist,
+    after the barrier that ends its stream; a reduction's one update a block). The time
+    model queues them after the streams the blocks end at about the same time
+    (mcl.analyses.timing: ``block_end_spread``). None where there are none."""
+    from mcl.analyses.stats import main_space
+    from mcl.analyses.warp_lanes import lockstep_loop
+    from mcl.mcpl import ast
+
+    found = lockstep_loop(view)
+    space = main_space(view.num)
+    if found is None or space is None:
+        return None
+    lane = found[0]
+    order = {id(n): i for i, n in enumerate(ast.walk(lane.node))}
+    targets = {id(a.target) for a in view.num.atomics if a.target is not None}
+    loads = [a for a in view.num.accesses if not a.write and a.space == space
+             and lane in a.loops and id(a) not in targets]
+    if not loads:
+        return None
+    last = max(order.get(id(a.node), -1) for a in loads)
+    around = {id(lp) for a in loads for lp in a.loops[a.loops.index(lane) + 1:]}
+    times = []
+    for f in findings:
+        site = next((a for a in view.num.atomics if a.node is f.site.node), None)
+        if site is None or lane not in site.loops or order.get(id(site.node), -1) < last \
+                or any(id(lp) in around for lp in site.loops[site.loops.index(lane) + 1:]):
+            continue
+        times.append(cas_seconds(f, view, occ) or f.seconds)
     return max((t for t in times if t), default=None)
 
 

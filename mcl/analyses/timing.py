@@ -102,7 +102,11 @@ the largest, and its name says what limits the kernel:
   (mcl.analyses.atomics.queued_seconds: integer ones back to back in the L2, float
   compare-and-swap loops at the target's measured time per update with that many
   pending: reduction's versions within 12% on the H100 but hopper_v3, whose 132
-  updates follow its reads, -27%);
+  updates follow its reads, -27% while they overlapped them). The updates the blocks
+  make at their end (histogram's merges into hist, a reduction's one update a block)
+  arrive as the blocks end their streams, which the blocks of a round do within the
+  target file's ``block_end_spread`` of the rest's time of each other: what they take
+  beyond that follows the rest (:func:`_end_updates`);
 * ``block dispatch``: the blocks at the rate the device starts them (the target
   file's ``block_dispatch_rate``, measured: on the H100 about 1.65 blocks per ns up to
   640 threads a block, 0.88 at 1024), which bounds a grid of many blocks that each do
@@ -233,11 +237,16 @@ class PredictedTime:
     #: the seconds of the time that loading together the copies of unrolled loops that
     #: load one at a time (``in_flight.serial``) would save, else None
     serial_saved: float | None = None
+    #: (seconds they add after the rest, seconds they take, the spread of the blocks'
+    #: ends) of the atomic updates the blocks make at their end, where they add any
+    end_updates: tuple[float, float, float] | None = None
 
 
-def predicted_time(view: KernelView, occupancy=None,
-                   atomics_s: float | None = None) -> PredictedTime | None:
-    """The predicted time of the numeric kernel of ``view`` (None without numbers)."""
+def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = None,
+                   end_atomics_s: float | None = None) -> PredictedTime | None:
+    """The predicted time of the numeric kernel of ``view`` (None without numbers);
+    ``atomics_s``: what the atomic updates take (mcl.analyses.atomics.queued_seconds),
+    ``end_atomics_s``: those of them the blocks make at their end (``end_seconds``)."""
     from mcl.analyses.stats import compulsory_bytes, counts_of_kernel, main_space
     from mcl.analyses.traffic import grid_units
     from mcl.analyses.warp_lanes import lockstep_loop
@@ -342,6 +351,9 @@ def predicted_time(view: KernelView, occupancy=None,
     limiter = max(parts, key=parts.get)
     overlap = overlapped(hw, parts, parts.get("barrier waits", 0.0))
     longest = overlap[2] if overlap is not None else parts[limiter]
+    end = _end_updates(hw, parts, end_atomics_s, blocks, holders, occupancy)
+    if end is not None and end[1] > longest:
+        longest = end[1]
     launch = launch_seconds(hw)
     idle = (int(blocks), int(holders)) if blocks and holders and blocks < holders else None
     uncounted = [name for name, known in (
@@ -357,7 +369,33 @@ def predicted_time(view: KernelView, occupancy=None,
         saved = longest - (alt_overlap[2] if alt_overlap is not None else max(alt.values()))
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
-                         relaxed, launch, missing, idle, uncounted, overlap, flight, saved)
+                         relaxed, launch, missing, idle, uncounted, overlap, flight, saved,
+                         end[0] if end is not None and end[1] >= longest else None)
+
+
+def _end_updates(hw, parts: dict[str, float], seconds: float | None, blocks, holders,
+                 occupancy) -> tuple[tuple[float, float, float], float] | None:
+    """((seconds added, ``seconds``, spread), the kernel's time with them) for atomic
+    updates of ``seconds`` in all that the blocks make at their end (histogram's merges
+    into hist): a block's arrive when its stream ends, and the blocks of a round end
+    within the target file's ``block_end_spread`` of the rest's time of each other
+    (T_r, the time of the other parts), so the updates beyond that spread come after
+    the rest: T_r + max(0, A - s T_r) / R with R rounds of resident blocks, the last
+    round's (benchmarks/opencl/block_end_probe.py on the H200: the merges of 1056
+    work-groups after a 256 MB stream, exposed as a queue of them in the order the
+    work-groups' stamps end predicts, within 1-3 us). None where there are none, or
+    the target file has no spread."""
+    from mcl.analyses.target_settings import positive_setting
+    spread = positive_setting(hw, "block_end_spread")
+    rest = {k: v for k, v in parts.items() if k != "atomics"}
+    if not (seconds and spread and rest and blocks and holders and occupancy is not None
+            and occupancy.resident):
+        return None
+    overlap = overlapped(hw, rest, rest.get("barrier waits", 0.0))
+    rest_s = overlap[2] if overlap is not None else max(rest.values())
+    rounds = -(-blocks // (occupancy.resident * holders))
+    added = max(0.0, seconds - spread * rest_s) / rounds
+    return (added, seconds, spread * rest_s), rest_s + added
 
 
 def _bytes_in_flight(view: KernelView, space: str, lane, width: int,

@@ -218,7 +218,7 @@ def _spearman(a: list[float], b: list[float]) -> float:
 
 
 @pytest.mark.parametrize("kernel,least", [("matmul", 0.92), ("convolution", 0.97),
-                                          ("reduction", 0.97), ("histogram", 0.94),
+                                          ("reduction", 0.97), ("histogram", 1.0),
                                           ("gesummv", 0.89), ("vector_add", 0.99),
                                           ("black_scholes", 0.59), ("spmv_csr", 0.99)])
 def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least):
@@ -243,13 +243,14 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     work-item at once, 364 ms, predicted 20 ms and faster than gpu_v1's; with the
     measured time per update with that many pending, benchmarks/opencl/cas_rate.py,
     367 ms and 118 ms against 133; gpu_v1..v3, measured within 0.01%, predicted
-    level), histogram 0.95 (hopper_v1
-    fastest, its per-warp bins contended least; gpu_v1 and nvidia_v1, whose blocks share
-    their bins, measured 2% apart and predicted level: memory bound, the contention the
-    data makes is not known before the run; their final integer updates of the global
-    bins, which the L2 performs back to back, take no time that matters,
-    atomic_rate.py; hopper_v1's 4 loads a warp that fill its register array before
-    their use are in flight together), spmv_csr 1.0 (0.8 while gpu_v1, nvidia_v1 and hopper_v1,
+    level), histogram 1.0 (0.95 while gpu_v1 and nvidia_v1, measured 2% apart, were
+    predicted level: memory bound, nvidia_v1's 2048 blocks of 128 merge twice the
+    updates into hist that gpu_v1's 1024 do, and the part of them that follows the
+    blocks' streams beyond the spread of their ends is now added, hopper.target's
+    block_end_spread, benchmarks/opencl/block_end_probe.py; hopper_v1
+    fastest, its per-warp bins contended least; hopper_v1's 4 loads a warp that fill
+    its register array before their use are in flight together), spmv_csr 1.0 (0.8 while
+    gpu_v1, nvidia_v1 and hopper_v1,
     measured within 2.8% of each other, were predicted within 1.3% and about half their times,
     hopper_v1 first where it is second: their gathers' sectors are now each a request of the L2,
     at the 158 G a second benchmarks/opencl/l2_request_probe.py measured, hopper.target's
@@ -282,7 +283,7 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
         rec = BY_NAME[name]
         pred.append(P.predicted_time(_case(name), rec["registers"])["seconds"])
         meas.append(rec["time_s"])
-    assert _spearman(pred, meas) >= least, list(zip(pred, meas, strict=True))
+    assert _spearman(pred, meas) >= least - 1e-9, list(zip(pred, meas, strict=True))
 
 
 def test_a_filter_in_constant_memory_is_read_by_global_loads():
@@ -520,10 +521,12 @@ def test_predicted_times_of_the_reductions_within_20_percent():
     """The reductions' time is their float atomicAdds (compare-and-swap loops on the
     H100): predicted with the target's measured time per update for as many updates
     pending (mcl.analyses.atomics.queued_seconds), within 20% of the H100's times for
-    8 of the 9 versions (perfect +1%, gpu_v1..v3 -12%, gpu_v4 -10%, nvidia_v1,
-    hopper_v1, hopper_v2 -1% to -2%); hopper_v3 -27%: its 132 updates, at one memory
-    latency each, follow its reads, which the model takes for overlapping. With one
-    memory latency an update, perfect and gpu_v1..v4 were 6 to 18 times below."""
+    all 9 versions (perfect +1%, gpu_v1..v3 -12%, gpu_v4 -10%, nvidia_v1, hopper_v1,
+    hopper_v2 +5% to +6%, hopper_v3 +11%): the updates each block makes at its end
+    follow the streams beyond the spread of the blocks' ends (hopper.target's
+    block_end_spread; 8 within 20% while they overlapped the reads: hopper_v3 -27%,
+    its 132 updates at one memory latency each). With one memory latency an update,
+    perfect and gpu_v1..v4 were 6 to 18 times below."""
     within = 0
     for name in EXAMPLES:
         if CASES[name].kernel != "reduction":
@@ -531,4 +534,4 @@ def test_predicted_times_of_the_reductions_within_20_percent():
         rec = BY_NAME[name]
         got = P.predicted_time(_case(name), rec["registers"])["seconds"]
         within += abs(got - rec["time_s"]) <= 0.2 * rec["time_s"]
-    assert within >= 8, within
+    assert within >= 9, within

@@ -1,10 +1,13 @@
-"""Five probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
-row_pieces_probe.py, inflight_probe.py, gather_chain_probe.py, fma_block_probe.py: timed
+"""Six probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
+row_pieces_probe.py, inflight_probe.py, gather_chain_probe.py, fma_block_probe.py,
+block_end_probe.py: timed
 on the GPU machine) compute what they claim, here on PoCL (their ``--device cpu``): the
 unrolled loop bodies MCL generates for hopper give numpy's values whatever their length
 and calls, every shape of row reading sums every row, the reads and the copy with U
 loads in flight read every element, spmv's rows with x's element chosen each of five
-ways sum as numpy's, and the multiply-add blocks compute numpy's sums."""
+ways sum as numpy's, the multiply-add blocks compute numpy's sums, and the block-end
+probe's streams, merges and stamps are what it reads (its queue of merges checked by
+hand)."""
 
 from __future__ import annotations
 
@@ -47,3 +50,22 @@ def test_the_multiply_add_blocks_are_right_on_the_cpu(opencl_device):
                  "outer_8x4", "outer_8x16", "outer_16x8"):
         assert f"{name}: ok" in run.stdout
 
+
+
+def test_the_block_end_probe_sums_merges_and_stamps_right_on_the_cpu(opencl_device):
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "opencl" /
+                                              "block_end_probe.py"), "--device", "cpu"],
+                         capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "grid 4 x 64: ok" in run.stdout
+
+
+def test_the_block_end_probe_s_queue_of_merges():
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "benchmarks" / "opencl"))
+    from block_end_probe import queued_exposure, spread
+    # four work-groups ending 1 apart with 8 of merges: 2 each; the queue ends at 3 + 5
+    ends = np.array([0.0, 1.0, 2.0, 3.0])
+    assert queued_exposure(ends, 8.0) == 5.0 and spread(ends, 8.0) == 3.0
+    # merges shorter than the gaps: only the last work-group's share follows
+    assert queued_exposure(ends, 2.0) == 0.5
