@@ -16,7 +16,7 @@ import importlib.util
 import itertools
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,3 +201,12 @@ def reference_of(case: Case):
 def all_cases(sweep: bool = True, kernels: list[str] | None = None) -> list[Case]:
     ex = example_cases(kernels)
     return ex + (sweep_cases(ex) if sweep else [])
+
+
+def at_example_sizes(cases: list[Case], examples: list[Case] | None = None) -> list[Case]:
+    """``cases`` with each sweep variant at the sizes of its example version (as the
+    timed sweep runs them: a variant's own sizes are its defaults); the others as they
+    are."""
+    sizes = {c.file: c.sizes for c in (examples if examples is not None else example_cases())}
+    return [replace(c, sizes=dict(sizes[c.file])) if c.sweep and c.file in sizes else c
+            for c in cases]

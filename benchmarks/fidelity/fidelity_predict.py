@@ -28,11 +28,11 @@ def case_path(case: C.Case) -> Path:
 
 def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | None = None,
                     only: tuple[str, ...] | None = None, level: str | None = None,
-                    in_flight: float | None = None):
+                    in_flight: float | None = None, spill_bytes: int | None = None):
     """(diagnostics, kernel view data) of the case at hopper (``level``: at that level
     below it instead of fidelity_cases.TARGET; ``in_flight``: the bytes a warp keeps in
-    flight in the compiler's code, with ``registers``, as mcl.opencl.vendor reads them
-    beside the GPU)."""
+    flight in the compiler's code, ``spill_bytes`` its local memory a thread, with
+    ``registers``, as mcl.opencl.vendor reads them beside the GPU)."""
     from mcl.analyses import feedback
     from mcl.analyses.level import feedback_at_level
     from mcl.mcpl import check
@@ -44,7 +44,8 @@ def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | N
     resources = None
     if registers is not None:
         from mcl.analyses import Resources
-        resources = {f.name: Resources(registers, "NVIDIA compiler", in_flight=in_flight)
+        resources = {f.name: Resources(registers, "NVIDIA compiler", spill_bytes=spill_bytes,
+                                       in_flight=in_flight)
                      for f in checked.module.functions}
     level = level or C.TARGET
     if case.level == level:
@@ -157,11 +158,12 @@ def bank_figures(case: C.Case) -> dict[str, float] | None:
 
 
 def predicted_time(case: C.Case, registers: int | None = None,
-                   level: str | None = None, in_flight: float | None = None) -> dict:
+                   level: str | None = None, in_flight: float | None = None,
+                   spill_bytes: int | None = None) -> dict:
     """The feedback's predicted time of the case at hopper, or at ``level`` (the
-    ``time`` pass; ``in_flight``: see :func:`hopper_feedback`)."""
+    ``time`` pass; ``in_flight``, ``spill_bytes``: see :func:`hopper_feedback`)."""
     for d in hopper_feedback(case, registers=registers, only=("time",), level=level,
-                             in_flight=in_flight):
+                             in_flight=in_flight, spill_bytes=spill_bytes):
         if d.code == "feedback-time":
             return {"seconds": d.data["seconds"], "limiter": d.data["limiter"],
                     "parts": d.data["parts"]}

@@ -22,9 +22,10 @@ awake, mcl.opencl.conditions.keep_awake; ``--cold``: behind a write and a read o
 256 MB instead, so that the L2 holds none of the kernel's data and no dirty line whose
 write back the kernel would pay for, as ncu's cache flush leaves it; ``--flush write``:
 the write alone, which leaves up to the L2's size of dirty lines). ``launch``: every example
-version's PTX launched once (``--again N``: N times more, back to back) through the
-CUDA driver (grid, block and arguments from the launch plan, the output checked
-against reference.py), for ``ncu`` to count.
+version's PTX (``--only``: the cases named, sweep variants among them, at their example's
+sizes) launched once (``--again N``: N times more, back to back) through the CUDA driver
+(grid, block and arguments from the launch plan, the output checked against
+reference.py), for ``ncu`` to count.
 
 A case that does not generate, build or load is a row with the message.
 """
@@ -32,7 +33,6 @@ A case that does not generate, build or load is a row with the message.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -240,9 +240,8 @@ def timing(args) -> None:
     if args.timed_sweep:    # the recorded sweep variants of these kernels too
         recorded = {c["name"] for c in json.loads(C.RECORD.read_text())["cases"]}
         examples = C.example_cases(args.timed_sweep)
-        sizes = {c.file: c.sizes for c in examples}   # timed at their example's sizes
-        cases += [dataclasses.replace(c, sizes=dict(sizes[c.file]))
-                  for c in C.sweep_cases(examples) if c.name in recorded]
+        cases += C.at_example_sizes([c for c in C.sweep_cases(examples) if c.name in recorded],
+                                    examples)
     for case in cases:
         row = {"name": case.name, "sizes": case.sizes, "digest": case.digest}
         t0 = time.time()
@@ -276,7 +275,10 @@ def launching(args) -> None:
     import subprocess
     rows = []
     names = set(args.only.split(",")) if args.only else None
-    for case in C.heldout_cases() if args.heldout else C.example_cases(args.kernels):
+    # named: sweep variants among them too
+    cases = C.heldout_cases() if args.heldout else \
+        C.all_cases() if names is not None else C.example_cases(args.kernels)
+    for case in cases:
         if names is not None and case.name not in names:
             continue
         cmd = [sys.executable, __file__, "launch-one", "--only", case.name]
@@ -312,7 +314,8 @@ def launch_one(args) -> None:
     _, dev = nvidia_device()
     ctx = cl.Context([dev])
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
-    case = next(c for c in C.example_cases() + C.heldout_cases() if c.name == args.only)
+    case = next(c for c in C.at_example_sizes(C.all_cases()) + C.heldout_cases()
+                if c.name == args.only)
     row = {"name": case.name, "sizes": case.sizes, "digest": case.digest, "pid": os.getpid()}
     arrays = cu.DeviceArrays()
     try:

@@ -606,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"{a.get('resident_blocks')} → {b.get('resident_blocks')} |")
     md += findings_section(res_by, tmap, args.raw, preds, ncu)
     md += sweep_times.section(args.raw, preds, cases,
-                              {r["name"]: r["registers"] for r in ok}, args.jobs)
+                              {r["name"]: (r["registers"], r.get("local_bytes")) for r in ok},
+                              args.jobs)
     cache.write_text(json.dumps(preds) + "\n")
     if failed:
         md += ["", "## Cases the GPU side could not measure", ""]

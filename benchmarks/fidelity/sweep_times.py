@@ -18,12 +18,12 @@ from ranking import best_time, spearman
 _CASES: dict[str, C.Case] = {}
 
 
-def _predict(item: tuple[str, dict, int]) -> tuple[str, dict]:
+def _predict(item: tuple[str, dict, tuple[int, int | None]]) -> tuple[str, dict]:
     import fidelity_predict as P
-    name, sizes, regs = item
+    name, sizes, (regs, local) = item
     try:
         case = dataclasses.replace(_CASES[name], sizes=dict(sizes))
-        return name, P.predicted_time(case, regs)
+        return name, P.predicted_time(case, regs, spill_bytes=local)
     except Exception as e:  # noqa: BLE001 - a row with the message
         return name, {"error": f"{type(e).__name__}: {e}"}
 
@@ -35,14 +35,15 @@ def _rows(path: Path) -> dict[str, dict]:
             if r.get("status") == "ok"}
 
 
-def section(raw: Path, preds: dict, cases: dict, registers: dict[str, int],
-            jobs: int) -> list[str]:
+def section(raw: Path, preds: dict, cases: dict,
+            resources: dict[str, tuple[int, int | None]], jobs: int) -> list[str]:
     """REPORT.md's lines on the sweep's times (none without raw/sweep_times.json);
+    ``resources``: the compiler's registers and local bytes a thread by case;
     ``preds`` gains the predictions it computes."""
     first, second = _rows(raw / "sweep_times.json"), _rows(raw / "sweep_rerun_times.json")
-    names = [n for n in first if n in cases and n in registers]
+    names = [n for n in first if n in cases and n in resources]
     _CASES.update(cases)
-    todo = [(n, first[n]["sizes"], registers[n]) for n in names
+    todo = [(n, first[n]["sizes"], resources[n]) for n in names
             if "time_at_example_sizes" not in preds.get(n, {})]
     with ProcessPoolExecutor(jobs) as pool:
         for name, p in pool.map(_predict, todo):
@@ -61,7 +62,10 @@ def section(raw: Path, preds: dict, cases: dict, registers: dict[str, int],
            "examples' sizes, each verified and then timed cold twice (best of 10 each; "
            "raw/sweep_times.json, raw/sweep_rerun_times.json, round 31 of "
            "benchmarks/results/perf/), against the `time` pass with the compiler's "
-           "registers. Spearman over all of them, the median and largest prediction "
+           "registers and local memory (its spills, stored and loaded once a pass of the "
+           "loops around the loads, the stores crossing to device memory: "
+           "mcl.analyses.timing_counts.spill_traffic). Spearman over all of them, the "
+           "median and largest prediction "
            "error, and the versions predicted worst. What the model misses there: the "
            "loads a warp of a compiled kernel has in flight (NVIDIA's compiler issues the "
            "loads of completely unrolled iterations together where the arithmetic "
@@ -71,8 +75,10 @@ def section(raw: Path, preds: dict, cases: dict, registers: dict[str, int],
            "the 8 loads of its 4 unrolled iterations together, predicated, black_scholes "
            "gpu_v1 branches round each option and loads it after the previous one's "
            "stores), the "
-           "spills of a kernel capped at 64 or 255 registers (gesummv hopper_v2 with 32 "
-           "warps or 4 rows), and, before the `block dispatch` part, the rate at which "
+           "spills of a kernel capped at 64 or 255 registers until they were counted "
+           "(gesummv hopper_v2 with 32 warps or 4 rows: -57% and -36% before, "
+           "raw/h200_2026-11-30_spills/), and, before the `block dispatch` part, the "
+           "rate at which "
            "the device starts blocks (vector_add in blocks of 64 threads: 161 µs "
            "measured, 159 µs predicted now, 88.8 µs before).", "",
            "| kernel | versions and variants | Spearman | median error | largest errors "

@@ -418,6 +418,14 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 f"flight in the code of the {t.in_flight.source} (its SASS)")
     msg += _data_chosen_note(view, findings)
     msg += _serial_copies_note(view, t)
+    if t.spills is not None and "memory" in t.parts:
+        sp = t.spills
+        whose = "the compiler's" if sp.source != "estimated" else "the estimated"
+        msg += (f"; the memory part counts the {bytes_text(sp.bytes)} that {whose} spills "
+                f"store to local memory ({bytes_text(sp.per_thread)} a thread, stored and "
+                f"loaded once in each of the {sp.passes:g} passes of the loops around the "
+                "loads) as crossing to device memory: the L2 keeps a part of them, so the "
+                "part is an upper bound")
     if t.end_updates is not None and t.end_updates[0] > 0:
         added, total, spread = t.end_updates
         file = target_file(view.hardware)

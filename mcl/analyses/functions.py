@@ -291,13 +291,6 @@ def shared_memory_occupancy(view: KernelView) -> list[Diagnostic]:
     return [d] + _spills(view, occ, span)
 
 
-#: bytes of local memory a thread below which the vendor's figure is a small stack frame,
-#: not spills: the recorded kernels have 8 B (matmul gpu_v1, hopper_v1 and seven more)
-#: or 48 B and more (gesummv hopper v2 with 32 warps 280 B, reduction hopper v3 with 16
-#: runs 112 B, both at their caps of 64 registers)
-_LOCAL_NOTED = 16
-
-
 def _spills(view: KernelView, occ, span) -> list[Diagnostic]:
     """What a thread keeps in local memory for want of registers: the bytes the vendor
     compiler reports (its spills and the arrays it could not keep in registers), or,
@@ -305,13 +298,13 @@ def _spills(view: KernelView, occ, span) -> list[Diagnostic]:
     compiler spills), all the register arrays where they alone exceed it (kept in local
     memory in part or whole: occupancy.arrays_beyond_cap)."""
     from mcl.analyses.occupancy import arrays_beyond_cap, estimated_demand
-    from mcl.analyses.resources import max_registers
+    from mcl.analyses.resources import max_registers, spilled_bytes
     threads = occ.threads
     hint = ("fewer threads per block let each have more registers; fewer elements per "
             "thread (smaller register arrays, a smaller tile) need fewer")
     res = view.resources
     if res is not None:
-        if (res.spill_bytes or 0) < _LOCAL_NOTED:
+        if spilled_bytes(res) is None:
             return []
         d = warning("feedback-spills",
                     f"the {res.source} keeps {bytes_text(res.spill_bytes)} per "

@@ -28,6 +28,20 @@ class Resources:
     in_flight: float | None = None
 
 
+#: bytes of local memory a thread below which the vendor's figure is a small stack frame,
+#: not spills: the recorded kernels have 8 B (matmul gpu_v1, hopper_v1 and seven more)
+#: or 48 B and more (gesummv hopper v2 with 32 warps 280 B, reduction hopper v3 with 16
+#: runs 112 B, both at their caps of 64 registers)
+LOCAL_NOTED = 16
+
+
+def spilled_bytes(res: Resources | None) -> int | None:
+    """The bytes of local memory a thread of the vendor's code keeps for want of
+    registers (``res.spill_bytes`` from :data:`LOCAL_NOTED` up), else None."""
+    b = res.spill_bytes if res is not None else None
+    return b if b and b >= LOCAL_NOTED else None
+
+
 def register_files(hw: Any) -> list[Any]:
     """The non-addressable memories with a numeric capacity (register files)."""
     return [m for m in hw.memories()

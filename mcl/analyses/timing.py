@@ -149,12 +149,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcl.analyses.timing_counts import (
+    Spills,
     banked_accesses,
     cache_traffic,
     estimated_loads,
     function_extra,
     has_banked,
     memory_instructions,
+    spill_traffic,
 )
 from mcl.analyses.timing_overlap import (
     barrier_phases,
@@ -240,6 +242,8 @@ class PredictedTime:
     #: (seconds they add after the rest, seconds they take, the spread of the blocks'
     #: ends) of the atomic updates the blocks make at their end, where they add any
     end_updates: tuple[float, float, float] | None = None
+    #: the spills' stores to local memory, which the memory part counts, where there are
+    spills: Spills | None = None
 
 
 def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = None,
@@ -260,8 +264,10 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     parts: dict[str, float] = {}
     c = counts_of_kernel(k)
     cb = number(compulsory_bytes(k, space)) if space and bw else None
+    spills = spill_traffic(view, occupancy, space) if space and bw else None
     if cb is not None and bw:
-        parts["memory"] = cb / bw
+        # the spills' stores cross to device memory beside the compulsory traffic
+        parts["memory"] = (cb + (spills.bytes if spills is not None else 0.0)) / bw
     flops = number(c.flops)
     functions: dict[str, float] = {}
     relaxed: dict[str, float] = {}
@@ -273,6 +279,10 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     lsu = load_store_rate(hw)
     estimated = estimated_loads(view)
     accesses = memory_instructions(view, c.register_spaces, estimated)
+    # a spilled word is stored and loaded once a pass: two accesses of each lane
+    spilled = 2 * spills.bytes / 4 if spills is not None else 0.0
+    if accesses is not None:
+        accesses += spilled
     if lsu and accesses is not None:
         parts["memory instructions"] = accesses / lsu
     missing: list[str] = []
@@ -305,6 +315,8 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     issue = issue_rate(hw, found[1]) if found else None
     instructions = memory_instructions(view, c.register_spaces, estimated, lines=False) \
         if issue else None
+    if instructions is not None:
+        instructions += spilled
     if instructions is not None and "arithmetic" in parts:
         # the arithmetic's instructions and the memory instructions share the issue slots
         # (the arithmetic part counts a multiply-add as one instruction of two operations)
@@ -370,7 +382,7 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
                          relaxed, launch, missing, idle, uncounted, overlap, flight, saved,
-                         end[0] if end is not None and end[1] >= longest else None)
+                         end[0] if end is not None and end[1] >= longest else None, spills)
 
 
 def _end_updates(hw, parts: dict[str, float], seconds: float | None, blocks, holders,

@@ -1,8 +1,8 @@
 """What a kernel's warps ask of each part of the device, for the time model
 (mcl.analyses.timing): the memory instructions the load-store units take (a cycle per
 cache line a request touches), the bytes the global loads take from the last-level
-cache, the words banked on-chip memory serves, and the multiply-adds built-in functions
-cost beyond one operation."""
+cache, the words banked on-chip memory serves, the multiply-adds built-in functions
+cost beyond one operation, and the bytes the compiler's spills store."""
 
 from __future__ import annotations
 
@@ -43,6 +43,78 @@ def function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float]
             if cost is not None and cost > 1:
                 extra[site.name] = extra.get(site.name, 0.0) + times * (float(cost) - 1)
     return out
+
+
+@dataclass(frozen=True)
+class Spills:
+    """What a thread keeps in local memory for want of registers, as the time model
+    counts its traffic (:func:`spill_traffic`)."""
+
+    per_thread: float       # bytes
+    passes: float           # passes of the loops around the kernel's loads
+    threads: float          # of the grid
+    source: str             # whose figure: "NVIDIA compiler", "estimated"
+
+    @property
+    def bytes(self) -> float:
+        """Bytes the spills store to local memory in all (and load back as many)."""
+        return self.per_thread * self.passes * self.threads
+
+
+def spill_traffic(view: KernelView, occupancy, space: str) -> Spills | None:
+    """The bytes a thread's spills store to local memory: the vendor compiler's local
+    bytes a thread (mcl.analyses.resources.spilled_bytes), or where no compiler was
+    asked, the registers the estimate needs beyond the most a thread of the block may
+    have (4 B each; the register arrays whole where they alone are more:
+    occupancy.arrays_beyond_cap), each stored once and loaded once per pass of the
+    loops the generated code keeps around the kernel's loads (:func:`_rolled_passes`). On the
+    H200 (ncu, benchmarks/results/fidelity/raw/h200_2026-11-30_spills/): gesummv
+    hopper_v2 with 32 warps a block, 280 B a thread over its 4 passes, stores 149 MB,
+    loads as many (45% of them from the L1), and writes 114 MB back to device memory;
+    with 4 rows a warp, 472 B: 66 MB stored, 35 MB written back. The time model takes
+    the stores to cross to device memory (what the L2 keeps of them, a half to three
+    quarters, depends on what else streams through it). None without spills, or where a
+    count is missing."""
+    from mcl.analyses.occupancy import arrays_beyond_cap, estimated_demand
+    from mcl.analyses.resources import max_registers, spilled_bytes
+    from mcl.analyses.traffic import grid_units
+    from mcl.analyses.warp_lanes import lockstep_loop
+    threads = occupancy.threads if occupancy is not None else None
+    blocks = grid_units(view, occupancy.unit) if occupancy is not None else None
+    found = lockstep_loop(view)
+    if not threads or not blocks or found is None:
+        return None
+    res = view.resources
+    if res is not None:
+        per, source = spilled_bytes(res), res.source
+    else:
+        cap = max_registers(view.hardware, threads)
+        need = estimated_demand(view)
+        if not cap or need <= cap:
+            return None
+        per, source = 4 * (arrays_beyond_cap(view, cap) or need - cap), "estimated"
+    if not per:
+        return None
+    passes = _rolled_passes(view, space, found[0])
+    return Spills(float(per), passes, float(blocks * threads), source)
+
+
+def _rolled_passes(view: KernelView, space: str, lane) -> float:
+    """How many times a thread goes round its loads of ``space`` in the loops the
+    generated code keeps (not those it unrolls: mcl.analyses.unrolled), the most of any
+    load; at least 1."""
+    from mcl.analyses.timing_overlap import lane_loads, trip_number
+    from mcl.analyses.unrolled import build_time_sizes, unrolled
+    sizes = build_time_sizes(view.sym)
+    sym_loops = {id(lp.node): lp for lp in view.sym.loops}
+    most = 1.0
+    for _, inner in lane_loads(view, space, lane):
+        passes = 1.0
+        for lp in inner:
+            if not unrolled(sym_loops.get(id(lp.node)), lp, sizes):
+                passes *= max(1.0, trip_number(lp) or 1.0)
+        most = max(most, passes)
+    return most
 
 
 def estimated_loads(view: KernelView) -> dict[int, object]:

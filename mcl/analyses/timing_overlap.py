@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mcl.analyses.functions import KernelView
 
 
-def _lane_loads(view: KernelView, space: str, lane):
+def lane_loads(view: KernelView, space: str, lane):
     """The loads of ``space`` inside the lock-step loop ``lane``, each with the
     sequential loops inside ``lane`` around it (outermost first)."""
     for nacc in view.num.accesses:
@@ -60,7 +60,7 @@ def barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]
     # and the arrays also loaded in loops of more passes
     waited: dict[str, list[int | None]] = {}
     streamed: set[str] = set()
-    for nacc, inner in _lane_loads(view, space, lane):
+    for nacc, inner in lane_loads(view, space, lane):
         phases, mine = 1.0, 0.0
         for lp in inner:
             trips = trip_number(lp)
@@ -124,7 +124,7 @@ def _passes_by_load(view: KernelView, space: str, lane, counted=None):
     least 1) of the sequential loops inside ``lane`` around it, of those ``counted``
     accepts where given; None where one of them has no value."""
     out = []
-    for nacc, inner in _lane_loads(view, space, lane):
+    for nacc, inner in lane_loads(view, space, lane):
         passes = _passes(inner, counted)
         if passes is None:
             return None
@@ -154,7 +154,7 @@ def uneven_trips(view: KernelView, space: str, lane) -> float | None:
     take the ceiling and the others the floor. None where every thread goes round
     equally often, or there is no such loop."""
     parallel = {lp.var for lp in view.num.foreach_loops() if lp.var}
-    for _, inner in _lane_loads(view, space, lane):
+    for _, inner in lane_loads(view, space, lane):
         for lp in inner:
             if (lp.kind != "for" or not lp.depends & parallel or lp.start is None
                     or lp.step is None or lp.bound is None):
