@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -274,7 +275,8 @@ def launching(args) -> None:
     its own (a launch that faults ends its process, not the run), for ncu."""
     import subprocess
     rows = []
-    names = set(args.only.split(",")) if args.only else None
+    # names split at the commas outside their brackets (gesummv/hopper_v2[rows=2,unroll=16])
+    names = set(re.split(r",(?![^\[]*\])", args.only)) if args.only else None
     # named: sweep variants among them too
     cases = C.heldout_cases() if args.heldout else \
         C.all_cases() if names is not None else C.example_cases(args.kernels)
