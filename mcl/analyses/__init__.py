@@ -46,7 +46,7 @@ from mcl.analyses.stats import (
     roofline,
     roofline_of_kernel,
 )
-from mcl.analyses.target_settings import target_file
+from mcl.analyses.target_settings import device_settings, target_file
 from mcl.analyses.values import bytes_text, number_text, time_text
 from mcl.analyses.window import WindowAnalysis
 from mcl.diagnostics import Diagnostic, McplError, error, info
@@ -418,6 +418,14 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 f"flight in the code of the {t.in_flight.source} (its SASS)")
     msg += _data_chosen_note(view, findings)
     msg += _serial_copies_note(view, t)
+    share = device_settings(view.hardware).get("issued_share_measured")
+    if t.limiter == "issue" and isinstance(share, list) and len(share) == 2:
+        low, high = sorted(float(x) for x in share)
+        msg += (f"; the issue part counts an instruction a cycle a scheduler, where the "
+                f"compiled kernels this bounds issued in {100 * low:.0f}-{100 * high:.0f}% "
+                f"of their cycles ({target_file(view.hardware).name}'s issued_share_measured: "
+                "their warps wait for loads, at barriers and for dispatch), so the kernel "
+                f"may take up to {1 / low:.1f} times the issue part")
     if t.spills is not None and "memory" in t.parts:
         sp = t.spills
         whose = "the compiler's" if sp.source != "estimated" else "the estimated"

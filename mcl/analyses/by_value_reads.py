@@ -54,7 +54,7 @@ def report(f: Any, k: Kernel) -> list[Diagnostic]:
     the sizes' values) reads at least MIN_READS times a thread through a pointer, where a
     specialised build of ``f`` would pass it by value."""
     hw = k.hardware
-    if k.specialized or hw is None or not _nvidia(hw.name):
+    if k.specialized or hw is None or not builds_for_nvidia(hw.name):
         return []
     out = []
     for name in sorted(passed_by_value(f, hw, True)):
@@ -82,10 +82,11 @@ def report(f: Any, k: Kernel) -> list[Diagnostic]:
     return out
 
 
-def _nvidia(level: str) -> bool:
+def builds_for_nvidia(level: str) -> bool:
     """Whether ``level``'s OpenCL target builds for NVIDIA's driver (its target file has
-    options for that platform): what the loads of a ``__constant`` pointer were measured
-    on. AMD's and the CPUs' compilers read such arrays otherwise."""
+    options for that platform): what the loads of a ``__constant`` pointer and the spills
+    of the time model (mcl.analyses.timing_counts.spill_traffic) were measured on. AMD's
+    and the CPUs' compilers read such arrays otherwise."""
     target = target_of(level)
     return target is not None and any("NVIDIA" in name for name, _ in target.platform_options)
 

@@ -64,17 +64,19 @@ class Spills:
 def spill_traffic(view: KernelView, occupancy, space: str) -> Spills | None:
     """The bytes a thread's spills store to local memory: the vendor compiler's local
     bytes a thread (mcl.analyses.resources.spilled_bytes), or where no compiler was
-    asked, the registers the estimate needs beyond the most a thread of the block may
-    have (4 B each; the register arrays whole where they alone are more:
-    occupancy.arrays_beyond_cap), each stored once and loaded once per pass of the
-    loops the generated code keeps around the kernel's loads (:func:`_rolled_passes`). On the
-    H200 (ncu, benchmarks/results/fidelity/raw/h200_2026-11-30_spills/): gesummv
-    hopper_v2 with 32 warps a block, 280 B a thread over its 4 passes, stores 149 MB,
-    loads as many (45% of them from the L1), and writes 114 MB back to device memory;
-    with 4 rows a warp, 472 B: 66 MB stored, 35 MB written back. The time model takes
-    the stores to cross to device memory (what the L2 keeps of them, a half to three
-    quarters, depends on what else streams through it). None without spills, or where a
-    count is missing."""
+    asked and the level's target builds for NVIDIA's driver, the registers the estimate
+    needs beyond the most a thread of the block may have (4 B each; the register arrays
+    whole where they alone are more: occupancy.arrays_beyond_cap), each stored once
+    and loaded once per pass of the loops the generated code keeps around the kernel's
+    loads (:func:`_rolled_passes`).
+
+    On the H200 (ncu, benchmarks/results/fidelity/raw/h200_2026-11-30_spills/):
+    gesummv hopper_v2 with 32 warps a block, 280 B a thread over its 4 passes, stores
+    149 MB, loads as many (45% of them from the L1), and writes 114 MB back to device
+    memory; with 4 rows a warp, 472 B: 66 MB stored, 35 MB written back. The time
+    model takes the stores to cross to device memory (what the L2 keeps of them, a half
+    to three quarters, depends on what else streams through it). None without spills,
+    or where a count is missing."""
     from mcl.analyses.occupancy import arrays_beyond_cap, estimated_demand
     from mcl.analyses.resources import max_registers, spilled_bytes
     from mcl.analyses.traffic import grid_units
@@ -84,9 +86,12 @@ def spill_traffic(view: KernelView, occupancy, space: str) -> Spills | None:
     found = lockstep_loop(view)
     if not threads or not blocks or found is None:
         return None
+    from mcl.analyses.by_value_reads import builds_for_nvidia
     res = view.resources
     if res is not None:
         per, source = spilled_bytes(res), res.source
+    elif not builds_for_nvidia(view.hardware.name):
+        return None     # the estimate's spills: measured with NVIDIA's compiler only
     else:
         cap = max_registers(view.hardware, threads)
         need = estimated_demand(view)
