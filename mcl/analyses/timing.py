@@ -395,7 +395,7 @@ def _end_updates(hw, parts: dict[str, float], seconds: float | None, blocks, hol
     the rest: T_r + max(0, A - s T_r) / R with R rounds of resident blocks, the last
     round's (benchmarks/opencl/block_end_probe.py on the H200: the merges of 1056
     work-groups after a 256 MB stream, exposed as a queue of them in the order the
-    work-groups' stamps end predicts, within 1-3 us). None where there are none, or
+    work-groups' stamps end predicts, within 1-5 us). None where there are none, or
     the target file has no spread."""
     from mcl.analyses.target_settings import positive_setting
     spread = positive_setting(hw, "block_end_spread")
