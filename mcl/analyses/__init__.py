@@ -359,6 +359,18 @@ def _serial_copies_note(view: KernelView, t) -> str:
             f"flight together: about {time_text(t.serial_saved)} less")
 
 
+def _issued_share(hw) -> tuple[float, float] | None:
+    """The target file's ``issued_share_measured``: (least, most) share of their cycles in
+    which the schedulers issued, for the compiled kernels the issue part bounds; None
+    where the file has no such pair of shares in (0, 1]."""
+    share = device_settings(hw).get("issued_share_measured")
+    if not isinstance(share, list) or len(share) != 2 or \
+            not all(isinstance(x, int | float) and 0 < x <= 1 for x in share):
+        return None
+    low, high = sorted(float(x) for x in share)
+    return low, high
+
+
 def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     """The predicted time (mcl.analyses.timing) and what limits it (``findings``: the
     atomic updates of mcl.analyses.atomics)."""
@@ -418,9 +430,9 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 f"flight in the code of the {t.in_flight.source} (its SASS)")
     msg += _data_chosen_note(view, findings)
     msg += _serial_copies_note(view, t)
-    share = device_settings(view.hardware).get("issued_share_measured")
-    if t.limiter == "issue" and isinstance(share, list) and len(share) == 2:
-        low, high = sorted(float(x) for x in share)
+    share = _issued_share(view.hardware)
+    if t.limiter == "issue" and share is not None:
+        low, high = share
         msg += (f"; the issue part counts an instruction a cycle a scheduler, where the "
                 f"compiled kernels this bounds issued in {100 * low:.0f}-{100 * high:.0f}% "
                 f"of their cycles ({target_file(view.hardware).name}'s issued_share_measured: "

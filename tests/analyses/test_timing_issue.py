@@ -164,3 +164,13 @@ def test_an_issue_bound_time_states_the_measured_issue_share():
     assert "issued in 63-78% of their cycles" in msg and "up to 1.6 times" in msg
     # bound by the L2's link, not the issue slots: nothing said
     assert "issued_share_measured" not in _message("hopper")
+
+
+@pytest.mark.parametrize("value,expected", [
+    ([0.78, 0.63], (0.63, 0.78)), ([0, 0.78], None), ([0.63], None), (["low", 1], None),
+    ([0.5, 1.5], None), (0.7, None)])
+def test_a_malformed_issued_share_says_nothing(monkeypatch, value, expected):
+    import mcl.analyses as analyses
+    monkeypatch.setattr(analyses, "device_settings",
+                        lambda hw: {"issued_share_measured": value})
+    assert analyses._issued_share(None) == expected
