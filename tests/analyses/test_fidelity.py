@@ -217,7 +217,7 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return spearman(a, b)
 
 
-@pytest.mark.parametrize("kernel,least", [("matmul", 0.92), ("convolution", 0.97),
+@pytest.mark.parametrize("kernel,least", [("matmul", 0.93), ("convolution", 0.97),
                                           ("reduction", 0.97), ("histogram", 1.0),
                                           ("gesummv", 0.89), ("vector_add", 0.99),
                                           ("black_scholes", 0.59), ("spmv_csr", 0.99)])
@@ -225,8 +225,10 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     """Spearman of the feedback's predicted times against the H100's (recorded: the best of
     two runs of 10 cold launches, the L2 flushed clean before each, a write and a read
     of 256 MB, as ncu flushes it and the prediction models it) over a kernel's versions:
-    matmul 0.92 over 19 versions (the global-load versions are bound by the L2's
-    bandwidth, the tiled ones by the issue slots they share with their shared-memory
+    matmul 0.94 over 19 versions (0.92 until the requests the L2 serves waited the
+    latency of its link with the resident warps' loads in flight: gpu_v2, one block an
+    SM, -21% -> -18%, gpu_v3 and nvidia -15% -> -8%; the global-load versions are bound
+    by the L2's bandwidth, the tiled ones by the issue slots they share with their shared-memory
     wavefronts; hopper_v11 and v12 have 128 blocks at the record's sizes, which do
     their arithmetic on 128 of the 132 SMs: predicted level with v5 and v7, 11% below
     the measured 0.37 ms where they were 13% below and ahead of v5 and v7, measured

