@@ -135,7 +135,7 @@ def main() -> int:
     args, dev, ctx, q = found
     import pyopencl as cl
 
-    cpu = getattr(args, "device", None) == "cpu"
+    cpu = args.device == "cpu"
     try:
         prg = cl.Program(ctx, SOURCE).build(options=[] if cpu else ["-D", "NV_TIMER"])
     except cl.RuntimeError as e:

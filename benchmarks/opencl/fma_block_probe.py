@@ -206,7 +206,7 @@ def main() -> int:
 
     from mcl.opencl.by_value import packed
 
-    cpu = getattr(args, "device", None) == "cpu"
+    cpu = args.device == "cpu"
     prg = cl.Program(ctx, SOURCE).build()
     items = LOCAL * 4 if cpu else dev.max_compute_units * 2048
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * items)

@@ -335,6 +335,11 @@ def queued_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float 
     chosen by data at least their share, all the updates of an array in the L2's units
     it falls in: :func:`_with_units`). They overlap the rest of the kernel, except those
     made at the blocks' end (:func:`end_seconds`)."""
+    return _most_seconds(findings, view, occ)
+
+
+def _most_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float | None:
+    """The longest of the findings' times in the time model (:func:`queued_seconds`)."""
     times = [cas_seconds(f, view, occ) or f.seconds for f in findings]
     return max((t for t in times if t), default=None)
 
@@ -347,6 +352,7 @@ def end_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float | N
     model queues them after the streams the blocks end at about the same time
     (mcl.analyses.timing: ``block_end_spread``). None where there are none."""
     from mcl.analyses.stats import main_space
+    from mcl.analyses.timing_overlap import lane_loads
     from mcl.analyses.warp_lanes import lockstep_loop
     from mcl.mcpl import ast
 
@@ -357,20 +363,19 @@ def end_seconds(findings: list[AtomicFinding], view: Any, occ: Any) -> float | N
     lane = found[0]
     order = {id(n): i for i, n in enumerate(ast.walk(lane.node))}
     targets = {id(a.target) for a in view.num.atomics if a.target is not None}
-    loads = [a for a in view.num.accesses if not a.write and a.space == space
-             and lane in a.loops and id(a) not in targets]
+    loads = [(a, inner) for a, inner in lane_loads(view, space, lane) if id(a) not in targets]
     if not loads:
         return None
-    last = max(order.get(id(a.node), -1) for a in loads)
-    around = {id(lp) for a in loads for lp in a.loops[a.loops.index(lane) + 1:]}
-    times = []
+    last = max(order.get(id(a.node), -1) for a, _ in loads)
+    around = {id(lp) for _, inner in loads for lp in inner}
+    at_end = []
     for f in findings:
         site = next((a for a in view.num.atomics if a.node is f.site.node), None)
         if site is None or lane not in site.loops or order.get(id(site.node), -1) < last \
                 or any(id(lp) in around for lp in site.loops[site.loops.index(lane) + 1:]):
             continue
-        times.append(cas_seconds(f, view, occ) or f.seconds)
-    return max((t for t in times if t), default=None)
+        at_end.append(f)
+    return _most_seconds(at_end, view, occ)
 
 
 def cas_seconds(finding: AtomicFinding, view: Any, occ: Any) -> float | None:

@@ -27,8 +27,9 @@ import sympy
 
 from mcl.analyses.kernel import Kernel
 from mcl.analyses.stats import decided_share
+from mcl.analyses.target_settings import builds_for_nvidia
 from mcl.diagnostics import Diagnostic, info
-from mcl.opencl.by_value import passed_by_value, target_of
+from mcl.opencl.by_value import passed_by_value
 
 #: fewer reads a thread than this are not worth a message
 MIN_READS = 8
@@ -80,15 +81,6 @@ def report(f: Any, k: Kernel) -> list[Diagnostic]:
         d.data.update(array=name, reads=float(reads), loads=loads)
         out.append(d)
     return out
-
-
-def builds_for_nvidia(level: str) -> bool:
-    """Whether ``level``'s OpenCL target builds for NVIDIA's driver (its target file has
-    options for that platform): what the loads of a ``__constant`` pointer and the spills
-    of the time model (mcl.analyses.timing_counts.spill_traffic) were measured on. AMD's
-    and the CPUs' compilers read such arrays otherwise."""
-    target = target_of(level)
-    return target is not None and any("NVIDIA" in name for name, _ in target.platform_options)
 
 
 def _elements(k: Kernel, name: str) -> int | None:

@@ -56,3 +56,14 @@ def lane_groups(hw) -> set[str]:
     groups = _target_table(str(file)).get("par_groups") if file else None
     return {g for g, m in (groups or {}).items()
             if isinstance(m, dict) and m.get("ids") == "lanes"}
+
+
+def builds_for_nvidia(level: str) -> bool:
+    """Whether ``level``'s OpenCL target builds for NVIDIA's driver (its target file has
+    options for that platform): what the loads of a ``__constant`` pointer
+    (mcl.analyses.by_value_reads) and the spills of the time model
+    (mcl.analyses.timing_counts.spill_traffic) were measured on. AMD's and the CPUs'
+    compilers read such arrays otherwise."""
+    from mcl.opencl.by_value import target_of
+    target = target_of(level)
+    return target is not None and any("NVIDIA" in name for name, _ in target.platform_options)

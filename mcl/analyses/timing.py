@@ -303,10 +303,11 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
         if through is not None and through.bytes:
             parts[f"{cache.name} bandwidth"] = through.bytes / cbw
             link = cache_link(hw, cache)
-            asked = _requested_lines(view)
-            if link is not None and link.latency is not None and number(link.latency) \
-                    and asked:
-                linked = (f"{cache.name} bandwidth", asked, number(link.latency))
+            cycles = number(link.latency) if link is not None and link.latency is not None \
+                else None
+            asked = _requested_lines(view) if cycles else None
+            if asked:
+                linked = (f"{cache.name} bandwidth", asked, cycles)
             rate = cache_request_rate(hw)
             if rate and through.requests:
                 parts[f"{cache.name} requests"] = through.requests / rate
@@ -377,6 +378,8 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     end = _end_updates(hw, parts, end_atomics_s, blocks, holders, occupancy)
     if end is not None and end[1] > longest:
         longest = end[1]
+    elif end is not None and end[1] < longest:
+        end = None      # hidden under a longer part
     launch = launch_seconds(hw)
     idle = (int(blocks), int(holders)) if blocks and holders and blocks < holders else None
     uncounted = [name for name, known in (
@@ -393,7 +396,7 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
                          relaxed, launch, missing, idle, uncounted, overlap, flight, saved,
-                         end[0] if end is not None and end[1] >= longest else None, spills)
+                         end[0] if end is not None else None, spills)
 
 
 def _end_updates(hw, parts: dict[str, float], seconds: float | None, blocks, holders,
@@ -422,16 +425,14 @@ def _end_updates(hw, parts: dict[str, float], seconds: float | None, blocks, hol
 
 
 def _bytes_in_flight(view: KernelView, space: str, lane, width: int,
-                     counts: dict[int, int]) -> float:
+                     counts: dict[int, int], updated: set[int]) -> float:
     """Bytes of ``space`` a warp keeps in flight: a request a load (a run of 4 elements
     a lane one larger request), times the iterations the loads of ``counts`` have in
     flight together, at most :data:`_MAX_SITES` sites. An atomic update whose result
     nothing uses is none (mcl.analyses.atomics.unreturned_updates): histogram gpu_v1's
     merge into hist, whose SASS keeps one load in flight, of the input, where the two
-    were counted (on the H200 -27% -> -4%)."""
-    from mcl.analyses.atomics import unreturned_updates
+    were counted (on the H200 -27% -> -4%): ``updated``, their nodes."""
     from mcl.analyses.warp_lanes import RUN, run_offsets
-    updated = unreturned_updates(view.num)
     total = 0
     for sacc, nacc in view.accesses():
         if nacc.write or sacc.space != space or lane not in nacc.loops \
@@ -477,6 +478,7 @@ def bytes_in_flight(view: KernelView, occupancy, space: str) -> InFlight | None:
     time model's count is about 0.25 to 2.7 times of: benchmarks/results/perf/
     h200_2026-11-30/row_pieces_unroll/COUNTS.md); at most its share of the arrays it
     reads where it waits for its loads once."""
+    from mcl.analyses.atomics import unreturned_updates
     from mcl.analyses.traffic import grid_units
     from mcl.analyses.warp_lanes import lockstep_loop
     found = lockstep_loop(view)
@@ -484,11 +486,13 @@ def bytes_in_flight(view: KernelView, occupancy, space: str) -> InFlight | None:
         return None
     lane, width = found
     together, serial = filled_together(view, lane, occupancy.registers)
-    inflight = _bytes_in_flight(view, space, lane, width, together)
+    updated = unreturned_updates(view.num)
+    inflight = _bytes_in_flight(view, space, lane, width, together, updated)
     # copies of an unrolled loop that load one at a time: the bytes in flight if they
     # loaded together
     inflight_together = _bytes_in_flight(
-        view, space, lane, width, {**together, **{id(u.load.node): u.trips for u in serial}})
+        view, space, lane, width, {**together, **{id(u.load.node): u.trips for u in serial}},
+        updated)
     res, source = view.resources, None
     if res is not None and res.in_flight:
         # the compiled code's figure; its copies loaded together in the model's ratio
@@ -516,7 +520,8 @@ def _requested_lines(view: KernelView) -> float | None:
     loads = global_loads(view)
     if loads is None or not loads.loads:
         return None
-    return sum(ld.requests * _REQUEST * (4 if ld.vector else 1) for ld in loads.loads)
+    from mcl.analyses.warp_lanes import RUN
+    return sum(ld.requests * _REQUEST * (RUN if ld.vector else 1) for ld in loads.loads)
 
 
 def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str, float],
@@ -546,15 +551,19 @@ def _latency(view: KernelView, occupancy, space: str, cb: float, parts: dict[str
     passes = load_passes(view, space, lane)
     if blocks and blocks > occupancy.resident * holders and passes:
         warps *= 1 - 1 / (2 * occupancy.resident * passes)
-    parts["latency"] = cb / (warps * flight.bytes / (float(latency) / clock))
+
+    def latency_time(nbytes: float, cycles: float) -> float:
+        """Seconds ``nbytes`` take with the warps' bytes in flight, a latency each
+        (Little's law)."""
+        return nbytes / (warps * flight.bytes / (float(cycles) / clock))
+
+    parts["latency"] = latency_time(cb, latency)
     q = queue_exponent(hw)
     if linked is not None and linked[0] in parts:
         # the cache link's requests wait its latency with as many of them in flight
         # (those of them that device memory serves wait its latency above already)
         key, asked, cycles = linked
-        hits = max(0.0, asked - cb)
-        parts[key] = memory_time(parts[key], hits / (warps * flight.bytes / (cycles / clock)),
-                                 q)
+        parts[key] = memory_time(parts[key], latency_time(max(0.0, asked - cb), cycles), q)
     if "memory" not in parts:
         return flight, None, None
     mean = uneven_trips(view, space, lane)

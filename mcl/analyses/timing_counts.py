@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mcl.analyses.target_settings import device_settings
+from mcl.analyses.target_settings import builds_for_nvidia, device_settings
 from mcl.analyses.timing_rates import (
     first_level_banks,
     load_line_cycles,
@@ -86,7 +86,6 @@ def spill_traffic(view: KernelView, occupancy, space: str) -> Spills | None:
     found = lockstep_loop(view)
     if not threads or not blocks or found is None:
         return None
-    from mcl.analyses.by_value_reads import builds_for_nvidia
     res = view.resources
     if res is not None:
         per, source = spilled_bytes(res), res.source
