@@ -316,8 +316,9 @@ def launch_one(args) -> None:
     _, dev = nvidia_device()
     ctx = cl.Context([dev])
     work = Path(tempfile.mkdtemp(prefix="mcl-fidelity-"))
-    case = next(c for c in C.at_example_sizes(C.all_cases()) + C.heldout_cases()
-                if c.name == args.only)
+    examples = C.example_cases()
+    case = next(c for c in C.at_example_sizes(examples + C.sweep_cases(examples), examples)
+                + C.heldout_cases() if c.name == args.only)
     row = {"name": case.name, "sizes": case.sizes, "digest": case.digest, "pid": os.getpid()}
     arrays = cu.DeviceArrays()
     try:
