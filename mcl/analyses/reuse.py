@@ -148,19 +148,11 @@ def _is_written(k: Kernel, acc: Access) -> bool:
         site.target is not None and site.target.symbol is acc.symbol for site in k.atomics)
 
 
-def guard_kept(hw: Any, k: Kernel, acc: Access,
-               loops: Iterable[Loop]) -> dict[str, sympy.Integer] | None:
-    """For each of ``loops`` whose index an ``if`` around ``acc`` bounds by a constant
-    (``lane < 2``, ``tid == 0``), how many of its iterations the if lets the access run
-    (2 of 32 lanes, 1 of 256 threads); loops whose iterations all run are left out. A test
-    that also names a size (``r < nrRows``, a bounds test) is taken to hold, as in the
-    counts of the other analyses. None where an if restricts the loops in a way that
-    cannot be counted: a test on data, on two loop indices (``lane < rr``), or on a loop
-    whose iterations are not a number. ``acc`` comes from ``k``, the kernel with
-    symbolic sizes, where a size is a name and not a number."""
-    from mcl.analyses.functions import KernelView
-    from mcl.analyses.stats import decided_share
-    from mcl.analyses.warp_lanes import active_lanes
+def _unit_tests(acc: Access, loops: Iterable[Loop]) -> dict[Loop, list[Condition]] | None:
+    """The terms of the ifs around ``acc`` that bound one of ``loops``' indices by a
+    constant (``lane < 2``, ``w % 8 == 0``), by loop; a term that also names a size (a
+    bounds test) is left out, as held. None where data decide an if or a term names two
+    loop indices (``lane < rr``)."""
     wanted = {lp.symbol: lp for lp in loops if lp.var}
     around = {lp.symbol for lp in acc.loops if lp.var}
     # a loop of one iteration has one value (a translation's single warp of 32 lanes)
@@ -178,16 +170,49 @@ def guard_kept(hw: Any, k: Kernel, acc: Access,
                 return None
             tests.setdefault(wanted[next(iter(names))], []).append(
                 Condition(term, c.depth))
+    return tests
+
+
+def kept_units(hw: Any, k: Kernel, acc: Access, unit: Loop, count: int) -> list[bool] | None:
+    """For the first ``count`` iterations of ``unit`` (a foreach from 0 in steps of 1),
+    whether the ifs around ``acc`` let it run there (``if (w % 8 == 0)``: the first of
+    every 8), counting only their tests of ``unit``'s index (:func:`_unit_tests`). None
+    where they cannot be evaluated."""
+    from mcl.analyses.functions import KernelView
+    from mcl.analyses.warp_lanes import active_lanes
+    tests = _unit_tests(acc, (unit,))
+    if tests is None:
+        return None
+    conds = tests.get(unit, [])
+    if not conds:
+        return [True] * count
+    return active_lanes(KernelView(k, k, hw), replace(acc, conditions=tuple(conds)), unit,
+                        count)
+
+
+def guard_kept(hw: Any, k: Kernel, acc: Access,
+               loops: Iterable[Loop]) -> dict[str, sympy.Integer] | None:
+    """For each of ``loops`` whose index an ``if`` around ``acc`` bounds by a constant
+    (``lane < 2``, ``tid == 0``), how many of its iterations the if lets the access run
+    (2 of 32 lanes, 1 of 256 threads); loops whose iterations all run are left out. A test
+    that also names a size (``r < nrRows``, a bounds test) is taken to hold, as in the
+    counts of the other analyses. None where an if restricts the loops in a way that
+    cannot be counted: a test on data, on two loop indices (``lane < rr``), or on a loop
+    whose iterations are not a number. ``acc`` comes from ``k``, the kernel with
+    symbolic sizes, where a size is a name and not a number."""
+    from mcl.analyses.stats import decided_share
+    tests = _unit_tests(acc, loops)
+    if tests is None:
+        return None
     out: dict[str, sympy.Integer] = {}
     for lp, conds in tests.items():
-        only = replace(acc, conditions=tuple(conds))
         if lp.kind == "foreach":            # from 0 in steps of 1
             trips = lp.trips
             if not getattr(trips, "is_Integer", False) or not 0 < trips <= MAX_COUNTED:
                 return None
-            kept = sympy.Integer(sum(active_lanes(KernelView(k, k, hw), only, lp, int(trips))))
+            kept = sympy.Integer(sum(kept_units(hw, k, acc, lp, int(trips))))
         else:
-            share = decided_share((lp,), only.conditions)
+            share = decided_share((lp,), tuple(conds))
             if share is None:
                 return None
             kept = sympy.Integer(share * lp.trips)

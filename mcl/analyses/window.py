@@ -21,6 +21,7 @@ from typing import Any
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
+from mcl.analyses.reuse import kept_units
 from mcl.diagnostics import Diagnostic, Related, info
 
 #: Reads of each element by neighbouring units from which the pass speaks: with 4
@@ -49,15 +50,15 @@ def _window(ix: sympy.Expr, seq: list[Loop]) -> list[int] | None:
     return sorted(offsets)
 
 
-def _max_reads(offsets: list[int], stride: int, units: int) -> int:
-    """The most of ``units`` neighbouring units (windows ``stride`` apart) that read
-    one element."""
-    return max(Counter(stride * u + o for u in range(units) for o in offsets).values())
+def _max_reads(offsets: list[int], stride: int, units: list[int]) -> int:
+    """The most of ``units`` (their indices; windows ``stride`` apart) that read one
+    element."""
+    return max(Counter(stride * u + o for u in units for o in offsets).values())
 
 
-def _union(offsets: list[int], stride: int, units: int) -> int:
-    """Elements that ``units`` neighbouring units read together."""
-    return len({stride * u + o for u in range(units) for o in offsets})
+def _union(offsets: list[int], stride: int, units: list[int]) -> int:
+    """Elements that ``units`` (their indices) read together."""
+    return len({stride * u + o for u in units for o in offsets})
 
 
 @dataclass
@@ -86,13 +87,13 @@ class WindowAnalysis:
             nacc = kern.accesses[i] if kern is not None else acc
             if acc.write or not acc.predictable or (acc.name, acc.text) in seen:
                 continue
-            finding = self._finding(acc, nacc)
+            finding = self._finding(acc, nacc, sym)
             if finding is not None:
                 seen.add((acc.name, acc.text))
                 out.append(finding)
         return out
 
-    def _finding(self, acc: Access, nacc: Access) -> WindowFinding | None:
+    def _finding(self, acc: Access, nacc: Access, sym: Kernel) -> WindowFinding | None:
         loops = {lp.var: lp for lp in nacc.loops if lp.var}
         best: WindowFinding | None = None
         for d, ix in enumerate(nacc.indices):
@@ -113,15 +114,24 @@ class WindowAnalysis:
                     continue
                 stride = abs(int(coef))
                 n = min(int(unit.trips), MAX_UNITS)
-                reads = _max_reads(offsets, stride, n)
+                # only the units the ifs around the read let read it are neighbours
+                # (`if (w % 8 == 0)`: none within 8 of each other); the ifs of the kernel
+                # with symbolic sizes, where a bounds test names its size
+                sym_unit = next((lp for lp in acc.loops if lp.var == unit.var), None)
+                kept = kept_units(None, sym, acc, sym_unit, n) \
+                    if acc.conditions and sym_unit is not None else None
+                active = [u for u in range(n) if kept is None or kept[u]]
+                if len(active) < 2:
+                    continue
+                reads = _max_reads(offsets, stride, active)
                 if reads < MIN_READS or (best is not None and reads <= best.reads):
                     continue
-                k = min(EXAMPLE_RESULTS, n)
+                k = min(EXAMPLE_RESULTS, len(active))
                 sym_loops = {lp.var: lp for lp in acc.loops if lp.var}
                 best = WindowFinding(acc, d, sym_loops.get(unit.var, unit),
                                      tuple(sym_loops.get(lp.var, lp) for lp in seq),
                                      stride, len(offsets), reads,
-                                     k, _union(offsets, stride, k))
+                                     k, _union(offsets, stride, active[:k]))
         return best
 
     def report(self, findings: list[WindowFinding], hw: Any) -> list[Diagnostic]:

@@ -78,3 +78,42 @@ def test_overlap_is_counted_from_the_offsets(tmp_path, index, reads):
 def test_a_data_dependent_window_is_not_guessed(tmp_path):
     path = _kernel(tmp_path, "i * 1024 + t + x", "for (int x = 0; x < n % 9; x++)")
     assert windows(path) == []
+
+
+def _guarded(tmp_path, test: str) -> Path:
+    p = tmp_path / "g.mcpl"
+    p.write_text(f"""module g;
+import hopper;
+hopper void g(const int n, global float[n] a, global float[n] b) {{
+  foreach (int i in n / 1024 blocks) {{
+    foreach (int w in 1 warps) {{
+      foreach (int t in 32 threads) {{
+        if ({test}) {{
+          float s = 0.0;
+          for (int x = 0; x < 8; x++) {{
+            s += a[i * 1024 + t + x];
+          }}
+          b[i * 32 + t] = s;
+        }}
+      }}
+    }}
+  }}
+}}
+""")
+    return p
+
+
+@pytest.mark.parametrize(("test", "reads"), [
+    ("t % 8 == 0", None),              # one lane in 8: windows of 8 that never meet
+    ("t == 0", None),                  # a single reader (gesummv hopper_v3's final sum)
+    ("t % 2 == 0", 4),                 # every other lane: 4 readers of an element
+    ("t < 4", 4),                      # the first 4 lanes, adjacent
+    ("i * 1024 + t < n", 8),           # a bounds test: held, all 32 lanes read
+])
+def test_only_the_units_an_if_lets_read_are_neighbours(tmp_path, test, reads):
+    found = windows(_guarded(tmp_path, test))
+    if reads is None:
+        assert found == []
+    else:
+        [d] = found
+        assert d.data["reads"] == reads
