@@ -246,6 +246,21 @@ def _faster_hint(hw: Any, space: str, acc: Access, param: ast.Param | None,
     return f"a kernel cannot store into read-only `{space}` memory: {how}{fit}"
 
 
+def _holding_cache(hw: Any, space: str, acc: Access, array_bytes: Any) -> Any:
+    """The first-level cache (an SM's L1, one an instance of the units that share
+    ``space``) that holds all of ``acc``'s array (``array_bytes``, a number) for the
+    units, where ``space`` is one a kernel fills (not read-only memory, whose own cache
+    broadcasts); None otherwise."""
+    from mcl.analyses.block_reuse import first_level_cache
+    ms = next((m for m in hw.memory_spaces() if m.name == space), None) \
+        if hw is not None else None
+    if ms is None or ms.read_only or acc.space is None or array_bytes is None \
+            or not getattr(array_bytes, "is_number", False):
+        return None
+    cache = first_level_cache(hw, acc.space)
+    return cache if cache is not None and array_bytes <= cache.capacity else None
+
+
 def _param(k: Kernel, acc: Access) -> ast.Param | None:
     """The parameter ``acc`` reads (None for a local array or a view)."""
     if acc.symbol is None or acc.symbol.kind != "param":
@@ -448,16 +463,34 @@ class ReuseAnalysis:
                 if not spaces:
                     continue
                 space = spaces[0]
-                d = warning(
-                    "feedback-faster-memory",
-                    f"{space} memory can be leveraged for {acc.text}, shared by "
-                    f"{lp.label}: {acc.text} is loaded for each of them from {acc.space}",
-                    acc.node.span,
-                    _faster_hint(hw, space, acc, f.param, f.array_bytes,
-                                 f"load the elements once into a `{space}` array "
-                                 f"(cooperatively, then barrier({space})) and read them "
-                                 f"from there"),
-                    [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")])
+                hint = _faster_hint(hw, space, acc, f.param, f.array_bytes,
+                                    f"load the elements once into a `{space}` array "
+                                    f"(cooperatively, then barrier({space})) and read "
+                                    f"them from there")
+                related = [Related(lp.node.span, f"{acc.text} does not depend on {lp.var}")]
+                cache = _holding_cache(hw, space, acc, f.array_bytes)
+                if cache is not None:
+                    # the units' repeated reads hit the cache the array fits: staging it
+                    # saves those hits, no traffic (what the time model counts: the
+                    # array fetched once per holder, mcl.analyses.block_reuse)
+                    d = info(
+                        "feedback-faster-memory",
+                        f"{space} memory could hold {acc.text} for {lp.label}, but "
+                        f"{acc.name} ({bytes_text(float(f.array_bytes))}) fits in "
+                        f"{cache.name} ({bytes_text(float(cache.capacity))}), which "
+                        f"serves their repeated reads already: {space} memory would "
+                        f"save those cache reads, not traffic from {acc.space}",
+                        acc.node.span,
+                        f"where the cache reads limit the kernel (the time feedback's "
+                        f"`memory instructions` part): {hint}",
+                        related)
+                    d.data.update(cached_by=cache.name)
+                else:
+                    d = warning(
+                        "feedback-faster-memory",
+                        f"{space} memory can be leveraged for {acc.text}, shared by "
+                        f"{lp.label}: {acc.text} is loaded for each of them from "
+                        f"{acc.space}", acc.node.span, hint, related)
                 d.data.update(array=acc.name, loop=lp.var, space=space, faster=spaces)
                 out.append(d)
         for r in ratios:

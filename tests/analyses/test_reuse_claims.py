@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcl.analyses import feedback
+from mcl.diagnostics import Severity
 from mcl.mcpl import check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,3 +188,53 @@ def test_a_tile_with_its_halo_is_not_loaded_into_constant_memory(tmp_path):
     for d in constant:
         assert "`constant float[n + 8] inp`" in d.hint
         assert "halo" not in d.hint
+
+
+# --------------------------------------------------------------------------- a cache that holds it
+
+
+_SHARED_VECTOR = """module rows;
+import hopper;
+hopper void rows(const int n = 4096, const int len = LEN, global float[n] y,
+                 global float[n, len] A, global float[len] x) {
+  foreach (int b in n / 8 blocks) {
+    foreach (int w in 8 warps) {
+      foreach (int t in 32 threads) {
+        float s = 0.0;
+        for (int j = t; j < len; j += 32) {
+          s += A[b * 8 + w, j] * x[j];
+        }
+        if (t == 0) {
+          y[b * 8 + w] = s;
+        }
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("length", "cached"), [
+    (4096, True),                 # x of 16 kB: the SM's 256 kB L1 holds it for the warps
+    (1 << 20, False)])            # x of 4 MB does not fit: staging it saves traffic
+def test_shared_memory_for_what_the_l1_holds_is_no_warning(tmp_path, length, cached):
+    # gesummv hopper_v1's x[j], read by the 8 warps of a block: measured (the fidelity
+    # record), its repeated reads never reach the L2, so shared memory would only
+    # replace L1 hits; a vector beyond the L1 keeps the warning
+    x = [d for d in _source(tmp_path, _SHARED_VECTOR.replace("LEN", str(length)))
+         if d.code == "feedback-faster-memory" and d.data["array"] == "x"]
+    [d] = [d for d in x if d.data["loop"] == "w"]
+    assert d.data["space"] == "shared"
+    if cached:
+        assert d.severity is Severity.INFO and d.data["cached_by"] == "l1"
+        assert "fits in l1 (256 kB)" in d.message and "not traffic from global" in d.message
+        assert "barrier(shared)" in d.hint
+    else:
+        assert d.severity is Severity.WARNING and "cached_by" not in d.data
+        assert "shared memory can be leveraged for x[j]" in d.message
+
+
+def test_gesummv_hopper_is_told_the_l1_serves_x():
+    [d] = [d for d in _diags("gesummv", "hopper_v1", "feedback-faster-memory")
+           if d.data["array"] == "x"]
+    assert d.data["cached_by"] == "l1" and d.severity is Severity.INFO
