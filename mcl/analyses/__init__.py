@@ -557,7 +557,9 @@ def _transfer_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     parts = []
     for label, ts in (("to the device", to_dev), ("back to the host", to_host)):
         if ts:
-            parts.append(f"{' + '.join(str(t.bytes) for t in ts)} bytes {label} "
+            terms = [f"({t.bytes})" if len(ts) > 1 and isinstance(t.bytes, sympy.Add)
+                     else str(t.bytes) for t in ts]
+            parts.append(f"{' + '.join(terms)} bytes {label} "
                          f"({', '.join(t.param for t in ts)})")
     msg = f"transfers over the host link: {'; '.join(parts)}; in total {total} bytes"
     link = None

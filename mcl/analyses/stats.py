@@ -271,9 +271,18 @@ def host_link_for(hw: Any, space: str) -> Any:
     return None
 
 
+def _host_filled(hw: Any, space: str) -> bool:
+    """Whether the host fills ``space`` over its link although no link reaches the memory
+    holding it: read-only memory (constant memory), which no kernel can store into, of
+    a device behind a host link."""
+    ms = next((m for m in hw.memory_spaces() if m.name == space), None)
+    return ms is not None and bool(ms.read_only) and bool(host_links(hw))
+
+
 def transfers(k: Kernel) -> list[Transfer]:
-    """Array parameters in a memory behind a host link: read ones go to the
-    device, written ones come back (paper section 5, level accelerator)."""
+    """Array parameters in a memory behind a host link, or in read-only memory that the
+    host fills over it: read ones go to the device, written ones come back (paper
+    section 5, level accelerator)."""
     hw = k.hardware
     if hw is None or not host_links(hw) or k.checked is None:
         return []
@@ -285,7 +294,8 @@ def transfers(k: Kernel) -> list[Transfer]:
         if not p.type.is_array:
             continue
         space = k.checked.space_of(p) or p.space
-        if space is None or host_link_for(hw, space) is None:
+        if space is None or (host_link_for(hw, space) is None
+                             and not _host_filled(hw, space)):
             continue
         elems = sympy.Integer(1)
         for s in p.type.sizes:

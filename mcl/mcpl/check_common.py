@@ -81,6 +81,17 @@ def _root(e: ast.Expr) -> ast.Name | None:
 # --------------------------------------------------------------------------- write summaries
 
 
+def _param_of(n: str, index: dict[str, int], viewed: dict[str, str],
+              shadowed: set[str]) -> str | None:
+    """The parameter (of ``index``) a name stands for: itself, or the one it is a view
+    of (``viewed``: view -> viewed name); None for a local name."""
+    seen = set()
+    while n not in index and n in viewed and n not in shadowed and n not in seen:
+        seen.add(n)
+        n = viewed[n]
+    return n if n in index and n not in shadowed else None
+
+
 def infer_writes(functions: dict[str, ast.Function],
                  external: dict[str, frozenset[int]]) -> dict[str, frozenset[int]]:
     """Which parameters (by position) each function writes, directly or through calls
@@ -95,20 +106,31 @@ def infer_writes(functions: dict[str, ast.Function],
         shadowed: set[str] = set()
         targets: list[str] = []
         calls: list[tuple[str, int, str]] = []
+        # views of a parameter (`output as float[h, w / 4, 4] out4;`): the same storage
+        viewed: dict[str, str] = {}
+        for node in ast.walk(f.body):
+            if isinstance(node, ast.AsStatement):
+                r = _root(node.target)
+                if r is not None:
+                    viewed.update((v.name, r.id) for v in node.views)
         for node in ast.walk(f.body):
             if isinstance(node, ast.Assign | ast.IncDec):
                 target = _root(node.target)
-                if target is not None and target.id in index:
+                if target is not None:
                     targets.append(target.id)
             elif isinstance(node, ast.Call):
                 for ai, arg in enumerate(node.args):
                     r = _root(arg)
-                    if r is not None and r.id in index:
+                    if r is not None:
                         calls.append((node.func, ai, r.id))
-            elif isinstance(node, ast.Declaration) and node.name in index:
+            elif isinstance(node, ast.Declaration) and (node.name in index
+                                                        or node.name in viewed):
                 shadowed.add(node.name)
-        direct[name] = {index[t] for t in targets if t not in shadowed}
-        passes[name] = [(callee, ai, index[p]) for callee, ai, p in calls if p not in shadowed]
+        written = (_param_of(t, index, viewed, shadowed) for t in targets)
+        direct[name] = {index[q] for q in written if q is not None}
+        passes[name] = [(callee, ai, index[q]) for callee, ai, q in
+                        ((c, a, _param_of(n, index, viewed, shadowed)) for c, a, n in calls)
+                        if q is not None]
     result = {n: set(w) for n, w in direct.items()}
     changed = True
     while changed:

@@ -76,6 +76,21 @@ def test_accelerator_transfers():
     assert codes(fb("accelerator"), "feedback-transfer")
 
 
+@pytest.mark.parametrize(("kernel", "version", "expected"), [
+    # c written only through its view c3 (`c as float[n, nrBlocksM, bn] c3;`)
+    ("matmul", "hopper_v12", {("a", "to device"), ("b", "to device"), ("c", "to host")}),
+    # output through out4, and the filter in constant memory, which the host fills over
+    # the link although the on-chip constant memory has no link of its own
+    ("convolution", "hopper_v4", {("input", "to device"), ("filter", "to device"),
+                                  ("output", "to host")})])
+def test_transfers_follow_views_and_constant_memory(kernel, version, expected):
+    c = check(ROOT / "examples" / kernel / f"{version}.mcpl")
+    counts = operation_counts(c.module.functions[0], c)
+    assert {(t.param, t.direction) for t in counts.transfers} == expected
+    [d] = [d for d in feedback(c) if d.code == "feedback-transfer"]
+    assert "back to the host" in d.message
+
+
 def test_gpu_three_messages():
     diags = fb("gpu")
     faster = codes(diags, "feedback-faster-memory")
