@@ -336,8 +336,8 @@ def occupancy(view: KernelView) -> Occupancy | None:
                 extra = f" ({bytes_text(taken)} allocated)" if taken != used else ""
                 limits[f"{ms.name} memory"] = (
                     int(cap // taken),
-                    f"{bytes_text(used)}{extra} of {bytes_text(cap)} {ms.name} memory "
-                    f"per {u.name}")
+                    f"{bytes_text(used)}{extra} per {u.name} of {bytes_text(cap)} "
+                    f"{ms.name} memory per {holder.name}")
                 decls = view.declarations_in(ms.name)
                 if decls:
                     anchor = decls[0].node
