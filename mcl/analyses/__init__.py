@@ -587,6 +587,33 @@ def _transfer_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     return out
 
 
+#: how much more the built-in functions must weigh at their cost than at one operation
+#: each for the roofline to say so
+_WEIGHED_MATTERS = 0.1
+
+
+def _weighed_functions(num: Kernel, r) -> str | None:
+    """The roofline again with the built-in functions and divisions at what they cost
+    with the target's compiler (its ``function_costs``, as the time feedback weighs
+    them: a log about 26 multiply-adds with NVIDIA's precise math), where the target
+    file gives costs and they add at least a tenth to the operations; None otherwise."""
+    from mcl.analyses.timing_counts import function_extra
+    extra, _ = function_extra(KernelView(num, num, num.hardware))
+    # a multiply-add is two operations of the peak rate
+    flops = r.flops + 2 * sum(extra.values())
+    if flops < (1 + _WEIGHED_MATTERS) * r.flops:
+        return None     # a division or two beside many operations: the figure stands
+    intensity = flops / r.bytes if r.bytes else float("inf")
+    attainable = min(r.peak_flops, intensity * r.bandwidth)
+    bound = "compute" if intensity * r.bandwidth >= r.peak_flops else "bandwidth"
+    names = ", ".join(sorted("divisions" if n == "/" else n for n in extra))
+    most = "at most " if r.upper_bound else ""
+    return (f"; with the built-in functions at their cost with the target's compiler "
+            f"({names}: {target_file(num.hardware).name}'s function_costs), {most}"
+            f"{flops / 1e9:.3g} GFLOP ({intensity:.3g} operations per byte): {bound}-bound, "
+            f"attainable {attainable / 1e9:.3g} GFLOP/s")
+
+
 def _roofline_report(num: Kernel, missing: set[str]) -> list[Diagnostic]:
     hw = num.hardware
     if hw.peak_flops() is None:
@@ -612,6 +639,9 @@ def _roofline_report(num: Kernel, missing: set[str]) -> list[Diagnostic]:
             hint = (f"the first figure counts every access to {r.space} at its bandwidth; "
                     "the caches serve repeated ones, so a kernel can run faster: the second "
                     "figure is the ceiling")
+    weighed = _weighed_functions(num, r)
+    if weighed is not None:
+        msg += weighed
     if r.upper_bound:
         hint += ("; the operations are counted where conditions let them run or not (see "
                  "feedback-ops), so the figures are upper bounds")

@@ -494,3 +494,20 @@ def test_the_comparison_with_the_previous_version_reuses_the_time_computed():
                      parts={k: 10 * v for k, v in own.data["parts"].items()})
     flagged = against_previous(checked, computed=[slow])
     assert flagged and "predicted slower than gpu_v1" in flagged[0].message
+
+
+def test_the_roofline_weighs_built_in_functions_at_the_targets_costs():
+    # black_scholes: a log, exps, a sqrt and divisions an option, each one operation in
+    # the counts but 7-26 multiply-adds with NVIDIA's precise math (hopper.target's
+    # function_costs, measured), as the time feedback weighs them
+    bs = ROOT / "examples" / "black_scholes"
+    [d] = [d for d in feedback(check(bs / "hopper_v2.mcpl")) if d.code == "feedback-roofline"]
+    assert "0.276 GFLOP" in d.message
+    assert ("with the built-in functions at their cost with the target's compiler "
+            "(divisions, exp, log, sqrt: hopper.target's function_costs), at most 1.03 GFLOP "
+            "(12.9 operations per byte): bandwidth-bound") in d.message
+    # a level without a target file counts one operation a call; convolution's one
+    # division an output adds too little to say
+    for path in (bs / "gpu_v1.mcpl", ROOT / "examples" / "convolution" / "hopper_v4.mcpl"):
+        [d] = [d for d in feedback(check(path)) if d.code == "feedback-roofline"]
+        assert "at their cost" not in d.message
