@@ -27,7 +27,7 @@ from mcl.analyses import (  # noqa: F401 (they register the feedback functions c
     by_value_reads,
     coalescing,
     guards,
-    lockstep,
+    races,
     staging,
     validity,
 )
@@ -63,7 +63,7 @@ __all__ = [
 #: function the description names, the three after it select by their code.
 PASSES = ("ops", "transfer", "roofline", "reuse", "faster-memory", "work-per-thread",
           "cache", "atomics", "functions", "occupancy", "coalescing", "bank-conflicts",
-          "time", "window", "guards", "staging", "by-value", "lockstep")
+          "time", "window", "guards", "staging", "by-value", "races")
 
 #: Codes of the feedback functions that come with another pass than their name's:
 #: spills with the occupancy (the registers a thread of a block may have)
@@ -277,8 +277,8 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         out += staging.report(view)
     if "by-value" in selected:
         out += by_value_reads.report(f, num)
-    if "lockstep" in selected and num is not sym:
-        out += lockstep.report(view)
+    if "races" in selected and num is not sym:
+        out += races.report(view)
     out += validity.report(sym, num)
     params = {p.name for p in f.params}
     for name in sorted(missing & params):

@@ -1,6 +1,6 @@
-"""Warp-synchronous code (mcl.analyses.lockstep): lanes of a warp that pass values to
-each other through shared memory with no barrier between, on a device that does not
-run them in lock-step (the target file's independent_thread_scheduling)."""
+"""Races (mcl.analyses.races): units that pass values to each other through shared
+memory with no barrier between; between the lanes of a warp only on a device that does
+not run them in lock-step (the target file's independent_thread_scheduling)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,22 @@ ROOT = Path(__file__).resolve().parents[2]
 REDUCTION = ROOT / "examples" / "reduction"
 
 
+def races(path: Path, code: str = "feedback-lockstep") -> list:
+    return [d for d in feedback(check(path), only={"races"}) if d.code == code]
+
+
 def lockstep(path: Path) -> list:
-    return [d for d in feedback(check(path), only={"lockstep"})
-            if d.code == "feedback-lockstep"]
+    return races(path)
 
 
 def test_the_last_warp_of_reduction_hopper_v1_relies_on_lock_step():
     # l_data[t] += l_data[t + 32]; l_data[t] += l_data[t + 16]; ...: lane 0 reads the
     # element lane 16 writes one statement before, no barrier between
     [d] = lockstep(REDUCTION / "hopper_v1.mcpl")
-    assert d.data == {"array": "l_data", "reader": 0, "writer": 16}
+    assert d.data == {"array": "l_data", "reader": {"w": 0, "t": 0},
+                      "writer": {"w": 0, "t": 16}}
     assert d.span.line == 52 and "hopper.target: independent_thread_scheduling" in d.message
-    assert [r.message for r in d.related][0] == "written by t = 16 here"
+    assert [r.message for r in d.related][0] == "written by w = 0, t = 16 here"
 
 
 @pytest.mark.parametrize("version", ["hopper_v2", "hopper_v3", "nvidia_v1"])
@@ -57,7 +61,7 @@ LEVEL void k(const int n = 4096, global float[n] out, global float[n] inp) {
     ("h200", "", "l[w * 32 + (t + 1) % 32]", True),          # a neighbour's value
     ("h200", "barrier(shared);", "l[w * 32 + (t + 1) % 32]", False),
     ("h200", "", "l[w * 32 + t]", False),                    # its own value
-    ("h200", "", "l[(w * 32 + t + 32) % 64]", False),        # the other warp's: not lanes
+    ("h200", "", "l[(w * 32 + t + 32) % 64]", False),        # the other warp's: a race
     ("fermi", "", "l[w * 32 + (t + 1) % 32]", False),        # fermi's warps: lock-step
 ])
 def test_a_lane_reading_what_another_wrote(tmp_path, level, between, read, warned):
@@ -67,7 +71,8 @@ def test_a_lane_reading_what_another_wrote(tmp_path, level, between, read, warne
     found = lockstep(path)
     assert bool(found) == warned
     if warned:
-        assert found[0].data["reader"] == 0 and found[0].data["writer"] == 1
+        assert found[0].data["reader"] == {"w": 0, "t": 0}
+        assert found[0].data["writer"] == {"w": 0, "t": 1}
 
 
 @pytest.mark.parametrize(("steps", "warned"), [
@@ -85,4 +90,39 @@ def test_lanes_an_if_keeps_apart(tmp_path, steps, warned):
     found = lockstep(path)
     assert bool(found) == warned
     if warned:
-        assert (found[0].data["reader"], found[0].data["writer"]) == (0, 4)
+        assert (found[0].data["reader"]["t"], found[0].data["writer"]["t"]) == (0, 4)
+
+
+@pytest.mark.parametrize(("level", "between", "warned"), [
+    ("h200", "", True), ("fermi", "", True), ("h200", "barrier(shared);", False)])
+def test_warps_that_exchange_without_a_barrier_race_at_every_level(tmp_path, level,
+                                                                    between, warned):
+    # warp 0 reads what warp 1 wrote: no level runs two warps in lock-step
+    path = tmp_path / "k.mcpl"
+    path.write_text(_KERNEL.replace("LEVEL", level).replace("BETWEEN", between)
+                    .replace("READ", "l[(w * 32 + t + 32) % 64]"))
+    found = races(path, "feedback-race")
+    assert bool(found) == warned
+    if warned:
+        assert found[0].data["reader"] == {"w": 0, "t": 0}
+        assert found[0].data["writer"] == {"w": 1, "t": 0}
+        assert "put a barrier(shared) between" in found[0].hint
+
+
+def test_threads_of_a_block_race_on_a_level_without_warps(tmp_path):
+    path = tmp_path / "g.mcpl"
+    path.write_text("""module g;
+import gpu;
+gpu void g(const int n = 4096, dev float[n] out, dev float[n] inp) {
+  foreach (int b in n / 64 blocks) {
+    local float[64] l;
+    foreach (int t in 64 threads) {
+      l[t] = inp[b * 64 + t];
+      out[b * 64 + t] = l[63 - t];
+    }
+  }
+}
+""")
+    [d] = races(path, "feedback-race")
+    assert d.data["reader"] == {"t": 0} and d.data["writer"] == {"t": 63}
+    assert "put a barrier(local) between" in d.hint
