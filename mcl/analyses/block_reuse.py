@@ -225,13 +225,13 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
     varying = [r.symbol for r in ranges]
     compiled = []
     for a in loads:
-        offset = _compiled(a.offset, fixed, varying)
+        offset = grid_function(a.offset, fixed, varying)
         if offset is None:
             return None
         # a condition that cannot be compiled lets the access run, as KernelView.runs
         conds = [f for c in [*(c.expr for c in a.conditions if c.expr is not None),
                              *(r.bound for r in ranges if r.bound is not None)]
-                 if (f := _compiled(c, fixed, varying)) is not None]
+                 if (f := grid_function(c, fixed, varying)) is not None]
         compiled.append((offset, conds))
     within = {k: v for r in ranges for k, v in r.substitution.items()}
     block_symbols = {lp.symbol for lp in outer}
@@ -272,12 +272,12 @@ def _elements(compiled: list, args: list, block: list | None = None,
     or, where ``strict``, gives None."""
     out = []
     for offset, conds in compiled:
-        offs = _evaluate(offset, args)
+        offs = on_grid(offset, args)
         if offs is None:
             return None
         mask = np.ones(offs.shape, dtype=bool)
         for c in conds:
-            ok = _evaluate(c, args + block if block else args, boolean=True)
+            ok = on_grid(c, args + block if block else args, boolean=True)
             if ok is None:
                 if strict:
                     return None
@@ -305,7 +305,7 @@ def _reads_alike(view: KernelView, loads: list[Access], offsets: list, outer: li
         return True
     compiled = []
     for a, offset in zip(loads, offsets, strict=True):
-        conds = [_compiled(c.expr, within, [*varying, *symbols])
+        conds = [grid_function(c.expr, within, [*varying, *symbols])
                  for c in a.conditions if c.expr is not None]
         if any(c is None for c in conds):
             return False
@@ -372,7 +372,7 @@ def _substituted(e, subs: dict):
     return e
 
 
-def _compiled(e, fixed: dict, varying: list):
+def grid_function(e, fixed: dict, varying: list):
     """``e`` with the block loops at their first values, as a numpy function of the
     loops ``varying``; None where other names remain."""
     try:
@@ -384,7 +384,7 @@ def _compiled(e, fixed: dict, varying: list):
     return sympy.lambdify(varying, e, modules=["numpy"])
 
 
-def _evaluate(fn, args, boolean: bool = False):
+def on_grid(fn, args, boolean: bool = False):
     """``fn`` at every point of the grid ``args`` (None where it fails)."""
     try:
         with np.errstate(all="ignore"):

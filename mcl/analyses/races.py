@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from mcl.analyses.block_reuse import _compiled, _evaluate
+from mcl.analyses.block_reuse import grid_function, on_grid
 from mcl.analyses.functions import KernelView
 from mcl.analyses.kernel import Access, Loop
 from mcl.analyses.reuse import shared_spaces
@@ -102,16 +102,16 @@ def _elements(acc: Access, loops: list[Loop], units: list[tuple[int, ...]]) -> n
              for lp in acc.loops if lp.var and lp not in loops}
     varying = [lp.symbol for lp in loops]
     grid = [np.asarray(col) for col in zip(*units, strict=True)]
-    fn = _compiled(acc.offset, fixed, varying)
-    offsets = _evaluate(fn, grid) if fn is not None else None
+    fn = grid_function(acc.offset, fixed, varying)
+    offsets = on_grid(fn, grid) if fn is not None else None
     if offsets is None:
         return None
     runs = np.ones(len(units), dtype=bool)
     for c in acc.conditions:
         if c.expr is None:
             continue                    # data decide: taken to run
-        test = _compiled(c.expr, fixed, varying)
-        ok = _evaluate(test, grid, boolean=True) if test is not None else None
+        test = grid_function(c.expr, fixed, varying)
+        ok = on_grid(test, grid, boolean=True) if test is not None else None
         if ok is not None:
             runs &= ok
     return np.where(runs, offsets.astype(np.int64), -1)
