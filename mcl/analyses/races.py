@@ -16,9 +16,10 @@ that holds a barrier is a boundary, with its own lists inside): the accesses of 
 array declared outside some of the foreach loops around them (the units of those
 loops share it), every other loop at its first value, for every unit of those loops
 (up to :data:`MOST_UNITS`, the first ones) that the ifs around each access let run: a
-read by one unit of an element that another unit writes in the same list. Iterations
-of a loop without a barrier are compared at the loop's first value only, so a race
-across iterations is not seen.
+read by one unit of an element that another unit writes in the same list, in the same
+iteration of the loops around both or, for a loop around both with no barrier in it,
+in its next iteration (a tree whose steps lack their barrier); iterations further
+apart are not compared.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Exchange:
     writer: dict[str, int]
     lanes: bool             # the two are lanes of one lock-step group
     lane: Loop | None       # the lock-step loop
+    after: Loop | None = None   # the read in the iteration of this loop after the write's
 
 
 def _has_barrier(s: ast.Node) -> bool:
@@ -93,13 +95,16 @@ def _units(loops: list[Loop]) -> list[tuple[int, ...]] | None:
     return list(itertools.islice(itertools.product(*map(range, sizes)), MOST_UNITS))
 
 
-def _elements(acc: Access, loops: list[Loop], units: list[tuple[int, ...]]) -> np.ndarray | None:
+def _elements(acc: Access, loops: list[Loop], units: list[tuple[int, ...]],
+              at: dict | None = None) -> np.ndarray | None:
     """The flat element ``acc`` touches for each unit, -1 where the ifs around it keep
-    the unit out (other loops at their first values); None where not a number."""
+    the unit out (other loops at their first values, or at ``at``'s: loop -> value);
+    None where not a number."""
     if acc.offset is None or not units:
         return None
     fixed = {lp.symbol: lp.start if lp.start is not None else sympy.Integer(0)
              for lp in acc.loops if lp.var and lp not in loops}
+    fixed.update({lp.symbol: v for lp, v in (at or {}).items()})
     varying = [lp.symbol for lp in loops]
     grid = [np.asarray(col) for col in zip(*units, strict=True)]
     fn = grid_function(acc.offset, fixed, varying)
@@ -149,8 +154,21 @@ def exchanges(view: KernelView) -> list[Exchange]:
     return out
 
 
+def _second_value(lp: Loop):
+    """The index of a sequential loop in its second iteration, or None."""
+    if lp.values is not None:
+        return sympy.Integer(lp.values[1]) if len(lp.values) > 1 else None
+    if lp.start is None or lp.step is None or not getattr(lp.trips, "is_Integer", False) \
+            or lp.trips < 2:
+        return None
+    return lp.start + lp.step
+
+
 def _first_exchange(loops: list[Loop], accesses, lane: Loop | None,
                     width: int) -> Exchange | None:
+    """The first read among ``accesses`` of an element another unit writes between the
+    same barriers: in the same iteration of the loops around both, or, for a loop
+    around both with no barrier in it, the read in the iteration after the write's."""
     units = _units(loops)
     if not units:
         return None
@@ -167,21 +185,39 @@ def _first_exchange(loops: list[Loop], accesses, lane: Loop | None,
             writers.setdefault(int(e), u)
         writers.pop(-1, None)
         for r, r_sym in accesses:
-            if r.write or elements[id(r)] is None or \
-                    region_of.get(id(r.node)) != region_of[id(w.node)]:
+            if r.write or region_of.get(id(r.node)) != region_of[id(w.node)]:
                 continue
-            for u, e in enumerate(elements[id(r)]):
-                v = writers.get(int(e))
-                if e < 0 or v is None or v == u:
-                    continue
-                a, b = units[u], units[v]
-                lanes = at is not None and all(
-                    x == y for i, (x, y) in enumerate(zip(a, b, strict=True)) if i != at) \
-                    and a[at] // width == b[at] // width
-                return Exchange(r_sym, w_sym, dict(zip((lp.var for lp in loops), a,
-                                                       strict=True)),
-                                dict(zip((lp.var for lp in loops), b, strict=True)),
-                                lanes, lane)
+            # the read in the same iteration, then in the next one of each sequential
+            # loop around both that no barrier separates the iterations of
+            tries = [(None, elements[id(r)])]
+            for lp in r.loops:
+                if lp.kind != "foreach" and lp in w.loops and not _has_barrier(lp.node) \
+                        and (nxt := _second_value(lp)) is not None:
+                    tries.append((lp, _elements(r, loops, units, {lp: nxt})))
+            for after, read in tries:
+                hit = _exchange(read, writers, units, loops, at, width) \
+                    if read is not None else None
+                if hit is not None:
+                    reader, writer, lanes = hit
+                    sym_after = next((x for x in r_sym.loops if after is not None
+                                      and x.var == after.var), None)
+                    return Exchange(r_sym, w_sym, reader, writer, lanes, lane, sym_after)
+    return None
+
+
+def _exchange(read: np.ndarray, writers: dict[int, int], units, loops, at, width):
+    """The first unit whose read element another unit writes: (reader, writer, whether
+    the two are lanes of one lock-step group), or None."""
+    names = [lp.var for lp in loops]
+    for u, e in enumerate(read):
+        v = writers.get(int(e))
+        if e < 0 or v is None or v == u:
+            continue
+        a, b = units[u], units[v]
+        lanes = at is not None and all(
+            x == y for i, (x, y) in enumerate(zip(a, b, strict=True)) if i != at) \
+            and a[at] // width == b[at] // width
+        return dict(zip(names, a, strict=True)), dict(zip(names, b, strict=True)), lanes
     return None
 
 
@@ -200,7 +236,11 @@ def report(view: KernelView) -> list[Diagnostic]:
     out = []
     for x in exchanges(view):
         reader, writer = _unit_text(x.reader), _unit_text(x.writer)
+        if x.after is not None:
+            reader += f" in the next iteration of loop {x.after.var}"
         related = [Related(x.written.node.span, f"written by {writer} here")]
+        if x.after is not None:
+            related.append(Related(x.after.node.span, f"no barrier in loop {x.after.var}"))
         if x.lanes:
             if not apart:
                 continue        # the description's lock-step: valid warp-synchronous code

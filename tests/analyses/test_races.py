@@ -126,3 +126,41 @@ gpu void g(const int n = 4096, dev float[n] out, dev float[n] inp) {
     [d] = races(path, "feedback-race")
     assert d.data["reader"] == {"t": 0} and d.data["writer"] == {"t": 63}
     assert "put a barrier(local) between" in d.hint
+
+
+_TREE = """module tree;
+import gpu;
+gpu void tree(const int n = 4096, dev float[n] out, dev float[n] inp) {
+  foreach (int b in n / 256 blocks) {
+    local float[256] l;
+    foreach (int t in 256 threads) {
+      l[t] = inp[b * 256 + t];
+      barrier(local);
+      for (int s = 128; s > 0; s >>= 1) {
+        if (t < s) {
+          l[t] += l[t + s];
+        }
+        BARRIER
+      }
+      if (t == 0) {
+        out[b] = l[0];
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("barrier", "raced"), [("barrier(local);", False), ("", True)])
+def test_a_tree_without_its_barrier_races_between_its_steps(tmp_path, barrier, raced):
+    # the classic slip: the step s = 64 reads l[64 .. 127], which threads 64 .. 127
+    # wrote in the step before, with no barrier between the two steps
+    path = tmp_path / "tree.mcpl"
+    path.write_text(_TREE.replace("BARRIER", barrier))
+    found = races(path, "feedback-race")
+    assert bool(found) == raced
+    if raced:
+        assert found[0].data["reader"] == {"t": 0}
+        assert found[0].data["writer"] == {"t": 64}
+        assert "t = 0 in the next iteration of loop s reads the element that t = 64 " \
+            "writes at l[t]" in found[0].message
