@@ -53,6 +53,7 @@ class Exchange:
     lanes: bool             # the two are lanes of one lock-step group
     lane: Loop | None       # the lock-step loop
     after: Loop | None = None   # the read in the iteration of this loop after the write's
+    write_after: bool = False   # the write in the iteration after the read's (`after`)
 
 
 def _has_barrier(s: ast.Node) -> bool:
@@ -63,25 +64,62 @@ def _statements(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
     return s.statements if isinstance(s, ast.Block) else (s,)
 
 
-def _regions(stmts: tuple[ast.Stmt, ...], out: list[list[int]]) -> None:
-    """The ids of the Index nodes of each barrier-free region of ``stmts`` into
-    ``out``: a barrier ends a region, and so does a statement that holds one (the
-    lists inside it are regions of their own)."""
-    current: list[int] = []
-    for s in stmts:
-        if isinstance(s, ast.Barrier):
-            out.append(current)
-            current = []
-        elif _has_barrier(s):
-            out.append(current)
-            current = []
-            for child in ("then", "orelse", "body"):
-                inner = getattr(s, child, None)
-                if isinstance(inner, ast.Stmt):
-                    _regions(_statements(inner), out)
-        else:
-            current.extend(id(n) for n in ast.walk(s) if isinstance(n, ast.Index))
-    out.append(current)
+class _Intervals:
+    """The barrier intervals of a statement list: for each Index node, the intervals
+    (ids) it is in, each with the loop whose next iteration it is in there (None: the
+    same iteration). A barrier starts a new interval; an ``if`` that holds one joins
+    the intervals its branches end in; a loop that holds one continues the interval
+    before it into its first iteration, and the interval its body ends in into its
+    next iteration's start (the accesses there at the loop's next index)."""
+
+    def __init__(self, loops_by_node: dict[int, Loop]):
+        self.member: dict[int, list[tuple[int, Loop | None]]] = {}
+        self.loops_by_node = loops_by_node
+        self.count = 0
+
+    def new(self) -> list[tuple[int, Loop | None]]:
+        self.count += 1
+        return [(self.count, None)]
+
+    def walk(self, stmts, current):
+        for s in stmts:
+            if isinstance(s, ast.Barrier):
+                current = self.new()
+            elif not _has_barrier(s):
+                self.add(s, current)
+            elif isinstance(s, ast.If):
+                self.add(s.cond, current)
+                then = self.walk(_statements(s.then), current)
+                other = self.walk(_statements(s.orelse), current) \
+                    if s.orelse is not None else current
+                current = list(dict.fromkeys(then + other))
+            elif isinstance(s, ast.For | ast.While | ast.ForEach | ast.Block):
+                body = s.statements if isinstance(s, ast.Block) else _statements(s.body)
+                end = self.walk(body, current)
+                lp = self.loops_by_node.get(id(s))
+                if lp is not None and lp.kind != "foreach":
+                    # the next iteration's first interval continues this one's last (a
+                    # copy of it: the loop goes on or ends, never both)
+                    self.walk(body, [(rid, lp) for rid, _ in self.copy(end)])
+                current = end
+            else:
+                current = self.new()
+        return current
+
+    def copy(self, current):
+        """New intervals holding what ``current``'s hold so far."""
+        out = []
+        for rid, tag in current:
+            self.count += 1
+            for member in self.member.values():
+                member.extend((self.count, a) for r, a in list(member) if r == rid)
+            out.append((self.count, tag))
+        return out
+
+    def add(self, node, current) -> None:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Index):
+                self.member.setdefault(id(n), []).extend(current)
 
 
 def _units(loops: list[Loop]) -> list[tuple[int, ...]] | None:
@@ -167,41 +205,55 @@ def _second_value(lp: Loop):
 def _first_exchange(loops: list[Loop], accesses, lane: Loop | None,
                     width: int) -> Exchange | None:
     """The first read among ``accesses`` of an element another unit writes between the
-    same barriers: in the same iteration of the loops around both, or, for a loop
-    around both with no barrier in it, the read in the iteration after the write's."""
+    same barriers: in the same iteration of the loops around both, or in the next
+    iteration of a loop whose barriers leave the end of one iteration and the start
+    of the next in one interval (no barrier in it at all: any two of its accesses)."""
     units = _units(loops)
     if not units:
         return None
-    regions: list[list[int]] = []
-    _regions(_statements(loops[-1].node.body), regions)
-    region_of = {node: i for i, ids in enumerate(regions) for node in ids}
-    elements = {id(n): _elements(n, loops, units) for n, _ in accesses}
+    by_node = {id(lp.node): lp for n, _ in accesses for lp in n.loops}
+    spans = _Intervals(by_node)
+    spans.walk(_statements(loops[-1].node.body), spans.new())
     at = loops.index(lane) if lane in loops else None
+    cache: dict = {}
+
+    def elements(acc: Access, nxt: Loop | None):
+        key = (id(acc), id(nxt))
+        if key not in cache:
+            value = _second_value(nxt) if nxt is not None else None
+            cache[key] = None if nxt is not None and value is None else \
+                _elements(acc, loops, units, {nxt: value} if nxt is not None else None)
+        return cache[key]
+
     for w, w_sym in accesses:
-        if not w.write or elements[id(w)] is None or id(w.node) not in region_of:
+        if not w.write:
             continue
-        writers: dict[int, int] = {}
-        for u, e in enumerate(elements[id(w)]):
-            writers.setdefault(int(e), u)
-        writers.pop(-1, None)
         for r, r_sym in accesses:
-            if r.write or region_of.get(id(r.node)) != region_of[id(w.node)]:
+            if r.write:
                 continue
-            # the read in the same iteration, then in the next one of each sequential
-            # loop around both that no barrier separates the iterations of
-            tries = [(None, elements[id(r)])]
-            for lp in r.loops:
-                if lp.kind != "foreach" and lp in w.loops and not _has_barrier(lp.node) \
-                        and (nxt := _second_value(lp)) is not None:
-                    tries.append((lp, _elements(r, loops, units, {lp: nxt})))
-            for after, read in tries:
-                hit = _exchange(read, writers, units, loops, at, width) \
-                    if read is not None else None
+            # (the loop of the write's next iteration, of the read's) in a shared interval
+            pairs = {(aw, ar) for rw, aw in spans.member.get(id(w.node), [])
+                     for rr, ar in spans.member.get(id(r.node), []) if rw == rr}
+            if (None, None) in pairs:
+                # the next iteration of a loop around both with no barrier in it
+                pairs |= {(None, lp) for lp in r.loops if lp.kind != "foreach"
+                          and lp in w.loops and not _has_barrier(lp.node)}
+            for aw, ar in sorted(pairs, key=lambda p: (p[0] is not None, p[1] is not None)):
+                written, read = elements(w, aw), elements(r, ar)
+                if written is None or read is None:
+                    continue
+                writers: dict[int, int] = {}
+                for u, e in enumerate(written):
+                    writers.setdefault(int(e), u)
+                writers.pop(-1, None)
+                hit = _exchange(read, writers, units, loops, at, width)
                 if hit is not None:
                     reader, writer, lanes = hit
-                    sym_after = next((x for x in r_sym.loops if after is not None
-                                      and x.var == after.var), None)
-                    return Exchange(r_sym, w_sym, reader, writer, lanes, lane, sym_after)
+                    after = ar or aw
+                    sym_after = next((x for x in r_sym.loops + w_sym.loops
+                                      if after is not None and x.var == after.var), None)
+                    return Exchange(r_sym, w_sym, reader, writer, lanes, lane, sym_after,
+                                    ar is None and aw is not None)
     return None
 
 
@@ -236,7 +288,9 @@ def report(view: KernelView) -> list[Diagnostic]:
     out = []
     for x in exchanges(view):
         reader, writer = _unit_text(x.reader), _unit_text(x.writer)
-        if x.after is not None:
+        if x.after is not None and x.write_after:
+            writer += f" in the next iteration of loop {x.after.var}"
+        elif x.after is not None:
             reader += f" in the next iteration of loop {x.after.var}"
         related = [Related(x.written.node.span, f"written by {writer} here")]
         if x.after is not None:
