@@ -164,3 +164,64 @@ def test_a_tree_without_its_barrier_races_between_its_steps(tmp_path, barrier, r
         assert found[0].data["writer"] == {"t": 64}
         assert "t = 0 in the next iteration of loop s reads the element that t = 64 " \
             "writes at l[t]" in found[0].message
+
+
+def test_a_store_before_a_tree_needs_its_barrier(tmp_path):
+    # the tree's loop holds barriers, but its first step reads what the store before
+    # it wrote, with no barrier between the two: thread 0 reads l[128]
+    source = _TREE.replace("BARRIER", "barrier(local);").replace(
+        "      l[t] = inp[b * 256 + t];\n      barrier(local);\n",
+        "      l[t] = inp[b * 256 + t];\n")
+    path = tmp_path / "tree.mcpl"
+    path.write_text(source)
+    [d] = races(path, "feedback-race")
+    assert d.data["reader"] == {"t": 0} and d.data["writer"] == {"t": 128}
+    assert "in the next iteration" not in d.message
+
+
+_SHIFT = """module shift;
+import gpu;
+gpu void shift(const int n = 4096, dev float[n] out, dev float[n] inp) {
+  foreach (int b in n / 64 blocks) {
+    local float[65] l;
+    foreach (int t in 64 threads) {
+      float v = inp[b * 64 + t];
+      l[t] = v;
+      l[64] = 0.0;
+      barrier(local);
+      for (int k = 0; k < 8; k++) {
+        v = v + l[t + 1];
+        BARRIER
+        l[t] = v;
+        barrier(local);
+      }
+      out[b * 64 + t] = v;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("barrier", "raced"), [("barrier(local);", False), ("", True)])
+def test_a_loop_that_reads_before_its_only_barrier_and_writes_after(tmp_path, barrier,
+                                                                    raced):
+    # with the barrier between the read and the write of an iteration, each step's
+    # reads and writes are apart; without it, thread 0 reads l[1] while thread 1 may
+    # already have written it in the same step
+    path = tmp_path / "shift.mcpl"
+    path.write_text(_SHIFT.replace("BARRIER", barrier))
+    found = races(path, "feedback-race")
+    assert bool(found) == raced
+
+
+def test_the_next_iteration_reads_what_the_end_of_this_one_wrote(tmp_path):
+    # only the barrier between the read and the write: iteration k writes l[1] (thread
+    # 1) after it, iteration k + 1 reads it (thread 0) before the next one
+    source = _SHIFT.replace("BARRIER", "barrier(local);").replace(
+        "        l[t] = v;\n        barrier(local);\n", "        l[t] = v;\n")
+    assert source.count("barrier(local);") == 2
+    path = tmp_path / "shift.mcpl"
+    path.write_text(source)
+    [d] = races(path, "feedback-race")
+    assert d.data["reader"] == {"t": 0} and d.data["writer"] == {"t": 1}
+    assert "t = 0 in the next iteration of loop k reads" in d.message
