@@ -11,15 +11,17 @@ that (independent thread scheduling: the lanes of a warp may run apart); where t
 leaf's target file says so (``independent_thread_scheduling``), that code is warned
 of too.
 
-The check, per statement list inside the units' loops (barriers split it; a statement
-that holds a barrier is a boundary, with its own lists inside): the accesses of an
+The check: the barrier intervals of the units' code (:class:`_Intervals`: a barrier
+starts one; the interval before a loop with barriers goes on into its first
+iteration, and its last interval into its next iteration's start); the accesses of an
 array declared outside some of the foreach loops around them (the units of those
-loops share it), every other loop at its first value, for every unit of those loops
-(up to :data:`MOST_UNITS`, the first ones) that the ifs around each access let run: a
-read by one unit of an element that another unit writes in the same list, in the same
-iteration of the loops around both or, for a loop around both with no barrier in it,
-in its next iteration (a tree whose steps lack their barrier); iterations further
-apart are not compared.
+loops share it), in a memory space the description lets those units share; for
+every unit (up to :data:`MOST_UNITS`, the first ones) that the ifs around an access
+let run, the elements it touches over every iteration of the loops around it that
+hold no barrier (up to :data:`MOST_ITERATIONS`), the loops with barriers at their
+first value (or next, across an iteration's end); a read by one unit of an element
+that another unit writes in the same interval. Elements that data choose (a
+histogram's atomic updates) are not compared.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from mcl.mcpl import ast
 
 #: the most units (combinations of the sharing loops' indices) compared
 MOST_UNITS = 4096
+#: the most iterations of the barrier-free loops around an access enumerated per unit
+MOST_ITERATIONS = 256
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ class Exchange:
     written: Access
     reader: dict[str, int]  # the sharing loops' indices of the reader
     writer: dict[str, int]
+    reader_at: str          # the iterations of the loops around the read ("" where none)
+    writer_at: str
     lanes: bool             # the two are lanes of one lock-step group
     lane: Loop | None       # the lock-step loop
     after: Loop | None = None   # the read in the iteration of this loop after the write's
@@ -133,31 +139,63 @@ def _units(loops: list[Loop]) -> list[tuple[int, ...]] | None:
     return list(itertools.islice(itertools.product(*map(range, sizes)), MOST_UNITS))
 
 
-def _elements(acc: Access, loops: list[Loop], units: list[tuple[int, ...]],
-              at: dict | None = None) -> np.ndarray | None:
-    """The flat element ``acc`` touches for each unit, -1 where the ifs around it keep
-    the unit out (other loops at their first values, or at ``at``'s: loop -> value);
-    None where not a number."""
+@dataclass(frozen=True)
+class _Touched:
+    """The elements an access touches, a row a unit and a column an iteration of the
+    loops enumerated (``labels``: those loops' values, "" where none)."""
+
+    elements: np.ndarray
+    labels: list[str]
+
+
+def _elements(view: KernelView, acc: Access, loops: list[Loop],
+              units: list[tuple[int, ...]], at: dict | None = None) -> _Touched | None:
+    """The flat elements ``acc`` touches, a row for each unit and a column for each
+    iteration of the sequential loops around it inside the units' loops that hold no
+    barrier (all of them happen between the same barriers), -1 where the ifs around it
+    keep the unit out; other loops at their first values, or at ``at``'s (loop ->
+    value). None where not a number."""
+    from mcl.analyses.block_reuse import _range
     if acc.offset is None or not units:
         return None
+    inner = acc.loops[acc.loops.index(loops[-1]) + 1:] if loops[-1] in acc.loops else ()
+    spread = []
+    points = 1
+    for lp in inner:
+        if lp.kind == "foreach" or (at and lp in at) or _has_barrier(lp.node):
+            continue
+        r = _range(view, lp, MOST_ITERATIONS)
+        if r is None or points * len(r.values) > MOST_ITERATIONS:
+            continue            # compared at its first value
+        spread.append((lp, r))
+        points *= len(r.values)
     fixed = {lp.symbol: lp.start if lp.start is not None else sympy.Integer(0)
              for lp in acc.loops if lp.var and lp not in loops}
+    for lp, r in spread:
+        fixed.pop(lp.symbol, None)
+        fixed.update(r.substitution)
     fixed.update({lp.symbol: v for lp, v in (at or {}).items()})
-    varying = [lp.symbol for lp in loops]
-    grid = [np.asarray(col) for col in zip(*units, strict=True)]
+    varying = [lp.symbol for lp in loops] + [r.symbol for _, r in spread]
+    combos = list(itertools.product(*(r.values for _, r in spread)))
+    rows = [u + c for u in units for c in combos]
+    grid = [np.asarray(col) for col in zip(*rows, strict=True)]
     fn = grid_function(acc.offset, fixed, varying)
     offsets = on_grid(fn, grid) if fn is not None else None
     if offsets is None:
         return None
-    runs = np.ones(len(units), dtype=bool)
-    for c in acc.conditions:
-        if c.expr is None:
-            continue                    # data decide: taken to run
-        test = grid_function(c.expr, fixed, varying)
+    runs = np.ones(len(rows), dtype=bool)
+    tests = [c.expr for c in acc.conditions if c.expr is not None] + \
+        [r.bound for _, r in spread if r.bound is not None]
+    for expr in tests:
+        test = grid_function(expr, fixed, varying)
         ok = on_grid(test, grid, boolean=True) if test is not None else None
         if ok is not None:
             runs &= ok
-    return np.where(runs, offsets.astype(np.int64), -1)
+    labels = [", ".join(f"{lp.var} = {v}" if r.symbol == lp.symbol
+                        else f"iteration {v + 1} of loop {lp.var}"
+                        for (lp, r), v in zip(spread, c, strict=True)) for c in combos]
+    return _Touched(np.where(runs, offsets.astype(np.int64), -1)
+                    .reshape(len(units), len(combos)), labels)
 
 
 def exchanges(view: KernelView) -> list[Exchange]:
@@ -186,7 +224,7 @@ def exchanges(view: KernelView) -> list[Exchange]:
                 or d.space not in {ms.name for ms in shared_spaces(view.hardware,
                                                                     loops[-1].group)}:
             continue
-        hit = _first_exchange(loops, accesses, lane, width)
+        hit = _first_exchange(view, loops, accesses, lane, width)
         if hit is not None:
             out.append(hit)
     return out
@@ -202,7 +240,7 @@ def _second_value(lp: Loop):
     return lp.start + lp.step
 
 
-def _first_exchange(loops: list[Loop], accesses, lane: Loop | None,
+def _first_exchange(view: KernelView, loops: list[Loop], accesses, lane: Loop | None,
                     width: int) -> Exchange | None:
     """The first read among ``accesses`` of an element another unit writes between the
     same barriers: in the same iteration of the loops around both, or in the next
@@ -216,13 +254,14 @@ def _first_exchange(loops: list[Loop], accesses, lane: Loop | None,
     spans.walk(_statements(loops[-1].node.body), spans.new())
     at = loops.index(lane) if lane in loops else None
     cache: dict = {}
+    lanes_found = None
 
     def elements(acc: Access, nxt: Loop | None):
         key = (id(acc), id(nxt))
         if key not in cache:
             value = _second_value(nxt) if nxt is not None else None
-            cache[key] = None if nxt is not None and value is None else \
-                _elements(acc, loops, units, {nxt: value} if nxt is not None else None)
+            cache[key] = None if nxt is not None and value is None else _elements(
+                view, acc, loops, units, {nxt: value} if nxt is not None else None)
         return cache[key]
 
     for w, w_sym in accesses:
@@ -234,43 +273,58 @@ def _first_exchange(loops: list[Loop], accesses, lane: Loop | None,
             # (the loop of the write's next iteration, of the read's) in a shared interval
             pairs = {(aw, ar) for rw, aw in spans.member.get(id(w.node), [])
                      for rr, ar in spans.member.get(id(r.node), []) if rw == rr}
-            if (None, None) in pairs:
-                # the next iteration of a loop around both with no barrier in it
-                pairs |= {(None, lp) for lp in r.loops if lp.kind != "foreach"
-                          and lp in w.loops and not _has_barrier(lp.node)}
             for aw, ar in sorted(pairs, key=lambda p: (p[0] is not None, p[1] is not None)):
                 written, read = elements(w, aw), elements(r, ar)
                 if written is None or read is None:
                     continue
-                writers: dict[int, int] = {}
-                for u, e in enumerate(written):
-                    writers.setdefault(int(e), u)
-                writers.pop(-1, None)
+                # each element's writers (two at most: one other than any reader)
+                writers: dict[int, list[tuple[int, str]]] = {}
+                for u, row in enumerate(written.elements):
+                    for c, e in enumerate(row.tolist()):
+                        got = writers.setdefault(e, [])
+                        if e >= 0 and len(got) < 3 and all(x != u for x, _ in got):
+                            got.append((u, written.labels[c]))
                 hit = _exchange(read, writers, units, loops, at, width)
                 if hit is not None:
                     reader, writer, lanes = hit
                     after = ar or aw
                     sym_after = next((x for x in r_sym.loops + w_sym.loops
                                       if after is not None and x.var == after.var), None)
-                    return Exchange(r_sym, w_sym, reader, writer, lanes, lane, sym_after,
-                                    ar is None and aw is not None)
-    return None
+                    found = Exchange(r_sym, w_sym, reader[0], writer[0], reader[1],
+                                     writer[1], lanes, lane, sym_after,
+                                     ar is None and aw is not None)
+                    if not lanes:
+                        return found        # a race wherever it runs
+                    lanes_found = lanes_found or found
+    return lanes_found
 
 
-def _exchange(read: np.ndarray, writers: dict[int, int], units, loops, at, width):
-    """The first unit whose read element another unit writes: (reader, writer, whether
-    the two are lanes of one lock-step group), or None."""
+def _exchange(read: _Touched, writers: dict[int, list[tuple[int, str]]], units, loops,
+              at, width):
+    """A unit that reads an element another unit writes: (reader, writer, each the
+    units' indices and the iterations' label, whether the two are lanes of one
+    lock-step group), the first of two units that are no such lanes where there is
+    one (a race wherever it runs), else the first of lanes; None where none reads
+    another's element."""
     names = [lp.var for lp in loops]
-    for u, e in enumerate(read):
-        v = writers.get(int(e))
-        if e < 0 or v is None or v == u:
-            continue
-        a, b = units[u], units[v]
-        lanes = at is not None and all(
-            x == y for i, (x, y) in enumerate(zip(a, b, strict=True)) if i != at) \
-            and a[at] // width == b[at] // width
-        return dict(zip(names, a, strict=True)), dict(zip(names, b, strict=True)), lanes
-    return None
+    lanes_hit = None
+    for u, row in enumerate(read.elements):
+        for c, e in enumerate(row.tolist()):
+            if e < 0:
+                continue
+            for v, label in writers.get(e, ()):
+                if v == u:
+                    continue
+                a, b = units[u], units[v]
+                lanes = at is not None and all(
+                    x == y for i, (x, y) in enumerate(zip(a, b, strict=True)) if i != at) \
+                    and a[at] // width == b[at] // width
+                hit = ((dict(zip(names, a, strict=True)), read.labels[c]),
+                       (dict(zip(names, b, strict=True)), label), lanes)
+                if not lanes:
+                    return hit
+                lanes_hit = lanes_hit or hit
+    return lanes_hit
 
 
 def _unit_text(unit: dict[str, int]) -> str:
@@ -288,6 +342,10 @@ def report(view: KernelView) -> list[Diagnostic]:
     out = []
     for x in exchanges(view):
         reader, writer = _unit_text(x.reader), _unit_text(x.writer)
+        if x.reader_at:
+            reader += f" ({x.reader_at})"
+        if x.writer_at:
+            writer += f" ({x.writer_at})"
         if x.after is not None and x.write_after:
             writer += f" in the next iteration of loop {x.after.var}"
         elif x.after is not None:

@@ -162,8 +162,10 @@ def test_a_tree_without_its_barrier_races_between_its_steps(tmp_path, barrier, r
     if raced:
         assert found[0].data["reader"] == {"t": 0}
         assert found[0].data["writer"] == {"t": 64}
-        assert "t = 0 in the next iteration of loop s reads the element that t = 64 " \
-            "writes at l[t]" in found[0].message
+        # every step of the barrier-free loop between the same two barriers: the
+        # iterations are named
+        assert "t = 0 (s = 64) reads the element that t = 64 (s = 128) writes at l[t]" \
+            in found[0].message
 
 
 def test_a_store_before_a_tree_needs_its_barrier(tmp_path):
@@ -225,3 +227,18 @@ def test_the_next_iteration_reads_what_the_end_of_this_one_wrote(tmp_path):
     [d] = races(path, "feedback-race")
     assert d.data["reader"] == {"t": 0} and d.data["writer"] == {"t": 1}
     assert "t = 0 in the next iteration of loop k reads" in d.message
+
+
+def test_every_iteration_of_a_loop_without_a_barrier_is_compared(tmp_path):
+    # matmul fermi without the barrier after its tile store: thread (0, 0) reads the
+    # whole row of the tile in loop k2, and at k2 = 32 the element warp 1 wrote; its
+    # own warp's lanes wrote the first 32, which fermi's lock-step keeps in order
+    source = (ROOT / "examples" / "matmul" / "fermi.mcpl").read_text()
+    store = "              l_a[ei][tj] = a2[bi, l][ei, tj];\n            }\n"
+    assert source.count(store + "            barrier(shared);\n") == 1
+    path = tmp_path / "fermi.mcpl"
+    path.write_text(source.replace(store + "            barrier(shared);\n", store))
+    [d] = races(path, "feedback-race")
+    assert d.data["reader"] == {"w": 0, "t": 0} and d.data["writer"] == {"w": 1, "t": 0}
+    assert "(k2 = 32) reads the element that w = 1, t = 0 (ei = 0) writes" in d.message
+    assert races(ROOT / "examples" / "matmul" / "fermi.mcpl", "feedback-race") == []
