@@ -42,8 +42,10 @@ from mcl.mcpl import ast
 
 #: the most units (combinations of the sharing loops' indices) compared
 MOST_UNITS = 4096
-#: the most iterations of the barrier-free loops around an access enumerated per unit
+#: the most iterations of the barrier-free loops around an access enumerated per unit,
+#: and the most (unit, iteration) points in all
 MOST_ITERATIONS = 256
+MOST_POINTS = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,8 @@ def _elements(view: KernelView, acc: Access, loops: list[Loop],
         if lp.kind == "foreach" or (at and lp in at) or _has_barrier(lp.node):
             continue
         r = _range(view, lp, MOST_ITERATIONS)
-        if r is None or points * len(r.values) > MOST_ITERATIONS:
+        if r is None or points * len(r.values) > min(MOST_ITERATIONS,
+                                                     MOST_POINTS // len(units)):
             continue            # compared at its first value
         spread.append((lp, r))
         points *= len(r.values)
@@ -277,7 +280,7 @@ def _first_exchange(view: KernelView, loops: list[Loop], accesses, lane: Loop | 
                 written, read = elements(w, aw), elements(r, ar)
                 if written is None or read is None:
                     continue
-                # each element's writers (two at most: one other than any reader)
+                # each element's writers (three at most, each another unit)
                 writers: dict[int, list[tuple[int, str]]] = {}
                 for u, row in enumerate(written.elements):
                     for c, e in enumerate(row.tolist()):
