@@ -146,6 +146,22 @@ perfect void k(int n, main float[n] a, main float[n] b) {
     assert c.reads("k") >= {"n", "a"} and "b" not in c.reads("k")
 
 
+def test_writes_through_a_view_are_the_parameters():
+    # matmul hopper_v12 writes c only through `c as float[n, nrBlocksM, bn] c3`: the
+    # transfer analysis and the checks must see c written
+    src = """
+perfect void k(int n, main float[n] a, main float[n] b, const main float[n] d) {
+  a as float[n / 4, 4] a4;
+  d as float[n / 4, 4] d4;
+  foreach (int i in n / 4 threads) { a4[i, 0] = b[i]; d4[i, 1] = 0.0; }
+}"""
+    c = check(parse(f"module t;\nimport perfect;\n{src}", "t.mcpl"))
+    assert c.writes("k") == {"a", "d"}
+    # a const parameter written through its view: the error a direct write gets
+    assert any(d.code == "mcpl-write-const" and "parameter 'd' is const but written" in d.message
+               for d in c.diagnostics)
+
+
 def test_library_functions_declare_writes():
     c = check(parse("module t;\nimport perfect;\nimport lib.atomics;\n"
                     "perfect void k(int n, main int[1] h) {\n"
