@@ -1,5 +1,8 @@
 """Units that pass values to each other through an array they share with no barrier
-between the write and the read.
+between the write and the read: an array declared in the kernel in memory they share,
+or a parameter the kernel both writes and reads (an in-place update of device memory,
+which every unit shares and whose elements only barriers of its own memory order
+within a block, and nothing across blocks).
 
 Threads of a block that exchange values through shared memory must meet at a barrier
 between the write and the read; without one the reader may see the element before or
@@ -64,8 +67,10 @@ class Exchange:
     write_after: bool = False   # the write in the iteration after the read's (`after`)
 
 
-def _has_barrier(s: ast.Node) -> bool:
-    return any(isinstance(n, ast.Barrier) for n in ast.walk(s))
+def _has_barrier(s: ast.Node, space: str | None = None) -> bool:
+    """Whether ``s`` holds a barrier (of memory ``space``, where one is given)."""
+    return any(isinstance(n, ast.Barrier) and (space is None or n.space == space)
+               for n in ast.walk(s))
 
 
 def _statements(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
@@ -80,9 +85,10 @@ class _Intervals:
     before it into its first iteration, and the interval its body ends in into its
     next iteration's start (the accesses there at the loop's next index)."""
 
-    def __init__(self, loops_by_node: dict[int, Loop]):
+    def __init__(self, loops_by_node: dict[int, Loop], space: str | None = None):
         self.member: dict[int, list[tuple[int, Loop | None]]] = {}
         self.loops_by_node = loops_by_node
+        self.space = space      # only barriers of this memory order (None: every one)
         self.count = 0
 
     def new(self) -> list[tuple[int, Loop | None]]:
@@ -91,9 +97,9 @@ class _Intervals:
 
     def walk(self, stmts, current):
         for s in stmts:
-            if isinstance(s, ast.Barrier):
+            if isinstance(s, ast.Barrier) and self.space in (None, s.space):
                 current = self.new()
-            elif not _has_barrier(s):
+            elif not _has_barrier(s, self.space):
                 self.add(s, current)
             elif isinstance(s, ast.If):
                 self.add(s.cond, current)
@@ -151,7 +157,8 @@ class _Touched:
 
 
 def _elements(view: KernelView, acc: Access, loops: list[Loop],
-              units: list[tuple[int, ...]], at: dict | None = None) -> _Touched | None:
+              units: list[tuple[int, ...]], at: dict | None = None,
+              space: str | None = None) -> _Touched | None:
     """The flat elements ``acc`` touches, a row for each unit and a column for each
     iteration of the sequential loops around it inside the units' loops that hold no
     barrier (all of them happen between the same barriers), -1 where the ifs around it
@@ -164,7 +171,7 @@ def _elements(view: KernelView, acc: Access, loops: list[Loop],
     spread = []
     points = 1
     for lp in inner:
-        if lp.kind == "foreach" or (at and lp in at) or _has_barrier(lp.node):
+        if lp.kind == "foreach" or (at and lp in at) or _has_barrier(lp.node, space):
             continue
         r = _range(view, lp, MOST_ITERATIONS)
         if r is None or points * len(r.values) > min(MOST_ITERATIONS,
@@ -211,23 +218,33 @@ def exchanges(view: KernelView) -> list[Exchange]:
     found = lockstep_loop(view)
     lane, width = found if found else (None, 0)
     out = []
-    for d in k.decls:
-        if d.symbol is None or d.elements == 1 or d.space is None:
-            continue
+    # arrays declared in the kernel, and parameters it both writes and reads (every
+    # unit of the kernel shares those: an in-place update of device memory)
+    arrays = [(d.symbol, d.space, d.loops) for d in k.decls
+              if d.symbol is not None and d.elements != 1 and d.space is not None]
+    for p in k.function.params:
+        mine = [a for a in k.accesses if a.symbol is not None and a.name == p.name
+                and a.symbol.kind == "param"]
+        if p.type.is_array and any(a.write for a in mine) and \
+                any(not a.write for a in mine):
+            arrays.append((mine[0].symbol, mine[0].space, ()))
+    for symbol, space, around in arrays:
         accesses = [(n, s) for n, s in zip(k.accesses, sym.accesses, strict=True)
-                    if n.symbol is d.symbol]
+                    if n.symbol is symbol]
         # the units that share the array: the foreach loops around its accesses that
         # are not around its declaration, in a memory space all their units share
         # (the description's: hopper's `shared`, gpu's `local`; not one a unit owns)
         first = accesses[0][0] if accesses else None
         loops = [lp for lp in (first.loops if first else ())
-                 if lp.kind == "foreach" and lp not in d.loops]
+                 if lp.kind == "foreach" and lp not in around]
         if not loops or any(tuple(lp for lp in n.loops if lp in loops) != tuple(loops)
                             for n, _ in accesses) \
-                or d.space not in {ms.name for ms in shared_spaces(view.hardware,
-                                                                    loops[-1].group)}:
+                or space not in {ms.name for ms in shared_spaces(view.hardware,
+                                                                  loops[-1].group)}:
             continue
-        hit = _first_exchange(view, loops, accesses, lane, width)
+        # a parameter's elements are ordered only by barriers of its own memory
+        hit = _first_exchange(view, loops, accesses, lane, width,
+                              space if not around and symbol.kind == "param" else None)
         if hit is not None:
             out.append(hit)
     return out
@@ -244,7 +261,7 @@ def _second_value(lp: Loop):
 
 
 def _first_exchange(view: KernelView, loops: list[Loop], accesses, lane: Loop | None,
-                    width: int) -> Exchange | None:
+                    width: int, space: str | None = None) -> Exchange | None:
     """The first read among ``accesses`` of an element another unit writes between the
     same barriers: in the same iteration of the loops around both, or in the next
     iteration of a loop whose barriers leave the end of one iteration and the start
@@ -253,7 +270,7 @@ def _first_exchange(view: KernelView, loops: list[Loop], accesses, lane: Loop | 
     if not units:
         return None
     by_node = {id(lp.node): lp for n, _ in accesses for lp in n.loops}
-    spans = _Intervals(by_node)
+    spans = _Intervals(by_node, space)
     spans.walk(_statements(loops[-1].node.body), spans.new())
     at = loops.index(lane) if lane in loops else None
     cache: dict = {}
@@ -264,7 +281,7 @@ def _first_exchange(view: KernelView, loops: list[Loop], accesses, lane: Loop | 
         if key not in cache:
             value = _second_value(nxt) if nxt is not None else None
             cache[key] = None if nxt is not None and value is None else _elements(
-                view, acc, loops, units, {nxt: value} if nxt is not None else None)
+                view, acc, loops, units, {nxt: value} if nxt is not None else None, space)
         return cache[key]
 
     for w, w_sym in accesses:
@@ -377,7 +394,10 @@ def report(view: KernelView) -> list[Diagnostic]:
                 f"{x.written.text}, with no barrier between: the two run apart, so the "
                 f"read may come before or after the write",
                 x.read.node.span,
-                f"put a barrier({x.read.space}) between the write and the read",
+                f"put a barrier({x.read.space}) between the write and the read"
+                if x.read.symbol is None or x.read.symbol.kind != "param" else
+                "read one array and write another (swap the two between launches): no "
+                "barrier orders the units of different blocks",
                 related)
         d.data.update(array=x.read.name, reader=x.reader, writer=x.writer)
         out.append(d)

@@ -242,3 +242,26 @@ def test_every_iteration_of_a_loop_without_a_barrier_is_compared(tmp_path):
     assert d.data["reader"] == {"w": 0, "t": 0} and d.data["writer"] == {"w": 1, "t": 0}
     assert "(k2 = 32) reads the element that w = 1, t = 0 (ei = 0) writes" in d.message
     assert races(ROOT / "examples" / "matmul" / "fermi.mcpl", "feedback-race") == []
+
+
+@pytest.mark.parametrize(("update", "raced"), [
+    ("a[i + 1] = (a[i] + a[i + 2]) / 2.0;", True),   # an in-place smoothing step
+    ("a[i + 1] = 2.0 * a[i + 1];", False),           # each thread its own element
+])
+def test_an_in_place_update_of_device_memory(tmp_path, update, raced):
+    # every unit of the kernel shares a parameter it both writes and reads, and no
+    # barrier orders units of different blocks
+    path = tmp_path / "smooth.mcpl"
+    path.write_text(f"""module smooth;
+import perfect;
+perfect void smooth(const int n = 1024, main float[n] a) {{
+  foreach (int i in n - 2 threads) {{
+    {update}
+  }}
+}}
+""")
+    found = races(path, "feedback-race")
+    assert bool(found) == raced
+    if raced:
+        assert found[0].data["reader"] == {"i": 1} and found[0].data["writer"] == {"i": 0}
+        assert "read one array and write another" in found[0].hint
