@@ -204,7 +204,7 @@ def block_load(view: KernelView, loads: list[Access], lane: Loop, size: int,
             return None
         blocks *= trips
         fixed[lp.symbol] = start
-    ranges = [_range(view, lp, _MOST_POINTS) for lp in [*inner, step] if lp is not None]
+    ranges = [loop_range(view, lp, _MOST_POINTS) for lp in [*inner, step] if lp is not None]
     if any(r is None for r in ranges):
         return None
     values = [r.values for r in ranges[:len(inner)]]
@@ -339,7 +339,7 @@ def _reads_alike(view: KernelView, loads: list[Access], offsets: list, outer: li
 
 
 @dataclass(frozen=True)
-class _Range:
+class LoopRange:
     """The values a loop's grid variable ``symbol`` takes; where that is an index of
     the loop's own, the loop variable in terms of it and the bound it stops at."""
 
@@ -349,10 +349,13 @@ class _Range:
     bound: sympy.Basic | None = None
 
 
-def _range(view: KernelView, lp: Loop, limit: int) -> _Range | None:
+def loop_range(view: KernelView, lp: Loop, limit: int) -> LoopRange | None:
+    """The values of loop ``lp`` for a grid (its own, or an index of its iterations
+    with the loop variable in terms of it), at most ``limit`` of them; None where they
+    are not numbers."""
     values = loop_values(view, lp, limit=limit)
     if values:
-        return _Range(lp.symbol, values, {})
+        return LoopRange(lp.symbol, values, {})
     trips = view.value(lp.trips) if lp.trips is not None else None
     step = view.value(lp.step) if lp.step is not None else None
     if lp.kind != "for" or lp.start is None or not trips or not step or trips > limit:
@@ -362,7 +365,7 @@ def _range(view: KernelView, lp: Loop, limit: int) -> _Range | None:
     bound = None
     if lp.bound is not None:
         bound = sympy.Lt(at, lp.bound) if step > 0 else sympy.Gt(at, lp.bound)
-    return _Range(index, list(range(trips)), {lp.symbol: at}, bound)
+    return LoopRange(index, list(range(trips)), {lp.symbol: at}, bound)
 
 
 def _substituted(e, subs: dict):

@@ -336,7 +336,7 @@ def _waits_at_barriers(view: KernelView) -> bool:
     """Whether the kernel's threads wait at barriers (a holder with one resident block
     idles at each of them)."""
     from mcl.mcpl import ast
-    return any(isinstance(x, ast.Barrier) for x in ast.walk(view.num.function))
+    return ast.contains_barrier(view.num.function)
 
 
 def _registers_headroom(view: KernelView, occ) -> int | None:

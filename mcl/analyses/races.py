@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from mcl.analyses.block_reuse import grid_function, on_grid
+from mcl.analyses.block_reuse import grid_function, loop_range, on_grid
 from mcl.analyses.functions import KernelView
 from mcl.analyses.kernel import Access, Loop
 from mcl.analyses.reuse import shared_spaces
@@ -67,16 +67,6 @@ class Exchange:
     write_after: bool = False   # the write in the iteration after the read's (`after`)
 
 
-def _has_barrier(s: ast.Node, space: str | None = None) -> bool:
-    """Whether ``s`` holds a barrier (of memory ``space``, where one is given)."""
-    return any(isinstance(n, ast.Barrier) and (space is None or n.space == space)
-               for n in ast.walk(s))
-
-
-def _statements(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
-    return s.statements if isinstance(s, ast.Block) else (s,)
-
-
 class _Intervals:
     """The barrier intervals of a statement list: for each Index node, the intervals
     (ids) it is in, each with the loop whose next iteration it is in there (None: the
@@ -99,16 +89,16 @@ class _Intervals:
         for s in stmts:
             if isinstance(s, ast.Barrier) and self.space in (None, s.space):
                 current = self.new()
-            elif not _has_barrier(s, self.space):
+            elif not ast.contains_barrier(s, self.space):
                 self.add(s, current)
             elif isinstance(s, ast.If):
                 self.add(s.cond, current)
-                then = self.walk(_statements(s.then), current)
-                other = self.walk(_statements(s.orelse), current) \
+                then = self.walk(ast.statements_of(s.then), current)
+                other = self.walk(ast.statements_of(s.orelse), current) \
                     if s.orelse is not None else current
                 current = list(dict.fromkeys(then + other))
             elif isinstance(s, ast.For | ast.While | ast.ForEach | ast.Block):
-                body = s.statements if isinstance(s, ast.Block) else _statements(s.body)
+                body = ast.statements_of(s if isinstance(s, ast.Block) else s.body)
                 end = self.walk(body, current)
                 lp = self.loops_by_node.get(id(s))
                 if lp is not None and lp.kind != "foreach":
@@ -164,16 +154,15 @@ def _elements(view: KernelView, acc: Access, loops: list[Loop],
     barrier (all of them happen between the same barriers), -1 where the ifs around it
     keep the unit out; other loops at their first values, or at ``at``'s (loop ->
     value). None where not a number."""
-    from mcl.analyses.block_reuse import _range
     if acc.offset is None or not units:
         return None
     inner = acc.loops[acc.loops.index(loops[-1]) + 1:] if loops[-1] in acc.loops else ()
     spread = []
     points = 1
     for lp in inner:
-        if lp.kind == "foreach" or (at and lp in at) or _has_barrier(lp.node, space):
+        if lp.kind == "foreach" or (at and lp in at) or ast.contains_barrier(lp.node, space):
             continue
-        r = _range(view, lp, MOST_ITERATIONS)
+        r = loop_range(view, lp, MOST_ITERATIONS)
         if r is None or points * len(r.values) > min(MOST_ITERATIONS,
                                                      MOST_POINTS // len(units)):
             continue            # compared at its first value
@@ -244,7 +233,7 @@ def exchanges(view: KernelView) -> list[Exchange]:
             continue
         # a parameter's elements are ordered only by barriers of its own memory
         hit = _first_exchange(view, loops, accesses, lane, width,
-                              space if not around and symbol.kind == "param" else None)
+                              space if symbol.kind == "param" else None)
         if hit is not None:
             out.append(hit)
     return out
@@ -271,7 +260,7 @@ def _first_exchange(view: KernelView, loops: list[Loop], accesses, lane: Loop | 
         return None
     by_node = {id(lp.node): lp for n, _ in accesses for lp in n.loops}
     spans = _Intervals(by_node, space)
-    spans.walk(_statements(loops[-1].node.body), spans.new())
+    spans.walk(ast.statements_of(loops[-1].node.body), spans.new())
     at = loops.index(lane) if lane in loops else None
     cache: dict = {}
     lanes_found = None
@@ -308,8 +297,8 @@ def _first_exchange(view: KernelView, loops: list[Loop], accesses, lane: Loop | 
                 if hit is not None:
                     reader, writer, lanes = hit
                     after = ar or aw
-                    sym_after = next((x for x in r_sym.loops + w_sym.loops
-                                      if after is not None and x.var == after.var), None)
+                    sym_after = None if after is None else next(
+                        (x for x in r_sym.loops + w_sym.loops if x.var == after.var), None)
                     found = Exchange(r_sym, w_sym, reader[0], writer[0], reader[1],
                                      writer[1], lanes, lane, sym_after,
                                      ar is None and aw is not None)

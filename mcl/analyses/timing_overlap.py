@@ -67,7 +67,7 @@ def barrier_phases(view: KernelView, space: str, lane) -> tuple[float, set[str]]
             if trips is None:
                 break
             phases *= trips
-            if any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node)):
+            if ast.contains_barrier(lp.node):
                 mine = max(mine, phases)
         if mine:
             arrays.add(nacc.name)
@@ -229,7 +229,7 @@ def _ordered(k, lp) -> bool:
     """Whether an atomic update or a barrier inside loop ``lp`` orders its iterations."""
     from mcl.mcpl import ast
     return any(lp in site.loops for site in k.atomics) or \
-        any(isinstance(x, ast.Barrier) for x in ast.walk(lp.node))
+        ast.contains_barrier(lp.node)
 
 
 def _body_cost(view: KernelView, lp) -> float:

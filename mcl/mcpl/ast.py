@@ -435,6 +435,18 @@ def walk(node: Node) -> Iterator[Node]:
             extend(kids)
 
 
+def statements_of(s: Stmt) -> tuple[Stmt, ...]:
+    """The statements of a block, or the statement itself (a loop's or an if's body)."""
+    return s.statements if isinstance(s, Block) else (s,)
+
+
+def contains_barrier(node: Node, space: str | None = None) -> bool:
+    """Whether the subtree of ``node`` holds a barrier (of memory ``space``, where one
+    is given)."""
+    return any(isinstance(n, Barrier) and (space is None or n.space == space)
+               for n in walk(node))
+
+
 def _map_value(value: Any, fn: Callable[[Node], Node]) -> Any:
     if isinstance(value, Node):
         return fn(value)

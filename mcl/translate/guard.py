@@ -15,10 +15,6 @@ import dataclasses
 from mcl.mcpl import ast
 
 
-def contains_barrier(s: ast.Node) -> bool:
-    return any(isinstance(n, ast.Barrier) for n in ast.walk(s))
-
-
 def _names_used(stmts: tuple[ast.Stmt, ...] | list[ast.Stmt]) -> set[str]:
     return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}
 
@@ -31,7 +27,7 @@ def _is_inert(s: ast.Stmt) -> bool:
 def guard(statements: tuple[ast.Stmt, ...], cond: ast.Expr) -> tuple[ast.Stmt, ...]:
     """The statements with everything except barriers (and inert declarations) executed
     only where ``cond`` holds."""
-    if not any(contains_barrier(s) or isinstance(s, ast.ForEach) for s in statements):
+    if not any(ast.contains_barrier(s) or isinstance(s, ast.ForEach) for s in statements):
         if all(_is_inert(s) for s in statements):
             return statements
         return (_wrap(statements, cond),)
@@ -64,7 +60,7 @@ def guard(statements: tuple[ast.Stmt, ...], cond: ast.Expr) -> tuple[ast.Stmt, .
         if isinstance(s, ast.ForEach):
             flush(statements[i:])
             out.append(dataclasses.replace(s, body=_guard_body(s.body, cond)))
-        elif contains_barrier(s):
+        elif ast.contains_barrier(s):
             flush(statements[i:])
             out.append(_guard_around(s, cond))
         else:

@@ -84,10 +84,6 @@ def _without_blank_line(s: ast.Stmt) -> ast.Stmt:
     return s
 
 
-def _statements(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
-    return s.statements if isinstance(s, ast.Block) else (s,)
-
-
 def _free_names(e: ast.Node) -> set[str]:
     return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
 
@@ -232,7 +228,7 @@ class _Step:
         nest, between = [s], []
         cur = s
         while True:
-            body = _statements(cur.body)
+            body = ast.statements_of(cur.body)
             same = [x for x in body if isinstance(x, ast.ForEach) and x.group == s.group]
             if len(same) != 1 or not all(
                     x is same[0] or isinstance(x, ast.Declaration | ast.AsStatement)
@@ -305,7 +301,7 @@ class _Step:
         indexing.append(ast.Declaration(last.var.type, last.var.name, init=index_expr))
 
         # The body: other par_groups inside are translated; guarded if rounded up.
-        body_stmts = self.stmts(_statements(last.body))
+        body_stmts = self.stmts(ast.statements_of(last.body))
         if guarded:
             body_stmts = guard(body_stmts, ast.Binary("<", ast.Name(last.var.name), size))
         if body_stmts:
