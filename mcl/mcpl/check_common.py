@@ -101,9 +101,9 @@ def infer_writes(functions: dict[str, ast.Function],
     passes: dict[str, list[tuple[str, int, int]]] = {}  # (callee, arg index, param index)
     for name, f in functions.items():
         index = {p.name: i for i, p in enumerate(f.params)}
-        # Local names that shadow parameters (rare; then writes to them are not
-        # the parameter's): found in the same walk, applied after it.
-        shadowed: set[str] = set()
+        # Local names that shadow parameters or their views (rare; then writes to
+        # them are not the parameter's): found in the same walk, applied after it.
+        declared: set[str] = set()
         targets: list[str] = []
         calls: list[tuple[str, int, str]] = []
         # views of a parameter (`output as float[h, w / 4, 4] out4;`): the same storage
@@ -113,8 +113,7 @@ def infer_writes(functions: dict[str, ast.Function],
                 r = _root(node.target)
                 if r is not None:
                     viewed.update((v.name, r.id) for v in node.views)
-        for node in ast.walk(f.body):
-            if isinstance(node, ast.Assign | ast.IncDec):
+            elif isinstance(node, ast.Assign | ast.IncDec):
                 target = _root(node.target)
                 if target is not None:
                     targets.append(target.id)
@@ -123,9 +122,9 @@ def infer_writes(functions: dict[str, ast.Function],
                     r = _root(arg)
                     if r is not None:
                         calls.append((node.func, ai, r.id))
-            elif isinstance(node, ast.Declaration) and (node.name in index
-                                                        or node.name in viewed):
-                shadowed.add(node.name)
+            elif isinstance(node, ast.Declaration):
+                declared.add(node.name)
+        shadowed = declared & (index.keys() | viewed.keys())
         written = (_param_of(t, index, viewed, shadowed) for t in targets)
         direct[name] = {index[q] for q in written if q is not None}
         passes[name] = [(callee, ai, index[q]) for callee, ai, q in
