@@ -220,6 +220,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     """The diagnostics of the selected passes for one function (``specialize``: built
     with its sizes as compile-time constants)."""
     sym, num = _kernels(f, checked, hw, values, specialize)
+    view = KernelView(sym, num, hw, resources=resources)
     out: list[Diagnostic] = []
     missing: set[str] = set()
     if _want(selected, "ops"):
@@ -227,7 +228,7 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
     if _want(selected, "transfer"):
         out += _transfer_report(sym, num)
     if _want(selected, "roofline"):
-        out += _roofline_report(num, missing)
+        out += _roofline_report(view, missing)
     if _want(selected, "reuse", "faster-memory"):
         a = ReuseAnalysis()
         for d in a.report(a.analyze(sym, num), hw):
@@ -248,7 +249,6 @@ def function_feedback(f: ast.Function, checked: Any, hw: Any,
         a = CacheAnalysis()
         out += a.report(a.analyze(sym, num), hw)
     findings = []
-    view = KernelView(sym, num, hw, resources=resources)
     if _want(selected, "atomics", "time"):
         a = AtomicsAnalysis()
         findings = a.analyze(sym, num, view)
@@ -595,13 +595,13 @@ def _transfer_report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
 _WEIGHED_MATTERS = 0.1
 
 
-def _weighed_functions(num: Kernel, r) -> str | None:
+def _weighed_functions(view: KernelView, r) -> str | None:
     """The roofline again with the built-in functions and divisions at what they cost
     with the target's compiler (its ``function_costs``, as the time feedback weighs
     them: a log about 26 multiply-adds with NVIDIA's precise math), where the target
     file gives costs and they add at least a tenth to the operations; None otherwise."""
     from mcl.analyses.timing_counts import function_extra
-    extra, _ = function_extra(KernelView(num, num, num.hardware))
+    extra, _ = function_extra(view)
     # a multiply-add is two operations of the peak rate
     flops = r.flops + 2 * sum(extra.values())
     if flops < (1 + _WEIGHED_MATTERS) * r.flops:
@@ -612,12 +612,13 @@ def _weighed_functions(num: Kernel, r) -> str | None:
     names = ", ".join(sorted("divisions" if n == "/" else n for n in extra))
     most = "at most " if r.upper_bound else ""
     return (f"; with the built-in functions at their cost with the target's compiler "
-            f"({names}: {target_file(num.hardware).name}'s function_costs), {most}"
+            f"({names}: {target_file(view.hardware).name}'s function_costs), {most}"
             f"{flops / 1e9:.3g} GFLOP ({intensity:.3g} operations per byte): {bound}-bound, "
             f"attainable {attainable / 1e9:.3g} GFLOP/s")
 
 
-def _roofline_report(num: Kernel, missing: set[str]) -> list[Diagnostic]:
+def _roofline_report(view: KernelView, missing: set[str]) -> list[Diagnostic]:
+    num = view.num
     hw = num.hardware
     if hw.peak_flops() is None:
         return []
@@ -642,7 +643,7 @@ def _roofline_report(num: Kernel, missing: set[str]) -> list[Diagnostic]:
             hint = (f"the first figure counts every access to {r.space} at its bandwidth; "
                     "the caches serve repeated ones, so a kernel can run faster: the second "
                     "figure is the ceiling")
-    weighed = _weighed_functions(num, r)
+    weighed = _weighed_functions(view, r)
     if weighed is not None:
         msg += weighed
     if r.upper_bound:

@@ -26,7 +26,14 @@ def function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float]
     divisions cost beyond the one operation each counts for, over all their
     executions, by function: with the target file's ``function_costs`` (its compiler's
     default, precise math) and with its ``function_costs_relaxed`` (relaxed math;
-    mcl.analyses.target_settings). Empty where the target file gives no costs."""
+    mcl.analyses.target_settings). Empty where the target file gives no costs. Counted
+    once per view (the roofline and the time model both ask)."""
+    if "function_extra" not in view.memo:
+        view.memo["function_extra"] = _function_extra(view)
+    return view.memo["function_extra"]
+
+
+def _function_extra(view: KernelView) -> tuple[dict[str, float], dict[str, float]]:
     from mcl.analyses.stats import site_executions
     settings = device_settings(view.hardware)
     tables = [settings.get("function_costs") or {}, settings.get("function_costs_relaxed") or {}]
