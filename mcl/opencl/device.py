@@ -99,6 +99,25 @@ def registration_hint() -> str | None:
             f"  echo {lib} > /etc/OpenCL/vendors/nvidia.icd")
 
 
+def unrolls_wrongly(dev) -> bool:
+    """Whether ``dev``'s compiler is known to miscompile loops marked ``#pragma unroll``:
+    PoCL 5 (5.0 with LLVM 16, Ubuntu 24.04's, on the GPU machine's host). mcl.skel's
+    AllPairs kernel gave wrong elements there for some tilings and sizes (9 of 128
+    cases of benchmarks/skel/allpairs_check.py, in every run, on one thread too) and
+    the right ones with the pragmas removed (benchmarks/skel/allpairs_variants.py,
+    benchmarks/results/skel/pocl5_allpairs.md); PoCL 3.1 and NVIDIA's driver build the
+    same text right."""
+    version = getattr(getattr(dev, "platform", None), "version", "") or ""
+    return "PoCL 5." in version
+
+
+def without_unroll_pragmas(source: str) -> str:
+    """``source`` with its ``#pragma unroll`` lines removed: the loops as plain loops,
+    which the compiler may still unroll of its own accord."""
+    import re
+    return re.sub(r"^[ \t]*#pragma unroll\b[^\n]*\n", "", source, flags=re.M)
+
+
 _PROBE_SOURCE = "__kernel void mcl_probe(__global float *a) { a[get_global_id(0)] += 1.0f; }"
 _probe_results: dict[int, str | None] = {}
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcl.opencl import device as cldevice
 from mcl.skel.allpairs_lift import lift_pad, lift_source
 from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, copy
@@ -565,6 +566,8 @@ class AllPairs(Skeleton):
             source = lift_source(t.bm, t.bn, t.bk, t.tm, t.tn, t.pad, self.identity is not None)
         else:
             source = zip_reduce_source(t.shape or "r", self.identity is not None)
+        if cldevice.unrolls_wrongly(devs.device(g)):
+            source = cldevice.without_unroll_pragmas(source)
         # after the user's functions, so that these names cannot change their text
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
         k = self.kernel(devs, g, "", defines + source, "skel_allpairs_zr", self.options)

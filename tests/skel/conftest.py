@@ -20,6 +20,14 @@ def _pocl_count() -> int:
     return max(counts.values(), default=0)
 
 
+@pytest.fixture(autouse=True)
+def pocl_by_default(monkeypatch):
+    """What a program chooses with the defaults (``sk.init()``, ``mcl skel explain``) is
+    PoCL too, where a GPU would be preferred (the GPU machine, where MCL_DEVICE names
+    NVIDIA's driver): these tests count PoCL's devices."""
+    monkeypatch.setenv("MCL_DEVICE", "Portable Computing Language:")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def skel_cache(tmp_path_factory):
     os.environ["MCL_SKEL_CACHE"] = str(tmp_path_factory.mktemp("skel-cache"))

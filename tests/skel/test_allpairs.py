@@ -240,3 +240,45 @@ def test_generic_calls_reuse_their_plan_with_new_arguments(ndev):
         got = f(sk.Matrix(a), sk.Matrix(b), np.float32(w)).to_numpy()
         assert np.allclose(got, want, rtol=1e-4, atol=1e-5)
     assert len(f._plans) == 1
+
+
+def test_unroll_pragmas_left_out_where_the_compiler_miscompiles_them(ndev, monkeypatch):
+    """PoCL 5 gives wrong elements for these tilings and sizes with the kernel's
+    `#pragma unroll` loops, and the right ones without (benchmarks/results/skel/
+    pocl5_allpairs.md): the text built where the device unrolls wrongly has none, and
+    is right here too."""
+    from mcl.opencl import device as cldevice
+    from mcl.skel import allpairs
+    built = []
+    monkeypatch.setattr(allpairs.cldevice, "unrolls_wrongly", lambda dev: True)
+    plain = cldevice.without_unroll_pragmas
+
+    def recorded(source):
+        built.append(plain(source))
+        return built[-1]
+
+    monkeypatch.setattr(allpairs.cldevice, "without_unroll_pragmas", recorded)
+    for tile, identity, (n, d, m) in [("32x32x24/4x4@d", None, (131, 48, 130)),
+                                      ("32x32x24/4x4@i", 0.0, (128, 64, 64)),
+                                      ("64x64x16/4x4", 0.0, (70, 37, 45)),
+                                      ("128x128x16/8x8@l", 0.0, (70, 37, 45))]:
+        a, b = mats(n, d, m, seed=n)
+        mm = sk.AllPairs(zip=MUL, reduce=ADD, tile=tile, identity=identity)
+        assert np.allclose(mm(sk.Matrix(a), sk.Matrix(b)).to_numpy(), a @ b, rtol=1e-4,
+                           atol=1e-5), (tile, n, d, m)
+    assert built and all("#pragma unroll" not in text and "for (" in text for text in built)
+
+
+def test_which_compilers_unroll_wrongly():
+    from types import SimpleNamespace
+
+    from mcl.opencl.device import unrolls_wrongly
+
+    def dev(version):
+        return SimpleNamespace(platform=SimpleNamespace(version=version))
+
+    assert unrolls_wrongly(dev("OpenCL 3.0 PoCL 5.0+debian  Linux, None+Asserts, RELOC, SPIR, "
+                               "LLVM 16.0.6, SLEEF, DISTRO, POCL_DEBUG"))
+    assert not unrolls_wrongly(dev("OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, RELOC"))
+    assert not unrolls_wrongly(dev("OpenCL 3.0 CUDA 13.0.98"))
+    assert not unrolls_wrongly(SimpleNamespace())

@@ -34,6 +34,10 @@ def test_two_ranks(per_rank, tmp_path):
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                MCL_SKEL_CACHE=str(tmp_path))
     env.pop("MCL_SKEL_DEVICES", None)
+    if os.geteuid() == 0:
+        # Open MPI's mpiexec refuses to start as root unless told (containers run as
+        # root: the GPU machine); MPICH's ignores these
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     run = subprocess.run([mpiexec, "-n", "2", sys.executable, str(HERE / "mpi_program.py"),
                           str(per_rank)], env=env, capture_output=True, text=True, timeout=300)
     out = run.stdout

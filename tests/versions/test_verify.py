@@ -27,7 +27,14 @@ def test_example_versions_verify_clean(kernel):
     vs = discover.from_folder(EXAMPLES / kernel)
     r = verify(vs, sizes="small")
     assert r.against == "reference.py"
-    assert not r.problems and not vs.all_problems
+    assert not r.problems
+    # a device with less local memory than a version's tile needs at some small size
+    # (NVIDIA's 48 kB: convolution hopper_v2 with a 70 x 90 filter) refuses the launch
+    # there, a warning located at the tile's declaration that names the sizes; nothing
+    # else may be a problem
+    refused = [d for d in vs.all_problems if d.code == "opencl-local-memory"]
+    assert all(" (at " in d.message and d.span is not None for d in refused), refused
+    assert len(refused) == len(vs.all_problems), vs.all_problems
     verdicts = {v.name: r.verdict(v.name) for v in vs.versions}
     assert not r.inconsistent, verdicts
     # every version ran somewhere, except kernels that need lock-step warps (GPU only)
