@@ -7,6 +7,8 @@
 # tests/lsp is left out: the language server's pygls is not carried to the GPU machine,
 # and it runs no OpenCL.
 # Usage (repository root, GPU machine): OUT=... bash benchmarks/runs/gpu_suite.sh
+# MCL_DEVICE="Portable Computing Language:" runs the same on the machine's PoCL (5.0)
+# instead of NVIDIA's driver.
 OUT=${OUT:-gpu-suite-out}; mkdir -p "$OUT"
 . benchmarks/gpu_setup.sh
 python3 -c "import pyopencl as cl; print([d.name for p in cl.get_platforms() for d in p.get_devices()])" \
