@@ -99,6 +99,12 @@ def registration_hint() -> str | None:
             f"  echo {lib} > /etc/OpenCL/vendors/nvidia.icd")
 
 
+#: what ``mcl devices`` says of a device whose compiler :func:`unrolls_wrongly`
+UNROLL_DEFECT = ("its compiler (PoCL 5) miscompiles some loops marked '#pragma unroll': "
+                 "mcl.skel's AllPairs is built without the marks there; verify MCPL kernels "
+                 "on it (mcl run checks against numpy, mcl versions against reference.py)")
+
+
 def unrolls_wrongly(dev) -> bool:
     """Whether ``dev``'s compiler is known to miscompile loops marked ``#pragma unroll``:
     PoCL 5 (5.0 with LLVM 16, Ubuntu 24.04's, on the GPU machine's host). mcl.skel's
