@@ -2,8 +2,9 @@
 per kernel, in the style of the paper's Tables III/IV: per version the figure of
 merit, the ratio to the reference of the field, the fraction of the roofline
 bound and the speed-up over the perfect version; a version slower than its
-predecessor is listed as a finding about the analyses, and the targets of
-issue 10 are checked.
+predecessor is listed as a finding about the analyses, with what `mcl feedback` of
+that version says of the step (mcl.analyses.previous), and the targets of issues 10
+and 20 are checked.
 
     python benchmarks/case_studies/report.py RESULTS.json [--out benchmarks/results]
         [--rerun LATER.json --save-merged RESULTS.json]
@@ -20,6 +21,9 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+if str(Path(__file__).resolve().parents[2]) not in sys.path:   # run as a script: mcl
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 #: issue 10's targets: kernel -> (fraction, what it is measured against)
 TARGETS = {
@@ -123,6 +127,26 @@ def _sizes(sizes: dict) -> str:
 
 
 REDUCED_MARK = "†"
+#: the examples whose versions the case studies run
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def step_feedback(kernel: str, version: str, sizes: dict) -> str:
+    """What `mcl feedback` of ``version`` says about the version it refines at
+    ``sizes`` (mcl.analyses.previous's feedback-slower warning, at the version's own
+    level), for a finding: quoted where it predicts the step slower."""
+    path = EXAMPLES / kernel / f"{version}.mcpl"
+    try:
+        from mcl.analyses.previous import against_previous
+        from mcl.mcpl import check
+        checked = check(str(path))
+        said = against_previous(checked, sizes) if not checked.errors else []
+    except Exception as e:  # noqa: BLE001 - the report says why, and goes on
+        return f"`mcl feedback` of {version} could not be asked ({type(e).__name__}: {e})"
+    if said:
+        return f"`mcl feedback` of {version} predicts it: \"{said[0].message}\""
+    return (f"`mcl feedback` of {version} does not predict it (the feedback that prompted "
+            f"it: examples/{kernel}/NOTES.md)")
 
 
 def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
@@ -206,8 +230,8 @@ def kernel_section(kernel: str, data: dict, results: dict, plots: Path | None,
                     what = f"{_fmt(t * 1e3)} ms against {_fmt(_median(previous) * 1e3)} ms"
                 findings.append(
                     f"{kernel} ({sizes}): **{v['version']}** is slower than "
-                    f"{previous['version']} ({what}): the feedback that prompted it "
-                    f"(examples/{kernel}/NOTES.md) did not predict this.")
+                    f"{previous['version']} ({what}): "
+                    f"{step_feedback(kernel, v['version'], v.get('sizes') or raw['sizes'])}.")
             previous = v
         if notes:
             lines += [""] + [f"{n} Its ratios are ratios of {run.metric}, each at its own "

@@ -102,9 +102,20 @@ def test_report_tables_findings_and_targets(tmp_path):
     row = next(ln for ln in text.splitlines() if ln.startswith("| hopper_v1 "))
     assert "909" in row and "95%" in row and "9.09" in row
     assert "**gpu_v2** is slower than gpu_v1" in text
+    # with what `mcl feedback` of gpu_v2 says of the step, at the run's sizes
+    finding = next(f for f in text.splitlines() if "**gpu_v2** is slower" in f)
+    assert "`mcl feedback` of gpu_v2 " in finding
     assert "hopper_v1" not in [f for f in text.splitlines() if "is slower than" in f][0][:20]
     assert "reaches 95% of the primary (target 90%): met" in text
     assert "wrong: results differ" in text
+
+
+def test_a_finding_quotes_the_feedback_that_predicts_it():
+    """matmul hopper_v6 is measured slower than hopper_v5, and its feedback says so."""
+    said = report.step_feedback("matmul", "hopper_v6", {"n": 2048, "m": 2048, "p": 2048})
+    assert said.startswith("`mcl feedback` of hopper_v6 predicts it: \"this version is "
+                           "predicted slower than hopper_v5 (366 µs against 330 µs"), said
+    assert "could not be asked" in report.step_feedback("matmul", "no_such", {"n": 4})
 
 
 def test_report_main_writes_markdown(tmp_path):
