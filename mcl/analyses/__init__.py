@@ -468,6 +468,16 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 f"({file.name if file else 'the target file'}'s cache_request_rate): fewer "
                 "lines a warp (neighbouring lanes at neighbouring elements, or the gathered "
                 "array small enough for the L1) take fewer requests")
+    if t.limiter == "gathers":
+        file = target_file(view.hardware)
+        msg += ("; the warps gather (lanes at addresses the data choose), and the requests "
+                "the L2 serves for the loads then come after the compulsory traffic rather "
+                "than under it: the gathers part is that traffic at the sustained bandwidth "
+                "plus the requests at the L2's rate "
+                f"({file.name if file else 'the target file'}'s cache_request_rate; a "
+                "gather's lanes one each, less what the L1 holds of the gathered array): "
+                "fewer gathers that miss the L1 (a gathered array small enough to stay in "
+                "it, or indices ordered so that neighbouring lanes share lines) shorten it")
     if t.limiter == "block dispatch":
         msg += ("; the device starts blocks at a rate of its own (the target file's "
                 "block_dispatch_rate) and these do less work than starting them takes: "

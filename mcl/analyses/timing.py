@@ -48,6 +48,15 @@ the largest, and its name says what limits the kernel:
   the cache before its link does (on the H200 158 G requests a second, a third of the
   link's 10 TB/s for requests of one sector: spmv_csr's gathers of x). A part of the
   device as a whole, on the memory's side of the overlap below;
+* ``gathers``: where the warps gather (a load whose lanes read at addresses the data
+  choose: spmv_csr's ``x[colIdx[k]]``), the compulsory traffic at the sustained
+  bandwidth and then the requests of the ``<cache> requests`` part: those do not hide
+  under the traffic. Measured on the H200 (benchmarks/opencl/gather_chain_probe.py), a
+  CSR walk's gathers from a table the L2 holds add 34-46 us to the 28.5 us its other
+  loads take, whether or not they wait for their indices, where the L2's request rate
+  gives them 35-54 us. Why the two add (the L2's slices serve the stream's fills and
+  the gathers alike) is not modelled further; spmv_csr gpu_v1, nvidia_v1 and hopper_v1:
+  -30% -> -5..-7% on the H200, -46% -> -15..-17% on the H100's record;
 * ``shared memory``: accesses to banked on-chip memory, one word per bank and cycle
   on every holder: a warp's access takes the banks once per word one bank serves in
   turn (lanes reading the same word share it); a 128-bit access half a warp at a
@@ -194,7 +203,7 @@ WAITED = ("arithmetic", "issue", "memory instructions", "shared memory")
 #: slow (its memory interface, the latency its warps wait, its atomics' units, its block
 #: dispatcher) or that count the grid's rounds already (the barrier waits); also the
 #: requests its last-level cache serves, named by the cache (:func:`device_part`)
-DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits")
+DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits", "gathers")
 
 #: bytes a warp has outstanding per global load site at once (a 128 B request; a run
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
@@ -291,6 +300,7 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
         parts["memory instructions"] = accesses / lsu
     missing: list[str] = []
     linked = None       # (the cache link's part, the lines its requests ask, its latency)
+    through, rate = None, None      # the loads' traffic from the cache, its request rate
     if space and not bw:
         missing.append(f"the bandwidth of '{space}'")
     if space:
@@ -318,6 +328,10 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
         copies = instances(hw, mem)
         if copies:
             parts["shared memory"] = words / (mem.nr_banks * copies * clock)
+    if through is not None and through.gathered and rate and "memory" in parts:
+        # where the warps gather, the L2's requests follow the compulsory traffic (at the
+        # bandwidth: the latency part below overlaps both)
+        parts["gathers"] = parts["memory"] + through.requests / rate
     flight, serial_memory, serial_latency = None, None, None
     if occupancy is not None and occupancy.resident and cb is not None and clock:
         flight, serial_memory, serial_latency = _latency(view, occupancy, space, cb, parts,
@@ -600,7 +614,8 @@ def overlapped(hw, parts: dict[str, float], waits: float = 0.0) -> tuple[str, st
     latency and traffic, which the memory part has already); None where that is less
     than 1% longer than the largest part alone (a part far larger than the other hides
     it) or the target file gives no exponent."""
-    memory = [k for k in parts if k == "memory" or k.endswith((" bandwidth", " requests"))]
+    memory = [k for k in parts if k in ("memory", "gathers")
+              or k.endswith((" bandwidth", " requests"))]
     if not memory:
         return None
     m = max(memory, key=parts.get)

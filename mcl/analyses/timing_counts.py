@@ -306,6 +306,9 @@ class CacheTraffic:
 
     bytes: float
     requests: float
+    #: the requests of them that gathers make (lanes at addresses data choose, a sector
+    #: each, less what the first-level caches hold)
+    gathered: float = 0.0
 
 
 def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
@@ -375,7 +378,7 @@ def cache_traffic(view: KernelView, space: str, estimated: dict | None = None,
     gathered = sum(gather_sectors(view, first, l1, occupancy, sectors, size,
                                   kept_lines * line)
                    for first, sectors in gathers.values())
-    return CacheTraffic(total + gathered * size, gathered + total / line)
+    return CacheTraffic(total + gathered * size, gathered + total / line, gathered)
 
 
 def _warp_sectors(view: KernelView, nacc, lane, width: int, size: int) -> float:

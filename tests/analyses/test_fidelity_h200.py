@@ -63,36 +63,39 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """53 of the 60 examples within 20% of the H200's times, median error 10.9% (2026-11-30;
-    54 until the requests the L2 serves waited the latency of its link with the resident
-    warps' loads in flight: matmul gpu_v2 -10% -> -3%, gpu_v3 and nvidia -8% -> +3%, its
-    Spearman 0.937 -> 0.954, but perfect, accelerator and gpu +16% -> +20%, their L2
-    bandwidth part already above what the L2 serves where its request coalescer merges
-    neighbouring SMs' reads, which the model does not predict. 54 since an atomic update
-    counts as no load a warp keeps in flight: histogram gpu_v1 and
-    nvidia_v1 -27% and -32% -> -4% and -10%, as the compiled code's bytes in flight have
-    them; 52 and 11.8% before, 11.6% until spmv_csr perfect's lanes' rows took x's room
-    in the L1, mcl.analyses.block_reuse.gather_sectors: its L2 read bytes -30% -> +3% of
-    the L1's misses, its time +11% -> +17%, bound by its load-store path, which its
-    gathers' L2 requests overlap only in part). The 6 misses: matmul hopper_v4 22% fast;
-    convolution's issue-bound hopper_v2 and v3 33-37% fast; spmv_csr's gpu_v1, nvidia_v1
-    and hopper_v1 30-31% fast (42-43% before their gathers' sectors were each a request
-    of the L2's 158 G a second, h200.target's cache_request_rate): those requests add to
-    the rest, which the time model overlaps them with (benchmarks/opencl/spmv_data.py,
-    gather_chain_probe.py). That day three measured figures moved them: the L2's link at
-    10 TB/s, not 8 (benchmarks/opencl/l2_stream_probe.py: matmul's first four versions
-    +38..40% -> +12..16%), a warp's load whose lanes' words spread over the L1's banks
-    at about half a cycle a line, not one (benchmarks/opencl/lane_rows_probe.py:
-    spmv_csr perfect +112% -> +11%, its other versions -16% -> -43%), and the updates of
-    an array queued in the L2's atomic units (atomic_spread_probe.py: histogram perfect
-    -99% -> -19%): 49 within 20% and 11.9% before; 47 and 12.6% before the copies of a
-    predicated loop body were in flight together (h200.target's predicated_body).
-    vector_add nvidia_v1 and hopper_v1, 24-26% slow while each of their unrolled copies
-    counted one load in flight, are 4-6% slow."""
+    """56 of the 60 examples within 20% of the H200's times, median error 9.2% (2026-12-01,
+    since the L2's requests follow the compulsory traffic where the warps gather, the
+    ``gathers`` part of mcl.analyses.timing: spmv_csr gpu_v1, nvidia_v1 and hopper_v1
+    -30..-31% -> -5..-7%, ranked as before). 53 and 10.9% before (2026-11-30; 54 until the
+    requests the L2 serves waited the latency of its link with the resident warps' loads in
+    flight: matmul gpu_v2 -10% -> -3%, gpu_v3 and nvidia -8% -> +3%, its Spearman 0.937 ->
+    0.954, but perfect, accelerator and gpu +16% -> +20%, their L2 bandwidth part already
+    above what the L2 serves where its request coalescer merges neighbouring SMs' reads,
+    which the model does not predict. 54 since an atomic update counts as no load a warp
+    keeps in flight: histogram gpu_v1 and nvidia_v1 -27% and -32% -> -4% and -10%, as the
+    compiled code's bytes in flight have them; 52 and 11.8% before, 11.6% until spmv_csr
+    perfect's lanes' rows took x's room in the L1, mcl.analyses.block_reuse.gather_sectors:
+    its L2 read bytes -30% -> +3% of the L1's misses, its time +11% -> +17%, bound by its
+    load-store path, which its gathers' L2 requests overlap only in part). The 4 misses:
+    matmul hopper_v4 22% fast and perfect 20.0% slow; convolution's issue-bound hopper_v2
+    and v3 33-37% fast. spmv_csr's gpu_v1, nvidia_v1 and hopper_v1 were 30-31% fast while
+    their gathers' requests overlapped the rest (42-43% before those were each a request of
+    the L2's 158 G a second, h200.target's cache_request_rate): measured, they add to it
+    (benchmarks/opencl/spmv_data.py, gather_chain_probe.py). That day three measured
+    figures moved them: the L2's link at 10 TB/s, not 8
+    (benchmarks/opencl/l2_stream_probe.py: matmul's first four versions +38..40% ->
+    +12..16%), a warp's load whose lanes' words spread over the L1's banks at about half a
+    cycle a line, not one (benchmarks/opencl/lane_rows_probe.py: spmv_csr perfect +112% ->
+    +11%, its other versions -16% -> -43%), and the updates of an array queued in the L2's
+    atomic units (atomic_spread_probe.py: histogram perfect -99% -> -19%): 49 within 20%
+    and 11.9% before; 47 and 12.6% before the copies of a predicated loop body were in
+    flight together (h200.target's predicated_body). vector_add nvidia_v1 and hopper_v1,
+    24-26% slow while each of their unrolled copies counted one load in flight, are 4-6%
+    slow."""
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
-    assert within >= 53, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
-    assert statistics.median(errors.values()) <= 0.109
+    assert within >= 56, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
+    assert statistics.median(errors.values()) <= 0.092
 
 
 #: the bytes a warp keeps in flight in each version's SASS (fidelity/h200_in_flight.json):
@@ -111,8 +114,9 @@ def _compiled_predictions() -> dict[str, float]:
 
 
 def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_percent():
-    """53 of the 60 within 20% (54 before the L2 link's latency, as above), median error
-    10.1% (2026-11-30, with the L2's link at
+    """56 of the 60 within 20%, median error 9.1% (2026-12-01, with the ``gathers`` part as
+    above); 53 and 10.1% before (54 before the L2 link's latency, as above; 2026-11-30,
+    with the L2's link at
     10 TB/s, the L1's banks and the L2's atomic units; 51 and 11.8% before), against 54
     and 10.9% with the bytes in flight counted from the kernel:
     gesummv hopper_v1 -9% -> -2%, nvidia_v1 -11% -> -9% (the compiler keeps 768 B of
@@ -122,9 +126,9 @@ def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_pe
     0.87 in both (hopper_v1 and v2 4% under and over, measured 7% apart the other way:
     v1's buckets drawn at random by the model, where half the data fall in one bank)."""
     errors = {n: abs(_compiled_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
-    assert sum(e <= 0.2 for e in errors.values()) >= 53, sorted(errors.items(),
+    assert sum(e <= 0.2 for e in errors.values()) >= 56, sorted(errors.items(),
                                                                 key=lambda kv: -kv[1])[:12]
-    assert statistics.median(errors.values()) <= 0.104
+    assert statistics.median(errors.values()) <= 0.091
     for kernel, least in LEAST.items():
         names = [n for n in RECORD["times"] if n.split("/")[0] == kernel]
         got = spearman([_compiled_predictions()[n] for n in names],

@@ -48,13 +48,24 @@ def _time(tmp_path, name: str, element: str):
 
 def test_a_gathers_sectors_are_requests_of_their_own(tmp_path):
     """Lanes at elements an index array chooses: a request a lane, which at 158 G a
-    second take the L2 longer than their sectors take its 10 TB/s link; the kernel is
-    bound by them and the feedback says how to take fewer."""
+    second take the L2 longer than their sectors take its 10 TB/s link. Where the warps
+    gather, those requests come after the compulsory traffic (the ``gathers`` part: that
+    traffic at hopper.target's sustained 2.88 TB/s, then the requests); the kernel is
+    bound by the two and the feedback says how to take fewer."""
     d = _time(tmp_path, "gather", "idx[i, j] % m")
     parts = d.data["parts"]
     assert parts["l2 requests"] > 1.5 * parts["l2 bandwidth"]
-    assert d.data["limiter"] == "l2 requests"
-    assert "cache_request_rate" in d.message and "fewer requests" in d.message
+    compulsory = 262144 * 4 + 262144 * 64 * 4 + 2097152 * 4      # out, idx, x once
+    assert parts["gathers"] == pytest.approx(compulsory / 2.88e12 + parts["l2 requests"])
+    assert d.data["limiter"] == "gathers"
+    assert "cache_request_rate" in d.message and "fewer gathers that miss the L1" in d.message
+
+
+def test_loads_that_do_not_gather_leave_their_requests_under_the_traffic(tmp_path):
+    """Lines read whole, no lane at an address the data choose: no ``gathers`` part; the
+    requests overlap the traffic as every part does."""
+    d = _time(tmp_path, "rows", "(j * n + i) % m")
+    assert "gathers" not in d.data["parts"] and "l2 requests" in d.data["parts"]
 
 
 def test_lines_read_whole_are_a_request_each(tmp_path):
