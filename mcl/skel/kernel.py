@@ -133,6 +133,7 @@ class Skeleton:
         self._kernels: dict = {}
 
     def __call__(self, *args, **kwargs):
+        self._check_call(args, kwargs)
         devs = next((a._devs for a in args if hasattr(a, "_devs")), None)
         start = len(devs.log) if devs is not None else 0
         out = self._call(*args, **kwargs)
@@ -144,6 +145,36 @@ class Skeleton:
             if _explanation.recording():
                 _explanation.record(self, args, kwargs, out, devs.log[start:])
         return out
+
+    def _check_call(self, args: tuple, kwargs: dict) -> None:
+        """A usage error, in the skeleton's terms, where the call does not match what
+        the skeleton takes (its containers, the function's additional arguments, its
+        keywords)."""
+        import inspect
+        sig = inspect.signature(self._call)
+        try:
+            sig.bind(*args, **kwargs)
+            return
+        except TypeError:
+            pass
+        params = sig.parameters.values()
+        inputs = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+        takes = f"{inputs} container{'s' if inputs != 1 else ''}"
+        func = getattr(self, "func", None)
+        if any(p.kind is p.VAR_POSITIONAL for p in params) and func is not None:
+            extra = self._extra_params() if len(func.params) > self.inputs else []
+            takes += (f" and the additional argument(s) of its function '{func.name}' "
+                      f"({', '.join(p.name for p, _ in extra)})" if extra else "")
+        keywords = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+        if keywords:
+            takes += f" (keywords: {', '.join(keywords)})"
+        given = f"{len(args)} argument{'s' if len(args) != 1 else ''}"
+        if kwargs:
+            given += f" and the keyword(s) {', '.join(kwargs)}"
+        article = "an" if self.name[:1] in "AEIOU" else "a"
+        raise skel_error("bad-arguments",
+                         f"{article} {self.name} takes {takes}; called with {given}",
+                         hint=f"call it as {self.name}(...)({', '.join(_call_names(sig))})")
 
     # ---- additional arguments
 
@@ -314,6 +345,19 @@ def typed(kernel, args) -> None:
 def cname(f: UserFunction) -> str:
     """The name a customising function has inside a skeleton's kernel."""
     return f"skel_fn_{f.name}"
+
+
+def _call_names(sig) -> list[str]:
+    """The parameters of a skeleton's ``_call`` as a call shows them."""
+    out = []
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            out.append("*additional")
+        elif p.kind is p.KEYWORD_ONLY:
+            out.append(f"{p.name}={p.default!r}")
+        else:
+            out.append(p.name)
+    return out
 
 
 def build_error(log: str, skeleton: str, offsets):

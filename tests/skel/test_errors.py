@@ -69,6 +69,28 @@ def test_wrong_arguments():
         sk.Reduce("float f(float x) { return x; }")
 
 
+def test_a_call_with_too_few_or_too_many_containers():
+    """The skeleton says what it takes, not Python what a private method takes."""
+    v = sk.Vector(np.ones(4, np.float32))
+    add = "float f(float a, float b) { return a + b; }"
+    calls = {"an AllPairs takes 2 containers; called with 1 argument":
+             lambda: sk.AllPairs(zip=add, reduce=add)(sk.Matrix(np.ones((2, 2), np.float32))),
+             "a Zip takes 2 containers; called with 1 argument": lambda: sk.Zip(add)(v),
+             "a Reduce takes 1 container; called with 2 arguments":
+             lambda: sk.Reduce(add)(v, v),
+             "a Map takes 1 container and the additional argument(s) of its function 'f' "
+             "(a); called with 2 arguments and the keyword(s) iterations":
+             lambda: sk.Map("float f(float x, float a) { return a * x; }")(v, 2.0,
+                                                                          iterations=3)}
+    for message, call in calls.items():
+        with pytest.raises(McplError) as e:
+            call()
+        d = e.value.diagnostics[0]
+        assert d.code == "skel-bad-arguments" and d.message == message, d.message
+        assert d.hint.startswith("call it as ")
+    assert np.array_equal(np.asarray(v), np.ones(4))
+
+
 def test_mcpl_functions():
     saxpy = sk.Zip(sk.mcpl_function(DATA / "funcs.mcpl", "saxpy"))
     x, y = np.arange(5, dtype=np.float32), np.ones(5, np.float32)
