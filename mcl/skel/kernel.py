@@ -133,10 +133,13 @@ class Skeleton:
         self._kernels: dict = {}
 
     def __call__(self, *args, **kwargs):
-        self._check_call(args, kwargs)
         devs = next((a._devs for a in args if hasattr(a, "_devs")), None)
         start = len(devs.log) if devs is not None else 0
-        out = self._call(*args, **kwargs)
+        try:
+            out = self._call(*args, **kwargs)
+        except TypeError:
+            self._check_call(args, kwargs)      # a call of the wrong form: said so
+            raise
         if devs is not None:
             # every device's work is enqueued: submit it, so that no device waits for
             # another's queue to be finished (a driver may hold commands until a flush)
@@ -149,7 +152,8 @@ class Skeleton:
     def _check_call(self, args: tuple, kwargs: dict) -> None:
         """A usage error, in the skeleton's terms, where the call does not match what
         the skeleton takes (its containers, the function's additional arguments, its
-        keywords)."""
+        keywords); asked only when the call raised a TypeError, so that a call of the
+        right form pays nothing for it."""
         import inspect
         sig = inspect.signature(self._call)
         try:
