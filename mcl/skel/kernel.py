@@ -198,7 +198,13 @@ class Skeleton:
                 if isinstance(a, Container):
                     raise skel_error("bad-arguments", f"parameter '{p.name}' is a scalar; "
                                      "a container was given")
-                out.append(Extra(p, dt.type(a)))
+                try:
+                    value = dt.type(a)
+                except (TypeError, ValueError, OverflowError):
+                    raise skel_error("bad-arguments", f"parameter '{p.name}' of "
+                                     f"'{self.func.name}' is a {p.base}; {a!r:.40} was given"
+                                     ) from None
+                out.append(Extra(p, value))
             elif p.pointer:
                 if not isinstance(a, Container):
                     raise skel_error("bad-arguments", f"parameter '{p.name}' of "

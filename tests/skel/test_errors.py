@@ -89,6 +89,9 @@ def test_a_call_with_too_few_or_too_many_containers():
         assert d.code == "skel-bad-arguments" and d.message == message, d.message
         assert d.hint.startswith("call it as ")
     assert np.array_equal(np.asarray(v), np.ones(4))
+    with pytest.raises(McplError) as e:
+        sk.Map("float f(float x, float a) { return a * x; }")(v, "text")
+    assert e.value.diagnostics[0].message == "parameter 'a' of 'f' is a float; 'text' was given"
 
 
 def test_mcpl_functions():
