@@ -190,6 +190,7 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
     dimension and source access."""
     out: list[Diagnostic] = []
     seen: set[int] = set()
+    updated = {id(site.target.node) for site in num.atomics if site.target is not None}
     for a in num.accesses:
         if id(a.node) in seen:
             continue
@@ -221,6 +222,12 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
                  "for (it names elements one by one)") if constant else
                 "a tile or work-per-thread size the index arithmetic is not written for; "
                 "choose sizes the kernel is written for, or guard the access"))
+            # a store or an atomic update there modifies memory the array does not own;
+            # a constant index leaves it whatever the code around it (a varying one may
+            # be kept inside by a loop bound the analyses do not follow: matmul cpu_v4's
+            # nrFull, 0 for the threads whose columns are not whole)
+            out[-1].data.update(modifies=a.write or id(a.node) in updated, certain=constant,
+                                space=a.space)
             break
     return out
 

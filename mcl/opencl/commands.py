@@ -353,7 +353,9 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     """Print on stderr what makes the kernel wrong whatever its speed at these sizes
     (a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
     an element nothing writes: mcl.analyses.wrong_kernel),
-    before it runs: a result checked against nothing would not show it."""
+    before it runs: a result checked against nothing would not show it. A store or an
+    atomic update beyond its dimension stops the run: launched, the kernel would modify
+    memory it does not own."""
     import sys
 
     from mcl.analyses import wrong_kernel
@@ -361,6 +363,20 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     found = wrong_kernel(checked, sizes, function, specialize)
     if found:
         print_diagnostics(found, args, stream=sys.stderr)
+    outside = [d for d in found if d.code == "feedback-out-of-bounds"
+               and d.data.get("modifies") and d.data.get("certain")]
+    if outside:
+        # a store or atomic update outside its array whatever the code around it (a
+        # constant index) modifies memory the kernel does not own: on a CPU device the
+        # process's own (PoCL: its heap corrupted, the process aborted); a read there
+        # only gives a wrong result, which the check then shows
+        raise McplError(error(
+            "opencl-out-of-bounds",
+            f"not run: at these sizes the kernel writes outside its arrays "
+            f"({len(outside)} access{'es' if len(outside) != 1 else ''}, warned of above); "
+            "launched, it would modify memory it does not own",
+            outside[0].span, hint="choose sizes the kernel is written for, or guard the "
+                                  "accesses (mcl feedback --set ... says which)"))
 
 
 def _perfect_version(file: Path, f, args: argparse.Namespace):

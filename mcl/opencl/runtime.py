@@ -64,7 +64,30 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
         import pyopencl as cl
         queue = cl.CommandQueue(context,
                                 properties=cl.command_queue_properties.PROFILING_ENABLE)
-    return Kernel(kernels[0], context, queue, max_registers=max_registers)
+    return Kernel(kernels[0], context, queue, max_registers=max_registers,
+                  writes_outside=_WritesOutside(path_or_module, kernels[0].name, specialize,
+                                                tuple(search_path)))
+
+
+class _WritesOutside:
+    """The stores and atomic updates of a kernel that leave their arrays at given sizes
+    whatever the code around them (mcl.analyses.validity's out-of-bounds warnings that
+    modify memory at a constant index), the module checked once, on the first call."""
+
+    def __init__(self, what, function: str, specialize: bool, search_path: tuple):
+        self.what, self.function, self.specialize = what, function, specialize
+        self.search_path = search_path
+        self.checked = None
+
+    def __call__(self, sizes: dict) -> list:
+        from mcl.analyses import wrong_kernel
+        from mcl.mcpl.resolve import CheckedModule, check
+        if self.checked is None:
+            self.checked = self.what if isinstance(self.what, CheckedModule) else \
+                check(self.what, self.search_path)
+        return [d for d in wrong_kernel(self.checked, sizes, self.function, self.specialize)
+                if d.code == "feedback-out-of-bounds" and d.data.get("modifies")
+                and d.data.get("certain")]
 
 
 @dataclass
@@ -81,6 +104,10 @@ class Kernel:
     _scratch: dict[str, object] = field(default_factory=dict, repr=False)
     #: the profiling event of the last launch (None if nothing was launched)
     last_event: object = field(default=None, repr=False)
+    #: ``writes_outside(sizes)``: the stores and atomic updates that leave their arrays
+    #: at those sizes (None: not checked); asked once per sizes, before a launch
+    writes_outside: object = field(default=None, repr=False)
+    _safe_sizes: set = field(default_factory=set, repr=False)
 
     @property
     def plan(self) -> LaunchPlan:
@@ -215,6 +242,25 @@ class Kernel:
             raise self._failed(e) from e
         return outputs
 
+    def check_writes(self, env: dict) -> None:
+        """An error where the kernel would store or update an element outside its array
+        at the sizes of ``env`` (mcl.analyses.validity, once per sizes): launched, it
+        would modify memory it does not own (on a CPU device the process's own: PoCL
+        aborts the process, its heap corrupted)."""
+        if self.writes_outside is None:
+            return
+        key = tuple(sorted(env.items()))
+        if key in self._safe_sizes:
+            return
+        found = self.writes_outside(env)
+        if found:
+            d = found[0]
+            raise McplError(error(
+                "opencl-out-of-bounds",
+                f"'{self.plan.kernel}' not run: at these sizes it writes outside its "
+                f"arrays: {d.message}", d.span, d.hint))
+        self._safe_sizes.add(key)
+
     def _failed(self, e: Exception) -> McplError:
         """The error of a launch that failed while it ran."""
         return McplError(error(
@@ -258,6 +304,7 @@ class Kernel:
             self.check_array(a.name, value, shape, dt)
             values[a.name] = value
         self.check_views(env)
+        self.check_writes(env)
         glob, local = self.launch_sizes(env)  # checked before anything is built
         prog = self.program(env)
         kernel = self.kernel_object(prog)

@@ -223,6 +223,22 @@ def test_run_warns_of_a_kernel_wrong_at_its_sizes_before_it_runs(opencl_device, 
     assert "the index of ta is 2" in err and code != 0
 
 
+def test_run_refuses_a_kernel_that_writes_outside_its_arrays(opencl_device, run_cli,
+                                                            tmp_path):
+    """reduction perfect updating result[-1]: launched on PoCL it corrupts the process's
+    heap and the process aborts. `mcl run` warns of the access and does not launch it."""
+    source = (EXAMPLES / "reduction" / "perfect.mcpl").read_text()
+    assert "atomicAdd(result[0], input[i]);" in source
+    (tmp_path / "perfect.mcpl").write_text(source.replace("result[0]", "result[-1]"))
+    shutil.copy(EXAMPLES / "reduction" / "reference.py", tmp_path / "reference.py")
+    code, out, err = run_cli("run", tmp_path / "perfect.mcpl", "--target", "hopper",
+                             "--set", "n=5000", "--repeat", "1")
+    assert code == 1 and "warning: the index of result is -1, outside its 1 element" in err
+    assert ("error: not run: at these sizes the kernel writes outside its arrays (1 access, "
+            "warned of above)") in err and "[opencl-out-of-bounds]" in err
+    assert "time" not in out
+
+
 def test_run_prints_no_warning_for_a_kernel_written_for_its_sizes(opencl_device, run_cli):
     code, out, err = run_cli("run", EXAMPLES / "gesummv" / "hopper_v1.mcpl", "--set", "n=256",
                              "--repeat", "1")

@@ -88,6 +88,24 @@ def test_empty_sizes_launch_nothing_and_time_nothing(opencl_device):
     assert k.last_event is None         # not the event of the launch before
     assert k.time(repeat=2, n=0, a=empty, b=empty) == float("inf")
 
+def test_a_kernel_that_updates_an_element_outside_its_array_is_not_launched(tmp_path):
+    """reduction perfect updating result[-1]: launched on PoCL it corrupts the process's
+    heap and the process aborts. The call is an error instead, and the kernel of the
+    right text runs."""
+    source = (EXAMPLES / "reduction" / "perfect.mcpl").read_text()
+    (tmp_path / "perfect.mcpl").write_text(source.replace("result[0]", "result[-1]"))
+    k = mcl.compile(tmp_path / "perfect.mcpl", "hopper")
+    with pytest.raises(McplError) as e:
+        k(n=100, input=np.ones(100, np.float32), result=np.zeros(1, np.float32))
+    d = e.value.diagnostics[0]
+    assert d.code == "opencl-out-of-bounds" and d.span.line == 17
+    assert "not run: at these sizes it writes outside its arrays: the index of result is " \
+           "-1" in d.message
+    k = mcl.compile(EXAMPLES / "reduction" / "perfect.mcpl", "hopper")
+    assert k(n=100, input=np.ones(100, np.float32),
+             result=np.zeros(1, np.float32))["result"][0] == 100
+
+
 def test_local_memory_larger_than_the_device():
     k = mcl.compile(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     nr = 1 << 22    # 8 warps x 4 M buckets of int in local memory
