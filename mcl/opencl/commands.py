@@ -64,7 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "the kernel wrong at these sizes whatever its speed (a "
                                    "loop that never runs, a grid of no blocks, an index "
                                    "beyond its dimension, a read of an element nothing "
-                                   "writes), as `mcl feedback` does.")
+                                   "writes), as `mcl feedback` does; a kernel that would "
+                                   "store to an element outside its array whatever the code "
+                                   "around it is not launched.")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
