@@ -136,11 +136,15 @@ def step_feedback(kernel: str, version: str, sizes: dict) -> str:
     ``sizes`` (mcl.analyses.previous's feedback-slower warning, at the version's own
     level), for a finding: quoted where it predicts the step slower."""
     path = EXAMPLES / kernel / f"{version}.mcpl"
+    if not path.is_file():
+        return f"`mcl feedback` of {version} could not be asked (no file {path.name})"
     try:
         from mcl.analyses.previous import against_previous
         from mcl.mcpl import check
         checked = check(str(path))
-        said = against_previous(checked, sizes) if not checked.errors else []
+        if checked.errors:
+            return f"`mcl feedback` of {version} could not be asked (the version has errors)"
+        said = against_previous(checked, sizes)
     except Exception as e:  # noqa: BLE001 - the report says why, and goes on
         return f"`mcl feedback` of {version} could not be asked ({type(e).__name__}: {e})"
     if said:
