@@ -222,10 +222,9 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
                  "for (it names elements one by one)") if constant else
                 "a tile or work-per-thread size the index arithmetic is not written for; "
                 "choose sizes the kernel is written for, or guard the access"))
-            # a store or an atomic update there modifies memory the array does not own;
-            # a constant index leaves it whatever the code around it (a varying one may
-            # be kept inside by a loop bound the analyses do not follow: matmul cpu_v4's
-            # nrFull, 0 for the threads whose columns are not whole)
+            # a store or an atomic update there modifies memory the array does not own
+            # (mcl run and compiled kernels do not launch it); a constant index leaves
+            # the array whatever the code around it
             out[-1].data.update(modifies=a.write or id(a.node) in updated, certain=constant,
                                 space=a.space)
             break
@@ -368,6 +367,15 @@ def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
     needed = set().union(*(e.free_symbols for e in exprs),
                          *(c.free_symbols for c in conditions))
     names = {s.name for s in needed}
+    # the loops around the expressions whose range the other loops' variables give: at
+    # a point where one runs no iteration (matmul cpu_v4's `r < nrFull`, 0 for the
+    # threads whose columns are not whole) the expressions are not evaluated
+    empty: list[Loop] = []
+    for lp in loops:
+        if lp.var and lp.var not in names and by_var.get(lp.var) is lp \
+                and _range_names(lp) and _range_names(lp) <= set(by_var) - {lp.var}:
+            empty.append(lp)
+            names |= _range_names(lp)
     grew = True
     while grew:
         grew = False
@@ -434,7 +442,33 @@ def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
         if h is None:
             return None
         holds &= h
+    for lp in empty:
+        runs = _runs_at(lp, point, count)
+        if runs is not None:
+            holds &= runs
     return [v[holds] for v in values], {n: x[holds] for n, x in point.items()}
+
+
+def _range_names(lp: Loop) -> set[str]:
+    """The names a loop's start, step and bound (or trip count) name."""
+    parts = (lp.start, lp.step, lp.bound if lp.bound is not None else lp.trips)
+    return {s.name for p in parts if p is not None for s in p.free_symbols}
+
+
+def _runs_at(lp: Loop, point: dict[str, np.ndarray], count: int) -> np.ndarray | None:
+    """Whether ``lp`` runs an iteration at each point (None where its range is not
+    known there). A bound the model keeps as a fraction (``rows / x``) is compared as
+    it is: the loop runs where the start is below it."""
+    start, step = _at(lp.start, point, count, float), _at(lp.step, point, count, float)
+    if start is None or step is None or np.any(step <= 0):
+        return None
+    if lp.kind == "for" and lp.bound is not None:
+        bound = _at(lp.bound, point, count, float)
+        return None if bound is None else start < bound
+    if lp.trips is not None:
+        trips = _at(lp.trips, point, count, float)
+        return None if trips is None else trips > 0
+    return None
 
 
 def _sampled(order: list[Loop]) -> set[str]:
@@ -478,7 +512,7 @@ def _period(lp: Loop, exprs: tuple[sympy.Basic, ...], ranges: set) -> int | None
 def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
         dtype=np.int64) -> np.ndarray | None:
     """``e`` at each of ``count`` points of the loop variables ``point`` (None where it
-    names another symbol or is no integer)."""
+    names another symbol or is no integer; ``dtype`` float: any finite number)."""
     if e is None:
         return None
     names = tuple(sorted(point))
@@ -495,7 +529,11 @@ def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
     if dtype is bool:
         return value.astype(bool)
     value = value.astype(float)
-    if not np.all(np.isfinite(value)) or not np.all(value == np.round(value)):
+    if not np.all(np.isfinite(value)):
+        return None
+    if dtype is float:
+        return value
+    if not np.all(value == np.round(value)):
         return None
     return value.astype(np.int64)
 

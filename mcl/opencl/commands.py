@@ -65,8 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "loop that never runs, a grid of no blocks, an index "
                                    "beyond its dimension, a read of an element nothing "
                                    "writes), as `mcl feedback` does; a kernel that would "
-                                   "store to an element outside its array whatever the code "
-                                   "around it is not launched.")
+                                   "store to an element outside its array is not launched "
+                                   "(--unchecked-writes launches it).")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -89,6 +89,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "program is built per size")
     p.add_argument("--max-registers", type=int, metavar="N", help=_MAX_REGISTERS_HELP)
     p.add_argument("--fast-math", action="store_true", help=_FAST_MATH_HELP)
+    p.add_argument("--unchecked-writes", action="store_true",
+                   help="launch the kernel even where the analyses find a store or atomic "
+                        "update outside its array at these sizes (for a kernel that keeps "
+                        "it inside in a way they do not follow): such a kernel modifies "
+                        "memory it does not own")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 
@@ -176,7 +181,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     specialize = args.specialize or written_for_sizes(file, ref)
     kernel = compile_kernel(checked, args.target, args.device, function=args.function,
                             search_path=hwd_search_path(args), specialize=specialize,
-                            max_registers=args.max_registers, fast_math=args.fast_math)
+                            max_registers=args.max_registers, fast_math=args.fast_math,
+                            check_writes=not args.unchecked_writes)
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
@@ -356,8 +362,8 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     (a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
     an element nothing writes: mcl.analyses.wrong_kernel),
     before it runs: a result checked against nothing would not show it. A store or an
-    atomic update beyond its dimension stops the run: launched, the kernel would modify
-    memory it does not own."""
+    atomic update beyond its dimension stops the run (unless --unchecked-writes):
+    launched, the kernel would modify memory it does not own."""
     import sys
 
     from mcl.analyses import wrong_kernel
@@ -366,19 +372,20 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     if found:
         print_diagnostics(found, args, stream=sys.stderr)
     outside = [d for d in found if d.code == "feedback-out-of-bounds"
-               and d.data.get("modifies") and d.data.get("certain")]
-    if outside:
-        # a store or atomic update outside its array whatever the code around it (a
-        # constant index) modifies memory the kernel does not own: on a CPU device the
-        # process's own (PoCL: its heap corrupted, the process aborted); a read there
-        # only gives a wrong result, which the check then shows
+               and d.data.get("modifies")]
+    if outside and not args.unchecked_writes:
+        # a store or atomic update outside its array modifies memory the kernel does not
+        # own: on a CPU device the process's own (PoCL: its heap corrupted, the process
+        # aborted); a read there only gives a wrong result, which the check then shows
         raise McplError(error(
             "opencl-out-of-bounds",
             f"not run: at these sizes the kernel writes outside its arrays "
             f"({len(outside)} access{'es' if len(outside) != 1 else ''}, warned of above); "
             "launched, it would modify memory it does not own",
             outside[0].span, hint="choose sizes the kernel is written for, or guard the "
-                                  "accesses (mcl feedback --set ... says which)"))
+                                  "accesses (mcl feedback --set ... says which); where the "
+                                  "kernel keeps them inside in a way the analyses do not "
+                                  "follow, --unchecked-writes launches it"))
 
 
 def _perfect_version(file: Path, f, args: argparse.Namespace):

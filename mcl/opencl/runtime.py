@@ -34,7 +34,7 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
             device: str | None = None, *, function: str | None = None,
             search_path: Sequence[str | Path] = (), context=None, queue=None,
             specialize: bool = False, max_registers: int | None = None,
-            fast_math: bool = False) -> Kernel:
+            fast_math: bool = False, check_writes: bool = True) -> Kernel:
     """A callable kernel for the function of an MCPL file or module (the only kernel,
     or ``function``) at leaf ``target`` (default: the function's level), on the
     device ``device`` selects ("PLATFORM:DEVICE" substrings; MCL_DEVICE; else the
@@ -43,7 +43,10 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     ``max_registers``: at most that many registers per work-item where the driver
     allows a limit (NVIDIA's; :func:`mcl.opencl.device.takes_register_limit`), so that more
     work-groups are resident; the compiler spills what does not fit. ``fast_math``:
-    relaxed math (mcl.opencl.generate.FAST_MATH)."""
+    relaxed math (mcl.opencl.generate.FAST_MATH). ``check_writes``: before the first
+    launch at each sizes, the stores and atomic updates that leave their arrays there
+    (mcl.analyses.validity) stop the call; False launches such a kernel anyway (where
+    the kernel keeps them inside in a way the analyses do not follow)."""
     from mcl.opencl.vendor import REGISTER_LIMITS
     if max_registers is not None and not \
             REGISTER_LIMITS[0] <= max_registers <= REGISTER_LIMITS[1]:
@@ -64,15 +67,16 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
         import pyopencl as cl
         queue = cl.CommandQueue(context,
                                 properties=cl.command_queue_properties.PROFILING_ENABLE)
+    guard = _WritesOutside(path_or_module, kernels[0].name, specialize, tuple(search_path)) \
+        if check_writes else None
     return Kernel(kernels[0], context, queue, max_registers=max_registers,
-                  writes_outside=_WritesOutside(path_or_module, kernels[0].name, specialize,
-                                                tuple(search_path)))
+                  writes_outside=guard)
 
 
 class _WritesOutside:
     """The stores and atomic updates of a kernel that leave their arrays at given sizes
-    whatever the code around them (mcl.analyses.validity's out-of-bounds warnings that
-    modify memory at a constant index), the module checked once, on the first call."""
+    (mcl.analyses.validity's out-of-bounds warnings that modify memory), the module
+    checked once, on the first call."""
 
     def __init__(self, what, function: str, specialize: bool, search_path: tuple):
         self.what, self.function, self.specialize = what, function, specialize
@@ -86,8 +90,7 @@ class _WritesOutside:
             self.checked = self.what if isinstance(self.what, CheckedModule) else \
                 check(self.what, self.search_path)
         return [d for d in wrong_kernel(self.checked, sizes, self.function, self.specialize)
-                if d.code == "feedback-out-of-bounds" and d.data.get("modifies")
-                and d.data.get("certain")]
+                if d.code == "feedback-out-of-bounds" and d.data.get("modifies")]
 
 
 @dataclass
@@ -258,7 +261,9 @@ class Kernel:
             raise McplError(error(
                 "opencl-out-of-bounds",
                 f"'{self.plan.kernel}' not run: at these sizes it writes outside its "
-                f"arrays: {d.message}", d.span, d.hint))
+                f"arrays: {d.message}", d.span,
+                f"{d.hint}; where the kernel keeps the access inside in a way the analyses "
+                "do not follow, compile(..., check_writes=False) launches it"))
         self._safe_sizes.add(key)
 
     def _failed(self, e: Exception) -> McplError:

@@ -294,3 +294,28 @@ def test_the_examples_start_their_units():
         found = [d for d in feedback(str(path), only=["ops"])
                  if d.code == "feedback-too-many-units"]
         assert found == [], (path, [d.message for d in found])
+
+
+def test_a_loop_that_runs_no_iteration_keeps_its_accesses_from_those_points(tmp_path):
+    """matmul cpu_v4 stores c[i0 + ei, j0 + ej * nrVectors + v] in `for r < nrFull`,
+    where nrFull is 0 for the threads whose columns are not whole: at n = 8, m = 40 those
+    threads would store past c's 40 columns, but their loop runs no iteration. (Before,
+    the loop's range was not evaluated with the index: 'index 2 of c reaches 47'.)"""
+    from pathlib import Path
+
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check
+    matmul = Path(__file__).resolve().parents[2] / "examples" / "matmul"
+    checked = check(str(matmul / "cpu_v4.mcpl"))
+    assert [d for d in wrong_kernel(checked, {"n": 8, "m": 40, "p": 256})
+            if d.code == "feedback-out-of-bounds"] == []
+    # the same store with the loop's guard gone is warned of, and modifies memory
+    source = (matmul / "cpu_v4.mcpl").read_text()
+    assert "int nrFull = j0 + y * nrVectors <= m ? rows / x : 0;" in source
+    (tmp_path / "cpu_v4.mcpl").write_text(source.replace(
+        "int nrFull = j0 + y * nrVectors <= m ? rows / x : 0;", "int nrFull = rows / x;"))
+    bad = check(str(tmp_path / "cpu_v4.mcpl"))
+    found = {d.message.split(" (")[0]: d.data for d in wrong_kernel(
+        bad, {"n": 8, "m": 40, "p": 256}) if d.code == "feedback-out-of-bounds"}
+    assert found["index 2 of c"]["modifies"] and not found["index 2 of c"]["certain"]
+    assert not found["index 2 of b"]["modifies"]       # b's packing reads past b too

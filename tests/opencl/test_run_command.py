@@ -239,6 +239,18 @@ def test_run_refuses_a_kernel_that_writes_outside_its_arrays(opencl_device, run_
     assert "time" not in out
 
 
+def test_run_refuses_a_store_one_past_the_end(opencl_device, run_cli, tmp_path):
+    """vector_add perfect storing c[i + 1]: its last thread writes past c."""
+    source = (EXAMPLES / "vector_add" / "perfect.mcpl").read_text()
+    assert "c[i] = a[i] + b[i];" in source
+    (tmp_path / "perfect.mcpl").write_text(source.replace("c[i] = ", "c[i + 1] = "))
+    code, _, err = run_cli("run", tmp_path / "perfect.mcpl", "--target", "hopper",
+                           "--set", "n=1000", "--repeat", "1")
+    assert code == 1 and "the index of c (i + 1) reaches 1000 (at i = 999)" in err
+    assert "not run: at these sizes the kernel writes outside its arrays" in err
+    assert "--unchecked-writes launches it" in err
+
+
 def test_run_prints_no_warning_for_a_kernel_written_for_its_sizes(opencl_device, run_cli):
     code, out, err = run_cli("run", EXAMPLES / "gesummv" / "hopper_v1.mcpl", "--set", "n=256",
                              "--repeat", "1")

@@ -104,6 +104,10 @@ def test_a_kernel_that_updates_an_element_outside_its_array_is_not_launched(tmp_
     k = mcl.compile(EXAMPLES / "reduction" / "perfect.mcpl", "hopper")
     assert k(n=100, input=np.ones(100, np.float32),
              result=np.zeros(1, np.float32))["result"][0] == 100
+    # asked not to check (a kernel that keeps its stores inside in a way the analyses
+    # do not follow), it would launch
+    assert mcl.compile(tmp_path / "perfect.mcpl", "hopper",
+                       check_writes=False).writes_outside is None
 
 
 def test_local_memory_larger_than_the_device():
