@@ -232,14 +232,17 @@ def _library_or_none(f: ast.Function | None) -> bool:
 
 def _float_atomic_helper(qualifier: str) -> str:
     space = qualifier.strip("_")
+    # the bits compared, not the floats: a NaN never equals itself (the loop would not
+    # end) and -0.0 equals 0.0 (an update would be lost)
     return (f"// atomicAdd on a float in {space} memory: compare-and-swap on its bits\n"
             f"inline void mcl_atomic_add_float_{space}(volatile {qualifier} float *p, float v)\n"
             "{\n"
-            "    float old = *p;\n"
-            "    float seen;\n"
-            "    while ((seen = as_float(atomic_cmpxchg((volatile "
-            f"{qualifier} unsigned int *)p,\n"
-            "                    as_uint(old), as_uint(old + v)))) != old) {\n"
+            f"    volatile {qualifier} unsigned int *bits = (volatile {qualifier} "
+            "unsigned int *)p;\n"
+            "    unsigned int old = *bits;\n"
+            "    unsigned int seen;\n"
+            "    while ((seen = atomic_cmpxchg(bits, old, as_uint(as_float(old) + v))) "
+            "!= old) {\n"
             "        old = seen;\n"
             "    }\n"
             "}")

@@ -60,6 +60,10 @@ def test_float_atomic_add_uses_compare_and_swap():
     (k,) = generate(EXAMPLES / "reduction" / "hopper_v2.mcpl")
     assert "atomic_cmpxchg" in k.source
     assert "mcl_atomic_add_float_global(&result[0], l_data[0]);" in k.source
+    # the loop compares the bits it swapped, not floats: a NaN never equals itself (the
+    # loop would not end once the sum is NaN) and -0.0 equals 0.0 (an update lost)
+    assert "while ((seen = atomic_cmpxchg(bits, old, as_uint(as_float(old) + v))) != old)" \
+        in k.source
     (h,) = generate(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     assert "atomic_add(&l_hist[w * nrBuckets + v[u]], 1);" in h.source
     assert "atomic_add(&hist[k], total);" in h.source

@@ -110,6 +110,24 @@ def test_a_kernel_that_updates_an_element_outside_its_array_is_not_launched(tmp_
                        check_writes=False).writes_outside is None
 
 
+def test_a_float_atomic_sum_that_becomes_nan_ends(tmp_path):
+    """reduction perfect's atomicAdd on a float is a compare-and-swap loop; once the sum
+    is NaN, a loop that compared floats went round for ever (found by fuzzing: mcl run
+    hung). Run in a process of its own, so that a hang fails the test."""
+    import subprocess
+    import sys
+    script = ("import numpy as np, mcl\n"
+              f"k = mcl.compile({str(EXAMPLES / 'reduction' / 'perfect.mcpl')!r}, 'hopper')\n"
+              "x = np.ones(1000, np.float32); x[3] = np.nan\n"
+              "print(k(n=1000, input=x, result=np.zeros(1, np.float32))['result'][0])\n"
+              "print(k(n=1000, input=np.ones(1000, np.float32),\n"
+              "        result=np.zeros(1, np.float32))['result'][0])\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["nan", "1000.0"]
+
+
 def test_local_memory_larger_than_the_device():
     k = mcl.compile(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     nr = 1 << 22    # 8 warps x 4 M buckets of int in local memory
