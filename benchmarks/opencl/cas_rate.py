@@ -8,7 +8,10 @@ work-items (so that 4224, 1056 or 264 work-groups are resident at once on 132 SM
 each with its update pending), over 2^10 to 2^16 work-groups; and ``stream``:
 one update per work-group after each work-item has read 64 floats, on 1024 groups
 of 256 (the grid-stride reductions, whose groups all arrive at their update at the
-end). The result is checked (the updates add up) before a time is kept.
+end). The result is checked (the updates add up) before a time is kept. The loop
+compares the bits it swapped, as the generator does since 2026-12-01 (it compared the
+floats before: a NaN sum never ended); the rates recorded before were measured with
+that form.
 
     python benchmarks/opencl/cas_rate.py --out DIR [--long]
 
@@ -27,10 +30,10 @@ from probe_timing import launch_times, line_fit, median_time, probe_setup, save 
 
 SOURCE = r"""
 inline void cas_add(volatile __global float *p, float v) {
-  float old = *p;
-  float seen;
-  while ((seen = as_float(atomic_cmpxchg((volatile __global unsigned int *)p,
-                  as_uint(old), as_uint(old + v)))) != old) {
+  volatile __global unsigned int *bits = (volatile __global unsigned int *)p;
+  unsigned int old = *bits;
+  unsigned int seen;
+  while ((seen = atomic_cmpxchg(bits, old, as_uint(as_float(old) + v))) != old) {
     old = seen;
   }
 }
