@@ -350,6 +350,15 @@ def _unwritten_read(a: Access, name: str, offset: np.ndarray, indices: list[np.n
 def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
                 conditions: tuple[sympy.Basic, ...] = (), sample: bool = False
                 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:
+    """:func:`_points` without the points where a loop around the expressions runs no
+    iteration, or, where those loops' ranges cannot be evaluated, with them."""
+    found = _points(exprs, loops, conditions, sample, True)
+    return found if found is not None else _points(exprs, loops, conditions, sample, False)
+
+
+def _points(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
+            conditions: tuple[sympy.Basic, ...], sample: bool, skip_empty: bool
+            ) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:
     """The values of ``exprs`` at every point of the loops around them where all
     ``conditions`` hold (the loops that the expressions, the conditions or the ranges
     of those loops name, outermost first; a ``for`` loop's variable up to its bound
@@ -357,7 +366,9 @@ def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
     loop variable, a loop's range is not known, or the points are more than
     :data:`_MOST`. With ``sample``, where they would be more, the longest loops take
     only their first two, middle and last iterations (what is found there is found:
-    a proof of a value that occurs, not of one that does not)."""
+    a proof of a value that occurs, not of one that does not). ``skip_empty``: also the
+    loops around whose range those variables give, and only the points where each of
+    them runs an iteration."""
     if any(e is None for e in exprs):
         return None
     by_var: dict[str, Loop] = {}
@@ -371,7 +382,7 @@ def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
     # a point where one runs no iteration (matmul cpu_v4's `r < nrFull`, 0 for the
     # threads whose columns are not whole) the expressions are not evaluated
     empty: list[Loop] = []
-    for lp in loops:
+    for lp in loops if skip_empty else ():
         if lp.var and lp.var not in names and by_var.get(lp.var) is lp \
                 and _range_names(lp) and _range_names(lp) <= set(by_var) - {lp.var}:
             empty.append(lp)
