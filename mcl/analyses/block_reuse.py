@@ -147,17 +147,22 @@ def resident_blocks(view: KernelView, occ) -> int:
     from mcl.analyses.traffic import grid_units
 
     blocks, holders = grid_units(view, occ.unit), instances(view.hardware, occ.holder)
+    if blocks is not None and blocks <= 0:
+        return 0       # a grid of no blocks (or a count below zero: the kernel is wrong)
     return min(occ.resident, -(-blocks // holders)) if blocks and holders else occ.resident
 
 
 def _room(view: KernelView, occ, l1) -> float | None:
     """Bytes of the first-level cache per resident block: its capacity less what the
     resident blocks take of the on-chip memory it shares (at least their shared
-    memory and what the system keeps per block); None without an occupancy."""
+    memory and what the system keeps per block); None without an occupancy or a
+    block."""
     if occ is None or not occ.resident:
         return None
     hw = view.hardware
     resident = resident_blocks(view, occ)
+    if resident <= 0:
+        return None
     unit = next((g.unit for g in hw.par_groups()
                  if g.unit is not None and g.unit.name == occ.unit), None)
     taken = 0.0

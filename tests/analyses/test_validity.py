@@ -319,3 +319,18 @@ def test_a_loop_that_runs_no_iteration_keeps_its_accesses_from_those_points(tmp_
         bad, {"n": 8, "m": 40, "p": 256}) if d.code == "feedback-out-of-bounds"}
     assert found["index 2 of c"]["modifies"] and not found["index 2 of c"]["certain"]
     assert not found["index 2 of b"]["modifies"]       # b's packing reads past b too
+
+
+def test_a_grid_count_below_zero_gets_feedback_not_a_crash(tmp_path):
+    """gesummv hopper_v3 with its block count mistyped so that n = 1 gives -1 blocks
+    (found by the property test of mutated kernels): the L1's room per resident block
+    divided by no block."""
+    from pathlib import Path
+    source = (Path(__file__).resolve().parents[2] / "examples" / "gesummv" /
+              "hopper_v3.mcpl").read_text()
+    assert "(n + rowsPerBlock - 1) / rowsPerBlock" in source
+    path = tmp_path / "hopper_v3.mcpl"
+    path.write_text(source.replace("(n + rowsPerBlock - 1) / rowsPerBlock",
+                                   "(n + rowsPerBlock - 3) / rowsPerBlock"))
+    codes = {d.code for d in feedback(str(path), values={"n": 1})}
+    assert "feedback-time" in codes
