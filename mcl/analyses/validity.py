@@ -231,6 +231,12 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
     return out
 
 
+def modifying(found: list[Diagnostic]) -> list[Diagnostic]:
+    """The out-of-bounds warnings among ``found`` whose access stores or atomically
+    updates: launched, the kernel would modify memory it does not own."""
+    return [d for d in found if d.code == "feedback-out-of-bounds" and d.data.get("modifies")]
+
+
 def _known_conditions(a: Access) -> tuple[sympy.Basic, ...] | None:
     """The conditions of the ``if`` statements around ``a`` (none: ``()``), where the
     analyses can compute every one in full; None where they cannot."""

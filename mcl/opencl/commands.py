@@ -367,12 +367,12 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     import sys
 
     from mcl.analyses import wrong_kernel
+    from mcl.analyses.validity import modifying
     from mcl.cli import print_diagnostics
     found = wrong_kernel(checked, sizes, function, specialize)
     if found:
         print_diagnostics(found, args, stream=sys.stderr)
-    outside = [d for d in found if d.code == "feedback-out-of-bounds"
-               and d.data.get("modifies")]
+    outside = modifying(found)
     if outside and not args.unchecked_writes:
         # a store or atomic update outside its array modifies memory the kernel does not
         # own: on a CPU device the process's own (PoCL: its heap corrupted, the process

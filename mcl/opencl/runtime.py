@@ -85,12 +85,12 @@ class _WritesOutside:
 
     def __call__(self, sizes: dict) -> list:
         from mcl.analyses import wrong_kernel
+        from mcl.analyses.validity import modifying
         from mcl.mcpl.resolve import CheckedModule, check
         if self.checked is None:
             self.checked = self.what if isinstance(self.what, CheckedModule) else \
                 check(self.what, self.search_path)
-        return [d for d in wrong_kernel(self.checked, sizes, self.function, self.specialize)
-                if d.code == "feedback-out-of-bounds" and d.data.get("modifies")]
+        return modifying(wrong_kernel(self.checked, sizes, self.function, self.specialize))
 
 
 @dataclass
