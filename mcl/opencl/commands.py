@@ -110,8 +110,8 @@ def cmd_devices(args: argparse.Namespace) -> int:
         problem = device.build_problem(d)
         if problem:
             print(f"    cannot build programs: {problem}")
-        elif device.unrolls_wrongly(d):
-            print(f"    note: {device.UNROLL_DEFECT}")
+        elif device.miscompiles_tiled_kernels(d):
+            print(f"    note: {device.TILED_DEFECT}")
     hint = device.registration_hint()
     if hint:
         print(f"note: {hint}")

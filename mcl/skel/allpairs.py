@@ -372,6 +372,34 @@ def zip_reduce_source(shape: str, has_identity: bool) -> str:
     return _KERNEL.replace("@@PROLOGUE@@", prologue).replace("@@PHASES@@", phases)
 
 
+#: the zip-reduce as a plain kernel, an element of C a work-item: what AllPairs runs where
+#: the compiler builds the register-blocked kernel wrong
+#: (:func:`mcl.opencl.device.miscompiles_tiled_kernels`)
+PLAIN_KERNEL = r"""
+__kernel void skel_allpairs_plain(__global const TA* A, __global const TB* B,
+                                  __global TO* C, const int a_off, const int c_off,
+                                  const int count)
+{
+  const int col = get_global_id(0), r = get_global_id(1);
+  if (r >= count || col >= M)
+    return;
+  A += a_off + r * D;
+#if HAS_ID
+  TO acc = IDENTITY;
+  for (int k = 0; k < D; ++k)
+    acc = REDUCE(acc, ZIP(A[k], B[k * M + col]));
+#elif D > 0
+  TO acc = ZIP(A[0], B[col]);
+  for (int k = 1; k < D; ++k)
+    acc = REDUCE(acc, ZIP(A[k], B[k * M + col]));
+#endif
+#if HAS_ID || D > 0
+  C[c_off + r * M + col] = acc;
+#endif
+}
+"""
+
+
 def _literal(value) -> str:
     """``value`` (a Python or numpy number) as an OpenCL C literal."""
     if isinstance(value, (bool, np.bool_)):
@@ -538,9 +566,11 @@ class AllPairs(Skeleton):
         """The register-blocked zip-reduce kernel on device ``g`` for the part ``s`` of A
         (C's part ``os_``): kernel, grid, work-group and scalar arguments."""
         ta, tb, to = a.ctype, b.ctype, ctype_of(out_dtype)
-        t = self.tiling(devs, g, a.dtype.itemsize, b.dtype.itemsize)
         a_off = (s.own_lo - s.lo) * d
         c_off = (s.own_lo - os_.lo) * m
+        if cldevice.miscompiles_tiled_kernels(devs.device(g)):
+            return self.plain_launch(devs, g, (ta, tb, to), a_off, c_off, count, d, m)
+        t = self.tiling(devs, g, a.dtype.itemsize, b.dtype.itemsize)
         red = cname(self.reduce)
         a_vec = int(d % 4 == 0 and a_off % 4 == 0)
         identity = f"(({to})({_literal(self.identity)}))" if self.identity is not None \
@@ -566,8 +596,6 @@ class AllPairs(Skeleton):
             source = lift_source(t.bm, t.bn, t.bk, t.tm, t.tn, t.pad, self.identity is not None)
         else:
             source = zip_reduce_source(t.shape or "r", self.identity is not None)
-        if cldevice.unrolls_wrongly(devs.device(g)):
-            source = cldevice.without_unroll_pragmas(source)
         # after the user's functions, so that these names cannot change their text
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
         k = self.kernel(devs, g, "", defines + source, "skel_allpairs_zr", self.options)
@@ -577,3 +605,19 @@ class AllPairs(Skeleton):
         else:
             size = (-(-count // t.bm) * -(-m // t.bn) * lx, ly)
         return k, size, (lx, ly), [np.int32(a_off), np.int32(c_off), np.int32(count)]
+
+    def plain_launch(self, devs, g, types, a_off, c_off, count, d, m):
+        """The zip-reduce as :data:`PLAIN_KERNEL` on device ``g``: an element of C a
+        work-item, in work-groups of 16 x 16 (8 x 8 where a device takes fewer)."""
+        ta, tb, to = types
+        identity = f"(({to})({_literal(self.identity)}))" if self.identity is not None \
+            else f"(({to})0)"
+        macros = {"TA": ta, "TB": tb, "TO": to, "D": d, "M": m, "ZIP": cname(self.zip),
+                  "REDUCE": cname(self.reduce), "IDENTITY": identity,
+                  "HAS_ID": int(self.identity is not None)}
+        defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
+        k = self.kernel(devs, g, "", defines + PLAIN_KERNEL, "skel_allpairs_plain",
+                        self.options)
+        tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
+        return (k, (round_up(m, tile), round_up(count, tile)), (tile, tile),
+                [np.int32(a_off), np.int32(c_off), np.int32(count)])
