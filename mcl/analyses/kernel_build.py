@@ -368,9 +368,14 @@ class KernelBuilder:
 
     def foreach(self, s: ast.ForEach) -> None:
         trips = self.try_sym(s.size)
+        negative = None
+        if trips is not None and trips.is_Integer and trips < 0:
+            # a count below zero at these sizes starts no unit, as a count of 0
+            # (validity.empty_grids warns of it)
+            negative, trips = int(trips), sympy.Integer(0)
         group = self.checked.par_group_of(s) if self.checked is not None else None
         lp = Loop(s, "foreach", s.var.name, sympy.Integer(0), sympy.Integer(1), trips, group,
-                  trips is None, size_text=print_expr(s.size))
+                  trips is None, size_text=print_expr(s.size), negative=negative)
         if trips is None:
             self.k.imprecisions.append((s.size, f"the number of units '{print_expr(s.size)}' "
                                                 "is not known before the kernel runs"))

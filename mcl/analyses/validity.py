@@ -89,10 +89,11 @@ def empty_grids(num: Kernel) -> list[Diagnostic]:
                           and a.space == device and not _has_no_elements(a)})
         if not written:
             continue        # (an output of no elements: nothing to write)
+        none = "none" if lp.negative is None else f"{lp.negative}, so none,"
         out.append(warning(
             "feedback-empty-grid",
-            f"{lp.label}: none at these sizes{_rounded_down(num, lp)}: nothing is written "
-            f"to {', '.join(repr(w) for w in written)}", lp.node.span,
+            f"{lp.label}: {none} at these sizes{_rounded_down(num, lp)}: nothing is "
+            f"written to {', '.join(repr(w) for w in written)}", lp.node.span,
             "sizes smaller than a block's tile (an integer division that rounds down to "
             "nothing); choose sizes of at least one tile, or a version written for them"))
     return out

@@ -226,6 +226,25 @@ def test_a_grid_of_no_blocks_at_the_sizes_of_a_run_is_named(tmp_path):
     assert wrong_kernel(checked, {"n": 0}) == []     # an output of no elements
 
 
+def test_a_grid_whose_count_comes_out_below_zero_is_named_and_counted_as_none(tmp_path):
+    # a mistyped count, (n - 257) / 128, is -2 at n = 1: no block starts, as with 0; the
+    # model's figures count none (not -2 blocks and accesses below zero) and the warning says why
+    from mcl.analyses import feedback as run_feedback
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check, parse_file
+    f = tmp_path / "k.mcpl"
+    f.write_text(_KERNEL.format(cols=4).replace(
+        "foreach (int b in n / 128 blocks)",
+        "const int nrBlocks = (n - 257) / 128;\n  foreach (int b in nrBlocks blocks)"))
+    checked = check(parse_file(str(f)))
+    (d,) = wrong_kernel(checked, {"n": 1})
+    assert d.code == "feedback-empty-grid" and d.span.line == 6
+    assert d.message == ("the nrBlocks blocks b: -2, so none, at these sizes (nrBlocks = "
+                         "(n - 257) / 128, with n = 1): nothing is written to 'out'")
+    ops = [x for x in run_feedback(str(f), values={"n": 1}) if x.code == "feedback-ops"]
+    assert ops and "(= -" not in ops[0].message, ops[0].message
+
+
 def test_a_tile_written_through_a_view_is_not_named(tmp_path):
     # rows 0 .. 3 written as tile, rows 4 .. 7 as tile4 (tile seen as runs of 4): the
     # reads of every row find their elements written
