@@ -208,16 +208,21 @@ def test_reads_of_written_elements_are_not_named(tmp_path):
     assert _unwritten(tmp_path, 4, guard="if (e < 4) ") == []
 
 
-def test_a_grid_of_no_blocks_at_the_sizes_of_a_run_is_named(tmp_path):
-    # 128 elements a block: n = 64 rounds the number of blocks down to none, and
-    # nothing is written to out (mcl run prints it before it runs)
-    from mcl.analyses import wrong_kernel
+def _counted_grid(tmp_path, count: str):
+    """The checked kernel of _KERNEL with its blocks counted by ``nrBlocks = count``."""
     from mcl.mcpl import check, parse_file
     f = tmp_path / "k.mcpl"
     f.write_text(_KERNEL.format(cols=4).replace(
         "foreach (int b in n / 128 blocks)",
-        "const int nrBlocks = n / 128;\n  foreach (int b in nrBlocks blocks)"))
-    checked = check(parse_file(str(f)))
+        f"const int nrBlocks = {count};\n  foreach (int b in nrBlocks blocks)"))
+    return f, check(parse_file(str(f)))
+
+
+def test_a_grid_of_no_blocks_at_the_sizes_of_a_run_is_named(tmp_path):
+    # 128 elements a block: n = 64 rounds the number of blocks down to none, and
+    # nothing is written to out (mcl run prints it before it runs)
+    from mcl.analyses import wrong_kernel
+    _, checked = _counted_grid(tmp_path, "n / 128")
     (d,) = wrong_kernel(checked, {"n": 64})
     assert d.code == "feedback-empty-grid" and d.span.line == 6
     assert d.message == ("the nrBlocks blocks b: none at these sizes (nrBlocks = n / 128, "
@@ -228,15 +233,11 @@ def test_a_grid_of_no_blocks_at_the_sizes_of_a_run_is_named(tmp_path):
 
 def test_a_grid_whose_count_comes_out_below_zero_is_named_and_counted_as_none(tmp_path):
     # a mistyped count, (n - 257) / 128, is -2 at n = 1: no block starts, as with 0; the
-    # model's figures count none (not -2 blocks and accesses below zero) and the warning says why
+    # model's figures count none (not -2 blocks and accesses below zero), and the
+    # warning says why
     from mcl.analyses import feedback as run_feedback
     from mcl.analyses import wrong_kernel
-    from mcl.mcpl import check, parse_file
-    f = tmp_path / "k.mcpl"
-    f.write_text(_KERNEL.format(cols=4).replace(
-        "foreach (int b in n / 128 blocks)",
-        "const int nrBlocks = (n - 257) / 128;\n  foreach (int b in nrBlocks blocks)"))
-    checked = check(parse_file(str(f)))
+    f, checked = _counted_grid(tmp_path, "(n - 257) / 128")
     (d,) = wrong_kernel(checked, {"n": 1})
     assert d.code == "feedback-empty-grid" and d.span.line == 6
     assert d.message == ("the nrBlocks blocks b: -2, so none, at these sizes (nrBlocks = "
