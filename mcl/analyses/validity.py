@@ -248,10 +248,11 @@ def _known_conditions(a: Access) -> tuple[sympy.Basic, ...] | None:
 
 def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loop, ...],
              conditions: tuple[sympy.Basic, ...] = ()
-             ) -> tuple[int, int, list[tuple[str, int]]] | None:
-    """(a value of ``index`` outside ``[0, size)`` at loop variables' values where all
-    ``conditions`` hold, the extent, those values); None where every such value stays
-    inside or not every value (or condition) is known."""
+             ) -> tuple[int | str, int, list[tuple[str, int]]] | None:
+    """(a value of ``index`` outside ``[0, size)`` (``about 6.7e+24`` beyond 2^53) at
+    loop variables' values where all ``conditions`` hold, the extent, those values);
+    None where every such value stays inside or not every value (or condition) is
+    known."""
     if index is None or size is None or not size.is_Integer:
         return None
     extent = int(size)
@@ -259,7 +260,7 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loo
         value = index
         return None if not value.is_Integer or 0 <= int(value) < extent else \
             (int(value), extent, [])
-    found = _enumerated((index,), loops, conditions, sample=True)
+    found = _enumerated((index,), loops, conditions, sample=True, huge=True)
     if found is None:
         return None
     (values,), point = found
@@ -271,7 +272,9 @@ def _outside(index: sympy.Expr | None, size: sympy.Expr | None, loops: tuple[Loo
         i = int(np.argmin(values))
     else:
         return None
-    return int(values[i]), extent, [(v, int(point[v][i])) for v in sorted(point)]
+    value = values[i]
+    shown = int(value) if abs(value) <= _EXACT else f"about {float(value):.3g}"
+    return shown, extent, [(v, int(point[v][i])) for v in sorted(point)]
 
 
 def unwritten_reads(num: Kernel) -> list[Diagnostic]:
@@ -355,17 +358,18 @@ def _unwritten_read(a: Access, name: str, offset: np.ndarray, indices: list[np.n
 
 
 def _enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
-                conditions: tuple[sympy.Basic, ...] = (), sample: bool = False
-                ) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:
+                conditions: tuple[sympy.Basic, ...] = (), sample: bool = False,
+                huge: bool = False) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:
     """:func:`_points` without the points where a loop around the expressions runs no
     iteration, or, where those loops' ranges cannot be evaluated, with them."""
-    found = _points(exprs, loops, conditions, sample, True)
-    return found if found is not None else _points(exprs, loops, conditions, sample, False)
+    found = _points(exprs, loops, conditions, sample, True, huge)
+    return found if found is not None else \
+        _points(exprs, loops, conditions, sample, False, huge)
 
 
 def _points(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
-            conditions: tuple[sympy.Basic, ...], sample: bool, skip_empty: bool
-            ) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:
+            conditions: tuple[sympy.Basic, ...], sample: bool, skip_empty: bool,
+            huge: bool = False) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:
     """The values of ``exprs`` at every point of the loops around them where all
     ``conditions`` hold (the loops that the expressions, the conditions or the ranges
     of those loops name, outermost first; a ``for`` loop's variable up to its bound
@@ -375,7 +379,8 @@ def _points(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
     only their first two, middle and last iterations (what is found there is found:
     a proof of a value that occurs, not of one that does not). ``skip_empty``: also the
     loops around whose range those variables give, and only the points where each of
-    them runs an iteration."""
+    them runs an iteration. ``huge``: the expressions' values beyond 2^53 as floats
+    (:func:`_at`)."""
     if any(e is None for e in exprs):
         return None
     by_var: dict[str, Loop] = {}
@@ -451,7 +456,7 @@ def _points(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
         point = {v: np.repeat(x, counts) for v, x in point.items()}
         point[lp.var] = np.repeat(start, counts) + np.repeat(step, counts) * iteration
         count = total
-    values = [_at(e, point, count) for e in exprs]
+    values = [_at(e, point, count, huge=huge) for e in exprs]
     if any(v is None for v in values):
         return None
     holds = np.ones(count, dtype=bool)
@@ -527,10 +532,16 @@ def _period(lp: Loop, exprs: tuple[sympy.Basic, ...], ranges: set) -> int | None
     return period
 
 
+#: the largest integer every float value up to it represents exactly
+_EXACT = 2.0 ** 53
+
+
 def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
-        dtype=np.int64) -> np.ndarray | None:
+        dtype=np.int64, huge: bool = False) -> np.ndarray | None:
     """``e`` at each of ``count`` points of the loop variables ``point`` (None where it
-    names another symbol or is no integer; ``dtype`` float: any finite number)."""
+    names another symbol or is no integer; ``dtype`` float: any finite number).
+    ``huge``: integers beyond 2^53 in magnitude as floats (an index that far leaves
+    every array, though its value is no longer exact) instead of None."""
     if e is None:
         return None
     names = tuple(sorted(point))
@@ -539,7 +550,9 @@ def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
     symbols = tuple(var_symbol(n) for n in names)
     try:
         f = _numpy_function(symbols, e) if e.free_symbols else None
-        raw = f(*(point[n] for n in names)) if f is not None else \
+        # (with ``huge``, in floats: int64 arithmetic would wrap round past 2^63)
+        args = (point[n].astype(float) if huge else point[n] for n in names)
+        raw = f(*args) if f is not None else \
             (bool(e) if dtype is bool else float(e))
         value = np.broadcast_to(np.asarray(raw), (count,))
     except Exception:  # noqa: BLE001 - an expression numpy cannot evaluate
@@ -553,6 +566,9 @@ def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
         return value
     if not np.all(value == np.round(value)):
         return None
+    if np.any(np.abs(value) > _EXACT):
+        # beyond 2^53 a float no longer tells one integer from the next
+        return value if huge else None
     return value.astype(np.int64)
 
 

@@ -82,6 +82,22 @@ def test_an_index_beyond_its_dimension_for_a_tile_size_is_named(tmp_path):
     assert "outside its 128 elements (0 .. 127)" in d.message
 
 
+def test_an_index_beyond_2_to_the_53_is_named_with_its_magnitude(tmp_path):
+    # a mistyped multiplier: past 2^53 the index is no longer an exact float and past
+    # 2^63 int64 arithmetic wraps round; it was let through (mcl run then launched a
+    # store 6.7e24 elements away: a segmentation fault on PoCL)
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check, parse_file
+    f = tmp_path / "k.mcpl"
+    f.write_text(_KERNEL.format(cols=4).replace(
+        "out[b * 128 + t * 4 + u]", "out[(b * 128 + t * 4 + u) * 100000000000000000]"))
+    (d,) = [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-out-of-bounds"]
+    assert "reaches about 4.1e+20 (at b = 31, t = 31, u = 3)" in d.message, \
+        d.message
+    (w,) = wrong_kernel(check(parse_file(str(f))), {"n": 4096})
+    assert w.data["modifies"]
+
+
 def test_an_index_inside_its_dimension_is_not_named(tmp_path):
     assert _bounds(tmp_path, 8) == []
 
