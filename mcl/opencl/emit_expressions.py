@@ -55,7 +55,11 @@ _RANK = {"bool": 0, "byte": 1, "int": 2, "long": 3, "float": 4, "double": 5}
 _SIZES = {"float": 4, "double": 8, "int": 4, "long": 8, "bool": 1, "byte": 1}
 _PREC = {**ast.BINARY_PRECEDENCE}
 _UNARY_PREC = 11
-_ATOM = 12
+
+#: the type of the element offsets into arrays in device memory (``int`` unless the
+#: program is built with ``-D MCL_OFFSET=long``: mcl.opencl.plan.LaunchPlan.offset_option)
+OFFSET_MACRO = "MCL_OFFSET"
+
 
 
 @dataclass
@@ -81,6 +85,15 @@ class _Var:
         while v.base is not None:
             v = v.base
         return v
+
+
+def _wide(root: _Var) -> bool:
+    """Whether the element offsets into ``root`` are computed as ``MCL_OFFSET``: an
+    array parameter in device memory (a kernel's or a helper's), whose sizes are the
+    call's and whose elements may number 2^31 or more."""
+    return root.kind == "param" and root.type.is_array and \
+        root.qualifier in ("__global", "__constant")
+_ATOM = 12
 
 
 _T = TypeVar("_T")
@@ -362,8 +375,9 @@ class _CPrinter:
                        + "".join(f"[{len(level)}]" for level in v.type.dims), e)
         v.root.read = True
         idx = [i for grp in e.groups for i in grp]
+        wide = _wide(v.root)
         if v.base is None:
-            offset = self.horner(idx, v.type.sizes)
+            offset = self.horner(idx, v.type.sizes, wide)
         elif v.tiled:
             rank = len(v.base.type.dims[0])
             per_dim = []
@@ -371,18 +385,25 @@ class _CPrinter:
                 parts = [grp[k] for grp in e.groups]
                 sizes = [level[k] for level in v.type.dims]
                 per_dim.append(self.horner_text([self.p(x) for x in parts], sizes))
-            offset = self.horner_parts(per_dim, v.base.type.sizes)
+            offset = self.horner_text(per_dim, v.base.type.sizes, wide)
         else:
-            offset = self.horner(idx, v.type.sizes)
+            offset = self.horner(idx, v.type.sizes, wide)
         return f"{v.root.cname}[{offset[0]}]"
 
-    def horner(self, idx: Sequence[ast.Expr], sizes: Sequence[ast.Expr]) -> tuple[str, int]:
-        return self.horner_text([self.p(i) for i in idx], sizes)
+    def horner(self, idx: Sequence[ast.Expr], sizes: Sequence[ast.Expr],
+               wide: bool = False) -> tuple[str, int]:
+        return self.horner_text([self.p(i) for i in idx], sizes, wide)
 
-    def horner_text(self, parts: list[tuple[str, int]], sizes: Sequence[ast.Expr]
-                    ) -> tuple[str, int]:
-        """Row-major offset ``((i0 * s1 + i1) * s2 + i2)...`` from printed indices."""
+    def horner_text(self, parts: list[tuple[str, int]], sizes: Sequence[ast.Expr],
+                    wide: bool = False) -> tuple[str, int]:
+        """Row-major offset ``((i0 * s1 + i1) * s2 + i2)...`` from printed indices.
+        ``wide``: an array in device memory, which may hold 2^31 elements or more: the
+        first index is cast to ``MCL_OFFSET`` (:data:`OFFSET_MACRO`), so that the
+        offset is computed in 64 bits where the program is built so."""
         acc = parts[0]
+        if wide and len(parts) > 1:
+            text = acc[0] if acc[1] >= _UNARY_PREC else f"({acc[0]})"
+            acc = (f"({OFFSET_MACRO}){text}", _UNARY_PREC)
         for part, size in zip(parts[1:], sizes[1:], strict=True):
             s_text, s_prec = self.p(size)
             left = acc[0] if acc[1] >= 10 else f"({acc[0]})"
@@ -390,10 +411,6 @@ class _CPrinter:
             i_text = part[0] if part[1] >= 9 else f"({part[0]})"
             acc = (f"{left} * {right} + {i_text}", 9)
         return acc
-
-    def horner_parts(self, parts: list[tuple[str, int]], sizes: Sequence[ast.Expr]
-                     ) -> tuple[str, int]:
-        return self.horner_text(parts, sizes)
 
     # ---- calls
 

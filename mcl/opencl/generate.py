@@ -34,6 +34,7 @@ from mcl.opencl import async_copy, lanes
 from mcl.opencl.by_value import by_value_arrays, specialised_size
 from mcl.opencl.emit_expressions import (
     BUILTIN_FUNCTIONS,
+    OFFSET_MACRO,
     RESERVED,
     _constant_size,
     _CPrinter,
@@ -686,6 +687,14 @@ class _KernelGen(_StatementEmission):
             head.append(f"#define {size.macro} {default}" if default is not None
                         else f"#error \"build with -D {size.macro}=<value>\"")
             head += ["#endif", f"#define {name} {size.macro}", ""]
+        cast = f"({OFFSET_MACRO})"
+        wide: tuple[str, ...] = ()
+        if any(cast in text for text in self.lines + list(self.helpers.values())):
+            wide = tuple(a.name for a in args if a.kind == "buffer" and len(a.shape) > 1)
+            head += ["// element offsets into arrays in device memory: int, or long where "
+                     "an array holds 2^31",
+                     f"// elements or more (built with -D {OFFSET_MACRO}=long)",
+                     f"#ifndef {OFFSET_MACRO}", f"#define {OFFSET_MACRO} int", "#endif", ""]
         for a in args:
             if a.kind == "value":   # the struct follows the sizes of the build
                 count = " * ".join(f"({e})" for e in a.shape)
@@ -742,7 +751,7 @@ class _KernelGen(_StatementEmission):
             local_memory_bytes=local_mem, build_options=t.build_options,
             parameters=tuple(p.name for p in f.params),
             assumes_lockstep=bool(self.volatile_arrays), platform_options=platform_options,
-            view_checks=tuple(self.view_checks), line_map=line_map)
+            view_checks=tuple(self.view_checks), wide_offsets=wide, line_map=line_map)
         return GeneratedKernel(f.name, "\n".join(lines), plan)
 
 

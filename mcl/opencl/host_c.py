@@ -63,6 +63,11 @@ def host_code(k: GeneratedKernel, max_registers: int | None = None) -> tuple[str
         limit_macro = (f"/* The register limit of this host code (mcl gen --max-registers "
                        f"{max_registers}). */\n#define {_limit_macro(name)} {max_registers}\n\n")
         limited_param = _LIMITED_PARAM
+    wide_doc = "" if not plan.wide_offsets else (
+        "\n/* Arrays of 2^31 elements or more (" + ", ".join(plan.wide_offsets) + "): compile this "
+        "file with\n * -D MCL_WIDE_OFFSETS, which builds the kernel with 64-bit element offsets "
+        "(-D MCL_OFFSET=long);\n * without it the launch returns CL_INVALID_BUFFER_SIZE at "
+        "such sizes. */\n")
     platform_doc = "".join(
         f"\n * On a platform whose name holds \"{key}\" (in any case) it is built with"
         f" {' '.join(opts)}." for key, opts in plan.platform_options if opts)
@@ -96,7 +101,7 @@ cl_int {name}_create(cl_context context, cl_device_id device{ct_params},
 cl_int {name}_launch(cl_command_queue queue, cl_kernel kernel,
                      {', '.join(launch_params)},
                      cl_event *event);
-
+{wide_doc}
 /* Bytes of local memory one work-group needs (check against CL_DEVICE_LOCAL_MEM_SIZE). */
 size_t {name}_local_memory({', '.join(launch_params)});
 
@@ -121,6 +126,13 @@ size_t {name}_local_memory({', '.join(launch_params)});
     dims = plan.dims
     glob = ", ".join(f"(size_t)({_c_expr(e)})" for e in plan.global_size)
     local = ", ".join(f"(size_t)({_c_expr(e)})" for e in plan.local_size)
+    wide = "".join(
+        f"    if ((double)({') * (double)('.join(_c_expr(e) for e in a.shape)}) >= 2147483648.0)\n"
+        f"        return CL_INVALID_BUFFER_SIZE;   /* {a.name}: 2^31 elements or more; "
+        f"compile with -D MCL_WIDE_OFFSETS */\n"
+        for name_ in plan.wide_offsets for a in [plan.argument(name_)] if a is not None)
+    if wide:
+        wide = f"#ifndef MCL_WIDE_OFFSETS\n{wide}#endif\n"
     views = "".join(f"    if ((long)({_c_expr(v.view_elements)}) != "
                     f"(long)({_c_expr(v.array_elements)}))\n"
                     f"        return CL_INVALID_VALUE;   /* view {v.view} of {v.array}, "
@@ -149,7 +161,7 @@ cl_int {name}_launch(cl_command_queue queue, cl_kernel kernel,
     size_t local[{dims}] = {{{local}}};
     int d;
 {voids}
-{views}{chr(10).join(sets)}
+{wide}{views}{chr(10).join(sets)}
     if (err != CL_SUCCESS) return err;
     for (d = 0; d < {dims}; d++)
         if (global[d] == 0) return CL_SUCCESS;   /* nothing to do */
@@ -228,6 +240,8 @@ def _create_function(k: GeneratedKernel, ct_params: str, max_registers: int | No
     fmt_args = "".join(f", (long){c.name}" for c in plan.compile_time)
     # "%s" keeps the format non-empty when there is nothing to format (-Wformat-zero-length).
     fmt, fmt_args = "%s" + fmt, f', "{" ".join(plan.build_options)}"' + fmt_args
+    if plan.wide_offsets:   # 64-bit element offsets where the host code is built for them
+        fmt, fmt_args = fmt + "%s", fmt_args + ", MCL_OFFSET_OPTION"
     helpers, declare, limit, report, platform = "", "", "", "", ""
     if max_registers is not None or plan.platform_options:
         helpers = PLATFORM_NAME
@@ -247,6 +261,9 @@ def _create_function(k: GeneratedKernel, ct_params: str, max_registers: int | No
                                  program, log);"""
         report = "\n    if (registers_limited) *registers_limited = nvidia;"
     limited_param = _LIMITED_PARAM if max_registers is not None else ""
+    if plan.wide_offsets:
+        helpers += ('#ifdef MCL_WIDE_OFFSETS\n#define MCL_OFFSET_OPTION " -DMCL_OFFSET=long"\n'
+                    '#else\n#define MCL_OFFSET_OPTION ""\n#endif\n\n')
     return f"""/* Builds program for device; on failure *log (if not NULL) receives the log. */
 static cl_int mcl_build(cl_program program, cl_device_id device, const char *options,
                         char **log)

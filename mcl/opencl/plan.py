@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast as pyast
 import functools
 import json
+import math
 from dataclasses import asdict, dataclass, field
 
 from mcl.diagnostics import McplError, error
@@ -91,6 +92,10 @@ class LaunchPlan:
     platform_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: views of parameters that cover them only at some sizes
     view_checks: tuple[ViewCheck, ...] = ()
+    #: the array parameters of more than one dimension, whose element offsets the
+    #: kernel computes as MCL_OFFSET: int, long where one holds 2^31 elements or more
+    #: (:meth:`offset_option`)
+    wide_offsets: tuple[str, ...] = ()
     #: generated line -> MCPL line (for build errors); not written to JSON
     line_map: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
@@ -103,6 +108,17 @@ class LaunchPlan:
         extra = [o for key, opts in self.platform_options if key.lower() in platform.lower()
                  for o in opts]
         return (*self.build_options, *extra)
+
+    def offset_option(self, env: dict) -> str | None:
+        """``-DMCL_OFFSET=long`` where an array of :attr:`wide_offsets` holds 2^31
+        elements or more at the sizes ``env`` (its offsets overflow an int), else None:
+        the kernel computes them in 32 bits, as fast as before."""
+        for name in self.wide_offsets:
+            a = self.argument(name)
+            if a is not None and a.shape and \
+                    math.prod(evaluate(e, env) for e in a.shape) >= 2 ** 31:
+                return "-DMCL_OFFSET=long"
+        return None
 
     def argument(self, name: str) -> Argument | None:
         for a in self.arguments:
@@ -121,7 +137,8 @@ class LaunchPlan:
         d["arguments"] = tuple(Argument(**{**a, "shape": tuple(a["shape"])})
                                for a in d["arguments"])
         d["compile_time"] = tuple(CompileTimeSize(**c) for c in d["compile_time"])
-        for k in ("num_groups", "local_size", "global_size", "build_options", "parameters"):
+        for k in ("num_groups", "local_size", "global_size", "build_options", "parameters",
+                  "wide_offsets"):
             d[k] = tuple(d.get(k, ()))
         d["platform_options"] = tuple((k, tuple(v)) for k, v in d.get("platform_options", ()))
         d["view_checks"] = tuple(ViewCheck(**v) for v in d.get("view_checks", ()))

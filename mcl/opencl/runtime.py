@@ -128,11 +128,13 @@ class Kernel:
 
     def program(self, sizes: dict[str, int]):
         """The built program for the compile-time sizes among ``sizes``."""
-        key = tuple(sizes[c.name] for c in self.plan.compile_time)
+        wide = self.plan.offset_option(sizes)
+        key = (*(sizes[c.name] for c in self.plan.compile_time), wide)
         if key not in self._programs:
             options = [*self.plan.options_for(self.device.platform.name),
-                       *(c.option(v) for c, v in zip(self.plan.compile_time, key,
-                                                     strict=True))]
+                       *(c.option(v) for c, v in zip(self.plan.compile_time, key[:-1],
+                                                     strict=True)),
+                       *([wide] if wide else [])]
             plan = self.plan
 
             def where(cl_line: int) -> str | None:

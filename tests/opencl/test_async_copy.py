@@ -72,8 +72,8 @@ def _sums(a: np.ndarray) -> np.ndarray:
 
 def test_the_next_tile_is_copied_asynchronously():
     src = _source(_kernel(NEXT))
-    assert "MCL_COPY128(float4, &s[(1 - cur) * 64 + 4 * t + u], &a[(l + 1) * n + i * 64 " \
-        "+ 4 * t + u]);" in src
+    assert "MCL_COPY128(float4, &s[(1 - cur) * 64 + 4 * t + u], " \
+        "&a[(MCL_OFFSET)(l + 1) * n + i * 64 + 4 * t + u]);" in src
     # every barrier waits for the work-item's copies first
     assert src.count("MCL_COPY_WAIT();\n") == src.count("barrier(") == 2
     # the first tile, followed by nothing but the barrier, stays a plain copy

@@ -34,7 +34,7 @@ def test_matmul_hopper_v2_code_and_plan():
     assert "__global const float* restrict a" in src
     assert "__local float l_a[1056] __attribute__((aligned(16)));" in src   # bk * (bm + pad)
     assert "float sums[64];" in src                  # private register tile
-    assert "c[ci * m + cj] = sums[ei * tn + ej];" in src
+    assert "c[(MCL_OFFSET)ci * m + cj] = sums[ei * tn + ej];" in src
     assert src.count("barrier(CLK_LOCAL_MEM_FENCE);") == 2
     assert "const int t = get_local_id(0);" in src and "const int w = get_local_id(1);" in src
     assert "const int bj = get_group_id(0);" in src and "const int bi = get_group_id(1);" in src
@@ -53,7 +53,7 @@ def test_matmul_hopper_v2_code_and_plan():
 def test_tiled_view_indexes_the_matrix_tile():
     (k,) = generate(EXAMPLES / "matmul" / "fermi_v1.mcpl")
     # a2[bi, l][ei, tj] of a float[nrBlocksN, y][x, nrThreadsM] view of a[n, p]
-    assert "a[(bi * x + ei) * p + l * nrThreadsM + tj]" in k.source
+    assert "a[(MCL_OFFSET)(bi * x + ei) * p + l * nrThreadsM + tj]" in k.source
 
 
 def test_float_atomic_add_uses_compare_and_swap():

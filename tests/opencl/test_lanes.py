@@ -80,8 +80,8 @@ def test_adjacent_lanes_become_vectors():
     assert "float16 cTemp[12];" in k.source          # per-lane accumulators as vectors
     # 16 lanes: loaded and stored as two halves of 8 (no float16 crosses a call, which
     # PoCL cannot build for CPUs without AVX-512)
-    assert ("(float16)(vload8(0, &b[k * m + j0 + ej_2 * nrVectors + 0]), "
-            "vload8(0, (&b[k * m + j0 + ej_2 * nrVectors + 0]) + 8))") in k.source
+    assert ("(float16)(vload8(0, &b[(MCL_OFFSET)k * m + j0 + ej_2 * nrVectors + 0]), "
+            "vload8(0, (&b[(MCL_OFFSET)k * m + j0 + ej_2 * nrVectors + 0]) + 8))") in k.source
     assert "vstore8(v_vector.hi, 0, (&c[" in k.source
     assert "vload16" not in k.source and "vstore16" not in k.source
     # the guarded edge path stays a loop over the lanes, element by element

@@ -31,7 +31,7 @@ def test_runs_code():
     (k,) = generate(KERNELS / "runs.mcpl")
     src = k.source
     # global runs: a vector path checked at run time (m and offset are unknown) ...
-    assert "*(__global const float4*)&input[i * (m + offset) + offset + c]" in src
+    assert "*(__global const float4*)&input[(MCL_OFFSET)i * (m + offset) + offset + c]" in src
     assert "if (c0 + 3 < m" in src   # one lane decides a bound that grows with u
     assert "((size_t)&input[" in src and "((size_t)&output[" in src
     # ... local runs at offsets that are multiples of 4: no check, no fallback
@@ -164,8 +164,8 @@ def test_reshaping_views_give_vector_accesses_without_run_time_checks(tmp_path,
     f.write_text(VIEWS)
     (k,) = generate(f, "hopper")
     # runs of 4 innermost elements of a view that reshapes a buffer: aligned whatever n, m
-    assert "*(__global const float4*)&inp[(i * q + j) * 4 + e]" in k.source
-    assert "*(__global float4*)&out[(i * q + j) * 4 + e]" in k.source
+    assert "*(__global const float4*)&inp[((MCL_OFFSET)i * q + j) * 4 + e]" in k.source
+    assert "*(__global float4*)&out[((MCL_OFFSET)i * q + j) * 4 + e]" in k.source
     assert "& 15" not in k.source
     # a store through a view does not make the output an input: no `out` is given
     x = np.random.default_rng(0).uniform(-1, 1, (3, 8)).astype(np.float32)
