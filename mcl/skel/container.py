@@ -29,6 +29,22 @@ class Part:
         return self.spec.device
 
 
+#: the most elements a container holds: the skeletons' kernels index with 32-bit integers
+MAX_ELEMENTS = 2 ** 31 - 1
+
+
+def _check_count(kind: str, shape: tuple) -> None:
+    """A usage error for a container of more than :data:`MAX_ELEMENTS` elements (an
+    AllPairs of 60000 rows and 60000 columns, 3.6e9 results), which the kernels' 32-bit
+    indices would wrap round on."""
+    count = math.prod(int(s) for s in shape)
+    if count > MAX_ELEMENTS:
+        raise skel_error("too-large", f"a {kind} of shape {tuple(shape)} holds {count:,} "
+                         f"elements; mcl.skel's kernels index with 32-bit integers, up to "
+                         f"{MAX_ELEMENTS:,}", hint="split the data into containers of fewer "
+                         "elements (their parts on several devices still count as one)")
+
+
 class Container:
     """Common to Vector and Matrix: rows of ``row_size`` elements."""
 
@@ -50,6 +66,7 @@ class Container:
             self.dtype = np.dtype(dtype or np.float32)
             self._host = None        # zeros until written: allocated when first needed
         ctype_of(self.dtype)
+        _check_count(self.kind, self.shape)
         self._host_valid = True
         self._dist: Distribution | None = None
         self._parts: list[Part] = []
@@ -63,6 +80,7 @@ class Container:
         """A container of ``shape`` on ``devs`` with no data anywhere yet and no
         distribution, made without the constructor's checks (a skeleton's output, whose
         shape and type are those of valid containers)."""
+        _check_count(cls.kind, shape)
         out = cls.__new__(cls)
         out._devs = devs
         out.shape = shape
@@ -249,6 +267,7 @@ class IndexVector(Vector):
     def __init__(self, n: int, distribution=None):
         self._devs = current()
         self.shape = (int(n),)
+        _check_count(self.kind, self.shape)
         self.dtype = np.dtype(np.int32)
         self._host = None
         self._host_valid = True

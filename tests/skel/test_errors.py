@@ -94,6 +94,27 @@ def test_a_call_with_too_few_or_too_many_containers():
     assert e.value.diagnostics[0].message == "parameter 'a' of 'f' is a float; 'text' was given"
 
 
+def test_containers_beyond_32_bit_indices_are_refused():
+    """The skeletons' kernels index with 32-bit integers: a container of more than
+    2^31 - 1 elements is a usage error (made without data, nothing is allocated), and
+    so is an AllPairs whose result would be one, before any kernel runs."""
+    for make in (lambda: sk.Vector(size=2 ** 31), lambda: sk.Matrix((50000, 50000)),
+                 lambda: sk.IndexVector(2 ** 31)):
+        with pytest.raises(McplError) as e:
+            make()
+        d = e.value.diagnostics[0]
+        assert d.code == "skel-too-large" and "32-bit integers, up to 2,147,483,647" \
+            in d.message, d.message
+    assert sk.Vector(size=2 ** 31 - 1, dtype=np.uint8).shape == (2 ** 31 - 1,)
+    mm = sk.AllPairs(zip="float mul(float x, float y) { return x * y; }",
+                     reduce="float add(float x, float y) { return x + y; }")
+    a, b = sk.Matrix(np.ones((46341, 1), np.float32)), sk.Matrix(np.ones((1, 46341), np.float32))
+    with pytest.raises(McplError) as e:
+        mm(a, b)
+    assert "a Matrix of shape (46341, 46341) holds 2,147,488,281 elements" in \
+        e.value.diagnostics[0].message
+
+
 def test_mcpl_functions():
     saxpy = sk.Zip(sk.mcpl_function(DATA / "funcs.mcpl", "saxpy"))
     x, y = np.arange(5, dtype=np.float32), np.ones(5, np.float32)
