@@ -201,6 +201,12 @@ class Generator(_PatternEmission):
                                   else m.unit.scalar.dtype,
                                   m.size * (m.unit.width if isinstance(m.unit, VectorType) else 1),
                                   m.role, m.by_value) for m in self.buffers.values()}
+        big = [b for b in buffers.values() if b.count > _MAX_ELEMENTS]
+        if big:     # the generated kernels index with 32-bit integers
+            raise McplError(error(
+                "lift-size", f"'{big[0].name}' holds {big[0].count:,} elements at these "
+                f"sizes; the generated kernels index with 32-bit integers, up to "
+                f"{_MAX_ELEMENTS:,}", hint="choose smaller sizes"))
         return Generated(source, self.kernels, buffers, inputs, "out", tuple(shape))
 
     # ------------------------------------------------------------------ top level
@@ -342,6 +348,10 @@ def _local_declaration(m: Memory) -> str:
     q = "volatile " if m.volatile else ""
     aligned = f" __attribute__((aligned({m.align})))" if m.align else ""
     return f"local {q}{m.unit.c_name()} {m.name}[{m.size}]{aligned};"
+
+
+#: the most elements an array of a generated kernel holds (its indices are 32-bit ints)
+_MAX_ELEMENTS = 2 ** 31 - 1
 
 
 def generate(prog: Program, sizes: dict, options: Options | None = None) -> Generated:

@@ -87,6 +87,17 @@ def test_missing_size_is_a_clear_error():
     assert e.value.diagnostics[0].code == "lift-size"
 
 
+def test_sizes_beyond_32_bit_indices_are_a_clear_error():
+    # the generated kernels index with 32-bit integers: 2^31 elements are one too many
+    text = ("userfun f(x: float): float = x\n"
+            "s = fun(x: float[N]) => mapGlb(f) $ x")
+    assert generate(parse(text), {"N": 2 ** 31 - 1}).buffers["out"].count == 2 ** 31 - 1
+    with pytest.raises(McplError) as e:
+        generate(parse(text), {"N": 2 ** 31})
+    d = e.value.diagnostics[0]
+    assert d.code == "lift-size" and "holds 2,147,483,648 elements" in d.message
+
+
 def test_invalid_nesting_is_rejected():
     with pytest.raises(McplError) as e:
         generate(parse("userfun f(x: float): float = x\n"
