@@ -32,6 +32,7 @@ import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop, var_symbol
 from mcl.diagnostics import Diagnostic, warning
+from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
 
 #: the codes of the warnings of a kernel wrong whatever its speed (:func:`report`)
@@ -162,7 +163,6 @@ def _has_no_elements(a: Access) -> bool:
 def _rounded_down(num: Kernel, lp: Loop) -> str:
     """`` (nrBlocksW = w / bw, with w = 256)``: how the count of a foreach came to 0,
     where it is a constant of the kernel computed from sizes."""
-    from mcl.mcpl import ast
     size = lp.node.size
     if not isinstance(size, ast.Name):
         return ""
@@ -203,14 +203,22 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
             if guarded and not constant and known is None:
                 continue
             found = _outside(index, size, a.loops, () if constant else known or ())
+            written = [e for group in a.node.groups for e in group]
+            text = print_expr(written[d]) if d < len(written) else str(index)
+            which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
+                f"the index of {a.name}"
             if found is None:
+                wrapped = None if constant or d >= len(written) else \
+                    _wrapped(num, index, size, a.loops, known or (), written[d])
+                if wrapped is not None:
+                    seen.add(id(a.node))
+                    out.append(_wrapped_warning(a, which, text, *wrapped))
+                    out[-1].data.update(modifies=a.write or id(a.node) in updated,
+                                        certain=False, space=a.space)
+                    break
                 continue
             seen.add(id(a.node))
             value, extent, at = found
-            which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
-                f"the index of {a.name}"
-            written = [e for group in a.node.groups for e in group]
-            text = print_expr(written[d]) if d < len(written) else str(index)
             where = f" (at {', '.join(f'{v} = {x}' for v, x in at)})" if at else ""
             out.append(warning(
                 "feedback-out-of-bounds",
@@ -230,6 +238,46 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
                                 space=a.space)
             break
     return out
+
+
+#: the largest value of the generated code's index arithmetic (OpenCL's 32-bit int)
+_INT_MAX = 2 ** 31 - 1
+
+
+def _wrapped(num: Kernel, index: sympy.Expr | None, size: sympy.Expr | None,
+             loops: tuple[Loop, ...], conditions: tuple[sympy.Basic, ...],
+             written: ast.Expr) -> tuple[int, list[tuple[str, int]]] | None:
+    """(the largest value of ``index``, the loop variables' values there) where it
+    passes 2^31 - 1 inside a dimension of more elements (``float[n * m] a`` read as
+    ``a[i * m + j]``): the generated code computes it in 32-bit ints and wraps round.
+    None where it stays below, cannot be evaluated, or the index names a ``long``
+    (computed in 64 bits)."""
+    if index is None or size is None or not size.is_Integer or int(size) <= _INT_MAX:
+        return None
+    longs = {d.node.name for d in num.decls if d.node.type.name == "long"}
+    if any(isinstance(x, ast.Name) and x.id in longs for x in ast.walk(written)):
+        return None
+    found = _enumerated((index,), loops, conditions, sample=True, huge=True)
+    if found is None or found[0][0].size == 0:
+        return None
+    (values,), point = found
+    i = int(np.argmax(values))
+    if values[i] <= _INT_MAX:
+        return None
+    return int(values[i]), [(v, int(point[v][i])) for v in sorted(point)]
+
+
+def _wrapped_warning(a: Access, which: str, text: str, value: int,
+                     at: list[tuple[str, int]]) -> Diagnostic:
+    where = f" (at {', '.join(f'{v} = {x}' for v, x in at)})" if at else ""
+    return warning(
+        "feedback-out-of-bounds",
+        f"{which} ({text}) reaches {value:,}{where}, past the {_INT_MAX:,} of the 32-bit "
+        "int arithmetic the generated code computes it in: it wraps round to an element "
+        "outside the array", a.node.span,
+        "give the array one dimension per index (float[n, m] and a[i, j]: the generator "
+        "computes those offsets in 64 bits at sizes that need them), or compute the "
+        "index in a long variable")
 
 
 def modifying(found: list[Diagnostic]) -> list[Diagnostic]:
@@ -312,7 +360,6 @@ def unwritten_reads(num: Kernel) -> list[Diagnostic]:
 def _arrays_to_check(num: Kernel) -> list[str]:
     """The arrays the kernel declares (not parameters, not initialised) that no atomic
     update, call or view touches: what their accesses write is all that is written."""
-    from mcl.mcpl import ast
     declared = {d.node.name for d in num.decls if d.node.type.is_array
                 and (d.symbol is None or d.symbol.kind != "param")
                 and getattr(d.node, "init", None) is None}

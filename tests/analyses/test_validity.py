@@ -98,6 +98,46 @@ def test_an_index_beyond_2_to_the_53_is_named_with_its_magnitude(tmp_path):
     assert w.data["modifies"]
 
 
+_FLAT = """module flat;
+import hopper;
+hopper void flat(const int n = 50000, const int m = 50000,
+                 global float[n * m] a, global float[n] y) {{
+  foreach (int b in n / 256 blocks) {{
+    foreach (int w in 8 warps) {{
+      foreach (int t in 32 threads) {{
+        int i = b * 256 + w * 32 + t;
+        float s = 0.0;
+        for (int j = 0; j < m; j++) {{
+          {row}
+          s += a[{index}];
+        }}
+        y[i] = s;
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def test_an_index_past_32_bit_ints_inside_a_larger_dimension_is_named(tmp_path):
+    # a 50000 x 50000 matrix flattened by hand: i * m + j passes 2^31 - 1 from row 42950
+    # on, and the generated code computes it in 32-bit ints; two dimensions (offsets in
+    # 64 bits where needed) or a long index do not wrap
+    f = tmp_path / "flat.mcpl"
+    f.write_text(_FLAT.format(row="", index="i * m + j"))
+    (d,) = [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-out-of-bounds"]
+    assert d.message.startswith("the index of a (i * m + j) reaches 2,495,999,999 (at b = "
+                                "194, j = 49999, t = 31, w = 7), past the 2,147,483,647 of "
+                                "the 32-bit int arithmetic"), d.message
+    assert "float[n, m]" in d.hint
+    f.write_text(_FLAT.format(row="long k = i;", index="k * m + j"))
+    assert [d for d in feedback(str(f), only=["ops"])
+            if d.code == "feedback-out-of-bounds"] == []
+    f.write_text(_FLAT.format(row="", index="i * m + j"))
+    assert [d for d in feedback(str(f), only=["ops"], values={"n": 40000})
+            if d.code == "feedback-out-of-bounds"] == []
+
+
 def test_an_index_inside_its_dimension_is_not_named(tmp_path):
     assert _bounds(tmp_path, 8) == []
 
