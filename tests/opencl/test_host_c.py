@@ -21,18 +21,24 @@ def _opencl_include() -> str | None:
     return None
 
 
-@pytest.mark.parametrize("example", ["matmul/hopper_v2.mcpl", "convolution/hopper_v1.mcpl",
-                                     "reduction/hopper_v2.mcpl", "matmul/hopper_v10.mcpl"])
-def test_host_code_compiles(run_cli, tmp_path, example):
+def compile_c(c_file: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
+    """``c_file`` compiled to ``out`` with the system C compiler as C99, every warning an
+    error (the test skipped where the machine has no compiler or no OpenCL headers)."""
     cc = shutil.which("gcc") or shutil.which("cc")
     include = _opencl_include()
     if cc is None or include is None:
         pytest.skip("no C compiler or no OpenCL headers (CL/cl.h) on this machine")
+    return subprocess.run([cc, "-std=c99", "-Wall", "-Werror", *flags, "-c", "-I", include,
+                           str(c_file), "-o", str(out)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("example", ["matmul/hopper_v2.mcpl", "convolution/hopper_v1.mcpl",
+                                     "reduction/hopper_v2.mcpl", "matmul/hopper_v10.mcpl"])
+def test_host_code_compiles(run_cli, tmp_path, example):
     code, out, err = run_cli("gen", "--host", "c", EXAMPLES / example, "-o", tmp_path)
     assert code == 0, err
     (c_file,) = tmp_path.glob("*_host.c")
-    r = subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-c", "-I", include, str(c_file),
-                        "-o", str(tmp_path / "host.o")], capture_output=True, text=True)
+    r = compile_c(c_file, tmp_path / "host.o")
     assert r.returncode == 0, r.stderr
 
 
@@ -72,14 +78,9 @@ def test_host_code_passes_a_small_constant_array_by_value(run_cli, tmp_path):
     assert "const float *filter" in header
     assert ("err |= clSetKernelArg(kernel, 2, (size_t)(fh) * (size_t)(fw) * sizeof(float), "
             "filter);") in source
-    cc = shutil.which("gcc") or shutil.which("cc")
-    include = _opencl_include()
-    if cc is None or include is None:
-        pytest.skip("no C compiler or no OpenCL headers (CL/cl.h) on this machine")
     code, _, err = run_cli("gen", "--specialize", "--host", "c",
                            EXAMPLES / "convolution" / "hopper_v4.mcpl", "-o", tmp_path)
     assert code == 0, err
     (c_file,) = tmp_path.glob("*_host.c")
-    r = subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-c", "-I", include, str(c_file),
-                        "-o", str(tmp_path / "host.o")], capture_output=True, text=True)
+    r = compile_c(c_file, tmp_path / "host.o")
     assert r.returncode == 0, r.stderr
