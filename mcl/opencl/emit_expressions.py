@@ -55,11 +55,11 @@ _RANK = {"bool": 0, "byte": 1, "int": 2, "long": 3, "float": 4, "double": 5}
 _SIZES = {"float": 4, "double": 8, "int": 4, "long": 8, "bool": 1, "byte": 1}
 _PREC = {**ast.BINARY_PRECEDENCE}
 _UNARY_PREC = 11
+_ATOM = 12
 
 #: the type of the element offsets into arrays in device memory (``int`` unless the
 #: program is built with ``-D MCL_OFFSET=long``: mcl.opencl.plan.LaunchPlan.offset_option)
 OFFSET_MACRO = "MCL_OFFSET"
-
 
 
 @dataclass
@@ -93,7 +93,6 @@ def _wide(root: _Var) -> bool:
     call's and whose elements may number 2^31 or more."""
     return root.kind == "param" and root.type.is_array and \
         root.qualifier in ("__global", "__constant")
-_ATOM = 12
 
 
 _T = TypeVar("_T")

@@ -112,11 +112,15 @@ class LaunchPlan:
     def offset_option(self, env: dict) -> str | None:
         """``-DMCL_OFFSET=long`` where an array of :attr:`wide_offsets` holds 2^31
         elements or more at the sizes ``env`` (its offsets overflow an int), else None:
-        the kernel computes them in 32 bits, as fast as before."""
+        the kernel computes them in 32 bits, as fast as before. Sizes ``env`` lacks
+        count as small (a build for inspection; a launch has them all)."""
         for name in self.wide_offsets:
             a = self.argument(name)
-            if a is not None and a.shape and \
-                    math.prod(evaluate(e, env) for e in a.shape) >= 2 ** 31:
+            try:
+                count = math.prod(evaluate(e, env) for e in a.shape) if a else 0
+            except McplError:
+                continue
+            if count >= 2 ** 31:
                 return "-DMCL_OFFSET=long"
         return None
 

@@ -37,6 +37,7 @@ def test_the_plan_asks_for_64_bits_only_where_an_array_needs_them():
     assert plan.offset_option({"n": 4096}) is None
     assert plan.offset_option({"n": 46340}) is None            # 2147395600 elements
     assert plan.offset_option({"n": 46341}) == "-DMCL_OFFSET=long"   # 2147488281
+    assert plan.offset_option({}) is None     # a build for inspection, without sizes
     from mcl.opencl.plan import LaunchPlan
     assert LaunchPlan.from_json(plan.to_json()).wide_offsets == ("A", "B")
 
