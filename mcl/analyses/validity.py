@@ -30,6 +30,7 @@ import math
 import numpy as np
 import sympy
 
+from mcl.analyses import barriers
 from mcl.analyses.kernel import Access, Kernel, Loop, var_symbol
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
@@ -37,7 +38,7 @@ from mcl.mcpl.printer import print_expr
 
 #: the codes of the warnings of a kernel wrong whatever its speed (:func:`report`)
 CODES = ("feedback-empty-loop", "feedback-empty-grid", "feedback-out-of-bounds",
-         "feedback-unwritten-read", "feedback-too-many-units")
+         "feedback-unwritten-read", "feedback-too-many-units", barriers.CODE)
 
 #: the most index values enumerated for one index (beyond, the index is not checked)
 _MOST = 1 << 20
@@ -47,7 +48,8 @@ def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     """The warnings of the symbolic kernel ``sym`` (loops that never run) and of the
     numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
     return empty_loops(sym) + empty_grids(num) + too_many_units(num) + \
-        out_of_bounds(num) + unwritten_reads(num)
+        out_of_bounds(num) + unwritten_reads(num) + \
+        barriers.divergent_barriers(num.function, num.hardware)
 
 
 def empty_loops(sym: Kernel) -> list[Diagnostic]:
@@ -284,6 +286,13 @@ def modifying(found: list[Diagnostic]) -> list[Diagnostic]:
     """The out-of-bounds warnings among ``found`` whose access stores or atomically
     updates: launched, the kernel would modify memory it does not own."""
     return [d for d in found if d.code == "feedback-out-of-bounds" and d.data.get("modifies")]
+
+
+def unsafe(found: list[Diagnostic]) -> list[Diagnostic]:
+    """The warnings among ``found`` of a kernel not to launch: a store outside its array
+    (:func:`modifying`), a barrier that not every unit of a work-group reaches (PoCL
+    dies of a segmentation fault, a GPU may hang)."""
+    return [d for d in found if d in modifying(found) or d.code == barriers.CODE]
 
 
 def _known_conditions(a: Access) -> tuple[sympy.Basic, ...] | None:

@@ -65,8 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "loop that never runs, a grid of no blocks, an index "
                                    "beyond its dimension, a read of an element nothing "
                                    "writes), as `mcl feedback` does; a kernel that would "
-                                   "store to an element outside its array is not launched "
-                                   "(--unchecked-writes launches it).")
+                                   "store to an element outside its array, or whose barrier "
+                                   "not every unit of a work-group reaches, is not launched "
+                                   "(--unchecked launches it).")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -89,11 +90,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "program is built per size")
     p.add_argument("--max-registers", type=int, metavar="N", help=_MAX_REGISTERS_HELP)
     p.add_argument("--fast-math", action="store_true", help=_FAST_MATH_HELP)
-    p.add_argument("--unchecked-writes", action="store_true",
+    p.add_argument("--unchecked", "--unchecked-writes", dest="unchecked_writes",
+                   action="store_true",
                    help="launch the kernel even where the analyses find a store or atomic "
-                        "update outside its array at these sizes (for a kernel that keeps "
-                        "it inside in a way they do not follow): such a kernel modifies "
-                        "memory it does not own")
+                        "update outside its array at these sizes, or a barrier that not "
+                        "every unit of a work-group reaches (for a kernel right in a way "
+                        "they do not follow): such a kernel modifies memory it does not "
+                        "own, or hangs")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 
@@ -362,17 +365,28 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     (a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
     an element nothing writes: mcl.analyses.wrong_kernel),
     before it runs: a result checked against nothing would not show it. A store or an
-    atomic update beyond its dimension stops the run (unless --unchecked-writes):
+    atomic update beyond its dimension, or a barrier not every unit reaches, stops the run
+    (unless --unchecked):
     launched, the kernel would modify memory it does not own."""
     import sys
 
     from mcl.analyses import wrong_kernel
-    from mcl.analyses.validity import modifying
+    from mcl.analyses.validity import modifying, unsafe
     from mcl.cli import print_diagnostics
     found = wrong_kernel(checked, sizes, function, specialize)
     if found:
         print_diagnostics(found, args, stream=sys.stderr)
     outside = modifying(found)
+    divergent = [d for d in unsafe(found) if d not in outside]
+    if divergent and not args.unchecked_writes:
+        # PoCL dies of a segmentation fault; a GPU may hang or go on with part of a block
+        raise McplError(error(
+            "opencl-divergent-barrier",
+            f"not run: {len(divergent)} barrier{'s' if len(divergent) != 1 else ''} that "
+            "not every unit of a work-group reaches (warned of above); launched, the "
+            "kernel may hang or crash the process", divergent[0].span,
+            hint="let every unit reach the barrier; where the condition is the same for "
+                 "every unit in a way the analyses do not follow, --unchecked launches it"))
     if outside and not args.unchecked_writes:
         # a store or atomic update outside its array modifies memory the kernel does not
         # own: on a CPU device the process's own (PoCL: its heap corrupted, the process
@@ -385,7 +399,7 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
             outside[0].span, hint="choose sizes the kernel is written for, or guard the "
                                   "accesses (mcl feedback --set ... says which); where the "
                                   "kernel keeps them inside in a way the analyses do not "
-                                  "follow, --unchecked-writes launches it"))
+                                  "follow, --unchecked launches it"))
 
 
 def _perfect_version(file: Path, f, args: argparse.Namespace):

@@ -85,12 +85,12 @@ class _WritesOutside:
 
     def __call__(self, sizes: dict) -> list:
         from mcl.analyses import wrong_kernel
-        from mcl.analyses.validity import modifying
+        from mcl.analyses.validity import unsafe
         from mcl.mcpl.resolve import CheckedModule, check
         if self.checked is None:
             self.checked = self.what if isinstance(self.what, CheckedModule) else \
                 check(self.what, self.search_path)
-        return modifying(wrong_kernel(self.checked, sizes, self.function, self.specialize))
+        return unsafe(wrong_kernel(self.checked, sizes, self.function, self.specialize))
 
 
 @dataclass
@@ -260,12 +260,14 @@ class Kernel:
         found = self.writes_outside(env)
         if found:
             d = found[0]
+            barrier = d.code != "feedback-out-of-bounds"
             raise McplError(error(
-                "opencl-out-of-bounds",
-                f"'{self.plan.kernel}' not run: at these sizes it writes outside its "
-                f"arrays: {d.message}", d.span,
-                f"{d.hint}; where the kernel keeps the access inside in a way the analyses "
-                "do not follow, compile(..., check_writes=False) launches it"))
+                "opencl-divergent-barrier" if barrier else "opencl-out-of-bounds",
+                f"'{self.plan.kernel}' not run: "
+                + ("a barrier not every unit of a work-group reaches: " if barrier else
+                   "at these sizes it writes outside its arrays: ") + d.message, d.span,
+                f"{d.hint}; where the kernel is right in a way the analyses do not "
+                "follow, compile(..., check_writes=False) launches it"))
         self._safe_sizes.add(key)
 
     def _failed(self, e: Exception) -> McplError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 
+import numpy as np
 import pytest
 
 from tests.opencl.conftest import EXAMPLES
@@ -248,7 +249,42 @@ def test_run_refuses_a_store_one_past_the_end(opencl_device, run_cli, tmp_path):
                            "--set", "n=1000", "--repeat", "1")
     assert code == 1 and "the index of c (i + 1) reaches 1000 (at i = 999)" in err
     assert "not run: at these sizes the kernel writes outside its arrays" in err
-    assert "--unchecked-writes launches it" in err
+    assert "--unchecked launches it" in err
+
+
+_DIVERGENT = """module div;
+import hopper;
+hopper void div(const int n = 4096, global float[n] out, global float[n] inp) {
+  foreach (int b in n / 256 blocks) {
+    shared float[256] tile;
+    foreach (int w in 8 warps) {
+      foreach (int t in 32 threads) {
+        int tid = w * 32 + t;
+        tile[tid] = inp[b * 256 + tid];
+        if (tid < 128) {
+          barrier(shared);
+        }
+        out[b * 256 + tid] = tile[255 - tid];
+      }
+    }
+  }
+}
+"""
+
+
+def test_run_refuses_a_barrier_not_every_thread_reaches(opencl_device, run_cli, tmp_path):
+    """Launched, it killed the process on PoCL (a segmentation fault); a GPU may hang."""
+    (tmp_path / "div.mcpl").write_text(_DIVERGENT)
+    code, out, err = run_cli("run", tmp_path / "div.mcpl", "--repeat", "1")
+    assert code == 1 and "[feedback-divergent-barrier]" in err
+    assert "error: not run: 1 barrier that not every unit of a work-group reaches" in err
+    assert "--unchecked launches it" in err and "time" not in out
+    import mcl
+    from mcl.diagnostics import McplError
+    k = mcl.compile(tmp_path / "div.mcpl")
+    with pytest.raises(McplError) as e:
+        k(n=256, inp=np.ones(256, np.float32), out=np.zeros(256, np.float32))
+    assert e.value.diagnostics[0].code == "opencl-divergent-barrier"
 
 
 def test_run_prints_no_warning_for_a_kernel_written_for_its_sizes(opencl_device, run_cli):
