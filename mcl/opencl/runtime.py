@@ -44,9 +44,10 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     allows a limit (NVIDIA's; :func:`mcl.opencl.device.takes_register_limit`), so that more
     work-groups are resident; the compiler spills what does not fit. ``fast_math``:
     relaxed math (mcl.opencl.generate.FAST_MATH). ``check_writes``: before the first
-    launch at each sizes, the stores and atomic updates that leave their arrays there
-    (mcl.analyses.validity) stop the call; False launches such a kernel anyway (where
-    the kernel keeps them inside in a way the analyses do not follow)."""
+    launch at each sizes, the stores and atomic updates that leave their arrays there,
+    and the barriers that not every unit of a work-group reaches (mcl.analyses.validity,
+    mcl.analyses.barriers), stop the call; False launches such a kernel anyway (where it
+    is right in a way the analyses do not follow)."""
     from mcl.opencl.vendor import REGISTER_LIMITS
     if max_registers is not None and not \
             REGISTER_LIMITS[0] <= max_registers <= REGISTER_LIMITS[1]:
@@ -251,7 +252,8 @@ class Kernel:
         """An error where the kernel would store or update an element outside its array
         at the sizes of ``env`` (mcl.analyses.validity, once per sizes): launched, it
         would modify memory it does not own (on a CPU device the process's own: PoCL
-        aborts the process, its heap corrupted)."""
+        aborts the process, its heap corrupted); or where a barrier is not reached by
+        every unit of a work-group (PoCL dies of a segmentation fault, a GPU may hang)."""
         if self.writes_outside is None:
             return
         key = tuple(sorted(env.items()))
