@@ -13,7 +13,8 @@ outermost one (the work-items of a work-group; at a level of one par_group, its 
 the variables computed from them, or assigned under a condition that varies, and the
 elements read at an index that varies. A value read at the same index by every unit is
 the same for all of them. Conservative where it cannot tell: a condition on such a
-variable is taken to vary.
+variable is taken to vary. A loop whose range names a unit's index varies unless the
+model of the kernel at a run's sizes counts the same trips for every unit.
 """
 
 from __future__ import annotations
@@ -25,16 +26,53 @@ from mcl.mcpl.printer import print_expr
 CODE = "feedback-divergent-barrier"
 
 
-def divergent_barriers(function: ast.Function, hardware) -> list[Diagnostic]:
+def divergent_barriers(function: ast.Function, hardware, kernel=None) -> list[Diagnostic]:
     """A warning at each barrier of ``function`` that a condition or a loop around it
     lets some units of its work-group reach and others not (or a different number of
-    times)."""
+    times). ``kernel``: the function's model at the sizes of a run
+    (mcl.analyses.kernel.Kernel), where a loop whose range names a unit's index is
+    counted for every unit: the same trip count for all (``for (k = t; k < 256; k +=
+    32)`` with 32 units) does not vary."""
     groups = [g.name for g in hardware.par_groups()] if hardware is not None else []
     grid = groups[0] if len(groups) > 1 else None      # its units are the work-groups
     varying = _varying(function, grid, hardware)
+    varying.same_trips = (lambda node: _same_trips(kernel, node)) if kernel is not None \
+        else (lambda node: False)
     out: list[Diagnostic] = []
     _visit(function.body, [], varying, grid, out)
     return out
+
+
+#: the most combinations of the units' indices a trip count is evaluated at
+_MOST_UNITS = 4096
+
+
+def _same_trips(kernel, node: ast.For) -> bool:
+    """Whether every unit goes round the loop ``node`` equally often, its range counted
+    at each combination of the indices of the foreach loops it names (numbers in the
+    model ``kernel``)."""
+    import itertools
+    import math
+
+    import sympy
+    lp = next((x for x in kernel.loops if x.node is node), None)
+    if lp is None or lp.start is None or lp.step is None or lp.bound is None:
+        return False
+    units = {x.symbol: x for x in kernel.loops if x.kind == "foreach"
+             and getattr(x.trips, "is_Integer", False)}
+    span, step = sympy.sympify(lp.bound - lp.start), sympy.sympify(lp.step)
+    names = sorted(span.free_symbols | step.free_symbols, key=str)
+    if not names or not all(n in units for n in names) or \
+            math.prod(int(units[n].trips) for n in names) > _MOST_UNITS:
+        return False
+    try:
+        f = sympy.lambdify(names, (span, step), modules="math")
+        counts = {max(0, -(-int(a) // int(b))) if int(b) > 0 else None
+                  for a, b in (f(*at) for at in itertools.product(
+                      *(range(int(units[n].trips)) for n in names)))}
+    except (TypeError, ValueError, ArithmeticError, NameError):
+        return False
+    return len(counts) == 1 and None not in counts
 
 
 class _Varying(set):
@@ -43,6 +81,11 @@ class _Varying(set):
     units), whose elements differ however they are indexed."""
 
     private: frozenset[str] = frozenset()
+
+    @staticmethod
+    def same_trips(node: ast.For) -> bool:
+        """Whether the units go round ``node`` equally often (set per kernel)."""
+        return False
 
 
 def _uses(e: ast.Node | None, varying: _Varying) -> bool:
@@ -184,8 +227,8 @@ def _visit(s: ast.Stmt, around: list[tuple[ast.Stmt, str]], varying: set[str],
         if s.orelse is not None:
             _visit(s.orelse, here, varying, grid, out)
     elif isinstance(s, ast.For | ast.While):
-        varies = _loop_varies(s, varying) if isinstance(s, ast.For) else \
-            _uses(s.cond, varying)
+        varies = _loop_varies(s, varying) and not varying.same_trips(s) \
+            if isinstance(s, ast.For) else _uses(s.cond, varying)
         early = _leaves_early(s.body, varying)
         here = around + [(s, "loop")] if varies else \
             around + [(early, "early")] if early is not None else around

@@ -49,7 +49,7 @@ def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
     return empty_loops(sym) + empty_grids(num) + too_many_units(num) + \
         out_of_bounds(num) + unwritten_reads(num) + \
-        barriers.divergent_barriers(num.function, num.hardware)
+        barriers.divergent_barriers(num.function, num.hardware, num)
 
 
 def empty_loops(sym: Kernel) -> list[Diagnostic]:

@@ -68,6 +68,8 @@ def test_a_barrier_behind_a_condition_that_varies_is_named(tmp_path, body, where
     "if (tile[0] > 0.0) { barrier(shared); }",
     # a loop over the sizes
     "for (int l = 0; l < n / 1024; l++) { barrier(shared); }",
+    # a range that names the thread's index, but 8 rounds for every thread
+    "for (int k = t; k < 256; k += 32) { barrier(shared); }",
 ])
 def test_a_barrier_every_unit_reaches_is_not_named(tmp_path, body):
     assert _found(tmp_path, body) == []
