@@ -19,6 +19,11 @@ model of the kernel at a run's sizes counts the same trips for every unit.
 
 from __future__ import annotations
 
+import itertools
+import math
+
+import sympy
+
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
@@ -51,10 +56,6 @@ def _same_trips(kernel, node: ast.For) -> bool:
     """Whether every unit goes round the loop ``node`` equally often, its range counted
     at each combination of the indices of the foreach loops it names (numbers in the
     model ``kernel``)."""
-    import itertools
-    import math
-
-    import sympy
     lp = next((x for x in kernel.loops if x.node is node), None)
     if lp is None or lp.start is None or lp.step is None or lp.bound is None:
         return False
