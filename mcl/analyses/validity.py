@@ -34,11 +34,12 @@ from mcl.analyses import barriers
 from mcl.analyses.kernel import Access, Kernel, Loop, var_symbol
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
-from mcl.mcpl.printer import print_expr
+from mcl.mcpl.printer import print_expr, print_statement
 
 #: the codes of the warnings of a kernel wrong whatever its speed (:func:`report`)
 CODES = ("feedback-empty-loop", "feedback-empty-grid", "feedback-out-of-bounds",
-         "feedback-unwritten-read", "feedback-too-many-units", barriers.CODE)
+         "feedback-unwritten-read", "feedback-too-many-units", "feedback-endless-loop",
+         barriers.CODE)
 
 #: the most index values enumerated for one index (beyond, the index is not checked)
 _MOST = 1 << 20
@@ -48,7 +49,7 @@ def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     """The warnings of the symbolic kernel ``sym`` (loops that never run) and of the
     numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
     return empty_loops(sym) + empty_grids(num) + too_many_units(num) + \
-        out_of_bounds(num) + unwritten_reads(num) + \
+        endless_loops(num) + out_of_bounds(num) + unwritten_reads(num) + \
         barriers.divergent_barriers(num.function, num.hardware, num)
 
 
@@ -72,6 +73,47 @@ def empty_loops(sym: Kernel) -> list[Diagnostic]:
             f"constants{what}", lp.node.span,
             "a tile or work-per-thread size that this loop's bound rounds down to nothing "
             "(an integer division); choose sizes the kernel is written for"))
+    return out
+
+
+def endless_loops(num: Kernel) -> list[Diagnostic]:
+    """A warning at each counted ``for`` loop whose step at these sizes is 0, or moves
+    its index away from the bound its condition compares it with (``i < n`` and ``i -=
+    1``), at a point of the loops around it where the condition holds from the start:
+    there the loop never ends, and the kernel hangs (a grid-stride loop whose stride
+    ``0 * nrThreads * nrBlocks`` was mistyped, found by fuzzing ``mcl run``)."""
+    from mcl.analyses.kernel_syntax import comparison
+    out: list[Diagnostic] = []
+    for lp in num.loops:
+        if lp.kind != "for" or lp.step is None or lp.start is None or lp.bound is None:
+            continue
+        found = comparison(lp.node.cond, lp.var)
+        if found is None or found[0] not in ("<", "<=", ">", ">="):
+            continue
+        up = found[0] in ("<", "<=")
+        values = _enumerated((lp.step, lp.start, lp.bound), _loops_around(num, lp),
+                             sample=True)
+        if values is None:
+            continue
+        (step, start, bound), at = values
+        holds = start < bound if up else start > bound
+        never = holds & ((step == 0) | ((step < 0) if up else (step > 0)))
+        if not never.any():
+            continue
+        i = int(np.argmax(never))
+        where = ", ".join(f"{v} = {int(x[i])}" for v, x in sorted(at.items()))
+        update = print_statement(lp.node.update).rstrip(";") \
+            if lp.node.update is not None else "its step"
+        why = f"('{update}') is 0 at these sizes" if step[i] == 0 else \
+            (f"('{update}', {int(step[i])} at these sizes) moves {lp.var} away from the "
+             f"bound of '{print_expr(lp.node.cond)}'")
+        out.append(warning(
+            "feedback-endless-loop",
+            f"{lp.label} never ends: its step {why}" + (f" (at {where})" if where else ""),
+            lp.node.span,
+            "a step that comes out 0 or of the wrong sign at these sizes (an integer "
+            "product or division of them); launched, the kernel would hang: choose sizes "
+            "the kernel is written for"))
     return out
 
 
@@ -291,8 +333,9 @@ def modifying(found: list[Diagnostic]) -> list[Diagnostic]:
 def unsafe(found: list[Diagnostic]) -> list[Diagnostic]:
     """The warnings among ``found`` of a kernel not to launch: a store outside its array
     (:func:`modifying`), a barrier that not every unit of a work-group reaches (PoCL
-    dies of a segmentation fault, a GPU may hang)."""
-    return [d for d in found if d in modifying(found) or d.code == barriers.CODE]
+    dies of a segmentation fault, a GPU may hang), a loop that never ends (it hangs)."""
+    return [d for d in found if d in modifying(found)
+            or d.code in (barriers.CODE, "feedback-endless-loop")]
 
 
 def _known_conditions(a: Access) -> tuple[sympy.Basic, ...] | None:

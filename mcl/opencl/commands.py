@@ -65,9 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "loop that never runs, a grid of no blocks, an index "
                                    "beyond its dimension, a read of an element nothing "
                                    "writes), as `mcl feedback` does; a kernel that would "
-                                   "store to an element outside its array, or whose barrier "
-                                   "not every unit of a work-group reaches, is not launched "
-                                   "(--unchecked launches it).")
+                                   "store to an element outside its array, whose barrier not "
+                                   "every unit of a work-group reaches, or whose loop never "
+                                   "ends, is not launched (--unchecked launches it).")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -93,10 +93,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--unchecked", "--unchecked-writes", dest="unchecked_writes",
                    action="store_true",
                    help="launch the kernel even where the analyses find a store or atomic "
-                        "update outside its array at these sizes, or a barrier that not "
-                        "every unit of a work-group reaches (for a kernel right in a way "
-                        "they do not follow): such a kernel modifies memory it does not "
-                        "own, or hangs")
+                        "update outside its array at these sizes, a barrier that not "
+                        "every unit of a work-group reaches, or a loop that never ends "
+                        "(for a kernel right in a way they do not follow): such a kernel "
+                        "modifies memory it does not own, or hangs")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 
@@ -365,8 +365,8 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     (a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
     an element nothing writes: mcl.analyses.wrong_kernel),
     before it runs: a result checked against nothing would not show it. A store or an
-    atomic update beyond its dimension, or a barrier not every unit reaches, stops the run
-    (unless --unchecked):
+    atomic update beyond its dimension, a barrier not every unit reaches, or a loop that
+    never ends, stops the run (unless --unchecked):
     launched, the kernel would modify memory it does not own."""
     import sys
 
@@ -377,7 +377,16 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     if found:
         print_diagnostics(found, args, stream=sys.stderr)
     outside = modifying(found)
-    divergent = [d for d in unsafe(found) if d not in outside]
+    endless = [d for d in found if d.code == "feedback-endless-loop"]
+    if endless and not args.unchecked_writes:
+        raise McplError(error(
+            "opencl-endless-loop",
+            f"not run: at these sizes {len(endless)} loop{'s' if len(endless) != 1 else ''} "
+            f"never end{'s' if len(endless) == 1 else ''} (warned of above); launched, the "
+            "kernel would hang", endless[0].span,
+            hint="choose sizes the kernel is written for; where the loop ends in a way the "
+                 "analyses do not follow, --unchecked launches it"))
+    divergent = [d for d in unsafe(found) if d not in outside and d not in endless]
     if divergent and not args.unchecked_writes:
         # PoCL dies of a segmentation fault; a GPU may hang or go on with part of a block
         raise McplError(error(

@@ -45,9 +45,9 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     work-groups are resident; the compiler spills what does not fit. ``fast_math``:
     relaxed math (mcl.opencl.generate.FAST_MATH). ``check_writes``: before the first
     launch at each sizes, the stores and atomic updates that leave their arrays there,
-    and the barriers that not every unit of a work-group reaches (mcl.analyses.validity,
-    mcl.analyses.barriers), stop the call; False launches such a kernel anyway (where it
-    is right in a way the analyses do not follow)."""
+    the barriers that not every unit of a work-group reaches and the loops that never
+    end (mcl.analyses.validity, mcl.analyses.barriers) stop the call; False launches
+    such a kernel anyway (where it is right in a way the analyses do not follow)."""
     from mcl.opencl.vendor import REGISTER_LIMITS
     if max_registers is not None and not \
             REGISTER_LIMITS[0] <= max_registers <= REGISTER_LIMITS[1]:
@@ -252,8 +252,9 @@ class Kernel:
         """An error where the kernel would store or update an element outside its array
         at the sizes of ``env`` (mcl.analyses.validity, once per sizes): launched, it
         would modify memory it does not own (on a CPU device the process's own: PoCL
-        aborts the process, its heap corrupted); or where a barrier is not reached by
-        every unit of a work-group (PoCL dies of a segmentation fault, a GPU may hang)."""
+        aborts the process, its heap corrupted); where a barrier is not reached by every
+        unit of a work-group (PoCL dies of a segmentation fault, a GPU may hang); or where
+        a loop never ends (the launch would hang)."""
         if self.writes_outside is None:
             return
         key = tuple(sorted(env.items()))
@@ -262,12 +263,16 @@ class Kernel:
         found = self.writes_outside(env)
         if found:
             d = found[0]
-            barrier = d.code != "feedback-out-of-bounds"
+            code, what = {
+                "feedback-divergent-barrier": (
+                    "opencl-divergent-barrier",
+                    "a barrier not every unit of a work-group reaches: "),
+                "feedback-endless-loop": (
+                    "opencl-endless-loop", "at these sizes a loop never ends: "),
+            }.get(d.code, ("opencl-out-of-bounds",
+                           "at these sizes it writes outside its arrays: "))
             raise McplError(error(
-                "opencl-divergent-barrier" if barrier else "opencl-out-of-bounds",
-                f"'{self.plan.kernel}' not run: "
-                + ("a barrier not every unit of a work-group reaches: " if barrier else
-                   "at these sizes it writes outside its arrays: ") + d.message, d.span,
+                code, f"'{self.plan.kernel}' not run: {what}{d.message}", d.span,
                 f"{d.hint}; where the kernel is right in a way the analyses do not "
                 "follow, compile(..., check_writes=False) launches it"))
         self._safe_sizes.add(key)

@@ -8,6 +8,8 @@ elements and an access under a condition on data are not."""
 
 from __future__ import annotations
 
+import pytest
+
 from mcl.analyses import feedback
 
 _KERNEL = """module k;
@@ -136,6 +138,59 @@ def test_an_index_past_32_bit_ints_inside_a_larger_dimension_is_named(tmp_path):
     f.write_text(_FLAT.format(row="", index="i * m + j"))
     assert [d for d in feedback(str(f), only=["ops"], values={"n": 40000})
             if d.code == "feedback-out-of-bounds"] == []
+
+
+_STRIDE = """module k;
+import hopper;
+hopper void k(const int n = 5000, global float[n] out, global float[n] inp) {{
+  const int nrBlocks = 4;
+  const int stride = {stride};
+  foreach (int b in nrBlocks blocks) {{
+    foreach (int w in 1 warps) {{
+      foreach (int t in 32 threads) {{
+        for (int i = {loop}) {{
+          out[i] = inp[i];
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("stride, loop, message", [
+    # a mistyped grid stride (found by fuzzing mcl run: the run hung)
+    ("0 * 32 * nrBlocks", "b * 32 + t; i < n; i += stride",
+     "loop i never ends: its step ('i += stride') is 0 at these sizes (at b = 0, t = 0)"),
+    # a step of the wrong sign
+    ("32 * nrBlocks", "b * 32 + t; i < n; i -= stride",
+     "loop i never ends: its step ('i -= stride', -128 at these sizes) moves i away from "
+     "the bound of 'i < n' (at b = 0, t = 0)"),
+])
+def test_a_loop_that_never_ends_is_named(tmp_path, stride, loop, message):
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check, parse_file
+    f = tmp_path / "k.mcpl"
+    f.write_text(_STRIDE.format(stride=stride, loop=loop))
+    (d,) = [d for d in wrong_kernel(check(parse_file(str(f)))) if d.code != "feedback-race"]
+    assert d.code == "feedback-endless-loop" and d.message == message, d.message
+    assert d.span.line == 9
+
+
+@pytest.mark.parametrize("stride, loop", [
+    ("32 * nrBlocks", "b * 32 + t; i < n; i += stride"),
+    # a count-down loop
+    ("32 * nrBlocks", "n - 1 - b * 32 - t; i >= 0; i -= stride"),
+    # a step of 0 in a loop whose condition fails from the start: it does not run
+    ("0", "n + t; i < n; i += stride"),
+])
+def test_a_loop_that_ends_is_not_named(tmp_path, stride, loop):
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check, parse_file
+    f = tmp_path / "k.mcpl"
+    f.write_text(_STRIDE.format(stride=stride, loop=loop))
+    assert [d for d in wrong_kernel(check(parse_file(str(f))))
+            if d.code == "feedback-endless-loop"] == []
 
 
 def test_an_index_inside_its_dimension_is_not_named(tmp_path):

@@ -128,6 +128,28 @@ def test_a_float_atomic_sum_that_becomes_nan_ends(tmp_path):
     assert out.stdout.split() == ["nan", "1000.0"]
 
 
+def test_a_kernel_whose_loop_never_ends_is_not_launched(tmp_path):
+    """reduction hopper_v1 with its grid stride mistyped to 0 (found by fuzzing: mcl run
+    hung): not launched. In a process of its own, so that a launch fails the test."""
+    import subprocess
+    import sys
+    source = (EXAMPLES / "reduction" / "hopper_v1.mcpl").read_text()
+    assert "const int stride = 2 * nrThreads * nrBlocks;" in source
+    (tmp_path / "v1.mcpl").write_text(source.replace(
+        "const int stride = 2 * nrThreads * nrBlocks;", "const int stride = 0 * nrThreads;"))
+    script = ("import numpy as np, mcl\n"
+              "from mcl.diagnostics import McplError\n"
+              f"k = mcl.compile({str(tmp_path / 'v1.mcpl')!r})\n"
+              "try:\n"
+              "    k(n=5000, input=np.ones(5000, np.float32), result=np.zeros(1, np.float32))\n"
+              "except McplError as e:\n"
+              "    print(e.diagnostics[0].code)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["opencl-endless-loop"]
+
+
 def test_local_memory_larger_than_the_device():
     k = mcl.compile(EXAMPLES / "histogram" / "hopper_v1.mcpl")
     nr = 1 << 22    # 8 warps x 4 M buckets of int in local memory
