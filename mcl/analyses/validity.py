@@ -32,6 +32,7 @@ import sympy
 
 from mcl.analyses import barriers
 from mcl.analyses.kernel import Access, Kernel, Loop, var_symbol
+from mcl.analyses.kernel_syntax import comparison
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr, print_statement
@@ -82,7 +83,6 @@ def endless_loops(num: Kernel) -> list[Diagnostic]:
     1``), at a point of the loops around it where the condition holds from the start:
     there the loop never ends, and the kernel hangs (a grid-stride loop whose stride
     ``0 * nrThreads * nrBlocks`` was mistyped, found by fuzzing ``mcl run``)."""
-    from mcl.analyses.kernel_syntax import comparison
     out: list[Diagnostic] = []
     for lp in num.loops:
         if lp.kind != "for" or lp.step is None or lp.start is None or lp.bound is None:
@@ -248,20 +248,21 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
                 continue
             found = _outside(index, size, a.loops, () if constant else known or ())
             written = [e for group in a.node.groups for e in group]
-            text = print_expr(written[d]) if d < len(written) else str(index)
-            which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
-                f"the index of {a.name}"
+            wrapped = None
             if found is None:
                 wrapped = None if constant or d >= len(written) else \
                     _wrapped(num, index, size, a.loops, known or (), written[d])
-                if wrapped is not None:
-                    seen.add(id(a.node))
-                    out.append(_wrapped_warning(a, which, text, *wrapped))
-                    out[-1].data.update(modifies=a.write or id(a.node) in updated,
-                                        certain=False, space=a.space)
-                    break
-                continue
+                if wrapped is None:
+                    continue
+            text = print_expr(written[d]) if d < len(written) else str(index)
+            which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
+                f"the index of {a.name}"
             seen.add(id(a.node))
+            if wrapped is not None:
+                out.append(_wrapped_warning(a, which, text, *wrapped))
+                out[-1].data.update(modifies=a.write or id(a.node) in updated,
+                                    certain=False, space=a.space)
+                break
             value, extent, at = found
             where = f" (at {', '.join(f'{v} = {x}' for v, x in at)})" if at else ""
             out.append(warning(
@@ -334,7 +335,8 @@ def unsafe(found: list[Diagnostic]) -> list[Diagnostic]:
     """The warnings among ``found`` of a kernel not to launch: a store outside its array
     (:func:`modifying`), a barrier that not every unit of a work-group reaches (PoCL
     dies of a segmentation fault, a GPU may hang), a loop that never ends (it hangs)."""
-    return [d for d in found if d in modifying(found)
+    stores = modifying(found)
+    return [d for d in found if d in stores
             or d.code in (barriers.CODE, "feedback-endless-loop")]
 
 
