@@ -8,25 +8,29 @@ them leave early (``if (v[t] < 0) { break; }``) leaves the others waiting for un
 that never come, or the result undefined: OpenCL makes it undefined behaviour, NVIDIA's
 GPUs may hang or go on with a part of the block, PoCL may hang.
 
-What differs between the units (*varies*): the indices of the foreach loops inside the
-outermost one (the work-items of a work-group; at a level of one par_group, its units),
-the variables computed from them, or assigned under a condition that varies, and the
-elements read at an index that varies. A value read at the same index by every unit is
-the same for all of them. Conservative where it cannot tell: a condition on such a
-variable is taken to vary. A loop whose range names a unit's index varies unless the
-model of the kernel at a run's sizes counts the same trips for every unit.
+What differs between the units (*varies*, mcl.mcpl.varying, the analysis the
+generator's lane loops use too): the indices of the foreach loops inside the outermost
+one (the work-items of a work-group; at a level of one par_group, its units), the
+variables computed from them, or assigned under a condition that varies, the elements
+read at an index that varies, and what a call with side effects returns. A value read
+at the same index by every unit is the same for all of them. Conservative where it
+cannot tell: a condition on such a variable is taken to vary. A loop whose range names
+a unit's index varies unless the model of the kernel at a run's sizes counts the same
+trips for every unit.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import sympy
 
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr
+from mcl.mcpl.varying import Varying
 
 CODE = "feedback-divergent-barrier"
 
@@ -41,10 +45,12 @@ def divergent_barriers(function: ast.Function, hardware, kernel=None) -> list[Di
     groups = [g.name for g in hardware.par_groups()] if hardware is not None else []
     grid = groups[0] if len(groups) > 1 else None      # its units are the work-groups
     varying = _varying(function, grid, hardware)
-    varying.same_trips = (lambda node: _same_trips(kernel, node)) if kernel is not None \
-        else (lambda node: False)
+
+    def same_trips(node: ast.For) -> bool:
+        return kernel is not None and _same_trips(kernel, node)
+
     out: list[Diagnostic] = []
-    _visit(function.body, [], varying, grid, out)
+    _visit(function.body, [], varying, same_trips, grid, out)
     return out
 
 
@@ -76,36 +82,6 @@ def _same_trips(kernel, node: ast.For) -> bool:
     return len(counts) == 1 and None not in counts
 
 
-class _Varying(set):
-    """The names whose values may differ between the units of a work-group, and the
-    arrays each unit has its own of (``private``: declared inside a foreach over the
-    units), whose elements differ however they are indexed."""
-
-    private: frozenset[str] = frozenset()
-
-    @staticmethod
-    def same_trips(node: ast.For) -> bool:
-        """Whether the units go round ``node`` equally often (set per kernel)."""
-        return False
-
-
-def _uses(e: ast.Node | None, varying: _Varying) -> bool:
-    """Whether the value of ``e`` may differ between the units: it names a varying
-    variable, reads an array shared by the units at an index that varies, or reads a
-    unit's own array that varies."""
-    if e is None:
-        return False
-    if isinstance(e, ast.Name):
-        return e.id in varying
-    if isinstance(e, ast.Index):
-        base = e.base.id if isinstance(e.base, ast.Name) else None
-        if base in varying and base in varying.private:
-            return True
-        return any(_uses(i, varying) for group in e.groups for i in group) or \
-            (base is None and _uses(e.base, varying))
-    return any(_uses(c, varying) for c in ast.children(e))
-
-
 def _own(hardware, space: str | None, grid: str | None) -> bool:
     """Whether an array of ``space`` declared inside a foreach over the units is each
     unit's own: registers, or a space a unit of an inner par_group owns (hopper's
@@ -119,101 +95,26 @@ def _own(hardware, space: str | None, grid: str | None) -> bool:
     return group is not None and group.name != grid
 
 
-def _varying(function: ast.Function, grid: str | None, hardware) -> _Varying:
-    """The names whose values may differ between the units of a work-group."""
-    out = _Varying()
-    private = set()
+def _varying(function: ast.Function, grid: str | None, hardware) -> Varying:
+    """What differs between the units of a work-group: the indices of the foreach loops
+    inside the work-groups' own and what follows from them (mcl.mcpl.varying), the
+    arrays each unit has its own of (:func:`_own`) varying however indexed."""
+    seeds, own = set(), set()
     for n in ast.walk(function.body):
         if isinstance(n, ast.ForEach) and n.group != grid:
-            out.add(n.var.name)
-            private |= {d.name for d in ast.walk(n.body)
-                        if isinstance(d, ast.Declaration) and d.type.is_array
-                        and _own(hardware, d.space, grid)}
-    out.private = frozenset(private)
-    changed = True
-    while changed:
-        changed = False
-        for name in _assigned(function.body, out, False):
-            if name not in out:
-                out.add(name)
-                changed = True
-    return out
+            seeds.add(n.var.name)
+            own |= {d.name for d in ast.walk(n.body)
+                    if isinstance(d, ast.Declaration) and d.type.is_array
+                    and _own(hardware, d.space, grid)}
+    return Varying(function.body, seeds, own=own)
 
 
-def _target_name(e: ast.Expr) -> str | None:
-    while isinstance(e, ast.Index | ast.Field):
-        e = e.base
-    return e.id if isinstance(e, ast.Name) else None
-
-
-def _assigned(s: ast.Node, varying: set[str], under: bool) -> set[str]:
-    """The names ``s`` gives a varying value: computed from a varying one, or assigned
-    where a varying condition holds (``under``)."""
-    out: set[str] = set()
-    if isinstance(s, ast.Declaration):
-        if s.init is not None and (under or _uses(s.init, varying)):
-            out.add(s.name)
-    elif isinstance(s, ast.Assign):
-        name = _target_name(s.target)
-        # an element written at a varying index varies too (a shared tile)
-        if name is not None and (under or _uses(s.value, varying) or _uses(s.target, varying)):
-            out.add(name)
-    elif isinstance(s, ast.IncDec):
-        name = _target_name(s.target)
-        if name is not None and (under or _uses(s.target, varying)):
-            out.add(name)
-    elif isinstance(s, ast.If):
-        inner = under or _uses(s.cond, varying)
-        out |= _assigned(s.then, varying, inner)
-        if s.orelse is not None:
-            out |= _assigned(s.orelse, varying, inner)
-    elif isinstance(s, ast.For):
-        inner = under or _loop_varies(s, varying)
-        for part in (s.init, s.update, s.body):
-            if part is not None:
-                out |= _assigned(part, varying, inner)
-    elif isinstance(s, ast.While):
-        out |= _assigned(s.body, varying, under or _uses(s.cond, varying))
-    elif isinstance(s, ast.Block | ast.ForEach):
-        for c in ast.statements_of(s.body if isinstance(s, ast.ForEach) else s):
-            out |= _assigned(c, varying, under)
-    return out
-
-
-def _loop_varies(s: ast.For, varying: set[str]) -> bool:
-    """Whether the units of a work-group may go round ``s`` different numbers of times."""
-    init = s.init.init if isinstance(s.init, ast.Declaration) else \
-        s.init.value if isinstance(s.init, ast.Assign) else None
-    update = s.update.value if isinstance(s.update, ast.Assign) else None
-    return any(_uses(e, varying) for e in (init, s.cond, update))
-
-
-def _leaves_early(body: ast.Stmt, varying: set[str]) -> ast.If | None:
-    """An ``if`` with a varying condition in ``body`` (not in a loop inside it) around
-    a ``break`` or ``continue`` of the loop: its units leave it or skip the rest of an
-    iteration unequally."""
-    def search(s: ast.Stmt, cond: ast.If | None) -> ast.If | None:
-        if isinstance(s, ast.Break | ast.Continue):
-            return cond
-        if isinstance(s, ast.If):
-            here = s if cond is None and _uses(s.cond, varying) else cond
-            found = search(s.then, here)
-            if found is None and s.orelse is not None:
-                found = search(s.orelse, here)
-            return found
-        if isinstance(s, ast.Block):
-            for c in s.statements:
-                found = search(c, cond)
-                if found is not None:
-                    return found
-        return None     # (a loop inside has its own break)
-    return search(body, None)
-
-
-def _visit(s: ast.Stmt, around: list[tuple[ast.Stmt, str]], varying: set[str],
-           grid: str | None, out: list[Diagnostic]) -> None:
+def _visit(s: ast.Stmt, around: list[tuple[ast.Stmt, str]], varying: Varying,
+           same_trips: Callable[[ast.For], bool], grid: str | None,
+           out: list[Diagnostic]) -> None:
     """Each barrier under ``s``, with the statements around it whose control varies
-    (``around``: the statement and how it varies)."""
+    (``around``: the statement and how it varies; ``same_trips``: whether every unit
+    goes round a loop whose header varies equally often all the same)."""
     if isinstance(s, ast.Barrier):
         if around:
             out.append(_warning(s, *around[-1]))
@@ -221,22 +122,22 @@ def _visit(s: ast.Stmt, around: list[tuple[ast.Stmt, str]], varying: set[str],
     if isinstance(s, ast.ForEach):
         # the work-group's own loop starts afresh: what varied between work-groups does
         # not split a work-group
-        _visit(s.body, [] if s.group == grid else around, varying, grid, out)
+        _visit(s.body, [] if s.group == grid else around, varying, same_trips, grid, out)
     elif isinstance(s, ast.If):
-        here = around + [(s, "if")] if _uses(s.cond, varying) else around
-        _visit(s.then, here, varying, grid, out)
+        here = around + [(s, "if")] if varying.expr(s.cond) else around
+        _visit(s.then, here, varying, same_trips, grid, out)
         if s.orelse is not None:
-            _visit(s.orelse, here, varying, grid, out)
+            _visit(s.orelse, here, varying, same_trips, grid, out)
     elif isinstance(s, ast.For | ast.While):
-        varies = _loop_varies(s, varying) and not varying.same_trips(s) \
-            if isinstance(s, ast.For) else _uses(s.cond, varying)
-        early = _leaves_early(s.body, varying)
-        here = around + [(s, "loop")] if varies else \
-            around + [(early, "early")] if early is not None else around
-        _visit(s.body, here, varying, grid, out)
+        # a loop some units leave early is named for that (its index then varies too)
+        early = varying.leaves_early(s)
+        varies = varying.header(s) and not (isinstance(s, ast.For) and same_trips(s))
+        here = around + [(early, "early")] if early is not None else \
+            around + [(s, "loop")] if varies else around
+        _visit(s.body, here, varying, same_trips, grid, out)
     elif isinstance(s, ast.Block):
         for c in s.statements:
-            _visit(c, around, varying, grid, out)
+            _visit(c, around, varying, same_trips, grid, out)
 
 
 def _warning(b: ast.Barrier, s: ast.Stmt, how: str) -> Diagnostic:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from mcl.diagnostics import McplError
 from mcl.mcpl import ast
+from mcl.mcpl.varying import PURE
 from mcl.opencl import async_copy, lanes, vectorize
 from mcl.opencl.emit_expressions import (
     _SIZES,
@@ -394,7 +395,7 @@ class _StatementEmission:
             return (self.lane_load(ref, width, ctype), True) if vec else (ref, False)
         if not any(isinstance(n, ast.Name) and n.id == lane or isinstance(n, ast.Index)
                    for n in ast.walk(e)):
-            if any(isinstance(n, ast.Call) and n.func not in lanes.PURE for n in ast.walk(e)):
+            if any(isinstance(n, ast.Call) and n.func not in PURE for n in ast.walk(e)):
                 raise lanes.NotVector
             return f"({p.expr(e)})", False
         if isinstance(e, _Paren):

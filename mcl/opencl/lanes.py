@@ -30,14 +30,13 @@ foreach. Pure functions: the loop is a plain C loop; nothing else is assumed.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
-
-#: Built-in functions without side effects (their value depends on their arguments).
-PURE = frozenset({"sqrt", "exp", "log", "sin", "cos", "fabs", "min", "max", "pow",
-                  "floor", "ceil"})
+from mcl.mcpl.varying import PURE, Varying
+from mcl.mcpl.varying import root as _root
+from mcl.mcpl.varying import statements as _stmts
 
 
 def _fail(code: str, message: str, node: ast.Node, hint: str | None = None) -> McplError:
@@ -58,22 +57,10 @@ def lower(body: ast.Block, lane_groups: set[str], loops: set[int],
     return ast.transform(body, rewrite)
 
 
-def _stmts(s: ast.Stmt | None) -> tuple[ast.Stmt, ...]:
-    if s is None:
-        return ()
-    return s.statements if isinstance(s, ast.Block) else (s,)
-
-
 def _names_in(node: ast.Node | None) -> set[str]:
     if node is None:
         return set()
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _root(e: ast.Expr) -> str | None:
-    while isinstance(e, ast.Index | ast.Field):
-        e = e.base
-    return e.id if isinstance(e, ast.Name) else None
 
 
 class _Lowering:
@@ -97,99 +84,14 @@ class _Lowering:
                 r = _root(n.target)
                 if r is not None:
                     self.assigned[r] = self.assigned.get(r, 0) + 1
-        self.varying = self._varying()
+        # which values differ between lanes: the lane, its arrays, and what follows
+        arrays = {name for name, d in self.declared.items() if d.type.is_array}
+        self.varying = Varying(self.body, {self.lane} | arrays, own=arrays,
+                               markable=self.declared)
         self.lane_scalars: set[str] = set()
         self.lane_arrays: set[str] = set()
         #: scalars computed again in each run that uses them, in declaration order
         self.remat: dict[str, ast.Declaration] = {}
-
-    # ---- which values differ between lanes
-
-    def expr_varying(self, e: ast.Expr | None, varying: set[str]) -> bool:
-        if e is None:
-            return False
-        for n in ast.walk(e):
-            if isinstance(n, ast.Name) and n.id in varying:
-                return True
-            if isinstance(n, ast.Call) and n.func not in PURE:
-                return True
-        return False
-
-    def _varying(self) -> set[str]:
-        varying = {self.lane} | {name for name, d in self.declared.items() if d.type.is_array}
-        changed = True
-
-        def mark(name: str | None) -> None:
-            nonlocal changed
-            if name is not None and name in self.declared and name not in varying:
-                varying.add(name)
-                changed = True
-
-        def visit(stmts: Iterable[ast.Stmt], ctrl: bool) -> None:
-            for s in stmts:
-                if isinstance(s, ast.Declaration):
-                    if ctrl or self.expr_varying(s.init, varying):
-                        mark(s.name)
-                elif isinstance(s, ast.Assign | ast.IncDec):
-                    value = s.value if isinstance(s, ast.Assign) else None
-                    if ctrl or self.expr_varying(value, varying) or \
-                            self.expr_varying(s.target, varying):
-                        mark(_root(s.target))
-                elif isinstance(s, ast.ExprStmt):
-                    for n in ast.walk(s.expr):
-                        if isinstance(n, ast.Call) and n.func not in PURE:
-                            for a in n.args:
-                                mark(_root(a))
-                elif isinstance(s, ast.If):
-                    c = ctrl or self.expr_varying(s.cond, varying)
-                    visit(_stmts(s.then), c)
-                    visit(_stmts(s.orelse), c)
-                elif isinstance(s, ast.For):
-                    c = ctrl or self.loop_varying(s, varying)
-                    if s.init is not None:
-                        visit((s.init,), c)
-                    if c and s.init is None and s.update is not None:
-                        mark(_root(s.update.target))
-                    visit(_stmts(s.body), c)
-                elif isinstance(s, ast.While):
-                    c = ctrl or self.loop_varying(s, varying)
-                    visit(_stmts(s.body), c)
-                elif isinstance(s, ast.Block):
-                    visit(s.statements, ctrl)
-
-        while changed:
-            changed = False
-            visit(_stmts(self.body), False)
-        return varying
-
-    def loop_varying(self, s: ast.For | ast.While, varying: set[str]) -> bool:
-        """A loop runs differently in different lanes when its header depends on a
-        lane or a break or continue of it lies under a condition that does."""
-        if isinstance(s, ast.For):
-            header = [s.cond, s.update.value if isinstance(s.update, ast.Assign) else None]
-            init = s.init
-            if isinstance(init, ast.Declaration):
-                header.append(init.init)
-            elif isinstance(init, ast.Assign):
-                header.append(init.value)
-            if any(self.expr_varying(e, varying) for e in header):
-                return True
-        elif self.expr_varying(s.cond, varying):
-            return True
-
-        def jumps_under_varying(n: ast.Stmt, under: bool) -> bool:
-            if isinstance(n, ast.Break | ast.Continue):
-                return under
-            if isinstance(n, ast.For | ast.While):
-                return False
-            if isinstance(n, ast.Block):
-                return any(jumps_under_varying(x, under) for x in n.statements)
-            if isinstance(n, ast.If):
-                u = under or self.expr_varying(n.cond, varying)
-                return jumps_under_varying(n.then, u) or (
-                    n.orelse is not None and jumps_under_varying(n.orelse, u))
-            return False
-        return any(jumps_under_varying(x, False) for x in _stmts(s.body))
 
     # ---- statements: uniform ones stay, the others go into lane loops
 
@@ -236,9 +138,9 @@ class _Lowering:
             return "barrier"
         if isinstance(s, ast.Block):
             return "block"
-        if isinstance(s, ast.If) and not self.expr_varying(s.cond, v):
+        if isinstance(s, ast.If) and not v.expr(s.cond):
             return "if"
-        if isinstance(s, ast.For | ast.While) and not self.loop_varying(s, v) \
+        if isinstance(s, ast.For | ast.While) and not v.loop(s) \
                 and not (isinstance(s, ast.For) and self.counter(s) in v):
             return "loop"
         for n in ast.walk(s):
