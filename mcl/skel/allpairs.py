@@ -400,6 +400,12 @@ __kernel void skel_allpairs_plain(__global const TA* A, __global const TB* B,
 """
 
 
+def _square_group(devs, g: int) -> int:
+    """The side of the square work-group of the plain kernels: 16, 8 where device ``g``
+    takes fewer than 256 work-items."""
+    return 16 if devs.device(g).max_work_group_size >= 256 else 8
+
+
 def _literal(value) -> str:
     """``value`` (a Python or numpy number) as an OpenCL C literal."""
     if isinstance(value, (bool, np.bool_)):
@@ -541,7 +547,7 @@ class AllPairs(Skeleton):
                 f"    C[(first + r - c_lo) * m + col] = {cname(self.func)}(am, bm"
                 f"{self.extra_names()});\n  }}\n}}\n")
         k = self.kernel(devs, g, prelude, body, "skel_allpairs")
-        tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
+        tile = _square_group(devs, g)
         return (k, (round_up(m, tile), round_up(count, tile)), (tile, tile),
                 [np.int32(s.lo), np.int32(os_.lo), np.int32(s.own_lo), np.int32(count),
                  np.int32(d), np.int32(m)])
@@ -573,8 +579,7 @@ class AllPairs(Skeleton):
         t = self.tiling(devs, g, a.dtype.itemsize, b.dtype.itemsize)
         red = cname(self.reduce)
         a_vec = int(d % 4 == 0 and a_off % 4 == 0)
-        identity = f"(({to})({_literal(self.identity)}))" if self.identity is not None \
-            else f"(({to})0)"
+        identity = self.identity_text(to)
         start = f"{red}({identity}, v)" if self.identity is not None else "v"
         macros = {"BM": t.bm, "BN": t.bn, "BK": t.bk, "TM": t.tm, "TN": t.tn,
                   "LX": t.local_shape[0], "PAD": t.pad, "GROUP": GROUP, "D": d, "M": m,
@@ -606,18 +611,23 @@ class AllPairs(Skeleton):
             size = (-(-count // t.bm) * -(-m // t.bn) * lx, ly)
         return k, size, (lx, ly), [np.int32(a_off), np.int32(c_off), np.int32(count)]
 
+    def identity_text(self, to: str) -> str:
+        """The reduction's identity as OpenCL text of the result type ``to`` (0 where
+        there is none: the first k starts the reduction)."""
+        return f"(({to})({_literal(self.identity)}))" if self.identity is not None \
+            else f"(({to})0)"
+
     def plain_launch(self, devs, g, types, a_off, c_off, count, d, m):
         """The zip-reduce as :data:`PLAIN_KERNEL` on device ``g``: an element of C a
         work-item, in work-groups of 16 x 16 (8 x 8 where a device takes fewer)."""
         ta, tb, to = types
-        identity = f"(({to})({_literal(self.identity)}))" if self.identity is not None \
-            else f"(({to})0)"
+        identity = self.identity_text(to)
         macros = {"TA": ta, "TB": tb, "TO": to, "D": d, "M": m, "ZIP": cname(self.zip),
                   "REDUCE": cname(self.reduce), "IDENTITY": identity,
                   "HAS_ID": int(self.identity is not None)}
         defines = "".join(f"#define {k} {v}\n" for k, v in macros.items())
         k = self.kernel(devs, g, "", defines + PLAIN_KERNEL, "skel_allpairs_plain",
                         self.options)
-        tile = 16 if devs.device(g).max_work_group_size >= 256 else 8
+        tile = _square_group(devs, g)
         return (k, (round_up(m, tile), round_up(count, tile)), (tile, tile),
                 [np.int32(a_off), np.int32(c_off), np.int32(count)])
