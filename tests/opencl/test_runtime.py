@@ -110,20 +110,26 @@ def test_a_kernel_that_updates_an_element_outside_its_array_is_not_launched(tmp_
                        check_writes=False).writes_outside is None
 
 
+def _in_own_process(script: str):
+    """``script`` run by a Python of its own: a kernel that hangs fails the test (at the
+    timeout) instead of the test suite."""
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+
+
 def test_a_float_atomic_sum_that_becomes_nan_ends(tmp_path):
     """reduction perfect's atomicAdd on a float is a compare-and-swap loop; once the sum
     is NaN, a loop that compared floats went round for ever (found by fuzzing: mcl run
     hung). Run in a process of its own, so that a hang fails the test."""
-    import subprocess
-    import sys
     script = ("import numpy as np, mcl\n"
               f"k = mcl.compile({str(EXAMPLES / 'reduction' / 'perfect.mcpl')!r}, 'hopper')\n"
               "x = np.ones(1000, np.float32); x[3] = np.nan\n"
               "print(k(n=1000, input=x, result=np.zeros(1, np.float32))['result'][0])\n"
               "print(k(n=1000, input=np.ones(1000, np.float32),\n"
               "        result=np.zeros(1, np.float32))['result'][0])\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
+    out = _in_own_process(script)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["nan", "1000.0"]
 
@@ -131,8 +137,6 @@ def test_a_float_atomic_sum_that_becomes_nan_ends(tmp_path):
 def test_a_kernel_whose_loop_never_ends_is_not_launched(tmp_path):
     """reduction hopper_v1 with its grid stride mistyped to 0 (found by fuzzing: mcl run
     hung): not launched. In a process of its own, so that a launch fails the test."""
-    import subprocess
-    import sys
     source = (EXAMPLES / "reduction" / "hopper_v1.mcpl").read_text()
     assert "const int stride = 2 * nrThreads * nrBlocks;" in source
     (tmp_path / "v1.mcpl").write_text(source.replace(
@@ -144,8 +148,7 @@ def test_a_kernel_whose_loop_never_ends_is_not_launched(tmp_path):
               "    k(n=5000, input=np.ones(5000, np.float32), result=np.zeros(1, np.float32))\n"
               "except McplError as e:\n"
               "    print(e.diagnostics[0].code)\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
+    out = _in_own_process(script)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["opencl-endless-loop"]
 
