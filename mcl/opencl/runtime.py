@@ -68,16 +68,17 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
         import pyopencl as cl
         queue = cl.CommandQueue(context,
                                 properties=cl.command_queue_properties.PROFILING_ENABLE)
-    guard = _WritesOutside(path_or_module, kernels[0].name, specialize, tuple(search_path)) \
+    guard = _LaunchHazards(path_or_module, kernels[0].name, specialize, tuple(search_path)) \
         if check_writes else None
     return Kernel(kernels[0], context, queue, max_registers=max_registers,
                   writes_outside=guard)
 
 
-class _WritesOutside:
-    """The stores and atomic updates of a kernel that leave their arrays at given sizes
-    (mcl.analyses.validity's out-of-bounds warnings that modify memory), the module
-    checked once, on the first call."""
+class _LaunchHazards:
+    """What makes a kernel not to be launched at given sizes (mcl.analyses.validity.
+    unsafe: the stores and atomic updates that leave their arrays, the barriers not
+    every unit of a work-group reaches, the loops that never end), the module checked
+    once, on the first call."""
 
     def __init__(self, what, function: str, specialize: bool, search_path: tuple):
         self.what, self.function, self.specialize = what, function, specialize
@@ -108,8 +109,9 @@ class Kernel:
     _scratch: dict[str, object] = field(default_factory=dict, repr=False)
     #: the profiling event of the last launch (None if nothing was launched)
     last_event: object = field(default=None, repr=False)
-    #: ``writes_outside(sizes)``: the stores and atomic updates that leave their arrays
-    #: at those sizes (None: not checked); asked once per sizes, before a launch
+    #: ``writes_outside(sizes)``: what makes the kernel not to be launched at those sizes
+    #: (:class:`_LaunchHazards`: stores outside its arrays, divergent barriers, endless
+    #: loops; None: not checked); asked once per sizes, before a launch
     writes_outside: object = field(default=None, repr=False)
     _safe_sizes: set = field(default_factory=set, repr=False)
 
