@@ -4,11 +4,11 @@
 # their SASS (sass_of.sh) and ncu's warp-state, scheduler and instruction sections of
 # the same PTX launched once through the CUDA driver as the fidelity harness launches it
 # (measure.py launch). The versions: benchmarks/runs/stall_reasons.txt.
-#     OUT=DIR [PAGE=raw] [SASS=0] bash benchmarks/runs/stall_reasons.sh
+#     OUT=DIR [PAGE=raw] [SASS=0] [NAMES=FILE] bash benchmarks/runs/stall_reasons.sh
 # (PAGE=raw: every metric of the sections, the stall reasons among them)
 set -u
 OUT=${OUT:-perf-out}; mkdir -p "$OUT"
-NAMES=benchmarks/runs/stall_reasons.txt
+NAMES=${NAMES:-benchmarks/runs/stall_reasons.txt}
 [ "${SASS:-1}" = 1 ] && OUT=$OUT bash benchmarks/runs/sass_of.sh $NAMES
 . benchmarks/gpu_setup.sh >/dev/null 2>&1
 ONLY=$(paste -sd, $NAMES)

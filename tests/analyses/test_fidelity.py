@@ -277,7 +277,9 @@ def test_predicted_times_rank_the_versions_like_the_measured_ones(kernel, least)
     flight (their SASS: each option's loads after the previous option's stores); ncu
     measures gpu_v1's warps active 84% of the time, nvidia_v1's 81% and hopper_v1's
     70%, which the model does not predict: it has the three within 0.1% of each
-    other, gpu_v1 last)."""
+    other, gpu_v1 last; benchmarks/opencl/sequence_probe.py measured the warps active
+    falling with the options a work-item handles in sequence where the issue slots are
+    busy, benchmarks/fidelity/CALIBRATION.md says why it is not built yet)."""
     pred, meas = [], []
     for name in EXAMPLES:
         if CASES[name].kernel != kernel or "time_s" not in BY_NAME[name]:
