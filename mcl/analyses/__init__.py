@@ -362,6 +362,26 @@ def _serial_copies_note(view: KernelView, t) -> str:
             f"flight together: about {time_text(t.serial_saved)} less")
 
 
+def _uneven_note(view, occ, t) -> str:
+    """What the time message says where a grid of few rounds ends while its warps
+    progress unevenly (mcl.analyses.timing_overlap.uneven_round); "" elsewhere."""
+    from mcl.analyses.timing_overlap import uneven_round
+    u = uneven_round(view, occ, t)
+    if u is None:
+        return ""
+    file = target_file(view.hardware)
+    rounds = ("one round" if u.rounds <= 1 else f"{u.rounds:.2g} rounds")
+    return (f"; the grid runs in {rounds} of the resident blocks, each warp going round "
+            "its loads of device memory several times, with the issue slots busy (the issue part "
+            f"{time_text(u.issue)} of {time_text(u.time)}): there an SM's warps progress "
+            "unevenly and the last round ends with the slots of those done idle, measured "
+            f"at up to {u.high:g} of a block's life ({u.low:g}-{u.high:g} in "
+            f"{file.name if file else 'the target file'}'s uneven_progress_measured), here "
+            f"{time_text(u.low * u.life)} to {time_text(u.high * u.life)} beyond the "
+            "predicted time, which does not count it: more blocks that each do less "
+            "(three rounds or more) keep the slots busy to the end")
+
+
 def _issued_share(hw) -> tuple[float, float] | None:
     """The target file's ``issued_share_measured``: (least, most) share of their cycles in
     which the schedulers issued, for the compiled kernels the issue part bounds; None
@@ -441,6 +461,7 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
                 f"of their cycles ({target_file(view.hardware).name}'s issued_share_measured: "
                 "their warps wait for loads, at barriers and for dispatch), so the kernel "
                 f"may take up to {1 / low:.1f} times the issue part")
+    msg += _uneven_note(view, occ, t)
     if t.spills is not None and "memory" in t.parts:
         sp = t.spills
         whose = "the compiler's" if sp.source != "estimated" else "the estimated"

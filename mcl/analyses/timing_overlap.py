@@ -2,8 +2,10 @@
 iterations' loads a warp keeps in flight at once (a register array filled in an
 unrolled loop, the copies of an unrolled loop whose body the compiler predicates, a
 loop the compiler unrolls of its own accord), how often it goes round
-its loads, a grid-stride loop that takes its threads round unequally often, and the
-phases in which a block's warps wait at a barrier for a tile's loads."""
+its loads, a grid-stride loop that takes its threads round unequally often, the
+phases in which a block's warps wait at a barrier for a tile's loads, and a grid of few
+rounds that ends while its warps progress unevenly (named by the time message, not
+counted in the time)."""
 
 from __future__ import annotations
 
@@ -372,3 +374,73 @@ def round_trips(view: KernelView, space: str, lane, together: dict[int, int]) ->
         return None
     return max((passes / max(1, together.get(id(nacc.node), 1)) for nacc, passes in found),
                default=None)
+
+
+@dataclass(frozen=True)
+class UnevenRound:
+    """A grid that ends while its warps progress unevenly (:func:`uneven_round`)."""
+
+    #: resident rounds of the grid's blocks, and how often a warp goes round its loads
+    rounds: float
+    passes: float
+    #: seconds: a block's life (the time over the rounds, at least one round), the issue
+    #: part (without barrier waits) and the kernel's time without the launch
+    life: float
+    issue: float
+    time: float
+    #: the target file's ``uneven_progress_measured``: the least and most a round's end
+    #: was measured to add, as shares of a block's life
+    low: float
+    high: float
+
+
+#: the least share of the time the issue part takes, and the most rounds of resident
+#: blocks, where the sequence probe measured the last round's uneven end
+#: (benchmarks/opencl/sequence_probe.py on the H200: none with 32 multiply-adds an
+#: element, the issue part about a fifth of the time; from 96 on, about half; at 2
+#: rounds and fewer, not at 4)
+UNEVEN_ISSUE_SHARE = 0.5
+UNEVEN_ROUNDS = 2.0
+
+
+def uneven_round(view: KernelView, occupancy, predicted) -> UnevenRound | None:
+    """Where the warps of a grid of at most :data:`UNEVEN_ROUNDS` rounds of resident
+    blocks go round their loads of device memory several times with no barrier between
+    them, and the issue part takes at least :data:`UNEVEN_ISSUE_SHARE` of the predicted
+    time: the schedulers then favour some warps, which finish early, and the last round
+    ends with the slots of the rest idle. Measured (benchmarks/opencl/sequence_probe.py,
+    benchmarks/results/perf/h200_2026-12-01_sequence/: black_scholes' traffic and
+    arithmetic with 2 to 16 elements a work-item in sequence, ncu's warps active 86% to
+    66%) as a share of a block's life, the target file's ``uneven_progress_measured``;
+    not in the predicted time, which would need the cost of one element a work-item
+    too (benchmarks/fidelity/CALIBRATION.md). None elsewhere."""
+    from mcl.analyses.stats import main_space
+    from mcl.analyses.target_settings import device_settings
+    from mcl.analyses.timing_rates import instances
+    from mcl.analyses.traffic import grid_units
+    from mcl.analyses.warp_lanes import lockstep_loop
+    hw = view.hardware
+    measured = device_settings(hw).get("uneven_progress_measured") if hw else None
+    if not (isinstance(measured, list) and len(measured) == 2
+            and all(isinstance(x, int | float) and 0 <= x < 1 for x in measured)):
+        return None
+    found = lockstep_loop(view)
+    space = main_space(view.num)
+    if predicted is None or occupancy is None or not occupancy.resident or not found \
+            or not space:
+        return None
+    waits = predicted.parts.get("barrier waits", 0.0)
+    issue = predicted.parts.get("issue", 0.0) - waits
+    time = predicted.seconds - predicted.launch
+    blocks = grid_units(view, occupancy.unit)
+    holders = instances(hw, occupancy.holder)
+    if waits or time <= 0 or issue < UNEVEN_ISSUE_SHARE * time or not blocks or not holders:
+        return None
+    if barrier_phases(view, space, found[0])[0]:
+        return None
+    rounds = blocks / (occupancy.resident * holders)
+    passes = load_passes(view, space, found[0])
+    if rounds > UNEVEN_ROUNDS or passes is None or passes < 2:
+        return None
+    low, high = sorted(float(x) for x in measured)
+    return UnevenRound(rounds, passes, time / max(1.0, rounds), issue, time, low, high)
