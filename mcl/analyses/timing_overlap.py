@@ -380,9 +380,8 @@ def round_trips(view: KernelView, space: str, lane, together: dict[int, int]) ->
 class UnevenRound:
     """A grid that ends while its warps progress unevenly (:func:`uneven_round`)."""
 
-    #: resident rounds of the grid's blocks, and how often a warp goes round its loads
+    #: resident rounds of the grid's blocks
     rounds: float
-    passes: float
     #: seconds: a block's life (the time over the rounds, at least one round), the issue
     #: part (without barrier waits) and the kernel's time without the launch
     life: float
@@ -443,4 +442,4 @@ def uneven_round(view: KernelView, occupancy, predicted) -> UnevenRound | None:
     if rounds > UNEVEN_ROUNDS or passes is None or passes < 2:
         return None
     low, high = sorted(float(x) for x in measured)
-    return UnevenRound(rounds, passes, time / max(1.0, rounds), issue, time, low, high)
+    return UnevenRound(rounds, time / max(1.0, rounds), issue, time, low, high)
