@@ -35,6 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))   # ptx_driver, for --cuda
 from probe_timing import median_time, probe_setup, save  # noqa: E402
 
 SOURCE = r"""
@@ -108,7 +109,6 @@ def expected(a: np.ndarray, b: np.ndarray, c: np.ndarray, k: int):
 def _cuda_launch(prg, form: str, groups: int, scalars, host, want) -> bool:
     """One launch of ``form`` from the OpenCL program's PTX through the CUDA driver
     (benchmarks/fidelity/ptx_driver.py), its outputs checked."""
-    sys.path.insert(0, str(ROOT / "benchmarks" / "fidelity"))
     from ptx_driver import DeviceArrays, for_cuda, launch
 
     from mcl.opencl.vendor import load

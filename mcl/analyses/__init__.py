@@ -47,7 +47,7 @@ from mcl.analyses.stats import (
     roofline,
     roofline_of_kernel,
 )
-from mcl.analyses.target_settings import device_settings, target_file
+from mcl.analyses.target_settings import share_range, target_file
 from mcl.analyses.values import bytes_text, number_text, time_text
 from mcl.analyses.window import WindowAnalysis
 from mcl.diagnostics import Diagnostic, McplError, error, info
@@ -386,12 +386,8 @@ def _issued_share(hw) -> tuple[float, float] | None:
     """The target file's ``issued_share_measured``: (least, most) share of their cycles in
     which the schedulers issued, for the compiled kernels the issue part bounds; None
     where the file has no such pair of shares in (0, 1]."""
-    share = device_settings(hw).get("issued_share_measured")
-    if not isinstance(share, list) or len(share) != 2 or \
-            not all(isinstance(x, int | float) and 0 < x <= 1 for x in share):
-        return None
-    low, high = sorted(float(x) for x in share)
-    return low, high
+    share = share_range(hw, "issued_share_measured")
+    return share if share is not None and share[0] > 0 else None
 
 
 def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:

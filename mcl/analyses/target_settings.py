@@ -41,6 +41,18 @@ def positive_setting(hw, name: str) -> float | None:
     return float(v) if isinstance(v, int | float) and v > 0 else None
 
 
+def share_range(hw, name: str) -> tuple[float, float] | None:
+    """The ``[device]`` pair ``name`` of the target file of ``hw`` where it is two shares
+    in [0, 1] (a measured range: the least and the most), sorted; None where it is
+    missing or not one."""
+    pair = device_settings(hw).get(name)
+    if not isinstance(pair, list) or len(pair) != 2 or \
+            not all(isinstance(x, int | float) and 0 <= x <= 1 for x in pair):
+        return None
+    low, high = sorted(float(x) for x in pair)
+    return low, high
+
+
 def async_copies(hw) -> bool:
     """Whether the target file of ``hw`` has an ``[async_copy]`` table: its code copies
     runs of 128 bits from global into local memory asynchronously (mcl.opencl.async_copy)."""

@@ -383,7 +383,7 @@ class UnevenRound:
     #: resident rounds of the grid's blocks
     rounds: float
     #: seconds: a block's life (the time over the rounds, at least one round), the issue
-    #: part (without barrier waits) and the kernel's time without the launch
+    #: part and the kernel's time without the launch
     life: float
     issue: float
     time: float
@@ -414,32 +414,27 @@ def uneven_round(view: KernelView, occupancy, predicted) -> UnevenRound | None:
     not in the predicted time, which would need the cost of one element a work-item
     too (benchmarks/fidelity/CALIBRATION.md). None elsewhere."""
     from mcl.analyses.stats import main_space
-    from mcl.analyses.target_settings import device_settings
+    from mcl.analyses.target_settings import share_range
     from mcl.analyses.timing_rates import instances
     from mcl.analyses.traffic import grid_units
     from mcl.analyses.warp_lanes import lockstep_loop
     hw = view.hardware
-    measured = device_settings(hw).get("uneven_progress_measured") if hw else None
-    if not (isinstance(measured, list) and len(measured) == 2
-            and all(isinstance(x, int | float) and 0 <= x < 1 for x in measured)):
-        return None
+    measured = share_range(hw, "uneven_progress_measured") if hw else None
     found = lockstep_loop(view)
     space = main_space(view.num)
-    if predicted is None or occupancy is None or not occupancy.resident or not found \
-            or not space:
+    if measured is None or predicted is None or occupancy is None \
+            or not occupancy.resident or not found or not space:
         return None
-    waits = predicted.parts.get("barrier waits", 0.0)
-    issue = predicted.parts.get("issue", 0.0) - waits
+    # no barrier phases (so no barrier waits in the issue part): the probe had none
+    issue = predicted.parts.get("issue", 0.0)
     time = predicted.seconds - predicted.launch
     blocks = grid_units(view, occupancy.unit)
     holders = instances(hw, occupancy.holder)
-    if waits or time <= 0 or issue < UNEVEN_ISSUE_SHARE * time or not blocks or not holders:
-        return None
-    if barrier_phases(view, space, found[0])[0]:
+    if time <= 0 or issue < UNEVEN_ISSUE_SHARE * time or not blocks or not holders \
+            or barrier_phases(view, space, found[0])[0]:
         return None
     rounds = blocks / (occupancy.resident * holders)
     passes = load_passes(view, space, found[0])
     if rounds > UNEVEN_ROUNDS or passes is None or passes < 2:
         return None
-    low, high = sorted(float(x) for x in measured)
-    return UnevenRound(rounds, time / max(1.0, rounds), issue, time, low, high)
+    return UnevenRound(rounds, time / max(1.0, rounds), issue, time, *measured)

@@ -171,6 +171,7 @@ def test_an_issue_bound_time_states_the_measured_issue_share():
     ([0.5, 1.5], None), (0.7, None)])
 def test_a_malformed_issued_share_says_nothing(monkeypatch, value, expected):
     import mcl.analyses as analyses
-    monkeypatch.setattr(analyses, "device_settings",
+    from mcl.analyses import target_settings
+    monkeypatch.setattr(target_settings, "device_settings",
                         lambda hw: {"issued_share_measured": value})
     assert analyses._issued_share(None) == expected

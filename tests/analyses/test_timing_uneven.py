@@ -60,3 +60,13 @@ def test_not_named_without_the_measurement():
     checked = check(EXAMPLES / "black_scholes" / "gpu_v1.mcpl")
     [d] = [d for d in feedback(checked, only={"time"}) if d.code == "feedback-time"]
     assert "uneven_progress_measured" not in d.message
+
+
+@pytest.mark.parametrize("value,expected", [
+    ([0.12, 0.05], (0.05, 0.12)), ([0.05], None), (["low", 0.1], None), ([0.05, 1.5], None),
+    (0.1, None)])
+def test_the_measured_range_is_read_as_two_shares(monkeypatch, value, expected):
+    from mcl.analyses import target_settings
+    monkeypatch.setattr(target_settings, "device_settings",
+                        lambda hw: {"uneven_progress_measured": value})
+    assert target_settings.share_range(None, "uneven_progress_measured") == expected
