@@ -25,19 +25,26 @@ _MAX_REGISTERS_HELP = ("at most N registers per work-item (16 to 255), so that m
                        "-cl-nv-maxrregcount)")
 
 
+TARGET_HELP = ("the level to generate for: a description with a code-generation target (a "
+               ".target file beside it: hopper, h200, fermi, ...; default: the function's level)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from mcl.cli import add_hwd_path_option
 
     p = sub.add_parser("devices", help="list the OpenCL devices mcl can run on",
-                       description="List OpenCL platforms and devices. Choose one with "
-                                   "--device PLATFORM:DEVICE or MCL_DEVICE (substrings).")
+                       description="List OpenCL platforms and devices. The commands that "
+                                   "run kernels (mcl run, mcl versions, mcl lift explore) "
+                                   "choose one with their --device PLATFORM:DEVICE, or all "
+                                   "of them with the environment variable MCL_DEVICE "
+                                   "(substrings of the names listed here).")
     p.set_defaults(func=cmd_devices)
 
     p = sub.add_parser("gen", help="generate OpenCL for a kernel at a leaf level",
                        description="Write, per kernel, FUNCTION.cl and the launch plan "
                                    "FUNCTION.json (and with --host c, FUNCTION_host.h/.c).")
     p.add_argument("file", help="MCPL file")
-    p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
+    p.add_argument("--target", "-t", help=TARGET_HELP)
     p.add_argument("--function", help="only this function")
     p.add_argument("-o", "--output", default=".", help="output directory (default: .)")
     p.add_argument("--host", choices=("c",), help="also write host code in this language")
@@ -69,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "every unit of a work-group reaches, or whose loop never "
                                    "ends, is not launched (--unchecked launches it).")
     p.add_argument("file", help="MCPL file")
-    p.add_argument("--target", "-t", help="leaf level (default: the function's level)")
+    p.add_argument("--target", "-t", help=TARGET_HELP)
     p.add_argument("--function", help="the kernel to run when the file has several")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a size (default: the parameter's example value); may be repeated")
@@ -144,6 +151,9 @@ def cmd_gen(args: argparse.Namespace) -> int:
                          "(the .cl source and the launch plan carry no register limit; "
                          "mcl run --max-registers and mcl.compile(max_registers=N) apply "
                          "one in Python)")
+    if args.output and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise UsageError(f"-o {args.output}: a file is there; -o names the folder the "
+                         ".cl source and the launch plan are written to")
     kernels = generate(args.file, args.target, function=args.function,
                        search_path=hwd_search_path(args), specialize=args.specialize,
                        fast_math=args.fast_math)
@@ -171,8 +181,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: {args.repeat} timed runs; give 1 or more")
+    if args.seed < 0:
+        raise UsageError(f"--seed: {args.seed}; give 0 or more")
     _check_register_limit(args)
     file = Path(args.file)
+    if file.is_dir():
+        raise McplError(error("opencl-no-file", f"{args.file}: a folder, not an MCPL file",
+                              hint="give the path of a .mcpl kernel (mcl versions runs "
+                                   "every version in a folder)"))
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
                               hint="give the path of a .mcpl kernel"))
@@ -190,7 +206,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
     sizes, examples = _run_sizes(args, f)
-    kernel.check_scalars(sizes)
+    sizes.update(kernel.check_scalars(sizes))     # 1e3 given for an integer is 1000
     _warn_if_wrong(checked, f.name, sizes, specialize, args)
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():
@@ -342,21 +358,32 @@ PROGRESS_AFTER_S = 2.0
 
 
 class _Progress:
-    """Progress of the timed launches on stderr, once they take a while."""
+    """Progress of the timed launches on stderr, once they take a while: a line updated
+    in place on a terminal, else (a log) a line at each quarter of the launches."""
 
-    def __init__(self):
+    def __init__(self, stream=None):
+        import sys
         import time
+        self.stream = stream or sys.stderr
         self.start = time.perf_counter()
         self.shown = False
+        self.quarter = 0
 
     def __call__(self, done: int, total: int) -> None:
-        import sys
         import time
         if not self.shown and time.perf_counter() - self.start < PROGRESS_AFTER_S:
             return
         self.shown = True
-        print(f"\r  timing: launch {done} of {total}", end="\n" if done == total else "",
-              file=sys.stderr, flush=True)
+        text = f"  timing: launch {done} of {total}"
+        isatty = getattr(self.stream, "isatty", None)
+        if isatty is not None and isatty():
+            print("\r" + text, end="\n" if done == total else "", file=self.stream,
+                  flush=True)
+            return
+        quarter = 4 * done // max(total, 1)
+        if quarter > self.quarter or done == total:
+            self.quarter = quarter
+            print(text, file=self.stream, flush=True)
 
 
 def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,

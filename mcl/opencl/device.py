@@ -209,6 +209,17 @@ def takes_register_limit(context) -> bool:
     return all("NVIDIA" in d.platform.name for d in context.devices)
 
 
+def quiet_build(program, **kwargs):
+    """``program.build(**kwargs)`` without pyopencl's CompilerWarning for a build whose
+    log is not empty (the vendor compiler's remarks on generated code, which are no
+    news to the user: a failed build raises with its log all the same)."""
+    import warnings
+    cl = _cl()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        return program.build(**kwargs)
+
+
 def build_program(context, source: str, options: list[str] | None = None,
                   origin: str = "<generated>", line_map=None, max_registers: int | None = None):
     """Build OpenCL ``source``; a build failure becomes a diagnostic with the
@@ -218,7 +229,7 @@ def build_program(context, source: str, options: list[str] | None = None,
     PTX, :func:`mcl.opencl.vendor.rebuild_capped`); other drivers have no such limit."""
     cl = _cl()
     try:
-        program = cl.Program(context, source).build(options=options or [])
+        program = quiet_build(cl.Program(context, source), options=options or [])
         if max_registers is not None and takes_register_limit(context):
             from mcl.opencl import vendor
             program = vendor.rebuild_capped(program, context, max_registers, options or [])

@@ -92,9 +92,15 @@ def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
     kernels = [f for f in module.functions if _is_kernel(f)
                and (function is None or f.name == function)]
     if not kernels:
-        what = f"a function '{function}' with" if function else "a function with"
-        raise McplError(error("opencl-no-kernel", f"{module.file} has no {what} foreach loops "
-                              "to generate a kernel from"))
+        names = [f.name for f in module.functions if _is_kernel(f)]
+        if function and module.function(function) is None:
+            message = f"{module.file} has no function '{function}'"
+        elif function:
+            message = f"{module.file}: '{function}' has no foreach loops to generate a kernel from"
+        else:
+            message = f"{module.file} has no function with foreach loops to generate a kernel from"
+        raise McplError(error("opencl-no-kernel", message,
+                              hint=f"its kernels: {', '.join(names)}" if names else None))
     out = []
     for f in kernels:
         tgt = target if isinstance(target, Target) else load_target(

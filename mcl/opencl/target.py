@@ -71,6 +71,19 @@ def _bad(file: str, message: str, hint: str | None = None) -> McplError:
     return McplError(error("opencl-bad-target", f"{file}: {message}", hint=hint))
 
 
+def with_targets(lib) -> str:
+    """The descriptions of ``lib`` (an mcl.hdl.HardwareLibrary) that have a ``.target``
+    file beside them, the levels code can be generated for, as a list for a message."""
+    names = []
+    for n in lib.names():
+        try:
+            if Path(lib.file(n)).with_suffix(".target").is_file():
+                names.append(n)
+        except Exception:  # noqa: BLE001 - a description that does not load has no target
+            continue
+    return ", ".join(names)
+
+
 def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     """The target of leaf ``name``: its ``.target`` file beside its description,
     checked against the description (every memory space and par_group mapped)."""
@@ -80,12 +93,10 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     hw = lib.get(name)
     file = Path(hw.file).with_suffix(".target")
     if not file.is_file():
-        leaves = ", ".join(n for n in lib.leaves()
-                           if Path(lib.get(n).file).with_suffix(".target").is_file())
         raise McplError(error(
             "opencl-no-target", f"'{name}' has no code-generation target ({file.name} is "
-            "missing)", hint=f"generate for a leaf with a target file ({leaves}), or translate "
-            f"the kernel to one first: mcl translate --to <leaf>"))
+            "missing)", hint=f"generate for a level with a target file ({with_targets(lib)}): "
+            "--target LEVEL, or translate the kernel to one first: mcl translate --to LEVEL"))
     try:
         data = tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as e:

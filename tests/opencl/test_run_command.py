@@ -333,3 +333,67 @@ def test_run_gives_the_problems_operations_where_a_reference_counts_them(
     seconds = float(found.group(1)) * (1e-3 if found.group(2) == "ms" else 1e-6)
     assert float(found.group(3)) * 1e9 * seconds == pytest.approx(4 * 256 ** 2 + 3 * 256,
                                                                   rel=0.02)
+
+
+def test_run_seed_must_not_be_negative(run_cli):
+    code, _, err = run_cli("run", KERNELS / "block_scratch.mcpl", "--set", "n=4",
+                           "--seed", "-1")
+    assert code == 2 and "--seed: -1; give 0 or more" in err
+
+
+def test_run_takes_an_integer_size_written_with_an_exponent(opencl_device, run_cli):
+    """`--set n=1e3` is the integer 1000 for an integer parameter: the reference's inputs
+    get an int (numpy refused the float 1000.0 as a shape), the header prints n=1000."""
+    code, out, err = run_cli("run", EXAMPLES / "vector_add" / "hopper_v1.mcpl",
+                             "--set", "n=1e3", "--repeat", "1")
+    assert code == 0, err
+    assert "n=1000" in out and "n=1000.0" not in out and "matches the reference" in out
+
+
+def test_run_of_a_folder_says_it_is_one(run_cli):
+    code, _, err = run_cli("run", EXAMPLES / "matmul")
+    assert code == 1 and "a folder, not an MCPL file" in err and "mcl versions" in err
+
+
+def test_run_of_a_level_without_target_lists_the_levels_that_have_one(run_cli):
+    code, _, err = run_cli("run", EXAMPLES / "vector_add" / "perfect.mcpl")
+    assert code == 1 and "'perfect' has no code-generation target" in err
+    listed = err.split("target file (")[1].split(")")[0].split(", ")
+    assert "hopper" in listed and "h200" in listed and "fermi" in listed   # not only leaves
+    assert "perfect" not in listed and "gpu" not in listed
+
+
+def test_run_of_a_function_the_file_lacks_names_its_kernels(run_cli):
+    code, _, err = run_cli("run", "-t", "hopper", EXAMPLES / "vector_add" / "perfect.mcpl",
+                           "--function", "nosuch")
+    assert code == 1
+    assert "has no function 'nosuch'" in err and "its kernels: vector_add" in err
+
+
+def test_gen_into_a_file_instead_of_a_folder(run_cli, tmp_path):
+    (tmp_path / "f").write_text("")
+    code, _, err = run_cli("gen", EXAMPLES / "vector_add" / "hopper_v1.mcpl", "-o", tmp_path / "f")
+    assert code == 2 and "a file is there; -o names the folder" in err
+
+
+def test_progress_in_a_log_is_a_line_a_quarter(monkeypatch):
+    """Redirected to a file, the timing progress is whole lines (no carriage returns that
+    run the updates into one line of the log)."""
+    import io
+
+    from mcl.opencl import commands
+    monkeypatch.setattr(commands, "PROGRESS_AFTER_S", 0.0)
+    log = io.StringIO()
+    progress = commands._Progress(log)
+    for done in range(1, 13):
+        progress(done, 12)
+    assert "\r" not in log.getvalue()
+    assert log.getvalue().splitlines() == [f"  timing: launch {d} of 12" for d in (3, 6, 9, 12)]
+
+
+def test_python_dash_m_mcl_runs_the_command():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "mcl", "--help"], capture_output=True,
+                         text=True, check=False)
+    assert out.returncode == 0 and out.stdout.startswith("usage: mcl")
