@@ -11,7 +11,9 @@ Public API (other components code against these names):
   McplError), ``.model(name)`` (built even if invalid), ``.names()``, ``.parent(n)``,
   ``.children(n)``, ``.ancestors(n)``, ``.path(from, to)`` (levels from..to, each
   consecutive pair one translation step), ``.is_descendant(n, ancestor)``,
-  ``.leaves()``, ``.roots()``, ``.diagnostics(n)``, ``.all_diagnostics()``.
+  ``.leaves()``, ``.roots()``, ``.diagnostics(n)``, ``.all_diagnostics()``,
+  ``.is_broken(n)`` (its file does not parse: the name stays in the hierarchy, ``get``
+  and ``model`` raise with the syntax error).
 * ``load_hardware(name, search_path=())`` and ``hardware_library(search_path=())``: cached
   (``forget_hardware_libraries()`` drops the cache)
   per process and search path.

@@ -124,6 +124,9 @@ class Block:
     calls: tuple[Call, ...] = ()
     flags: tuple[Flag, ...] = ()
     placements: tuple[Placement, ...] = ()
+    # properties and argument statements (``slots``) the text gives but the builder
+    # rejected, having said why: they are not missing
+    rejected: tuple[str, ...] = ()
 
     @property
     def children(self) -> tuple[Block, ...]:

@@ -34,16 +34,27 @@ def suggest(word: str, choices) -> str | None:
     return found[0] if found else None
 
 
+#: Properties that count things: whole numbers.
+_WHOLE = ("nr_units", "max_nr_units", "nr_banks", "associativity")
+#: Properties that may be 0 (no latency, nothing reserved); every other quantity is a
+#: size, rate, frequency or count that must be greater than 0.
+_MAY_BE_ZERO = ("latency", "reserved")
+
+
 class _Failure(Exception):
     """An expression that cannot be evaluated (the diagnostic is already recorded)."""
 
 
 class Resolver:
     """Builds the models of a set of parsed descriptions. ``lookup(name)`` gives the
-    syntax of a description by name (None if there is none)."""
+    syntax of a description by name (None if there is none); ``broken(name)`` the
+    syntax errors of a description whose file does not parse (None if it parses or
+    does not exist)."""
 
-    def __init__(self, lookup: Callable[[str], S.DescriptionSyntax | None]):
+    def __init__(self, lookup: Callable[[str], S.DescriptionSyntax | None],
+                 broken: Callable[[str], list[Diagnostic] | None] | None = None):
         self._lookup = lookup
+        self._broken = broken or (lambda name: None)
         self._built: dict[tuple[str, str], B.Block | None] = {}
         self._building: list[tuple[str, str]] = []
         self._descriptions: dict[str, M.HardwareDescription] = {}
@@ -126,6 +137,7 @@ class Resolver:
                 "a block starts with one of: " + ", ".join(L.BLOCK_KEYWORDS)))
             return None
         props: list[B.Property] = []
+        rejected: list[str] = []
         calls: list[B.Call] = []
         flags: list[B.Flag] = []
         placements: list[B.Placement] = []
@@ -138,10 +150,14 @@ class Resolver:
                 p = self._property(desc, st)
                 if p is not None:
                     props.append(p)
+                elif st.name in L.PROPERTIES:
+                    rejected.append(st.name)
             elif isinstance(st, S.ArgStmt):
                 c = self._call(desc, st)
                 if c is not None:
                     calls.append(c)
+                elif st.name in L.CALLS:
+                    rejected.append(st.name)
             elif isinstance(st, S.NameStmt):
                 parts = st.name.parts
                 if len(parts) == 1 and parts[0] in L.FLAGS and not st.name.all_units:
@@ -152,7 +168,8 @@ class Resolver:
                     placements.append(B.Placement(target, st.span, parts))
         return cls(kind=stmt.keyword, name=stmt.name, span=stmt.span,
                    keyword_span=stmt.keyword_span, origin=desc, properties=tuple(props),
-                   calls=tuple(calls), flags=tuple(flags), placements=tuple(placements))
+                   calls=tuple(calls), flags=tuple(flags), placements=tuple(placements),
+                   rejected=tuple(rejected))
 
     def reference(self, desc: str, name: S.Name) -> B.Block | None:
         """Resolve a reference statement written in description ``desc``."""
@@ -179,6 +196,16 @@ class Resolver:
                     "top-level blocks of " + start_desc + ": "
                     + ", ".join(b.name for b in other.blocks)))
                 return None
+        elif len(parts) > 1 and self._broken(parts[0]):
+            errors = self._broken(parts[0]) or []
+            first = next((d for d in errors if d.span is not None), None)
+            self._report(desc, error(
+                "hdl-broken-dependency",
+                f"'{name.text}' refers to the description '{parts[0]}', which does not parse",
+                name.span, f"fix the syntax error in {first.span.file if first else parts[0]} "
+                "first; this reference is checked once it parses",
+                [Related(first.span, first.message)] if first else []))
+            return None
         else:
             if len(parts) == 1 and parts[0] in L.SYMBOLS:
                 msg = f"'{parts[0]}' is a value, not a statement"
@@ -273,14 +300,25 @@ class Resolver:
             return None
         if isinstance(value, Symbolic):
             return B.Property(st.name, value, dim, st.span)
-        if st.name in ("nr_units", "max_nr_units", "nr_banks") and \
-                (not float(value).is_integer() or value < 0):
+        written = f"{value} {unit_text}" if st.unit is not None else f"{value}"
+        if value < 0 or (value == 0 and st.name not in _MAY_BE_ZERO):
+            if st.name in _MAY_BE_ZERO:
+                message, hint = f"'{st.name}' cannot be negative: {written}", "write 0 or more"
+            else:
+                message = f"'{st.name}' must be greater than 0, not {written}"
+                hint = "write a number greater than 0" + (
+                    ", 'unlimited' or 'countable'" if spec.symbolic else "")
+            self._report(desc, error("hdl-bad-value", message, st.value.span,
+                                     f"{hint}; {_value_hint(st.name, spec)}"))
+            return None
+        if st.name in _WHOLE and not float(value).is_integer():
             self._report(desc, error(
                 "hdl-bad-value", f"'{st.name}' must be a whole number, not {value}",
-                st.value.span, "write a non-negative integer, 'unlimited' or 'countable'"))
+                st.value.span, "write a positive integer"
+                + (", 'unlimited' or 'countable'" if spec.symbolic else "")))
             return None
         result = normalise(value, unit)
-        if st.name in ("nr_units", "max_nr_units", "nr_banks"):
+        if st.name in _WHOLE:
             result = int(result)
         return B.Property(st.name, result, dim, st.span)
 
@@ -304,8 +342,13 @@ class Resolver:
                 if len(args) != 2 or not isinstance(args[0], S.Name) or len(args[0].parts) != 1:
                     return bad("a par_unit name and a number")
                 count = self._eval(desc, args[1])
+                if is_number(count) and count < 0:
+                    self._report(desc, error(
+                        "hdl-bad-value", f"a number of slots cannot be negative: {count}",
+                        args[1].span, "write 0 or more slots"))
+                    return None
                 if not (isinstance(count, Symbolic) or
-                        (is_number(count) and float(count).is_integer() and count >= 0)):
+                        (is_number(count) and float(count).is_integer())):
                     return bad("a whole number of slots")
                 count = count if isinstance(count, Symbolic) else int(count)
                 return B.SlotsCall("slots", st.span, args[0].parts[0], count, args[0].span)
@@ -325,6 +368,11 @@ class Resolver:
                 if not (is_number(cycles) or isinstance(cycles, Symbolic)) or \
                         isinstance(cycles, bool):
                     return bad("a number of cycles")
+                if is_number(cycles) and cycles < 0:
+                    self._report(desc, error(
+                        "hdl-bad-value", f"an operation cannot take {cycles} cycles",
+                        args[1].span, "write 0 or more cycles"))
+                    return None
                 op = args[0].symbol if isinstance(args[0], S.OperationSym) else args[0].value
                 return B.OpCall("op", st.span, op, cycles)
             if len(args) != 1 or not isinstance(args[0], S.Str):

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from mcl.cli import UsageError, add_hwd_path_option, add_output_options, hwd_search_path
-from mcl.diagnostics import Diagnostic, McplError, error
+from mcl.diagnostics import Diagnostic, McplError, Severity, error
 from mcl.hdl import blocks as B
 from mcl.hdl import model as M
 from mcl.hdl.library import HardwareLibrary
@@ -90,7 +90,13 @@ def _tags(lib: HardwareLibrary, name: str) -> str:
         tags.append("leaf")
     if not lib.is_bundled(name):
         tags.append(lib.file(name))
-    if any(d.is_error for d in lib.diagnostics(name)):
+    errors = [d for d in lib.diagnostics(name) if d.is_error]
+    if errors and all(d.code == "hdl-broken-dependency" for d in errors):
+        parent = lib.parent(name)
+        tags.append("INVALID: depends on " + (f"'{parent}', which does not parse"
+                                              if parent and lib.is_broken(parent) else
+                                              "a description that does not parse"))
+    elif errors:
         tags.append("INVALID: mcl hwd check " + lib.file(name))
     return f"  ({', '.join(tags)})" if tags else ""
 
@@ -241,7 +247,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     for f in files:
         if f.suffix not in (".hdl",) and f.is_file():
             raise UsageError(f"'{f}' is not a hardware description (.hdl file)")
-        if not f.is_file():
+        if f.is_dir():
+            found = sorted(f.glob("*.hdl"))
+            diags.append(error(
+                "hdl-file", f"'{f}' is a directory; 'mcl hwd check' takes .hdl files", None,
+                f"check its descriptions with 'mcl hwd check {f / '*.hdl'}'; to use them "
+                f"from kernels, give the directory with --hwd-path {f}" if found else
+                "it holds no .hdl files; give the path of a .hdl file"))
+        elif not f.is_file():
             diags.append(error("hdl-file", f"cannot read hardware description '{f}': "
                                            "no such file", None,
                                "check the path; descriptions are .hdl files"))
@@ -256,11 +269,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     code = print_diagnostics(diags, args)
     if not args.json:
-        errors = sum(1 for d in diags if d.is_error)
-        warnings = len(diags) - errors
-        if code == 0:
-            print(f"{len(existing)} file(s) checked: no errors"
-                  + (f", {warnings} warning(s)" if warnings else ""))
-        else:
-            print(f"{errors} error(s), {warnings} warning(s)")
+        print(_summary(diags, len(existing)))
     return code
+
+
+def _summary(diags: list[Diagnostic], files: int) -> str:
+    """The last line of ``hwd check``: how many diagnostics of each severity it printed."""
+    errors = sum(1 for d in diags if d.severity == Severity.ERROR)
+    warnings = sum(1 for d in diags if d.severity == Severity.WARNING)
+    infos = sum(1 for d in diags if d.severity < Severity.WARNING)
+    extra = f", {infos} info" if infos else ""
+    if errors == 0:
+        return (f"{files} file(s) checked: no errors"
+                + (f", {warnings} warning(s)" if warnings else "") + extra)
+    return f"{errors} error(s), {warnings} warning(s){extra}"

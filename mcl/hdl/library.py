@@ -17,6 +17,7 @@ from mcl.hdl.model import HardwareDescription
 BUNDLED = Path(__file__).resolve().parent.parent / "hwdescs"
 ROOT = "perfect"
 _NAME_RE = re.compile(r"hardware_description\s+([A-Za-z_]\w*)")
+_PARENT_RE = re.compile(r"specializes\s+([A-Za-z_]\w*)")
 
 
 class HardwareLibrary:
@@ -33,7 +34,11 @@ class HardwareLibrary:
         self._syntax: dict[str, S.DescriptionSyntax] = {}
         self._file_diags: dict[str, list[Diagnostic]] = {}   # name -> load problems
         self.load_diagnostics: list[Diagnostic] = []          # problems not tied to a name
-        self._broken: dict[str, list[Diagnostic]] = {}         # names whose file failed to parse
+        # Names whose file failed to parse: they stay known (a user's broken gpu.hdl
+        # replaces the library's gpu), so that what depends on them can say so.
+        self._broken: dict[str, list[Diagnostic]] = {}
+        self._broken_files: dict[str, str] = {}
+        self._broken_parents: dict[str, str | None] = {}
         self._bundled: set[str] = set()
         # name -> the file it was read from (resolved): a file met twice (on the search
         # path and named on the command line) is one definition.
@@ -51,7 +56,7 @@ class HardwareLibrary:
                 self._add_file(path, bundled=False)
         for f in files:
             self._add_file(Path(f), bundled=False, explicit=True)
-        self._resolver = Resolver(self._syntax.get)
+        self._resolver = Resolver(self._syntax.get, self._broken.get)
         self._validated: dict[str, list[Diagnostic]] = {}
 
     # ------------------------------------------------------------------ loading
@@ -78,12 +83,21 @@ class HardwareLibrary:
             name = m.group(1) if m else None
             if name is None:
                 self.load_diagnostics.extend(e.diagnostics)
+            elif name == ROOT and name in self._bundled and not bundled:
+                # 'perfect' cannot be replaced: the library's stays, the error is shown
+                self._file_diags.setdefault(name, []).extend(e.diagnostics)
             else:
                 self._broken[name] = list(e.diagnostics)
+                self._broken_files[name] = str(path)
+                parent = _PARENT_RE.search(text, m.end())
+                self._broken_parents[name] = parent.group(1) if parent else None
                 self._syntax.pop(name, None)
+                self._bundled.discard(name)
+                self._files.pop(name, None)
             return
         name = syn.name
-        self._broken.pop(name, None)
+        if name in self._broken:
+            del self._broken[name], self._broken_files[name], self._broken_parents[name]
         if name in self._syntax and self._files.get(name) == path.resolve():
             return
         replaced = None
@@ -136,46 +150,65 @@ class HardwareLibrary:
 
         for root in sorted(self.roots(), key=lambda r: (r != ROOT, r)):
             visit(root)
-        for n in sorted(self._syntax):   # members of specializes cycles
+        for n in sorted(self._parents()):   # members of specializes cycles
             if n not in order:
                 order.append(n)
         return order
 
     def __contains__(self, name: str) -> bool:
-        return name in self._syntax
+        """Whether the library knows the name, even if its file does not parse
+        (:meth:`get` and :meth:`model` then raise with the syntax error)."""
+        return name in self._syntax or name in self._broken
 
     def is_bundled(self, name: str) -> bool:
         return name in self._bundled
 
+    def is_broken(self, name: str) -> bool:
+        """Whether the file of description ``name`` does not parse."""
+        return name in self._broken and name not in self._syntax
+
     def file(self, name: str) -> str:
+        if self.is_broken(name):
+            return self._broken_files[name]
         return self._syntax_of(name).file
 
     def syntax(self, name: str) -> S.DescriptionSyntax:
         return self._syntax_of(name)
 
     def parent(self, name: str) -> str | None:
-        """The name given in ``specializes`` (None for a root)."""
+        """The name given in ``specializes`` (None for a root; for a description that
+        does not parse, the name its text seems to give)."""
+        if self.is_broken(name):
+            return self._broken_parents[name]
         return self._syntax_of(name).parent
 
+    def _parents(self) -> dict[str, str | None]:
+        """Every known name -> its parent's name, broken descriptions included."""
+        parents = {n: s.parent for n, s in self._syntax.items()}
+        for n, p in self._broken_parents.items():
+            parents.setdefault(n, p)
+        return parents
+
     def children(self, name: str) -> list[str]:
-        return sorted(n for n, s in self._syntax.items() if s.parent == name and n != name)
+        return sorted(n for n, p in self._parents().items() if p == name and n != name)
 
     def roots(self) -> list[str]:
-        return sorted(n for n, s in self._syntax.items()
-                      if s.parent is None or s.parent not in self._syntax)
+        parents = self._parents()
+        return sorted(n for n, p in parents.items() if p is None or p not in parents)
 
     def ancestors(self, name: str) -> list[str]:
         """Parent, grandparent, ... up to the root (stops at a cycle or a missing parent)."""
+        parents = self._parents()
         out: list[str] = []
         p = self.parent(name)
-        while p is not None and p in self._syntax and p not in out and p != name:
+        while p is not None and p in parents and p not in out and p != name:
             out.append(p)
-            p = self._syntax[p].parent
+            p = parents[p]
         return out
 
     def is_descendant(self, name: str, ancestor: str) -> bool:
         """Whether ``name`` lies strictly below ``ancestor`` in the hierarchy."""
-        return name in self._syntax and ancestor in self.ancestors(name)
+        return name in self and ancestor in self.ancestors(name)
 
     def path(self, from_name: str, to_name: str) -> list[str]:
         """The levels from ``from_name`` down to ``to_name``, both included; each
@@ -247,9 +280,7 @@ class HardwareLibrary:
 
     def all_diagnostics(self) -> list[Diagnostic]:
         out = list(self.load_diagnostics)
-        for broken in self._broken.values():
-            out += broken
-        for n in self.names():
+        for n in self.names():   # broken descriptions included
             out += self.diagnostics(n)
         return out
 

@@ -45,6 +45,12 @@ def validate(hwd: M.HardwareDescription,
     return v.diags
 
 
+def _given(b: B.Block, statement: str) -> bool:
+    """Whether ``b`` has an argument statement, or one the builder rejected (and
+    reported): then it is not missing."""
+    return bool(b.calls_named(statement)) or statement in b.rejected
+
+
 class _Validator:
     def __init__(self, hwd: M.HardwareDescription, library: HardwareLibrary | None):
         self.hwd = hwd
@@ -160,7 +166,8 @@ class _Validator:
                                f.span, f"move '{f.name};' into a memory_space block"))
         if kind in L.GROUP_KINDS:
             has_n, has_max = b.prop("nr_units"), b.prop("max_nr_units")
-            if has_n is None and has_max is None:
+            given = {"nr_units", "max_nr_units"} & set(b.rejected)
+            if has_n is None and has_max is None and not given:
                 self.add(error(
                     "hdl-missing-property",
                     f"{kind} '{b.name}' needs nr_units (exact) or max_nr_units (upper bound)",
@@ -171,22 +178,23 @@ class _Validator:
                                f"{kind} '{b.name}' has both nr_units and max_nr_units",
                                has_max.span, "keep nr_units for an exact number of units or "
                                              "max_nr_units for an upper bound"))
-        if kind in L.MEMORY_KINDS and not b.calls_named("space"):
+        if kind in L.MEMORY_KINDS and not _given(b, "space"):
             self.add(error("hdl-missing-property",
                            f"{kind} '{b.name}' does not say which memory space it holds",
                            b.keyword_span, "add 'space(name);' naming a memory_space of the "
                                            "parallelism hierarchy"))
-        if kind == "cache" and b.prop("cache_line_size") is None:
+        if kind == "cache" and b.prop("cache_line_size") is None and \
+                "cache_line_size" not in b.rejected:
             self.add(warning("hdl-missing-property", f"cache '{b.name}' has no cache_line_size",
                              b.keyword_span, "the cache analysis cannot judge accesses in this "
                              "cache's lines; add for example 'cache_line_size = 128 B;'"))
-        if kind == "interconnect" and not b.calls_named("connects"):
+        if kind == "interconnect" and not _given(b, "connects"):
             self.add(error("hdl-missing-property",
                            f"interconnect '{b.name}' does not say what it connects",
                            b.keyword_span, "add 'connects(a, b);' naming two devices"))
         if kind in L.EXECUTION_GROUPS:
             unit = b.unit if isinstance(b, B.ExecutionGroup) else None
-            if not b.calls_named("slots") and (unit is None or not unit.calls_named("slots")):
+            if not _given(b, "slots") and (unit is None or not _given(unit, "slots")):
                 # No analysis asks which par_unit a load/store group serves.
                 report = warning if kind == "load_store_group" else error
                 self.add(report(
@@ -194,7 +202,7 @@ class _Validator:
                     f"{kind} '{b.name}' has no slots: say which par_unit runs on it",
                     b.keyword_span, f"add 'slots(par_unit, number);' to '{b.name}' or its "
                                     f"{L.UNIT_OF_GROUP[kind]}"))
-        if kind == "execution_unit" and not b.calls_named("slots"):
+        if kind == "execution_unit" and not _given(b, "slots"):
             self.add(error(
                 "hdl-missing-property", f"execution_unit '{b.name}' has no slots",
                 b.keyword_span, "add 'slots(par_unit, number);': how many units of a "
@@ -348,6 +356,18 @@ class _Validator:
                 (f"did you mean '{close}'? " if close else "")
                 + "add its directory with --hwd-path or MCL_HWD_PATH"))
             return
+        if lib.is_broken(hwd.parent):
+            errors = lib.diagnostics(hwd.parent)
+            first = next((d for d in errors if d.span is not None), None)
+            file = lib.file(hwd.parent)
+            self.add(error(
+                "hdl-broken-dependency",
+                f"'{hwd.name}' specializes '{hwd.parent}', whose description does not parse "
+                f"({file})", span,
+                f"fix the syntax error in {file} first (mcl hwd check {file}); '{hwd.name}' "
+                f"is checked against '{hwd.parent}' once it parses",
+                [Related(first.span, first.message)] if first else []))
+            return
         chain = [hwd.name]
         p: str | None = hwd.parent
         while p is not None and p in lib:
@@ -360,7 +380,7 @@ class _Validator:
                 return
             chain.append(p)
             p = lib.parent(p)
-        if chain[-1] != "perfect" and (p is None):
+        if chain[-1] != "perfect" and p is None and not any(lib.is_broken(n) for n in chain):
             self.add(warning("hdl-not-under-perfect",
                              f"'{hwd.name}' is not below 'perfect' in the hierarchy", span,
                              "specialise a level of the library"))

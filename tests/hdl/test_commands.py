@@ -118,3 +118,80 @@ def test_usage_errors(run_cli, tmp_path):
     txt.write_text("x")
     code, _, err = run_cli("hwd", "check", txt)
     assert code == 2 and ".hdl" in err
+
+
+def _user_gpu(directory, old: str = "", new: str = ""):
+    """A copy of the library's gpu.hdl in ``directory``, with ``old`` replaced by ``new``."""
+    from mcl.hdl.library import BUNDLED
+
+    text = (BUNDLED / "gpu.hdl").read_text()
+    if old:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = directory / "gpu.hdl"
+    path.write_text(text)
+    return path
+
+
+def _position(path, text: str, after: bool = False) -> str:
+    """``line:column`` of the first ``text`` in the file (``after``: just after it)."""
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if text in line:
+            return f"{number}:{line.index(text) + 1 + (len(text) if after else 0)}"
+    raise AssertionError(text)
+
+
+def test_list_shows_a_broken_user_description(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "max_nr_units = 1024;", "max_nr_units = 1024")
+    code, out, err = run_cli("hwd", "list", "--hwd-path", tmp_path)
+    assert code == 0, err
+    lines = out.splitlines()
+    gpu = next(ln for ln in lines if ln.lstrip("│├└─ ").startswith("gpu "))
+    assert f"INVALID: mcl hwd check {path}" in gpu
+    nvidia = next(ln for ln in lines if "nvidia" in ln)
+    assert "depends on 'gpu', which does not parse" in nvidia
+    assert lines.index(gpu) < lines.index(nvidia) and lines[0] == "perfect"
+
+
+def test_a_kernel_for_a_broken_user_description_shows_its_syntax_error(run_cli, tmp_path):
+    from tests.conftest import EXAMPLES
+
+    path = _user_gpu(tmp_path, "max_nr_units = 1024;", "max_nr_units = 1024")
+    code, out, err = run_cli("check", "--hwd-path", tmp_path, EXAMPLES / "matmul" / "gpu.mcpl")
+    text = out + err
+    assert code == 1
+    at = _position(path, "max_nr_units = 1024", after=True)
+    assert f"{path}:{at}: syntax error: expected ';' after '1024'" in text
+    assert "imports itself" not in text and "unknown hardware description" not in text
+
+
+def test_check_reports_a_missing_semicolon_after_the_statement(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "max_nr_units = 1024;", "max_nr_units = 1024")
+    code, out, _ = run_cli("hwd", "check", path)
+    assert code == 1
+    at = _position(path, "max_nr_units = 1024", after=True)
+    assert f"{path}:{at}: error: syntax error: expected ';' after '1024' [hdl-syntax]" in out
+
+
+def test_check_rejects_a_negative_capacity(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "capacity = 4 GB;", "capacity = -4 GB;")
+    code, out, _ = run_cli("hwd", "check", path)
+    assert code == 1
+    at = _position(path, "-4 GB")
+    assert f"{path}:{at}: error: 'capacity' must be greater than 0, not -4 GB" in out
+
+
+def test_check_summary_counts_what_it_shows(run_cli, tmp_path):
+    # a copy of a library description: one info (it replaces the library's), no warning
+    path = _user_gpu(tmp_path)
+    code, out, _ = run_cli("hwd", "check", path)
+    assert code == 0 and "info:" in out and "warning:" not in out
+    assert out.splitlines()[-1] == "1 file(s) checked: no errors, 1 info"
+
+
+def test_check_a_directory(run_cli, tmp_path):
+    _user_gpu(tmp_path)
+    code, out, err = run_cli("hwd", "check", tmp_path)
+    assert code == 1 and "Traceback" not in out + err
+    assert f"'{tmp_path}' is a directory; 'mcl hwd check' takes .hdl files" in out
+    assert "no such file" not in out and f"{tmp_path}/*.hdl" in out

@@ -163,3 +163,46 @@ def test_user_directory_specialises_a_library_level(tmp_path):
 def test_missing_search_directory_is_a_diagnostic(tmp_path):
     lib = HardwareLibrary([tmp_path / "nope"])
     assert [d.code for d in lib.load_diagnostics] == ["hdl-path"]
+
+
+def _broken_gpu(directory) -> str:
+    """A user's gpu.hdl in ``directory`` with a missing ';' (it replaces the library's)."""
+    path = directory / "gpu.hdl"
+    path.write_text(open(LIB.file("gpu")).read()
+                    .replace("max_nr_units = 1024;", "max_nr_units = 1024", 1))
+    return str(path)
+
+
+def test_a_user_description_that_does_not_parse_stays_in_the_hierarchy(tmp_path):
+    path = _broken_gpu(tmp_path)
+    lib = HardwareLibrary([tmp_path])
+    assert "gpu" in lib and lib.is_broken("gpu") and not lib.is_bundled("gpu")
+    assert lib.file("gpu") == path and lib.parent("gpu") == "accelerator"
+    assert "gpu" in lib.children("accelerator") and lib.children("gpu") == ["amd", "nvidia"]
+    assert lib.ancestors("fermi") == ["nvidia", "gpu", "accelerator", "perfect"]
+    assert lib.roots() == ["perfect"]
+    assert [d.code for d in lib.diagnostics("gpu")] == ["hdl-syntax"]
+    assert lib.diagnostics("gpu")[0].span.file == path
+    with pytest.raises(McplError) as e:
+        lib.get("gpu")
+    assert [d.code for d in e.value.diagnostics] == ["hdl-syntax"]
+
+
+def test_descriptions_below_a_broken_one_say_so(tmp_path):
+    path = _broken_gpu(tmp_path)
+    lib = HardwareLibrary([tmp_path])
+    for name in ("nvidia", "amd"):
+        diags = lib.diagnostics(name)
+        # not 'gpu is not a known hardware description' nor 'unresolved reference gpu....'
+        assert {d.code for d in diags} == {"hdl-broken-dependency"}, diags
+        assert all(r.span.file == path for d in diags for r in d.related)
+    assert lib.diagnostics("fermi") == []
+    assert lib.all_diagnostics().count(lib.diagnostics("gpu")[0]) == 1
+
+
+def test_a_broken_perfect_on_the_path_keeps_the_library_one(tmp_path):
+    (tmp_path / "perfect.hdl").write_text("hardware_description perfect;\nparallelism {\n")
+    lib = HardwareLibrary([tmp_path])
+    assert not lib.is_broken("perfect") and lib.file("perfect").endswith("perfect.hdl")
+    assert "hdl-syntax" in [d.code for d in lib.diagnostics("perfect")]
+    assert lib.get("gpu").name == "gpu"

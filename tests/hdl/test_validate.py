@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from mcl.hdl.library import BUNDLED
 from tests.hdl.conftest import codes
+
+LIB_GPU = BUNDLED / "gpu.hdl"
 
 VALID = """\
 hardware_description user;
@@ -89,7 +92,8 @@ def test_the_base_example_is_valid(check):
 
 CASES = [
     # (code, old text, new text, a piece of the source line the diagnostic points at)
-    ("hdl-syntax", "capacity = 2 GB;", "capacity = 2 GB", "}"),
+    # a missing ';' is reported after the statement, not at the next line's '}'
+    ("hdl-syntax", "capacity = 2 GB;", "capacity = 2 GB", "capacity = 2 GB"),
     ("hdl-syntax", "par_unit thread {", "par_unit thread", "memory_space reg"),
     ("hdl-unknown-keyword", "memory mem {", "memroy mem {", "memroy"),
     ("hdl-unknown-property", "capacity = 2 GB;", "capasity = 2 GB;", "capasity"),
@@ -100,6 +104,16 @@ CASES = [
     ("hdl-bad-value", "nr_units = 8;", "nr_units = 2.5;", "2.5"),
     ("hdl-bad-value", "nr_units = 8;", "nr_units = 8 / 0;", "8 / 0"),
     ("hdl-bad-value", "nr_units = 8;", "nr_units = cores;", "cores"),
+    # sizes, rates, frequencies and counts are greater than 0
+    ("hdl-bad-value", "capacity = 2 GB;", "capacity = -4 GB;", "-4 GB"),
+    ("hdl-bad-value", "capacity = 2 GB;", "capacity = 2 - 3 GB;", "2 - 3 GB"),
+    ("hdl-bad-value", "bandwidth = 100 GB/s;", "bandwidth = 0 GB/s;", "0 GB/s"),
+    ("hdl-bad-value", "clock_frequency = 1 GHz;", "clock_frequency = -1 GHz;", "-1 GHz"),
+    ("hdl-bad-value", "max_nr_units = 64;", "max_nr_units = 0;", "max_nr_units = 0"),
+    ("hdl-bad-value", "nr_units = 8;", "nr_units = -8;", "nr_units = -8"),
+    ("hdl-bad-value", "cache_line_size = 64 B;", "cache_line_size = 0 B;", "0 B"),
+    ("hdl-bad-value", "latency = 300 cycles;", "latency = -3 cycles;", "-3 cycles"),
+    ("hdl-bad-value", "slots(block, 2);", "slots(block, -2);", "slots(block, -2)"),
     ("hdl-unknown-statement", "space(main);", "spaces(main);", "spaces"),
     ("hdl-bad-arguments", "slots(block, 2);", "slots(block);", "slots(block)"),
     ("hdl-bad-arguments", "space(main);", "space(main, reg);", "space(main, reg)"),
@@ -249,3 +263,45 @@ def test_legacy_consistency_and_symbolic_values(check):
     assert str(hwd.memories_holding("main")[0].capacity) == "countable"
     _, diags = check(mutate("memory_space near { }", "memory_space near { consistency = 3; }"))
     assert "hdl-bad-value" in codes(diags)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("capacity = 2 GB;", "capacity = -4 GB;"),
+    ("latency = 300 cycles;", "latency = -3 cycles;"),
+    ("max_nr_units = 64;", "max_nr_units = -64;"),
+    ("nr_units = 8;", "nr_units = 0;"),
+    ("slots(block, 2);", "slots(block, -2);"),
+])
+def test_a_value_out_of_range_is_one_error_at_the_value(check, old, new):
+    text = mutate(old, new)
+    _, diags = check(text)
+    # one error, not also 'needs nr_units' or 'has no slots' for the rejected statement
+    assert codes(diags) == ["hdl-bad-value"], [f"{d.code}: {d.message}" for d in diags]
+    d = diags[0]
+    line = text.splitlines()[d.span.line - 1]
+    assert line[d.span.column - 1:].startswith("-" if "-" in new else "0"), (d, line)
+
+
+def test_zero_latency_and_reserved_are_allowed(check):
+    _, diags = check(mutate("latency = 300 cycles;", "latency = 0 cycles;"))
+    assert codes(diags) == []
+
+
+def test_missing_semicolon_is_reported_after_the_previous_token(check):
+    # the line after the missing ';' starts with a name, which the parser takes as the
+    # unit of 1024: it notices only at the '.' of the next line
+    lines = open(LIB_GPU).read().splitlines(keepends=True)
+    number = next(i for i, ln in enumerate(lines) if "max_nr_units = 1024;" in ln)
+    lines[number] = lines[number].replace("1024;", "1024")
+    _, diags = check("".join(lines), "gpu")
+    assert [(d.code, d.message) for d in diags] == [
+        ("hdl-syntax", "syntax error: expected ';' after '1024'")]
+    d = diags[0]
+    assert (d.span.line, d.span.column) == (number + 1, lines[number].index("1024") + 5)
+
+
+def test_a_syntax_error_within_a_line_stays_where_it_is_found(check):
+    _, diags = check(mutate("capacity = 2 GB;", "capacity = 2 GB GB;"))
+    assert [d.code for d in diags] == ["hdl-syntax"]
+    assert "found 'GB', expected ';'" in diags[0].message
+    assert diags[0].span.column == len("  capacity = 2 GB ") + 1
