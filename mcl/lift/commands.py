@@ -11,13 +11,52 @@ from mcl.cli import UsageError, add_output_options, parse_assignments, print_dia
 from mcl.diagnostics import SourceCache
 
 
-def size_assignments(args) -> dict[str, int]:
-    """The ``--size NAME=INT`` options; a size is a positive integer."""
+def size_assignments(args, known: list[str] | None = None, owner: str = "") -> dict[str, int]:
+    """The ``--size NAME=INT`` options; a size is a positive integer, and with ``known``
+    (the sizes of ``owner``, a program or kernel) one of those names."""
     sizes = parse_assignments(args.size, "--size")
     for name, value in sizes.items():
+        if known is not None and name not in known:
+            raise UsageError(f"--size {name}: '{owner}' has no size '{name}' (its sizes: "
+                             f"{', '.join(known) or 'none'})")
         if value < 1:
             raise UsageError(f"--size {name}: {value} is not a size (give a positive integer)")
     return sizes
+
+
+def program_sizes(prog) -> list[str]:
+    """The names of the size symbols of a Lift program: those of its parameters' types
+    and of its patterns' parameters (``split(N/4)``), sorted."""
+    import sympy
+
+    from mcl.lift.ir import prims
+    from mcl.lift.types import free_sizes
+    names = {s.name for p in prog.params for s in free_sizes(p.type)}
+    for prim in prims(prog.body):
+        for a in prim.args:
+            if isinstance(a, sympy.Basic):
+                names |= {s.name for s in a.free_symbols}
+    return sorted(names)
+
+
+def kernel_sizes(path: str, function: str | None) -> tuple[str, list[str] | None]:
+    """(function name, names of its integer scalar parameters) of an MCPL kernel: the
+    sizes ``--size`` may set; None where the function is not found (derive reports it)."""
+    from mcl.mcpl import parse_file
+    functions = parse_file(Path(path)).functions
+    f = next((f for f in functions if f.name == function), None) if function else \
+        (functions[0] if functions else None)
+    if f is None:
+        return function or "", None
+    return f.name, [p.name for p in f.params if p.type.name == "int" and not p.type.dims]
+
+
+def check_results_option(args) -> None:
+    """Refuse a ``--results`` file that cannot be written before exploring (which takes
+    minutes), naming the path given."""
+    if getattr(args, "results", None):
+        from mcl.lift.explore import check_results_path
+        check_results_path(args.results)
 
 
 def _load(args):
@@ -31,8 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "generate OpenCL, explore implementations.")
     lsub = p.add_subparsers(dest="lift_command", metavar="COMMAND")
 
-    def common(q, sizes=True):
-        q.add_argument("file", help="a .lift program")
+    def common(q, sizes=True, file_help="a Lift program (.lift)"):
+        q.add_argument("file", help=file_help)
         q.add_argument("--program", help="the definition to use (default: main or the last)")
         if sizes:
             q.add_argument("--size", action="append", default=[], metavar="NAME=INT",
@@ -79,7 +118,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "a default (each input array 2^16 elements: N=65536 for "
                                     "a vector, 256 x 256 for a matrix), stated in the output. "
                                     "An MCPL kernel (.mcpl) is compared with its versions.")
-    common(q)
+    common(q, file_help="a Lift program (.lift), or an MCPL kernel (.mcpl): its Lift "
+                        "program is derived, explored and compared with the MCPL versions "
+                        "beside it (see --target)")
     q.add_argument("--device", help="PLATFORM:DEVICE substrings (default: MCL_DEVICE or best)")
     q.add_argument("--budget", type=int, default=200, help="candidates to evaluate")
     q.add_argument("--strategy", choices=("mcts", "random", "exhaustive"), default="mcts",
@@ -90,6 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--seed", type=int, default=0,
                    help="seed of the random choices and inputs (default: 0)")
     q.add_argument("--repeat", type=int, default=10, help="timed runs per candidate")
+    q.add_argument("--verbose", "-v", action="store_true",
+                   help="list every candidate: its outcome, time, and why it was dropped")
     q.set_defaults(func=cmd_explore)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
     _register_from_mcpl(lsub)   # MCPL kernels: from-mcpl, explore KERNEL.mcpl
@@ -126,7 +169,7 @@ def cmd_rewrite(args) -> int:
             print(f"{r.name:28} {r.kind:15} {r.doc}")
         return 0
     prog = _load(args)
-    sizes = size_assignments(args)
+    sizes = size_assignments(args, program_sizes(prog), prog.name)
     if sizes:
         prog = bind_sizes(prog, sizes)
     if args.list or not args.rule:
@@ -152,7 +195,7 @@ def cmd_gen(args) -> int:
     from mcl.lift.codegen import Options, generate
     from mcl.lift.ir import bind_sizes
     prog = _load(args)
-    sizes = size_assignments(args)
+    sizes = size_assignments(args, program_sizes(prog), prog.name)
     if args.rule:
         # macro rules choose their parameters for numeric sizes
         prog = _apply_rules(bind_sizes(prog, sizes), args)
@@ -175,10 +218,10 @@ def cmd_explore(args) -> int:
             raise UsageError(f"--{option}: {getattr(args, option)}; give 1 or more")
     if args.file.endswith((".mcpl", ".mcl")):
         return cmd_explore_mcpl(args)
-    from mcl.lift.explore import explore
+    from mcl.lift.explore import default_sizes, explore, outcome_counts
     prog = _load(args)
-    sizes = size_assignments(args)
-    from mcl.lift.explore import default_sizes
+    sizes = size_assignments(args, program_sizes(prog), prog.name)
+    check_results_option(args)
     defaults = default_sizes(prog, sizes)
     sizes = {**sizes, **defaults}
     if defaults and not args.json:
@@ -190,12 +233,14 @@ def cmd_explore(args) -> int:
     results = explore(prog, sizes, args.strategy, args.budget, args.device, args.results,
                       args.seed, args.depth, progress=sys.stderr, repeat=args.repeat)
     best = results.best()
-    counts: dict[str, int] = {}
-    for e in results.evaluations.values():
-        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    candidates = results.candidates()
+    counts = outcome_counts(candidates)
     if args.json:
+        from mcl.lift.explore import reasons
         print(json.dumps({"best": best, "counts": counts, "sizes": sizes,
-                          "default_sizes": sorted(defaults)}, indent=2))
+                          "default_sizes": sorted(defaults),
+                          "dropped": [{"status": st, "count": n, "reason": why}
+                                      for st, n, why in reasons(candidates)]}, indent=2))
         return 0 if best else 1
     if not counts:
         powers = {k: 1 << max(0, int(v) - 1).bit_length() for k, v in sizes.items()}
@@ -207,7 +252,7 @@ def cmd_explore(args) -> int:
         print(f"no sequence of rewrites lowered '{prog.name}' at "
               + ", ".join(f"{k}={v}" for k, v in sizes.items()) + why)
         return 1
-    print("candidates: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    print_candidates(candidates, len(results.evaluations), args.verbose)
     if not best:
         print("no correct candidate was found")
         return 1
@@ -216,6 +261,22 @@ def cmd_explore(args) -> int:
     print(f"expression: {best['expression']}")
     print("OpenCL:\n" + best["source"])
     return 0
+
+
+def print_candidates(candidates: list[dict], stored: int, verbose: bool) -> None:
+    """The outcomes of the candidates of a search (adding up to their number), why
+    those not kept were dropped, and with ``verbose`` every candidate."""
+    from mcl.lift.explore import listing, reasons, summary
+    earlier = stored - len(candidates)
+    print(summary(candidates)
+          + (f" (the results file holds {earlier} more, of earlier searches)"
+             if earlier > 0 else ""))
+    for status, n, why in reasons(candidates):
+        print(f"  {n} {status}: {why}")
+    if verbose:
+        print("every candidate (outcome, time, work-group size, reason, expression):")
+        for line in listing(candidates):
+            print(line)
 
 
 def _register_from_mcpl(lift_subparsers: argparse._SubParsersAction) -> None:
@@ -285,16 +346,27 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
 
     from mcl.lift.compare import compare, table
     from mcl.opencl import available_targets
+    from mcl.opencl.target import load_target
     leaf = getattr(args, "target", None) or os.environ.get("MCL_TARGET")
     if not leaf:
         raise UsageError("say which leaf level the MCPL versions are compiled for: --target "
                          "LEAF (one of " + ", ".join(available_targets()) + ")")
-    sizes = size_assignments(args)
+    function, known = kernel_sizes(args.file, getattr(args, "function", None))
+    sizes = size_assignments(args, known, function)
+    check_results_option(args)
+    # as `mcl run` and `mcl gen`: an unknown description, or a level without a
+    # code-generation target (not a leaf), is refused before anything is explored
+    load_target(leaf)
     c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
                 args.seed, args.depth, args.results, args.repeat,
                 getattr(args, "function", None), progress=sys.stderr,
                 max_version_s=getattr(args, "max_version_s", None))
     print(table(c, markdown=getattr(args, "markdown", False)), end="")
+    if getattr(args, "verbose", False) and c.lift_candidates:
+        from mcl.lift.explore import listing
+        print("\nLift candidates (outcome, time, work-group size, reason, expression):")
+        for line in listing(c.lift_candidates):
+            print(line)
     return 0 if any(r.status == "ok" for r in c.rows) else 1
 
 

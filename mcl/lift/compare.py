@@ -33,6 +33,7 @@ class Row:
     note: str = ""
     source: str = ""                   # OpenCL of the kernel (Lift: of the best candidate)
     probes: list = field(default_factory=list)  # [(sizes, seconds)] of the size probes
+    candidates: list = field(default_factory=list)  # Lift: the evaluations of the search
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Comparison:
     bound_s: float | None = None         # roofline: the least time the leaf allows
     bound_note: str = ""
     lift_expression: str = ""
+    lift_candidates: list[dict] = field(default_factory=list)  # evaluations of the search
     other_branches: list[str] = field(default_factory=list)   # versions for other leaves
 
     def gflops(self, r: Row) -> float | None:
@@ -227,9 +229,10 @@ def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy
               device: str | None = None, seed: int = 0, depth: int = 3,
               results: str | None = None, repeat: int = 10, progress=None,
               evaluator=None, limits=None) -> tuple[Row, str]:
-    """Explore the derived program at ``sizes``; (row of the best candidate, its expression).
+    """Explore the derived program at ``sizes``; (row of the best candidate, with the
+    evaluations of the search as its ``candidates``, and its expression).
     ``evaluator``/``limits`` replace the OpenCL device (as in mcl.lift.explore.explore)."""
-    from mcl.lift.explore import explore
+    from mcl.lift.explore import explore, summary
     names = [i.name for i in d.inputs]
 
     def reference(*xs):
@@ -238,16 +241,15 @@ def lift_best(d: Derivation, sizes: dict, ref: ModuleType, budget: int, strategy
     res = explore(d.program, sizes, strategy, budget, device, results, seed, depth,
                   evaluator=evaluator, limits=limits, progress=progress, reference=reference,
                   repeat=repeat, seed_macros=True)
-    counts: dict[str, int] = {}
-    for e in res.evaluations.values():
-        counts[e["status"]] = counts.get(e["status"], 0) + 1
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    candidates = res.candidates()
+    outcomes = summary(candidates) if candidates else ""
     best = res.best()
     if best is None:
-        return Row("Lift best", "error", note=f"no correct candidate ({summary})" if summary
-                   else "the search reached no fully lowered program at these sizes"), ""
-    return Row("Lift best", "ok", best["time_s"], note=f"{summary}",
-               source=best.get("source", "")), best["expression"]
+        return Row("Lift best", "error", note=f"no correct candidate ({outcomes})" if outcomes
+                   else "the search reached no fully lowered program at these sizes",
+                   candidates=candidates), ""
+    return Row("Lift best", "ok", best["time_s"], note=outcomes,
+               source=best.get("source", ""), candidates=candidates), best["expression"]
 
 
 def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: int = 200,
@@ -299,6 +301,7 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
     row, cmp.lift_expression = lift_best(d, sizes, ref, budget, strategy, device, seed, depth,
                                          results, repeat, progress, evaluator, limits)
     cmp.rows.append(row)
+    cmp.lift_candidates = row.candidates
     return cmp
 
 
@@ -325,7 +328,9 @@ def _num(x: float | None, fmt: str) -> str:
 
 
 def table(c: Comparison, markdown: bool = False) -> str:
-    """The comparison as a text or markdown table, with the roofline note below it."""
+    """The comparison as a text or markdown table, with the roofline note below it and
+    why Lift candidates were dropped."""
+    from mcl.lift.explore import reasons
     head = ["version", "time (ms)", "GFLOP/s", "GB/s", "of roofline", "note"]
     body = []
     for r in c.rows:
@@ -349,6 +354,10 @@ def table(c: Comparison, markdown: bool = False) -> str:
     if c.other_branches:
         lines += ["", f"Not for {c.leaf} (written for another branch of the hierarchy): "
                   + ", ".join(c.other_branches)]
+    dropped = reasons(c.lift_candidates)
+    if dropped:
+        lines += ["", "Lift candidates not kept:"]
+        lines += [f"  {n} {status}: {why}" for status, n, why in dropped]
     if c.lift_expression:
         lines += ["", f"Lift best: {c.lift_expression}"]
     return "\n".join(lines) + "\n"

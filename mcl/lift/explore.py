@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mcl.diagnostics import McplError
+from mcl.diagnostics import McplError, error
 from mcl.lift import macros as _macros  # noqa: F401  (registers the macro rules)
 from mcl.lift.codegen import Options, check_lowered, generate
 from mcl.lift.interp import random_inputs, run
@@ -148,12 +150,14 @@ class Results:
     meta: dict = field(default_factory=dict)
     evaluations: dict[str, dict] = field(default_factory=dict)
     curve: list[list[float]] = field(default_factory=list)
+    #: keys of the candidates of the last search, in order (evaluated or recalled)
+    searched: list[str] = field(default_factory=list)
 
     @staticmethod
     def load(path: str | Path | None, meta: dict) -> Results:
         r = Results(Path(path) if path else None, meta)
         if r.path and r.path.exists():
-            data = json.loads(r.path.read_text())
+            data = _read_results(r.path)
             old = data.get("meta", {})
             # times are only comparable on one device; the strategy, seed and budget
             # may change between runs (the key is the expression and work-group size)
@@ -165,14 +169,125 @@ class Results:
 
     def save(self) -> None:
         if self.path:
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"meta": self.meta, "evaluations": self.evaluations,
-                                       "curve": self.curve, "best": self.best()}, indent=1))
-            tmp.replace(self.path)
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            try:
+                tmp.write_text(json.dumps({"meta": self.meta, "evaluations": self.evaluations,
+                                           "curve": self.curve, "best": self.best()},
+                                          indent=1))
+                tmp.replace(self.path)
+            except OSError as e:   # named by the path the user gave, not the temporary
+                raise OSError(e.errno, e.strerror, str(self.path)) from None
+
+    def candidates(self) -> list[dict]:
+        """The evaluations of the candidates of the last search (evaluated or recalled
+        from the file), not those of earlier searches kept in the file."""
+        return [self.evaluations[k] for k in self.searched]
 
     def best(self) -> dict | None:
         ok = [e for e in self.evaluations.values() if e["status"] == "ok"]
         return min(ok, key=lambda e: e["time_s"]) if ok else None
+
+
+def _read_results(path: Path) -> dict:
+    """The data of a results file; a file that is not one is the user's error."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise McplError(error("lift-results", f"{path} is not a results file of `mcl lift "
+                              f"explore` (not JSON: {e})",
+                              hint="give another --results file, or remove this one")) from None
+    if not isinstance(data, dict) or not isinstance(data.get("evaluations", {}), dict):
+        raise McplError(error("lift-results", f"{path} is not a results file of `mcl lift "
+                              "explore`", hint="give another --results file, or remove "
+                              "this one"))
+    return data
+
+
+def check_results_path(path: str | Path) -> Path:
+    """``path`` as a results file that can be written (and read, when it exists); raises
+    McplError naming it otherwise. Called before a search, which may take long."""
+    p = Path(path)
+    folder = p.parent
+    if p.is_dir():
+        why, hint = "is a folder", f"give a file name, e.g. {p / 'results.json'}"
+    elif not folder.is_dir():
+        why = f"cannot be written: its folder {folder} does not exist"
+        hint = f"create it (mkdir -p {folder}) or give a file in an existing folder"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        why, hint = f"cannot be written: no permission to write in {folder}", None
+    elif p.exists() and not os.access(p, os.R_OK | os.W_OK):
+        why, hint = "exists but cannot be read and written (permissions)", None
+    else:
+        if p.exists():
+            _read_results(p)
+        return p
+    raise McplError(error("lift-results", f"results file {path} {why}", hint=hint))
+
+
+#: Outcomes of a candidate, in the order summaries name them.
+OUTCOMES = ("ok", "wrong", "codegen-error", "build-error", "run-error")
+
+
+def outcome_counts(evaluations: list[dict]) -> dict[str, int]:
+    """How many candidates had each outcome, in the order of :data:`OUTCOMES`."""
+    counts: dict[str, int] = {}
+    for e in evaluations:
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    order = {s: i for i, s in enumerate(OUTCOMES)}
+    return dict(sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
+def summary(evaluations: list[dict]) -> str:
+    """``20 candidates: 10 ok, 9 codegen-error, 1 wrong``: every outcome, adding up."""
+    counts = outcome_counts(evaluations)
+    n = sum(counts.values())
+    return f"{n} candidate{'s' if n != 1 else ''}: " + ", ".join(
+        f"{v} {k}" for k, v in counts.items())
+
+
+#: A number standing alone (not part of a name like ``acc_4``) in a message.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
+_SLOT = "\0"
+
+
+def reasons(evaluations: list[dict], width: int = 160) -> list[tuple[str, int, str]]:
+    """Why candidates were not kept: (outcome, count, reason) for each outcome other than
+    ok and each reason (the first line of the message; messages that differ only in
+    their numbers are one reason, whose numbers are given as ranges), most frequent first."""
+    groups: dict[tuple[str, str], list[list[str]]] = {}
+    for e in evaluations:
+        if e["status"] == "ok":
+            continue
+        line = ((e.get("message") or "").strip() or "no message given").splitlines()[0]
+        groups.setdefault((e["status"], _NUMBER.sub(_SLOT, line)), []).append(
+            _NUMBER.findall(line))
+    out = []
+    for (status, template), numbers in groups.items():
+        parts = template.split(_SLOT)
+        text = parts[0]
+        for i, part in enumerate(parts[1:]):
+            values = sorted({ns[i] for ns in numbers if i < len(ns)}, key=float)
+            text += (values[0] if len(values) == 1 else f"{values[0]} to {values[-1]}") + part
+        if len(text) > width:
+            text = text[:width - 3] + "..."
+        out.append((status, len(numbers), text))
+    order = {s: i for i, s in enumerate(OUTCOMES)}
+    return sorted(out, key=lambda r: (-r[1], order.get(r[0], len(order)), r[2]))
+
+
+def listing(evaluations: list[dict], width: int = 100) -> list[str]:
+    """One line per candidate (``--verbose``): outcome, time, work-group size, reason
+    and the beginning of its expression."""
+    out = []
+    for i, e in enumerate(evaluations, 1):
+        t = f"{e['time_s'] * 1e3:.4f} ms" if e.get("time_s") else "-"
+        ls = f"local {e['local_size']}" if e.get("local_size") else ""
+        msg = (e.get("message") or "").strip().splitlines()
+        expr = e.get("expression", "")
+        out.append(f"{i:4} {e['status']:14} {t:>14} {ls:10} "
+                   + (f"{msg[0][:2 * width]}\n{'':45}" if msg else "")
+                   + (expr if len(expr) <= width else expr[:width - 3] + "..."))
+    return out
 
 
 class Search:
@@ -195,7 +310,8 @@ class Search:
         self.tried = 0            # candidates of this search: evaluated now or recalled
         self.evaluated = 0        # of which evaluated in this run
         self.recalled = 0
-        self._recalled: set[str] = set()
+        self._counted: set[str] = set()   # keys counted towards the budget
+        self._shown = 0           # candidates the last progress line showed (a log)
         self.start = time.time()
         self._moves: dict[str, list[Rewrite]] = {}
 
@@ -215,11 +331,13 @@ class Search:
         k = key(prog.body) + (f" @local={ls}" if ls else "")
         if k in self.results.evaluations:
             # a candidate of an earlier (interrupted or shorter) run: it counts towards
-            # the budget once, so that resuming with the same budget does no new work
-            if k not in self._recalled and not self.done:
-                self._recalled.add(k)
+            # the budget once, so that resuming with the same budget does no new work;
+            # one met again in this search is not a new candidate
+            if k not in self._counted and not self.done:
+                self._counted.add(k)
                 self.tried += 1
                 self.recalled += 1
+                self.results.searched.append(k)
             e = self.results.evaluations[k]
             return e["time_s"] if e["status"] == "ok" else None
         if self.done:
@@ -227,7 +345,9 @@ class Search:
         ev = self.evaluate(prog, ls)
         self.tried += 1
         self.evaluated += 1
+        self._counted.add(k)
         self.results.evaluations[k] = ev.to_json()
+        self.results.searched.append(k)
         best = self.results.best()
         self.results.curve.append([len(self.results.evaluations), best["time_s"] if best
                                    else None, time.time() - self.start])
@@ -235,22 +355,47 @@ class Search:
         self._report(ev, best)
         return ev.time_s if ev.status == "ok" else None
 
+    def _interactive(self) -> bool:
+        isatty = getattr(self.progress, "isatty", None)
+        try:
+            return bool(isatty and isatty())
+        except ValueError:   # a closed stream
+            return False
+
     def _report(self, ev: Evaluation, best: dict | None) -> None:
+        """Progress: on a terminal, a bar redrawn in place; else (a log) a line at every
+        tenth of the budget and at its end."""
         if self.progress is False:
             return
-        width = 30
-        filled = int(width * self.tried / max(1, self.budget))
         b = f"{best['time_s'] * 1e3:.4f} ms" if best else "-"
         t = f"{ev.time_s * 1e3:.4f} ms" if ev.time_s else ev.status
-        print(f"\r[{'#' * filled}{'-' * (width - filled)}] {self.tried}/{self.budget} "
-              f"last {t:>14}  best {b}", end="\n" if self.tried >= self.budget else "",
-              file=self.progress, flush=True)
+        if self._interactive():
+            width = 30
+            filled = int(width * self.tried / max(1, self.budget))
+            print(f"\r[{'#' * filled}{'-' * (width - filled)}] {self.tried}/{self.budget} "
+                  f"last {t:>14}  best {b}", end="\n" if self.tried >= self.budget else "",
+                  file=self.progress, flush=True)
+            return
+        step = max(1, self.budget // 10)
+        if self.tried >= self.budget or self.tried // step > self._shown // step:
+            self._line(f"last {t}, best {b}")
+
+    def _line(self, text: str) -> None:
+        self._shown = self.tried
+        print(f"explore: {self.tried}/{self.budget} candidates; {text}", file=self.progress,
+              flush=True)
 
     def finish(self) -> None:
-        """End the progress line of a search that stopped before its budget (it ran
-        out of candidates)."""
-        if self.progress is not False and 0 < self.tried < self.budget:
+        """End the progress of a search that stopped before its budget (it ran out of
+        candidates): the bar's line on a terminal, the last count in a log."""
+        if self.progress is False or not 0 < self.tried < self.budget:
+            return
+        if self._interactive():
             print(file=self.progress, flush=True)
+        elif self._shown != self.tried:
+            best = self.results.best()
+            self._line("no more candidates; best "
+                       + (f"{best['time_s'] * 1e3:.4f} ms" if best else "-"))
 
     def walk(self, prog: Program) -> Program | None:
         """A random walk from ``prog`` to a lowered program (None: dead end).

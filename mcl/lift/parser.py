@@ -101,18 +101,14 @@ class _Builder:
         try:
             return _metamodel().model_from_str(self.text)
         except TextXSyntaxError as e:
-            line, col = e.line or 1, e.col or 1
-            from mcl.diagnostics import Span
-            msg = re.sub(r"\s+at position.*$", "", str(e.message))
-            raise McplError(error("lift-syntax", f"syntax error: {msg}",
-                                  Span(self.file, line, col, line, col + 1),
-                                  hint="see mcl/lift/lift.tx for the syntax")) from None
+            from mcl.lift.syntax import syntax_diagnostic
+            raise McplError(syntax_diagnostic(e, self.text, self.file)) from None
 
     # --------------------------------------------------------------- program
     def build(self, which: str | None) -> Program:
         tree = self.tree()
         last = None
-        for item in tree.items:
+        for item in getattr(tree, "items", ()):   # an empty file: no model, no items
             cls = type(item).__name__
             if cls == "UserFunDef":
                 uf = self.userfun(item)
@@ -141,11 +137,28 @@ class _Builder:
         names = {p for p, _ in params}
         body = self.cexpr(item.body)
         for v in sorted(C.variables(body) - names):
-            self.fail(item, f"user function '{item.name}' uses '{v}', which is not a parameter")
+            self.fail(self._first(item.body, "CVarRef", v), f"user function '{item.name}' "
+                      f"uses '{v}', which is not a parameter",
+                      hint="parameters: " + (", ".join(sorted(names)) or "none"))
         for c in sorted(C.calls(body) - set(C.BUILTINS)):
-            self.fail(item, f"user function '{item.name}' calls unknown function '{c}'",
+            self.fail(self._first(item.body, "CCallRef", c),
+                      f"user function '{item.name}' calls unknown function '{c}'",
                       hint="available: " + ", ".join(sorted(C.BUILTINS)))
         return UserFun(item.name, params, self.type(item.ret), body, self.span(item))
+
+    @staticmethod
+    def _first(tree, cls: str, name: str):
+        """The first node of class ``cls`` named ``name`` in ``tree``, as a located node
+        spanning the name (a call's span would cover its arguments)."""
+        from types import SimpleNamespace
+
+        from textx import get_children_of_type
+        nodes = sorted((n for n in get_children_of_type(cls, tree) if n.name == name),
+                       key=lambda n: n._tx_position)
+        if not nodes:
+            return tree
+        start = nodes[0]._tx_position
+        return SimpleNamespace(_tx_position=start, _tx_position_end=start + len(name))
 
     # --------------------------------------------------------------- types
     def type(self, t) -> Type:
