@@ -7,6 +7,7 @@ The public Python API is re-exported here lazily so that ``import mcl`` stays ch
 * ``mcl.feedback(module, ...)`` performance feedback as diagnostics
 * ``mcl.translate(module, to=...)``   the module one or more levels down
 * ``mcl.compile(path, target=...)``   a callable OpenCL kernel
+* ``mcl.McplError``   what they raise for bad input (its ``diagnostics`` say where and why)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _API = {
     "feedback": "mcl.analyses:feedback",
     "translate": "mcl.translate:translate",
     "compile": "mcl.opencl:compile",
+    "McplError": "mcl.diagnostics:McplError",
 }
 
 __all__ = list(_API)

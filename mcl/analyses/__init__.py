@@ -105,10 +105,18 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     estimates (see mcl.opencl.vendor). ``specialize``: the kernels are built with their
     sizes as compile-time constants (as ``mcl run`` builds a version written for its
     sizes), so loops over sizes are unrolled. Raises McplError when the module has errors,
-    a size is negative or a pass is unknown."""
+    ``values`` name a parameter no function has or give one something other than a
+    number, a size is negative or a pass is unknown."""
     checked = _checked(module_or_checked, library)
     if checked.has_errors:      # no feedback on a module that is not understood
         raise McplError(checked.errors)
+    params = list(dict.fromkeys(p.name for f in checked.module.functions for p in f.params
+                                if not p.type.is_array))
+    unknown = [name for name in values or {} if name not in params]
+    if unknown and checked.module.functions:    # a mistyped name would change nothing
+        raise McplError(error(
+            "feedback-unknown-value", f"values: no function of {checked.module.name} has a "
+            f"parameter '{unknown[0]}'", hint=f"its parameters: {', '.join(params) or 'none'}"))
     check_values(checked.module, values)
     selected = _passes(only)
     out: list[Diagnostic] = []
@@ -157,8 +165,14 @@ def _passes(only: Iterable[str] | str | None) -> set[str]:
 
 
 def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
-    """Raise McplError where ``values`` give a parameter that sizes an array a
-    negative value."""
+    """Raise McplError where ``values`` give a parameter something other than a
+    number, or give a parameter that sizes an array a negative value."""
+    import numbers
+    for name, value in (values or {}).items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise McplError(error(
+                "feedback-bad-value", f"values: '{name}' is given {value!r}, not a number",
+                hint=f"give {name} a number"))
     for f in module.functions:
         sizes = {n.id for p in f.params for e in p.type.sizes for n in ast.walk(e)
                  if isinstance(n, ast.Name)}

@@ -83,7 +83,7 @@ def run_feedback(args: argparse.Namespace) -> int:
     from mcl.analyses import PASSES, check_values, feedback
     from mcl.mcpl.resolve import check
 
-    values = parse_assignments(args.set, "--set")
+    all_values = parse_assignments(args.set, "--set")
     only = None
     if args.only:
         only = {s.strip() for s in args.only.split(",") if s.strip()}
@@ -100,8 +100,11 @@ def run_feedback(args: argparse.Namespace) -> int:
         if checked.has_errors:
             diagnostics += checked.errors
             continue
-        params.update((p.name, None) for g in checked.module.functions for p in g.params
-                      if not p.type.is_array)
+        own = [p.name for g in checked.module.functions for p in g.params
+               if not p.type.is_array]
+        params.update((name, None) for name in own)
+        # the --set values of this file's parameters (the others may be another file's)
+        values = {k: v for k, v in all_values.items() if k in own}
         check_values(checked.module, values)
         specialize = _specialized(args, f)
         if args.level:
@@ -123,7 +126,7 @@ def run_feedback(args: argparse.Namespace) -> int:
             diagnostics += against_previous(
                 checked, values, search, resources, specialize, computed=found,
                 vendor=functools.partial(_vendor_resources, args))
-    unknown = [name for name in values if name not in params]
+    unknown = [name for name in all_values if name not in params]
     if unknown and params:
         raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "
                          f"parameter '{unknown[0]}' (parameters: {', '.join(params)})")

@@ -71,6 +71,9 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     if mine is None:
         mine = _time(feedback(checked, values=values, only=["time"], resources=resources,
                               specialize=specialize))
+    # the parent at the same sizes, of the parameters it has
+    params = {p.name for f in parent.checked.module.functions for p in f.params}
+    values = {k: v for k, v in (values or {}).items() if k in params}
     try:
         level = None if parent.level == me.level else me.level
         theirs_res = vendor(parent.checked, level, values, built) \

@@ -86,9 +86,17 @@ def translate(module: ast.Module | CheckedModule | str | os.PathLike[str], to: s
     from mcl.mcpl import parse_file
 
     if isinstance(module, CheckedModule):   # what mcl.check gives, as mcl.feedback takes
+        errors = [d for d in module.diagnostics if d.is_error]
+        if errors:
+            raise McplError(errors)
         module = module.module
     elif not isinstance(module, ast.Module):
         module = parse_file(Path(module))
+    if not module.functions:
+        raise McplError(error(
+            "translate-no-function", f"{module.file or module.name} has no function to "
+            "translate", hint="a module whose source has errors keeps none: mcl.check(file) "
+                              "says what they are"))
     lib = _library(library, search_path)
     _target(lib, to)
     reachable = [f for f in module.functions

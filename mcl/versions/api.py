@@ -72,9 +72,10 @@ def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed:
             discover.from_path(path[0], git=git, search_path=search_path)
     else:
         vs = discover.from_path(path, git=git, search_path=search_path)
-    say(f"{len(vs.versions)} versions of '{vs.kernel}' in {vs.source}")
     result = Result(vs)
-    if not vs.versions:
+    if vs.versions:
+        say(f"{len(vs.versions)} versions of '{vs.kernel}' in {vs.source}")
+    else:
         result.seconds = time.perf_counter() - start
         return result
     top = discover.highest(vs)

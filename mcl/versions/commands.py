@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 DESCRIPTION = """\
 The versions of one kernel and how they refine each other, verified against each other.
@@ -62,13 +63,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_versions(args: argparse.Namespace) -> int:
-    from mcl.cli import hwd_search_path, parse_assignments, print_diagnostics
+    from mcl.cli import UsageError, hwd_search_path, parse_assignments, print_diagnostics
     from mcl.versions import versions, write_report
 
     def progress(msg: str) -> None:
         if not args.quiet:
             print(f"  {msg}", file=sys.stderr, flush=True)
 
+    if args.report and Path(args.report).exists() and not Path(args.report).is_dir():
+        raise UsageError(f"--report {args.report}: a file is there; --report names the "
+                         "folder index.html and report.md are written to")
     path = args.paths if len(args.paths) > 1 else args.paths[0]
     result = versions(path, sizes=args.sizes, seed=args.seed, device=args.device,
                       target=args.target, git=False if args.no_git else None,

@@ -93,7 +93,7 @@ def from_folder(folder: str | Path, *, search_path: tuple[str, ...] = ()) -> Ver
     files = sorted(folder.glob("*.mcpl"))
     if not files:
         problem = error("versions-no-mcpl-file", f"{folder}: the folder holds no MCPL file "
-                        "(*.mcpl)", Span.point(str(folder), 1, 1),
+                        "(*.mcpl)", None,
                         hint="give the folder that holds the versions of one kernel "
                              "(perfect.mcpl, gpu_v1.mcpl, ...)")
         return VersionSet(str(folder), [], None, [problem])
@@ -105,6 +105,7 @@ def from_files(files: list[str | Path], *, source: str | None = None,
                texts: dict[str, str] | None = None) -> VersionSet:
     """Versions from files (level order and file names decide the tree); ``texts``
     gives the contents of some files by path (unsaved editor buffers)."""
+    from mcl.mcpl.source import read_source
     versions = []
     for f in files:
         p = Path(f)
@@ -112,8 +113,15 @@ def from_files(files: list[str | Path], *, source: str | None = None,
         if text is None and not p.is_file():
             raise McplError(error("versions-no-such-path", f"{f}: no such file",
                                   hint="give existing .mcpl files"))
-        versions.append(_version(p.stem, str(p), text if text is not None
-                                 else p.read_text(encoding="utf-8")))
+        problems = []
+        if text is None:
+            try:
+                text = read_source(p)
+            except McplError as e:   # not UTF-8, unreadable: a version with its problem
+                text, problems = "", list(e.diagnostics)
+        v = _version(p.stem, str(p), text)
+        v.problems += problems
+        versions.append(v)
     return _build(source or " ".join(map(str, files)), versions, search_path, history=False)
 
 
@@ -182,6 +190,8 @@ def _build(source: str, versions: list[Version], search_path: tuple[str, ...],
 
     lib = hardware_library(search_path)
     for v in versions:
+        if v.problems:      # the file could not be read
+            continue
         try:
             v.checked = check(v.file, search_path, source=v.text)
         except McplError as e:

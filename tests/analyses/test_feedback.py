@@ -511,3 +511,27 @@ def test_the_roofline_weighs_built_in_functions_at_the_targets_costs():
     for path in (bs / "gpu_v1.mcpl", ROOT / "examples" / "convolution" / "hopper_v4.mcpl"):
         [d] = [d for d in feedback(check(path)) if d.code == "feedback-roofline"]
         assert "at their cost" not in d.message
+
+
+def test_values_of_no_parameter_or_not_numbers_are_refused():
+    """A mistyped size name would leave the feedback at the defaults without a word."""
+    from mcl.diagnostics import McplError
+    checked = check(str(ROOT / "examples" / "vector_add" / "perfect.mcpl"))
+    with pytest.raises(McplError) as e:
+        feedback(checked, values={"nn": 1024})
+    assert e.value.diagnostics[0].code == "feedback-unknown-value"
+    assert "its parameters: n" in e.value.diagnostics[0].hint
+    with pytest.raises(McplError) as e:
+        feedback(checked, values={"n": "1024"})
+    assert e.value.diagnostics[0].code == "feedback-bad-value"
+    assert feedback(checked, values={"n": 1024}, only=("time",)) is not None
+
+
+def test_set_of_a_parameter_only_one_of_the_files_has(capsys):
+    """`mcl feedback a.mcpl b.mcpl --set NAME=...` gives each file the values of its own
+    parameters; a name no file has is a usage error."""
+    files = [str(ROOT / "examples" / "vector_add" / "perfect.mcpl"),
+             str(MATMUL / "perfect.mcpl")]
+    assert main(["feedback", *files, "--set", "p=64", "--only", "time"]) == 0
+    assert main(["feedback", *files, "--set", "q=64", "--only", "time"]) == 2
+    assert "--set q: no function of" in capsys.readouterr().err

@@ -258,3 +258,19 @@ def test_cli_reports_errors_of_the_input(run_cli, tmp_path: Path):
     bad.write_text(MATMUL.read_text().replace("c[i, j] = sum;", "c[i, j] = summ;"))
     status, out, err = run_cli("translate", "--to", "gpu", bad)
     assert status == 1 and "summ" in out + err
+
+
+def test_a_module_that_does_not_check_is_not_translated(tmp_path):
+    """What mcl.check gives for a file with a syntax error holds no function: translate
+    raises the errors (or says there is nothing to translate), never returns an empty
+    module as if it had worked."""
+    from mcl.mcpl import check
+    src = (EXAMPLES / "vector_add" / "perfect.mcpl").read_text().replace("b[i];", "b[i]")
+    (tmp_path / "broken.mcpl").write_text(src)
+    checked = check(str(tmp_path / "broken.mcpl"))
+    with pytest.raises(McplError) as e:
+        translate(checked, to="gpu")
+    assert e.value.diagnostics[0].code == "mcpl-syntax"
+    with pytest.raises(McplError) as e:
+        translate(checked.module, to="gpu")
+    assert e.value.diagnostics[0].code == "translate-no-function"

@@ -78,7 +78,9 @@ def test_folder_without_mcpl_file(tmp_path):
     (tmp_path / "notes.txt").write_text("no kernel here")
     vs = discover.from_folder(tmp_path)
     [p] = vs.problems
-    assert p.code == "versions-no-mcpl-file" and p.is_error and p.span.file == str(tmp_path)
+    # a folder has no line to point at: the message names it
+    assert p.code == "versions-no-mcpl-file" and p.is_error and p.span is None
+    assert p.message.startswith(f"{tmp_path}: ")
 
 
 def test_mixed_kernels_are_left_out_with_a_located_message(tmp_path):
@@ -108,7 +110,32 @@ def test_command_on_a_folder_without_mcpl_file(tmp_path):
                           "-q", "--report", str(tmp_path / "out")], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert f"{tmp_path / 'empty'}:1:1: error: " in out.stderr
-    assert "holds no MCPL file" in out.stderr
+    assert f"error: {tmp_path / 'empty'}: the folder holds no MCPL file" in out.stderr
+    assert ":1:1" not in out.stderr and "versions of 'None'" not in out.stderr
     md = (tmp_path / "out" / "report.md").read_text()
     assert "holds no MCPL file" in md and "No versions found" in md
+
+
+def test_a_file_that_is_not_utf8_is_a_version_with_its_problem(tmp_path):
+    """One unreadable file among the versions is reported as check reports it, not a
+    crash of the whole set (nor of the feedback of a sibling, which compares with it)."""
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"])
+    (d / "other.mcpl").write_bytes(b"\xff\xfe")
+    vs = discover.from_folder(d)
+    [p] = vs.get("other").problems
+    assert p.code == "mcpl-encoding" and p.span.file.endswith("other.mcpl")
+    assert not vs.get("other").usable and vs.get("gpu_v1").usable
+
+
+def test_feedback_beside_a_file_that_is_not_utf8(tmp_path, run_cli):
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"])
+    (d / "other.mcpl").write_bytes(b"\xff\xfe")
+    code, out, err = run_cli("feedback", d / "gpu_v1.mcpl")
+    assert code == 0, err
+    assert "feedback-" in out
+
+
+def test_report_into_a_file_is_refused_before_the_work(tmp_path, run_cli):
+    (tmp_path / "f").write_text("")
+    code, _, err = run_cli("versions", EXAMPLES / "vector_add", "--report", tmp_path / "f")
+    assert code == 2 and "a file is there; --report names the folder" in err
