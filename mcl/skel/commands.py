@@ -47,6 +47,12 @@ def cmd_explain(args) -> int:
     import mcl.skel as sk
     from mcl.skel.explanation import explaining, load_node
     path = Path(args.program)
+    if path.is_dir():
+        raise McplError(error("skel-no-program", f"{args.program}: a folder, not a program",
+                              hint="give the path of a Python file that uses mcl.skel"))
+    if args.devices is not None and args.devices < 1:
+        from mcl.cli import UsageError
+        raise UsageError(f"--devices: {args.devices} devices; give 1 or more")
     if not path.is_file():
         raise McplError(error("skel-no-program", f"no such program: {args.program}",
                               hint="give the path of a Python file that uses mcl.skel"))
@@ -60,9 +66,6 @@ def cmd_explain(args) -> int:
         if args.devices:
             raise
         sk.init(peer_copies=args.peer_copies)
-    if sk.current().count != node.devices:
-        print(f"mcl: note: the run uses {sk.current().count} device(s), the node "
-              f"'{node.name}' has {node.devices}", file=sys.stderr)
     saved = sys.argv
     saved_env = {k: os.environ.get(k) for k in ("MCL_SKEL_DEVICES", "MCL_SKEL_PEER_COPIES")}
     # the program's own mcl.skel.init() then picks as many devices, copying alike

@@ -34,9 +34,12 @@ MAX_ELEMENTS = 2 ** 31 - 1
 
 
 def _check_count(kind: str, shape: tuple) -> None:
-    """A usage error for a container of more than :data:`MAX_ELEMENTS` elements (an
-    AllPairs of 60000 rows and 60000 columns, 3.6e9 results), which the kernels' 32-bit
-    indices would wrap round on."""
+    """A usage error for a container of a negative size, or of more than
+    :data:`MAX_ELEMENTS` elements (an AllPairs of 60000 rows and 60000 columns, 3.6e9
+    results), which the kernels' 32-bit indices would wrap round on."""
+    if any(int(s) < 0 for s in shape):
+        raise skel_error("negative-size", f"a {kind} of shape {tuple(shape)}: a size "
+                         "cannot be negative", hint="give sizes of 0 or more")
     count = math.prod(int(s) for s in shape)
     if count > MAX_ELEMENTS:
         raise skel_error("too-large", f"a {kind} of shape {tuple(shape)} holds {count:,} "

@@ -196,7 +196,11 @@ def init(num_devices: int | None = None, platform: str | None = None,
     if num_devices is None and os.environ.get("MCL_SKEL_DEVICES"):
         num_devices = int(os.environ["MCL_SKEL_DEVICES"])
     if num_devices is not None:
-        if num_devices < 1 or num_devices > len(found):
+        if num_devices < 1:
+            raise skel_error("no-such-device", f"{num_devices} device(s) asked for: give 1 "
+                             f"or more (the platform '{found[0].platform.name.strip()}' has "
+                             f"{len(found)})")
+        if num_devices > len(found):
             raise skel_error("no-such-device", f"{num_devices} device(s) asked for, but the "
                              f"platform '{found[0].platform.name.strip()}' has {len(found)}",
                              hint="PoCL gives several CPU devices with "

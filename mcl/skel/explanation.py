@@ -124,6 +124,7 @@ class Explanation:
     node: Node
     calls: list[Call] = field(default_factory=list)
     other: list[tuple[int, Transfer]] = field(default_factory=list)   # (after call i, t)
+    run_devices: int | None = None      # the devices the run had (the node's: all of them)
     _log_start: int = 0
     _seen: int = 0
 
@@ -133,6 +134,13 @@ class Explanation:
                   else "")
                + (f" and {self.node.bandwidth / 1e9:.0f} GB/s each" if self.node.bandwidth
                   else "") + "):"]
+        if self.run_devices is not None and self.run_devices != self.node.devices:
+            out.append(f"note: the run had {self.run_devices} device(s), so the data went to "
+                       f"{self.place(0)}"
+                       + (f" .. {self.place(self.run_devices - 1)}" if self.run_devices > 1
+                          else "")
+                       + " only; mcl.skel.init(num_devices=N) gives it more where the "
+                         "platform has them")
         for i, c in enumerate(self.calls):
             out += self._between(i - 1)
             out.append(f"{c.skeleton} '{c.function}':")
@@ -262,7 +270,7 @@ def explaining(node: str = "h200x2", search_path=()):
     """Record the skeleton calls and transfers made inside the ``with`` block."""
     from mcl.skel.context import current
     devs = current()
-    ex = Explanation(load_node(node, search_path))
+    ex = Explanation(load_node(node, search_path), run_devices=devs.count)
     ex._log_start = ex._seen = len(devs.log)
     _recording.append(ex)
     try:

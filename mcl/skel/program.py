@@ -49,6 +49,8 @@ def build(context, dev, source: str, options: list[str],
     or from source (then stored). A failing build becomes ``on_error(log)``."""
     import pyopencl as cl
 
+    from mcl.opencl.device import quiet_build
+
     key = cache_key(source, options, dev)
     mem_key = (context.int_ptr, dev.int_ptr, key)
     if mem_key in _memory:
@@ -59,7 +61,8 @@ def build(context, dev, source: str, options: list[str],
     start = time.perf_counter()
     if use_disk and path.is_file():
         try:
-            program = cl.Program(context, [dev], [path.read_bytes()]).build(options=options)
+            program = quiet_build(cl.Program(context, [dev], [path.read_bytes()]),
+                                      options=options)
             stats["disk"] += 1
             timings.append(("disk", time.perf_counter() - start))
         except (cl.Error, OSError):
@@ -67,7 +70,8 @@ def build(context, dev, source: str, options: list[str],
     if program is None:
         start = time.perf_counter()
         try:
-            program = cl.Program(context, source).build(options=options, devices=[dev])
+            program = quiet_build(cl.Program(context, source), options=options,
+                                  devices=[dev])
         except cl.RuntimeError as e:
             raise on_error(str(e)) from e
         stats["built"] += 1

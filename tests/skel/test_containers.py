@@ -142,6 +142,11 @@ def test_bad_containers(ndev):
         assert e.value.diagnostics[0].code == "skel-overlap-too-large"
     with pytest.raises(McplError):
         sk.Vector(np.zeros(3, dtype=np.complex64))
+    for make in (lambda: sk.Vector(size=-1), lambda: sk.Vector(-3),
+                 lambda: sk.Matrix(shape=(2, -1))):
+        with pytest.raises(McplError) as e:
+            make()
+        assert e.value.diagnostics[0].code == "skel-negative-size", e.value
 
 
 def test_out_of_device_memory_leaves_input_intact(ndev):
@@ -176,6 +181,9 @@ def test_too_many_devices():
     with pytest.raises(McplError) as e:
         sk.init(num_devices=64, platform="Portable Computing Language")
     assert e.value.diagnostics[0].code == "skel-no-such-device"
+    with pytest.raises(McplError) as e:
+        sk.init(num_devices=0, platform="Portable Computing Language")
+    assert "0 device(s) asked for: give 1 or more" in str(e.value)
 
 
 @pytest.mark.parametrize("n", [2, 3])

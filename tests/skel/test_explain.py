@@ -112,3 +112,15 @@ def test_explain_fused_dot_product(on_devices):
     # each device reads its 500 elements of both inputs: 4 kB, no temporary written
     assert ex.calls[0].work[1] == (500, 1000.0, 4000.0)
     assert "gpus.gpu[1]: 500 elements" in str(ex)
+
+
+def test_explain_on_fewer_devices_than_the_node_says_so(on_devices):
+    """The node has two GPUs; a run on one puts the data on the first only, and the
+    explanation says why no move goes to the second."""
+    on_devices(1)
+    x = sk.Vector(np.ones(64, np.float32))
+    ex = sk.explain(lambda: sk.Map("float f(float v) { return 2 * v; }")(x), node="h200x2")
+    text = str(ex)
+    assert ex.run_devices == 1 and "2 devices" in text
+    assert "note: the run had 1 device(s), so the data went to gpus.gpu[0] only" in text
+    assert "gpus.gpu[1]" not in text
