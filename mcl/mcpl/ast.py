@@ -130,6 +130,9 @@ class Binary(Expr):
     op: str
     left: Expr
     right: Expr
+    #: Where the operator is written (None in nodes a pass built): diagnostics about
+    #: the operation itself (a division by zero) point at it.
+    op_span: Span | None = field(default=None, kw_only=True, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -389,7 +392,7 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
         names = tuple(f.name for f in dataclasses.fields(cls)
-                      if f.name not in ("span", "comments", "end_comments"))
+                      if f.name not in ("span", "op_span", "comments", "end_comments"))
         _CHILD_FIELDS[cls] = names
     return names
 
@@ -492,7 +495,7 @@ def same(a: Any, b: Any) -> bool:
         if type(a) is not type(b):
             return False
         for f in dataclasses.fields(a):
-            if f.name == "span":
+            if f.name in ("span", "op_span"):
                 continue
             if not same(getattr(a, f.name), getattr(b, f.name)):
                 return False

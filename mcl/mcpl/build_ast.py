@@ -352,6 +352,12 @@ class _Builder:
         ops = list(b.ops)
         if not ops:
             return operands[0]
+        # The grammar keeps no position for an operator: it is the first token
+        # after its left operand.
+        op_spans = []
+        for u, op in zip(b.operands, ops, strict=False):
+            start = _skip_space(self.source, u._tx_position_end)
+            op_spans.append(self.index.span(self.file, start, start + len(op)))
         # Precedence climbing over the flat operand/operator list; all C binary
         # operators are left-associative.
         pos = 0
@@ -361,10 +367,12 @@ class _Builder:
             left = operands[pos]
             while pos < len(ops) and ast.BINARY_PRECEDENCE[ops[pos]] >= min_prec:
                 op = ops[pos]
+                op_span = op_spans[pos]
                 prec = ast.BINARY_PRECEDENCE[op]
                 pos += 1
                 right = climb(prec + 1)
-                left = ast.Binary(op, left, right, span=left.span.merge(right.span))
+                left = ast.Binary(op, left, right, span=left.span.merge(right.span),
+                                  op_span=op_span)
             return left
 
         return climb(1)

@@ -479,8 +479,8 @@ def _shift(node: Any, lines: int) -> Any:
         new = object.__new__(type(node))
         d = new.__dict__
         for k, v in node.__dict__.items():
-            if k == "span":
-                if v.file != "<generated>":
+            if k in ("span", "op_span"):
+                if v is not None and v.file != "<generated>":
                     v = Span(v.file, v.line + lines, v.column, v.end_line + lines, v.end_column)
             elif isinstance(v, _TREE):
                 v = _shift(v, lines)
@@ -511,6 +511,8 @@ def _describe_expected(rules: list[Any]) -> list[str]:
     for rule in rules or []:
         to_match = getattr(rule, "to_match", None)
         name = getattr(rule, "rule_name", "") or getattr(rule, "name", "")
+        if name == "Comment" or (to_match or "").startswith(("\\/\\/", "\\/\\*")):
+            continue    # a comment is possible everywhere: naming it says nothing
         if type(rule).__name__ == "StrMatch" and to_match:
             w = f"'{to_match}'"
         elif not name.strip() or name.startswith("RegExMatch"):
@@ -544,6 +546,12 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
     """The diagnostic of a textX syntax error in ``text`` (by default the whole
     ``source``), which starts at offset ``base`` of ``source``; ``index`` maps
     offsets of ``source``."""
+    from mcl.mcpl import syntax_hints
+
+    if base == 0:
+        empty = syntax_hints.empty_file(source, file)
+        if empty is not None:
+            return empty
     cause = exc.__cause__
     offset = getattr(cause, "position", None)
     if offset is None:
@@ -565,7 +573,9 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
     elif "'}'" in expected:
         hint = "check that every '{' has a matching '}'"
     span = index.span(file, start, end) if source else Span.point(file, 1, 1)
-    return error("mcpl-syntax", f"syntax error: expected {what}, found {found}", span, hint)
+    return syntax_hints.keyword_diagnostic(source, base, offset, index, file, span, what,
+                                           found) or \
+        error("mcpl-syntax", f"syntax error: expected {what}, found {found}", span, hint)
 
 
 

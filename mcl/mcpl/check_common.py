@@ -5,11 +5,11 @@ missing after a syntax error, and the helpers that name types and suggest names.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mcl.diagnostics import Diagnostic, error
+from mcl.diagnostics import Diagnostic, Span, error
 from mcl.mcpl import ast
 
 if TYPE_CHECKING:
@@ -66,9 +66,95 @@ def stub_writes(f: ast.Function) -> frozenset[str]:
                      for r in map(_root, n.args) if r is not None)
 
 
-def _suggest(name: str, known: Iterable[str]) -> str | None:
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The word of ``known`` closest to ``name`` (difflib's ratio of at least 0.6),
+    for 'did you mean' hints; None if none is close."""
     close = difflib.get_close_matches(name, list(known), n=1)
-    return f"did you mean '{close[0]}'?" if close else None
+    return close[0] if close else None
+
+
+def _suggest(name: str, known: Iterable[str]) -> str | None:
+    close = closest(name, known)
+    return f"did you mean '{close}'?" if close else None
+
+
+# --------------------------------------------------------------------------- constant folding
+
+_INTEGER = ("int", "long", "byte", "bool")
+
+
+def fold_constant(e: ast.Expr, resolve: Callable[[ast.Name], ast.Expr | None],
+                  _depth: int = 0) -> int | float | None:
+    """The value of an expression made of literals and constants, computed as C
+    does (integer division truncates), or None if it is not one or the value is
+    undefined. ``resolve(name)`` gives the expression a constant name stands for."""
+    if _depth > 50:    # a definition cycle; reported by the checks of constants
+        return None
+    d = _depth + 1
+    if isinstance(e, ast.Literal):
+        return int(e.value) if e.kind == "bool" else e.value
+    if isinstance(e, ast.Name):
+        definition = resolve(e)
+        return None if definition is None else fold_constant(definition, resolve, d)
+    if isinstance(e, ast.Cast):
+        v = fold_constant(e.operand, resolve, d)
+        if v is None or e.type.dims:
+            return None
+        return int(v) if e.type.name in _INTEGER else float(v)
+    if isinstance(e, ast.Unary):
+        v = fold_constant(e.operand, resolve, d)
+        if v is None:
+            return None
+        if e.op == "~":
+            return ~v if isinstance(v, int) else None
+        return -v if e.op == "-" else int(not v) if e.op == "!" else v
+    if isinstance(e, ast.Ternary):
+        c = fold_constant(e.cond, resolve, d)
+        return None if c is None else fold_constant(e.then if c else e.orelse, resolve, d)
+    if isinstance(e, ast.Binary):
+        a, b = fold_constant(e.left, resolve, d), fold_constant(e.right, resolve, d)
+        if a is None or b is None:
+            return None
+        return _fold_binary(e.op, a, b)
+    return None
+
+
+def _fold_binary(op: str, a: int | float, b: int | float) -> int | float | None:
+    integers = isinstance(a, int) and isinstance(b, int)
+    if op in ("/", "%"):
+        if b == 0:
+            return None
+        if not integers:
+            return a / b if op == "/" else None
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)   # C truncates toward 0
+        return q if op == "/" else a - q * b
+    if op in ("<<", ">>", "&", "|", "^") and not integers:
+        return None
+    if op in ("<<", ">>") and not 0 <= b < 64:
+        return None
+    ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+           "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b,
+           "|": lambda: a | b, "^": lambda: a ^ b, "&&": lambda: int(bool(a and b)),
+           "||": lambda: int(bool(a or b)), "==": lambda: int(a == b),
+           "!=": lambda: int(a != b), "<": lambda: int(a < b), "<=": lambda: int(a <= b),
+           ">": lambda: int(a > b), ">=": lambda: int(a >= b)}
+    return ops[op]() if op in ops else None
+
+
+def division_by_zero(op: str, divisor: ast.Expr, span: Span | None,
+                     resolve: Callable[[ast.Name], ast.Expr | None]) -> Diagnostic | None:
+    """The error of an integer division or remainder (``op``: / % /= %=) whose
+    divisor is the constant 0, or None. Only integer operations: C leaves them
+    undefined, where a float division by 0.0 gives inf or nan (IEEE 754)."""
+    if fold_constant(divisor, resolve) != 0:
+        return None
+    what = "division" if op.startswith("/") else "remainder"
+    shown = _describe(divisor)
+    value = "0" if shown.strip("()") == "0" else f"'{shown}', which is 0"
+    return error("mcpl-division-by-zero", f"integer {what} by zero: the divisor of '{op}' "
+                 f"is {value}", span,
+                 "an integer division or remainder by zero is undefined (as in C): the "
+                 "kernel may stop or compute anything; check the divisor")
 
 
 def _root(e: ast.Expr) -> ast.Name | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mcl.diagnostics import Diagnostic, Related, error
 from mcl.mcpl import ast
-from mcl.mcpl.check_common import _RANK, BUILTINS, _show, _suggest
+from mcl.mcpl.check_common import _RANK, BUILTINS, _show, _suggest, division_by_zero
 from mcl.mcpl.resolve import CheckedModule, Symbol
 
 
@@ -60,6 +60,10 @@ class _Value:
             if e.op in ("&&", "||", "==", "!=", "<", "<=", ">", ">="):
                 return "bool"
             name = max(a, b, key=lambda t: _RANK.get(t, 0))
+            if e.op in ("/", "%") and name not in ("float", "double"):
+                zero = division_by_zero(e.op, e.right, e.op_span or e.span, self.definition)
+                if zero is not None:
+                    self.diags.append(zero)
             return "int" if name in ("bool", "byte") else name
         if isinstance(e, ast.Ternary):
             self.type_of(e.cond)
@@ -79,6 +83,11 @@ class _Value:
                    "computed from literals and constants", e,
                    "use numbers, other constants, arithmetic and built-in math")
         return None
+
+    def definition(self, e: ast.Name) -> ast.Expr | None:
+        """The value of the constant a name stands for (for folding)."""
+        sym = self.result.declaration_of(e)
+        return sym.init if sym is not None and sym.kind == "constant" else None
 
     def name(self, e: ast.Name) -> str | None:
         if e.id in self.later and e.id not in self.own:

@@ -4,6 +4,7 @@ the mixin of ``check_expressions``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,6 +18,7 @@ from mcl.mcpl.check_common import (
     _root,
     _show,
     _suggest,
+    division_by_zero,
 )
 from mcl.mcpl.check_expressions import _ExpressionChecks
 from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Symbol
@@ -78,6 +80,11 @@ class _FunctionChecker(_ExpressionChecks):
         self.foreach: list[tuple[ast.ForEach, int]] = []   # (loop, group index or -1)
         self.has_foreach = any(isinstance(n, ast.ForEach) for n in ast.walk(f.body))
         self.size_uses: list[tuple[ast.Name, Symbol]] = []
+        # Writes already reported as errors (const, read-only), by id of the symbol:
+        # the positions of their diagnostics in ``diags``. A size that uses such a
+        # variable is not reported again: the write is the one cause to fix.
+        self._bad_writes: dict[int, list[int]] = {}
+        self._first_write: dict[int, ast.Node] = {}   # by id of the symbol
         self.unspaced: list[Symbol] = []
         self.symbols: list[Symbol] = []
         self._view_of: dict[int, Symbol] = {}   # view symbol -> the variable it views
@@ -133,9 +140,7 @@ class _FunctionChecker(_ExpressionChecks):
                                "value", p.default, "defaults are example values of sizes, "
                                "like `const int n = 2048`")
             sym.space = self.param_space(p, sym.written)
-            if p.const and sym.written:
-                self.error("mcpl-write-const", f"parameter '{p.name}' is const but written",
-                           p, "remove `const` or do not write it")
+            # A const parameter that is written is reported at each write (mark_written).
             self.declare(sym)
             params.append(sym)
         self.info.params = tuple(params)
@@ -144,18 +149,32 @@ class _FunctionChecker(_ExpressionChecks):
         self.finish()
 
     def finish(self) -> None:
+        for p in self.info.params:
+            if p.const and p.written and id(p) not in self._bad_writes:
+                # Inferred written (through a call the walk could not resolve, say) but
+                # no write was met: report it where it is declared.
+                self.error("mcpl-write-const", f"parameter '{p.name}' is const but written",
+                           p.node, "remove `const` or do not write it")
+        sizes_of_bad_writes: dict[int, list[ast.Name]] = {}
         for name, sym in self.size_uses:
             varies = sym.kind == "local" and not sym.const and bool(sym.index_deps)
+            if sym.kind not in ("index", "loop") and not varies and id(sym) in self._bad_writes:
+                sizes_of_bad_writes.setdefault(id(sym), []).append(name)
+                continue
             if sym.kind in ("index", "loop") or varies or (sym.written and not (
                     sym.kind == "local" and sym.const)):
                 what = {"index": "a foreach index", "loop": "a loop variable"}.get(
                     sym.kind, "computed from a foreach index" if varies else
                     "written in this function")
+                related = [Related(sym.span, "declared here")]
+                write = self._first_write.get(id(sym))
+                if write is not None and what.startswith("written"):
+                    related.append(Related(write.span, f"'{name.id}' is written here"))
                 self.error("mcpl-nonconstant-size",
                            f"array size uses '{name.id}', which is {what}", name,
                            "array sizes must be constant: use parameters and `const` "
-                           "variables that are never written",
-                           [Related(sym.span, "declared here")])
+                           "variables that are never written", related)
+        self.note_sizes_of_bad_writes(sizes_of_bad_writes)
         for sym in self.unspaced:
             if sym.written or sym.type.dims:
                 what = "an array" if sym.type.dims else "written"
@@ -164,6 +183,21 @@ class _FunctionChecker(_ExpressionChecks):
                            f"'{self.f.hardware}' has no default memory space here", sym.node,
                            f"add a memory space: {self.visible_hint()}")
         self.info.reads = frozenset(p.name for p in self.info.params if p.read)
+
+    def note_sizes_of_bad_writes(self, sizes: dict[int, list[ast.Name]]) -> None:
+        """Fold the array sizes that use a wrongly written variable into the error of
+        the write: one note, and a hint that does not lead to the next error."""
+        for key, names in sizes.items():
+            first = names[0]
+            more = f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+            note = Related(first.span, f"'{first.id}' is also an array size here{more}, "
+                                       "so it must stay constant")
+            for i in self._bad_writes[key]:
+                d = self.diags[i]
+                self.diags[i] = dataclasses.replace(
+                    d, related=(*d.related, note),
+                    hint=f"do not write '{first.id}': it gives the size of arrays; "
+                         f"copy it into a variable (`int m = {first.id};`) and change that")
 
     def visible_hint(self) -> str:
         if not self.hwd:
@@ -619,6 +653,12 @@ class _FunctionChecker(_ExpressionChecks):
             self.check_assignable(tt, vt, s.value)
             if s.op in ("%=", "<<=", ">>=", "&=", "|=", "^=") and tt.name in ("float", "double"):
                 self.error("mcpl-bad-operand", f"'{s.op}' needs an integer variable", s)
+            elif s.op in ("/=", "%=") and not tt.dims and tt.name in _RANK and \
+                    tt.name not in ("float", "double") and vt is not None and \
+                    vt.name not in ("float", "double"):
+                zero = division_by_zero(s.op, s.value, s.span, self.constant_value)
+                if zero is not None:
+                    self.diags.append(zero)
         root = _root(s.target)
         if root is not None:
             sym = self.result.declaration_of(root)
@@ -636,23 +676,38 @@ class _FunctionChecker(_ExpressionChecks):
         self.mark_written(sym, stmt)
         return t
 
-    def mark_written(self, sym: Symbol, node: ast.Node) -> None:
+    def mark_written(self, sym: Symbol, node: ast.Node, view: Symbol | None = None) -> None:
+        """Record a write of ``sym`` by ``node`` (through ``view``, a view of it) and
+        report it where it happens if ``sym`` may not be written."""
+        sym.written = True
+        self._first_write.setdefault(id(sym), node)
         target = self._view_of.get(id(sym))
         if target is not None:
-            self.mark_written(target, node)
+            # A view has the constness and memory space of what it views.
+            self.mark_written(target, node, view or sym)
+            return
+        through = f" (through its view '{view.name}')" if view is not None else ""
         if sym.kind == "index":
             self.error("mcpl-write-index", f"the foreach index '{sym.name}' cannot be changed",
                        node, "copy it into a variable first")
-        elif sym.const and (sym.kind != "param" or sym.name not in self.info.writes):
-            self.error("mcpl-write-const", f"'{sym.name}' is const and cannot be written", node,
-                       "remove `const` from its declaration",
-                       [Related(sym.span, "declared here")])
+        elif sym.const:
+            message = (f"parameter '{sym.name}' is const but written" if sym.kind == "param"
+                       else f"'{sym.name}' is const and cannot be written")
+            self.bad_write(sym, error(
+                "mcpl-write-const", message + through,
+                node.span, "remove `const` from its declaration or do not write it",
+                (Related(sym.span, f"'{sym.name}' is declared const here"),)))
         elif sym.space is not None and self.hwd is not None and \
                 self.hwd.has_memory_space(sym.space) and \
                 self.hwd.memory_space(sym.space).read_only:
-            self.error("mcpl-write-read-only", f"'{sym.name}' is in read-only memory space "
-                       f"'{sym.space}' and cannot be written", node)
-        sym.written = True
+            self.bad_write(sym, error(
+                "mcpl-write-read-only", f"'{sym.name}' is in read-only memory space "
+                f"'{sym.space}' and cannot be written{through}", node.span, None,
+                (Related(sym.span, f"'{sym.name}' is declared here"),)))
+
+    def bad_write(self, sym: Symbol, d: Diagnostic) -> None:
+        self._bad_writes.setdefault(id(sym), []).append(len(self.diags))
+        self.diags.append(d)
 
     def check_assignable(self, target: ast.Type | None, value: ast.Type | None,
                          node: ast.Node) -> None:

@@ -30,11 +30,23 @@ def test_not_utf8(tmp_path):
     assert "UTF-8" in d.hint
 
 
-def test_empty_file(tmp_path):
+@pytest.mark.parametrize("text, what", [
+    ("", "the file is empty:"), ("\n  \n", "the file is empty:"),
+    ("// to do\n/* later */\n", "the file is empty but for comments:"),
+])
+def test_empty_file(tmp_path, text, what):
     f = tmp_path / "empty.mcpl"
-    f.write_text("")
+    f.write_text(text)
     (d,) = check(f).diagnostics
-    assert d.code == "mcpl-syntax" and "'module'" in d.message and d.span.line == 1
+    assert d.code == "mcpl-syntax" and (d.span.line, d.span.column) == (1, 1)
+    # says what is wrong and what the grammar wants first, not a list of expected tokens
+    assert d.message.startswith(what) and "`module NAME;`" in d.message
+    assert "`package NAME;`" in d.message and "expected" not in d.message
+
+
+def test_expected_tokens_do_not_mention_comments():
+    d = check("m.mcpl", source="// a kernel\nfoo bar;").diagnostics[0]
+    assert d.message == "syntax error: expected 'package' or 'module', found 'foo'"
 
 
 def test_directory(tmp_path):

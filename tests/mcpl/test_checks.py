@@ -215,3 +215,107 @@ def test_resolution_tables():
 def test_views_symbolic_sizes_from_consts():
     ds = kernel("const int x = 4;\nconst int nb = n / x;\na as float[nb][x] a2;")
     assert codes(ds) == []
+
+
+# ---- writes that are not allowed are reported where they happen
+
+VECTOR_ADD = (ROOT / "examples" / "vector_add" / "perfect.mcpl").read_text()
+
+
+def vector_add_with(statement: str):
+    """vector_add/perfect.mcpl (`const int n`, arrays of size n) with a statement
+    added in its foreach, on line 13; the declaration of n is at 9:25."""
+    lines = VECTOR_ADD.splitlines()
+    assert lines[11].strip() == "c[i] = a[i] + b[i];"
+    lines.insert(12, "    " + statement)
+    return check("va.mcpl", source="\n".join(lines) + "\n").diagnostics
+
+
+def test_write_to_const_parameter_is_reported_at_the_write():
+    ds = vector_add_with("n = 3;")
+    # one root cause: the write (not the declaration, not the three array sizes)
+    assert [(d.code, d.span.line, d.span.column) for d in ds] == [("mcpl-write-const", 13, 5)]
+    (d,) = ds
+    assert d.message == "parameter 'n' is const but written"
+    notes = [(r.span.line, r.span.column, r.message) for r in d.related]
+    assert notes[0] == (9, 25, "'n' is declared const here")
+    # the array sizes that use n are folded into one note, and the hint does not
+    # suggest removing `const` (which would make them the next errors)
+    assert notes[1][:2] == (10, 36) and "array size" in notes[1][2] and "2 more" in notes[1][2]
+    assert "copy it into a variable" in d.hint and "remove `const`" not in d.hint
+
+
+def test_write_to_const_parameter_through_a_call_is_reported_at_the_argument():
+    src = """
+perfect void set(int x) { x = 1; }
+perfect void k(const int m, int n, main float[n] a) {
+  foreach (int i in n threads) { set(m); }
+}"""
+    ds = check(parse(f"module t;\nimport perfect;\n{src}", "t.mcpl")).diagnostics
+    assert [(d.code, d.span.line, d.span.column) for d in ds] == [("mcpl-write-const", 6, 38)]
+    assert ds[0].related[0].span.line == 5 and ds[0].hint.startswith("remove `const`")
+
+
+def test_written_parameter_used_as_size_names_the_write():
+    # not const: a size that uses it is the error, and it says where the write is
+    ds = diags("perfect void k(int n, main float[n] a) {\n"
+               "  foreach (int i in n threads) { n = 2; }\n}", "perfect")
+    (d,) = ds
+    assert d.code == "mcpl-nonconstant-size" and (d.span.line, d.span.column) == (3, 34)
+    assert [(r.span.line, r.message) for r in d.related][-1] == (4, "'n' is written here")
+
+
+# ---- integer division by a constant zero
+
+ZERO = "perfect void k(int n, main int[n] b, main float[n] a) {{\n" \
+       "  foreach (int i in n threads) {{\n    {}\n  }}\n}}"
+
+
+@pytest.mark.parametrize("statement, column, message", [
+    ("b[i] = i / 0;", 14, "integer division by zero: the divisor of '/' is 0"),
+    ("b[i] = i % 0;", 14, "integer remainder by zero: the divisor of '%' is 0"),
+    ("b[i] = (i + 1) % (2 - 2);", 20, "the divisor of '%' is '2 - 2', which is 0"),
+    # const ints are folded, with C's integer division (1 / 2 is 0)
+    ("const int z = 1 / 2; b[i] = i / (z * 3);", 35, "is 'z * 3', which is 0"),
+    ("const int z = 0; a[i] = (float) (i / z);", 40, "is 'z', which is 0"),
+    ("int x = i; x /= 0;", 16, "the divisor of '/=' is 0"),
+    ("int x = i; x %= 1 - 1;", 16, "the divisor of '%=' is '1 - 1', which is 0"),
+])
+def test_integer_division_by_zero(statement, column, message):
+    ds = diags(ZERO.format(statement), "perfect")
+    assert [(d.code, d.span.line, d.span.column) for d in ds] == \
+        [("mcpl-division-by-zero", 5, column)], ds
+    assert message in ds[0].message and "undefined" in ds[0].hint
+    if "/=" not in statement and "%=" not in statement:
+        assert ds[0].span.end_column - ds[0].span.column == 1   # the operator itself
+
+
+@pytest.mark.parametrize("statement", [
+    # IEEE 754 defines float division by zero (inf or nan): not an error
+    "a[i] = a[i] / 0.0;",
+    "a[i] = a[i] / 0;",          # float / int is a float division
+    "float x = a[i]; x /= 0;",
+    # only constants are folded: a variable or a parameter may be anything
+    "int z = 0; b[i] = i / z;",
+    "b[i] = i / n;",
+    "b[i] = i / 2;",
+])
+def test_no_error_for_float_or_unknown_divisors(statement):
+    assert diags(ZERO.format(statement), "perfect") == []
+
+
+def test_division_by_zero_in_a_module_constant():
+    ds = diags("const int Z = 4 / (2 - 2);\nconst int W = Z % 2;\n" + ZERO.format("b[i] = i / Z;"),
+               "perfect")
+    # reported once, where the constant is defined; its uses do not repeat it
+    assert [(d.code, d.span.line, d.span.column) for d in ds] == \
+        [("mcpl-division-by-zero", 3, 17)]
+
+
+def test_division_by_zero_located_in_a_moved_function():
+    # items of a module are cached by text: the operator's position moves with them
+    src = "module t;\nimport perfect;\n" + ZERO.format("b[i] = i / 0;")
+    first = check("moved.mcpl", source=src).diagnostics
+    again = check("moved.mcpl", source="\n\n" + src).diagnostics
+    assert [(d.span.line, d.span.column) for d in first] == [(5, 14)]
+    assert [(d.span.line, d.span.column) for d in again] == [(7, 14)]

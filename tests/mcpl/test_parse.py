@@ -174,3 +174,86 @@ def test_several_builder_errors_reported():
     with pytest.raises(McplError) as e:
         parse("module m;\nperfect void f() { x = float; y = int; }")
     assert len(e.value.diagnostics) == 2
+
+
+IN_FOREACH = ("perfect void f(int n, main float[n] a) {{\n"
+              "  foreach (int i in n threads) {{\n    {}\n  }}\n}}")
+
+
+@pytest.mark.parametrize("src, word, keyword, col", [
+    # (the text after `module m;`, the misspelled word, the keyword, its column on line 4)
+    (IN_FOREACH.format("forech (int j in n threads) { }"), "forech", "foreach", 5),
+    (IN_FOREACH.format("if (i > 0) { a[i] = 1.0; } esle { a[i] = 2.0; }"), "esle", "else", 32),
+    (IN_FOREACH.format("whle (i > 0) { a[i] = 1.0; }"), "whle", "while", 5),
+    (IN_FOREACH.format("fro (int k = 0; k < n; k++) { }"), "fro", "for", 5),
+    (IN_FOREACH.format("float s = a[i]; retrun s + 1.0;"), "retrun", "return", 21),
+    (IN_FOREACH.format("if (i > 0) forech (int j in n threads) { }"), "forech", "foreach", 16),
+    # a comment with ';' and '{' before the statement does not hide its start
+    (IN_FOREACH.format("/* ; { */ forech (int j in n threads) { }"), "forech", "foreach", 15),
+])
+def test_misspelled_keyword_in_a_function(src, word, keyword, col):
+    with pytest.raises(McplError) as e:
+        parse("module m;\n" + src, "bad.mcpl")
+    (d,) = e.value.diagnostics
+    assert d.code == "mcpl-syntax" and f"'{word}' is not a keyword" in d.message
+    assert d.hint == f"did you mean '{keyword}'?"
+    assert (d.span.line, d.span.column, d.span.end_column) == (4, col, col + len(word))
+    # where the parse failed (after the word) is a note, with what was expected there
+    assert d.related and "expected" in d.related[0].message
+
+
+def test_the_reported_misspelled_foreach():
+    text = """module m;
+import perfect;
+
+perfect void vector_add(const int n, main float[n] c, main float[n] a) {
+  forech (int i in n threads) {
+    c[i] = a[i];
+  }
+}
+"""
+    with pytest.raises(McplError) as e:
+        parse(text, "va.mcpl")
+    (d,) = e.value.diagnostics
+    assert (d.span.line, d.span.column) == (5, 3) and d.hint == "did you mean 'foreach'?"
+    (note,) = d.related
+    assert (note.span.line, note.span.column) == (5, 15) and "found 'i'" in note.message
+
+
+@pytest.mark.parametrize("src, word, keyword, line", [
+    ("modul m;\nimport perfect;\n", "modul", "module", 1),
+    ("module m;\nimprot perfect;\n", "improt", "import", 2),
+    ("module m;\ntpye point { float x; }\n", "tpye", "type", 2),
+    ("module m;\ncosnt float PI = 3.14;\n", "cosnt", "const", 2),
+])
+def test_misspelled_keyword_at_the_top_level(src, word, keyword, line):
+    with pytest.raises(McplError) as e:
+        parse(src, "bad.mcpl")
+    d = e.value.diagnostics[0]
+    assert f"'{word}' is not a keyword" in d.message and d.hint == f"did you mean '{keyword}'?"
+    assert (d.span.line, d.span.column) == (line, 1)
+
+
+@pytest.mark.parametrize("statement", [
+    "fore(a, i n);",                 # a call with a missing ',': not a `for` header
+    "form (i) = 2;",                 # not shaped like any keyword's statement
+    "a[i] = 1.0 +;",
+])
+def test_no_keyword_hint_for_other_syntax_errors(statement):
+    with pytest.raises(McplError) as e:
+        parse("module m;\n" + IN_FOREACH.format(statement), "bad.mcpl")
+    (d,) = e.value.diagnostics
+    assert "did you mean" not in (d.hint or "") and "not a keyword" not in d.message
+
+
+def test_binary_operators_know_where_they_are():
+    (s,) = body("x = (a + 1) /* why */ / b;")
+    assert (s.value.op, s.value.op_span.line, s.value.op_span.column) == ("/", 3, 23)
+    assert (s.value.left.op_span.column, s.value.left.op_span.end_column) == (8, 9)
+
+
+def test_no_statement_keyword_hint_for_a_function_header():
+    # `retina` is close to `return`, but a function header is no statement
+    with pytest.raises(McplError) as e:
+        parse("module m;\nretina void f(int n {\n}\n", "bad.mcpl")
+    assert "did you mean" not in (e.value.diagnostics[0].hint or "")
