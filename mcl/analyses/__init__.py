@@ -691,7 +691,8 @@ def _roofline_report(view: KernelView, missing: set[str]) -> list[Diagnostic]:
         hint += ("; the operations are counted where conditions let them run or not (see "
                  "feedback-ops), so the figures are upper bounds")
     d = info("feedback-roofline", msg, num.function.span, hint)
-    d.data.update(peak_flops=r.peak_flops, bandwidth=r.bandwidth, intensity=r.intensity,
+    d.data.update(flops=r.flops, bytes=r.bytes, peak_flops=r.peak_flops,
+                  bandwidth=r.bandwidth, intensity=r.intensity,
                   best_intensity=r.best_intensity, attainable=r.attainable,
                   best_attainable=r.best_attainable, bound=r.bound, best_bound=r.best_bound)
     return [d]

@@ -87,6 +87,20 @@ def _divisible(ref: ModuleType, stem: str, sizes: dict) -> str | None:
     return ", ".join(divisibility_problems(need, sizes)) or None
 
 
+def _roofline_level(leaf: str, device: str) -> str:
+    """The level whose roofline the times are held against: the one that describes the
+    device (a target file's ``describes``: h200 for an NVIDIA H200) where it lies below
+    ``leaf``, the level the versions are built for; else ``leaf``."""
+    from mcl.hdl import HardwareLibrary
+    from mcl.opencl.target import described_by
+
+    level = described_by(device)
+    lib = HardwareLibrary()
+    if level is not None and level in lib and leaf in lib and lib.is_descendant(level, leaf):
+        return level
+    return leaf
+
+
 def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None, str]:
     """(least time in seconds, how it was found): operations over the attainable rate
     with compulsory traffic (each array element crosses the memory interface once),
@@ -283,7 +297,8 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
                      _device_name(device) if evaluator is None else "none (stand-ins)")
     cmp.flops = float(ref.flops(**sizes)) if hasattr(ref, "flops") else None
     cmp.bytes = float(ref.bytes_moved(**sizes)) if hasattr(ref, "bytes_moved") else None
-    cmp.bound_s, cmp.bound_note = _roofline_bound(folder, leaf, sizes)
+    cmp.bound_s, cmp.bound_note = _roofline_bound(folder, _roofline_level(leaf, cmp.device),
+                                                  sizes)
     every = versions(folder)
     chosen = on_path(every, leaf)
     cmp.other_branches = [p.stem for p in every if p not in chosen]

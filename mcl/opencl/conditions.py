@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mcl.opencl.device import quiet_build
+
 #: bytes written and then read before a cold launch: five times the largest last-level
 #: cache of the GPUs the library describes (the H100's and H200's 50 MB L2)
 FLUSH_BYTES = 256 << 20
@@ -58,7 +60,7 @@ def cache_flush(context, queue, nbytes: int = FLUSH_BYTES, clean: bool = True,
     nbytes = min(nbytes, dev.global_mem_size // 4) // 16 * 16
     buf = cl.Buffer(context, cl.mem_flags.READ_WRITE, nbytes)
     out = cl.Buffer(context, cl.mem_flags.READ_WRITE, 4)
-    scrub = cl.Program(context, _SCRUB).build().scrub
+    scrub = quiet_build(cl.Program(context, _SCRUB)).scrub
     n = nbytes // 16
     items = dev.max_compute_units * 2048
     if not write:
@@ -80,7 +82,7 @@ def keep_awake(context, queue, steps: int = SPIN_STEPS):
     import pyopencl as cl
     dev = queue.device
     out = cl.Buffer(context, cl.mem_flags.READ_WRITE, 4)
-    spin = cl.Program(context, _SPIN).build().spin
+    spin = quiet_build(cl.Program(context, _SPIN)).spin
     gpu = bool(dev.type & cl.device_type.GPU)
     items = dev.max_compute_units * (2048 if gpu else 1)
 

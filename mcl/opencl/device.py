@@ -134,7 +134,7 @@ def build_problem(dev) -> str | None:
     if key not in _probe_results:
         cl = _cl()
         try:
-            cl.Program(cl.Context([dev]), _PROBE_SOURCE).build()
+            quiet_build(cl.Program(cl.Context([dev]), _PROBE_SOURCE))
             _probe_results[key] = None
         except cl.Error as e:
             lines = [ln.strip() for ln in str(e).splitlines() if "error" in ln.lower()]

@@ -84,6 +84,25 @@ def with_targets(lib) -> str:
     return ", ".join(names)
 
 
+def described_by(device_name: str, search_path: Sequence[str | Path] = ()) -> str | None:
+    """The level whose target file says it describes the OpenCL device ``device_name``
+    (its ``describes`` list holds a part of the name: "NVIDIA H200"), None where none
+    does."""
+    from mcl.hdl import HardwareLibrary
+
+    lib = HardwareLibrary(search_path)
+    for n in lib.names():
+        try:
+            file = Path(lib.file(n)).with_suffix(".target")
+            parts = tomllib.loads(file.read_text()).get("describes") if file.is_file() else None
+        except (OSError, tomllib.TOMLDecodeError, McplError):
+            continue    # a target file that does not load describes nothing
+        if isinstance(parts, list) and any(isinstance(p, str) and p.lower() in
+                                           device_name.lower() for p in parts):
+            return n
+    return None
+
+
 def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     """The target of leaf ``name``: its ``.target`` file beside its description,
     checked against the description (every memory space and par_group mapped)."""

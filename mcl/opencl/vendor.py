@@ -151,7 +151,8 @@ def rebuild_capped(program: Any, context: Any, limit: int, options: list[str]) -
     devices = program.get_info(cl.program_info.DEVICES)
     binaries = [cap_registers(bytes(b).rstrip(b"\0").decode(), limit).encode()
                 for b in program.get_info(cl.program_info.BINARIES)]
-    return cl.Program(context, devices, binaries).build(options=options)
+    from mcl.opencl.device import quiet_build
+    return quiet_build(cl.Program(context, devices, binaries), options=options)
 
 
 # ------------------------------------------------------------------ ptxas
@@ -177,7 +178,8 @@ def _ptxas(made: tuple[str, str | None] | None) -> Resources | None:
 def ptx_of(device: Any, source: str, options: list[str]) -> bytes:
     import pyopencl as cl
     ctx = cl.Context([device])
-    prog = cl.Program(ctx, source).build(options=options, devices=[device])
+    from mcl.opencl.device import quiet_build
+    prog = quiet_build(cl.Program(ctx, source), options=options, devices=[device])
     return bytes(prog.get_info(cl.program_info.BINARIES)[0])
 
 

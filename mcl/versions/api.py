@@ -86,7 +86,10 @@ def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed:
     result.steps = steps(vs, result.timing_sizes, progress=say)
     result.verification = verify(vs, sizes=sizes, seed=seed, device=device, target=target,
                                  search_path=search_path, progress=say)
-    result.timings = rooflines(vs, result.timing_sizes)
+    from mcl.opencl.target import described_by
+    result.timings = rooflines(vs, result.timing_sizes,
+                               described_by(result.verification.device, search_path),
+                               search_path)
     want_time = result.verification.is_gpu if time_it is None else time_it
     if want_time:
         measure(vs, result.verification.kernels, result.timings, result.timing_sizes,

@@ -91,6 +91,12 @@ def cmd_versions(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
+def _at_text(result) -> str:
+    """At which level the bounds and predictions of ``result``'s timings are."""
+    from mcl.versions.report import at_text
+    return at_text(result.timings.values())
+
+
 def _print_text(result) -> None:
     from mcl.versions.report import _seconds, _summary, _tree_lines
 
@@ -106,7 +112,8 @@ def _print_text(result) -> None:
     timed = [t for t in result.timings.values() if t.measured_s or t.bound_s]
     if timed:
         print("time at " + ", ".join(f"{k}={v}" for k, v in result.timing_sizes.items())
-              + " (bound / predicted / measured):")
+              + f" ({_at_text(result)}: roofline bound / predicted by mcl feedback / "
+              "measured):")
         for t in timed:
             print(f"  {t.version}: {_seconds(t.bound_s)} / {_seconds(t.predicted_s)} / "
                   f"{_seconds(t.measured_s)}")

@@ -37,7 +37,7 @@ def time_plot(timings: list[Timing], sizes_text: str) -> str | None:
     ax.plot(x, [t.bound_s or float("nan") for t in rows], "_", markersize=18, mew=3,
             color="#2b7a0b", label="roofline bound of the level")
     ax.plot(x, [t.predicted_s or float("nan") for t in rows], "o", color="#1f5fa8",
-            label="predicted (every access to memory)")
+            label="predicted (mcl feedback)")
     if any(t.measured_s for t in rows):
         ax.plot(x, [t.measured_s or float("nan") for t in rows], "D", color="#c2410c",
                 label="measured (best of N)")

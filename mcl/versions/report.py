@@ -29,6 +29,16 @@ def _seconds(s: float | None) -> str:
     return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
 
 
+def at_text(timings) -> str:
+    """Where the bounds and predictions of ``timings`` are: the device's level, to
+    which versions above it are translated, or each version's own."""
+    below = {t.at for t in timings if t.at and t.at != t.level}
+    if len(below) == 1:
+        return f"at {below.pop()}, the level that describes the device (its target file's " \
+               "`describes`), for the versions above it too"
+    return "at each version's own level"
+
+
 def _summary(r: Result) -> str:
     vs, ver = r.versions, r.verification
     if ver is None:
@@ -99,8 +109,8 @@ def markdown(r: Result, svgs: dict[str, str]) -> str:
                       + f" | {ver.verdict(v.name)} |")
     if r.timings:
         sizes = ", ".join(f"{k}={v}" for k, v in r.timing_sizes.items())
-        md += ["", "## Time and roofline", "", f"At {sizes}; the bound and the prediction are "
-               "those of each version's own level.", "",
+        md += ["", "## Time and roofline", "", f"At {sizes}; the roofline bound and the time "
+               f"mcl feedback predicts: {at_text(r.timings.values())}.", "",
                "| version | level | roofline bound | predicted | measured | note |",
                "| --- | --- | --- | --- | --- | --- |"]
         md += [f"| {t.version} | {t.level} | {_seconds(t.bound_s)} | {_seconds(t.predicted_s)} "
@@ -188,8 +198,8 @@ def page(r: Result, svgs: dict[str, str]) -> str:
         h.append("</table>")
     if r.timings:
         sizes = ", ".join(f"{k}={v}" for k, v in r.timing_sizes.items())
-        h += ["<h2>Time and roofline</h2>", f"<p>At {_e(sizes)}; the bound and the prediction "
-              "are those of each version's own level.</p>",
+        h += ["<h2>Time and roofline</h2>", f"<p>At {_e(sizes)}; the roofline bound and the "
+              f"time mcl feedback predicts: {_e(at_text(r.timings.values()))}.</p>",
               "<table><tr><th>version</th><th>level</th><th>roofline bound</th><th>predicted"
               "</th><th>measured</th><th>note</th></tr>"]
         h += [f"<tr><td>{_e(t.version)}</td><td>{_e(t.level)}</td><td>{_seconds(t.bound_s)}</td>"

@@ -1,6 +1,8 @@
-"""Per version: the roofline of its own level (the least time the description allows,
-and the time the analyses predict when every access goes to memory) and, where the
-device is a GPU, the measured time (best of N launches, profiling events)."""
+"""Per version: the roofline bound (the least time the description allows) and the
+time ``mcl feedback`` predicts, at the level that describes the device the versions run
+on where a target file says which (``describes``: h200 for an NVIDIA H200), else at
+each version's own level; and, where the device is a GPU, the measured time (best of N
+launches, profiling events)."""
 
 from __future__ import annotations
 
@@ -25,9 +27,10 @@ class Timing:
     peak_flops: float | None = None
     bandwidth: float | None = None
     bound_s: float | None = None          # roofline: least time on the level's hardware
-    predicted_s: float | None = None      # every access to memory (pessimistic)
+    predicted_s: float | None = None      # the feedback's predicted time (feedback-time)
     measured_s: float | None = None
     note: str = ""
+    at: str | None = None                 # the level of bound_s and predicted_s
 
     @property
     def measured_flops(self) -> float | None:
@@ -38,7 +41,8 @@ class Timing:
     def to_json(self) -> dict:
         return {k: getattr(self, k) for k in (
             "version", "level", "flops", "bytes", "intensity", "best_intensity",
-            "peak_flops", "bandwidth", "bound_s", "predicted_s", "measured_s", "note")}
+            "peak_flops", "bandwidth", "bound_s", "predicted_s", "measured_s", "note",
+            "at")}
 
 
 def timing_sizes(vs: VersionSet, given: dict[str, int | float]) -> dict[str, int | float]:
@@ -60,9 +64,15 @@ def timing_sizes(vs: VersionSet, given: dict[str, int | float]) -> dict[str, int
     return out
 
 
-def rooflines(vs: VersionSet, values: dict[str, int | float]) -> dict[str, Timing]:
+def rooflines(vs: VersionSet, values: dict[str, int | float], at: str | None = None,
+              search_path: tuple[str, ...] = ()) -> dict[str, Timing]:
+    """Each version's operation counts, roofline bound and predicted time at ``values``:
+    at level ``at`` (the device's description) where the version's level is ``at`` or
+    above it, else at the version's own level."""
     from mcl.analyses import roofline
+    from mcl.hdl import hardware_library
 
+    lib = hardware_library(search_path)
     out = {}
     for v in vs.versions:
         t = Timing(v.name, v.level)
@@ -76,13 +86,41 @@ def rooflines(vs: VersionSet, values: dict[str, int | float]) -> dict[str, Timin
             if r is not None:
                 t.flops, t.bytes = r.flops, r.bytes
                 t.intensity, t.best_intensity = r.intensity, r.best_intensity
-                t.peak_flops, t.bandwidth = r.peak_flops, r.bandwidth
-                t.bound_s = r.flops / r.best_attainable
-                t.predicted_s = r.flops / r.attainable
-            elif not t.note:
-                t.note = f"level '{v.level}' has no finite peak or bandwidth"
+            below = at is not None and v.level in lib and at in lib and \
+                (at == v.level or lib.is_descendant(at, v.level))
+            _predicted(t, v, mine, at if below else v.level, search_path)
+            if t.bound_s is None and not t.note:
+                t.note = f"level '{t.at}' has no finite peak or bandwidth"
         out[v.name] = t
     return out
+
+
+def _predicted(t: Timing, v: Any, values: dict, level: str, search_path) -> None:
+    """The roofline bound and the predicted time of version ``v`` at ``level`` (its own,
+    or one below it, the translation's) into ``t``, as ``mcl feedback`` gives them."""
+    from mcl.analyses import feedback
+    from mcl.analyses.level import feedback_at_level
+
+    only = ("roofline", "time")
+    try:
+        found = feedback(v.checked, values=values, only=only) if level == v.level else \
+            feedback_at_level(v.checked, level, values=values, only=only,
+                              search_path=search_path).diagnostics
+    except Exception as e:  # noqa: BLE001 - the analyses may not model every kernel
+        t.note = f"no prediction at {level}: {type(e).__name__}"
+        return
+    t.at = level
+    for d in found:
+        if d.code == "feedback-roofline" and d.data.get("best_attainable"):
+            data = d.data
+            t.peak_flops, t.bandwidth = data.get("peak_flops"), data.get("bandwidth")
+            t.flops, t.bytes = t.flops or data.get("flops"), t.bytes or data.get("bytes")
+            t.intensity = t.intensity or data.get("intensity")
+            t.best_intensity = t.best_intensity or data.get("best_intensity")
+            if t.flops:
+                t.bound_s = t.flops / data["best_attainable"]
+        elif d.code == "feedback-time" and d.data.get("seconds"):
+            t.predicted_s = d.data["seconds"]
 
 
 def measure(vs: VersionSet, kernels: dict[str, Any], timings: dict[str, Timing],

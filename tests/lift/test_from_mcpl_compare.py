@@ -130,3 +130,14 @@ def test_a_version_written_for_its_sizes_is_built_for_them_on_the_ladder(rt):
                        max_version_s=60.0)
     assert row.status == "ok", row.note
     assert "h specialised: it is a compile-time constant" in row.source
+
+
+def test_the_roofline_is_the_devices_level_where_it_lies_below_the_leaf(monkeypatch):
+    """On an H200 (h200.target describes "NVIDIA H200") versions built for hopper are held
+    against h200's roofline, the memory they run with; a device no level describes, or
+    one described by a level not below the leaf, leaves the leaf's."""
+    from mcl.lift.compare import _roofline_level
+    assert _roofline_level("hopper", "NVIDIA CUDA:NVIDIA H200") == "h200"
+    assert _roofline_level("hopper", "NVIDIA CUDA:NVIDIA H100 80GB HBM3") == "hopper"
+    assert _roofline_level("hopper", "Portable Computing Language:cpu") == "hopper"
+    assert _roofline_level("fermi", "NVIDIA CUDA:NVIDIA H200") == "fermi"

@@ -397,3 +397,20 @@ def test_python_dash_m_mcl_runs_the_command():
     out = subprocess.run([sys.executable, "-m", "mcl", "--help"], capture_output=True,
                          text=True, check=False)
     assert out.returncode == 0 and out.stdout.startswith("usage: mcl")
+
+
+def test_a_build_with_remarks_gives_no_python_warning(opencl_device):
+    """A build whose log is not empty (the vendor compiler's remarks on generated code)
+    succeeds without pyopencl's CompilerWarning, which only cluttered mcl's output."""
+    import warnings
+
+    import pyopencl as cl
+
+    from mcl.opencl.device import build_program, runtime
+    source = '#warning "a remark"\n__kernel void k(__global int *a) { a[0] = %d; }'
+    context = runtime(None).context
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_program(context, source % 7)
+    with pytest.warns(cl.CompilerWarning):      # what pyopencl says of it on its own
+        cl.Program(context, source % 8).build()

@@ -68,7 +68,9 @@ def test_matmul_command_verifies_every_version_clean():
     assert {c["after"]["code"] for c in step["feedback_changed"]} >= \
         {"feedback-ops", "feedback-roofline"}
     timed = {t["version"]: t for t in data["timings"]}
-    assert timed["hopper_v5"]["bound_s"] > 0 and timed["perfect"]["bound_s"] is None
+    assert timed["hopper_v5"]["bound_s"] > 0
+    # perfect has no numbers of its own; on a device a level describes it has that level's
+    assert timed["perfect"]["bound_s"] is None or timed["perfect"]["at"] != "perfect"
 
 
 def _planted(tmp_path):
@@ -174,3 +176,34 @@ def test_bad_sizes_are_a_message_not_a_traceback(sizes, message):
                          timeout=300)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert message in out.stderr
+
+
+def test_times_are_predicted_at_the_level_that_describes_the_device(tmp_path, monkeypatch):
+    """On a device a target file says a level describes (h200.target: "NVIDIA H200"),
+    each version's roofline bound and predicted time are that level's, as `mcl feedback
+    --level h200` gives them, so that they stand beside the times measured there; on
+    PoCL, which none describes, each version's own level's."""
+    from mcl.analyses.level import feedback_at_level
+    from mcl.opencl import target
+    from mcl.versions import versions
+
+    assert target.described_by("NVIDIA CUDA:NVIDIA H200") == "h200"
+    assert target.described_by("NVIDIA CUDA:NVIDIA H100 80GB HBM3") == "hopper"
+    assert target.described_by("Portable Computing Language:cpu-x86") is None
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1", "hopper_v1"])
+    own = versions(d, sizes="n=37", time_it=False, timing_values={"n": 1 << 20})
+    assert {t.at for t in own.timings.values()} <= {"perfect", "gpu", "hopper"}
+    assert own.timings["perfect"].bound_s is None
+    monkeypatch.setattr(target, "described_by", lambda name, search_path=(): "h200")
+    r = versions(d, sizes="n=37", time_it=False, timing_values={"n": 1 << 20})
+    assert {t.at for t in r.timings.values()} == {"h200"}
+    assert all(t.bound_s and t.predicted_s >= t.bound_s for t in r.timings.values())
+    gpu_v1 = r.timings["gpu_v1"]
+    [time] = [x for x in feedback_at_level(own.versions.get("gpu_v1").checked, "h200",
+                                           values={"n": 1 << 20}, only=("time",)).diagnostics
+              if x.code == "feedback-time"]
+    assert gpu_v1.predicted_s == time.data["seconds"]
+    assert gpu_v1.predicted_s < own.timings["gpu_v1"].predicted_s / 5   # 'gpu': 150 GB/s
+    from mcl.versions.report import at_text
+    assert at_text(r.timings.values()).startswith("at h200, the level that describes")
+    assert at_text(own.timings.values()) == "at each version's own level"
