@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from mcl import textx_errors
 from mcl.diagnostics import Diagnostic, LineIndex, McplError, Span, error
 
 GRAMMAR = Path(__file__).with_name("hdl.tx")
@@ -260,10 +261,9 @@ def parse_file(path: str | Path) -> DescriptionSyntax:
 
 
 def _syntax_diagnostic(e, text: str, file: str) -> Diagnostic:
-    line, col = int(e.line or 1), int(e.col or 1)
     expected = _expected(e)
     index = LineIndex(text)
-    offset = index.offset(line, col)
+    offset = textx_errors.error_offset(e, text)
     found = text[offset:offset + 1]
     if found:
         end = offset
@@ -271,13 +271,14 @@ def _syntax_diagnostic(e, text: str, file: str) -> Diagnostic:
             end += 1
         found_text = repr(text[offset:max(end, offset + 1)])
     else:
-        found_text = "the end of the file"
+        found_text = textx_errors.END_OF_FILE
     message = f"syntax error: found {found_text}"
     if expected:
         message += f", expected {expected}"
     hint = _syntax_hint(text[offset:offset + 40], expected)
     if "';'" in expected:
-        after = _missing_semicolon(text, offset)
+        after = textx_errors.missing_semicolon(text, offset, _TOKEN_RE,
+                                               _metamodel().model_from_str)
         if after is not None:
             # Like a C compiler: the ';' is missing where the statement ends, not where
             # the parser noticed (the start of the next line).
@@ -287,46 +288,10 @@ def _syntax_diagnostic(e, text: str, file: str) -> Diagnostic:
     return error("hdl-syntax", message, index.span(file, offset, offset + 1), hint)
 
 
-# Comments and strings are skipped whole; the rest are names, numbers and single
-# characters.
+# Comments and strings are whole tokens (comments are skipped where a ';' may be
+# missing); the rest are names, numbers and single characters.
 _TOKEN_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"?|[A-Za-z_]\w*|\d+(?:\.\d+)?'
                        r'(?:[eE][+-]?\d+)?|\S', re.S)
-
-
-def _missing_semicolon(text: str, offset: int) -> re.Match | None:
-    """Where a ';' that the parser expected at ``offset`` is most likely missing: after
-    the last token of an earlier line of the same statement (None: at ``offset``).
-
-    A statement's end is only noticed at the next token, often on the next line; the
-    next line's first name may even have been taken as a unit (``max_nr_units = 1024``
-    before ``perfect.hierarchy.threads;`` reads as the unit ``perfect``), so a candidate
-    on an earlier line is accepted when the previous token is on that line, or when a
-    ';' inserted there lets the parser get past ``offset``."""
-    tokens = [m for m in _TOKEN_RE.finditer(text, 0, offset)
-              if not m.group().startswith(("//", "/*"))]
-    if not tokens:
-        return None
-    line_start = text.rfind("\n", 0, offset) + 1
-    if tokens[-1].end() <= line_start:
-        return tokens[-1]
-    earlier = [m for m in tokens if m.end() <= line_start]
-    if not earlier:
-        return None
-    candidate = earlier[-1]
-    between = tokens[len(earlier):]
-    if candidate.group() in ";{}" or any(m.group() in ";{}" for m in between):
-        return None   # the earlier line ends another statement
-    fixed = text[:candidate.end()] + ";" + text[candidate.end():]
-    from textx.exceptions import TextXSyntaxError
-
-    try:
-        _metamodel().model_from_str(fixed)
-    except TextXSyntaxError as e:
-        if LineIndex(fixed).offset(int(e.line or 1), int(e.col or 1)) <= offset + 1:
-            return None
-    except RecursionError:
-        return None
-    return candidate
 
 
 def _expected(e) -> str:

@@ -3,16 +3,17 @@
 at the token found, or, at the end of the input, just after the last character of the
 file (a line the source excerpt can show).
 
-The words for literal tokens and the end of the file come from MCPL's syntax
-diagnostics (:func:`mcl.mcpl.builder._describe_expected`); this module only names the
-regular expressions of ``lift.tx``."""
+The words for literal tokens and the end of the file, and the place of an error at the
+end of the file, are those of every textX grammar (:mod:`mcl.textx_errors`); this
+module only names the regular expressions of ``lift.tx``."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, LineIndex, Span, error
+from mcl import textx_errors
+from mcl.diagnostics import Diagnostic, LineIndex, error
 
 #: The regular expressions of lift.tx, in words (a regex missing here is "something
 #: else", never shown as written).
@@ -46,7 +47,6 @@ _SPACE_RE = re.compile(r"(?:\s+|//[^\n]*|#[^\n]*|/\*[\s\S]*?\*/)*")
 
 def expected_words(rules: list[Any] | None) -> list[str]:
     """What the parser expected, in words, without repetitions."""
-    from mcl.mcpl.builder import _describe_expected
     words: list[str] = []
     for rule in rules or []:
         pattern = getattr(rule, "to_match", None)
@@ -55,7 +55,7 @@ def expected_words(rules: list[Any] | None) -> list[str]:
         if type(rule).__name__ == "RegExMatch":
             w = REGEX_WORDS.get(pattern or "", "something else")
         else:
-            w = next(iter(_describe_expected([rule])), "something else")
+            w = textx_errors.rule_word(rule) or "something else"
         if w not in words:
             words.append(w)
     if len(words) > 1:
@@ -72,18 +72,15 @@ def expected_words(rules: list[Any] | None) -> list[str]:
 def syntax_diagnostic(exc: Any, text: str, file: str) -> Diagnostic:
     """The diagnostic of textX's syntax error ``exc`` in ``text``."""
     index = LineIndex(text)
-    offset = getattr(exc.__cause__, "position", None)
-    if offset is None:
-        offset = index.offset(exc.line or 1, exc.col or 1)
+    offset = textx_errors.error_offset(exc, text)
     start = _SPACE_RE.match(text, min(offset, len(text))).end()
     m = _TOKEN_RE.match(text, start)
     if m:
         found = f"'{m.group()}'"
         span = index.span(file, m.start(), m.end())
     else:   # just after the last character: a line of the file, shown with a caret
-        found = "the end of the file"
-        end = len(text.rstrip())
-        span = index.span(file, end, end) if text.strip() else Span.point(file, 1, 1)
+        found = textx_errors.END_OF_FILE
+        span = textx_errors.end_of_file_span(text, file, index)
     words = expected_words(getattr(exc, "expected_rules", None))
     if len(words) > 6:
         words = words[:6] + ["..."]

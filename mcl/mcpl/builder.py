@@ -14,11 +14,13 @@ import gc
 import os
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from mcl import textx_errors
 from mcl.diagnostics import Diagnostic, LineIndex, McplError, Span, error
 from mcl.mcpl import ast, chunks
 from mcl.mcpl.build_ast import RESERVED, _Builder, _skip_space
@@ -344,7 +346,8 @@ def _item(source: str, item: chunks.Item, ext_end: int, file: str, index: LineIn
         try:
             built = build_item(text, item_len, file, line, column, hardware_names)
         except TextXSyntaxError as e:
-            return None, [_syntax_diagnostic(e, source, index, file, text, item.start)], False
+            return None, [_syntax_diagnostic(e, source, index, file, text, item.start,
+                                           _parse_item_text)], False
         except RecursionError:
             return None, [_too_deep(file, line, column)], False
     node, errors, trailing, queries = built
@@ -506,61 +509,43 @@ _RULE_WORDS = {
 _NOISE = ("'['", "'.'", "'?'")
 
 
+def _rule_word(name: str) -> str | None:
+    return _RULE_WORDS.get(name) or ("an expression" if "Expr" in name else None)
+
+
 def _describe_expected(rules: list[Any]) -> list[str]:
-    words: list[str] = []
-    for rule in rules or []:
-        to_match = getattr(rule, "to_match", None)
-        name = getattr(rule, "rule_name", "") or getattr(rule, "name", "")
-        if name == "Comment" or (to_match or "").startswith(("\\/\\/", "\\/\\*")):
-            continue    # a comment is possible everywhere: naming it says nothing
-        if type(rule).__name__ == "StrMatch" and to_match:
-            w = f"'{to_match}'"
-        elif not name.strip() or name.startswith("RegExMatch"):
-            # textX turns keywords into anonymous regexes (autokwd).
-            word = (to_match or "").removesuffix(r"\b")
-            w = f"'{word}'" if word.isidentifier() else "something else"
-        elif name in _RULE_WORDS:
-            w = _RULE_WORDS[name]
-        elif name == "EOF":
-            w = "the end of the file"
-        else:
-            w = "an expression" if "Expr" in name else (name or "something else")
-        if w not in words:
-            words.append(w)
+    words = textx_errors.describe_expected(rules, _rule_word, _NOISE)
     if "'foreach'" in words:
         # At the start of a statement every statement keyword is possible.
-        keep = [w for w in words if w in ("'}'", "the end of the file")]
+        keep = [w for w in words if w in ("'}'", textx_errors.END_OF_FILE)]
         words = ["a statement"] + keep
     if "an expression" in words and "'('" in words:
         words.remove("'('")
-    if len(words) > 1 and any(w not in _NOISE for w in words):
-        words = [w for w in words if w not in _NOISE]
     return words
 
 
 _TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S")
+#: The same with comments as tokens of their own (skipped where ';' may be missing).
+_TOKENS = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/|[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S")
 
 
 def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
-                       text: str | None = None, base: int = 0) -> Diagnostic:
+                       text: str | None = None, base: int = 0,
+                       parse: Callable[[str], Any] | None = None) -> Diagnostic:
     """The diagnostic of a textX syntax error in ``text`` (by default the whole
     ``source``), which starts at offset ``base`` of ``source``; ``index`` maps
-    offsets of ``source``."""
+    offsets of ``source``. ``parse`` parses a text like the one that failed (by
+    default as a whole module)."""
     from mcl.mcpl import syntax_hints
 
     if base == 0:
         empty = syntax_hints.empty_file(source, file)
         if empty is not None:
             return empty
-    cause = exc.__cause__
-    offset = getattr(cause, "position", None)
-    if offset is None:
-        offset = LineIndex(source if text is None else text).offset(exc.line or 1, exc.col or 1)
-    offset += base
+    parsed = source if text is None else text
+    offset = textx_errors.error_offset(exc, parsed) + base
     m = _TOKEN_RE.match(source, _skip_space(source, offset))
-    found = f"'{m.group()}'" if m else "the end of the file"
-    start = m.start() if m else len(source)
-    end = m.end() if m else len(source)
+    found = f"'{m.group()}'" if m else textx_errors.END_OF_FILE
     expected = _describe_expected(getattr(exc, "expected_rules", None))
     if len(expected) > 6:
         expected = expected[:6] + ["..."]
@@ -572,12 +557,31 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
         hint = f"'{m.group()}' is a reserved word of MCPL and cannot be used as a name"
     elif "'}'" in expected:
         hint = "check that every '{' has a matching '}'"
-    span = index.span(file, start, end) if source else Span.point(file, 1, 1)
-    return syntax_hints.keyword_diagnostic(source, base, offset, index, file, span, what,
-                                           found) or \
-        error("mcpl-syntax", f"syntax error: expected {what}, found {found}", span, hint)
+    span = index.span(file, m.start(), m.end()) if m else \
+        textx_errors.end_of_file_span(source, file, index)
+    misspelled = syntax_hints.keyword_diagnostic(source, base, offset, index, file, span, what,
+                                                 found)
+    if misspelled is not None:
+        return misspelled
+    if "';'" in expected:
+        # Like a C compiler: the ';' is missing where the statement ends, not where
+        # the parser noticed (often the start of the next line).
+        at = (m.start() if m else len(source)) - base
+        # the header's text may end before the blanks and comments that precede the token
+        parsed += source[base + len(parsed):base + at]
+        after = textx_errors.missing_semicolon(
+            parsed, at, _TOKENS, parse or metamodel().model_from_str)
+        if after is not None:
+            line, column = index.position(base + after.end())
+            operand = textx_errors.operand_before(parsed, after, _TOKENS)
+            return error("mcpl-syntax", f"syntax error: expected ';' after {operand!r}",
+                         Span.point(file, line, column), hint)
+    return error("mcpl-syntax", f"syntax error: expected {what}, found {found}", span, hint)
 
 
+def _parse_item_text(text: str) -> Any:
+    """Parse an item's text (comments and all) as :func:`build_item` does."""
+    return _parse_item(_blank_comments(text))
 
 
 # --------------------------------------------------------------------------- the builder

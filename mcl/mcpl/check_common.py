@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, Span, error
@@ -243,13 +243,15 @@ def infer_writes(functions: dict[str, ast.Function],
 @dataclass(frozen=True)
 class _Missing:
     """Names that may be missing because their definitions did not parse (in this
-    module or in an imported one): problems that follow from their absence are
-    not reported, since the syntax error is."""
+    module or in an imported one), and imported hardware descriptions that could not
+    be loaded: problems that follow from their absence are not reported, since the
+    error that caused it is."""
 
     functions: frozenset[str] = frozenset()
     types: frozenset[str] = frozenset()
     any_name: bool = False     # any function or type may be missing
     imports: bool = False      # the imports are unknown (the header did not parse)
+    hardware: frozenset[str] = frozenset()   # imported, but with errors
 
     def function(self, name: str) -> bool:
         return self.any_name or name in self.functions
@@ -259,15 +261,20 @@ class _Missing:
 
     def add_any(self) -> _Missing:
         """Any function or type may be missing (an imported module could not be read)."""
-        return _Missing(self.functions, self.types, True, self.imports)
+        return replace(self, any_name=True)
+
+    def add_hardware(self, name: str) -> _Missing:
+        """The hardware description ``name`` is imported but has errors."""
+        return replace(self, hardware=self.hardware | {name})
 
     def add(self, other: Unparsed | None, own: bool) -> _Missing:
         if other is None:
             return self
         # An imported module whose own imports are unknown still defines what it defines.
         lost_name = other.any_name if own else other.unnamed
-        return _Missing(self.functions | other.functions, self.types | other.types,
-                        self.any_name or lost_name, self.imports or (own and other.header))
+        return replace(self, functions=self.functions | other.functions,
+                       types=self.types | other.types, any_name=self.any_name or lost_name,
+                       imports=self.imports or (own and other.header))
 
 
 _NOTHING_MISSING = _Missing()

@@ -99,7 +99,7 @@ class _ExpressionChecks:
                            "max_nr_units")
                 return None
             if self.library is not None and e.id in self.library:
-                if self.missing.imports:
+                if self.missing.imports or e.id in self.missing.hardware:
                     return None
                 self.error("mcpl-hardware-not-imported",
                            f"'{e.id}' is not an imported hardware description", e,
@@ -272,6 +272,8 @@ class _ExpressionChecks:
                 hw = self.library.get(e.path[0])
             except McplError:
                 return None
+        if hw is None and e.path[0] in self.missing.hardware:
+            return None     # imported, but broken: reported at the import
         if hw is None:
             self.error("mcpl-hardware-not-imported",
                        f"'{e.path[0]}' is not an imported hardware description", e,

@@ -175,7 +175,10 @@ class _FunctionChecker(_ExpressionChecks):
                            "array sizes must be constant: use parameters and `const` "
                            "variables that are never written", related)
         self.note_sizes_of_bad_writes(sizes_of_bad_writes)
-        for sym in self.unspaced:
+        # A description imported with errors (reported at the import) may well have a
+        # default memory space.
+        broken = self.f.hardware in self.missing.hardware
+        for sym in self.unspaced if not broken else ():
             if sym.written or sym.type.dims:
                 what = "an array" if sym.type.dims else "written"
                 self.error("mcpl-no-space",

@@ -71,7 +71,9 @@ def check_module(module: ast.Module, loader: _Loader,
                     f"hardware description '{imp.path[0]}' has errors: "
                     f"{e.diagnostics[0].message if e.diagnostics else ''}", imp.span,
                     "run `mcl hwd check` on it",
-                    [Related(d.span, d.message) for d in e.diagnostics[:3] if d.span]))
+                    [Related(d.span, _with_code(d)) for d in e.diagnostics[:3] if d.span]))
+                # One root cause: what only follows from its absence is not reported.
+                missing = missing.add_hardware(imp.path[0])
             continue
         checked, problems = loader.import_module(imp, module)
         diags.extend(problems)
@@ -181,6 +183,8 @@ def _function_hardware(f: ast.Function, result: CheckedModule, library: Any,
         return result.hardware[f.hardware]
     if library is None:
         return None
+    if f.hardware in missing.hardware:
+        return None     # imported, but broken: reported at the import
     if f.hardware in library:
         if not missing.imports:
             diags.append(error(
@@ -198,6 +202,10 @@ def _function_hardware(f: ast.Function, result: CheckedModule, library: Any,
         _suggest(f.hardware, known) or f"known descriptions: {', '.join(known)}"))
     return None
 
+
+def _with_code(d: Diagnostic) -> str:
+    """``d``'s message for a note, with its code (``[hdl-syntax]``) unless it says it."""
+    return d.message if not d.code or d.code in d.message else f"{d.message} [{d.code}]"
 
 
 __all__ = ["check_module", "infer_writes", "BUILTINS", "Builtin"]

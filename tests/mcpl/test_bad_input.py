@@ -87,6 +87,40 @@ def test_cli_check(run_cli, tmp_path):
     assert code == 1
 
 
+def test_cli_check_counts_infos_apart(run_cli, monkeypatch, tmp_path):
+    """Infos (feedback, notes of the hardware library) are not warnings."""
+    from mcl.diagnostics import info, warning
+    from mcl.mcpl import resolve
+
+    class Checked:
+        def __init__(self, diagnostics):
+            self.diagnostics = diagnostics
+
+    shown = [info("x-info", "for your information"), warning("x-warn", "careful")]
+    monkeypatch.setattr(resolve, "check", lambda f, path=None: Checked(shown[:1]))
+    assert run_cli("check", "a.mcpl")[2] == "1 file(s) checked: no errors, 1 info\n"
+    monkeypatch.setattr(resolve, "check", lambda f, path=None: Checked(shown))
+    assert run_cli("check", "a.mcpl")[2] == \
+        "1 file(s) checked: no errors, 1 warning(s), 1 info\n"
+
+
+def test_a_broken_hardware_description_is_one_error(run_cli, tmp_path):
+    """The import of a description with a syntax error is reported once; what only
+    follows from its absence (not imported, no default memory space) is not."""
+    text = (ROOT / "mcl" / "hwdescs" / "gpu.hdl").read_text()
+    assert "max_nr_units = 1024;" in text
+    (tmp_path / "gpu.hdl").write_text(text.replace("max_nr_units = 1024;",
+                                                   "max_nr_units = 1024", 1))
+    kernel = ROOT / "examples" / "matmul" / "gpu.mcpl"
+    c = check(kernel, [tmp_path])
+    assert [d.code for d in c.diagnostics] == ["mcpl-bad-hardware"]
+    (note,) = c.diagnostics[0].related
+    assert note.message == "syntax error: expected ';' after '1024' [hdl-syntax]"
+    for command in ("check", "feedback"):
+        code, out, _ = run_cli(command, "--hwd-path", tmp_path, kernel)
+        assert code == 1 and out.count(": error: ") == 1 and "mcpl-bad-hardware" in out
+
+
 @st.composite
 def mutated(draw):
     path = draw(st.sampled_from(EXAMPLES))

@@ -103,7 +103,9 @@ def test_header_and_item_errors_together():
     with pytest.raises(McplError) as e:
         parse(text, "bad.mcpl")
     first, second = e.value.diagnostics
-    assert "expected ';', found 'perfect'" in first.message and first.span.line == 3
+    # the missing ';' is reported after the import, not at the next line's 'perfect'
+    assert "expected ';' after 'perfect'" in first.message
+    assert (first.span.line, first.span.column) == (2, 15)
     assert "found ';'" in second.message and second.span.line == 3
     assert [f.name for f in e.value.partial.functions] == ["g"]
 

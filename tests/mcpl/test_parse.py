@@ -257,3 +257,47 @@ def test_no_statement_keyword_hint_for_a_function_header():
     with pytest.raises(McplError) as e:
         parse("module m;\nretina void f(int n {\n}\n", "bad.mcpl")
     assert "did you mean" not in (e.value.diagnostics[0].hint or "")
+
+
+MISSING_SEMICOLON = ("module m;\nimport perfect;\n"
+                     "perfect void f(int n, float[n] a, float[n] b) {{\n"
+                     "  foreach (int i in n threads) {{\n    {}\n  }}\n}}\n")
+
+
+@pytest.mark.parametrize("statements, after, line, col", [
+    # (the statements in the loop body, what the ';' is missing after, where)
+    ("a[i] = b[i]\n    for (int k = 0; k < n; k++) { }", "b[i]", 5, 16),
+    ("float s = f(b[i], 2.0)\n    a[i] = s;", "f(b[i], 2.0)", 5, 27),
+    ("a[i] = 1.0\n    // a comment between\n    a[i] = 2.0;", "1.0", 5, 15),
+    ("a[i] = b[i]\n    }", "b[i]", 5, 16),
+])
+def test_missing_semicolon_is_reported_after_the_statement(statements, after, line, col):
+    """Like a C compiler (and `hwd check`): not at the next line's first token."""
+    from mcl.mcpl.builder import parse_whole
+
+    text = MISSING_SEMICOLON.format(statements)
+    for parser in (parse, parse_whole):
+        with pytest.raises(McplError) as e:
+            parser(text, "bad.mcpl")
+        d = e.value.diagnostics[0]
+        assert d.message == f"syntax error: expected ';' after '{after}'"
+        assert (d.span.line, d.span.column) == (line, col)
+        assert d.hint == "statements and declarations end with ';'"
+
+
+def test_missing_semicolon_of_the_header():
+    with pytest.raises(McplError) as e:
+        parse("module m;\nimport perfect\n\nperfect void f() { }\n", "bad.mcpl")
+    d = e.value.diagnostics[0]
+    assert d.message == "syntax error: expected ';' after 'perfect'"
+    assert (d.span.line, d.span.column) == (2, 15)
+
+
+@pytest.mark.parametrize("ending", ["", "\n", "\n\n  \n"])
+def test_an_error_at_the_end_of_the_file_is_on_its_last_line(ending):
+    """Not on the line after the final newline, which no editor shows."""
+    with pytest.raises(McplError) as e:
+        parse("module m;\nperfect void f() {\n  int x = 1;" + ending, "bad.mcpl")
+    d = e.value.diagnostics[0]
+    assert "found the end of the file" in d.message
+    assert (d.span.line, d.span.column) == (3, 13)
