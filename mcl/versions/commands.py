@@ -112,8 +112,8 @@ def _print_text(result) -> None:
     timed = [t for t in result.timings.values() if t.measured_s or t.bound_s]
     if timed:
         print("time at " + ", ".join(f"{k}={v}" for k, v in result.timing_sizes.items())
-              + f" ({_at_text(result)}: roofline bound / predicted by mcl feedback / "
-              "measured):")
+              + f" ({_at_text(result)}: roofline bound / predicted by mcl feedback for a "
+              "cold launch / measured, best of the warm launches):")
         for t in timed:
             print(f"  {t.version}: {_seconds(t.bound_s)} / {_seconds(t.predicted_s)} / "
                   f"{_seconds(t.measured_s)}")
