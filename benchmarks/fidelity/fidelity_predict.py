@@ -41,6 +41,9 @@ def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | N
     if checked.errors:
         raise RuntimeError("; ".join(d.message for d in checked.errors))
     vals = dict(case.sizes if values is None else values)
+    # the parameters' values (a case's sizes may also name its inputs' settings: density)
+    params = {p.name for f in checked.module.functions for p in f.params}
+    vals = {k: v for k, v in vals.items() if k in params}
     resources = None
     if registers is not None:
         from mcl.analyses import Resources

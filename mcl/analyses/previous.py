@@ -64,6 +64,8 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     # both at the new version's sizes (its parameter defaults, overridden by ``values``)
     from mcl.analyses.kernel import parameter_values
     fn_new = checked.module.function(me.function) if me.function else None
+    own = {p.name for f in checked.module.functions for p in f.params}
+    values = {k: v for k, v in (values or {}).items() if k in own}   # not the inputs' settings
     if fn_new is not None:
         values = parameter_values(fn_new, values)
     built = built_specialised(parent.file)
