@@ -224,3 +224,18 @@ def render_text(diagnostics: Iterable[Diagnostic], sources: SourceCache | None =
 
 def render_json(diagnostics: Iterable[Diagnostic]) -> str:
     return json.dumps([d.to_json() for d in diagnostics], indent=2)
+
+
+def check_summary(diagnostics: Iterable[Diagnostic], files: int) -> str:
+    """The last line of `mcl check` and `mcl hwd check`: how many diagnostics of each
+    severity they printed (infos and hints are "info", not warnings)."""
+    diagnostics = list(diagnostics)
+    errors = sum(1 for d in diagnostics if d.severity == Severity.ERROR)
+    warnings = sum(1 for d in diagnostics if d.severity == Severity.WARNING)
+    infos = sum(1 for d in diagnostics if d.severity < Severity.WARNING)
+    extra = f", {infos} info" if infos else ""
+    if errors == 0:
+        found = "no errors" + (f", {warnings} warning(s)" if warnings else "") + extra
+    else:
+        found = f"{errors} error(s), {warnings} warning(s){extra}"
+    return f"{files} file(s) checked: {found}"

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from mcl.cli import UsageError, add_hwd_path_option, add_output_options, hwd_search_path
-from mcl.diagnostics import Diagnostic, McplError, Severity, error
+from mcl.diagnostics import Diagnostic, McplError, check_summary, error
 from mcl.hdl import blocks as B
 from mcl.hdl import model as M
 from mcl.hdl.library import HardwareLibrary
@@ -269,17 +269,5 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     code = print_diagnostics(diags, args)
     if not args.json:
-        print(_summary(diags, len(existing)))
+        print(check_summary(diags, len(existing)))
     return code
-
-
-def _summary(diags: list[Diagnostic], files: int) -> str:
-    """The last line of ``hwd check``: how many diagnostics of each severity it printed."""
-    errors = sum(1 for d in diags if d.severity == Severity.ERROR)
-    warnings = sum(1 for d in diags if d.severity == Severity.WARNING)
-    infos = sum(1 for d in diags if d.severity < Severity.WARNING)
-    extra = f", {infos} info" if infos else ""
-    if errors == 0:
-        return (f"{files} file(s) checked: no errors"
-                + (f", {warnings} warning(s)" if warnings else "") + extra)
-    return f"{errors} error(s), {warnings} warning(s){extra}"

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mcl.cli import add_hwd_path_option, add_output_options, hwd_search_path, print_diagnostics
-from mcl.diagnostics import Diagnostic, Severity, SourceCache
+from mcl.diagnostics import SourceCache, check_summary
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,19 +29,7 @@ def run_check(args: argparse.Namespace) -> int:
         diagnostics += check(f, search_path).diagnostics
     code = print_diagnostics(diagnostics, args, SourceCache())
     if not args.json:   # a summary, also when there is nothing to report
-        print(summary(diagnostics, len(args.files)), file=sys.stderr)
+        print(check_summary(diagnostics, len(args.files)), file=sys.stderr)
     return code
 
 
-def summary(diagnostics: list[Diagnostic], files: int) -> str:
-    """The last line of `mcl check`: how many diagnostics of each severity it printed,
-    in the words of `mcl hwd check` (infos and hints are "info", not warnings)."""
-    errors = sum(1 for d in diagnostics if d.severity == Severity.ERROR)
-    warnings = sum(1 for d in diagnostics if d.severity == Severity.WARNING)
-    infos = sum(1 for d in diagnostics if d.severity < Severity.WARNING)
-    extra = f", {infos} info" if infos else ""
-    if errors == 0:
-        found = "no errors" + (f", {warnings} warning(s)" if warnings else "") + extra
-    else:
-        found = f"{errors} error(s), {warnings} warning(s){extra}"
-    return f"{files} file(s) checked: {found}"
