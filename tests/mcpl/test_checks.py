@@ -113,11 +113,14 @@ def test_unknown_hardware_and_missing_import():
 def test_array_and_written_need_a_space_without_default(tmp_path):
     # A description like perfect but without default memory spaces.
     text = (ROOT / "mcl" / "hwdescs" / "perfect.hdl").read_text()
-    text = text.replace("perfect", "nodefault").replace("default;", "")
+    text = text.replace("    default;\n", "").replace("perfect", "nodefault")
+    assert "    default;" not in text
     (tmp_path / "nodefault.hdl").write_text(text)
     src = ("module t;\nimport nodefault;\nnodefault void k(int n, main float[n] a) {\n"
            "  foreach (int i in n threads) { float[4] v; float s = 1.0; s = 2.0; a[i] = n; }\n}")
     c = check(parse(src, "t.mcpl"), [tmp_path])
+    # the description loads (it is not an unknown one): only the spaces are missing
+    assert {d.code for d in c.diagnostics if d.is_error} == {"mcpl-no-space"}, c.diagnostics
     errors = [d for d in c.diagnostics if d.code == "mcpl-no-space"]
     assert [d.message.split("'")[1] for d in errors] == ["v", "s"]
     assert "add a memory space" in errors[0].hint
