@@ -117,6 +117,15 @@ def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
     return out
 
 
+def function_source(module: ast.Module, f: ast.Function, target: Target) -> str:
+    """The OpenCL C of ``f`` (a function of ``module`` without foreach loops) as the
+    generator emits the helpers a kernel calls, with the helpers it calls in turn: for
+    mcl.skel's skeletons customised by an MCPL function."""
+    gen = _KernelGen(module, f, target)
+    gen.helper(f.name, None, tuple(None for _ in f.params))
+    return "\n".join(gen.helpers.values())
+
+
 def _translate(module: ast.Module, f: ast.Function, leaf: str,
                search_path: Sequence[str | Path]) -> tuple[ast.Module, ast.Function]:
     """``f`` brought down to ``leaf`` by mcl.translate."""

@@ -217,7 +217,7 @@ def mcpl_function(module: str | os.PathLike[str], name: str,
     """The MCPL function ``name`` of ``module`` (a path), emitted as OpenCL C by mcl's
     generator; the front end's diagnostics (file, line, column) come first."""
     from mcl.mcpl import check
-    from mcl.opencl.generate import _KernelGen
+    from mcl.opencl.generate import function_source
     checked = check(str(module), search_path)
     errors = [d for d in checked.diagnostics if d.is_error]
     if errors:
@@ -233,9 +233,7 @@ def mcpl_function(module: str | os.PathLike[str], name: str,
                               "function takes elements", f.span,
                               hint="write it for one element (scalar parameters)"))
     target = _target_for(f.hardware, search_path)
-    gen = _KernelGen(mod, f, target)
-    gen.helper(name, None, tuple(None for _ in f.params))
-    text = "\n".join(gen.helpers.values())
+    text = function_source(mod, f, target)
     head = _HEADER.search(text)
     ret = " ".join(head.group("ret").replace("inline", " ").split())
     params = tuple(Param(" ".join(p.rsplit(None, 1)[0].split()), p.split()[-1], "*" in p)
