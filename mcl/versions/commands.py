@@ -98,7 +98,7 @@ def _at_text(result) -> str:
 
 
 def _print_text(result) -> None:
-    from mcl.versions.report import _seconds, _summary, _tree_lines
+    from mcl.versions.report import _seconds, _summary, _tree_lines, device_level, elsewhere
 
     print(_summary(result))
     ver = result.verification
@@ -114,9 +114,10 @@ def _print_text(result) -> None:
         print("time at " + ", ".join(f"{k}={v}" for k, v in result.timing_sizes.items())
               + f" ({_at_text(result)}: roofline bound / predicted by mcl feedback for a "
               "cold launch / measured, best of the warm launches):")
+        dev = device_level(timed)
         for t in timed:
             print(f"  {t.version}: {_seconds(t.bound_s)} / {_seconds(t.predicted_s)} / "
-                  f"{_seconds(t.measured_s)}")
+                  f"{_seconds(t.measured_s)}{elsewhere(t, dev)}")
     for s in result.steps:
         print(f"{s.parent} -> {s.child}: feedback -{len(s.disappeared)} +{len(s.appeared)} "
               f"~{len(s.changed)}, code +{s.added_lines} -{s.removed_lines}")

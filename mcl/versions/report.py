@@ -29,14 +29,30 @@ def _seconds(s: float | None) -> str:
     return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
 
 
+def device_level(timings) -> str | None:
+    """The level that describes the device, where the bounds and predictions of
+    ``timings`` were made at it for versions above it (translated there), else None."""
+    below = {t.at for t in timings if t.at and t.at != t.level}
+    return below.pop() if len(below) == 1 else None
+
+
 def at_text(timings) -> str:
     """Where the bounds and predictions of ``timings`` are: the device's level, to
     which versions above it are translated, or each version's own."""
-    below = {t.at for t in timings if t.at and t.at != t.level}
-    if len(below) == 1:
-        return f"at {below.pop()}, the level that describes the device (its target file's " \
-               "`describes`), for the versions above it too"
+    timings = list(timings)
+    level = device_level(timings)
+    if level is not None:
+        others = " (the other branches' at their own level, as said)" \
+            if any(t.at and t.at != level for t in timings) else ""
+        return f"at {level}, the level that describes the device (its target file's " \
+               f"`describes`), for the versions above it too{others}"
     return "at each version's own level"
+
+
+def elsewhere(t, level: str | None) -> str:
+    """A note for a timing whose bound and prediction are not at the device's level."""
+    return f" (bound and prediction at {t.at}, not the device's {level})" \
+        if level is not None and t.at and t.at != level else ""
 
 
 def _summary(r: Result) -> str:
@@ -113,8 +129,10 @@ def markdown(r: Result, svgs: dict[str, str]) -> str:
                f"mcl feedback predicts: {at_text(r.timings.values())}.", "",
                "| version | level | roofline bound | predicted | measured | note |",
                "| --- | --- | --- | --- | --- | --- |"]
+        dev = device_level(r.timings.values())
         md += [f"| {t.version} | {t.level} | {_seconds(t.bound_s)} | {_seconds(t.predicted_s)} "
-               f"| {_seconds(t.measured_s)} | {t.note} |" for t in r.timings.values()]
+               f"| {_seconds(t.measured_s)} | {t.note}{elsewhere(t, dev)} |"
+               for t in r.timings.values()]
     if svgs:
         md += ["", "## Plots", ""] + [f"![{name}]({name})" for name in svgs]
     if r.steps:
@@ -202,9 +220,10 @@ def page(r: Result, svgs: dict[str, str]) -> str:
               f"time mcl feedback predicts: {_e(at_text(r.timings.values()))}.</p>",
               "<table><tr><th>version</th><th>level</th><th>roofline bound</th><th>predicted"
               "</th><th>measured</th><th>note</th></tr>"]
+        dev = device_level(r.timings.values())
         h += [f"<tr><td>{_e(t.version)}</td><td>{_e(t.level)}</td><td>{_seconds(t.bound_s)}</td>"
               f"<td>{_seconds(t.predicted_s)}</td><td>{_seconds(t.measured_s)}</td>"
-              f"<td>{_e(t.note)}</td></tr>" for t in r.timings.values()]
+              f"<td>{_e(t.note + elsewhere(t, dev))}</td></tr>" for t in r.timings.values()]
         h.append("</table>")
     if svgs:
         h += ["<h2>Plots</h2>", '<div class="plots">']
