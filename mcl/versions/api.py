@@ -25,6 +25,7 @@ class Result:
     timings: dict[str, Timing] = field(default_factory=dict)
     timing_sizes: dict[str, int | float] = field(default_factory=dict)
     seconds: float = 0.0
+    cold: bool = False      # each timed launch after a flush of the device's caches
 
     @property
     def problems(self) -> list[Diagnostic]:
@@ -60,7 +61,7 @@ class Result:
 
 def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed: int = 0,
              device: str | None = None, target: str | None = None, git: bool | None = None,
-             time_it: bool | None = None, repeat: int = 10,
+             time_it: bool | None = None, repeat: int = 10, cold: bool = False,
              timing_values: dict[str, int | float] | None = None,
              search_path: tuple[str, ...] = (), progress: Any = None) -> Result:
     """Discover the versions, diff every step, verify them against each other on the
@@ -92,7 +93,8 @@ def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed:
                                search_path)
     want_time = result.verification.is_gpu if time_it is None else time_it
     if want_time:
+        result.cold = cold
         measure(vs, result.verification.kernels, result.timings, result.timing_sizes,
-                repeat=repeat, seed=seed, progress=say)
+                repeat=repeat, seed=seed, progress=say, cold=cold)
     result.seconds = time.perf_counter() - start
     return result

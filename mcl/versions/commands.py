@@ -52,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--time", dest="time_it", action=argparse.BooleanOptionalAction,
                    default=None, help="time the versions (default: only on a GPU)")
     p.add_argument("--repeat", type=int, default=10, help="timed launches (best of; default 10)")
+    p.add_argument("--cold", action="store_true",
+                   help="flush the device's caches before each timed launch (the launch "
+                        "the feedback's predicted time is for; by default each finds what "
+                        "the previous one left)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a size for the timing and the roofline (default: the parameter "
                         "defaults of the highest-level version); may be repeated")
@@ -76,7 +80,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
     path = args.paths if len(args.paths) > 1 else args.paths[0]
     result = versions(path, sizes=args.sizes, seed=args.seed, device=args.device,
                       target=args.target, git=False if args.no_git else None,
-                      time_it=args.time_it, repeat=args.repeat,
+                      time_it=args.time_it, repeat=args.repeat, cold=args.cold,
                       timing_values=parse_assignments(args.set, "--set"),
                       search_path=tuple(hwd_search_path(args)), progress=progress)
     if args.report:
@@ -113,7 +117,8 @@ def _print_text(result) -> None:
     if timed:
         print("time at " + ", ".join(f"{k}={v}" for k, v in result.timing_sizes.items())
               + f" ({_at_text(result)}: roofline bound / predicted by mcl feedback for a "
-              "cold launch / measured, best of the warm launches):")
+              f"cold launch / measured, best of the {'cold' if result.cold else 'warm'} "
+              "launches):")
         dev = device_level(timed)
         for t in timed:
             print(f"  {t.version}: {_seconds(t.bound_s)} / {_seconds(t.predicted_s)} / "

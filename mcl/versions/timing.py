@@ -125,8 +125,11 @@ def _predicted(t: Timing, v: Any, values: dict, level: str, search_path) -> None
 
 def measure(vs: VersionSet, kernels: dict[str, Any], timings: dict[str, Timing],
             values: dict[str, int | float], *, repeat: int = 10, seed: int = 0,
-            progress: Any = None) -> None:
-    """Time every compiled version at ``values`` (best of ``repeat``) into ``timings``."""
+            progress: Any = None, cold: bool = False) -> None:
+    """Time every compiled version at ``values`` (best of ``repeat``) into ``timings``;
+    ``cold``: each launch after a flush of the device's caches (mcl run --cold), the
+    launch the feedback's predicted time is for."""
+    from mcl.opencl.conditions import cache_flush
     if not kernels:
         return
     folder = S.folder_of(vs.versions[0].file)
@@ -149,6 +152,7 @@ def measure(vs: VersionSet, kernels: dict[str, Any], timings: dict[str, Timing],
             progress(f"timing {v.name}")
         args = {n: x for n, x in data.items() if n in k.plan.parameters}
         try:
-            timings[v.name].measured_s = k.time(repeat=repeat, **args)
+            before = cache_flush(k.context, k.queue) if cold else None
+            timings[v.name].measured_s = k.time(repeat=repeat, before=before, **args)
         except McplError as e:
             timings[v.name].note = "not timed: " + e.diagnostics[0].message

@@ -220,3 +220,26 @@ def test_a_version_of_another_branch_says_where_its_prediction_is():
     assert elsewhere(rows[2], "h200") == " (bound and prediction at fermi, not the device's h200)"
     assert elsewhere(rows[1], "h200") == ""
     assert "the other branches' at their own level" in at_text(rows)
+
+
+def test_cold_timing_flushes_before_each_launch(tmp_path, monkeypatch):
+    """`mcl versions --cold` times each launch after a flush of the caches, the launch
+    the predicted time is for, and says so."""
+    from mcl.opencl import conditions
+    from mcl.versions import versions
+    flushes = []
+
+    def counting(context, queue, *a, **kw):
+        real = original(context, queue, nbytes=1 << 20)
+        def before():
+            flushes.append(1)
+            real()
+        return before
+
+    original = conditions.cache_flush
+    monkeypatch.setattr(conditions, "cache_flush", counting)
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "hopper_v1"])
+    r = versions(d, sizes="n=37", time_it=True, repeat=2, cold=True,
+                 timing_values={"n": 4096})
+    assert r.cold and all(t.measured_s for t in r.timings.values())
+    assert len(flushes) >= 2 * 2        # each timed launch of both versions
