@@ -88,10 +88,19 @@ def misspelled_keyword(source: str, base: int, offset: int
     rest = text[m.end():]
     candidates = [kw for kw, shape in KEYWORD_SHAPES.items()
                   if (kw in TOP_LEVEL) == top and shape.match(rest)]
-    keyword = closest(m.group(), candidates)
+    word = m.group()
+    keyword = closest(word, candidates) or next(
+        (kw for kw in candidates if _transposed(word, kw)), None)   # fi: too short for difflib
     if keyword is None:
         return None
     return base + m.start(), base + m.end(), m.group(), keyword
+
+
+def _transposed(word: str, keyword: str) -> bool:
+    """Whether ``word`` is ``keyword`` with two neighbouring letters swapped."""
+    diff = [i for i, (a, b) in enumerate(zip(word, keyword, strict=False)) if a != b]
+    return len(word) == len(keyword) and len(diff) == 2 and diff[1] == diff[0] + 1 and \
+        word[diff[0]] == keyword[diff[1]] and word[diff[1]] == keyword[diff[0]]
 
 
 def keyword_diagnostic(source: str, base: int, offset: int, index: LineIndex, file: str,

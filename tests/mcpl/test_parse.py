@@ -190,6 +190,8 @@ IN_FOREACH = ("perfect void f(int n, main float[n] a) {{\n"
     (IN_FOREACH.format("if (i > 0) forech (int j in n threads) { }"), "forech", "foreach", 16),
     # a comment with ';' and '{' before the statement does not hide its start
     (IN_FOREACH.format("/* ; { */ forech (int j in n threads) { }"), "forech", "foreach", 15),
+    # two letters swapped: too short a word for difflib's ratio
+    (IN_FOREACH.format("fi (i > 0) { a[i] = 1.0; }"), "fi", "if", 5),
 ])
 def test_misspelled_keyword_in_a_function(src, word, keyword, col):
     with pytest.raises(McplError) as e:
