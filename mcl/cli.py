@@ -113,6 +113,16 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
                         help="colour the severity labels (default: auto)")
 
 
+def is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (progress redrawn in place, colours), not a log,
+    a pipe or a closed stream."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:   # a closed stream
+        return False
+
+
 def print_diagnostics(diagnostics: Iterable[Diagnostic], args: argparse.Namespace | None = None,
                       sources: SourceCache | None = None, stream=None) -> int:
     """Print diagnostics as text or JSON; return 1 if any is an error, else 0."""
@@ -122,7 +132,7 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], args: argparse.Namespac
         print(render_json(diagnostics), file=stream)
     elif diagnostics:
         mode = getattr(args, "color", "auto") if args is not None else "auto"
-        color = mode == "always" or (mode == "auto" and stream.isatty()
+        color = mode == "always" or (mode == "auto" and is_terminal(stream)
                                      and "NO_COLOR" not in os.environ)
         print(render_text(diagnostics, sources, color=color), file=stream)
     return EXIT_ERRORS if any(d.is_error for d in diagnostics) else EXIT_OK

@@ -356,11 +356,8 @@ class Search:
         return ev.time_s if ev.status == "ok" else None
 
     def _interactive(self) -> bool:
-        isatty = getattr(self.progress, "isatty", None)
-        try:
-            return bool(isatty and isatty())
-        except ValueError:   # a closed stream
-            return False
+        from mcl.cli import is_terminal
+        return is_terminal(self.progress)
 
     def _report(self, ev: Evaluation, best: dict | None) -> None:
         """Progress: on a terminal, a bar redrawn in place; else (a log) a line at every

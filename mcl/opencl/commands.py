@@ -371,12 +371,13 @@ class _Progress:
 
     def __call__(self, done: int, total: int) -> None:
         import time
+
+        from mcl.cli import is_terminal
         if not self.shown and time.perf_counter() - self.start < PROGRESS_AFTER_S:
             return
         self.shown = True
         text = f"  timing: launch {done} of {total}"
-        isatty = getattr(self.stream, "isatty", None)
-        if isatty is not None and isatty():
+        if is_terminal(self.stream):
             print("\r" + text, end="\n" if done == total else "", file=self.stream,
                   flush=True)
             return
