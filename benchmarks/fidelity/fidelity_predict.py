@@ -34,16 +34,15 @@ def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | N
     flight in the compiler's code, ``spill_bytes`` its local memory a thread, with
     ``registers``, as mcl.opencl.vendor reads them beside the GPU)."""
     from mcl.analyses import feedback
+    from mcl.analyses.kernel import values_of
     from mcl.analyses.level import feedback_at_level
     from mcl.mcpl import check
 
     checked = check(str(case_path(case)))
     if checked.errors:
         raise RuntimeError("; ".join(d.message for d in checked.errors))
-    vals = dict(case.sizes if values is None else values)
     # the parameters' values (a case's sizes may also name its inputs' settings: density)
-    params = {p.name for f in checked.module.functions for p in f.params}
-    vals = {k: v for k, v in vals.items() if k in params}
+    vals = values_of(checked.module, case.sizes if values is None else values)
     resources = None
     if registers is not None:
         from mcl.analyses import Resources

@@ -110,8 +110,8 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     checked = _checked(module_or_checked, library)
     if checked.has_errors:      # no feedback on a module that is not understood
         raise McplError(checked.errors)
-    params = list(dict.fromkeys(p.name for f in checked.module.functions for p in f.params
-                                if not p.type.is_array))
+    from mcl.analyses.kernel import scalar_parameters
+    params = scalar_parameters(checked.module)
     unknown = [name for name in values or {} if name not in params]
     if unknown and checked.module.functions:    # a mistyped name would change nothing
         raise McplError(error(

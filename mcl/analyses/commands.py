@@ -81,6 +81,7 @@ def _vendor_resources(args: argparse.Namespace, checked, level: str | None, valu
 
 def run_feedback(args: argparse.Namespace) -> int:
     from mcl.analyses import PASSES, check_values, feedback
+    from mcl.analyses.kernel import scalar_parameters, values_of
     from mcl.mcpl.resolve import check
 
     all_values = parse_assignments(args.set, "--set")
@@ -100,11 +101,9 @@ def run_feedback(args: argparse.Namespace) -> int:
         if checked.has_errors:
             diagnostics += checked.errors
             continue
-        own = [p.name for g in checked.module.functions for p in g.params
-               if not p.type.is_array]
-        params.update((name, None) for name in own)
+        params.update((name, None) for name in scalar_parameters(checked.module))
         # the --set values of this file's parameters (the others may be another file's)
-        values = {k: v for k, v in all_values.items() if k in own}
+        values = values_of(checked.module, all_values)
         check_values(checked.module, values)
         specialize = _specialized(args, f)
         if args.level:

@@ -268,6 +268,20 @@ def element_bytes(t: ast.Type, checked: Any = None) -> int:
     return 4
 
 
+def scalar_parameters(module: ast.Module) -> list[str]:
+    """The names of the scalar parameters of the functions of ``module``, in order, each
+    once: the names ``values`` may give."""
+    return list(dict.fromkeys(p.name for f in module.functions for p in f.params
+                              if not p.type.is_array))
+
+
+def values_of(module: ast.Module, values: Mapping[str, int] | None) -> dict[str, int]:
+    """The entries of ``values`` that name a scalar parameter of ``module`` (another
+    file's sizes, or the settings of a kernel's inputs, left out)."""
+    names = set(scalar_parameters(module))
+    return {k: v for k, v in (values or {}).items() if k in names}
+
+
 def parameter_values(function: ast.Function, values: Mapping[str, int] | None,
                      defaults: bool = True) -> dict[str, int]:
     """The numbers to use: parameter defaults (example values) overridden by ``values``."""

@@ -62,10 +62,9 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     if me is None or parent is None or not parent.usable or me.level is None:
         return []
     # both at the new version's sizes (its parameter defaults, overridden by ``values``)
-    from mcl.analyses.kernel import parameter_values
+    from mcl.analyses.kernel import parameter_values, values_of
     fn_new = checked.module.function(me.function) if me.function else None
-    own = {p.name for f in checked.module.functions for p in f.params}
-    values = {k: v for k, v in (values or {}).items() if k in own}   # not the inputs' settings
+    values = values_of(checked.module, values)   # not the settings of the kernel's inputs
     if fn_new is not None:
         values = parameter_values(fn_new, values)
     built = built_specialised(parent.file)
@@ -73,9 +72,7 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     if mine is None:
         mine = _time(feedback(checked, values=values, only=["time"], resources=resources,
                               specialize=specialize))
-    # the parent at the same sizes, of the parameters it has
-    params = {p.name for f in parent.checked.module.functions for p in f.params}
-    values = {k: v for k, v in (values or {}).items() if k in params}
+    values = values_of(parent.checked.module, values)   # the parent's, at the same sizes
     try:
         level = None if parent.level == me.level else me.level
         theirs_res = vendor(parent.checked, level, values, built) \

@@ -86,9 +86,8 @@ def translate(module: ast.Module | CheckedModule | str | os.PathLike[str], to: s
     from mcl.mcpl import parse_file
 
     if isinstance(module, CheckedModule):   # what mcl.check gives, as mcl.feedback takes
-        errors = [d for d in module.diagnostics if d.is_error]
-        if errors:
-            raise McplError(errors)
+        if module.has_errors:
+            raise McplError(module.errors)
         module = module.module
     elif not isinstance(module, ast.Module):
         module = parse_file(Path(module))
