@@ -91,11 +91,11 @@ def _roofline_level(leaf: str, device: str) -> str:
     """The level whose roofline the times are held against: the one that describes the
     device (a target file's ``describes``: h200 for an NVIDIA H200) where it lies below
     ``leaf``, the level the versions are built for; else ``leaf``."""
-    from mcl.hdl import HardwareLibrary
+    from mcl.hdl import hardware_library
     from mcl.opencl.target import described_by
 
     level = described_by(device)
-    lib = HardwareLibrary()
+    lib = hardware_library()
     if level is not None and level in lib and leaf in lib and lib.is_descendant(level, leaf):
         return level
     return leaf

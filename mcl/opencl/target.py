@@ -71,31 +71,33 @@ def _bad(file: str, message: str, hint: str | None = None) -> McplError:
     return McplError(error("opencl-bad-target", f"{file}: {message}", hint=hint))
 
 
-def with_targets(lib) -> str:
-    """The descriptions of ``lib`` (an mcl.hdl.HardwareLibrary) that have a ``.target``
-    file beside them, the levels code can be generated for, as a list for a message."""
-    names = []
+def _target_files(lib):
+    """(name, path) of each description of ``lib`` (an mcl.hdl.HardwareLibrary) that has a
+    ``.target`` file beside it: the levels code can be generated for."""
     for n in lib.names():
         try:
-            if Path(lib.file(n)).with_suffix(".target").is_file():
-                names.append(n)
-        except Exception:  # noqa: BLE001 - a description that does not load has no target
+            file = Path(lib.file(n)).with_suffix(".target")
+        except McplError:   # a description that does not load has no target
             continue
-    return ", ".join(names)
+        if file.is_file():
+            yield n, file
+
+
+def with_targets(lib) -> str:
+    """The levels of ``lib`` code can be generated for, as a list for a message."""
+    return ", ".join(n for n, _ in _target_files(lib))
 
 
 def described_by(device_name: str, search_path: Sequence[str | Path] = ()) -> str | None:
     """The level whose target file says it describes the OpenCL device ``device_name``
     (its ``describes`` list holds a part of the name: "NVIDIA H200"), None where none
     does."""
-    from mcl.hdl import HardwareLibrary
+    from mcl.hdl import hardware_library
 
-    lib = HardwareLibrary(search_path)
-    for n in lib.names():
+    for n, file in _target_files(hardware_library(search_path)):
         try:
-            file = Path(lib.file(n)).with_suffix(".target")
-            parts = tomllib.loads(file.read_text()).get("describes") if file.is_file() else None
-        except (OSError, tomllib.TOMLDecodeError, McplError):
+            parts = tomllib.loads(file.read_text()).get("describes")
+        except (OSError, tomllib.TOMLDecodeError):
             continue    # a target file that does not load describes nothing
         if isinstance(parts, list) and any(isinstance(p, str) and p.lower() in
                                            device_name.lower() for p in parts):
