@@ -28,6 +28,11 @@ class Result:
     cold: bool = False      # each timed launch after a flush of the device's caches
 
     @property
+    def launches(self) -> str:
+        """How the timed launches found the caches: "cold" or "warm"."""
+        return "cold" if self.cold else "warm"
+
+    @property
     def problems(self) -> list[Diagnostic]:
         extra = self.verification.problems if self.verification else []
         return self.versions.all_problems + extra

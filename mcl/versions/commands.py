@@ -117,7 +117,7 @@ def _print_text(result) -> None:
     if timed:
         print("time at " + ", ".join(f"{k}={v}" for k, v in result.timing_sizes.items())
               + f" ({_at_text(result)}: roofline bound / predicted by mcl feedback for a "
-              f"cold launch / measured, best of the {'cold' if result.cold else 'warm'} "
+              f"cold launch / measured, best of the {result.launches} "
               "launches):")
         dev = device_level(timed)
         for t in timed:

@@ -128,7 +128,7 @@ def markdown(r: Result, svgs: dict[str, str]) -> str:
         md += ["", "## Time and roofline", "", f"At {sizes}; the roofline bound and the time "
                f"mcl feedback predicts: {at_text(r.timings.values())}.", "",
                "| version | level | roofline bound | predicted (cold) | measured "
-               f"({'cold' if r.cold else 'warm'}) | note |",
+               f"({r.launches}) | note |",
                "| --- | --- | --- | --- | --- | --- |"]
         dev = device_level(r.timings.values())
         md += [f"| {t.version} | {t.level} | {_seconds(t.bound_s)} | {_seconds(t.predicted_s)} "
@@ -220,7 +220,7 @@ def page(r: Result, svgs: dict[str, str]) -> str:
         h += ["<h2>Time and roofline</h2>", f"<p>At {_e(sizes)}; the roofline bound and the "
               f"time mcl feedback predicts: {_e(at_text(r.timings.values()))}.</p>",
               "<table><tr><th>version</th><th>level</th><th>roofline bound</th><th>predicted"
-              f" (cold)</th><th>measured ({'cold' if r.cold else 'warm'})</th><th>note</th></tr>"]
+              f" (cold)</th><th>measured ({r.launches})</th><th>note</th></tr>"]
         dev = device_level(r.timings.values())
         h += [f"<tr><td>{_e(t.version)}</td><td>{_e(t.level)}</td><td>{_seconds(t.bound_s)}</td>"
               f"<td>{_seconds(t.predicted_s)}</td><td>{_seconds(t.measured_s)}</td>"

@@ -79,15 +79,18 @@ def rooflines(vs: VersionSet, values: dict[str, int | float], at: str | None = N
         f = v.function_node
         if v.usable and f is not None:
             mine = {p.name: values[p.name] for p in f.params if p.name in values}
-            try:
-                r = roofline(f, v.checked, mine)
-            except Exception as e:  # noqa: BLE001 - the analyses may not model every kernel
-                r, t.note = None, f"no roofline: {type(e).__name__}"
-            if r is not None:
-                t.flops, t.bytes = r.flops, r.bytes
-                t.intensity, t.best_intensity = r.intensity, r.best_intensity
             below = at is not None and v.level in lib and at in lib and \
-                (at == v.level or lib.is_descendant(at, v.level))
+                lib.is_descendant(at, v.level)
+            if below:
+                # the version's own operations (its roofline diagnostic at its own level
+                # gives them otherwise): those of the translation count its guards
+                try:
+                    r = roofline(f, v.checked, mine)
+                except Exception as e:  # noqa: BLE001 - the analyses may not model every kernel
+                    r, t.note = None, f"no roofline: {type(e).__name__}"
+                if r is not None:
+                    t.flops, t.bytes = r.flops, r.bytes
+                    t.intensity, t.best_intensity = r.intensity, r.best_intensity
             _predicted(t, v, mine, at if below else v.level, search_path)
             if t.bound_s is None and not t.note:
                 t.note = f"level '{t.at}' has no finite peak or bandwidth"
