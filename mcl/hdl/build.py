@@ -196,8 +196,7 @@ class Resolver:
                     "top-level blocks of " + start_desc + ": "
                     + ", ".join(b.name for b in other.blocks)))
                 return None
-        elif len(parts) > 1 and self._broken(parts[0]):
-            errors = self._broken(parts[0]) or []
+        elif len(parts) > 1 and (errors := self._broken(parts[0])):
             first = next((d for d in errors if d.span is not None), None)
             self._report(desc, error(
                 "hdl-broken-dependency",

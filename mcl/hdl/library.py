@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +19,15 @@ BUNDLED = Path(__file__).resolve().parent.parent / "hwdescs"
 ROOT = "perfect"
 _NAME_RE = re.compile(r"hardware_description\s+([A-Za-z_]\w*)")
 _PARENT_RE = re.compile(r"specializes\s+([A-Za-z_]\w*)")
+
+
+@dataclass(frozen=True)
+class _Broken:
+    """A description whose file does not parse: its syntax errors, its file and the
+    parent its text seems to name."""
+    errors: list[Diagnostic]
+    file: str
+    parent: str | None
 
 
 class HardwareLibrary:
@@ -36,9 +46,7 @@ class HardwareLibrary:
         self.load_diagnostics: list[Diagnostic] = []          # problems not tied to a name
         # Names whose file failed to parse: they stay known (a user's broken gpu.hdl
         # replaces the library's gpu), so that what depends on them can say so.
-        self._broken: dict[str, list[Diagnostic]] = {}
-        self._broken_files: dict[str, str] = {}
-        self._broken_parents: dict[str, str | None] = {}
+        self._broken: dict[str, _Broken] = {}
         self._bundled: set[str] = set()
         # name -> the file it was read from (resolved): a file met twice (on the search
         # path and named on the command line) is one definition.
@@ -56,7 +64,7 @@ class HardwareLibrary:
                 self._add_file(path, bundled=False)
         for f in files:
             self._add_file(Path(f), bundled=False, explicit=True)
-        self._resolver = Resolver(self._syntax.get, self._broken.get)
+        self._resolver = Resolver(self._syntax.get, self._broken_errors)
         self._validated: dict[str, list[Diagnostic]] = {}
 
     # ------------------------------------------------------------------ loading
@@ -87,17 +95,15 @@ class HardwareLibrary:
                 # 'perfect' cannot be replaced: the library's stays, the error is shown
                 self._file_diags.setdefault(name, []).extend(e.diagnostics)
             else:
-                self._broken[name] = list(e.diagnostics)
-                self._broken_files[name] = str(path)
                 parent = _PARENT_RE.search(text, m.end())
-                self._broken_parents[name] = parent.group(1) if parent else None
+                self._broken[name] = _Broken(list(e.diagnostics), str(path),
+                                             parent.group(1) if parent else None)
                 self._syntax.pop(name, None)
                 self._bundled.discard(name)
                 self._files.pop(name, None)
             return
         name = syn.name
-        if name in self._broken:
-            del self._broken[name], self._broken_files[name], self._broken_parents[name]
+        self._broken.pop(name, None)
         if name in self._syntax and self._files.get(name) == path.resolve():
             return
         replaced = None
@@ -163,13 +169,18 @@ class HardwareLibrary:
     def is_bundled(self, name: str) -> bool:
         return name in self._bundled
 
+    def _broken_errors(self, name: str) -> list[Diagnostic] | None:
+        """The syntax errors of description ``name`` where its file does not parse."""
+        broken = self._broken.get(name)
+        return broken.errors if broken is not None else None
+
     def is_broken(self, name: str) -> bool:
         """Whether the file of description ``name`` does not parse."""
         return name in self._broken and name not in self._syntax
 
     def file(self, name: str) -> str:
         if self.is_broken(name):
-            return self._broken_files[name]
+            return self._broken[name].file
         return self._syntax_of(name).file
 
     def syntax(self, name: str) -> S.DescriptionSyntax:
@@ -179,14 +190,14 @@ class HardwareLibrary:
         """The name given in ``specializes`` (None for a root; for a description that
         does not parse, the name its text seems to give)."""
         if self.is_broken(name):
-            return self._broken_parents[name]
+            return self._broken[name].parent
         return self._syntax_of(name).parent
 
     def _parents(self) -> dict[str, str | None]:
         """Every known name -> its parent's name, broken descriptions included."""
         parents = {n: s.parent for n, s in self._syntax.items()}
-        for n, p in self._broken_parents.items():
-            parents.setdefault(n, p)
+        for n, b in self._broken.items():
+            parents.setdefault(n, b.parent)
         return parents
 
     def children(self, name: str) -> list[str]:
@@ -235,7 +246,7 @@ class HardwareLibrary:
         syn = self._syntax.get(name)
         if syn is None:
             if name in self._broken:
-                raise McplError(self._broken[name])
+                raise McplError(self._broken[name].errors)
             close = suggest(name, self._syntax)
             raise McplError(error(
                 "hdl-unknown-description", f"unknown hardware description '{name}'", None,
@@ -263,7 +274,7 @@ class HardwareLibrary:
     def diagnostics(self, name: str) -> list[Diagnostic]:
         """Everything wrong with a description: load, reference and validation problems."""
         if name in self._broken and name not in self._syntax:
-            return list(self._broken[name])
+            return list(self._broken[name].errors)
         if name in self._validated:
             return self._validated[name]
         from mcl.hdl.validate import validate
@@ -291,7 +302,7 @@ class HardwareLibrary:
 
     def broken_in(self, file: str | Path) -> list[Diagnostic]:
         f = Path(file).resolve()
-        return [d for ds in self._broken.values() for d in ds
+        return [d for b in self._broken.values() for d in b.errors
                 if d.span and Path(d.span.file).resolve() == f]
 
 
