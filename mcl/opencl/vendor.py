@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcl.analyses.resources import Resources
+from mcl.opencl.device import quiet_build
 
 SOURCE = "NVIDIA compiler"
 _CTX = None
@@ -151,7 +152,6 @@ def rebuild_capped(program: Any, context: Any, limit: int, options: list[str]) -
     devices = program.get_info(cl.program_info.DEVICES)
     binaries = [cap_registers(bytes(b).rstrip(b"\0").decode(), limit).encode()
                 for b in program.get_info(cl.program_info.BINARIES)]
-    from mcl.opencl.device import quiet_build
     return quiet_build(cl.Program(context, devices, binaries), options=options)
 
 
@@ -178,7 +178,6 @@ def _ptxas(made: tuple[str, str | None] | None) -> Resources | None:
 def ptx_of(device: Any, source: str, options: list[str]) -> bytes:
     import pyopencl as cl
     ctx = cl.Context([device])
-    from mcl.opencl.device import quiet_build
     prog = quiet_build(cl.Program(ctx, source), options=options, devices=[device])
     return bytes(prog.get_info(cl.program_info.BINARIES)[0])
 

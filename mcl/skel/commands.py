@@ -10,7 +10,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from mcl.cli import add_hwd_path_option, hwd_search_path
+from mcl.cli import UsageError, add_hwd_path_option, hwd_search_path
 from mcl.diagnostics import McplError, error
 
 
@@ -51,7 +51,6 @@ def cmd_explain(args) -> int:
         raise McplError(error("skel-no-program", f"{args.program}: a folder, not a program",
                               hint="give the path of a Python file that uses mcl.skel"))
     if args.devices is not None and args.devices < 1:
-        from mcl.cli import UsageError
         raise UsageError(f"--devices: {args.devices} devices; give 1 or more")
     if not path.is_file():
         raise McplError(error("skel-no-program", f"no such program: {args.program}",
