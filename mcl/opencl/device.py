@@ -9,6 +9,8 @@ machine without a GPU has."""
 from __future__ import annotations
 
 import os
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,12 +214,45 @@ def takes_register_limit(context) -> bool:
 def quiet_build(program, **kwargs):
     """``program.build(**kwargs)`` without pyopencl's CompilerWarning for a build whose
     log is not empty (the vendor compiler's remarks on generated code, which are no
-    news to the user: a failed build raises with its log all the same)."""
+    news to the user: a failed build raises with its log all the same), and without the
+    tally ("1 error generated.") that PoCL's compiler writes to the process's own
+    standard error beside the log."""
     import warnings
     cl = _cl()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _without_compiler_tally():
         warnings.simplefilter("ignore", cl.CompilerWarning)
         return program.build(**kwargs)
+
+
+#: what a compiler writes to standard error at the end of a build, whose log says it all
+_TALLY = re.compile(rb"^\d+ (?:errors?|warnings?)(?: and \d+ (?:errors?|warnings?))? generated\.$")
+
+
+@contextmanager
+def _without_compiler_tally():
+    """Standard error (the file descriptor: the compiler is a library of the process)
+    sent to a temporary file meanwhile, and what it took, less the compilers' tallies,
+    written back to it afterwards."""
+    import sys
+    import tempfile
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):     # no standard error to take
+        yield
+        return
+    with tempfile.TemporaryFile() as taken:
+        os.dup2(taken.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            taken.seek(0)
+            kept = [line for line in taken.read().splitlines(keepends=True)
+                    if not _TALLY.match(line.strip())]
+            if kept:
+                os.write(2, b"".join(kept))
 
 
 def build_program(context, source: str, options: list[str] | None = None,
@@ -238,7 +273,6 @@ def build_program(context, source: str, options: list[str] | None = None,
         log = str(e)
         where = ""
         if line_map is not None:
-            import re
             # NVIDIA and clang: "<file>:27:24: error: ..."; PoCL: "error: <file>:27:24: ..."
             m = re.search(r":(\d+):\d+: error|error: \S+?:(\d+):\d+:", log)
             if m:

@@ -236,3 +236,24 @@ def test_a_view_that_does_not_cover_its_array_is_an_error(opencl_device):
            "2560" in d.message
     a, b = rng.random((128, 32), np.float32), rng.random((32, 128), np.float32)
     np.testing.assert_allclose(k(n=128, m=128, p=32, a=a, b=b)["c"], a @ b, rtol=1e-4)
+
+
+def test_a_failed_build_says_it_once(opencl_device, capfd):
+    """The compiler's log is in the error; its tally ("1 error generated.", which PoCL's
+    compiler writes to the process's standard error) does not come beside it."""
+    from mcl.opencl.device import build_program, runtime
+    with pytest.raises(McplError, match="opencl-build-failed|rejected") as e:
+        build_program(runtime().context, "kernel void k(global float *x) { x[0] = ; }")
+    assert "expected expression" in str(e.value)
+    assert "generated." not in capfd.readouterr().err
+
+
+def test_what_else_goes_to_standard_error_during_a_build_stays(capfd):
+    """Only the tallies are held back: other output of the process meanwhile is written
+    back to standard error."""
+    import os
+
+    from mcl.opencl.device import _without_compiler_tally
+    with _without_compiler_tally():
+        os.write(2, b"2 warnings generated.\nsomething else\n")
+    assert capfd.readouterr().err == "something else\n"
