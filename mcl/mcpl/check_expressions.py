@@ -15,7 +15,6 @@ from mcl.mcpl.check_common import (
     _root,
     _show,
     _suggest,
-    division_by_zero,
 )
 from mcl.mcpl.resolve import FunctionInfo
 
@@ -161,9 +160,7 @@ class _ExpressionChecks:
                     return None
         name = max(a.name, b.name, key=_RANK.__getitem__)
         if e.op in ("/", "%") and name not in ("float", "double"):
-            zero = division_by_zero(e.op, e.right, e.op_span or e.span, self.constant_value)
-            if zero is not None:
-                self.diags.append(zero)
+            self.check_divisor(e.op, e.right, e.op_span or e.span)
         return ast.Type("int" if name in ("bool", "byte") else name)
 
     def call(self, e: ast.Call) -> ast.Type | None:

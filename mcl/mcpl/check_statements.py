@@ -14,6 +14,7 @@ from mcl.mcpl.check_common import (
     _NOTHING_MISSING,
     _RANK,
     _check_type_name,
+    _describe,
     _Missing,
     _root,
     _show,
@@ -88,6 +89,9 @@ class _FunctionChecker(_ExpressionChecks):
         self.unspaced: list[Symbol] = []
         self.symbols: list[Symbol] = []
         self._view_of: dict[int, Symbol] = {}   # view symbol -> the variable it views
+        # Divisions by a local that its initialiser sets to 0: reported at the end of
+        # the function, where none of the locals it needs was written after all.
+        self._zero_divisors: list[tuple[Diagnostic, list[Symbol]]] = []
 
     # ---- reporting
 
@@ -175,6 +179,11 @@ class _FunctionChecker(_ExpressionChecks):
                            "array sizes must be constant: use parameters and `const` "
                            "variables that are never written", related)
         self.note_sizes_of_bad_writes(sizes_of_bad_writes)
+        for zero, needed in self._zero_divisors:
+            if not any(sym.written for sym in needed):
+                notes = tuple(Related(sym.span, f"'{sym.name}' is {_describe(sym.init)} here and "
+                                                "never written after") for sym in needed)
+                self.diags.append(dataclasses.replace(zero, related=zero.related + notes))
         # A description imported with errors (reported at the import) may well have a
         # default memory space.
         broken = self.f.hardware in self.missing.hardware
@@ -633,6 +642,30 @@ class _FunctionChecker(_ExpressionChecks):
             return sym.init
         return None
 
+    def check_divisor(self, op: str, divisor: ast.Expr, span) -> None:
+        """The error of an integer division or remainder by zero: a divisor that folds
+        to 0 with the const variables' values now, or with the initial values of locals
+        that are never written (known at the end of the function)."""
+        zero = division_by_zero(op, divisor, span, self.constant_value)
+        if zero is not None:
+            self.diags.append(zero)
+            return
+        needed: list[Symbol] = []
+
+        def initial_value(name: ast.Name) -> ast.Expr | None:
+            value = self.constant_value(name)
+            if value is not None:
+                return value
+            sym = self.result.declaration_of(name)
+            if sym is None or sym.kind != "local" or sym.type.dims or sym.init is None:
+                return None
+            needed.append(sym)
+            return sym.init
+
+        zero = division_by_zero(op, divisor, span, initial_value)
+        if zero is not None and needed:
+            self._zero_divisors.append((zero, needed))
+
     def as_statement(self, s: ast.AsStatement) -> None:
         root = s.target
         if not isinstance(root, ast.Name):
@@ -659,9 +692,7 @@ class _FunctionChecker(_ExpressionChecks):
             elif s.op in ("/=", "%=") and not tt.dims and tt.name in _RANK and \
                     tt.name not in ("float", "double") and vt is not None and \
                     vt.name not in ("float", "double"):
-                zero = division_by_zero(s.op, s.value, s.span, self.constant_value)
-                if zero is not None:
-                    self.diags.append(zero)
+                self.check_divisor(s.op, s.value, s.span)
         root = _root(s.target)
         if root is not None:
             sym = self.result.declaration_of(root)

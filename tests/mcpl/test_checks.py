@@ -298,13 +298,34 @@ def test_integer_division_by_zero(statement, column, message):
     "a[i] = a[i] / 0.0;",
     "a[i] = a[i] / 0;",          # float / int is a float division
     "float x = a[i]; x /= 0;",
-    # only constants are folded: a variable or a parameter may be anything
-    "int z = 0; b[i] = i / z;",
+    # a variable written anywhere in the function (before or after, in a loop) or a
+    # parameter may be anything
+    "int z = 0; z = n; b[i] = i / z;",
+    "int z = 0; for (int r = 0; r < 2; r++) { b[i] = i / z; z++; }",
+    "int z = 0; int y = z + 1; b[i] = i / y;",
+    "int z = 0; int y = z; y += 3; b[i] = i / y;",
     "b[i] = i / n;",
     "b[i] = i / 2;",
 ])
 def test_no_error_for_float_or_unknown_divisors(statement):
     assert diags(ZERO.format(statement), "perfect") == []
+
+
+@pytest.mark.parametrize("statement, column, notes", [
+    ("int z = 0; b[i] = i / z;", 25, [(5, 5, "'z' is 0 here and never written after")]),
+    ("int z = 0; int y = 2 * z; b[i] = i % y;", 40,
+     [(5, 16, "'y' is 2 * z here and never written after"),
+      (5, 5, "'z' is 0 here and never written after")]),
+    ("int z = 1 - 1; for (int r = 0; r < 2; r++) { b[i] += r / z; }", 60,
+     [(5, 5, "'z' is 1 - 1 here and never written after")]),
+])
+def test_division_by_a_local_that_stays_zero(statement, column, notes):
+    """A local whose initialiser is 0 and that nothing writes again is a constant 0 as
+    much as a const one: the error, with a note where it got its value."""
+    ds = diags(ZERO.format(statement), "perfect")
+    assert [(d.code, d.span.line, d.span.column) for d in ds] == \
+        [("mcpl-division-by-zero", 5, column)], ds
+    assert [(r.span.line, r.span.column, r.message) for r in ds[0].related] == notes
 
 
 def test_division_by_zero_in_a_module_constant():
