@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, Span, error
 from mcl.mcpl import ast
+from mcl.mcpl.fold import fold_constant
 
 if TYPE_CHECKING:
     from mcl.mcpl.builder import Unparsed
@@ -76,69 +77,6 @@ def closest(name: str, known: Iterable[str]) -> str | None:
 def _suggest(name: str, known: Iterable[str]) -> str | None:
     close = closest(name, known)
     return f"did you mean '{close}'?" if close else None
-
-
-# --------------------------------------------------------------------------- constant folding
-
-_INTEGER = ("int", "long", "byte", "bool")
-
-
-def fold_constant(e: ast.Expr, resolve: Callable[[ast.Name], ast.Expr | None],
-                  _depth: int = 0) -> int | float | None:
-    """The value of an expression made of literals and constants, computed as C
-    does (integer division truncates), or None if it is not one or the value is
-    undefined. ``resolve(name)`` gives the expression a constant name stands for."""
-    if _depth > 50:    # a definition cycle; reported by the checks of constants
-        return None
-    d = _depth + 1
-    if isinstance(e, ast.Literal):
-        return int(e.value) if e.kind == "bool" else e.value
-    if isinstance(e, ast.Name):
-        definition = resolve(e)
-        return None if definition is None else fold_constant(definition, resolve, d)
-    if isinstance(e, ast.Cast):
-        v = fold_constant(e.operand, resolve, d)
-        if v is None or e.type.dims:
-            return None
-        return int(v) if e.type.name in _INTEGER else float(v)
-    if isinstance(e, ast.Unary):
-        v = fold_constant(e.operand, resolve, d)
-        if v is None:
-            return None
-        if e.op == "~":
-            return ~v if isinstance(v, int) else None
-        return -v if e.op == "-" else int(not v) if e.op == "!" else v
-    if isinstance(e, ast.Ternary):
-        c = fold_constant(e.cond, resolve, d)
-        return None if c is None else fold_constant(e.then if c else e.orelse, resolve, d)
-    if isinstance(e, ast.Binary):
-        a, b = fold_constant(e.left, resolve, d), fold_constant(e.right, resolve, d)
-        if a is None or b is None:
-            return None
-        return _fold_binary(e.op, a, b)
-    return None
-
-
-def _fold_binary(op: str, a: int | float, b: int | float) -> int | float | None:
-    integers = isinstance(a, int) and isinstance(b, int)
-    if op in ("/", "%"):
-        if b == 0:
-            return None
-        if not integers:
-            return a / b if op == "/" else None
-        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)   # C truncates toward 0
-        return q if op == "/" else a - q * b
-    if op in ("<<", ">>", "&", "|", "^") and not integers:
-        return None
-    if op in ("<<", ">>") and not 0 <= b < 64:
-        return None
-    ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-           "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b,
-           "|": lambda: a | b, "^": lambda: a ^ b, "&&": lambda: int(bool(a and b)),
-           "||": lambda: int(bool(a or b)), "==": lambda: int(a == b),
-           "!=": lambda: int(a != b), "<": lambda: int(a < b), "<=": lambda: int(a <= b),
-           ">": lambda: int(a > b), ">=": lambda: int(a >= b)}
-    return ops[op]() if op in ops else None
 
 
 def division_by_zero(op: str, divisor: ast.Expr, span: Span | None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mcl.mcpl import ast
+from mcl.mcpl.fold import fold_constant
 
 #: looks up a hardware-description property path; None if it is not an integer
 PropertyLookup = Callable[[tuple[str, ...]], int | None]
@@ -35,27 +36,12 @@ def const_env(function: ast.Function, lookup: PropertyLookup) -> dict[str, int]:
 
 
 def evaluate(e: ast.Expr, env: dict[str, int], lookup: PropertyLookup) -> int | None:
-    """The integer value of ``e`` or None when it is not known at compile time."""
-    if isinstance(e, ast.Literal):
-        return e.value if e.kind == "int" and isinstance(e.value, int) else None
-    if isinstance(e, ast.Name):
-        return env.get(e.id)
-    if isinstance(e, ast.HwdRef):
-        return lookup(e.path)
-    if isinstance(e, ast.Unary) and e.op in ("-", "+"):
-        v = evaluate(e.operand, env, lookup)
-        return None if v is None else (-v if e.op == "-" else v)
-    if isinstance(e, ast.Binary) and e.op in ("+", "-", "*", "/", "%"):
-        a, b = evaluate(e.left, env, lookup), evaluate(e.right, env, lookup)
-        if a is None or b is None:
-            return None
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        if b == 0 or a < 0 or b < 0:
-            return None  # C truncation of negatives differs from Python's; not needed
-        return a // b if e.op == "/" else a % b
-    return None
+    """The integer value of ``e`` or None when it is not known at compile time (the
+    names of ``env`` and the description's properties as constants, folded as C
+    computes: mcl.mcpl.fold)."""
+    def known(name: ast.Name) -> ast.Expr | None:
+        value = env.get(name.id)
+        return None if value is None else ast.Literal(value, "int", span=name.span)
+
+    value = fold_constant(e, known, lookup)
+    return value if isinstance(value, int) else None
