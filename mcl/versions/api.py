@@ -26,6 +26,14 @@ class Result:
     timing_sizes: dict[str, int | float] = field(default_factory=dict)
     seconds: float = 0.0
     cold: bool = False      # each timed launch after a flush of the device's caches
+    described: str | None = None   # the level whose target file describes the device
+
+    @property
+    def device_level(self) -> str | None:
+        """The level that describes the device where some version's bound and prediction
+        were made at it (the versions at and above it), else None."""
+        level = self.described
+        return level if any(t.at == level for t in self.timings.values()) else None
 
     @property
     def launches(self) -> str:
@@ -93,9 +101,8 @@ def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed:
     result.verification = verify(vs, sizes=sizes, seed=seed, device=device, target=target,
                                  search_path=search_path, progress=say)
     from mcl.opencl.target import described_by
-    result.timings = rooflines(vs, result.timing_sizes,
-                               described_by(result.verification.device, search_path),
-                               search_path)
+    result.described = described_by(result.verification.device, search_path)
+    result.timings = rooflines(vs, result.timing_sizes, result.described, search_path)
     want_time = result.verification.is_gpu if time_it is None else time_it
     if want_time:
         result.cold = cold

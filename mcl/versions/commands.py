@@ -95,14 +95,8 @@ def cmd_versions(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
-def _at_text(result) -> str:
-    """At which level the bounds and predictions of ``result``'s timings are."""
-    from mcl.versions.report import at_text
-    return at_text(result.timings.values())
-
-
 def _print_text(result) -> None:
-    from mcl.versions.report import _seconds, _summary, _tree_lines, device_level, elsewhere
+    from mcl.versions.report import _seconds, _summary, _tree_lines, at_text, elsewhere
 
     print(_summary(result))
     ver = result.verification
@@ -116,10 +110,10 @@ def _print_text(result) -> None:
     timed = [t for t in result.timings.values() if t.measured_s or t.bound_s]
     if timed:
         print("time at " + ", ".join(f"{k}={v}" for k, v in result.timing_sizes.items())
-              + f" ({_at_text(result)}: roofline bound / predicted by mcl feedback for a "
+              + f" ({at_text(result)}: roofline bound / predicted by mcl feedback for a "
               f"cold launch / measured, best of the {result.launches} "
               "launches):")
-        dev = device_level(timed)
+        dev = result.device_level
         for t in timed:
             print(f"  {t.version}: {_seconds(t.bound_s)} / {_seconds(t.predicted_s)} / "
                   f"{_seconds(t.measured_s)}{elsewhere(t, dev)}")

@@ -29,21 +29,13 @@ def _seconds(s: float | None) -> str:
     return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
 
 
-def device_level(timings) -> str | None:
-    """The level that describes the device, where the bounds and predictions of
-    ``timings`` were made at it for versions above it (translated there), else None."""
-    below = {t.at for t in timings if t.at and t.at != t.level}
-    return below.pop() if len(below) == 1 else None
-
-
-def at_text(timings) -> str:
-    """Where the bounds and predictions of ``timings`` are: the device's level, to
+def at_text(r: Result) -> str:
+    """Where the bounds and predictions of ``r``'s timings are: the device's level, to
     which versions above it are translated, or each version's own."""
-    timings = list(timings)
-    level = device_level(timings)
+    level = r.device_level
     if level is not None:
         others = " (the other branches' at their own level, as said)" \
-            if any(t.at and t.at != level for t in timings) else ""
+            if any(t.at and t.at != level for t in r.timings.values()) else ""
         return f"at {level}, the level that describes the device (its target file's " \
                f"`describes`), for the versions above it too{others}"
     return "at each version's own level"
@@ -126,11 +118,11 @@ def markdown(r: Result, svgs: dict[str, str]) -> str:
     if r.timings:
         sizes = ", ".join(f"{k}={v}" for k, v in r.timing_sizes.items())
         md += ["", "## Time and roofline", "", f"At {sizes}; the roofline bound and the time "
-               f"mcl feedback predicts: {at_text(r.timings.values())}.", "",
+               f"mcl feedback predicts: {at_text(r)}.", "",
                "| version | level | roofline bound | predicted (cold) | measured "
                f"({r.launches}) | note |",
                "| --- | --- | --- | --- | --- | --- |"]
-        dev = device_level(r.timings.values())
+        dev = r.device_level
         md += [f"| {t.version} | {t.level} | {_seconds(t.bound_s)} | {_seconds(t.predicted_s)} "
                f"| {_seconds(t.measured_s)} | {t.note}{elsewhere(t, dev)} |"
                for t in r.timings.values()]
@@ -218,10 +210,10 @@ def page(r: Result, svgs: dict[str, str]) -> str:
     if r.timings:
         sizes = ", ".join(f"{k}={v}" for k, v in r.timing_sizes.items())
         h += ["<h2>Time and roofline</h2>", f"<p>At {_e(sizes)}; the roofline bound and the "
-              f"time mcl feedback predicts: {_e(at_text(r.timings.values()))}.</p>",
+              f"time mcl feedback predicts: {_e(at_text(r))}.</p>",
               "<table><tr><th>version</th><th>level</th><th>roofline bound</th><th>predicted"
               f" (cold)</th><th>measured ({r.launches})</th><th>note</th></tr>"]
-        dev = device_level(r.timings.values())
+        dev = r.device_level
         h += [f"<tr><td>{_e(t.version)}</td><td>{_e(t.level)}</td><td>{_seconds(t.bound_s)}</td>"
               f"<td>{_seconds(t.predicted_s)}</td><td>{_seconds(t.measured_s)}</td>"
               f"<td>{_e(t.note + elsewhere(t, dev))}</td></tr>" for t in r.timings.values()]

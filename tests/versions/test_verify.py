@@ -205,21 +205,28 @@ def test_times_are_predicted_at_the_level_that_describes_the_device(tmp_path, mo
     assert gpu_v1.predicted_s == time.data["seconds"]
     assert gpu_v1.predicted_s < own.timings["gpu_v1"].predicted_s / 5   # 'gpu': 150 GB/s
     from mcl.versions.report import at_text
-    assert at_text(r.timings.values()).startswith("at h200, the level that describes")
-    assert at_text(own.timings.values()) == "at each version's own level"
+    assert r.described == "h200" and r.device_level == "h200"
+    assert at_text(r).startswith("at h200, the level that describes")
+    assert own.device_level is None and at_text(own) == "at each version's own level"
 
 
 def test_a_version_of_another_branch_says_where_its_prediction_is():
     """Beside versions predicted at the device's level (h200), one of another branch
     (fermi, a leaf that is not above it) keeps its own level's figures, and says so."""
-    from mcl.versions.report import at_text, device_level, elsewhere
+    from mcl.versions.api import Result
+    from mcl.versions.report import at_text, elsewhere
     from mcl.versions.timing import Timing
     rows = [Timing("gpu_v1", "gpu", at="h200"), Timing("hopper_v1", "hopper", at="h200"),
             Timing("fermi_v1", "fermi", at="fermi")]
-    assert device_level(rows) == "h200"
+    r = Result(None, timings={t.version: t for t in rows}, described="h200")
+    assert r.device_level == "h200"
     assert elsewhere(rows[2], "h200") == " (bound and prediction at fermi, not the device's h200)"
     assert elsewhere(rows[1], "h200") == ""
-    assert "the other branches' at their own level" in at_text(rows)
+    assert "the other branches' at their own level" in at_text(r)
+    # a device described by a level none of the versions was predicted at: their own
+    only_fermi = Result(None, timings={"fermi_v1": rows[2]}, described="h200")
+    assert only_fermi.device_level is None
+    assert at_text(only_fermi) == "at each version's own level"
 
 
 def test_cold_timing_flushes_before_each_launch(tmp_path, monkeypatch):
