@@ -74,11 +74,13 @@ class Result:
 
 def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed: int = 0,
              device: str | None = None, target: str | None = None, git: bool | None = None,
-             time_it: bool | None = None, repeat: int = 10, cold: bool = False,
+             time_it: bool | None = None, repeat: int = 10, cold: bool = True,
              timing_values: dict[str, int | float] | None = None,
              search_path: tuple[str, ...] = (), progress: Any = None) -> Result:
     """Discover the versions, diff every step, verify them against each other on the
-    device and, on a GPU (or with ``time_it``), time them."""
+    device and, on a GPU (or with ``time_it``), time them: ``cold``, each launch after a
+    flush of the device's caches (the launch the predicted time is for), else each as
+    the previous one left them."""
     start = time.perf_counter()
     say = progress or (lambda _msg: None)
     if isinstance(path, list | tuple):

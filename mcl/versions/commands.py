@@ -52,10 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--time", dest="time_it", action=argparse.BooleanOptionalAction,
                    default=None, help="time the versions (default: only on a GPU)")
     p.add_argument("--repeat", type=int, default=10, help="timed launches (best of; default 10)")
-    p.add_argument("--cold", action="store_true",
-                   help="flush the device's caches before each timed launch (the launch "
-                        "the feedback's predicted time is for; by default each finds what "
-                        "the previous one left)")
+    launches = p.add_mutually_exclusive_group()
+    launches.add_argument("--cold", dest="cold", action="store_true", default=True,
+                          help="flush the device's caches before each timed launch: the "
+                               "launch the feedback's predicted time is for (the default)")
+    launches.add_argument("--warm", dest="cold", action="store_false",
+                          help="time each launch as the previous one left the caches (the "
+                               "steady state of repeated launches; the inputs may be in the "
+                               "L2 already, faster than predicted)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a size for the timing and the roofline (default: the parameter "
                         "defaults of the highest-level version); may be repeated")

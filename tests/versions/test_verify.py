@@ -134,8 +134,9 @@ def test_timing_path_on_the_cpu_device(tmp_path):
     from mcl.versions import versions, write_report
 
     d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1", "hopper_v1"])
-    r = versions(d, sizes="n=37", time_it=True, repeat=3, timing_values={"n": 100_000})
-    assert r.timing_sizes == {"n": 100_000}
+    r = versions(d, sizes="n=37", time_it=True, repeat=3, cold=False,
+                 timing_values={"n": 100_000})
+    assert r.timing_sizes == {"n": 100_000} and r.launches == "warm"
     measured = {t.version: t.measured_s for t in r.timings.values()}
     assert all(s is not None and 0 < s < 1 for s in measured.values()), measured
     hopper = r.timings["hopper_v1"]
@@ -227,6 +228,23 @@ def test_a_version_of_another_branch_says_where_its_prediction_is():
     only_fermi = Result(None, timings={"fermi_v1": rows[2]}, described="h200")
     assert only_fermi.device_level is None
     assert at_text(only_fermi) == "at each version's own level"
+
+
+@pytest.mark.parametrize("option, cold", [((), True), (("--cold",), True), (("--warm",), False)])
+def test_mcl_versions_times_cold_launches_unless_asked_for_warm_ones(tmp_path, monkeypatch,
+                                                                      run_cli, option, cold):
+    """The table puts the measured time beside the time predicted for a cold launch, so
+    the launches are cold unless --warm asks for the steady state."""
+    from mcl.versions import api
+    asked = []
+    monkeypatch.setattr(api, "measure", lambda *a, **kw: asked.append(kw["cold"]))
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"])
+    code, out, err = run_cli("versions", d, "--sizes", "n=37", "--time", "-q", *option)
+    assert code == 0, err
+    assert asked == [cold]
+    assert f"best of the {'cold' if cold else 'warm'} launches" in out
+    code, _, err = run_cli("versions", d, "--cold", "--warm")
+    assert code == 2 and "not allowed with argument" in err
 
 
 def test_cold_timing_flushes_before_each_launch(tmp_path, monkeypatch):
