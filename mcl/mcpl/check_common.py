@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mcl.diagnostics import Diagnostic, Span, error
+from mcl.diagnostics import Diagnostic, Span, error, warning
 from mcl.mcpl import ast
 from mcl.mcpl.fold import fold_constant
 
@@ -93,6 +93,44 @@ def division_by_zero(op: str, divisor: ast.Expr, span: Span | None,
                  f"is {value}", span,
                  "an integer division or remainder by zero is undefined (as in C): the "
                  "kernel may stop or compute anything; check the divisor")
+
+
+#: the values a type holds: (least, greatest, what a value beyond them becomes)
+_RANGES = {"int": (-2**31, 2**31 - 1), "long": (-2**63, 2**63 - 1), "byte": (0, 255)}
+_FLOAT_MAX = 3.4028234663852886e38
+
+
+def constant_beyond(target: str, value: ast.Expr,
+                    resolve: Callable[[ast.Name], ast.Expr | None]) -> Diagnostic | None:
+    """The warning for a constant ``value`` stored in a ``target`` (a type name) whose
+    range does not hold it: ``int a = 3000000000`` (it wraps to -1294967296, as C
+    converts it), ``float x = 1e40`` (infinity); None where it fits or is no constant."""
+    if isinstance(value, ast.Name):
+        return None     # a constant's own value is judged where it is declared
+    v = fold_constant(value, resolve)
+    if v is None or isinstance(v, bool):
+        return None
+    shown = _describe(value)
+    shown = shown if shown.strip("()") == str(v) or shown == repr(v) else f"{shown} (= {v})"
+    if target in _RANGES:
+        lo, hi = _RANGES[target]
+        if lo <= v <= hi:
+            return None
+        span = hi - lo + 1
+        becomes = f"it becomes {(int(v) - lo) % span + lo}" if isinstance(v, int) else \
+            "its value is undefined (as in C)"
+        what = f"'{target}' ({lo} .. {hi})"
+        hint = "use a wider type ('long') or a smaller constant" if target != "long" else \
+            "use a smaller constant, or 'double'"
+    elif target == "float":
+        if not abs(v) > _FLOAT_MAX or v != v:
+            return None
+        becomes, what = "it becomes infinity", "'float' (about -3.4e38 .. 3.4e38)"
+        hint = "use 'double' or a smaller constant"
+    else:
+        return None
+    return warning("mcpl-constant-range", f"the constant {shown} does not fit {what}: "
+                   f"stored there, {becomes}", value.span, hint)
 
 
 def _root(e: ast.Expr) -> ast.Name | None:

@@ -19,6 +19,7 @@ from mcl.mcpl.check_common import (
     _root,
     _show,
     _suggest,
+    constant_beyond,
     division_by_zero,
 )
 from mcl.mcpl.check_expressions import _ExpressionChecks
@@ -686,7 +687,7 @@ class _FunctionChecker(_ExpressionChecks):
         vt = self.expr(s.value)
         tt = self.write_target(s.target, s, compound=s.op != "=")
         if tt is not None:
-            self.check_assignable(tt, vt, s.value)
+            self.check_assignable(tt, vt, s.value, whole=s.op == "=")
             if s.op in ("%=", "<<=", ">>=", "&=", "|=", "^=") and tt.name in ("float", "double"):
                 self.error("mcpl-bad-operand", f"'{s.op}' needs an integer variable", s)
             elif s.op in ("/=", "%=") and not tt.dims and tt.name in _RANK and \
@@ -744,7 +745,10 @@ class _FunctionChecker(_ExpressionChecks):
         self.diags.append(d)
 
     def check_assignable(self, target: ast.Type | None, value: ast.Type | None,
-                         node: ast.Node) -> None:
+                         node: ast.Node, whole: bool = True) -> None:
+        """That a value of type ``value`` (the expression ``node``) may be stored in a
+        ``target``; ``whole``: it is stored as it is (not ``+=``), so a constant out of
+        the target's range is warned of."""
         if target is None or value is None:
             return
         if target.dims or value.dims:
@@ -756,6 +760,11 @@ class _FunctionChecker(_ExpressionChecks):
             self.error("mcpl-type-mismatch",
                        f"a value of type '{value.name}' cannot be stored in a "
                        f"'{target.name}'", node)
+            return
+        if whole and isinstance(node, ast.Expr):
+            beyond = constant_beyond(target.name, node, self.constant_value)
+            if beyond is not None:
+                self.diags.append(beyond)
 
     def condition(self, e: ast.Expr) -> None:
         t = self.expr(e)

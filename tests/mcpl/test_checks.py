@@ -328,6 +328,36 @@ def test_division_by_a_local_that_stays_zero(statement, column, notes):
     assert [(r.span.line, r.span.column, r.message) for r in ds[0].related] == notes
 
 
+@pytest.mark.parametrize("statement, column, message", [
+    ("int x = 3000000000; b[i] = x;", 13,
+     "the constant 3000000000 does not fit 'int' (-2147483648 .. 2147483647): stored there, "
+     "it becomes -1294967296"),
+    ("b[i] = -2147483647 - 2;", 12, "(= -2147483649) does not fit 'int'"),
+    # where the constant is declared, not again where it is used
+    ("const int big = 1 << 31; b[i] = big;", 21, "the constant 1 << 31 (= 2147483648)"),
+    ("a[i] = 1e40;", 12, "does not fit 'float' (about -3.4e38 .. 3.4e38): stored there, "
+                         "it becomes infinity"),
+    ("byte c = 256; b[i] = c;", 14, "does not fit 'byte' (0 .. 255): stored there, it becomes 0"),
+    ("int x = 1e10; b[i] = x;", 13, "its value is undefined (as in C)"),
+])
+def test_a_constant_beyond_its_target_s_range_is_warned_of(statement, column, message):
+    ds = diags(ZERO.format(statement), "perfect")
+    assert [(d.code, d.severity.name, d.span.line, d.span.column) for d in ds] == \
+        [("mcpl-constant-range", "WARNING", 5, column)], ds
+    assert message in ds[0].message
+
+
+@pytest.mark.parametrize("statement", [
+    "int x = 2147483647; b[i] = -2147483647 - 1;",
+    "a[i] = 3.4e38; a[i] = -1e-50;",
+    "long y = 3000000000; b[i] = (int) y;",   # a cast is the programmer's word
+    "a[i] = 3000000000;",                       # an int constant in a float: fits
+    "int x = 1; x += 2147483647;",              # not stored as it is
+])
+def test_a_constant_within_its_target_s_range_is_quiet(statement):
+    assert diags(ZERO.format(statement), "perfect") == []
+
+
 def test_division_by_zero_in_a_module_constant():
     ds = diags("const int Z = 4 / (2 - 2);\nconst int W = Z % 2;\n" + ZERO.format("b[i] = i / Z;"),
                "perfect")
