@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from mcl import textx_errors
-from mcl.diagnostics import Diagnostic, LineIndex, McplError, Span, error
+from mcl.diagnostics import Diagnostic, LineIndex, McplError, Related, Span, error
 
 GRAMMAR = Path(__file__).with_name("hdl.tx")
 
@@ -261,17 +261,26 @@ def parse_file(path: str | Path) -> DescriptionSyntax:
 
 
 def _syntax_diagnostic(e, text: str, file: str) -> Diagnostic:
-    expected = _expected(e)
     index = LineIndex(text)
+    if not _TOKEN_RE.sub(_blank_comment, text).strip():
+        return error("hdl-syntax", "the file is empty: a hardware description starts with "
+                                   "'hardware_description NAME;'",
+                     textx_errors.end_of_file_span(text, file, index),
+                     "for example 'hardware_description mygpu;', 'specializes gpu;' and "
+                     "the blocks (see the descriptions that `mcl hwd list` shows)")
+    expected = _expected(e)
     offset = textx_errors.error_offset(e, text)
     found = text[offset:offset + 1]
+    related: list[Related] = []
     if found:
         end = offset
         while end < len(text) and (text[end].isalnum() or text[end] == "_"):
             end += 1
         found_text = repr(text[offset:max(end, offset + 1)])
+        span = index.span(file, offset, offset + 1)
     else:
         found_text = textx_errors.END_OF_FILE
+        span = textx_errors.end_of_file_span(text, file, index)
     message = f"syntax error: found {found_text}"
     if expected:
         message += f", expected {expected}"
@@ -285,7 +294,76 @@ def _syntax_diagnostic(e, text: str, file: str) -> Diagnostic:
             line, col = index.position(after.end())
             return error("hdl-syntax", f"syntax error: expected ';' after "
                                        f"{after.group()!r}", Span.point(file, line, col), hint)
-    return error("hdl-syntax", message, index.span(file, offset, offset + 1), hint)
+    tokens = [m for m in _TOKEN_RE.finditer(text, 0, offset)
+              if not m.group().startswith(("//", "/*"))]
+    better = _token_hint(tokens, text, offset, expected)
+    if better is not None:
+        hint = better
+    if not found and "'}'" in expected:
+        opened = _unclosed_block(tokens)
+        if opened is not None:
+            start = opened[0]
+            line, col = index.position(start.start())
+            what = " ".join(m.group() for m in opened)
+            message = f"syntax error: '{what} {{' is not closed: the file ends before its '}}'"
+            hint = "add '}' where the block ends"
+            related.append(Related(index.span(file, start.start(), opened[-1].end()),
+                                   f"'{what}' starts here"))
+    return error("hdl-syntax", message, span, hint, related)
+
+
+def _blank_comment(m: re.Match[str]) -> str:
+    return " " if m.group().startswith(("//", "/*")) else m.group()
+
+
+def _statement_start(tokens: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The tokens of the statement that the last of ``tokens`` belongs to."""
+    i = len(tokens)
+    while i > 0 and tokens[i - 1].group() not in (";", "{", "}"):
+        i -= 1
+    return tokens[i:]
+
+
+def _token_hint(tokens: list[re.Match[str]], text: str, offset: int,
+                expected: str) -> str | None:
+    """A hint for a few mistakes the grammar alone describes badly: a misspelt
+    ``specializes``, a unit written in two words (``2 G Hz``), a decimal comma, a
+    '}' too many."""
+    from mcl.hdl.build import suggest
+
+    statement = _statement_start(tokens)
+    nxt = _TOKEN_RE.match(text, offset)
+    found = nxt.group() if nxt else ""
+    if "'{'" in expected and len(statement) == 2 and statement[0].group() != "specializes":
+        close = suggest(statement[0].group(), ["specializes"])
+        if close:
+            return f"did you mean '{close}'? a description names its parent with " \
+                   "'specializes NAME;'"
+    if "';'" in expected and tokens and tokens[-1].group() in _PREFIXES and found:
+        return f"write the unit in one word: '{tokens[-1].group()}{found}'"
+    if found == "," and tokens and tokens[-1].group().isdigit():
+        return "decimals are written with a point: 2.5 GHz, not 2,5 GHz"
+    if found == "}" and "end of the file" in expected:
+        return "this '}' closes no block: remove it, or look for a '}' too many above"
+    return None
+
+
+_PREFIXES = ("k", "M", "G", "T")
+
+
+def _unclosed_block(tokens: list[re.Match[str]]) -> list[re.Match[str]] | None:
+    """The words before the innermost '{' of ``tokens`` that no '}' closes
+    (``device mygpu``), or None."""
+    stack: list[int] = []
+    for i, m in enumerate(tokens):
+        if m.group() == "{":
+            stack.append(i)
+        elif m.group() == "}" and stack:
+            stack.pop()
+    if not stack:
+        return None
+    words = _statement_start(tokens[:stack[-1]])
+    return words or None
 
 
 # Comments and strings are whole tokens (comments are skipped where a ';' may be
@@ -295,21 +373,29 @@ _TOKEN_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"?|[A-Za-z_]\w*|\d+(?:\.\d+)
 
 
 def _expected(e) -> str:
-    rules = getattr(e, "expected_rules", None) or []
     names: list[str] = []
-    for r in rules:
+    for r in getattr(e, "expected_rules", None) or []:
         label = getattr(r, "to_match", None) or getattr(r, "rule_name", "") or str(r)
-        label = {"ID": "a name", "STRING": "a string"}.get(label, label)
-        if label.startswith("\\d") or label.startswith(r"\d"):
+        if textx_errors.rule_word(r) is None:
+            continue   # a comment is possible everywhere and says nothing
+        if getattr(r, "rule_name", "") == "EOF":
+            label = textx_errors.END_OF_FILE
+        elif label in ("ID", "STRING"):
+            label = {"ID": "a name", "STRING": "a string"}[label]
+        elif label.startswith("\\d"):
             label = "a number"
         elif label.startswith("[A-Za-z]"):
             label = "a unit"
-        elif len(label) <= 24 and not label.startswith(("/", "[", "(")):
+        elif len(label) <= 24 and not label.startswith(("/", "[", "(", "\\")):
             label = f"'{label}'"
         else:
             continue
         if label not in names:
             names.append(label)
+    if "a number" in names:
+        # where a value may start: '-', '(', a number, a name or a string
+        names = ["a value"] + [n for n in names if n not in
+                               ("'-'", "'('", "a number", "a name", "a string")]
     if not names:
         return ""
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]

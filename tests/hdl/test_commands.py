@@ -80,7 +80,8 @@ def test_check_syntax_error(run_cli, tmp_path):
     f = tmp_path / "user.hdl"
     f.write_text("hardware_description user;\nparallelism hierarchy {\n  memory_space x {\n")
     code, out, _ = run_cli("hwd", "check", f)
-    assert code == 1 and "hdl-syntax" in out and f"{f}:4:1" in out
+    # at the end of the last line, which the excerpt shows (not on the line after it)
+    assert code == 1 and "hdl-syntax" in out and f"{f}:3:19" in out
 
 
 def test_check_user_file_specialising_a_user_level(run_cli, tmp_path):

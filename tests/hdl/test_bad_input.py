@@ -1,0 +1,79 @@
+"""What a user who gets a description wrong sees: syntax errors in words, with the
+place and a hint; descriptions the hierarchy cannot place; the commands' help."""
+
+from __future__ import annotations
+
+from tests.hdl.test_commands import _user_gpu
+
+
+def _check(run_cli, path):
+    code, out, err = run_cli("hwd", "check", path)
+    assert "Traceback" not in out + err
+    return code, out
+
+
+# --------------------------------------------------------------------------- syntax
+
+
+def test_an_empty_file_is_said_to_be_empty(run_cli, tmp_path):
+    for text in ("", "// only a comment\n"):
+        path = tmp_path / "empty.hdl"
+        path.write_text(text)
+        code, out = _check(run_cli, path)
+        assert code == 1
+        assert f"{path}:1:" in out and "the file is empty" in out
+        assert "\\/\\/" not in out   # the grammar's comment rule is no word for a user
+
+
+def test_expected_words_never_show_the_grammar(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "hardware_description gpu;", "hardware_descripton gpu;")
+    code, out = _check(run_cli, path)
+    assert code == 1
+    assert "found 'hardware_descripton', expected 'hardware_description'" in out
+    assert "\\/\\/" not in out and ".*?" not in out
+
+
+def test_a_brace_too_many(run_cli, tmp_path):
+    path = _user_gpu(tmp_path)
+    path.write_text(path.read_text() + "}\n")
+    code, out = _check(run_cli, path)
+    assert code == 1
+    assert "found '}', expected the end of the file" in out and "'EOF'" not in out
+    assert "closes no block" in out
+
+
+def test_an_unclosed_block_names_where_it_starts(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "  processors;\n}", "  processors;\n")
+    code, out = _check(run_cli, path)
+    assert code == 1
+    assert "'device gpu {' is not closed" in out
+    line = next(n for n, t in enumerate(path.read_text().splitlines(), 1)
+                if t.startswith("device gpu"))
+    assert f"note: {path}:{line}:1: 'device gpu' starts here" in out
+    # the error points at the last line of the file, which the excerpt can show
+    last = len(path.read_text().rstrip().splitlines())
+    assert f"{path}:{last}:" in out
+
+
+def test_a_misspelt_specializes(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "specializes accelerator;", "specialises accelerator;")
+    code, out = _check(run_cli, path)
+    assert code == 1 and "did you mean 'specializes'?" in out
+
+
+def test_a_unit_in_two_words(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "clock_frequency = 1 GHz;", "clock_frequency = 1 G Hz;")
+    code, out = _check(run_cli, path)
+    assert code == 1 and "write the unit in one word: 'GHz'" in out
+
+
+def test_a_decimal_comma(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "clock_frequency = 1 GHz;", "clock_frequency = 1,5 GHz;")
+    code, out = _check(run_cli, path)
+    assert code == 1 and "decimals are written with a point" in out
+
+
+def test_a_missing_value_expects_a_value(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "capacity = 4 GB;", "capacity = ;")
+    code, out = _check(run_cli, path)
+    assert code == 1 and "found ';', expected a value" in out
