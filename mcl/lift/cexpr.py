@@ -180,8 +180,12 @@ def evaluate(e: CExpr, env: dict, dtype=np.float32):
     Arithmetic stays in ``dtype`` so that the interpreter rounds as the kernel does."""
     if isinstance(e, CNum):
         t = e.text.rstrip("fF")
-        return np.asarray(float(t) if e.is_float else int(t, 0), dtype=dtype if e.is_float
-                          else np.int32)
+        if not e.is_float:
+            return np.asarray(int(t, 0), dtype=np.int32)
+        # a float literal is a float in C (to_c writes it with 'f') whatever the function
+        # returns: 0.5f in `x > 0.5f` of an int function is not 0
+        floating = np.issubdtype(np.dtype(dtype), np.floating)
+        return np.asarray(float(t), dtype=dtype if floating else np.float32)
     if isinstance(e, CVar):
         return env[e.name]
     if isinstance(e, CField):

@@ -358,6 +358,11 @@ def generate(prog: Program, sizes: dict, options: Options | None = None) -> Gene
     """OpenCL kernels and a launch plan for a fully lowered program at concrete sizes
     (``sizes`` maps size names to ints). Raises McplError (``lift-not-lowered``,
     ``lift-size``, ``lift-codegen``) for expressions it cannot generate."""
+    if options is not None and options.local_size is not None and options.local_size < 1:
+        raise McplError(error("lift-codegen", f"work-group size {options.local_size}: give 1 "
+                                              "or more work-items"))
+    from mcl.lift.inputs import checked_sizes
+    sizes = checked_sizes(sizes)
     try:
         return Generator(options).program(prog, {str(k): v for k, v in sizes.items()})
     except CodegenLimit as e:

@@ -90,8 +90,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     def rule_options(q):
         q.add_argument("--rule", action="append", default=[], help="apply this rule (repeatable, "
                        "in order)")
-        q.add_argument("--at", help="position of the first rule (e.g. 0.1.2; default: first "
-                       "match)")
+        q.add_argument("--at", help="position of the first rule, as --list prints it (e.g. "
+                       "0.1.2, or root; default: the first match)")
         q.add_argument("--choice", type=int, default=0, help="parameter choice of the first rule")
 
     q = lsub.add_parser("rewrite", help="list or apply rewrite rules")
@@ -185,10 +185,22 @@ def _apply_rules(prog, args):
     """``prog`` rewritten by the rules of ``--rule``, in order."""
     from mcl.lift import macros  # noqa: F401  (registers the macro rules)
     from mcl.lift.rules import apply_rule
-    path = tuple(int(x) for x in args.at.split(".")) if args.at else None
+    path = rule_position(args.at) if args.at is not None else None
     for i, name in enumerate(args.rule):
         prog = apply_rule(prog, name, path if i == 0 else None, args.choice if i == 0 else 0)
     return prog
+
+
+def rule_position(text: str) -> tuple[int, ...]:
+    """The position of ``--at``: indices separated by dots (``0.1.2``), or ``root``/empty
+    for the whole expression, as ``mcl lift rewrite --list`` prints them."""
+    if text.strip() in ("", "root"):
+        return ()
+    parts = text.strip().split(".")
+    if not all(p.isdigit() for p in parts):
+        raise UsageError(f"--at {text}: a position is numbers separated by dots (e.g. 0.1.2) "
+                         "or 'root'; `mcl lift rewrite FILE --list` shows where rules apply")
+    return tuple(int(p) for p in parts)
 
 
 def cmd_gen(args) -> int:
@@ -213,10 +225,16 @@ def cmd_gen(args) -> int:
 
 
 def cmd_explore(args) -> int:
+    mcpl = args.file.endswith((".mcpl", ".mcl"))
+    for option in ("target", "function", "markdown"):
+        if getattr(args, option, None) and not mcpl:
+            print(f"mcl: warning: --{option} is ignored: it applies to an MCPL kernel "
+                  "(.mcpl); a Lift program is explored on the OpenCL device --device names",
+                  file=sys.stderr)
     for option in ("budget", "depth", "repeat"):
         if getattr(args, option) < 1:
             raise UsageError(f"--{option}: {getattr(args, option)}; give 1 or more")
-    if args.file.endswith((".mcpl", ".mcl")):
+    if mcpl:
         return cmd_explore_mcpl(args)
     from mcl.lift.explore import default_sizes, explore, outcome_counts
     prog = _load(args)

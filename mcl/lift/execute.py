@@ -10,6 +10,7 @@ import numpy as np
 
 from mcl.diagnostics import McplError, error
 from mcl.lift.codegen import Generated
+from mcl.lift.inputs import checked_input, count_inputs
 from mcl.opencl.by_value import packed
 from mcl.opencl.device import Runtime, build_program
 
@@ -38,10 +39,14 @@ class Bound:
         mf = cl.mem_flags
         self.bufs: dict[str, object] = {}
         self.scalars: dict[str, np.generic] = {}
+        count_inputs("the generated program", g.inputs, inputs)
         for name, x in zip(g.inputs, inputs, strict=True):
             b = g.buffers[name]
-            arr = np.ascontiguousarray(x, dtype=b.dtype)
-            if b.role == "scalar":
+            scalar = b.role == "scalar"
+            arr = checked_input(name, x, b.dtype, 0 if scalar else None,
+                                b.dtype if scalar else
+                                f"{b.count} {b.dtype} elements")
+            if scalar:
                 self.scalars[name] = arr.reshape(()).astype(b.dtype)[()]
                 continue
             if arr.size != b.count:

@@ -614,6 +614,14 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
     its budget, so that a short search is never worse than them; ``seed_macros`` adds
     the direct lowering and the first choice of every macro rule that applies
     (:func:`macro_seeds`)."""
+    from mcl.lift.inputs import checked_sizes
+    if strategy not in STRATEGIES:
+        raise McplError(error("lift-explore", f"unknown strategy '{strategy}'",
+                              hint="one of: " + ", ".join(STRATEGIES)))
+    for what, value in (("budget", budget), ("depth", depth), ("repeat", repeat)):
+        if value < 1:
+            raise McplError(error("lift-explore", f"{what} {value}: give 1 or more"))
+    sizes = checked_sizes(sizes)
     bound = bind_sizes(prog, sizes)
     ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
                                 seed=seed)

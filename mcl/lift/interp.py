@@ -95,11 +95,12 @@ class Interpreter:
     """Evaluates programs and expressions; ``run(program, *inputs)`` is the entry."""
 
     def run(self, prog: Program, *inputs) -> np.ndarray:
-        if len(inputs) != len(prog.params):
-            raise McplError(error("lift-run", f"'{prog.name}' takes {len(prog.params)} "
-                                              f"input(s), {len(inputs)} given"))
-        arrays = [np.asarray(x, dtype=_dtype(p.type)) for p, x in zip(prog.params, inputs,
-                                                                          strict=True)]
+        from mcl.lift.inputs import checked_input, count_inputs
+        from mcl.lift.typecheck import check_inputs
+        check_inputs(prog)
+        count_inputs(prog.name, [p.name for p in prog.params], inputs)
+        arrays = [checked_input(p.name, x, _dtype(p.type), _rank(p.type), str(p.type))
+                  for p, x in zip(prog.params, inputs, strict=True)]
         prog = bind_sizes(prog, sizes_from_shapes(prog, arrays))
         env = {p: (x, p.type, 0) for p, x in zip(prog.params, arrays, strict=True)}
         v, t = self.expr(prog.body.body, env, 0)

@@ -170,15 +170,21 @@ class _Builder:
             scal = ScalarType(m.group(1))
             out = VectorType(scal, int(m.group(2))) if m.group(2) else scal
         for d in reversed(t.dims):
-            out = ArrayType(out, self.size_text(d.text, d))
+            size = self.size_text(d.text, d)
+            if size.is_number and not (size.is_integer and size > 0):
+                self.fail(d, f"'{d.text.strip()}' is not a length: an array has a positive "
+                             "whole number of elements", hint="write e.g. float[1024], or a "
+                          "name (float[N]) given a value with --size N=1024", code="lift-type")
+            out = ArrayType(out, size)
         return out
 
     def size_text(self, text: str, node) -> sympy.Expr:
         names = {n: size_symbol(n) for n in re.findall(r"[A-Za-z_]\w*", text)}
         try:
-            return sympy.sympify(text.replace("^", "**"), locals=names)
+            size = sympy.sympify(text.replace("^", "**"), locals=names)
         except (sympy.SympifyError, SyntaxError, TypeError):
             self.fail(node, f"'{text.strip()}' is not a size", code="lift-syntax")
+        return size
 
     # --------------------------------------------------------------- expressions
     def expr(self, e, scope: dict) -> Expr | Fun:

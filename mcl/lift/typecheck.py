@@ -224,7 +224,12 @@ def _prim_type(p: Prim, args: list[Type], env, call) -> Type:
     if name == "slide":
         a = _array(t, name, node)
         sz, st = p.args
+        if sympy.sympify(sz).is_number and sz <= 0:
+            _fail(node, f"slide {sz} {st}: a window of {sz} elements; give 1 or more")
         n = _divides(a.size - sz + st, st, f"slide {sz} {st}", node)
+        if n.is_number and n < 1:
+            _fail(node, f"slide {sz} {st}: a window of {sz} elements does not fit in {t}",
+                  hint="pad the array first (pad(l, r)), or choose a smaller window")
         return ArrayType(ArrayType(a.elem, sz), n)
     if name == "pad":
         a = _array(t, name, node)
@@ -255,4 +260,19 @@ def check_program(prog: Program) -> Type:
         if p.type is None:
             _fail(p, f"parameter '{p.name}' of '{prog.name}' has no type",
                   hint="write e.g. fun(x: float[N]) => ...")
+    check_inputs(prog)
     return type_of(prog.body.body, {p: p.type for p in prog.params})
+
+
+def check_inputs(prog: Program) -> None:
+    """Refuse parameters a kernel cannot take: an input is a scalar, a vector or an
+    array of them, each one OpenCL buffer (tuples are made inside, with zip)."""
+    for p in prog.params:
+        t = p.type
+        while isinstance(t, ArrayType):
+            t = t.elem
+        if isinstance(t, TupleType):
+            _fail(p, f"parameter '{p.name}' of '{prog.name}' has type {p.type}: an input "
+                     "cannot hold tuples",
+                  hint="give each component as an input of its own and zip them: "
+                       "fun(a: float[N], b: float[N]) => ... $ zip(a, b)")

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 import sympy
 
-#: Scalar type names and their C spelling and numpy dtype.
+#: Scalar type names and their C spelling and numpy dtype. OpenCL has no bool in
+#: buffers: a bool is an int (0 or 1) in kernels, and so in numpy, whose 1-byte bool
+#: would give the kernel's 4-byte writes a buffer a quarter of their size.
 SCALARS = {"float": ("float", "float32"), "int": ("int", "int32"),
-           "double": ("double", "float64"), "bool": ("int", "bool")}
+           "double": ("double", "float64"), "bool": ("int", "int32")}
 
 
 class Type:

@@ -1,0 +1,168 @@
+"""Bad input a new user of Lift gives: positions, work-group sizes, array lengths in
+types, windows, inputs of the Python API of the wrong shape or dtype, search settings.
+Each is refused with a message saying what to give, never a traceback or a silently
+wrong result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import PROGRAMS, program
+
+from mcl.diagnostics import McplError
+from mcl.lift.codegen import Options, generate
+from mcl.lift.explore import explore
+from mcl.lift.interp import run
+from mcl.lift.ir import bind_sizes
+from mcl.lift.parser import parse
+from mcl.lift.rules import apply_rule
+from mcl.lift.typecheck import check_program
+
+ADD = "userfun add(x: float, y: float): float = x + y\n"
+SCAL = PROGRAMS / "scal.lift"
+
+
+def _error(text: str):
+    with pytest.raises(McplError) as e:
+        check_program(parse(text, "t.lift"))
+    return e.value.diagnostics[0]
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def test_a_position_that_is_not_numbers_is_a_usage_error(run_cli):
+    code, out, err = run_cli("lift", "rewrite", SCAL, "--rule", "split-join", "--at", "abc")
+    assert code == 2 and out == ""
+    assert "--at abc: a position is numbers separated by dots" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+def test_the_root_position_as_list_prints_it_is_accepted(run_cli):
+    code, out, err = run_cli("lift", "rewrite", SCAL, "--rule", "split-join", "--at", "root")
+    assert code == 0, err
+    assert "join o map(map(fun(v) => mult(a, v))) o split(2) $ x" in out
+
+
+@pytest.mark.parametrize("size", ["0", "-3"])
+def test_a_work_group_of_no_work_items_is_refused(run_cli, size):
+    code, out, err = run_cli("lift", "gen", SCAL, "--size", "N=8", "--rule", "map-to-mapGlb",
+                             "--local-size", size)
+    assert code == 1 and out == ""
+    assert f"work-group size {size}: give 1 or more" in err
+    with pytest.raises(McplError, match="work-group size"):
+        low = apply_rule(bind_sizes(program("scal"), {"N": 8}), "map-to-mapGlb")
+        generate(low, {"N": 8}, Options(local_size=int(size)))
+
+
+def test_options_of_mcpl_kernels_are_not_silently_ignored_for_a_lift_program(run_cli):
+    code, out, err = run_cli("lift", "explore", SCAL, "--target", "hopper", "--budget", "0")
+    assert code == 2 and out == ""
+    assert "warning: --target is ignored: it applies to an MCPL kernel (.mcpl)" in err
+
+
+# ------------------------------------------------------------------ types and patterns
+
+
+@pytest.mark.parametrize("length", ["0", "-4", "2.5"])
+def test_an_array_length_that_is_not_a_positive_whole_number_is_refused(length):
+    d = _error(ADD + f"g = fun(x: float[{length}]) => reduce(add, 0.0f) $ x\n")
+    assert d.code == "lift-type"
+    assert f"'{length}' is not a length" in d.message
+    assert (d.span.line, d.span.column) == (2, 17)     # at its brackets
+
+
+def test_a_window_of_no_elements_is_refused():
+    d = _error(ADD + "g = fun(x: float[N]) => map(reduce(add, 0.0f)) o slide(0, 1) $ x\n")
+    assert "slide 0 1: a window of 0 elements" in d.message
+
+
+def test_a_window_longer_than_the_array_is_refused():
+    d = _error(ADD + "g = fun(x: float[8]) => map(reduce(add, 0.0f)) o slide(10, 1) $ x\n")
+    assert "a window of 10 elements does not fit in float[8]" in d.message
+    assert "pad" in d.hint
+
+
+def test_an_input_of_tuples_is_refused_with_zip_as_the_way():
+    d = _error(ADD + "g = fun(p: (float, float)[N]) => map(fun(t) => add(t._0, t._1)) $ p\n")
+    assert "parameter 'p' of 'g' has type (float, float)[N]" in d.message
+    assert "zip(a, b)" in d.hint
+
+
+# ------------------------------------------------------------------ the interpreter
+
+
+@pytest.mark.parametrize("inputs, words", [
+    ((np.ones((4, 2), np.float32), np.ones((4, 2), np.float32)),
+     "input 'x' should be float[N] (1 axis), given an array of shape (4, 2)"),
+    ((np.ones(3, np.complex64), np.ones(3, np.float32)),
+     "input 'x' holds complex64 values; the program reads float32"),
+    ((np.array(list("abc")), np.ones(3, np.float32)), "input 'x' should be float[N], given"),
+    ((None, np.ones(3, np.float32)), "given None"),
+    ((np.ones(3, np.float32),), "'dot' takes 2 input(s) (x, y), 1 given"),
+])
+def test_the_interpreter_refuses_inputs_of_the_wrong_shape_or_dtype(inputs, words):
+    with pytest.raises(McplError) as e:
+        run(program("dot"), *inputs)
+    assert words in e.value.diagnostics[0].message
+
+
+def test_an_array_for_a_scalar_is_refused():
+    with pytest.raises(McplError, match="input 'a' should be float \\(a scalar\\), given an "
+                                        "array of shape \\(3,\\)"):
+        run(program("scal"), np.ones(3, np.float32), np.ones(4, np.float32))
+
+
+def test_conversions_that_keep_the_values_are_made():
+    got = run(program("dot"), [1, 2, 3], np.arange(3, dtype=np.float64))
+    assert got.dtype == np.float32 and float(got.reshape(())) == 8.0
+
+
+def test_a_float_literal_in_an_int_function_keeps_its_fraction():
+    p = parse("userfun pos(x: float): int = x > 0.5f\ng = fun(x: float[N]) => map(pos) $ x\n")
+    assert run(p, np.array([0.2, 0.7, -1.0], np.float32)).tolist() == [0, 1, 0]
+
+
+def test_a_bool_result_is_an_int_buffer_as_the_kernel_writes_it(rt):
+    from mcl.lift.execute import run_generated
+    p = parse("userfun pos(x: float): bool = x > 0.5f\ng = fun(x: float[N]) => map(pos) $ x\n")
+    low = apply_rule(bind_sizes(p, {"N": 64}), "map-to-mapGlb")
+    gen = generate(low, {"N": 64})
+    assert gen.buffers["out"].dtype == "int32"      # the kernel's int, not numpy's 1-byte bool
+    x = np.linspace(0, 1, 64, dtype=np.float32)
+    assert run_generated(gen, rt, [x]).tolist() == run(p, x).tolist() == (x > 0.5).tolist()
+
+
+# ------------------------------------------------------------------ generated kernels
+
+
+def test_a_generated_kernel_refuses_inputs_it_cannot_take(rt):
+    from mcl.lift.execute import run_generated
+    low = apply_rule(bind_sizes(program("scal"), {"N": 8}), "map-to-mapGlb")
+    gen = generate(low, {"N": 8})
+    with pytest.raises(McplError, match="takes 2 input\\(s\\) \\(a, x\\), 1 given"):
+        run_generated(gen, rt, [np.ones(8, np.float32)])
+    with pytest.raises(McplError, match="input 'a' should be float32 \\(a scalar\\)"):
+        run_generated(gen, rt, [np.ones(3), np.ones(8, np.float32)])
+    with pytest.raises(McplError, match="holds complex64 values"):
+        run_generated(gen, rt, [2.0, np.ones(8, np.complex64)])
+
+
+# ------------------------------------------------------------------ exploration
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(budget=0), "budget 0: give 1 or more"),
+    (dict(budget=-1), "budget -1: give 1 or more"),
+    (dict(strategy="greedy"), "unknown strategy 'greedy'"),
+    (dict(sizes={"N": "64"}), "size N = '64': a size is a positive integer"),
+    (dict(sizes={"N": 0}), "size N = 0: a size is a positive integer"),
+])
+def test_explore_refuses_settings_that_search_nothing(kwargs, words):
+    kwargs = {"sizes": {"N": 64}, **kwargs}
+
+    def never(prog, local_size=None):     # nothing may be evaluated
+        raise AssertionError("evaluated")
+    with pytest.raises(McplError) as e:
+        explore(program("scal"), evaluator=never, **kwargs)
+    assert words in e.value.diagnostics[0].message
