@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 from mcl.cli import UsageError, add_hwd_path_option, add_output_options, hwd_search_path
@@ -65,26 +66,43 @@ def cmd_list(args: argparse.Namespace) -> int:
                           for n in lib.names()], indent=2))
         return 0
     lines: list[str] = []
+    seen: set[str] = set()
+    check = _check_command(args)
 
     def visit(name: str, prefix: str, last: bool, root: bool) -> None:
-        label = name + _tags(lib, name)
+        seen.add(name)
+        label = name + _tags(lib, name, check)
         if root:
             lines.append(label)
             child_prefix = ""
         else:
             lines.append(prefix + ("└── " if last else "├── ") + label)
             child_prefix = prefix + ("    " if last else "│   ")
-        kids = lib.children(name)
+        kids = [c for c in lib.children(name) if c not in seen]
         for i, c in enumerate(kids):
             visit(c, child_prefix, i == len(kids) - 1, False)
 
     for root in lib.roots():
         visit(root, "", True, True)
+    # Members of a cycle of 'specializes' are below no root; they are shown all the same.
+    for name in lib.names():
+        if name not in seen:
+            visit(name, "", True, True)
     print("\n".join(lines))
     return 0
 
 
-def _tags(lib: HardwareLibrary, name: str) -> str:
+def _check_command(args: argparse.Namespace) -> str:
+    """``mcl hwd check`` with the directories this command was given, so that it sees
+    the descriptions that this one saw (two definitions of a name, a user parent)."""
+    words = ["mcl", "hwd", "check"]
+    for option in ("hwd_path", "module_path"):
+        for d in getattr(args, option, None) or []:
+            words += ["--" + option.replace("_", "-"), str(d)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _tags(lib: HardwareLibrary, name: str, check: str = "mcl hwd check") -> str:
     tags = []
     if not lib.children(name):
         tags.append("leaf")
@@ -96,8 +114,10 @@ def _tags(lib: HardwareLibrary, name: str) -> str:
         tags.append("INVALID: depends on " + (f"'{parent}', which does not parse"
                                               if parent and lib.is_broken(parent) else
                                               "a description that does not parse"))
+    elif any(d.code == "hdl-specializes-cycle" for d in errors):
+        tags.append(f"INVALID: in a cycle of 'specializes': {check} {shlex.quote(lib.file(name))}")
     elif errors:
-        tags.append("INVALID: mcl hwd check " + lib.file(name))
+        tags.append(f"INVALID: {check} {shlex.quote(lib.file(name))}")
     return f"  ({', '.join(tags)})" if tags else ""
 
 

@@ -77,3 +77,39 @@ def test_a_missing_value_expects_a_value(run_cli, tmp_path):
     path = _user_gpu(tmp_path, "capacity = 4 GB;", "capacity = ;")
     code, out = _check(run_cli, path)
     assert code == 1 and "found ';', expected a value" in out
+
+
+# --------------------------------------------------------------------------- list
+
+
+def _minimal(name: str, parent: str) -> str:
+    return (f"hardware_description {name};\nspecializes {parent};\n"
+            "parallelism hierarchy {\n  memory_space main { default; }\n"
+            "  par_group threads {\n    nr_units = unlimited;\n"
+            "    par_unit thread { memory_space reg { default; } }\n  }\n}\n"
+            f"device {name} {{ }}\n")
+
+
+def test_list_shows_descriptions_in_a_cycle_of_specializes(run_cli, tmp_path):
+    (tmp_path / "ca.hdl").write_text(_minimal("ca", "cb"))
+    (tmp_path / "cb.hdl").write_text(_minimal("cb", "ca"))
+    (tmp_path / "cc.hdl").write_text(_minimal("cc", "cc"))
+    code, out, err = run_cli("hwd", "list", "--hwd-path", tmp_path)
+    assert code == 0, err
+    for name in ("ca", "cb", "cc"):
+        line = next(ln for ln in out.splitlines()
+                    if ln.lstrip("│├└─ ").startswith(name + " "))
+        assert "INVALID: in a cycle of 'specializes'" in line
+        assert f"mcl hwd check --hwd-path {tmp_path} {tmp_path / name}.hdl" in line
+
+
+def test_list_says_how_to_see_an_error_that_needs_the_other_descriptions(run_cli, tmp_path):
+    # two files define 'gpu': the check must see both, so the command names the directory
+    _user_gpu(tmp_path)
+    (tmp_path / "other.hdl").write_text((tmp_path / "gpu.hdl").read_text())
+    code, out, err = run_cli("hwd", "list", "--hwd-path", tmp_path)
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.lstrip("│├└─ ").startswith("gpu "))
+    command = line.split("INVALID: ")[1].rstrip(")")
+    code, out, _ = run_cli(*command.split()[1:])
+    assert code == 1 and "defined twice" in out

@@ -148,7 +148,7 @@ def test_list_shows_a_broken_user_description(run_cli, tmp_path):
     assert code == 0, err
     lines = out.splitlines()
     gpu = next(ln for ln in lines if ln.lstrip("│├└─ ").startswith("gpu "))
-    assert f"INVALID: mcl hwd check {path}" in gpu
+    assert f"INVALID: mcl hwd check --hwd-path {tmp_path} {path}" in gpu
     nvidia = next(ln for ln in lines if "nvidia" in ln)
     assert "depends on 'gpu', which does not parse" in nvidia
     assert lines.index(gpu) < lines.index(nvidia) and lines[0] == "perfect"
