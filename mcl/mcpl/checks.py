@@ -30,6 +30,7 @@ from mcl.mcpl.check_common import (
     infer_writes,
 )
 from mcl.mcpl.check_constants import check_constants
+from mcl.mcpl.check_flow import missing_return, recursion
 from mcl.mcpl.check_statements import _FunctionChecker
 from mcl.mcpl.resolve import CheckedModule, FunctionInfo, package_root
 
@@ -161,6 +162,7 @@ def check_module(module: ast.Module, loader: _Loader,
                                  f"function '{f.name}' hides the built-in of the same name",
                                  f.span))
         own[f.name] = f
+    diags.extend(recursion(own))
     external = {n: i.written_indices for n, i in imported_functions.items()}
     summaries = infer_writes(own, external)
     for name, f in own.items():
@@ -173,8 +175,19 @@ def check_module(module: ast.Module, loader: _Loader,
         info.hardware = _function_hardware(f, result, library, diags, missing)
         _FunctionChecker(f, info, result, callable_functions, diags, library, missing,
                          hardware_memos).run()
+        unreturned = missing_return(f, _constant_definition(result))
+        if unreturned is not None:
+            diags.append(unreturned)
     diags.sort(key=sort_key)
     return result
+
+
+def _constant_definition(result: CheckedModule):
+    """The expression that defines a module constant (own or imported), by name."""
+    def definition(name: ast.Name) -> ast.Expr | None:
+        sym = result.constants.get(name.id)
+        return sym.init if sym is not None else None
+    return definition
 
 
 def _function_hardware(f: ast.Function, result: CheckedModule, library: Any,

@@ -373,3 +373,45 @@ def test_division_by_zero_located_in_a_moved_function():
     again = check("moved.mcpl", source="\n\n" + src).diagnostics
     assert [(d.span.line, d.span.column) for d in first] == [(5, 14)]
     assert [(d.span.line, d.span.column) for d in again] == [(7, 14)]
+
+
+# ---- control flow: recursion and functions that end without their value
+
+def test_a_function_that_calls_itself_is_an_error():
+    ds = diags("perfect float f(float v) { return f(v - 1.0); }", "perfect")
+    assert [(d.code, d.span.line, d.span.column) for d in ds] == [("mcpl-recursion", 3, 35)]
+    assert "'f' calls itself (directly)" in ds[0].message and "no recursion" in ds[0].message
+
+
+def test_a_cycle_of_calls_is_one_error_naming_the_functions_on_it():
+    ds = diags("perfect int f(int v) { return g(v) + 1; }\n"
+               "perfect int g(int v) { return h(v); }\n"
+               "perfect int h(int v) { if (v > 0) { return f(v - 1); } return 0; }\n"
+               "perfect int leaf(int v) { return v; }\n"
+               "perfect int caller(int v) { return f(leaf(v)); }", "perfect")
+    assert [(d.code, d.span.line) for d in ds] == [("mcpl-recursion", 3)]
+    assert "'f' calls itself (through g -> h)" in ds[0].message
+    assert [r.message for r in ds[0].related] == ["'g' is declared here", "'h' is declared here"]
+
+
+@pytest.mark.parametrize("body", [
+    "if (v > 0) { return 1; }",
+    "while (v > 0) { return 1; }",
+    "if (v > 0) { return 1; } else { v = 2; }",
+    "while (true) { if (v > 3) { break; } v++; }",
+])
+def test_a_function_that_can_end_without_its_value_is_warned_of(body):
+    ds = diags(f"perfect int g(int v) {{ {body} }}", "perfect")
+    assert [(d.code, d.severity.name, d.span.line) for d in ds] == \
+        [("mcpl-missing-return", "WARNING", 3)], ds
+
+
+@pytest.mark.parametrize("body", [
+    "return v;",
+    "if (v > 0) { return 1; } else { return 2; }",
+    "if (v > 0) { return 1; } return 2;",
+    "while (true) { if (v > 3) { return v; } v++; }",
+    "for (;;) { for (int i = 0; i < 2; i++) { break; } return 1; }",
+])
+def test_a_function_that_returns_on_every_path_is_quiet(body):
+    assert diags(f"perfect int g(int v) {{ {body} }}", "perfect") == []
