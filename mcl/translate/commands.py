@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from mcl.cli import add_hwd_path_option, add_output_options, hwd_search_path, print_diagnostics
-from mcl.diagnostics import McplError, SourceCache
+from mcl.diagnostics import McplError, SourceCache, error
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,7 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "hierarchy of hardware descriptions (one edge at a time, paper section "
                     "6.1): par_groups are split into nested ones with dimension and "
                     "indexing statements, memory spaces renamed to their equivalents. "
-                    "Functions of levels not above the target stay as they are.")
+                    "Functions of levels not above the target stay as they are; a module "
+                    "with no function above it is an error. The levels and their "
+                    "hierarchy: mcl hwd list.")
     p.add_argument("file", metavar="FILE", help="the MCPL module to translate")
     p.add_argument("--to", required=True, metavar="LEVEL",
                    help="the hardware description to translate to, e.g. gpu, fermi")
@@ -42,6 +44,7 @@ def run_translate(args: argparse.Namespace) -> int:
         # Translating a wrong program would only move the errors somewhere else.
         return print_diagnostics(checked.diagnostics, args, SourceCache())
     try:
+        _require_a_step(checked.module, args.to, search_path)
         result = translate(checked.module, args.to, search_path=search_path,
                            assume_divisible=args.assume_divisible)
     except McplError as e:
@@ -52,3 +55,25 @@ def run_translate(args: argparse.Namespace) -> int:
     else:
         print(text, end="")
     return 0
+
+
+def _require_a_step(module, to: str, search_path: list[str]) -> None:
+    """A module whose functions are all written for ``to`` already would come back
+    unchanged: on the command line that is a mistake worth saying (the API returns the
+    module, for callers that translate many)."""
+    from mcl.hdl import hardware_library
+
+    lib = hardware_library(search_path)
+    if to not in lib or not module.functions:
+        return   # translate says what is wrong
+    if any(f.hardware != to for f in module.functions):
+        return
+    below = lib.children(to)
+    f = module.functions[0]
+    raise McplError(error(
+        "translate-same-level",
+        f"the functions of module '{module.name}' are written for '{to}' already: there "
+        "is nothing to translate", f.span,
+        (f"translate to a level below '{to}': {', '.join(below)} (see `mcl hwd list`)"
+         if below else f"'{to}' is a leaf of the hierarchy: no level lies below it; "
+                       f"`mcl gen --target {to}` makes OpenCL of it")))

@@ -269,6 +269,17 @@ class _Step:
         s_value = evaluate(size, self.env, self.lookup)
         known = None if s_value is None or None in inner_values else s_value
         divides = known is not None and known % _prod(inner_values) == 0
+        if self.assume_divisible and known is not None and not divides:
+            # The assumption is known to be false: exact division would drop iterations.
+            units = _prod(inner_values)
+            raise McplError(error(
+                "translate-not-divisible",
+                f"--assume-divisible: the {known} iterations of this foreach are not a "
+                f"multiple of {units}, the units of "
+                f"{' x '.join(repr(t.name) for t in targets[1:])} of '{self.dst.name}': "
+                f"exact division would leave out {known % units} of them",
+                s.span, f"translate without --assume-divisible (the last units are then "
+                        f"guarded), or make the size a multiple of {units}"))
         guarded = not divides and not self.assume_divisible
         if guarded:
             total = ast.Binary("/", ast.Binary("-", ast.Binary("+", size, inner), ast.Literal(1)),
