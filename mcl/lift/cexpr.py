@@ -13,7 +13,7 @@ BUILTINS = {
     "fabs": np.abs, "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin,
     "cos": np.cos, "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil,
     "fmax": np.maximum, "fmin": np.minimum, "max": np.maximum, "min": np.minimum,
-    "pow": np.power, "abs": np.abs,
+    "pow": np.power, "abs": np.abs, "fmod": np.fmod,
     "mad": lambda a, b, c: a * b + c, "fma": lambda a, b, c: a * b + c,
 }
 

@@ -59,9 +59,16 @@ def check_results_option(args) -> None:
         check_results_path(args.results)
 
 
-def _load(args):
+def _load(args, typed: bool = True):
+    """The program of ``args.file``; ``typed``: type-checked at its symbolic sizes, so that
+    rewriting, generating or exploring never starts from an ill-typed program (sizes
+    bound later could hide the error: zip of float[N] and float[M] with N = M)."""
     from mcl.lift.parser import parse_file
-    return parse_file(args.file, getattr(args, "program", None))
+    from mcl.lift.typecheck import check_program
+    prog = parse_file(args.file, getattr(args, "program", None))
+    if typed:
+        check_program(prog)
+    return prog
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -153,7 +160,7 @@ def cmd_check(args) -> int:
 
 def cmd_print(args) -> int:
     from mcl.lift.printer import key, show_program
-    prog = _load(args)
+    prog = _load(args, typed=False)
     print(key(prog.body) if args.canonical else show_program(prog), end="" if not
           args.canonical else "\n")
     return 0

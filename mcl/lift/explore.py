@@ -113,7 +113,8 @@ class Evaluator:
             comp = compile_generated(gen, self._rt, prog.name)
         except McplError as e:
             return Evaluation(k, text, "build-error", local_size=local_size,
-                              message=e.diagnostics[0].message[:2000], source=gen.source)
+                              message=first_compiler_error(e.diagnostics[0].message)[:2000],
+                              source=gen.source)
         try:
             bound = Bound(comp, self._inputs)
             t0 = time.perf_counter()
@@ -248,6 +249,19 @@ def summary(evaluations: list[dict]) -> str:
 #: A number standing alone (not part of a name like ``acc_4``) in a message.
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
 _SLOT = "\0"
+
+
+_COMPILER_ERROR = re.compile(r"^(?:.*?:\d+:\d+:\s*)?error:\s*(?:\S+:\d+:\d+\s*(?:<[^>]*>)?:\s*)?"
+                             r"(.+)$", re.MULTILINE)
+
+
+def first_compiler_error(message: str) -> str:
+    """A build failure's message with the compiler's first error on its first line: the
+    message says only 'the OpenCL compiler rejected the kernel of P:' there, and the
+    summary of a search shows first lines (the log follows, whole)."""
+    head, _, log = message.partition("\n")
+    m = _COMPILER_ERROR.search(log)
+    return f"{head.rstrip(':')}: {m.group(1).strip()}\n{log}" if m else message
 
 
 def reasons(evaluations: list[dict], width: int = 160) -> list[tuple[str, int, str]]:

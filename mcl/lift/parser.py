@@ -144,17 +144,27 @@ class _Builder:
             self.fail(self._first(item.body, "CCallRef", c),
                       f"user function '{item.name}' calls unknown function '{c}'",
                       hint="available: " + ", ".join(sorted(C.BUILTINS)))
-        return UserFun(item.name, params, self.type(item.ret), body, self.span(item))
+        ret = self.type(item.ret)
+        from mcl.lift.ir import PATTERNS
+        from mcl.lift.userfun_check import check_userfun
+        problem = check_userfun(item.name, params, ret, body, set(PATTERNS))
+        if problem is not None:
+            where = item
+            if problem.anchor is not None:
+                cls, attr, value = problem.anchor
+                where = self._first(item, cls, value, attr)
+            self.fail(where, problem.message, hint=problem.hint, code="lift-userfun")
+        return UserFun(item.name, params, ret, body, self.span(item))
 
     @staticmethod
-    def _first(tree, cls: str, name: str):
-        """The first node of class ``cls`` named ``name`` in ``tree``, as a located node
-        spanning the name (a call's span would cover its arguments)."""
+    def _first(tree, cls: str, name: str, attr: str = "name"):
+        """The first node of class ``cls`` whose ``attr`` is ``name`` in ``tree``, as a
+        located node spanning the name (a call's span would cover its arguments)."""
         from types import SimpleNamespace
 
         from textx import get_children_of_type
-        nodes = sorted((n for n in get_children_of_type(cls, tree) if n.name == name),
-                       key=lambda n: n._tx_position)
+        nodes = sorted((n for n in get_children_of_type(cls, tree)
+                        if getattr(n, attr, None) == name), key=lambda n: n._tx_position)
         if not nodes:
             return tree
         start = nodes[0]._tx_position
