@@ -14,6 +14,7 @@ from mcl.diagnostics import Diagnostic, McplError, check_summary, error
 from mcl.hdl import blocks as B
 from mcl.hdl import model as M
 from mcl.hdl.library import HardwareLibrary
+from mcl.hdl.syntax import parse_file
 from mcl.hdl.units import BYTES, BYTES_PER_S, CYCLES, HZ, Symbolic, format_quantity
 
 
@@ -132,7 +133,31 @@ def _q(value, dimension: str) -> str:
     return format_quantity(value, dimension)
 
 
+def name_not_file(value: str, option: str) -> None:
+    """Raises a diagnostic where the path of a description's file is given in place of
+    its name (``mcl hwd show proj/mygpu.hdl``, ``--to mygpu.hdl``): the hint gives
+    the name and the directory to add. ``option``: how the name is written in the
+    command (``mcl hwd show`` or ``--to``)."""
+    path = Path(value)
+    if path.suffix != ".hdl" and "/" not in value:
+        return
+    name = path.stem
+    if path.is_file():
+        try:
+            name = parse_file(path).name
+        except McplError:
+            pass   # the check of the directory will say what is wrong with it
+    directory = str(path.parent)
+    raise McplError(error(
+        "hdl-name-expected",
+        f"'{value}' {'is' if path.is_file() else 'looks like'} the path of a file; {option} "
+        "takes the name of a hardware description",
+        None, f"write {option} {name} --hwd-path {shlex.quote(directory)} (the directory "
+              "of the file: its descriptions are known by their names)"))
+
+
 def cmd_show(args: argparse.Namespace) -> int:
+    name_not_file(args.name, "mcl hwd show")
     lib = _library(args)
     hwd = lib.get(args.name)
     if args.json:

@@ -35,9 +35,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_translate(args: argparse.Namespace) -> int:
+    from mcl.hdl.commands import name_not_file
     from mcl.mcpl import check, print_module
     from mcl.translate import translate
 
+    if Path(args.file).suffix == ".hdl":
+        raise McplError(error(
+            "translate-file", f"'{args.file}' is a hardware description; mcl translate "
+            "takes an MCPL module (.mcpl) and the name of a description (--to)", None,
+            f"check the description with 'mcl hwd check {args.file}'; translate a kernel "
+            f"with 'mcl translate --to NAME --hwd-path {Path(args.file).parent} kernel.mcpl'"))
+    name_not_file(args.to, "--to")
     search_path = hwd_search_path(args)
     checked = check(args.file, search_path)
     if checked.has_errors:

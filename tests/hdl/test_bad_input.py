@@ -113,3 +113,17 @@ def test_list_says_how_to_see_an_error_that_needs_the_other_descriptions(run_cli
     command = line.split("INVALID: ")[1].rstrip(")")
     code, out, _ = run_cli(*command.split()[1:])
     assert code == 1 and "defined twice" in out
+
+
+# --------------------------------------------------------------------------- show
+
+
+def test_show_with_the_path_of_a_file_names_the_description(run_cli, tmp_path):
+    (tmp_path / "mine.hdl").write_text(_minimal("mine", "perfect"))
+    code, out, err = run_cli("hwd", "show", tmp_path / "mine.hdl")
+    assert code == 1 and "Traceback" not in out + err
+    assert f"'{tmp_path / 'mine.hdl'}' is the path of a file; mcl hwd show takes the name" \
+        in err
+    assert f"mcl hwd show mine --hwd-path {tmp_path}" in err
+    code, out, err = run_cli("hwd", "show", "mine", "--hwd-path", tmp_path)
+    assert code == 0, err

@@ -65,3 +65,26 @@ def test_assume_divisible_with_sizes_that_divide_translates():
     with pytest.raises(McplError):
         translate(parse(KERNEL_1000), "gpu", assume_divisible=True)
     assert translate(module, "gpu", assume_divisible=True).function("add") is not None
+
+
+def test_to_with_the_path_of_a_description_names_it(run_cli, tmp_path: Path):
+    from mcl.hdl.library import BUNDLED
+
+    (tmp_path / "mygpu.hdl").write_text((BUNDLED / "gpu.hdl").read_text()
+                                        .replace("hardware_description gpu;",
+                                                 "hardware_description mygpu;")
+                                        .replace("device gpu {", "device mygpu {"))
+    code, text = _run(run_cli, "--to", tmp_path / "mygpu.hdl", VECTOR_ADD)
+    assert code == 1 and "--to takes the name of a hardware description" in text
+    assert f"--to mygpu --hwd-path {tmp_path}" in text
+    code, text = _run(run_cli, "--to", "mygpu", "--hwd-path", tmp_path, VECTOR_ADD)
+    assert code == 0 and "mygpu void vector_add" in text
+
+
+def test_a_description_given_as_the_kernel(run_cli):
+    from mcl.hdl.library import BUNDLED
+
+    code, text = _run(run_cli, "--to", "gpu", BUNDLED / "gpu.hdl")
+    assert code == 1 and "is a hardware description; mcl translate takes an MCPL module" \
+        in text
+    assert "syntax error" not in text
