@@ -9,6 +9,7 @@ and detects reference cycles. Problems become diagnostics, never exceptions."""
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Mapping
 
 from mcl.diagnostics import Diagnostic, Related, Span, error
@@ -38,6 +39,8 @@ def suggest(word: str, choices) -> str | None:
 _WHOLE = ("nr_units", "max_nr_units", "nr_banks", "associativity")
 #: Properties that may be 0 (no latency, nothing reserved); every other quantity is a
 #: size, rate, frequency or count that must be greater than 0.
+#: the largest number a description may write (before its unit scales it)
+_LARGEST = 10 ** 30
 _MAY_BE_ZERO = ("latency", "reserved")
 
 
@@ -382,6 +385,21 @@ class Resolver:
 
     def _eval(self, desc: str, e: S.Expr):
         """Evaluate a value expression: numbers, + - * / and the symbolic words."""
+        try:
+            value = self._eval_unchecked(desc, e)
+        except OverflowError:
+            value = math.inf
+        if is_number(value) and not isinstance(value, bool) and not abs(value) <= _LARGEST:
+            # Analyses multiply figures as floats: beyond this they would overflow.
+            self._report(desc, error(
+                "hdl-bad-value", "this number is too large: no hardware has that many of "
+                "anything", e.span,
+                "write a number up to 1e30 (units scale it: 4 TB), or 'unlimited' where "
+                "there is no limit"))
+            raise _Failure
+        return value
+
+    def _eval_unchecked(self, desc: str, e: S.Expr):
         if isinstance(e, S.Num):
             return e.value
         if isinstance(e, S.Name):
@@ -400,14 +418,14 @@ class Resolver:
                 "write a number, unlimited, countable, true, false, full or barrier"))
             raise _Failure
         if isinstance(e, S.Neg):
-            v = self._eval(desc, e.operand)
+            v = self._eval_unchecked(desc, e.operand)
             if not is_number(v):
                 self._report(desc, error("hdl-bad-value", "only a number can be negated",
                                          e.span, "remove the '-'"))
                 raise _Failure
             return -v
         if isinstance(e, S.BinOp):
-            a, b = self._eval(desc, e.left), self._eval(desc, e.right)
+            a, b = self._eval_unchecked(desc, e.left), self._eval_unchecked(desc, e.right)
             if isinstance(a, Symbolic) or isinstance(b, Symbolic):
                 if is_number(a) or is_number(b) or (isinstance(a, Symbolic)
                                                      and isinstance(b, Symbolic)):

@@ -127,3 +127,24 @@ def test_show_with_the_path_of_a_file_names_the_description(run_cli, tmp_path):
     assert f"mcl hwd show mine --hwd-path {tmp_path}" in err
     code, out, err = run_cli("hwd", "show", "mine", "--hwd-path", tmp_path)
     assert code == 0, err
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def test_numbers_too_large_are_errors_not_crashes(run_cli, tmp_path):
+    huge = "9" * 400
+    for value in (f"{huge} / 7 B", "1e400 B", f"{huge} B", "2e30 GB"):
+        path = _user_gpu(tmp_path, "capacity = 4 GB;", f"capacity = {value};")
+        code, out = _check(run_cli, path)
+        assert code == 1, value
+        assert "this number is too large" in out and "internal error" not in out, value
+        code, out, err = run_cli("hwd", "show", "gpu", "--hwd-path", tmp_path)
+        assert code == 1 and "Traceback" not in out + err and "inf" not in out
+
+
+def test_large_numbers_that_fit_are_kept(check):
+    from tests.hdl.test_validate import VALID
+
+    hwd, diags = check(VALID.replace("capacity = 2 GB;", "capacity = 1000000 TB;"))
+    assert not [d for d in diags if d.is_error]
