@@ -108,8 +108,17 @@ class _Builder:
     def build(self, which: str | None) -> Program:
         tree = self.tree()
         last = None
+        seen: dict[str, object] = {}
         for item in getattr(tree, "items", ()):   # an empty file: no model, no items
             cls = type(item).__name__
+            # (a program may share its name with a user function: from-mcpl's `add`)
+            if (cls, item.name) in seen:
+                first = self.span(seen[cls, item.name])
+                what = "user function" if cls == "UserFunDef" else "definition"
+                self.fail(item, f"the {what} '{item.name}' is defined twice (first at line "
+                                f"{first.line}); the second would silently replace the first",
+                          hint="rename one of them; a definition may use those above it")
+            seen[cls, item.name] = item
             if cls == "UserFunDef":
                 uf = self.userfun(item)
                 self.userfuns[uf.name] = uf
@@ -247,7 +256,14 @@ class _Builder:
             return self.name(e.name, e, scope, called=False)
         self.fail(e, f"unexpected {cls}")
 
+    def check_literal(self, text: str, node) -> None:
+        from mcl.lift.userfun_check import literal_problem
+        problem = literal_problem(text)
+        if problem is not None:
+            self.fail(node, problem.message, hint=problem.hint, code="lift-syntax")
+
     def literal(self, text: str, node) -> Literal:
+        self.check_literal(text, node)
         is_float = bool(re.search(r"[.eEfF]", text))
         return Literal(text, FLOAT if is_float else INT, self.span(node))
 
@@ -369,6 +385,7 @@ def _cexpr(self, e) -> C.CExpr:
     if cls == "CCallRef":
         return C.CCall(e.name, tuple(self.cexpr(a) for a in e.args))
     if cls == "CNum":
+        self.check_literal(e.value, e)
         return C.CNum(e.value)
     if cls == "CParen":
         return self.cexpr(e.inner)

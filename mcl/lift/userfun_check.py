@@ -186,3 +186,22 @@ def _var_anchor(e: C.CExpr):
     while isinstance(e, C.CField):
         e = e.base
     return ("CVarRef", "name", e.name) if isinstance(e, C.CVar) else None
+
+
+def literal_problem(text: str) -> Problem | None:
+    """What C would read otherwise than written in an integer literal: a leading 0 (an
+    octal number in C) or a value beyond a 32-bit int."""
+    digits = text.lstrip("-")
+    if not C.CNum(digits).is_float and digits.isdigit():
+        if len(digits) > 1 and digits.startswith("0"):
+            return Problem(f"'{text}' is an octal number in C ({int(digits, 8)})"
+                           if set(digits) <= set("01234567") else
+                           f"'{text}' is not a number in C (a leading 0 makes it octal)",
+                           hint=f"write {int(digits)}" + (
+                               f" (or {int(digits, 8)}, its value in C)"
+                               if set(digits) <= set("01234567") else ""))
+        value = -int(digits) if text.startswith("-") else int(digits)
+        if not -2**31 <= value < 2**31:
+            return Problem(f"'{text}' does not fit in an int (32 bits, up to {2**31 - 1})",
+                           hint="write it as a float (e.g. 1e10f)")
+    return None

@@ -166,3 +166,39 @@ def test_explore_refuses_settings_that_search_nothing(kwargs, words):
     with pytest.raises(McplError) as e:
         explore(program("scal"), evaluator=never, **kwargs)
     assert words in e.value.diagnostics[0].message
+
+
+# ------------------------------------------------------------------ literals, definitions
+
+
+@pytest.mark.parametrize("text, words, hint", [
+    ("userfun f(x: int): int = x + 010\ng = fun(x: int[N]) => map(f) $ x\n",
+     "'010' is an octal number in C (8)", "write 10 (or 8, its value in C)"),
+    ("userfun f(x: int): int = x + 09\ng = fun(x: int[N]) => map(f) $ x\n",
+     "'09' is not a number in C", "write 9"),
+    ("userfun f(x: int): int = x + 99999999999\ng = fun(x: int[N]) => map(f) $ x\n",
+     "'99999999999' does not fit in an int", "1e10f"),
+    ("userfun add(x: int, y: int): int = x + y\ng = fun(x: int[N]) => reduce(add, 010) $ x\n",
+     "'010' is an octal number in C (8)", None),
+])
+def test_integer_literals_c_would_read_otherwise_are_refused(text, words, hint):
+    d = _error(text)          # (were a ValueError / OverflowError of the interpreter)
+    assert d.code == "lift-syntax" and words in d.message
+    if hint:
+        assert hint in d.hint
+
+
+@pytest.mark.parametrize("second, words", [
+    ("userfun add(x: float, y: float): float = x * y\n",
+     "the user function 'add' is defined twice (first at line 1)"),
+    ("g = fun(x: float[8]) => map(fun(v) => add(v, v)) $ x\n",
+     "the definition 'g' is defined twice (first at line 2)"),
+])
+def test_a_second_definition_of_a_name_is_refused_not_silently_taken(second, words):
+    d = _error(ADD + "g = fun(x: float[8]) => reduce(add, 0.0f) $ x\n" + second)
+    assert words in d.message and d.span.line == 3
+
+
+def test_a_program_may_share_its_name_with_a_user_function():
+    p = parse(ADD + "add = fun(x: float[8]) => reduce(add, 0.0f) $ x\n")
+    assert p.name == "add"
