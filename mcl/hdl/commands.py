@@ -26,18 +26,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     hsub = p.add_subparsers(dest="hwd_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: _usage(p))
 
-    pl = hsub.add_parser("list", help="the hierarchy of hardware descriptions as a tree")
+    pl = hsub.add_parser("list", help="the hierarchy of hardware descriptions as a tree",
+                         description="The hardware descriptions mcl knows, as the tree "
+                                     "that 'specializes' makes: a kernel for a level can be "
+                                     "translated to any level below it. Leaves have "
+                                     "targets for code generation; a user's description "
+                                     "shows its file, and INVALID with the command that "
+                                     "says why.")
     add_hwd_path_option(pl)
     pl.add_argument("--json", action="store_true", help="print the hierarchy as JSON")
     pl.set_defaults(func=cmd_list)
 
-    ps = hsub.add_parser("show", help="the parallelism hierarchy and key figures of one level")
+    ps = hsub.add_parser("show", help="the parallelism hierarchy and key figures of one level",
+                         description="One hardware description by name (see mcl hwd "
+                                     "list): its par_groups and memory spaces, and the "
+                                     "device's slots, memories, links, clock, peak and "
+                                     "bandwidth, as the analyses use them. A description "
+                                     "of your own: give its directory with --hwd-path.")
     ps.add_argument("name", metavar="NAME", help="a hardware description, e.g. fermi")
     add_hwd_path_option(ps)
     ps.add_argument("--json", action="store_true", help="print the figures as JSON")
     ps.set_defaults(func=cmd_show)
 
-    pc = hsub.add_parser("check", help="validate hardware-description files")
+    pc = hsub.add_parser("check", help="validate hardware-description files",
+                         description="Check .hdl files: syntax, references to blocks, "
+                                     "the rules of the language reference and those of a "
+                                     "child for translation. A file may specialise a "
+                                     "library description or one in a --hwd-path "
+                                     "directory. Exit status 1 if any has errors.")
     pc.add_argument("files", nargs="+", metavar="FILE", help=".hdl files to check")
     add_hwd_path_option(pc)
     add_output_options(pc)

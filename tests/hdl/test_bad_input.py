@@ -148,3 +148,12 @@ def test_large_numbers_that_fit_are_kept(check):
 
     hwd, diags = check(VALID.replace("capacity = 2 GB;", "capacity = 1000000 TB;"))
     assert not [d for d in diags if d.is_error]
+
+
+def test_each_hwd_command_explains_itself_in_its_help(run_cli):
+    for command in ("list", "show", "check"):
+        code, out, _ = run_cli("hwd", command, "--help")
+        assert code == 0
+        assert out.count("\n\n") >= 2 and "--hwd-path" in out, command
+        description = out.split("\n\n")[1]
+        assert len(description.split()) > 15, (command, description)
