@@ -110,6 +110,12 @@ class _ExpressionChecks:
                        "parameter")
             return None
         self.result._names[id(e)] = sym
+        if reading and sym.kind == "local" and sym.init is None and not sym.written and \
+                not sym.type.dims and sym.type.name in _RANK and \
+                getattr(sym.node, "space", None) is None:
+            # a private scalar read before anything is written to it (unless the read is
+            # an argument that the call writes: see write_argument)
+            self._unset_reads.setdefault(id(sym), (sym, e))
         if reading:
             # Reading through a view reads the viewed variable.
             while sym is not None:
@@ -230,6 +236,8 @@ class _ExpressionChecks:
             return
         sym = self.result.declaration_of(root)
         if sym is not None:
+            if self._unset_reads.get(id(sym), (None, None))[1] is arg:
+                del self._unset_reads[id(sym)]      # written by the call, not read
             self.mark_written(sym, arg)
 
     def check_argument(self, got: ast.Type, want: ast.Type, arg: ast.Expr) -> None:

@@ -93,6 +93,9 @@ class _FunctionChecker(_ExpressionChecks):
         # Divisions by a local that its initialiser sets to 0: reported at the end of
         # the function, where none of the locals it needs was written after all.
         self._zero_divisors: list[tuple[Diagnostic, list[Symbol]]] = []
+        # Private scalars declared without a value, read before any write (by id of the
+        # symbol: the first such read)
+        self._unset_reads: dict[int, tuple[Symbol, ast.Name]] = {}
 
     # ---- reporting
 
@@ -180,6 +183,12 @@ class _FunctionChecker(_ExpressionChecks):
                            "array sizes must be constant: use parameters and `const` "
                            "variables that are never written", related)
         self.note_sizes_of_bad_writes(sizes_of_bad_writes)
+        for sym, read in self._unset_reads.values():
+            self.diags.append(warning(
+                "mcpl-uninitialised", f"'{sym.name}' is read here before anything is "
+                "written to it: its value is undefined (as in C)", read.span,
+                f"give it a value where it is declared (`{_show(sym.type)} {sym.name} = "
+                "0;`) or write it first", (Related(sym.span, "declared here"),)))
         for zero, needed in self._zero_divisors:
             if not any(sym.written for sym in needed):
                 notes = tuple(Related(sym.span, f"'{sym.name}' is {_describe(sym.init)} here and "

@@ -415,3 +415,26 @@ def test_a_function_that_can_end_without_its_value_is_warned_of(body):
 ])
 def test_a_function_that_returns_on_every_path_is_quiet(body):
     assert diags(f"perfect int g(int v) {{ {body} }}", "perfect") == []
+
+
+@pytest.mark.parametrize("statement, column", [
+    ("int q; b[i] = q;", 19),
+    ("float s; s += a[i]; a[i] = s;", 14),      # += reads it first
+    ("int q; q = q + 1; b[i] = q;", 16),
+    ("int q; for (int r = 0; r < 2; r++) { b[i] = q; q = r; }", 49),   # the first time round
+])
+def test_a_scalar_read_before_it_is_written_is_warned_of(statement, column):
+    ds = diags(ZERO.format(statement), "perfect")
+    assert [(d.code, d.span.line, d.span.column) for d in ds] == \
+        [("mcpl-uninitialised", 5, column)], ds
+    assert ds[0].related[0].message == "declared here"
+
+
+@pytest.mark.parametrize("statement", [
+    "int q; q = i; b[i] = q;",
+    "int q; if (i > 2) { q = 1; } else { q = 2; } b[i] = q;",
+    "int q; if (i > 2) { q = 1; } b[i] = q;",      # maybe written: not said
+    "int q = 0; b[i] = q;",
+])
+def test_a_scalar_written_before_it_is_read_is_quiet(statement):
+    assert diags(ZERO.format(statement), "perfect") == []
