@@ -83,15 +83,19 @@ def check_module(module: ast.Module, loader: _Loader,
         if checked is None:
             if not problems:
                 known = sorted(library.names()) if library is not None else []
+                beside = _description_beside(module.file, imp)
+                hint = (f"'{beside.name}' is beside this file, but hardware descriptions "
+                        "are searched in the library, on --hwd-path and MCL_HWD_PATH: add "
+                        f"--hwd-path {beside.parent}") if beside is not None else \
+                    (_suggest(imp.dotted, known) or
+                     f"hardware descriptions: {', '.join(known)}") + \
+                    "; modules are searched next to this file, under the root of its " \
+                    "package, on --module-path and MCL_PATH and in the standard library " \
+                    "(lib.atomics, lib.math, lib.complex)"
                 diags.append(error(
                     "mcpl-unknown-import",
                     f"cannot find '{imp.dotted}': it is neither a hardware description nor "
-                    "a module", imp.span,
-                    (_suggest(imp.dotted, known) or
-                     f"hardware descriptions: {', '.join(known)}") +
-                    "; modules are searched next to this file, under the root of its "
-                    "package, on --module-path and MCL_PATH and in the standard library "
-                    "(lib.atomics, lib.math, lib.complex)"))
+                    "a module", imp.span, hint))
             else:
                 # The module exists but cannot be used: what it defines may be called.
                 missing = missing.add_any()
@@ -180,6 +184,15 @@ def check_module(module: ast.Module, loader: _Loader,
             diags.append(unreturned)
     diags.sort(key=sort_key)
     return result
+
+
+def _description_beside(file: str, imp: ast.Import):
+    """The file ``NAME.hdl`` beside the module ``file`` for ``import NAME;``, or None."""
+    from pathlib import Path
+    if len(imp.path) != 1 or file.startswith("<"):
+        return None
+    found = Path(file).parent / f"{imp.path[0]}.hdl"
+    return found if found.is_file() else None
 
 
 def _constant_definition(result: CheckedModule):

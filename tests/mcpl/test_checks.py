@@ -438,3 +438,16 @@ def test_a_scalar_read_before_it_is_written_is_warned_of(statement, column):
 ])
 def test_a_scalar_written_before_it_is_read_is_quiet(statement):
     assert diags(ZERO.format(statement), "perfect") == []
+
+
+def test_an_import_of_a_description_beside_the_file_says_how_to_find_it(tmp_path):
+    gpu = (Path(__file__).parents[2] / "mcl" / "hwdescs" / "gpu.hdl").read_text()
+    (tmp_path / "mygpu.hdl").write_text(
+        gpu.replace("hardware_description gpu;", "hardware_description mygpu;")
+        .replace("specializes accelerator;", "specializes gpu;"))
+    (tmp_path / "k.mcpl").write_text("module k;\nimport mygpu;\n")
+    [d] = check(str(tmp_path / "k.mcpl")).diagnostics
+    assert d.code == "mcpl-unknown-import"
+    assert d.hint == ("'mygpu.hdl' is beside this file, but hardware descriptions are searched "
+                      f"in the library, on --hwd-path and MCL_HWD_PATH: add --hwd-path {tmp_path}")
+    assert check(str(tmp_path / "k.mcpl"), search_path=(str(tmp_path),)).diagnostics == []
