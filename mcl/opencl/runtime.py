@@ -74,6 +74,11 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
                   writes_outside=guard)
 
 
+
+#: the OpenCL integer types of scalar arguments and the numpy types of their ranges
+_INTEGER_TYPES = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+                  "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64}
+
 class _LaunchHazards:
     """What makes a kernel not to be launched at given sizes (mcl.analyses.validity.
     unsafe: the stores and atomic updates that leave their arrays, the barriers not
@@ -226,6 +231,15 @@ class Kernel:
                     f"{'an integer' if integral else 'a number'}, not {value!r}",
                     hint=f"pass {name}=<{'a whole number' if integral else 'a number'}>"
                 )) from None
+            held = _INTEGER_TYPES.get(type_) if integral else None
+            if held is not None and not np.iinfo(held).min <= value <= np.iinfo(held).max:
+                info = np.iinfo(held)
+                raise McplError(error(
+                    "opencl-scalar-range",
+                    f"'{name}' is {'an' if type_[0] in 'aeiou' else 'a'} {type_} parameter of "
+                    f"'{p.kernel}': {value} does not fit it ({info.min} .. {info.max})",
+                    hint=f"pass a smaller {name}" + (", or declare it `long` in the kernel"
+                                                     if type_ == "int" else "")))
             if name in sizes and value < 0:
                 raise McplError(error(
                     "opencl-negative-size",

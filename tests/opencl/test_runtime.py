@@ -51,6 +51,10 @@ def test_missing_input_and_unknown_argument(matmul):
     (-5, "'n' is a size of 'matmul': it cannot be negative, not -5"),
     (2.5, "'n' is an int parameter of 'matmul': it takes an integer, not 2.5"),
     ("4", "'n' is an int parameter of 'matmul': it takes an integer, not '4'"),
+    # beyond an int: the kernel would get it wrapped round
+    (3_000_000_000, "'n' is an int parameter of 'matmul': 3000000000 does not fit it "
+                    "(-2147483648 .. 2147483647)"),
+    (2**31, "2147483648 does not fit it"),
 ])
 def test_bad_size_names_the_parameter(matmul, value, expected):
     a, b = np.zeros((4, 3), np.float32), np.zeros((3, 5), np.float32)
