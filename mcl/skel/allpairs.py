@@ -478,6 +478,8 @@ class AllPairs(Skeleton):
         if out_dtype is None:
             raise skel_error("bad-function", "the AllPairs function must return an element "
                              "type (float, int, ...)")
+        if self.zip is not None:
+            self.check_elements(a, b, func=self.zip)
         if a.cols == 0 and self.zip is not None and self.identity is None and a.rows \
                 and b.cols:
             raise skel_error("empty-reduce", "AllPairs zip-reduce over rows of no element "

@@ -8,10 +8,11 @@ import argparse
 import os
 import runpy
 import sys
+import traceback
 from pathlib import Path
 
 from mcl.cli import UsageError, add_hwd_path_option, hwd_search_path
-from mcl.diagnostics import McplError, error
+from mcl.diagnostics import McplError, Span, error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,8 +56,13 @@ def cmd_explain(args) -> int:
     if not path.is_file():
         raise McplError(error("skel-no-program", f"no such program: {args.program}",
                               hint="give the path of a Python file that uses mcl.skel"))
+    _check_syntax(path)
     search = hwd_search_path(args)
     node = load_node(args.node, search)
+    if args.devices is not None and args.devices > node.devices:
+        raise UsageError(f"--devices: {args.devices} devices, but node '{args.node}' has "
+                         f"{node.devices}; give at most {node.devices} (the devices of the "
+                         "run stand for the node's)")
     want = args.devices or node.devices
     peer = "1" if args.peer_copies else "0"     # the node's devices are GPUs
     try:
@@ -79,6 +85,13 @@ def cmd_explain(args) -> int:
         if e.code not in (0, None):
             print(f"mcl: the program exited with status {e.code}", file=sys.stderr)
             return 1
+    except (McplError, KeyboardInterrupt):
+        raise
+    except Exception as e:  # noqa: BLE001 - the program's own error is reported as such
+        if _raised_in_mcl(e):
+            raise                   # a bug in mcl: the CLI says so
+        _report_program_error(e, path)
+        return 1
     finally:
         sys.argv = saved
         for k, v in saved_env.items():
@@ -89,3 +102,47 @@ def cmd_explain(args) -> int:
         sys.path.remove(str(path.parent.resolve()))
     print(ex)
     return 0
+
+
+def _check_syntax(path: Path) -> None:
+    """A syntax error in the program is the user's, said at its line (before anything
+    runs; runpy would raise it from inside mcl)."""
+    try:
+        source = path.read_bytes()
+    except OSError as e:
+        raise McplError(error("skel-no-program", f"cannot read {path}: {e.strerror}",
+                              hint="give the path of a Python file that uses mcl.skel")
+                        ) from None
+    try:
+        compile(source, str(path), "exec")
+    except SyntaxError as e:
+        where = Span.point(str(path), e.lineno or 1, e.offset or 1)
+        raise McplError(error("skel-program-syntax", f"the program does not parse: {e.msg}",
+                              where, hint="fix the Python syntax error; mcl skel explain "
+                                          "runs the program")) from None
+    except ValueError as e:         # source bytes with a NUL
+        raise McplError(error("skel-program-syntax", f"{path} is not a Python program ({e})",
+                              hint="give the path of a Python file that uses mcl.skel")
+                        ) from None
+
+
+def _raised_in_mcl(e: BaseException) -> bool:
+    """Whether ``e`` was raised by mcl's own code (a bug in mcl), not by the program or
+    a library it called."""
+    import mcl
+    root = str(Path(mcl.__file__).resolve().parent)
+    frames = traceback.extract_tb(e.__traceback__)
+    return bool(frames) and str(Path(frames[-1].filename).resolve()).startswith(root)
+
+
+def _report_program_error(e: BaseException, path: Path) -> None:
+    """The program's exception as Python prints it, from the program's first frame on
+    (the frames of ``mcl skel explain`` and runpy around it are not the program's)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != str(path):
+        tb = tb.tb_next
+    tb = tb or e.__traceback__
+    text = "".join(traceback.format_exception(type(e), e, tb))
+    print(text.rstrip(), file=sys.stderr)
+    print(f"mcl: the program {path} raised {type(e).__name__}; nothing to explain",
+          file=sys.stderr)

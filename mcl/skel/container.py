@@ -228,6 +228,12 @@ class Vector(Container):
 
     def __init__(self, data=None, dtype=None, distribution=None, *, size=None):
         if data is not None and np.ndim(data) == 0 and size is None:
+            if isinstance(data, np.ndarray) or not isinstance(data, int | np.integer) \
+                    or isinstance(data, bool):
+                raise skel_error("needs-vector", f"a Vector of {data!r:.40}: a Vector holds "
+                                 "a one-dimensional array, or is made with a size (an "
+                                 "integer)", hint="Vector(np.atleast_1d(a)) holds one "
+                                 "element; Vector(size=n) holds n zeros")
             size, data = int(data), None
         super().__init__(data, None if size is None else (size,), dtype, distribution)
 

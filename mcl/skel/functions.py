@@ -1,5 +1,6 @@
-"""Customising functions: OpenCL C source given as a string (the first function in
-it, as SkelCL) or an MCPL function of a module, emitted by mcl's OpenCL generator.
+"""Customising functions: OpenCL C source given as a string (its first function that
+no other function of the string calls: helpers may come first) or an MCPL function of
+a module, emitted by mcl's OpenCL generator.
 
 A :class:`UserFunction` knows its name, return type and parameters, and maps a line
 of the OpenCL compiler's log back to the user's string or MCPL file."""
@@ -152,9 +153,56 @@ class UserFunction:
 
 
 def _strip_comments(text: str) -> str:
+    """``text`` with its comments, string and character literals and preprocessor lines
+    blanked (lines and columns kept): what is left are declarations and code."""
     def blank(m: re.Match) -> str:
         return re.sub(r"[^\n]", " ", m.group(0))
-    return re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
+    return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|'
+                  r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", blank, text, flags=re.S | re.M)
+
+
+def _top_level_functions(clean: str) -> list[re.Match]:
+    """The function definitions of ``clean`` outside any braces, in order."""
+    depth, found, pos = 0, [], 0
+    for m in _HEADER.finditer(clean):
+        depth += clean.count("{", pos, m.start()) - clean.count("}", pos, m.start())
+        pos = m.start()
+        if depth == 0:
+            found.append(m)
+    return found
+
+
+def _body_end(clean: str, open_brace: int) -> int:
+    """The index after the brace closing the one at ``open_brace``."""
+    depth = 0
+    for i in range(open_brace, len(clean)):
+        depth += {"{": 1, "}": -1}.get(clean[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(clean)
+
+
+def _customising(clean: str) -> re.Match | None:
+    """The customising function of a source: the first function that no other function
+    of the source calls (helpers may come before it); SkelCL's first function where
+    each is called by another."""
+    heads = _top_level_functions(clean)
+    bodies = [clean[m.end() - 1:_body_end(clean, m.end() - 1)] for m in heads]
+    for i, m in enumerate(heads):
+        call = re.compile(rf"\b{re.escape(m.group('name'))}\s*\(")
+        if not any(call.search(b) for j, b in enumerate(bodies) if j != i):
+            return m
+    return heads[0] if heads else None
+
+
+def _check_braces(clean: str, name: str, where: Span) -> None:
+    opened, closed = clean.count("{"), clean.count("}")
+    if opened != closed:
+        missing = "'}'" if opened > closed else "'{'"
+        raise McplError(error(
+            "skel-bad-function", f"the braces of the customising function '{name}' do not "
+            f"balance: {opened} '{{' and {closed} '}}' (a {missing} is missing)",
+            where, hint="close every block of the function"))
 
 
 _HEADER = re.compile(r"(?P<ret>[A-Za-z_][\w\s\*]*?)\s*\b(?P<name>[A-Za-z_]\w*)\s*"
@@ -181,11 +229,13 @@ def from_source(source: str, skeleton: str = "skeleton") -> UserFunction:
     file, line = _caller()
     origin = f"<{skeleton} function given at {file}:{line}>"
     clean = _strip_comments(source)
-    m = _HEADER.search(clean)
+    m = _customising(clean)
     if m is None:
         raise McplError(error("skel-bad-function", f"no function definition found in the "
                               f"{skeleton}'s customising function", Span.point(origin, 1, 1),
                               hint="write it as OpenCL C: 'float f(float x) { return x; }'"))
+    _check_braces(clean, m.group("name"), Span.point(file, line, 1) if file != "<string>"
+                  else Span.point(origin, 1, 1))
     ret = " ".join(m.group("ret").replace("inline", " ").replace("static", " ").split())
     params: list[Param] = []
     inserts: list[int] = []

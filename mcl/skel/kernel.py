@@ -4,6 +4,7 @@ and passing the additional arguments that follow a skeleton's inputs."""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,7 @@ from mcl.skel import explanation as _explanation
 from mcl.skel import program as programs
 from mcl.skel.context import Devices
 from mcl.skel.errors import cl_failure, skel_error
-from mcl.skel.functions import UserFunction, dtype_of, from_source
+from mcl.skel.functions import UserFunction, ctype_of, dtype_of, from_source
 
 
 def matrix_type(ctype: str) -> str:
@@ -20,6 +21,51 @@ def matrix_type(ctype: str) -> str:
     AllPairs): its data, size, the current element and the first stored row."""
     return (f"typedef struct {{ __global const {ctype}* data; int rows; int cols; int row; "
             f"int col; int lo; int len; }} {ctype}_matrix_t;\n")
+
+
+#: (lowest, highest) value of each scalar type an additional argument may have
+_LIMITS: dict = {}
+
+
+def _limits(dt: np.dtype) -> tuple:
+    known = _LIMITS.get(dt)
+    if known is None:
+        info = np.iinfo(dt) if dt.kind in "iu" else np.finfo(dt)
+        known = _LIMITS[dt] = (int(info.min), int(info.max)) if dt.kind in "iu" \
+            else (-float(info.max), float(info.max))
+    return known
+
+
+def scalar_argument(a, dt: np.dtype, param, func: str):
+    """``a`` as the scalar parameter ``param`` (of numpy type ``dt``) of ``func``: a
+    usage error where the value is not a number or the type cannot hold it (C would
+    turn None into NaN, 2.7 into 2 for an int, 1e40 into inf for a float). Asked at
+    every call: the common cases (a Python int or float) cost a few comparisons."""
+    lo, hi = _limits(dt)
+    integer = dt.kind in "iu"
+    t = type(a)
+    if t is float or t is int or isinstance(a, numbers.Real) or (
+            isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "biuf"):
+        if isinstance(a, np.ndarray):
+            a = a[()]
+        if integer:
+            if t is int or isinstance(a, numbers.Integral):
+                if lo <= a <= hi:
+                    return dt.type(a)
+                why = f" (a {param.base} holds {lo} to {hi})"
+            elif a == a and abs(a) != float("inf") and a == int(a) and lo <= a <= hi:
+                return dt.type(int(a))
+            else:
+                why = " (not a whole number)"
+        elif hi < abs(a) < float("inf"):         # NaN and infinities are floats
+            why = f" (larger than a {param.base} holds)"
+        else:
+            return dt.type(a)
+    else:
+        why = ""
+    raise skel_error("bad-arguments", f"parameter '{param.name}' of '{func}' is a "
+                     f"{param.base}; {a!r:.40} was given{why}",
+                     hint=f"pass a number a {param.base} holds")
 
 
 class PartLaunch:
@@ -198,17 +244,19 @@ class Skeleton:
                 if isinstance(a, Container):
                     raise skel_error("bad-arguments", f"parameter '{p.name}' is a scalar; "
                                      "a container was given")
-                try:
-                    value = dt.type(a)
-                except (TypeError, ValueError, OverflowError):
-                    raise skel_error("bad-arguments", f"parameter '{p.name}' of "
-                                     f"'{self.func.name}' is a {p.base}; {a!r:.40} was given"
-                                     ) from None
-                out.append(Extra(p, value))
+                out.append(Extra(p, scalar_argument(a, dt, p, self.func.name)))
             elif p.pointer:
                 if not isinstance(a, Container):
                     raise skel_error("bad-arguments", f"parameter '{p.name}' of "
                                      f"'{self.func.name}' is a pointer: pass a Vector or Matrix")
+                want = dtype_of(p.base)
+                if want is not None and want != a.dtype:
+                    raise skel_error("type-mismatch", f"parameter '{p.name}' of "
+                                     f"'{self.func.name}' points to {p.base}; the {a.kind} "
+                                     f"passed holds {a.dtype}",
+                                     hint=f"pass a {a.kind} of {want} (e.g. made from "
+                                          f"array.astype(np.{want})) or declare the parameter "
+                                          f"as {a.ctype}*")
                 if a.distribution is None:
                     raise skel_error("needs-distribution", f"the container passed as "
                                      f"'{p.name}' needs an explicit distribution",
@@ -244,6 +292,38 @@ class Skeleton:
 
     def extra_names(self) -> str:
         return "".join(f", skel_arg{i}" for i in range(len(self.func.params) - self.inputs))
+
+    def check_elements(self, *inputs, func: UserFunction | None = None,
+                       exact: bool = False) -> None:
+        """A usage error where the elements of ``inputs`` (containers, or numpy types)
+        would reach the function's first parameters converted with loss (floats into
+        an integer parameter: C rounds them towards zero), or, when ``exact`` (a
+        Reduce's or Scan's operator, whose results are elements again), where a
+        parameter or the result is not the element type. Checked once per types."""
+        func = func or self.func
+        dtypes = tuple(np.dtype(getattr(x, "dtype", x)) for x in inputs)
+        key = ("elements", id(func), dtypes, exact)
+        if key in self._kernels:
+            return
+        kinds = [getattr(x, "kind", "input") for x in inputs]
+        for p, dt, kind in zip(func.params, dtypes, kinds, strict=False):
+            want = dtype_of(p.base)
+            if want is None or (want == dt if exact else np.can_cast(dt, want, "same_kind")):
+                continue
+            ctype = ctype_of(dt)
+            raise skel_error(
+                "type-mismatch", f"parameter '{p.name}' of the {self.name} function "
+                f"'{func.name}' is a {p.base}, but the {kind} holds {dt}"
+                + ("" if exact else f" (C would round each element to a {p.base})"),
+                hint=f"write the function for {ctype} elements, or convert the data "
+                     f"first (e.g. {kind if kind != 'input' else 'Vector'}(array.astype("
+                     f"np.{want})))")
+        if exact and dtypes and func.return_dtype != dtypes[0]:
+            raise skel_error(
+                "type-mismatch", f"the {self.name} function '{func.name}' returns "
+                f"{func.return_type}, but its results are combined again as elements of "
+                f"{dtypes[0]}", hint=f"make it return {ctype_of(dtypes[0])}")
+        self._kernels[key] = True
 
     @staticmethod
     def ensure_extras(extras: list[Extra]) -> None:

@@ -72,6 +72,7 @@ class Deferred:
         else:
             check_zip_inputs(*self.inputs)
         self.extras = sk.extras(self.args)
+        sk.check_elements(*self.inputs)
         dt = sk.func.return_dtype
         if dt is None:
             raise skel_error("bad-function", f"the {sk.name} function '{sk.func.name}' "
@@ -155,6 +156,7 @@ class Reduce(Skeleton):
             first = x
         devs = first._devs
         dtype = x.dtype
+        self.check_elements(*(x, x) if not fused else (dtype, dtype), exact=True)
         parts = list(zip(*inputs, strict=True))
         if first._dist.kind == "copy":
             parts = parts[:1]

@@ -74,6 +74,7 @@ class Map(Skeleton):
         devs = x._devs
         extras = self.extras(args)
         out_dtype = _output_dtype(self, x.dtype)
+        self.check_elements(x)
         parts = x._ensure()         # block unless distributed (no block() made per call)
         self.ensure_extras(extras)
         out = _new_like(x.shape, out_dtype, x.distribution, devs, [p.spec for p in parts],
@@ -144,6 +145,7 @@ class Zip(Skeleton):
         devs = a._devs
         extras = self.extras(args)
         out_dtype = _output_dtype(self, a.dtype)
+        self.check_elements(a, b)
         dist = _zip_distribution(a, b)
         for v in (a, b):
             if v.distribution is None or not v.distribution.same_layout(dist):
@@ -260,6 +262,7 @@ class Scan(Skeleton):
         if not isinstance(x, Vector) or isinstance(x, IndexVector):
             raise skel_error("needs-vector", f"Scan takes a Vector, not "
                              f"{type(x).__name__}", hint="scan a Matrix row by row with Map")
+        self.check_elements(x, x, exact=True)
         devs = x._devs
         if x.distribution is None or x.distribution.kind not in ("block", "single"):
             x.distribution = block()

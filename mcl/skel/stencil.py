@@ -8,6 +8,8 @@ only the halo rows between devices (and ranks) every ``sync_every`` iterations."
 
 from __future__ import annotations
 
+import numbers
+import re
 from functools import partial
 
 import numpy as np
@@ -28,7 +30,7 @@ def _prelude(t: str, padding: str, neutral) -> str:
         edge = ("  r = clamp(r, 0, m.rows - 1);\n"
                 "  c = clamp(c, 0, m.cols - 1);\n")
     else:
-        edge = f"  if (r < 0 || r >= m.rows || c < 0 || c >= m.cols) return ({t})({neutral!r});\n"
+        edge = f"  if (r < 0 || r >= m.rows || c < 0 || c >= m.cols) return ({t})({neutral});\n"
     return (matrix_type(t)
             + f"inline {t} skel_get({t}_matrix_t m, int dr, int dc)\n{{\n"
               "  int r = m.row + dr, c = m.col + dc;\n" + edge
@@ -49,6 +51,57 @@ def _body(sk: Skeleton, t: str, tout: str) -> str:
             "  }\n}\n")
 
 
+def _reach(x, what: str) -> int:
+    """A non-negative whole number of rows or columns (a numpy integer too)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0:
+        raise skel_error("bad-arguments", f"{what} must be a non-negative integer, not "
+                         f"{x!r}")
+    return int(x)
+
+
+def _check_neutral(neutral):
+    if isinstance(neutral, bool) or not isinstance(neutral, numbers.Real):
+        raise skel_error("bad-arguments", f"neutral (the value read outside the matrix) "
+                         f"must be a number, not {neutral!r:.40}")
+    return neutral
+
+
+def _neutral_literal(sk, m: Matrix) -> str:
+    """The neutral value as a literal of the matrix's element type: a usage error where
+    the type cannot hold it (1.5 for an int matrix would be read as 1)."""
+    v, dt = sk.neutral, m.dtype
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if v != v or abs(v) == float("inf") or v != int(v) or not info.min <= v <= info.max:
+            raise skel_error("type-mismatch", f"the neutral value {v!r} of {sk.name} "
+                             f"'{sk.func.name}' is not a {m.ctype} (the Matrix holds {dt})",
+                             hint=f"give neutral= a whole number from {info.min} to "
+                                  f"{info.max}")
+        return str(int(v))
+    return repr(float(v)) if v == v and abs(v) != float("inf") else \
+        ("NAN" if v != v else ("INFINITY" if v > 0 else "-INFINITY"))
+
+
+#: a read of a literal neighbour: get(m, -1, 0)
+_LITERAL_GET = re.compile(r"\bget\s*\(\s*\w+\s*,\s*([+-]?\s*\d+)\s*,\s*([+-]?\s*\d+)\s*\)")
+
+
+def _check_reads(sk, up: int, down: int, how: str) -> None:
+    """A usage error where the function reads a literal neighbour beyond the skeleton's
+    reach: on several devices those rows are not stored with a part (its own rows and
+    ``up``/``down`` halo rows), and the read would give another part's or no data."""
+    from mcl.skel.functions import _strip_comments
+    for mm in _LITERAL_GET.finditer(_strip_comments(sk.func.source)):
+        dr = int(mm.group(1).replace(" ", ""))
+        if -up <= dr <= down:       # every part stores whole rows: columns are there
+            continue
+        raise skel_error("reads-beyond-reach", f"'{sk.func.name}' reads {mm.group(0)}, "
+                         f"beyond the {sk.name}'s reach ({how}): on several devices "
+                         "those rows are not stored with a part",
+                         hint=f"give the {sk.name} a reach of at least {abs(dr)} "
+                              f"row(s) {'up' if dr < 0 else 'down'}")
+
+
 def _check_padding(padding: str) -> str:
     if padding not in (NEUTRAL, NEAREST):
         raise skel_error("bad-arguments", f"padding must be '{NEUTRAL}' or '{NEAREST}', "
@@ -64,7 +117,7 @@ class _Neighbours(Skeleton):
         k = self._kernels.get(key)      # the source is not composed again at every call
         if k is None:
             k = self._kernels[key] = self.kernel(
-                devs, g, _prelude(m.ctype, self.padding, self.neutral),
+                devs, g, _prelude(m.ctype, self.padding, _neutral_literal(self, m)),
                 _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
         return k
 
@@ -72,11 +125,18 @@ class _Neighbours(Skeleton):
     def tile(devs, g) -> int:
         return 16 if devs.limit(g)[2] >= 256 else 8
 
-    @staticmethod
-    def _matrix(m, name):
+    def _matrix(self, m, name):
         if not isinstance(m, Matrix):
             raise skel_error("needs-matrix", f"{name} takes a Matrix, not {type(m).__name__}",
                              hint="make one with mcl.skel.Matrix(array)")
+        first = self.func.params[0]
+        if first.base != f"{m.ctype}_matrix_t":
+            raise skel_error("type-mismatch", f"the {name} function '{self.func.name}' takes "
+                             f"'{first.ctype} {first.name}', but a {name} over a Matrix of "
+                             f"{m.dtype} passes a {m.ctype}_matrix_t",
+                             hint=f"declare it as {m.ctype}_matrix_t {first.name} and read "
+                                  "neighbours with get(m, row offset, column offset)")
+        _neutral_literal(self, m)
 
     def _place(self, m: Matrix, top: int, bottom: int) -> None:
         d = m.distribution
@@ -100,10 +160,10 @@ class MapOverlap(_Neighbours):
 
     def __init__(self, func, size: int, padding: str = NEUTRAL, neutral=0):
         super().__init__(func)
-        if not isinstance(size, int) or size < 0:
-            raise skel_error("bad-arguments", f"MapOverlap's size must be a non-negative "
-                             f"integer, not {size!r}")
-        self.size, self.padding, self.neutral = size, _check_padding(padding), neutral
+        size = _reach(size, "MapOverlap's size")
+        self.size, self.padding, self.neutral = size, _check_padding(padding), \
+            _check_neutral(neutral)
+        _check_reads(self, size, size, f"size {size}")
 
     def _call(self, m: Matrix, *args) -> Matrix:
         self._matrix(m, "MapOverlap")
@@ -159,14 +219,17 @@ class Stencil(_Neighbours):
     def __init__(self, func, shape=1, padding: str = NEUTRAL, neutral=0,
                  sync_every: int = 1):
         super().__init__(func)
-        shape = (shape,) * 4 if isinstance(shape, int) else tuple(shape)
-        if len(shape) != 4 or any(not isinstance(x, int) or x < 0 for x in shape):
+        shape = (shape,) * 4 if isinstance(shape, numbers.Integral) else tuple(shape)
+        if len(shape) != 4:
             raise skel_error("bad-arguments", f"a stencil shape is (up, right, down, left) "
                              f"of non-negative integers, not {shape!r}")
+        shape = tuple(_reach(x, "a stencil shape's (up, right, down, left)") for x in shape)
         if not isinstance(sync_every, int) or sync_every < 1:
             raise skel_error("bad-arguments", "sync_every must be a positive integer")
         self._objects: dict = {}
-        self.shape, self.padding, self.neutral = shape, _check_padding(padding), neutral
+        self.shape, self.padding, self.neutral = shape, _check_padding(padding), \
+            _check_neutral(neutral)
+        _check_reads(self, shape[0], shape[2], f"shape (up, right, down, left) = {shape}")
         self.sync_every = sync_every
 
     def _call(self, m: Matrix, *args, iterations: int = 1) -> Matrix:

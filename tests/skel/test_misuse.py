@@ -1,0 +1,160 @@
+"""What a new user gets wrong: each is a usage error naming the problem (never a
+result computed from converted or missing data, never an OpenCL error)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mcl.skel as sk
+from mcl.diagnostics import McplError
+
+
+@pytest.fixture(autouse=True)
+def one_device():
+    sk.init(num_devices=1, platform="Portable Computing Language")
+
+
+def code_of(call) -> str:
+    with pytest.raises(McplError) as e:
+        call()
+    return e.value.diagnostics[0].code, e.value.diagnostics[0].message
+
+
+X = np.arange(6, dtype=np.float32) + 0.5
+
+
+@pytest.mark.parametrize("value, why", [
+    (None, "None was given"), ("2", "'2' was given"), (np.ones(3), "array"),
+    (2.7, "not a whole number"), (float("nan"), "not a whole number"),
+    (2 ** 40, "holds -2147483648 to 2147483647")])
+def test_scalar_arguments_are_not_converted_with_loss(value, why):
+    """C would make None NaN, 2.7 the int 2; an array was an OpenCL error."""
+    f = sk.Map("float f(float x, int k) { return x * k; }")
+    code, message = code_of(lambda: f(sk.Vector(X), value))
+    assert code == "skel-bad-arguments" and why in message, message
+    g = sk.Map("float g(float x, float s) { return x * s; }")
+    assert code_of(lambda: g(sk.Vector(X), None))[0] == "skel-bad-arguments"
+    assert code_of(lambda: g(sk.Vector(X), 1e40))[0] == "skel-bad-arguments"
+    assert np.array_equal(g(sk.Vector(X), np.float64(2.0)).to_numpy(), X * 2)
+    assert np.isnan(g(sk.Vector(X), float("nan")).to_numpy()).all()
+    assert np.array_equal(f(sk.Vector(X), 3.0).to_numpy(), X * 3)
+
+
+def test_a_pointer_argument_of_another_element_type():
+    """A float* given a Vector of int32 read the integers' bits as floats."""
+    f = sk.Map("float f(float x, __global const float* t) { return x + t[1]; }")
+    table = sk.Vector(np.arange(3, dtype=np.int32), distribution=sk.copy())
+    code, message = code_of(lambda: f(sk.Vector(X), table))
+    assert code == "skel-type-mismatch" and "points to float" in message
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sk.Reduce("int f(int a, int b) { return a + b; }")(sk.Vector(X)),
+    lambda: sk.Scan("int f(int a, int b) { return a + b; }")(sk.Vector(X)),
+    lambda: sk.Reduce("float f(float a, float b) { return a + b; }")(
+        sk.Vector(np.array([2 ** 40, 1, 2 ** 40]))),
+    lambda: sk.Reduce("int f(float a, float b) { return a + b; }")(sk.Vector(X)),
+    lambda: sk.Reduce("int f(int a, int b) { return a + b; }")(
+        sk.Map("float h(float x) { return x; }").lazy(sk.Vector(X))),
+    lambda: sk.Map("int f(int x) { return 2 * x; }")(sk.Vector(X)),
+    lambda: sk.Zip("float f(float x, int y) { return x + y; }")(sk.Vector(X), sk.Vector(X)),
+    lambda: sk.AllPairs(zip="int m(int x, int y) { return x * y; }",
+                        reduce="int a(int x, int y) { return x + y; }")(
+        sk.Matrix(X.reshape(2, 3)), sk.Matrix(X.reshape(3, 2))),
+])
+def test_an_operator_of_another_type_than_the_elements(make):
+    """An int operator over floats summed truncated elements (45 for 50), a float one
+    over int64 lost the low bits, silently."""
+    assert code_of(make)[0] == "skel-type-mismatch"
+
+
+def test_operators_of_the_element_type_still_run():
+    add = sk.Reduce("double add(double a, double b) { return a + b; }")
+    assert add(sk.Vector(X.astype(np.float64))).to_numpy()[0] == X.sum()
+    ints = sk.Map("float f(int i) { return i * 0.5f; }")(sk.Vector(np.arange(4, dtype=np.int32)))
+    assert np.array_equal(ints.to_numpy(), np.arange(4) * 0.5)       # int -> float: exact
+    narrow = sk.Map("float f(float x) { return x; }")(sk.Vector(X.astype(np.float64)))
+    assert np.array_equal(narrow.to_numpy(), X)                      # double -> float
+
+
+@pytest.mark.parametrize("data", [np.array(5.0, np.float32), 5.5, True])
+def test_a_vector_of_a_scalar(data):
+    """Vector(np.array(5.0)) and Vector(5.5) were Vectors of five zeros."""
+    code, message = code_of(lambda: sk.Vector(data))
+    assert code == "skel-needs-vector" and "size (an integer)" in message
+    assert sk.Vector(np.int64(3)).shape == (3,)
+
+
+def test_which_function_of_a_source_customises():
+    """A helper defined before the function was taken as the customising function."""
+    f = sk.Map("float sq(float x) { return x * x; }\n"
+               "float f(float x) { return sq(x) + 1.0f; }")
+    assert f.func.name == "f"
+    assert np.array_equal(f(sk.Vector(X)).to_numpy(), X * X + 1)
+    g = sk.Map("#define K 2.0f\nfloat g(float x) { return x * K; }")    # was 'f float'
+    assert np.array_equal(g(sk.Vector(X)).to_numpy(), X * 2)
+    h = sk.Map("float h(float x) { if (x > 0) { return x; } return 0; }")
+    assert h.func.name == "h"
+
+
+def test_unbalanced_braces_are_said_before_building():
+    code, message = code_of(lambda: sk.Map("float f(float x) {\n  if (x > 0) {\n return x;\n}"))
+    assert code == "skel-bad-function" and "2 '{' and 1 '}'" in message
+
+
+M = np.arange(35, dtype=np.float32).reshape(7, 5)
+
+
+@pytest.mark.parametrize("make, code", [
+    (lambda: sk.MapOverlap("float f(float_matrix_t m) { return get(m, -1, 0); }", 1,
+                           neutral="x"), "skel-bad-arguments"),
+    (lambda: sk.MapOverlap("float f(float_matrix_t m) { return get(m, -1, 0); }", True),
+     "skel-bad-arguments"),
+    (lambda: sk.MapOverlap("int f(int_matrix_t m) { return get(m, -1, 0); }", 1,
+                           neutral=1.5)(sk.Matrix(M.astype(np.int32))), "skel-type-mismatch"),
+    (lambda: sk.MapOverlap("float f(float x) { return x; }", 1)(sk.Matrix(M)),
+     "skel-type-mismatch"),
+    (lambda: sk.MapOverlap("float f(float_matrix_t m) { return get(m, -2, 0); }", 1),
+     "skel-reads-beyond-reach"),
+    (lambda: sk.Stencil("float f(float_matrix_t m) { return get(m, 2, 0); }", (1, 1, 1, 1)),
+     "skel-reads-beyond-reach"),
+])
+def test_neighbour_skeletons_misused(make, code):
+    """A string neutral value gave garbage, 1.5 for an int matrix 1; a read two rows up
+    with size 1 gave another part's rows on several devices."""
+    assert code_of(make)[0] == code
+
+
+def test_neighbour_skeletons_take_numpy_sizes_and_values():
+    f = sk.MapOverlap("float f(float_matrix_t m) { return get(m, -1, 0) + get(m, 0, 3); }",
+                      np.int64(1), neutral=np.float32(0.5))
+    ref = np.vstack([np.full((1, 5), 0.5), M[:-1]]) + np.hstack([M[:, 3:], np.full((7, 3), 0.5)])
+    assert np.array_equal(f(sk.Matrix(M)).to_numpy(), ref)
+
+
+def explain(tmp_path, text: str, *options: str) -> subprocess.CompletedProcess:
+    prog = tmp_path / "app.py"
+    prog.write_text(text)
+    return subprocess.run([sys.executable, "-m", "mcl", "skel", "explain", *options, str(prog)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_explain_a_program_that_does_not_parse_or_fails(tmp_path):
+    """Both were 'internal error: this is a bug in mcl' with mcl's traceback."""
+    r = explain(tmp_path, "import mcl.skel as sk\nx = (\n")
+    assert r.returncode == 1 and "internal error" not in r.stderr
+    assert "app.py:2:5: error: the program does not parse: '(' was never closed" in r.stderr
+    r = explain(tmp_path, "def f():\n    raise ValueError('bad input')\nf()\n")
+    assert r.returncode == 1 and "internal error" not in r.stderr
+    assert "ValueError: bad input" in r.stderr and "mcl/skel" not in r.stderr
+    assert "raised ValueError" in r.stderr
+
+
+def test_explain_with_more_devices_than_the_node(tmp_path):
+    """The report spoke of gpus.gpu[2] of a node of two."""
+    r = explain(tmp_path, "print(1)\n", "--devices", "3")
+    assert r.returncode == 2 and "node 'h200x2' has 2" in r.stderr
