@@ -97,6 +97,11 @@ def derive(what: str | Path | ast.Module, function: str | None = None,
         path = Path(what.file) if what.file != "<string>" else None
     else:
         path = Path(what)
+        if path.suffix == ".lift":
+            raise McplError(error(
+                "from-mcpl-file", f"{path} is a Lift program already; from-mcpl reads an "
+                "MCPL kernel (.mcpl)", hint=f"`mcl lift check {path}` type-checks it, "
+                f"`mcl lift explore {path}` searches its implementations"))
     # Only programs the front end accepts are derived: its errors come first, and the
     # derivation can rely on the checks (nesting, sizes, names) having passed.
     checked = check(what if isinstance(what, ast.Module) else str(path))

@@ -207,8 +207,12 @@ def reduction_choices(n: int, limits: Limits, elem_ok_vector: bool) -> list[tupl
     """(elements per work-group, threads, vector width, warp tail) within the limits."""
     out = []
     widths = [1] + ([w for w in limits.vector_widths] if elem_ok_vector else [])
+    # work-groups of 1024 elements or more, 32 work-items or more; an array shorter than
+    # 1024 (sum of 64 floats) is one work-group of its largest power-of-two divisor
+    low = 1024 if n >= 1024 else n & -n
     for bs, threads, w, warp in itertools.product(
-            _powers(1024, n), _powers(32, limits.max_work_group), widths, _warp_tails(limits)):
+            _powers(low, n), _powers(min(32, low), limits.max_work_group), widths,
+            _warp_tails(limits)):
         if n % bs or bs % (threads * w) or bs // (threads * w) < 1:
             continue
         if warp and threads < 2 * limits.warp_size:

@@ -202,3 +202,27 @@ def test_a_second_definition_of_a_name_is_refused_not_silently_taken(second, wor
 def test_a_program_may_share_its_name_with_a_user_function():
     p = parse(ADD + "add = fun(x: float[8]) => reduce(add, 0.0f) $ x\n")
     assert p.name == "add"
+
+
+# ------------------------------------------------------------------ short arrays
+
+
+@pytest.mark.parametrize("n", [2, 64, 1000])
+def test_a_reduction_of_fewer_than_1024_elements_has_a_work_group_tree(rt, n):
+    """The macro rule had no choice below 1024 elements: `mcl lift explore sum.lift
+    --size N=64` lowered nothing and advised a larger budget."""
+    from mcl.lift.execute import run_generated
+    from mcl.lift.explore import direct_lowering, is_lowered
+    p = bind_sizes(program("sum"), {"N": n})
+    low = apply_rule(p, "reduce-to-workgroup-tree")
+    low = low if is_lowered(low) else direct_lowering(low)
+    x = np.random.default_rng(0).uniform(0, 1, n).astype(np.float32)
+    got = run_generated(generate(low, {"N": n}), rt, [x])
+    assert got.reshape(()) == pytest.approx(float(x.sum()), rel=1e-5)
+
+
+def test_from_mcpl_refuses_a_lift_program_naming_what_reads_it(run_cli):
+    code, out, err = run_cli("lift", "from-mcpl", PROGRAMS / "sum.lift")
+    assert code == 1 and out == ""
+    assert "is a Lift program already; from-mcpl reads an MCPL kernel (.mcpl)" in err
+    assert "mcl lift explore" in err and "mcpl-syntax" not in err
