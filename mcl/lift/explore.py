@@ -162,10 +162,9 @@ class Results:
             old = data.get("meta", {})
             # times are only comparable on one device; the strategy, seed and budget
             # may change between runs (the key is the expression and work-group size)
-            if all(old.get(f) == meta.get(f) for f in ("program", "sizes", "source")) and \
-                    old.get("device_name", meta.get("device_name")) == meta.get("device_name"):
-                r.evaluations = data.get("evaluations", {})
-                r.curve = data.get("curve", [])
+            _refuse_other_search(r.path, old, meta)
+            r.evaluations = data.get("evaluations", {})
+            r.curve = data.get("curve", [])
         return r
 
     def save(self) -> None:
@@ -187,6 +186,29 @@ class Results:
     def best(self) -> dict | None:
         ok = [e for e in self.evaluations.values() if e["status"] == "ok"]
         return min(ok, key=lambda e: e["time_s"]) if ok else None
+
+
+def _search_of(meta: dict) -> str:
+    sizes = ", ".join(f"{k}={v}" for k, v in meta.get("sizes", {}).items())
+    return f"'{meta.get('program')}'" + (f" at {sizes}" if sizes else "") + \
+        (f" on {meta['device_name']}" if meta.get("device_name") else "")
+
+
+def _refuse_other_search(path: Path, old: dict, meta: dict) -> None:
+    """A results file resumes the search of one program at its sizes on one device (the
+    times compare there only); saving another's would silently replace its results."""
+    same = all(old.get(f) == meta.get(f) for f in ("program", "sizes", "source"))
+    device = old.get("device_name", meta.get("device_name")) == \
+        meta.get("device_name", old.get("device_name"))
+    if same and device:
+        return
+    why = "another device" if same else \
+        "another program" if old.get("source") != meta.get("source") else "other sizes"
+    raise McplError(error("lift-results", f"results file {path} holds the search of "
+                          f"{_search_of(old)}; this one, of {_search_of(meta)}, is of {why} "
+                          "and would replace its results",
+                          hint="give another --results file, or remove this one to start "
+                               "over"))
 
 
 def _read_results(path: Path) -> dict:
@@ -636,6 +658,11 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         if value < 1:
             raise McplError(error("lift-explore", f"{what} {value}: give 1 or more"))
     sizes = checked_sizes(sizes)
+    meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
+            "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}
+    if results_path and Path(results_path).is_file():   # before the device and reference
+        _refuse_other_search(Path(results_path),
+                             _read_results(Path(results_path)).get("meta", {}), meta)
     bound = bind_sizes(prog, sizes)
     ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
                                 seed=seed)
@@ -643,8 +670,6 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         limits = ev.limits() if isinstance(ev, Evaluator) else Limits()
     if seed_macros:
         seeds = (*seeds, *macro_seeds(bound, limits))
-    meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
-            "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}
     if isinstance(ev, Evaluator) and ev._rt is not None:
         meta["device_name"] = ev._rt.info.spec
     results = Results.load(results_path, meta)

@@ -184,9 +184,12 @@ def test_results_of_another_program_or_size_are_not_reused(tmp_path):
     explore(program("sum"), {"N": 1 << 12}, "random", budget=2, evaluator=_fake({"N": 1 << 12}),
             results_path=f, progress=False, limits=Limits())
     ev = _fake({"N": 1 << 13})
-    explore(program("sum"), {"N": 1 << 13}, "random", budget=2, evaluator=ev, results_path=f,
-            progress=False, limits=Limits())
-    assert len(ev.calls) == 2
+    # nor silently replaced: the search is refused, naming the file's (see also
+    # test_new_user_input.py)
+    with pytest.raises(McplError, match="holds the search of 'sum' at N=4096"):
+        explore(program("sum"), {"N": 1 << 13}, "random", budget=2, evaluator=ev,
+                results_path=f, progress=False, limits=Limits())
+    assert len(ev.calls) == 0
 
 
 def test_rewrites_never_produce_invalid_nesting():

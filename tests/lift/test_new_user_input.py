@@ -226,3 +226,30 @@ def test_from_mcpl_refuses_a_lift_program_naming_what_reads_it(run_cli):
     assert code == 1 and out == ""
     assert "is a Lift program already; from-mcpl reads an MCPL kernel (.mcpl)" in err
     assert "mcl lift explore" in err and "mcpl-syntax" not in err
+
+
+# ------------------------------------------------------------------ results files
+
+
+def test_a_results_file_of_another_search_is_refused_not_silently_replaced(tmp_path):
+    from mcl.lift.explore import Evaluation
+    from mcl.lift.printer import key, show
+
+    def stand_in(prog, local_size=None):
+        return Evaluation(key(prog.body), show(prog.body.body), "ok", 1e-3, local_size)
+    f = tmp_path / "r.json"
+    first = explore(program("scal"), {"N": 64}, "random", budget=2, evaluator=stand_in,
+                    results_path=f, progress=False)
+    kept = f.read_text()
+    for prog, sizes, why in (("sum", {"N": 64}, "another program"),
+                             ("scal", {"N": 128}, "other sizes")):
+        with pytest.raises(McplError) as e:
+            explore(program(prog), sizes, "random", budget=2, evaluator=stand_in,
+                    results_path=f, progress=False)
+        d = e.value.diagnostics[0]
+        assert "holds the search of 'scal' at N=64" in d.message and why in d.message
+        assert "remove this one" in d.hint
+        assert f.read_text() == kept                      # its results are still there
+    again = explore(program("scal"), {"N": 64}, "random", budget=3, evaluator=stand_in,
+                    results_path=f, progress=False)
+    assert len(again.evaluations) >= len(first.evaluations)
