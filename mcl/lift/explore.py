@@ -69,6 +69,8 @@ class Evaluator:
     max_source: int = 256 * 1024
     #: seconds the timed runs of one candidate may take (estimated from its first run)
     max_candidate_s: float = 5.0
+    #: where the setup says what it computes (a file, such as sys.stderr), or None
+    progress: object = None
     _rt: object = None
     _inputs: list | None = None
     _expected: np.ndarray | None = None
@@ -79,8 +81,22 @@ class Evaluator:
             self._rt = runtime(self.device)
             self._inputs = random_inputs(self.program, self.sizes, np.random.default_rng(self.seed),
                                          low=0.0, high=1.0)
-            ref = self.reference(*self._inputs) if self.reference else \
-                run(self.program, *self._inputs)
+            if self.progress:
+                print(f"explore: computing the expected result of '{self.program.name}' at "
+                      + ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+                      + (" (the reference)" if self.reference else " (Lift's interpreter)"),
+                      file=self.progress, flush=True)
+            try:
+                ref = self.reference(*self._inputs) if self.reference else \
+                    run(self.program, *self._inputs)
+            except MemoryError as e:
+                # the interpreter maps in batch: mm at 2048^3 holds its 2^33 products
+                raise McplError(error(
+                    "lift-explore", f"the expected result of '{self.program.name}' at "
+                    + ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+                    + f" does not fit in this machine's memory ({e})",
+                    hint="explore at smaller sizes (--size): the best implementation found "
+                         "there is a good start for these")) from None
             self._expected = np.asarray(ref, dtype=np.float64)
 
     def limits(self) -> Limits:
@@ -665,7 +681,7 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
                              _read_results(Path(results_path)).get("meta", {}), meta)
     bound = bind_sizes(prog, sizes)
     ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
-                                seed=seed)
+                                seed=seed, progress=sys.stderr if progress is None else progress)
     if limits is None:
         limits = ev.limits() if isinstance(ev, Evaluator) else Limits()
     if seed_macros:

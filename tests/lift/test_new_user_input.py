@@ -253,3 +253,25 @@ def test_a_results_file_of_another_search_is_refused_not_silently_replaced(tmp_p
     again = explore(program("scal"), {"N": 64}, "random", budget=3, evaluator=stand_in,
                     results_path=f, progress=False)
     assert len(again.evaluations) >= len(first.evaluations)
+
+
+def test_an_expected_result_too_large_for_memory_is_said_with_what_to_try(rt):
+    """mm at 2048^3: the interpreter's 32 GiB of products were a MemoryError traceback."""
+    import io
+
+    from mcl.lift.explore import Evaluator
+
+    def reference(*inputs):
+        raise MemoryError("Unable to allocate 32.0 GiB for an array with shape (2048, 2048, "
+                          "2048) and data type float32")
+    log = io.StringIO()
+    sizes = {"M": 16, "N": 16, "K": 16}
+    ev = Evaluator(bind_sizes(program("mm"), sizes), sizes, reference=reference, progress=log)
+    with pytest.raises(McplError) as e:
+        ev.setup()
+    d = e.value.diagnostics[0]
+    assert "the expected result of 'mm' at M=16, N=16, K=16 does not fit in this machine's " \
+           "memory (Unable to allocate 32.0 GiB" in d.message
+    assert "smaller sizes" in d.hint
+    assert log.getvalue() == "explore: computing the expected result of 'mm' at M=16, N=16, " \
+                             "K=16 (the reference)\n"
