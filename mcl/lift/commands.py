@@ -73,8 +73,8 @@ def _load(args, typed: bool = True):
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("lift", help="Lift: functional patterns, rewrite rules, exploration",
-                       description="Lift programs (.lift): type-check, print, rewrite, "
-                                   "generate OpenCL, explore implementations.")
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=LIFT_DESCRIPTION)
     lsub = p.add_subparsers(dest="lift_command", metavar="COMMAND")
 
     def common(q, sizes=True, file_help="a Lift program (.lift)"):
@@ -85,7 +85,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                            help="value of a size symbol (repeatable)")
         add_output_options(q)
 
-    q = lsub.add_parser("check", help="parse and type-check a program")
+    q = lsub.add_parser("check", help="parse and type-check a program",
+                        description="Parse and type-check a Lift program; print its "
+                                    "parameters and the type of its result, or the errors "
+                                    "at their file:line:column.")
     common(q, sizes=False)
     q.set_defaults(func=cmd_check)
 
@@ -101,7 +104,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "0.1.2, or root; default: the first match)")
         q.add_argument("--choice", type=int, default=0, help="parameter choice of the first rule")
 
-    q = lsub.add_parser("rewrite", help="list or apply rewrite rules")
+    q = lsub.add_parser("rewrite", help="list or apply rewrite rules",
+                        description="Without --rule (or with --list): list the rewrites "
+                                    "that apply, one a line: the rule, its position (--at) "
+                                    "and parameter choice (--choice), and the result. With "
+                                    "--rule: print the program the rules derive, the first "
+                                    "at --at with --choice, the others where they first "
+                                    "apply. --rules lists every rule. Numeric sizes "
+                                    "(--size) give the rules their choices (split(4), ...).")
     common(q)
     q.add_argument("--list", action="store_true", help="list the rewrites that apply")
     q.add_argument("--rules", action="store_true", help="list every rule")
@@ -143,6 +153,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=cmd_explore)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
     _register_from_mcpl(lsub)   # MCPL kernels: from-mcpl, explore KERNEL.mcpl
+
+
+LIFT_DESCRIPTION = """\
+Lift programs (.lift): type-check, print, rewrite, generate OpenCL, explore
+implementations.
+
+A program is user functions (bodies in C) and a definition of the inputs:
+
+  userfun add(x: float, y: float): float = x + y
+  sum = fun(x: float[N]) => reduce(add, 0.0f) $ x
+
+'f o g' composes, 'f $ x' applies, 'fun(x) => e' is a lambda, 'p._0' takes a
+tuple's component; sizes are names (N) or numbers. Patterns: map, reduce, zip,
+split(n), join, transpose, slide(size, step), pad(l, r), id, and the lowered
+forms the rules derive (mapGlb, mapWrg, mapLcl, mapSeq, reduceSeq, toLocal, ...).
+Examples: mcl/lift/programs/ (sum, dot, asum, scal, gemv, mm, stencil).
+
+  mcl lift check mcl/lift/programs/sum.lift
+  mcl lift rewrite mcl/lift/programs/sum.lift --size N=1024 --list
+  mcl lift explore mcl/lift/programs/sum.lift --size N=1048576 --budget 50
+"""
 
 
 def cmd_check(args) -> int:
