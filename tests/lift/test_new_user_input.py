@@ -280,11 +280,8 @@ def test_an_expected_result_too_large_for_memory_is_said_with_what_to_try(rt):
 # ------------------------------------------------------------------ help
 
 
-def test_the_help_shows_a_program_the_syntax_and_where_the_examples_are(capsys):
-    from mcl.cli import main
-    with pytest.raises(SystemExit):
-        main(["lift", "--help"])
-    text = capsys.readouterr().out
+def test_the_help_shows_a_program_the_syntax_and_where_the_examples_are(run_cli):
+    _, text, _ = run_cli("lift", "--help")
     assert "sum = fun(x: float[N]) => reduce(add, 0.0f) $ x" in text
     assert "'f o g' composes" in text and "mcl/lift/programs/" in text
     for example in ("check", "rewrite", "explore"):
@@ -292,7 +289,5 @@ def test_the_help_shows_a_program_the_syntax_and_where_the_examples_are(capsys):
     # every example program named exists
     for name in ("sum", "dot", "asum", "scal", "gemv", "mm", "stencil"):
         assert (PROGRAMS / f"{name}.lift").is_file()
-    with pytest.raises(SystemExit):
-        main(["lift", "rewrite", "--help"])
-    assert "its position (--at) and parameter choice (--choice)" in \
-        " ".join(capsys.readouterr().out.split())
+    _, text, _ = run_cli("lift", "rewrite", "--help")
+    assert "its position (--at) and parameter choice (--choice)" in " ".join(text.split())
