@@ -252,9 +252,16 @@ def cmd_gen(args) -> int:
     gen = generate(prog, sizes, Options(local_size=args.local_size))
     if args.output:
         out = Path(args.output)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "kernel.cl").write_text(gen.source)
-        (out / "plan.json").write_text(json.dumps(gen.plan(), indent=2))
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"-o {out}: a file of that name exists; -o names the folder "
+                             "where kernel.cl and plan.json are written")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "kernel.cl").write_text(gen.source)
+            (out / "plan.json").write_text(json.dumps(gen.plan(), indent=2))
+        except OSError as e:
+            raise UsageError(f"-o {out}: cannot write kernel.cl and plan.json there: "
+                             f"{e.strerror}") from None
         print(f"wrote {out / 'kernel.cl'} and {out / 'plan.json'}")
     else:
         print(gen.source)

@@ -291,3 +291,16 @@ def test_the_help_shows_a_program_the_syntax_and_where_the_examples_are(run_cli)
         assert (PROGRAMS / f"{name}.lift").is_file()
     _, text, _ = run_cli("lift", "rewrite", "--help")
     assert "its position (--at) and parameter choice (--choice)" in " ".join(text.split())
+
+
+def test_gen_output_that_is_a_file_says_that_o_names_a_folder(run_cli, tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("keep")
+    code, out, err = run_cli("lift", "gen", SCAL, "--size", "N=8", "--rule", "map-to-mapGlb",
+                             "-o", f)
+    assert code == 2 and out == ""
+    assert "a file of that name exists; -o names the folder where kernel.cl" in err
+    assert f.read_text() == "keep"
+    code, out, err = run_cli("lift", "gen", SCAL, "--size", "N=8", "--rule", "map-to-mapGlb",
+                             "-o", tmp_path / "k")
+    assert code == 0 and (tmp_path / "k" / "kernel.cl").is_file()
