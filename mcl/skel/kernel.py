@@ -302,8 +302,9 @@ class Skeleton:
         parameter or the result is not the element type. Checked once per types."""
         func = func or self.func
         dtypes = tuple(np.dtype(getattr(x, "dtype", x)) for x in inputs)
-        key = ("elements", id(func), dtypes, exact)
-        if key in self._kernels:
+        key = (id(func), dtypes, exact)
+        checked = self.__dict__.setdefault("_checked_elements", set())
+        if key in checked:
             return
         kinds = [getattr(x, "kind", "input") for x in inputs]
         for p, dt, kind in zip(func.params, dtypes, kinds, strict=False):
@@ -323,7 +324,7 @@ class Skeleton:
                 "type-mismatch", f"the {self.name} function '{func.name}' returns "
                 f"{func.return_type}, but its results are combined again as elements of "
                 f"{dtypes[0]}", hint=f"make it return {ctype_of(dtypes[0])}")
-        self._kernels[key] = True
+        checked.add(key)
 
     @staticmethod
     def ensure_extras(extras: list[Extra]) -> None:
