@@ -336,7 +336,9 @@ def run(prog: Program, *inputs) -> np.ndarray:
 def random_inputs(prog: Program, sizes: dict, rng: np.random.Generator | None = None,
                   low: float = -1.0, high: float = 1.0) -> list[np.ndarray]:
     """Random inputs for ``prog`` with the size symbols bound by ``sizes`` (name -> int)."""
+    from mcl.lift.inputs import checked_sizes
     from mcl.lift.types import free_sizes, subst
+    sizes = checked_sizes(sizes)
     rng = rng or np.random.default_rng(0)
     values = {s: sizes[s.name] for p in prog.params for s in free_sizes(p.type)
               if s.name in sizes}

@@ -379,7 +379,8 @@ def bind_sizes(n, values: dict):
     from mcl.lift.types import subst
     vals = {(size_symbol(k) if isinstance(k, str) else k): v for k, v in values.items()}
     if isinstance(n, Program):
-        body = bind_sizes(n.body, vals)
+        from mcl.lift.inputs import checked_sizes
+        body = bind_sizes(n.body, checked_sizes(vals))
         return replace(n, body=body)
     if isinstance(n, Param):
         return replace(n, type=subst(n.type, vals)) if n.type is not None else n

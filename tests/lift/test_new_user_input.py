@@ -304,3 +304,12 @@ def test_gen_output_that_is_a_file_says_that_o_names_a_folder(run_cli, tmp_path)
     code, out, err = run_cli("lift", "gen", SCAL, "--size", "N=8", "--rule", "map-to-mapGlb",
                              "-o", tmp_path / "k")
     assert code == 0 and (tmp_path / "k" / "kernel.cl").is_file()
+
+
+@pytest.mark.parametrize("value", [0, -4, 2.5, "8"])
+def test_binding_a_size_to_what_is_not_a_length_is_refused(value):
+    from mcl.lift.interp import random_inputs
+    with pytest.raises(McplError, match=f"size N = {value!r}: a size is a positive integer"):
+        bind_sizes(program("sum"), {"N": value})   # (type-checked as float[-4] before)
+    with pytest.raises(McplError, match="a size is a positive integer"):
+        random_inputs(program("sum"), {"N": value})
