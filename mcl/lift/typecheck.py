@@ -56,6 +56,19 @@ def _divides(n, k, who: str, node) -> sympy.Expr:
     return q
 
 
+def _literal_hint(want: Type, got: Type) -> str | None:
+    """Lift does not convert between int and float as C does: say how to write it."""
+    names = {str(want), str(got)}
+    if names == {"float", "int"}:
+        return ("Lift converts no numbers as C would: a float literal is written 0.0f "
+                "(not 0), and a float parameter takes float data" if str(want) == "float"
+                else "Lift converts no numbers as C would: an int literal is written 0 (not "
+                "0.0f), and an int parameter takes int data")
+    if names == {"double", "int"} or names == {"double", "float"}:
+        return f"the types must match exactly: declare the parameter {got}, or give a {want}"
+    return None
+
+
 def _array(t: Type, who: str, node) -> ArrayType:
     if not isinstance(t, ArrayType):
         _fail(node, f"{who}: expects an array, got a value of type {t}")
@@ -132,7 +145,7 @@ def fun_type(f: Fun, args: list[Type], env: dict[Param, Type] | None = None,
                 _fail(call or f, f"user function '{f.name}': argument '{pname}' has type "
                                  f"{ptype} but receives {t}",
                       hint="use map to apply a scalar function to every element"
-                      if isinstance(t, ArrayType) else None)
+                      if isinstance(t, ArrayType) else _literal_hint(ptype, t))
         return f.ret
     if isinstance(f, Prim):
         return _prim_type(f, args, env, call)

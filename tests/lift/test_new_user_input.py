@@ -313,3 +313,9 @@ def test_binding_a_size_to_what_is_not_a_length_is_refused(value):
         bind_sizes(program("sum"), {"N": value})   # (type-checked as float[-4] before)
     with pytest.raises(McplError, match="a size is a positive integer"):
         random_inputs(program("sum"), {"N": value})
+
+
+def test_an_int_where_a_float_is_taken_says_how_to_write_the_literal():
+    d = _error(ADD + "g = fun(x: float[8]) => reduce(add, 0) $ x\n")
+    assert "argument 'x' has type float but receives int" in d.message
+    assert "written 0.0f (not 0)" in d.hint
