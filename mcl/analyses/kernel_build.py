@@ -444,9 +444,15 @@ class KernelBuilder:
                     mean = sympy.Rational(int(span), int(step))
             else:
                 trips = simplified(span / step)
+        compared = comparison(s.cond, var)
+        course = _course(compared, bound - start, step) if trips is not None else None
+        endless = course == "endless"
+        if endless:
+            trips = None    # not 0: its condition holds from the start, and it never ends
+        elif course == "never":
+            trips = sympy.Integer(0)   # whichever way it steps (5; < 2; --: not 3)
         values = None
         geometric = geometric_update(s.update, var) if step is None else None
-        compared = comparison(s.cond, var)
         if geometric is not None and compared is not None and \
                 all(isinstance(x, sympy.Integer) for x in (start, bound)):
             # a tree's halving (s >>= 1) or a scan's doubling (offset *= 2) to a
@@ -464,6 +470,9 @@ class KernelBuilder:
                 update = print_statement(s.update).strip().rstrip(";")
                 why = (f"loop '{var}' multiplies or divides its index ({update}), which the "
                        "counts do not follow: its iterations stay a symbol")
+            elif endless:
+                why = (f"loop '{var}' never ends: its step moves it away from the bound its "
+                       "condition holds from the start")
             else:
                 why = f"the number of iterations of loop '{var or '?'}' is not known statically"
             self.k.imprecisions.append((s, why))
@@ -643,3 +652,18 @@ class KernelBuilder:
             tuple(self.loops), self.guard > 0, why, deps, tuple(self.conditions)))
 
 
+def _course(compared, span: sympy.Expr, step: sympy.Expr) -> str | None:
+    """How a counted loop runs where its count as ``span / step`` would be wrong:
+    "never" where its condition (``compared``: its operator and bound) is false from
+    the start (``span``, the exclusive bound less the start, 0 or less for ``i < n``),
+    whichever way it steps; "endless" where the condition holds at the start and its
+    steps move away from the bound (``i < n`` and ``i--``); None where the count holds
+    or the signs are not known."""
+    if compared is None or compared[0] not in ("<", "<=", ">", ">="):
+        return None
+    up = compared[0] in ("<", "<=")
+    holds = span.is_positive if up else span.is_negative
+    if holds is False:
+        return "never"
+    away = step.is_negative if up else step.is_positive
+    return "endless" if holds and away else None

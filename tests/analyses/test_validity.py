@@ -465,3 +465,39 @@ def test_a_grid_count_below_zero_gets_feedback_not_a_crash(tmp_path):
                                    "(n + rowsPerBlock - 3) / rowsPerBlock"))
     codes = {d.code for d in feedback(str(path), values={"n": 1})}
     assert "feedback-time" in codes
+
+
+_COUNTED = """module k;
+import perfect;
+perfect void k(const int n, float[n] x) {{
+  foreach (int i in n threads) {{
+    for ({loop}) {{ x[i] = x[i] + 1.0; }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("loop, trips, warned", [
+    # the step moves away from a bound the condition holds from the start: not "never runs"
+    ("int r = 0; r < 10; r--", None, "feedback-endless-loop"),
+    ("int r = 0; r < n; r--", None, "feedback-endless-loop"),
+    ("int r = n; r > 0; r++", None, "feedback-endless-loop"),
+    # a condition false from the start runs no iteration, whichever way the loop steps
+    ("int r = 5; r < 2; r--", 0, "feedback-empty-loop"),
+    ("int r = 0; r > 3; r++", 0, "feedback-empty-loop"),
+    ("int r = 10; r >= 0; r--", 11, None),
+    ("int r = 1; r < 8; r += 2", 4, None),
+])
+def test_a_loop_stepping_either_way_is_counted_as_it_runs(tmp_path, loop, trips, warned):
+    from mcl.analyses import wrong_kernel
+    from mcl.analyses.kernel_build import build_kernel
+    from mcl.mcpl import check, parse_file
+    f = tmp_path / "k.mcpl"
+    f.write_text(_COUNTED.format(loop=loop))
+    checked = check(parse_file(str(f)))
+    (fn,) = checked.module.functions
+    (lp,) = [lp for lp in build_kernel(fn, checked, None).loops if lp.kind == "for"]
+    assert (None if lp.trips is None else int(lp.trips)) == trips
+    codes = [d.code for d in wrong_kernel(checked, values={"n": 64})
+             if d.code != "feedback-race"]
+    assert codes == ([warned] if warned else [])
