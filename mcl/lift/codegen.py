@@ -20,7 +20,19 @@ import sympy
 from mcl.diagnostics import McplError, error
 from mcl.lift.arith import Idx
 from mcl.lift.codegen_patterns import _Loop, _PatternEmission
-from mcl.lift.ir import LAYOUT, Call, Expr, Fun, Lambda, Param, Prim, Program, bind_sizes, walk
+from mcl.lift.ir import (
+    LAYOUT,
+    Call,
+    Expr,
+    Fun,
+    Lambda,
+    Param,
+    Prim,
+    Program,
+    UserFun,
+    bind_sizes,
+    walk,
+)
 from mcl.lift.lowered import check_lowered, check_nesting, is_layout_fun, not_lowered
 from mcl.lift.printer import show
 from mcl.lift.typecheck import fun_type, type_of
@@ -186,6 +198,13 @@ class Generator(_PatternEmission):
         out = MemView(out_mem, rtype, Idx.of(0))
         result = self.top(body, env, out)
         if result is not out:
+            if not any(isinstance(n, UserFun) for _, n in walk(body)):
+                raise not_lowered(body, "the program computes nothing: it only rearranges "
+                                        "its inputs (a view: transpose, split, map(fun(v) => "
+                                        "v), ...), for which Lift writes no kernel",
+                                  hint="to copy the rearranged array, apply a user function "
+                                       "to each element: userfun copy(v: float): float = v, "
+                                       "then map(copy) (map(map(copy)) for a matrix)")
             raise not_lowered(body, "the program's result is not computed by a kernel "
                                     "(the outermost pattern must be a mapGlb or mapWrg)")
         shape = []

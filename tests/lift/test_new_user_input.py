@@ -319,3 +319,16 @@ def test_an_int_where_a_float_is_taken_says_how_to_write_the_literal():
     d = _error(ADD + "g = fun(x: float[8]) => reduce(add, 0) $ x\n")
     assert "argument 'x' has type float but receives int" in d.message
     assert "written 0.0f (not 0)" in d.hint
+
+
+@pytest.mark.parametrize("text", ["g = fun(x: float[N]) => map(fun(v) => v) $ x\n",
+                                  "g = fun(A: float[N][M]) => map(map(id)) o transpose $ A\n"])
+def test_a_program_that_only_rearranges_its_inputs_says_so_and_how_to_copy(run_cli, tmp_path,
+                                                                            text):
+    f = tmp_path / "view.lift"
+    f.write_text(text)
+    code, out, err = run_cli("lift", "gen", f, "--size", "N=64", *(
+        ["--size", "M=32"] if "M" in text else []))
+    assert code == 1 and out == ""
+    assert "the program computes nothing: it only rearranges its inputs" in err
+    assert "userfun copy(v: float): float = v" in err
