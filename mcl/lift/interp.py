@@ -309,6 +309,10 @@ def sizes_from_shapes(prog: Program, arrays) -> dict:
                 raise McplError(error("lift-run", f"input '{p.name}' has {x.shape[axis]} elements "
                                                   f"in dimension {axis}, expected {size}"))
             t, axis = t.elem, axis + 1
+        if isinstance(t, VectorType) and (axis >= x.ndim or x.shape[axis] != t.width):
+            raise McplError(error("lift-run", f"input '{p.name}' should have {t.width} lanes "
+                                              f"(type {p.type}) in its last axis, given an "
+                                              f"array of shape {x.shape}"))
     return values
 
 

@@ -332,3 +332,13 @@ def test_a_program_that_only_rearranges_its_inputs_says_so_and_how_to_copy(run_c
     assert code == 1 and out == ""
     assert "the program computes nothing: it only rearranges its inputs" in err
     assert "userfun copy(v: float): float = v" in err
+
+
+def test_vectors_of_the_wrong_width_are_refused():
+    p = parse("userfun add4(x: float4, y: float4): float4 = x + y\n"
+              "g = fun(x: float4[N], y: float4[N]) => map(fun(p) => add4(p._0, p._1)) "
+              "$ zip(x, y)\n")
+    assert run(p, np.ones((3, 4)), np.ones((3, 4))).shape == (3, 4)
+    for lanes in (3, 8):         # (were taken, giving a result of 3 or 8 lanes)
+        with pytest.raises(McplError, match="input 'x' should have 4 lanes"):
+            run(p, np.ones((3, lanes)), np.ones((3, lanes)))
