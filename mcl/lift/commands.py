@@ -77,8 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=LIFT_DESCRIPTION)
     lsub = p.add_subparsers(dest="lift_command", metavar="COMMAND")
 
-    def common(q, sizes=True, file_help="a Lift program (.lift)"):
-        q.add_argument("file", help=file_help)
+    def common(q, sizes=True, file_help="a Lift program (.lift)", optional=False):
+        q.add_argument("file", help=file_help, **({"nargs": "?"} if optional else {}))
         q.add_argument("--program", help="the definition to use (default: main or the last)")
         if sizes:
             q.add_argument("--size", action="append", default=[], metavar="NAME=INT",
@@ -112,7 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "at --at with --choice, the others where they first "
                                     "apply. --rules lists every rule. Numeric sizes "
                                     "(--size) give the rules their choices (split(4), ...).")
-    common(q)
+    common(q, file_help="a Lift program (.lift); not needed with --rules", optional=True)
     q.add_argument("--list", action="store_true", help="list the rewrites that apply")
     q.add_argument("--rules", action="store_true", help="list every rule")
     rule_options(q)
@@ -206,6 +206,9 @@ def cmd_rewrite(args) -> int:
         for r in RULES.values():
             print(f"{r.name:28} {r.kind:15} {r.doc}")
         return 0
+    if args.file is None:
+        raise UsageError("give a Lift program (.lift) to rewrite; --rules alone lists every "
+                         "rule")
     prog = _load(args)
     sizes = size_assignments(args, program_sizes(prog), prog.name)
     if sizes:

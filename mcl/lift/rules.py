@@ -770,7 +770,7 @@ def apply_rule(prog: Program, name: str, path: Path | None = None, choice: int =
         close = difflib.get_close_matches(name, list(RULES), n=1)
         raise McplError(error("lift-rule", f"unknown rule '{name}'",
                               hint=f"did you mean '{close[0]}'?" if close else
-                              "every rule: `mcl lift rewrite --rules FILE`; those that "
+                              "every rule: `mcl lift rewrite --rules`; those that "
                               "apply: `mcl lift rewrite --list FILE`"))
     r = RULES[name]
     sites = [s for s in typed_walk(prog, limits) if path is None or s.path == tuple(path)]

@@ -342,3 +342,10 @@ def test_vectors_of_the_wrong_width_are_refused():
     for lanes in (3, 8):         # (were taken, giving a result of 3 or 8 lanes)
         with pytest.raises(McplError, match="input 'x' should have 4 lanes"):
             run(p, np.ones((3, lanes)), np.ones((3, lanes)))
+
+
+def test_every_rule_is_listed_without_a_program(run_cli):
+    code, out, err = run_cli("lift", "rewrite", "--rules")
+    assert code == 0 and out.startswith("id-intro ") and "reduce-to-workgroup-tree" in out
+    code, out, err = run_cli("lift", "rewrite")
+    assert code == 2 and "give a Lift program (.lift) to rewrite" in err
