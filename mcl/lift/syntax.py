@@ -82,6 +82,15 @@ def syntax_diagnostic(exc: Any, text: str, file: str) -> Diagnostic:
         found = textx_errors.END_OF_FILE
         span = textx_errors.end_of_file_span(text, file, index)
     words = expected_words(getattr(exc, "expected_rules", None))
+    name = re.search(r"([A-Za-z_]\w*)(?:\s|//[^\n]*|#[^\n]*)*$", text[:start])
+    if words == ["'='"] and name and (not m or m.group() != "(") and \
+            text[:name.start(1)].strip() and not text[:name.start(1)].rstrip().endswith(";"):
+        # `f x`: x was read as the name of a new definition (`x = ...`)
+        x = name.group(1)
+        return error("lift-syntax", f"syntax error: expected '$' before '{x}' (to apply a "
+                     f"function to it) or '=' after it (to define '{x}')",
+                     index.span(file, name.start(1), name.end(1)),
+                     hint=f"a function is applied with '$': f $ {x}")
     if len(words) > 6:
         words = words[:6] + ["..."]
     what = " or ".join(words) if words else "something else"

@@ -103,3 +103,17 @@ def test_cli_renders_the_excerpt(run_cli, tmp_path):
     assert code == 1
     assert f"{f}:4:23: error: syntax error: expected ')'" in err
     assert "  reduce(add, 0.0f $ x" in err and "^" in err
+
+
+@pytest.mark.parametrize("text, where", [
+    ("userfun add(x: float, y: float): float = x + y\n"
+     "g = fun(x: float[N]) => reduce(add, 0.0f) x\n", (2, 43)),
+    ("userfun add(x: float, y: float): float = x + y\n"
+     "g = fun(x: float[N]) =>\n  reduce(add, 0.0f)\n  x // the input\n", (4, 3)),
+])
+def test_a_missing_dollar_is_named_at_the_data_not_at_the_end_of_the_file(text, where):
+    d = _error(text)    # (was: expected '=', found the end of the file)
+    assert d.message == ("syntax error: expected '$' before 'x' (to apply a function to "
+                         "it) or '=' after it (to define 'x')")
+    assert (d.span.line, d.span.column) == where
+    assert "f $ x" in d.hint
