@@ -94,7 +94,9 @@ def syntax_diagnostic(exc: Any, text: str, file: str) -> Diagnostic:
     if len(words) > 6:
         words = words[:6] + ["..."]
     what = " or ".join(words) if words else "something else"
-    if "')'" in words and not m:
+    if found == "'.'" and "'o' (composition)" in words:
+        hint = "functions are composed with 'o' (or '∘'): f o g, not f . g"
+    elif "')'" in words and not m:
         hint = "check that every '(' has a matching ')'"
     elif m and "')'" in words and "','" in words:
         hint = f"a ')' or ',' may be missing before {found}"

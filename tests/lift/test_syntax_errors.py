@@ -117,3 +117,10 @@ def test_a_missing_dollar_is_named_at_the_data_not_at_the_end_of_the_file(text, 
                          "it) or '=' after it (to define 'x')")
     assert (d.span.line, d.span.column) == where
     assert "f $ x" in d.hint
+
+
+def test_a_dot_for_composition_gets_the_hint_of_o():
+    d = _error("userfun add(x: float, y: float): float = x + y\n"
+               "g = fun(x: float[N]) => reduce(add, 0.0f) . map(fun(v) => v) $ x\n")
+    assert d.message.endswith("found '.'") and (d.span.line, d.span.column) == (2, 43)
+    assert "composed with 'o'" in d.hint
