@@ -16,11 +16,12 @@ from mcl.skel.errors import cl_failure, skel_error
 from mcl.skel.functions import UserFunction, ctype_of, dtype_of, from_source
 
 
-def matrix_type(ctype: str) -> str:
+def matrix_type(ctype: str, fields: str = "") -> str:
     """The struct a customising function receives for a matrix (MapOverlap, Stencil,
-    AllPairs): its data, size, the current element and the first stored row."""
+    AllPairs): its data, size, the current element and the first stored row, then the
+    skeleton's own ``fields`` (C declarations)."""
     return (f"typedef struct {{ __global const {ctype}* data; int rows; int cols; int row; "
-            f"int col; int lo; int len; }} {ctype}_matrix_t;\n")
+            f"int col; int lo; int len;{fields} }} {ctype}_matrix_t;\n")
 
 
 #: (lowest, highest) value of each scalar type an additional argument may have

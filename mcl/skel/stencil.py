@@ -4,7 +4,14 @@ The customising function receives a ``<type>_matrix_t`` and reads neighbours wit
 ``get(m, dr, dc)`` (``dr`` rows down, ``dc`` columns right of the current element).
 Out-of-matrix reads give a neutral value or the nearest element (``padding``).
 On several devices the input is overlap distributed; Stencil iterates, exchanging
-only the halo rows between devices (and ranks) every ``sync_every`` iterations."""
+only the halo rows between devices (and ranks) every ``sync_every`` iterations.
+
+A read beyond the skeleton's reach (more rows up or down than its size or shape) is a
+usage error (skel-reads-beyond-reach), on any number of devices: on several devices
+those rows are not stored with a part. A literal offset (``get(m, -2, 0)``) is refused
+when the skeleton is made; an offset computed at run time (``get(m, i, 0)`` in a loop)
+is checked by ``get`` itself, which records such a read in a small flag buffer instead
+of reading, and the call raises once its launches are done."""
 
 from __future__ import annotations
 
@@ -25,14 +32,22 @@ from mcl.skel.transfer import Fences, HaloExchange
 NEUTRAL, NEAREST = "neutral", "nearest"
 
 
-def _prelude(t: str, padding: str, neutral) -> str:
+def _prelude(t: str, padding: str, neutral, up: int, down: int) -> str:
+    """``get``: a read beyond the rows ``up`` and ``down`` the kernel is built for
+    (constants: a literal or unrolled offset costs nothing once folded) is recorded in
+    ``m.beyond`` (the farthest row up, the farthest down; written only then) and gives
+    the neutral value instead of reading memory the part may not hold."""
     if padding == NEAREST:
         edge = ("  r = clamp(r, 0, m.rows - 1);\n"
                 "  c = clamp(c, 0, m.cols - 1);\n")
     else:
         edge = f"  if (r < 0 || r >= m.rows || c < 0 || c >= m.cols) return ({t})({neutral});\n"
-    return (matrix_type(t)
+    return (matrix_type(t, " __global int* beyond;")
             + f"inline {t} skel_get({t}_matrix_t m, int dr, int dc)\n{{\n"
+            + f"  if (dr < {-up} || dr > {down}) {{\n"
+              "    int i = dr < 0 ? 0 : 1, d = dr < 0 ? -dr : dr;\n"
+              "    if (m.beyond[i] < d) atomic_max(m.beyond + i, d);\n"
+            + f"    return ({t})({neutral});\n  }}\n"
               "  int r = m.row + dr, c = m.col + dc;\n" + edge
             + "  return m.data[(r - m.lo) * m.cols + c];\n}\n"
               "#define get(m, dr, dc) skel_get((m), (dr), (dc))\n")
@@ -40,13 +55,13 @@ def _prelude(t: str, padding: str, neutral) -> str:
 
 def _body(sk: Skeleton, t: str, tout: str) -> str:
     return (f"__kernel void skel_neighbours(__global const {t}* in, __global {tout}* out, "
-            "const int rows, const int cols, const int first, const int count, const int lo, "
-            "const int out_lo"
+            "__global int* beyond, const int rows, const int cols, const int first, "
+            "const int count, const int lo, const int out_lo"
             f"{sk.extra_params()})\n{{\n"
             "  int c = get_global_id(0), r = get_global_id(1);\n"
             "  if (c < cols && r < count) {\n"
             f"    {t}_matrix_t m; m.data = in; m.rows = rows; m.cols = cols; "
-            "m.row = first + r; m.col = c; m.lo = lo; m.len = cols;\n"
+            "m.row = first + r; m.col = c; m.lo = lo; m.len = cols; m.beyond = beyond;\n"
             f"    out[(first + r - out_lo) * cols + c] = {cname(sk.func)}(m{sk.extra_names()});\n"
             "  }\n}\n")
 
@@ -102,6 +117,20 @@ def _check_reads(sk, up: int, down: int, how: str) -> None:
                               f"row(s) {'up' if dr < 0 else 'down'}")
 
 
+#: any read of a neighbour, literal or not
+_ANY_GET = re.compile(r"\b(?:skel_)?get\s*\(")
+
+
+def _reads_computed_offsets(sk) -> bool:
+    """Whether the function may read a row offset that is not a literal (``get(m, i,
+    0)``): only such reads are checked at run time (the literal ones were checked when
+    the skeleton was made, and a call that cannot read beyond the reach waits for
+    nothing)."""
+    from mcl.skel.functions import _strip_comments
+    text = _strip_comments(sk.func.source)
+    return len(_ANY_GET.findall(text)) != len(_LITERAL_GET.findall(text))
+
+
 def _check_padding(padding: str) -> str:
     if padding not in (NEUTRAL, NEAREST):
         raise skel_error("bad-arguments", f"padding must be '{NEUTRAL}' or '{NEAREST}', "
@@ -111,15 +140,82 @@ def _check_padding(padding: str) -> str:
 
 class _Neighbours(Skeleton):
     inputs = 1
+    #: rows (up, down) the kernels may read: the skeleton's reach
+    rows_reach = (0, 0)
+
+    def _reach_rows(self, up: int, down: int, how: str) -> None:
+        """The reach of the kernels, ``how`` in messages: literal reads beyond it are
+        refused now, the others are checked at run time (see :meth:`check_beyond`)."""
+        _check_reads(self, up, down, how)
+        self.rows_reach, self._how = (up, down), how
+        self._computed_offsets = _reads_computed_offsets(self)
 
     def neighbours_kernel(self, devs, g, m: Matrix, out_dtype):
         key = ("neighbours", devs.generation, g, m.dtype, out_dtype)
         k = self._kernels.get(key)      # the source is not composed again at every call
         if k is None:
             k = self._kernels[key] = self.kernel(
-                devs, g, _prelude(m.ctype, self.padding, _neutral_literal(self, m)),
+                devs, g, _prelude(m.ctype, self.padding, _neutral_literal(self, m),
+                                  *self.rows_reach),
                 _body(self, m.ctype, ctype_of(out_dtype)), "skel_neighbours")
         return k
+
+    def beyond_buffer(self, devs, g):
+        """Device ``g``'s flags of reads beyond the reach: the farthest row up and the
+        farthest row down read (0: none), zero until such a read happens."""
+        flags = self.__dict__.setdefault("_beyond", {})
+        buf = flags.get((devs.generation, g))
+        if buf is None:
+            import pyopencl as cl
+            if any(gen != devs.generation for gen, _ in flags):
+                flags.clear()           # other devices
+            buf = flags[(devs.generation, g)] = cl.Buffer(
+                devs.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                hostbuf=np.zeros(2, np.int32))
+        return buf
+
+    def check_beyond(self, devs) -> None:
+        """After a call's launches: a usage error where the function read rows beyond
+        the reach through an offset computed at run time. One read of the flags per
+        call, only for functions with such offsets (the others cannot read beyond it);
+        on one device too, where the rows are there, so that a program that works on
+        one device does not fail on several. Under MPI every rank raises alike."""
+        if not self._computed_offsets:
+            return
+        import pyopencl as cl
+        flags = [(g, buf, np.zeros(2, np.int32))
+                 for (gen, g), buf in self.__dict__.get("_beyond", {}).items()
+                 if gen == devs.generation]
+        g = None
+        try:
+            events = [cl.enqueue_copy(devs.queue(g), host, buf, is_blocking=False)
+                      for g, buf, host in flags]
+            devs.flush()        # every device's work is submitted before one is awaited
+            if events:          # (none where nothing was launched: an empty matrix)
+                cl.wait_for_events(events)
+            need = [int(max((host[k] for _, _, host in flags), default=0)) for k in (0, 1)]
+            if devs.ranks > 1:
+                from mcl.skel.mpi import allgather_values
+                every = allgather_values(devs, [tuple(need)])
+                need = [max(n[k] for n in every) for k in (0, 1)]
+            if not any(need):
+                return
+            for g, buf, host in flags:
+                if host.any():      # zero again for the next call
+                    cl.enqueue_copy(devs.queue(g), buf, np.zeros(2, np.int32),
+                                    is_blocking=True)
+        except cl.Error as e:
+            from mcl.skel.errors import cl_failure
+            raise cl_failure(f"running {self.name} '{self.func.name}'", e,
+                             devs.name(0 if g is None else g)) from e
+        far = " and ".join(f"{n} row(s) {way}" for n, way in zip(need, ("up", "down"),
+                                                                   strict=True) if n)
+        raise skel_error("reads-beyond-reach", f"'{self.func.name}' read a neighbour "
+                         f"{far} (through an offset computed at run time), beyond the "
+                         f"{self.name}'s reach ({self._how}): on several devices those "
+                         "rows are not stored with a part (refused on one device too, "
+                         "where the result would differ)",
+                         hint=self.larger(*need))
 
     @staticmethod
     def tile(devs, g) -> int:
@@ -154,7 +250,9 @@ class _Neighbours(Skeleton):
 
 class MapOverlap(_Neighbours):
     """``MapOverlap(f, size, padding="neutral", neutral=0)(M, *extras)``: ``f`` at every
-    element of M, reading neighbours up to ``size`` rows and columns away."""
+    element of M, reading neighbours up to ``size`` rows and columns away. A read of a
+    row farther away is a usage error on any number of devices (a literal offset when
+    the MapOverlap is made, a computed one when it is called)."""
 
     name = "MapOverlap"
 
@@ -163,7 +261,10 @@ class MapOverlap(_Neighbours):
         size = _reach(size, "MapOverlap's size")
         self.size, self.padding, self.neutral = size, _check_padding(padding), \
             _check_neutral(neutral)
-        _check_reads(self, size, size, f"size {size}")
+        self._reach_rows(size, size, f"size {size}")
+
+    def larger(self, up: int, down: int) -> str:
+        return f"give the MapOverlap a size of at least {max(up, down, self.size)}"
 
     def _call(self, m: Matrix, *args) -> Matrix:
         self._matrix(m, "MapOverlap")
@@ -182,8 +283,10 @@ class MapOverlap(_Neighbours):
         plan = self.plan(key, lambda: self._overlap_plan(devs, m, parts, out, out_dtype,
                                                          extras))
         opart = out._parts
-        self.run_plan(devs, plan, lambda i: (parts[i].buffer, opart[i].buffer), extras,
-                      f"running MapOverlap '{self.func.name}'")
+        self.run_plan(devs, plan, lambda i: (parts[i].buffer, opart[i].buffer,
+                                             self.beyond_buffer(devs, parts[i].spec.device)),
+                      extras, f"running MapOverlap '{self.func.name}'")
+        self.check_beyond(devs)
         out._written(out._parts)
         return out
 
@@ -198,7 +301,7 @@ class MapOverlap(_Neighbours):
             plan.append(self.part_launch(
                 devs, i, g, self.neighbours_kernel(devs, g, m, out_dtype),
                 (round_up(m.cols, tile), round_up(count, tile)), (tile, tile),
-                [p.buffer, o.buffer],
+                [p.buffer, o.buffer, self.beyond_buffer(devs, g)],
                 [np.int32(m.rows), np.int32(m.cols), np.int32(s.own_lo), np.int32(count),
                  np.int32(s.lo), np.int32(o.spec.lo)], extras))
         return plan
@@ -208,7 +311,9 @@ class Stencil(_Neighbours):
     """``Stencil(f, shape, padding="neutral", neutral=0, sync_every=1)(M, *extras,
     iterations=1)``: ``f`` applied ``iterations`` times; ``shape`` is the reach
     (up, right, down, left), or one number for all four. Between devices only the
-    halo rows move, every ``sync_every`` iterations (halos are that much deeper)."""
+    halo rows move, every ``sync_every`` iterations (halos are that much deeper). A
+    read of a row beyond ``shape`` is a usage error on any number of devices (a literal
+    offset when the Stencil is made, a computed one after the call's iterations)."""
 
     name = "Stencil"
     #: a part with fewer elements to compute is computed by one kernel before its
@@ -229,8 +334,13 @@ class Stencil(_Neighbours):
         self._objects: dict = {}
         self.shape, self.padding, self.neutral = shape, _check_padding(padding), \
             _check_neutral(neutral)
-        _check_reads(self, shape[0], shape[2], f"shape (up, right, down, left) = {shape}")
+        self._reach_rows(shape[0], shape[2], f"shape (up, right, down, left) = {shape}")
         self.sync_every = sync_every
+
+    def larger(self, up: int, down: int) -> str:
+        u, r, d, left = self.shape
+        return (f"give the Stencil a shape (up, right, down, left) of at least "
+                f"{(max(u, up), r, max(d, down), left)}")
 
     def _call(self, m: Matrix, *args, iterations: int = 1) -> Matrix:
         self._matrix(m, "Stencil")
@@ -295,6 +405,7 @@ class Stencil(_Neighbours):
                 exchange.end()
             src_role = role
         fences.settle(devs)
+        self.check_beyond(devs)         # once, after the iterations
         # only the result's state is seen after the call (the other buffer is dropped,
         # and no iteration looks at its input's flags): its own rows are written, its
         # halos stale (the last iteration exchanges none)
@@ -382,8 +493,9 @@ class Stencil(_Neighbours):
             if k is None:
                 k = self._objects[slot] = cl.Kernel(base.get_info(cl.kernel_info.PROGRAM),
                                                     "skel_neighbours")
-            args = [src, dst, np.int32(m.rows), np.int32(m.cols), np.int32(first),
-                    np.int32(count), np.int32(s.lo), np.int32(s.lo),
+            args = [src, dst, self.beyond_buffer(devs, s.device), np.int32(m.rows),
+                    np.int32(m.cols), np.int32(first), np.int32(count), np.int32(s.lo),
+                    np.int32(s.lo),
                     *self.extra_values(extras, devs, s.device)]
             typed(k, args)      # pyopencl's generic set_arg costs 9 us per scalar
             k.set_args(*args)
