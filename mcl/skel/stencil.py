@@ -8,10 +8,13 @@ only the halo rows between devices (and ranks) every ``sync_every`` iterations.
 
 A read beyond the skeleton's reach (more rows up or down than its size or shape) is a
 usage error (skel-reads-beyond-reach), on any number of devices: on several devices
-those rows are not stored with a part. A literal offset (``get(m, -2, 0)``) is refused
-when the skeleton is made; an offset computed at run time (``get(m, i, 0)`` in a loop)
-is checked by ``get`` itself, which records such a read in a small flag buffer instead
-of reading, and the call raises once its launches are done."""
+those rows are not stored with a part. An offset known before the function runs (a
+literal, ``get(m, -2, 0)``, or the index of a loop with literal bounds, ``for (int i =
+-2; i <= 2; ++i)``) is refused when the skeleton is made; one computed at run time
+(``for (int i = -k; i <= k; i++)``, k an argument) is checked by ``get`` itself, which
+records such a read in a small flag buffer instead of reading, and the call raises once
+its launches are done (reading the flags back waits for them: about 0.2 ms a call on
+an H200, benchmarks/skel/reach_check_cost.py)."""
 
 from __future__ import annotations
 
@@ -97,38 +100,80 @@ def _neutral_literal(sk, m: Matrix) -> str:
         ("NAN" if v != v else ("INFINITY" if v > 0 else "-INFINITY"))
 
 
-#: a read of a literal neighbour: get(m, -1, 0)
-_LITERAL_GET = re.compile(r"\bget\s*\(\s*\w+\s*,\s*([+-]?\s*\d+)\s*,\s*([+-]?\s*\d+)\s*\)")
-
-
-def _check_reads(sk, up: int, down: int, how: str) -> None:
-    """A usage error where the function reads a literal neighbour beyond the skeleton's
-    reach: on several devices those rows are not stored with a part (its own rows and
-    ``up``/``down`` halo rows), and the read would give another part's or no data."""
-    from mcl.skel.functions import _strip_comments
-    for mm in _LITERAL_GET.finditer(_strip_comments(sk.func.source)):
-        dr = int(mm.group(1).replace(" ", ""))
-        if -up <= dr <= down:       # every part stores whole rows: columns are there
-            continue
-        raise skel_error("reads-beyond-reach", f"'{sk.func.name}' reads {mm.group(0)}, "
-                         f"beyond the {sk.name}'s reach ({how}): on several devices "
-                         "those rows are not stored with a part",
-                         hint=f"give the {sk.name} a reach of at least {abs(dr)} "
-                              f"row(s) {'up' if dr < 0 else 'down'}")
-
-
-#: any read of a neighbour, literal or not
+#: a read of a neighbour whose row offset is a literal or a name: get(m, -1, 0), get(m, i, j)
+_SIMPLE_GET = re.compile(r"\bget\s*\(\s*\w+\s*,\s*([+-]?\s*\d+|[A-Za-z_]\w*)\s*,")
+#: any read of a neighbour
 _ANY_GET = re.compile(r"\b(?:skel_)?get\s*\(")
+#: a counted loop with literal bounds and unit steps: for (int i = -2; i <= 2; ++i)
+_LITERAL_FOR = re.compile(
+    r"\bfor\s*\(\s*int\s+([A-Za-z_]\w*)\s*=\s*([+-]?\s*\d+)\s*;\s*\1\s*(<=|<|>=|>)\s*"
+    r"([+-]?\s*\d+)\s*;\s*(\+\+\s*\1|\1\s*\+\+|\1\s*\+=\s*1|--\s*\1|\1\s*--|\1\s*-=\s*1)\s*\)")
 
 
-def _reads_computed_offsets(sk) -> bool:
-    """Whether the function may read a row offset that is not a literal (``get(m, i,
-    0)``): only such reads are checked at run time (the literal ones were checked when
-    the skeleton was made, and a call that cannot read beyond the reach waits for
-    nothing)."""
+def _loop_ranges(text: str) -> dict[str, tuple[int, int] | None]:
+    """The values each name takes as the index of counted loops with literal bounds (the
+    union over its loops), None for a name declared or written anywhere else (its values
+    are not known before the run)."""
+    ranges: dict[str, tuple[int, int] | None] = {}
+    rest = text
+    for m in _LITERAL_FOR.finditer(text):
+        var, a, op, b, step = m.groups()
+        a, b = int(a.replace(" ", "")), int(b.replace(" ", ""))
+        up = "+" in step
+        if op in ("<", "<=") and up:
+            lo, hi = a, b - (op == "<")
+        elif op in (">", ">=") and not up:
+            lo, hi = b + (op == ">"), a
+        else:
+            ranges[var] = None          # steps away from its bound: not counted here
+            continue
+        old = ranges.get(var, (lo, hi))
+        if lo <= hi:
+            ranges[var] = None if old is None else (min(old[0], lo), max(old[1], hi))
+        rest = rest.replace(m.group(0), " ", 1)
+    for var in list(ranges):
+        write = re.compile(rf"\bint\s+{var}\b|\b{var}\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)"
+                           rf"|(?:\+\+|--)\s*{var}\b")
+        if write.search(rest):
+            ranges[var] = None
+    return ranges
+
+
+def _row_reads(sk) -> tuple[list[tuple[str, int, int]], bool]:
+    """The function's reads of a neighbour whose row offsets are known before it runs
+    (a literal, or the index of a counted loop with literal bounds: the blur's ``for
+    (int i = -2; i <= 2; ++i)``), as (the read, its least and greatest row offset), and
+    whether it has others (offsets computed at run time: checked by ``get`` itself)."""
     from mcl.skel.functions import _strip_comments
     text = _strip_comments(sk.func.source)
-    return len(_ANY_GET.findall(text)) != len(_LITERAL_GET.findall(text))
+    ranges = _loop_ranges(text)
+    known, computed = [], len(_ANY_GET.findall(text)) != len(_SIMPLE_GET.findall(text))
+    for m in _SIMPLE_GET.finditer(text):
+        row = m.group(1).replace(" ", "")
+        if re.fullmatch(r"[+-]?\d+", row):
+            known.append((m.group(0).rstrip(",").strip() + ", ...)", int(row), int(row)))
+        elif ranges.get(row) is not None:
+            known.append((m.group(0).rstrip(",").strip() + ", ...)", *ranges[row]))
+        else:
+            computed = True
+    return known, computed
+
+
+def _check_reads(sk, up: int, down: int, how: str) -> bool:
+    """A usage error where the function reads a neighbour beyond the skeleton's reach
+    at an offset known before it runs: on several devices those rows are not stored with
+    a part (its own rows and ``up``/``down`` halo rows), and the read would give another
+    part's or no data. Returns whether it reads offsets computed at run time."""
+    known, computed = _row_reads(sk)
+    for read, lo, hi in known:
+        if -up <= lo and hi <= down:    # every part stores whole rows: columns are there
+            continue
+        where = f"row offset {lo}" if lo == hi else f"row offsets {lo} .. {hi}"
+        raise skel_error("reads-beyond-reach", f"'{sk.func.name}' reads {read} at {where}, "
+                         f"beyond the {sk.name}'s reach ({how}): on several devices "
+                         "those rows are not stored with a part",
+                         hint=sk.larger(max(0, -lo), max(0, hi)))
+    return computed
 
 
 def _check_padding(padding: str) -> str:
@@ -146,9 +191,8 @@ class _Neighbours(Skeleton):
     def _reach_rows(self, up: int, down: int, how: str) -> None:
         """The reach of the kernels, ``how`` in messages: literal reads beyond it are
         refused now, the others are checked at run time (see :meth:`check_beyond`)."""
-        _check_reads(self, up, down, how)
+        self._computed_offsets = _check_reads(self, up, down, how)
         self.rows_reach, self._how = (up, down), how
-        self._computed_offsets = _reads_computed_offsets(self)
 
     def neighbours_kernel(self, devs, g, m: Matrix, out_dtype):
         key = ("neighbours", devs.generation, g, m.dtype, out_dtype)
@@ -251,8 +295,8 @@ class _Neighbours(Skeleton):
 class MapOverlap(_Neighbours):
     """``MapOverlap(f, size, padding="neutral", neutral=0)(M, *extras)``: ``f`` at every
     element of M, reading neighbours up to ``size`` rows and columns away. A read of a
-    row farther away is a usage error on any number of devices (a literal offset when
-    the MapOverlap is made, a computed one when it is called)."""
+    row farther away is a usage error on any number of devices (an offset known before
+    the function runs when the MapOverlap is made, a computed one when it is called)."""
 
     name = "MapOverlap"
 

@@ -48,17 +48,31 @@ def reach_error(call):
     return d
 
 
+def test_a_loop_offset_beyond_the_reach_is_refused_when_the_skeleton_is_made():
+    """Rows -3..3 of a loop with literal bounds, size 1: known before the function runs,
+    so refused at once (on two devices the parts hold one halo row, and the result was
+    silently wrong), and a call within the reach reads no flags back."""
+    d = reach_error(lambda: sk.MapOverlap(BEYOND, 1))
+    assert d.message.startswith("'beyond' reads get(m, i, ...) at row offsets -3 .. 3, "
+                                "beyond the MapOverlap's reach (size 1)")
+    assert "size of at least 3" in d.hint
+    d = reach_error(lambda: sk.Stencil(BEYOND, 1))
+    assert "(1, 1, 1, 1)" in d.message and "(3, 1, 3, 1)" in d.hint
+    assert not sk.MapOverlap(BEYOND, 3)._computed_offsets
+
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_a_computed_offset_beyond_the_reach_is_an_error(on_devices, n):
-    """Size 1, rows -3..3: on two devices the parts hold one halo row, and the result
-    was silently wrong (a read out of the buffer); on one device it was right, and is
-    refused alike, so that a program that works on one device does not fail on two."""
+    """Rows -k..k with k an argument, size 1, k = 3: refused when called, on one device
+    too, so that a program that works on one device does not fail on two."""
     on_devices(n)
-    d = reach_error(lambda: sk.MapOverlap(BEYOND, 1)(sk.Matrix(M)))
-    assert "'beyond'" in d.message and "3 row(s) up and 3 row(s) down" in d.message
+    mo = sk.MapOverlap(ROWS, 1)
+    assert mo._computed_offsets
+    d = reach_error(lambda: mo(sk.Matrix(M), 3))
+    assert "'rows'" in d.message and "3 row(s) up and 3 row(s) down" in d.message
     assert "size 1" in d.message and "size of at least 3" in d.hint
-    d = reach_error(lambda: sk.Stencil(BEYOND, 1)(sk.Matrix(M), iterations=3))
-    assert "'beyond'" in d.message and "(1, 1, 1, 1)" in d.message
+    d = reach_error(lambda: sk.Stencil(ROWS, 1)(sk.Matrix(M), 3, iterations=3))
+    assert "'rows'" in d.message and "(1, 1, 1, 1)" in d.message
     assert "(3, 1, 3, 1)" in d.hint
 
 
