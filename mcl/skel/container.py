@@ -6,6 +6,7 @@ container makes it so, moving only what is not valid where it is needed."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,17 @@ class Part:
 
 #: the most elements a container holds: the skeletons' kernels index with 32-bit integers
 MAX_ELEMENTS = 2 ** 31 - 1
+
+
+def _size(kind: str, s) -> int:
+    """A size of a container made without data: a whole number (2.0 is 2; 5.5 rows
+    are none)."""
+    whole = isinstance(s, numbers.Integral) or (isinstance(s, numbers.Real) and
+                                                 float(s).is_integer())
+    if isinstance(s, bool) or not whole:
+        raise skel_error("bad-container", f"a {kind}'s size must be a whole number, not "
+                         f"{s!r:.40}", hint="give an int (or numpy integer)")
+    return int(s)
 
 
 def _check_count(kind: str, shape: tuple) -> None:
@@ -65,7 +77,7 @@ class Container:
             if shape is None:
                 raise skel_error("bad-container", f"a {self.kind} needs data (a numpy array) "
                                  "or a size")
-            self.shape = self._check_shape(tuple(int(s) for s in shape))
+            self.shape = self._check_shape(tuple(_size(self.kind, s) for s in shape))
             self.dtype = np.dtype(dtype or np.float32)
             self._host = None        # zeros until written: allocated when first needed
         ctype_of(self.dtype)

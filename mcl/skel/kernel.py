@@ -315,7 +315,8 @@ class Skeleton:
             ctype = ctype_of(dt)
             raise skel_error(
                 "type-mismatch", f"parameter '{p.name}' of the {self.name} function "
-                f"'{func.name}' is a {p.base}, but the {kind} holds {dt}"
+                f"'{func.name}' is {'an' if p.base[0] in 'aeiou' else 'a'} {p.base}, but the "
+                f"{kind} holds {dt}"
                 + ("" if exact else f" (C would round each element to a {p.base})"),
                 hint=f"write the function for {ctype} elements, or convert the data "
                      f"first (e.g. {kind if kind != 'input' else 'Vector'}(array.astype("

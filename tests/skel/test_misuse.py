@@ -158,3 +158,23 @@ def test_explain_with_more_devices_than_the_node(tmp_path):
     """The report spoke of gpus.gpu[2] of a node of two."""
     r = explain(tmp_path, "print(1)\n", "--devices", "3")
     assert r.returncode == 2 and "node 'h200x2' has 2" in r.stderr
+
+
+@pytest.mark.parametrize("make", [lambda: sk.Vector(size=5.5), lambda: sk.Matrix(shape=(2, 2.5)),
+                                  lambda: sk.Vector(size="4")])
+def test_a_size_that_is_no_whole_number_is_refused(make):
+    """Vector(size=5.5) held 5 elements."""
+    code, message = code_of(make)
+    assert code == "skel-bad-container" and "must be a whole number" in message
+
+
+def test_whole_sizes_of_any_number_type_are_sizes():
+    assert sk.Vector(size=np.int64(3)).shape == (3,)
+    assert sk.Matrix(shape=(2, 4.0)).shape == (2, 4)
+
+
+def test_a_type_mismatch_says_an_int():
+    m = sk.Map("int f(int x) { return x; }")
+    with pytest.raises(McplError) as e:
+        m(sk.Vector(np.ones(4, np.float32)))
+    assert "is an int, but" in str(e.value)
