@@ -68,6 +68,10 @@ def _load(args, typed: bool = True):
     prog = parse_file(args.file, getattr(args, "program", None))
     if typed:
         check_program(prog)
+        from mcl.lift.associativity import nonassociative_reductions
+        warned = nonassociative_reductions(prog)
+        if warned:
+            print_diagnostics(warned, args, SourceCache(), stream=sys.stderr)
     return prog
 
 
