@@ -332,7 +332,11 @@ class _Builder:
             if kind == "fun":
                 f = self.expr(a, scope)
                 if not isinstance(f, Fun):
-                    self.fail(a, f"{name}: expects a function here, got data")
+                    shadowed = getattr(f, "name", None)     # a parameter of that name
+                    hint = (f"'{shadowed}' names data here (a parameter), which hides the "
+                            f"user function '{shadowed}': rename one of them"
+                            if shadowed in self.userfuns else None)
+                    self.fail(a, f"{name}: expects a function here, got data", hint)
                 out.append(f)
             elif kind == "init":
                 v = self.expr(a, scope)

@@ -119,3 +119,17 @@ def test_commands_refuse_an_ill_typed_program_that_bound_sizes_would_hide(run_cl
 def test_the_bundled_programs_still_read():
     for name in ("asum", "dot", "gemv", "mm", "scal", "stencil", "sum"):
         program(name)
+
+
+def test_a_parameter_that_hides_a_user_function_is_named_in_the_hint():
+    import pytest
+
+    from mcl.diagnostics import McplError
+    from mcl.lift.parser import parse
+    with pytest.raises(McplError) as e:
+        parse("userfun f(a: float): float = a * 2.0f\n"
+              "s = fun(f: float[N], y: float[N]) => map(f) $ y\n")
+    [d] = e.value.diagnostics
+    assert d.message == "map: expects a function here, got data"
+    assert d.hint == ("'f' names data here (a parameter), which hides the user function "
+                      "'f': rename one of them")
