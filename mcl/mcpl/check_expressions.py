@@ -16,6 +16,7 @@ from mcl.mcpl.check_common import (
     _show,
     _suggest,
 )
+from mcl.mcpl.fold import fold_constant
 from mcl.mcpl.resolve import FunctionInfo
 
 
@@ -167,7 +168,18 @@ class _ExpressionChecks:
         name = max(a.name, b.name, key=_RANK.__getitem__)
         if e.op in ("/", "%") and name not in ("float", "double"):
             self.check_divisor(e.op, e.right, e.op_span or e.span)
+        if e.op in ("<<", ">>"):
+            self.check_shift(e, 64 if a.name == "long" else 32)
         return ast.Type("int" if name in ("bool", "byte") else name)
+
+    def check_shift(self, e: ast.Binary, bits: int) -> None:
+        """A warning where a shift's amount is a constant outside 0 .. bits - 1 of the
+        (promoted) left operand: undefined in C (``i << 40`` of an int)."""
+        amount = fold_constant(e.right, self.constant_value)
+        if isinstance(amount, int) and not 0 <= amount < bits:
+            self.warn("mcpl-shift-range", f"a shift of a {bits}-bit value by {amount} is "
+                      f"undefined (as in C): the amount must be 0 .. {bits - 1}", e,
+                      "shift a long (`(long) x << 40`) or by less")
 
     def call(self, e: ast.Call) -> ast.Type | None:
         info = self.functions.get(e.func)

@@ -39,7 +39,11 @@ def fold_constant(e: ast.Expr, resolve: Callable[[ast.Name], ast.Expr | None],
         v = fold(e.operand)
         if v is None or e.type.dims:
             return None
-        return int(v) if e.type.name in _INTEGER else float(v)
+        if e.type.name not in _INTEGER:
+            return float(v)
+        if v != v or v in (float("inf"), float("-inf")):
+            return None                 # no integer (C leaves the conversion undefined)
+        return _wrapped(int(v), e.type.name)
     if isinstance(e, ast.Unary):
         v = fold(e.operand)
         if v is None:
@@ -56,6 +60,20 @@ def fold_constant(e: ast.Expr, resolve: Callable[[ast.Name], ast.Expr | None],
             return None
         return _fold_binary(e.op, a, b)
     return None
+
+
+#: the integer types' ranges as C converts to them: (bits, signed)
+_WIDTHS = {"int": (32, True), "long": (64, True), "byte": (8, False)}
+
+
+def _wrapped(v: int, type_name: str) -> int:
+    """``v`` converted to an integer type as C does: modulo its range (a bool is 0 or
+    1): ``(byte) 300`` is 44, ``(int) 3000000000L`` -1294967296."""
+    if type_name == "bool":
+        return int(v != 0)
+    bits, signed = _WIDTHS[type_name]
+    v %= 1 << bits
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
 
 
 def _fold_binary(op: str, a: int | float, b: int | float) -> int | float | None:

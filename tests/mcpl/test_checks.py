@@ -451,3 +451,34 @@ def test_an_import_of_a_description_beside_the_file_says_how_to_find_it(tmp_path
     assert d.hint == ("'mygpu.hdl' is beside this file, but hardware descriptions are searched "
                       f"in the library, on --hwd-path and MCL_HWD_PATH: add --hwd-path {tmp_path}")
     assert check(str(tmp_path / "k.mcpl"), search_path=(str(tmp_path),)).diagnostics == []
+
+
+@pytest.mark.parametrize("statement, warned", [
+    ("b[i] = i << 40;", True),
+    ("b[i] = i >> 32;", True),
+    ("b[i] = i << -1;", True),
+    ("const int s = 33; b[i] = i << s;", True),
+    ("b[i] = i << 31;", False),
+    ("b[i] = (int) ((long) i << 40);", False),     # a long shifts by up to 63
+    ("b[i] = i << n;", False),                     # not known before the run
+])
+def test_a_shift_by_a_constant_beyond_the_width_is_warned_of(statement, warned):
+    ds = diags(ZERO.format(statement), "perfect")
+    assert [d.code for d in ds] == (["mcpl-shift-range"] if warned else []), ds
+
+
+@pytest.mark.parametrize("statement", [
+    "byte c = (byte) 300; b[i] = c;",             # C's conversion: 44, the programmer's word
+    "int x = (int) 3000000000L; b[i] = x;",       # -1294967296
+])
+def test_a_cast_folds_as_c_converts(statement):
+    assert diags(ZERO.format(statement), "perfect") == []
+
+
+def test_folded_casts_wrap_round_their_type():
+    from mcl.mcpl.fold import fold_constant
+    for text, value in (("(byte) 300", 44), ("(int) 3000000000L", -1294967296),
+                        ("(byte) -1", 255), ("(int) 2.7", 2), ("(int) -2.7", -2),
+                        ("(bool) 5", 1)):
+        module = parse(f"module t;\nconst long C = {text};\n", "t.mcpl")
+        assert fold_constant(module.constants[0].value, lambda n: None) == value, text
