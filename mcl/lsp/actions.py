@@ -67,15 +67,30 @@ def _translate_actions(analysis: Analysis, f: ast.Function, uri: str, mapper: Po
         action = lsp.CodeAction(
             title=f"Translate '{f.name}' to {child}", kind=lsp.CodeActionKind.RefactorRewrite,
             data={"uri": uri, "action": "translate", "function": f.name, "to": child})
+        if not saved(analysis):
+            # The translation is a new file beside this one: an unsaved buffer has no
+            # folder (its path would make a file named "untitled:..." at the root).
+            action.disabled = lsp.CodeActionDisabled(
+                reason="save the document first: the translated module is written to a "
+                       "new file beside it")
+            action.data = None
+            out.append(action)
+            continue
         out.append(action if lazy else resolve(action, analysis, mapper, settings))
     return out
+
+
+def saved(analysis: Analysis) -> bool:
+    """Whether the document is a file on disk (not an editor's ``untitled:`` buffer),
+    so that files beside it can be found and written."""
+    return Path(analysis.file).is_absolute()
 
 
 def resolve(action: lsp.CodeAction, analysis: Analysis, mapper: PositionMapper,
             settings: Settings) -> lsp.CodeAction:
     """Fill in the edit of an action that :func:`code_actions` left lazy."""
     data = action.data if isinstance(action.data, dict) else {}
-    if data.get("action") != "translate" or analysis.module is None:
+    if data.get("action") != "translate" or analysis.module is None or not saved(analysis):
         return action
     f = analysis.module.function(data.get("function", ""))
     if f is None:
@@ -181,7 +196,10 @@ def compare_action(analysis: Analysis, f: ast.Function, uri: str) -> lsp.CodeAct
     """Offered where the folder holds other versions (finding which one this version
     refines checks them all, so that waits until the command runs)."""
     here = Path(analysis.file)
-    if not analysis.parses or not any(p.name != here.name for p in here.parent.glob("*.mcpl")):
+    # an unsaved buffer has no folder of versions (Path("untitled:1").parent is the
+    # server's working directory)
+    if not analysis.parses or not saved(analysis) or \
+            not any(p.name != here.name for p in here.parent.glob("*.mcpl")):
         return None
     title = f"Compare '{f.name}' with the previous version (feedback diff)"
     return lsp.CodeAction(title=title, command=lsp.Command(title, COMPARE_COMMAND,

@@ -225,7 +225,8 @@ def _imports(lib: Any, analysis: Analysis | None) -> list[lsp.CompletionItem]:
     items = [_item(h, CK.Module, "hardware description") for h in _names_of(lib)]
     items += [_item(f"lib.{p.stem}", CK.Module, "standard library", sort="6")
               for p in sorted(STDLIB.glob("*.mcpl"))]
-    if analysis is not None and not analysis.file.startswith("<"):
+    # an unsaved buffer has no folder (Path("untitled:1").parent is the server's cwd)
+    if analysis is not None and Path(analysis.file).is_absolute():
         here = Path(analysis.file)
         for p in sorted([*here.parent.glob("*.mcpl"), *here.parent.glob("*.mcl")]):
             if p.name != here.name:

@@ -4,6 +4,8 @@ their severity, performance feedback is information or a hint."""
 
 from __future__ import annotations
 
+import re
+
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -18,7 +20,15 @@ SEVERITY = {
 }
 
 
+#: A URI's scheme (two letters or more: ``C:`` starts a Windows path).
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+
+
 def path_to_uri(path: str) -> str:
+    """The ``file:`` URI of a path; a document's URI that :func:`uri_to_path` kept (an
+    unsaved ``untitled:`` buffer) is returned as it is."""
+    if _SCHEME.match(path):
+        return path
     return from_fs_path(path) or path
 
 
