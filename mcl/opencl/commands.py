@@ -158,7 +158,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
                        search_path=hwd_search_path(args), specialize=args.specialize,
                        fast_math=args.fast_math)
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    _make_output_folder(out, args.output)
     for k in kernels:
         (out / f"{k.name}.cl").write_text(k.source)
         (out / f"{k.name}.json").write_text(k.plan.to_json())
@@ -170,6 +170,38 @@ def cmd_gen(args: argparse.Namespace) -> int:
             written += [f"{k.name}_host.h", f"{k.name}_host.c"]
         print(f"{k.name}: " + ", ".join(str(out / w) for w in written))
     return 0
+
+
+def _make_output_folder(out: Path, given: str) -> None:
+    """Create the folder of ``-o`` (and its parents), or say which part of the path
+    stands in the way: OSError names only the component that failed (``/a`` of
+    ``-o /a/b``), which reads as if the input were missing."""
+    from mcl.cli import UsageError
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        blocking = next((p for p in [out, *out.parents] if p.exists()), None)
+        why = f"{blocking} is a file, not a folder" if blocking is not None and \
+            not blocking.is_dir() else f"{e.filename or out}: {e.strerror or e}"
+        raise UsageError(f"-o {given}: cannot create this folder ({why}); -o names the "
+                         "folder the .cl source and the launch plan are written to") from None
+
+
+def _one_kernel(checked, file: Path) -> None:
+    """Without --function, refuse a file of several kernels here, naming the option
+    (the runtime's own message speaks of mcl.compile's ``function=``)."""
+    from mcl.opencl.generate import _is_kernel
+    if any(d.is_error for d in checked.diagnostics):
+        return   # the build reports the errors
+    kernels = [f for f in checked.module.functions if _is_kernel(f)]
+    if len(kernels) > 1:
+        names = [f.name for f in kernels]
+        raise McplError(error(
+            "opencl-several-kernels",
+            f"{file.name} has several kernels ({', '.join(names)}); mcl run runs one",
+            kernels[1].span,
+            hint=f"choose one with --function {names[0]} "
+                 f"(or {', '.join('--function ' + n for n in names[1:])})"))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -198,6 +230,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     ref = load_reference(file.resolve().parent)
     # a version written for sizes known at build time says so in its reference.py
     specialize = args.specialize or written_for_sizes(file, ref)
+    if args.function is None:
+        _one_kernel(checked, file)
     kernel = compile_kernel(checked, args.target, args.device, function=args.function,
                             search_path=hwd_search_path(args), specialize=specialize,
                             max_registers=args.max_registers, fast_math=args.fast_math,

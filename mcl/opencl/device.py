@@ -147,6 +147,7 @@ def build_problem(dev) -> str | None:
 def select_device(spec: str | None = None):
     """The device named by ``spec`` (or ``MCL_DEVICE``), else the best available
     that can build programs: a GPU, then an accelerator, then a CPU."""
+    from_environment = spec is None and bool(os.environ.get("MCL_DEVICE"))
     spec = spec if spec is not None else os.environ.get("MCL_DEVICE") or None
     devices = all_devices()
     if not devices:
@@ -163,8 +164,12 @@ def select_device(spec: str | None = None):
             extra = registration_hint()
             if extra:
                 hint += "; " + extra
+            given = f"'{spec}'"
+            if from_environment:   # not on the command line: say where it comes from
+                given = f"MCL_DEVICE={given}"
+                hint += "; change or unset MCL_DEVICE, or give --device PLATFORM:DEVICE"
             raise McplError(error("opencl-unknown-device",
-                                  f"no OpenCL device matches '{spec}'", hint=hint))
+                                  f"no OpenCL device matches {given}", hint=hint))
         working = [d for d in chosen if build_problem(d) is None]
         return (working or chosen)[0]
     order = {"GPU": 0, "ACCELERATOR": 1, "CPU": 2}

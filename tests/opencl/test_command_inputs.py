@@ -1,0 +1,63 @@
+"""`mcl gen` and `mcl run` given what a new user types: an -o that cannot be a folder,
+a file of several kernels without --function, a device named only by MCL_DEVICE.
+Each gives a message that says what to change and a non-zero exit status."""
+
+from __future__ import annotations
+
+from tests.opencl.conftest import EXAMPLES
+
+HOPPER = EXAMPLES / "vector_add" / "hopper_v1.mcpl"
+
+TWO_KERNELS = """module two;
+import perfect;
+
+perfect void add(const int n = 100, main float[n] c, main float[n] a) {
+  foreach (int i in n threads) { c[i] = a[i] + 1.0; }
+}
+
+perfect void scale(const int m = 50, main float[m] d) {
+  foreach (int i in m threads) { d[i] = d[i] * 2.0; }
+}
+"""
+
+
+def test_gen_into_a_folder_under_a_file_names_the_file(run_cli, tmp_path):
+    (tmp_path / "f").write_text("")
+    code, out, err = run_cli("gen", HOPPER, "-o", tmp_path / "f" / "sub")
+    assert code == 2 and not out
+    assert f"-o {tmp_path / 'f' / 'sub'}: cannot create this folder" in err
+    assert f"{tmp_path / 'f'} is a file, not a folder" in err
+
+
+def test_gen_into_a_folder_that_cannot_be_created_says_so(run_cli, monkeypatch, tmp_path):
+    from pathlib import Path
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    code, _, err = run_cli("gen", HOPPER, "-o", tmp_path / "new")
+    assert code == 2
+    assert f"-o {tmp_path / 'new'}: cannot create this folder" in err
+    assert "Permission denied" in err
+
+
+def test_run_of_several_kernels_without_function_names_the_option(run_cli, tmp_path):
+    path = tmp_path / "two.mcpl"
+    path.write_text(TWO_KERNELS)
+    code, out, err = run_cli("run", "-t", "cpu", path, "--repeat", "1")
+    assert code == 1 and not out
+    assert "two.mcpl:8:1: error: two.mcpl has several kernels (add, scale)" in err
+    assert "--function add" in err and "--function scale" in err
+    assert "function=..." not in err
+
+
+def test_a_device_named_by_the_environment_says_so(opencl_device, run_cli, monkeypatch):
+    monkeypatch.setenv("MCL_DEVICE", "no-such-device")
+    code, _, err = run_cli("run", HOPPER, "--set", "n=100", "--repeat", "1")
+    assert code == 1
+    assert "no OpenCL device matches MCL_DEVICE='no-such-device'" in err
+    assert "unset MCL_DEVICE" in err
+    code, _, err = run_cli("run", HOPPER, "--set", "n=100", "--repeat", "1",
+                           "--device", "no-such-device")
+    assert code == 1
+    assert "no OpenCL device matches 'no-such-device'" in err and "MCL_DEVICE" not in err
