@@ -20,7 +20,7 @@ from mcl.opencl.emit_expressions import (
     c_escape,
 )
 from mcl.opencl.emit_statements import ASYNC_WAIT
-from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan
+from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, record_dtype
 from mcl.opencl.target import Target
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def assemble(gen: _KernelGen, params: list[_Var]) -> GeneratedKernel:
             sig.append(f"const {_by_value_type(v.name)} {gen.cname(v.name)}")
             shape = tuple(_CPrinter(gen, plan=True).expr(gen.inline(e))
                           for e in v.type.sizes)
-            args.append(Argument(v.name, "value", elem, DTYPES.get(elem, elem), shape,
+            args.append(Argument(v.name, "value", elem, _dtype(gen, elem), shape,
                                  v.space, None, v.read, False))
         elif v.type.is_array or v.by_pointer:
             written = v.written
@@ -59,11 +59,11 @@ def assemble(gen: _KernelGen, params: list[_Var]) -> GeneratedKernel:
             sig.append(f"{v.qualifier} {const}{_ctype(elem, gen)}* restrict {v.cname}")
             shape = tuple(_CPrinter(gen, plan=True).expr(gen.inline(e))
                           for e in v.type.sizes) if v.type.is_array else ("1",)
-            args.append(Argument(v.name, "buffer", elem, DTYPES.get(elem, elem), shape,
+            args.append(Argument(v.name, "buffer", elem, _dtype(gen, elem), shape,
                                  v.space, v.qualifier, v.read, written))
         else:
             sig.append(f"const {_ctype(elem, gen)} {v.cname}")
-            args.append(Argument(v.name, "scalar", elem, DTYPES.get(elem, elem)))
+            args.append(Argument(v.name, "scalar", elem, _dtype(gen, elem)))
     for arg, param in gen.scratch_args:
         args.append(arg)
         sig.append(param)
@@ -183,3 +183,18 @@ def _async_copy_macros(t: Target) -> str:
 
 def _by_value_type(name: str) -> str:
     return f"mcl_{name}_value"
+
+
+def _dtype(gen, elem: str) -> str:
+    """The plan's dtype of an element type: a number's numpy name, or a record's fields
+    (nested records too); the type's name where a field is an array (the runtime says it
+    cannot lay that out)."""
+    if elem in DTYPES:
+        return DTYPES[elem]
+    td = gen.records.get(elem)
+    if td is None or any(x.type.dims for x in td.fields):
+        return elem
+    fields = [(x.name, _dtype(gen, x.type.name)) for x in td.fields]
+    if any(dt not in DTYPES.values() and not dt.startswith("[") for _, dt in fields):
+        return elem
+    return record_dtype(fields)

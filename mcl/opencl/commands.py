@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from mcl.diagnostics import McplError, error
 from mcl.opencl import device
+from mcl.opencl.plan import fields_as_numbers
 from mcl.opencl.sizing import divisibility_problems, size_expression
 from mcl.versions.sizes import load_reference, written_for_sizes
 
@@ -300,6 +301,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             got = result.get(name)
             if got is None:
                 continue
+            got, want = fields_as_numbers(got), fields_as_numbers(want)   # records too
             ok = np.allclose(got, want, **tol)
             err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
             print(f"  {name}: {'matches' if ok else 'DIFFERS FROM'} {against} "

@@ -13,11 +13,51 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from mcl.diagnostics import McplError, error
 
 #: MCPL element types -> (OpenCL C type, numpy dtype name)
 DTYPES = {"float": "float32", "double": "float64", "int": "int32", "long": "int64",
           "bool": "uint8", "byte": "uint8"}
+
+
+def record_dtype(fields: list[tuple[str, str]]) -> str:
+    """The plan's dtype of a record (``type pt { float x; float y; }``): its fields
+    and their dtypes (a record's own, nested), as JSON."""
+    return json.dumps([[name, json.loads(dt) if dt.startswith("[") else dt]
+                       for name, dt in fields], separators=(",", ":"))
+
+
+def numpy_dtype(dtype: str, argument: str = "") -> np.dtype:
+    """The numpy dtype of a plan's ``dtype``: a name (float32), or a record's fields
+    (:func:`record_dtype`), laid out as OpenCL C lays out the struct (each field at a
+    multiple of its size: numpy's ``align=True``)."""
+    if dtype.startswith("["):
+        def structured(fields) -> np.dtype:
+            return np.dtype([(n, structured(t) if isinstance(t, list) else np.dtype(t))
+                             for n, t in fields], align=True)
+        return structured(json.loads(dtype))
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise McplError(error(
+            "opencl-unsupported-element",
+            f"'{argument}' holds elements of type '{dtype}', which the Python runtime cannot "
+            "lay out (a record with an array field)",
+            hint="run the generated OpenCL from your own host code (mcl gen --host c), "
+                 "or give the record scalar fields")) from None
+
+
+def fields_as_numbers(a: np.ndarray) -> np.ndarray:
+    """An array of records as numbers to compare: each field (nested ones flattened) a
+    position of a last axis; any other array as it is."""
+    a = np.asarray(a)
+    if not a.dtype.names:
+        return a
+    parts = [fields_as_numbers(a[name]) for name in a.dtype.names]
+    return np.stack([p if p.ndim > a.ndim else p[..., None] for p in parts], axis=-1) \
+        .reshape(*a.shape, -1).astype(np.float64)
 
 
 @dataclass(frozen=True)

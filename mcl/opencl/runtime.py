@@ -23,7 +23,7 @@ from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
 from mcl.opencl import device as devices
 from mcl.opencl.generate import GeneratedKernel, generate
-from mcl.opencl.plan import LaunchPlan, evaluate
+from mcl.opencl.plan import LaunchPlan, evaluate, numpy_dtype
 
 if TYPE_CHECKING:
     from mcl.mcpl.resolve import CheckedModule
@@ -324,7 +324,7 @@ class Kernel:
             if a.kind not in ("buffer", "value"):
                 continue
             shape = tuple(evaluate(e, env) for e in a.shape)
-            dt = np.dtype(a.dtype)
+            dt = numpy_dtype(a.dtype, a.name)
             value = kwargs.get(a.name)
             if value is None:
                 if a.read:
@@ -343,18 +343,18 @@ class Kernel:
         args, outputs, copies = [], {}, []
         for a in plan.arguments:
             if a.kind == "scalar":
-                args.append(np.dtype(a.dtype).type(env[a.name]))
+                args.append(numpy_dtype(a.dtype, a.name).type(env[a.name]))
                 continue
             if a.kind == "value":       # a struct of the elements, passed by value
                 args.append(self.packed(a, values[a.name]))
                 continue
             if a.kind == "scratch":     # per-group arrays in global memory: the kernel's own
                 nbytes = int(np.prod([evaluate(e, env) for e in a.shape])) \
-                    * np.dtype(a.dtype).itemsize
+                    * numpy_dtype(a.dtype, a.name).itemsize
                 args.append(self.scratch_buffer(a.name, max(nbytes, 1)))
                 continue
             value = values[a.name]
-            dt = np.dtype(a.dtype)
+            dt = numpy_dtype(a.dtype, a.name)
             if isinstance(value, cla.Array):
                 args.append(value.data)
                 if a.written:
@@ -418,6 +418,12 @@ class Kernel:
         # Not getattr(value, "dtype", np.asarray(value).dtype): the default is evaluated
         # eagerly and would copy a device array to the host element by element.
         got_dtype = np.dtype(value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype)
+        if got_dtype != dt and dt.names:
+            raise McplError(error(
+                "opencl-bad-dtype", f"'{name}' has dtype {_dtype_text(got_dtype)}, but "
+                f"'{self.plan.kernel}' takes records of {_dtype_text(dt)}",
+                hint="make it with the fields in this order, laid out as C lays out the "
+                     f"struct: np.zeros(shape, np.dtype({_dtype_spec(dt)}, align=True))"))
         if got_dtype != dt:
             raise McplError(error("opencl-bad-dtype",
                                   f"'{name}' has dtype {got_dtype}, but '{self.plan.kernel}' "
@@ -498,7 +504,7 @@ class Kernel:
             if a.kind == "buffer" and a.name not in dev_args:
                 env = self.sizes(dev_args)
                 shape = tuple(evaluate(e, env) for e in a.shape)
-                dev_args[a.name] = cla.zeros(self.queue, shape, np.dtype(a.dtype))
+                dev_args[a.name] = cla.zeros(self.queue, shape, numpy_dtype(a.dtype, a.name))
         # prepared once, so that what ``before`` enqueues is still running when the
         # kernel is enqueued behind it
         launch, _, _ = self.prepared(**dev_args)
@@ -530,10 +536,35 @@ def random_arguments(plan: LaunchPlan, values: dict, rng: np.random.Generator) -
     for a in plan.arguments:
         if a.kind in ("buffer", "value") and a.read:
             shape = tuple(evaluate(e, values) for e in a.shape)
-            dt = np.dtype(a.dtype)
-            data[a.name] = (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
-                            else rng.integers(0, 16, shape).astype(dt))
+            data[a.name] = random_array(rng, shape, numpy_dtype(a.dtype, a.name))
     return data
+
+
+def _dtype_text(dt: np.dtype) -> str:
+    """A dtype in words: a record's fields with their types and byte offsets."""
+    if not dt.names:
+        return str(dt)
+    fields = ", ".join(f"{n}: {_dtype_text(dt.fields[n][0])} at {dt.fields[n][1]}"
+                       for n in dt.names)
+    return f"{{{fields}; {dt.itemsize} bytes}}"
+
+
+def _dtype_spec(dt: np.dtype) -> str:
+    """The list of (name, type) numpy takes for a record's dtype."""
+    return "[" + ", ".join(f"({n!r}, {_dtype_spec(dt.fields[n][0])})" if dt.fields[n][0].names
+                           else f"({n!r}, {str(dt.fields[n][0])!r})" for n in dt.names) + "]"
+
+
+def random_array(rng: np.random.Generator, shape: tuple, dt: np.dtype) -> np.ndarray:
+    """Random contents of ``shape``: floats uniform in [-1, 1), integers in [0, 16);
+    a record's fields each so."""
+    if dt.names:
+        out = np.zeros(shape, dt)
+        for name in dt.names:
+            out[name] = random_array(rng, shape, dt.fields[name][0])
+        return out
+    return (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
+            else rng.integers(0, 16, shape).astype(dt))
 
 
 def _shape_text(plan: LaunchPlan, name: str) -> str:

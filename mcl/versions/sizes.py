@@ -163,6 +163,8 @@ def tolerance(dtype: np.dtype, ops_per_element: float) -> float:
     the square root of the operations that feed an element (16 ulp of margin);
     integer results are exact."""
     dtype = np.dtype(dtype)
+    if dtype.names:     # a record: its least precise floating-point field's
+        return max(tolerance(dtype.fields[n][0], ops_per_element) for n in dtype.names)
     if dtype.kind != "f":
         return 0.0
     return 16 * float(np.finfo(dtype).eps) * math.sqrt(max(ops_per_element, 1.0))

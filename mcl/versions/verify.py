@@ -13,6 +13,7 @@ import numpy as np
 
 from mcl.diagnostics import Diagnostic, McplError, error, warning
 from mcl.mcpl import ast
+from mcl.opencl.plan import fields_as_numbers
 from mcl.versions import sizes as S
 from mcl.versions.discover import Version, VersionSet, highest
 
@@ -210,9 +211,10 @@ def _run(v: Version, kernel: Any, s: S.SizeSet, data: dict, ref: dict | None, is
             continue
         if got.shape != want.shape:
             return Check("differs", f"{name} has shape {got.shape}, expected {want.shape}"), outputs
+        rtol = S.tolerance(want.dtype, ops)
+        got, want = fields_as_numbers(got), fields_as_numbers(want)     # records too
         if want.size == 0:
             continue
-        rtol = S.tolerance(want.dtype, ops)
         worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - want))))
         diff = S.first_difference(got, want, rtol)
         if diff is not None:
