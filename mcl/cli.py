@@ -94,15 +94,18 @@ def parse_assignments(items: Iterable[str] | None, option: str,
         if not sep or not name.isidentifier():
             raise UsageError(f"{option} expects NAME=VALUE, got '{item}'")
         try:
-            out[name] = int(text, 0)
-            continue
+            value: int | float = int(text, 0)
         except ValueError:
             if not allow_float:
                 raise UsageError(f"{option} {name}: '{text}' is not an integer") from None
-        try:
-            out[name] = float(text)
-        except ValueError:
-            raise UsageError(f"{option} {name}: '{text}' is not a number") from None
+            try:
+                value = float(text)
+            except ValueError:
+                raise UsageError(f"{option} {name}: '{text}' is not a number") from None
+        if name in out and out[name] != value:
+            raise UsageError(f"{option} gives {name} twice ({name}={out[name]} and "
+                             f"{name}={value}): give it once")
+        out[name] = value
     return out
 
 

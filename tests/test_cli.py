@@ -106,3 +106,12 @@ def test_every_option_and_argument_of_every_command_explains_itself():
                if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction)
                and not a.help]
     assert missing == []
+
+
+def test_a_name_given_twice_with_two_values_is_a_usage_error():
+    import pytest
+
+    from mcl.cli import UsageError, parse_assignments
+    with pytest.raises(UsageError, match=r"--set gives n twice \(n=10 and n=20\)"):
+        parse_assignments(["n=10", "m=3", "n=20"], "--set")
+    assert parse_assignments(["n=10", "n=0xa"], "--set") == {"n": 10}    # the same value
