@@ -160,6 +160,10 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+#: the recursion limit of the commands: expressions nested a few thousand deep
+DEEPEST = 20_000
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(argv))
@@ -170,8 +174,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    # The checks and analyses walk expressions recursively: a sum of a few hundred
+    # terms nests deeper than Python's default limit of 1000 frames allows.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEPEST))
     try:
         return int(args.func(args) or 0)
+    except RecursionError:
+        print("mcl: error: the input nests too deeply to be processed (an expression of "
+              "thousands of operators, say): split it with intermediate variables",
+              file=sys.stderr)
+        return EXIT_ERRORS
     except McplError as e:
         print_diagnostics(e.diagnostics, args, stream=sys.stderr)
         return EXIT_ERRORS

@@ -115,3 +115,21 @@ def test_a_name_given_twice_with_two_values_is_a_usage_error():
     with pytest.raises(UsageError, match=r"--set gives n twice \(n=10 and n=20\)"):
         parse_assignments(["n=10", "m=3", "n=20"], "--set")
     assert parse_assignments(["n=10", "n=0xa"], "--set") == {"n": 10}    # the same value
+
+
+def _sum_kernel(tmp_path, terms: int):
+    f = tmp_path / f"sum{terms}.mcpl"
+    f.write_text(f"module sum{terms};\nimport perfect;\n"
+                 "perfect void k(const int n, float[n] a, float[n] c) {\n"
+                 "  foreach (int i in n threads) { c[i] = "
+                 + " + ".join(["a[i]"] * terms) + "; }\n}\n")
+    return f
+
+
+def test_a_long_expression_is_checked_and_a_far_too_long_one_is_an_error(tmp_path, run_cli):
+    """600 terms were a RecursionError (an internal error with a traceback); 20000 are
+    more than the commands follow: an error that says what to do."""
+    code, out, err = run_cli("check", _sum_kernel(tmp_path, 600))
+    assert code == 0, err
+    code, _, err = run_cli("check", _sum_kernel(tmp_path, 20000))
+    assert code == 1 and "nests too deeply" in err and "Traceback" not in err
