@@ -71,8 +71,9 @@ def test_an_output_path_that_cannot_be_written_is_an_error_not_a_bug(run_cli, tm
     blocker.write_text("")
     code, _, err = run_cli("gen", "--target", "hopper", EXAMPLES / "matmul" / "hopper_v3.mcpl",
                            "-o", blocker / "out")
-    assert code == 1, err
-    assert f"mcl: error: {blocker / 'out'}: Not a directory" in err
+    assert code == 2, err      # a usage error: -o names where no folder can be made
+    assert f"mcl: error: -o {blocker / 'out'}: cannot create this folder ({blocker} is a " \
+        "file, not a folder)" in err
     assert "internal error" not in err and "Traceback" not in err
 
 
