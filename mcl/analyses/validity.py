@@ -85,6 +85,15 @@ def endless_loops(num: Kernel) -> list[Diagnostic]:
     ``0 * nrThreads * nrBlocks`` was mistyped, found by fuzzing ``mcl run``)."""
     out: list[Diagnostic] = []
     for lp in num.loops:
+        if lp.kind == "while" and _forever(lp.node):
+            out.append(warning(
+                "feedback-endless-loop",
+                f"the while loop never ends: its condition "
+                f"'{print_expr(lp.node.cond)}' is always true and nothing in it leaves it "
+                "(no break or return)", lp.node.span,
+                "launched, the kernel would hang: give the loop a condition that becomes "
+                "false, or a break"))
+            continue
         if lp.kind != "for" or lp.step is None or lp.start is None or lp.bound is None:
             continue
         found = comparison(lp.node.cond, lp.var)
@@ -115,6 +124,17 @@ def endless_loops(num: Kernel) -> list[Diagnostic]:
             "product or division of them); launched, the kernel would hang: choose sizes "
             "the kernel is written for"))
     return out
+
+
+def _forever(s) -> bool:
+    """Whether a while loop's condition is a constant that holds (``while (true)``,
+    ``while (1)``) and nothing in its body leaves it: no break of its own, no return."""
+    from mcl.mcpl import ast
+    from mcl.mcpl.check_flow import _breaks
+    from mcl.mcpl.fold import fold_constant
+    if not fold_constant(s.cond, lambda name: None):
+        return False
+    return not _breaks(s.body) and not any(isinstance(n, ast.Return) for n in ast.walk(s.body))
 
 
 def empty_grids(num: Kernel) -> list[Diagnostic]:

@@ -259,6 +259,13 @@ def check(path_or_module: str | os.PathLike[str] | ast.Module,
     gc.disable()
     try:
         return loader.check(path_or_module, source)
+    except RecursionError:
+        file = path_or_module.file if isinstance(path_or_module, ast.Module) \
+            else str(path_or_module)
+        raise McplError(error(
+            "mcpl-too-deep", f"{Path(file).name} nests too deeply to be checked (an "
+            "expression of thousands of operators, say)", Span.point(file, 1, 1),
+            "split it with intermediate variables")) from None
     finally:
         if enabled:
             gc.enable()

@@ -501,3 +501,23 @@ def test_a_loop_stepping_either_way_is_counted_as_it_runs(tmp_path, loop, trips,
     codes = [d.code for d in wrong_kernel(checked, values={"n": 64})
              if d.code != "feedback-race"]
     assert codes == ([warned] if warned else [])
+
+
+@pytest.mark.parametrize("loop, endless", [
+    ("while (true) { x[i] = x[i] + 1.0; }", True),
+    ("while (1) { x[i] = x[i] + 1.0; }", True),
+    ("while (true) { x[i] = x[i] + 1.0; if (x[i] > 9.0) { break; } }", False),
+    ("while (x[i] < 9.0) { x[i] = x[i] + 1.0; }", False),
+    ("while (false) { x[i] = 1.0; }", False),
+])
+def test_a_while_loop_that_never_ends_is_named(tmp_path, loop, endless):
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check, parse_file
+    f = tmp_path / "k.mcpl"
+    f.write_text(_COUNTED.replace("for ({loop}) {{ x[i] = x[i] + 1.0; }}", loop)
+                 .replace("{{", "{").replace("}}", "}"))
+    found = [d for d in wrong_kernel(check(parse_file(str(f))), values={"n": 64})
+             if d.code == "feedback-endless-loop"]
+    assert bool(found) == endless, found
+    if endless:
+        assert found[0].message.startswith("the while loop never ends: its condition")
