@@ -90,8 +90,11 @@ def check_text(text: str, file: str = "<string>",
     lib = HardwareLibrary(search_path, files=[file], texts={file: text})
     names = lib.descriptions_in(file)
     if not names:
-        return None, lib.broken_in(file) + [d for d in lib.load_diagnostics
-                                            if d.span is None or d.span.file == file]
+        # once each (a buffer of a file the search path also reads is both), and only
+        # this file's: another unreadable file of the folder is not this buffer's problem
+        found = lib.broken_in(file) + [d for d in lib.load_diagnostics
+                                       if d.span is not None and d.span.file == file]
+        return None, list(dict.fromkeys(found))
     diags: list[Diagnostic] = []
     for n in names:
         diags += [d for d in lib.diagnostics(n) if d not in diags]

@@ -3,6 +3,8 @@ place and a hint; descriptions the hierarchy cannot place; the commands' help.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.hdl.test_commands import _user_gpu
 
 
@@ -157,3 +159,17 @@ def test_each_hwd_command_explains_itself_in_its_help(run_cli):
         assert out.count("\n\n") >= 2 and "--hwd-path" in out, command
         description = out.split("\n\n")[1]
         assert len(description.split()) > 15, (command, description)
+
+
+def test_an_editor_buffer_gets_its_own_errors_once(tmp_path):
+    """An empty buffer of a file the library reads too (gpu.hdl) said 'the file is empty'
+    twice; an unreadable file beside a broken buffer added its error to the buffer's."""
+    from mcl.hdl import check_text
+    gpu = Path(__file__).resolve().parents[2] / "mcl" / "hwdescs" / "gpu.hdl"
+    _, diags = check_text("", str(gpu))
+    assert [d.code for d in diags] == ["hdl-syntax"] and "empty" in diags[0].message
+    (tmp_path / "bad.hdl").write_bytes(b"\xff\xfe")
+    broken = tmp_path / "broken.hdl"
+    _, diags = check_text("hardware_description broken\nspecializes gpu;\n{\n", str(broken),
+                          [str(tmp_path)])
+    assert [(d.code, d.span.file) for d in diags] == [("hdl-syntax", str(broken))]
