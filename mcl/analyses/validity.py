@@ -130,11 +130,11 @@ def _forever(s) -> bool:
     """Whether a while loop's condition is a constant that holds (``while (true)``,
     ``while (1)``) and nothing in its body leaves it: no break of its own, no return."""
     from mcl.mcpl import ast
-    from mcl.mcpl.check_flow import _breaks
+    from mcl.mcpl.check_flow import breaks_out
     from mcl.mcpl.fold import fold_constant
     if not fold_constant(s.cond, lambda name: None):
         return False
-    return not _breaks(s.body) and not any(isinstance(n, ast.Return) for n in ast.walk(s.body))
+    return not breaks_out(s.body) and not any(isinstance(n, ast.Return) for n in ast.walk(s.body))
 
 
 def empty_grids(num: Kernel) -> list[Diagnostic]:

@@ -83,11 +83,11 @@ def _falls_through(s: ast.Stmt | None, resolve) -> bool:
     if isinstance(s, ast.While | ast.For):
         cond = s.cond
         forever = cond is None or bool(fold_constant(cond, resolve))
-        return not forever or _breaks(s.body)
+        return not forever or breaks_out(s.body)
     return True
 
 
-def _breaks(s: ast.Stmt) -> bool:
+def breaks_out(s: ast.Stmt) -> bool:
     """Whether a ``break`` in ``s`` leaves the loop whose body ``s`` is (not one of a
     loop inside it)."""
     if isinstance(s, ast.Break):
@@ -95,7 +95,7 @@ def _breaks(s: ast.Stmt) -> bool:
     if isinstance(s, ast.While | ast.For | ast.ForEach):
         return False
     if isinstance(s, ast.Block):
-        return any(_breaks(x) for x in s.statements)
+        return any(breaks_out(x) for x in s.statements)
     if isinstance(s, ast.If):
-        return _breaks(s.then) or (s.orelse is not None and _breaks(s.orelse))
+        return breaks_out(s.then) or (s.orelse is not None and breaks_out(s.orelse))
     return False
