@@ -53,11 +53,27 @@ def test_directory(tmp_path):
     assert check(tmp_path).diagnostics[0].code == "mcpl-file"
 
 
-def test_deep_nesting_is_a_diagnostic():
-    src = "module m;\nimport perfect;\nperfect void f() { int x = " + "(" * 400 + "1" + \
-        ")" * 400 + "; }\n"
+@pytest.fixture
+def commands_recursion_limit():
+    """The recursion limit mcl's commands run with (mcl.cli.DEEPEST), as after main()."""
+    import sys
+
+    from mcl.cli import DEEPEST
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, DEEPEST))
+    yield
+    sys.setrecursionlimit(old)
+
+
+@pytest.mark.parametrize("depth, code", [(400, None), (5000, "mcpl-syntax"),
+                                         (50_000, "mcpl-syntax")])
+def test_deep_nesting_is_parsed_or_a_diagnostic(commands_recursion_limit, depth, code):
+    """400 parentheses deep is a program like another under the commands' recursion
+    limit; far deeper input is a diagnostic, not a crash."""
+    src = "module m;\nimport perfect;\nperfect void f() { int x = " + "(" * depth + "1" + \
+        ")" * depth + "; }\n"
     c = check("deep.mcpl", source=src)
-    assert c.diagnostics and c.diagnostics[0].code == "mcpl-syntax"
+    assert [d.code for d in c.diagnostics][:1] == ([code] if code else [])
 
 
 @pytest.mark.slow  # about 8 s: textX needs that long for 10 000 lines (see benchmarks/)
