@@ -130,11 +130,9 @@ def _forever(s) -> bool:
     """Whether a while loop's condition is a constant that holds (``while (true)``,
     ``while (1)``) and nothing in its body leaves it: no break of its own, no return."""
     from mcl.mcpl import ast
-    from mcl.mcpl.check_flow import breaks_out
-    from mcl.mcpl.fold import fold_constant
-    if not fold_constant(s.cond, lambda name: None):
-        return False
-    return not breaks_out(s.body) and not any(isinstance(n, ast.Return) for n in ast.walk(s.body))
+    from mcl.mcpl.check_flow import runs_forever
+    return runs_forever(s, lambda name: None) and \
+        not any(isinstance(n, ast.Return) for n in ast.walk(s.body))
 
 
 def empty_grids(num: Kernel) -> list[Diagnostic]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from mcl.diagnostics import Diagnostic, Span, error, warning
 from mcl.mcpl import ast
-from mcl.mcpl.fold import fold_constant
+from mcl.mcpl.fold import fold_constant, integer_range, wrapped
 
 if TYPE_CHECKING:
     from mcl.mcpl.builder import Unparsed
@@ -95,9 +95,7 @@ def division_by_zero(op: str, divisor: ast.Expr, span: Span | None,
                  "kernel may stop or compute anything; check the divisor")
 
 
-#: the values a type holds: (least, greatest, what a value beyond them becomes)
-_RANGES = {"int": (-2**31, 2**31 - 1), "long": (-2**63, 2**63 - 1), "byte": (0, 255)}
-_FLOAT_MAX = 3.4028234663852886e38
+_FLOAT_MAX = 3.4028234663852886e38     # the largest finite float
 
 
 def constant_beyond(target: str, value: ast.Expr,
@@ -112,12 +110,12 @@ def constant_beyond(target: str, value: ast.Expr,
         return None
     shown = _describe(value)
     shown = shown if shown.strip("()") == str(v) or shown == repr(v) else f"{shown} (= {v})"
-    if target in _RANGES:
-        lo, hi = _RANGES[target]
+    held = integer_range(target)
+    if held is not None:
+        lo, hi = held
         if lo <= v <= hi:
             return None
-        span = hi - lo + 1
-        becomes = f"it becomes {(int(v) - lo) % span + lo}" if isinstance(v, int) else \
+        becomes = f"it becomes {wrapped(v, target)}" if isinstance(v, int) else \
             "its value is undefined (as in C)"
         what = f"'{target}' ({lo} .. {hi})"
         hint = "use a wider type ('long') or a smaller constant" if target != "long" else \

@@ -81,13 +81,19 @@ def _falls_through(s: ast.Stmt | None, resolve) -> bool:
     if isinstance(s, ast.If):
         return _falls_through(s.then, resolve) or _falls_through(s.orelse, resolve)
     if isinstance(s, ast.While | ast.For):
-        cond = s.cond
-        forever = cond is None or bool(fold_constant(cond, resolve))
-        return not forever or breaks_out(s.body)
+        return not runs_forever(s, resolve)
     return True
 
 
-def breaks_out(s: ast.Stmt) -> bool:
+def runs_forever(s: ast.While | ast.For, resolve) -> bool:
+    """Whether a loop's condition is a constant that holds (``while (true)``, ``for
+    (;;)``; ``resolve`` gives the constants' values) and no ``break`` of its own leaves
+    it (a ``return`` may still leave the function)."""
+    holds = s.cond is None or bool(fold_constant(s.cond, resolve))
+    return holds and not _breaks_out(s.body)
+
+
+def _breaks_out(s: ast.Stmt) -> bool:
     """Whether a ``break`` in ``s`` leaves the loop whose body ``s`` is (not one of a
     loop inside it)."""
     if isinstance(s, ast.Break):
@@ -95,7 +101,7 @@ def breaks_out(s: ast.Stmt) -> bool:
     if isinstance(s, ast.While | ast.For | ast.ForEach):
         return False
     if isinstance(s, ast.Block):
-        return any(breaks_out(x) for x in s.statements)
+        return any(_breaks_out(x) for x in s.statements)
     if isinstance(s, ast.If):
-        return breaks_out(s.then) or (s.orelse is not None and breaks_out(s.orelse))
+        return _breaks_out(s.then) or (s.orelse is not None and _breaks_out(s.orelse))
     return False

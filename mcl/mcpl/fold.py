@@ -43,7 +43,7 @@ def fold_constant(e: ast.Expr, resolve: Callable[[ast.Name], ast.Expr | None],
             return float(v)
         if v != v or v in (float("inf"), float("-inf")):
             return None                 # no integer (C leaves the conversion undefined)
-        return _wrapped(int(v), e.type.name)
+        return wrapped(int(v), e.type.name)
     if isinstance(e, ast.Unary):
         v = fold(e.operand)
         if v is None:
@@ -62,18 +62,25 @@ def fold_constant(e: ast.Expr, resolve: Callable[[ast.Name], ast.Expr | None],
     return None
 
 
-#: the integer types' ranges as C converts to them: (bits, signed)
+#: the integer types as C converts to them: (bits, signed)
 _WIDTHS = {"int": (32, True), "long": (64, True), "byte": (8, False)}
 
 
-def _wrapped(v: int, type_name: str) -> int:
+def integer_range(type_name: str) -> tuple[int, int] | None:
+    """The least and greatest value of an integer type (int, long, byte), else None."""
+    if type_name not in _WIDTHS:
+        return None
+    bits, signed = _WIDTHS[type_name]
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+
+
+def wrapped(v: int, type_name: str) -> int:
     """``v`` converted to an integer type as C does: modulo its range (a bool is 0 or
     1): ``(byte) 300`` is 44, ``(int) 3000000000L`` -1294967296."""
     if type_name == "bool":
         return int(v != 0)
-    bits, signed = _WIDTHS[type_name]
-    v %= 1 << bits
-    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+    lo, hi = integer_range(type_name)
+    return (v - lo) % (hi - lo + 1) + lo
 
 
 def _fold_binary(op: str, a: int | float, b: int | float) -> int | float | None:
