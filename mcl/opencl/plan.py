@@ -29,6 +29,7 @@ def record_dtype(fields: list[tuple[str, str]]) -> str:
                        for name, dt in fields], separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=256)     # asked for every argument of every launch
 def numpy_dtype(dtype: str, argument: str = "") -> np.dtype:
     """The numpy dtype of a plan's ``dtype``: a name (float32), or a record's fields
     (:func:`record_dtype`), laid out as OpenCL C lays out the struct (each field at a

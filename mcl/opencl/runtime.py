@@ -23,7 +23,7 @@ from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
 from mcl.opencl import device as devices
 from mcl.opencl.generate import GeneratedKernel, generate
-from mcl.opencl.plan import LaunchPlan, evaluate, numpy_dtype
+from mcl.opencl.plan import DTYPES, LaunchPlan, evaluate, numpy_dtype
 
 if TYPE_CHECKING:
     from mcl.mcpl.resolve import CheckedModule
@@ -73,11 +73,6 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     return Kernel(kernels[0], context, queue, max_registers=max_registers,
                   writes_outside=guard)
 
-
-
-#: the OpenCL integer types of scalar arguments and the numpy types of their ranges
-_INTEGER_TYPES = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
-                  "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64}
 
 class _LaunchHazards:
     """What makes a kernel not to be launched at given sizes (mcl.analyses.validity.
@@ -231,9 +226,9 @@ class Kernel:
                     f"{'an integer' if integral else 'a number'}, not {value!r}",
                     hint=f"pass {name}=<{'a whole number' if integral else 'a number'}>"
                 )) from None
-            held = _INTEGER_TYPES.get(type_) if integral else None
-            if held is not None and not np.iinfo(held).min <= value <= np.iinfo(held).max:
-                info = np.iinfo(held)
+            info = np.iinfo(np.dtype(DTYPES[type_])) if integral and type_ in DTYPES \
+                else None
+            if info is not None and not info.min <= value <= info.max:
                 raise McplError(error(
                     "opencl-scalar-range",
                     f"'{name}' is {'an' if type_[0] in 'aeiou' else 'a'} {type_} parameter of "
