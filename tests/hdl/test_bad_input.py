@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.hdl.test_commands import _user_gpu
 
 
@@ -57,28 +59,17 @@ def test_an_unclosed_block_names_where_it_starts(run_cli, tmp_path):
     assert f"{path}:{last}:" in out
 
 
-def test_a_misspelt_specializes(run_cli, tmp_path):
-    path = _user_gpu(tmp_path, "specializes accelerator;", "specialises accelerator;")
-    code, out = _check(run_cli, path)
-    assert code == 1 and "did you mean 'specializes'?" in out
-
-
-def test_a_unit_in_two_words(run_cli, tmp_path):
-    path = _user_gpu(tmp_path, "clock_frequency = 1 GHz;", "clock_frequency = 1 G Hz;")
-    code, out = _check(run_cli, path)
-    assert code == 1 and "write the unit in one word: 'GHz'" in out
-
-
-def test_a_decimal_comma(run_cli, tmp_path):
-    path = _user_gpu(tmp_path, "clock_frequency = 1 GHz;", "clock_frequency = 1,5 GHz;")
-    code, out = _check(run_cli, path)
-    assert code == 1 and "decimals are written with a point" in out
-
-
-def test_a_missing_value_expects_a_value(run_cli, tmp_path):
-    path = _user_gpu(tmp_path, "capacity = 4 GB;", "capacity = ;")
-    code, out = _check(run_cli, path)
-    assert code == 1 and "found ';', expected a value" in out
+@pytest.mark.parametrize("written, typed, hint", [
+    ("specializes accelerator;", "specialises accelerator;", "did you mean 'specializes'?"),
+    ("clock_frequency = 1 GHz;", "clock_frequency = 1 G Hz;",
+     "write the unit in one word: 'GHz'"),
+    ("clock_frequency = 1 GHz;", "clock_frequency = 1,5 GHz;",
+     "decimals are written with a point"),
+    ("capacity = 4 GB;", "capacity = ;", "found ';', expected a value"),
+], ids=["misspelt specializes", "unit in two words", "decimal comma", "missing value"])
+def test_a_common_typo_gets_a_hint(run_cli, tmp_path, written, typed, hint):
+    code, out = _check(run_cli, _user_gpu(tmp_path, written, typed))
+    assert code == 1 and hint in out
 
 
 # --------------------------------------------------------------------------- list
