@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from mcl import __version__
 from mcl.diagnostics import Diagnostic, McplError, SourceCache, error, render_json, render_text
@@ -52,6 +53,45 @@ typical session:
 
 class UsageError(Exception):
     """A wrong command line that argparse could not catch (exit status 2)."""
+
+
+class CannotWrite(UsageError):
+    """An output folder of a command that cannot be written (:func:`output_folder`);
+    its message names the command (``mcl gen: error: ...``)."""
+
+
+def output_folder(given: str | os.PathLike[str], command: str, option: str, what: str,
+                  *, create: bool = True) -> Path:
+    """The folder that ``option`` of ``command`` names for its output (``mcl gen -o``,
+    ``mcl lift gen -o``, ``mcl versions --report``), created with its parents; with
+    ``create`` False only checked, before the work, so that a mistyped path does not
+    cost a long run and a failed run leaves no empty folder. A file in the way, a folder
+    that cannot be created or is not writable is a usage error in one wording for every
+    command: ``mcl gen: error: cannot write to 'x': it is a file (-o names the folder
+    WHAT)``. OSError names only the component that failed (``/a`` of ``-o /a/b``), which
+    reads as if an input were missing: the message says which part is in the way."""
+    out = Path(given)
+
+    def refuse(reason: str) -> CannotWrite:
+        return CannotWrite(f"{command}: error: cannot write to '{given}': {reason} "
+                           f"({option} names the folder {what})")
+
+    if out.exists() and not out.is_dir():
+        raise refuse("it is a file" if out.is_file() else "it is not a folder")
+    # the nearest part of the path that exists: the folder itself, or where it is made
+    existing = next((p for p in [out, *out.parents] if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise refuse(f"'{existing}' is a file, not a folder")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise refuse("the folder is not writable" if existing == out else
+                     f"no folder can be made in '{existing}' (it is not writable)")
+    if create:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            why = (e.strerror or str(e)).lower()
+            raise refuse(f"the folder cannot be made ({why})") from None
+    return out
 
 
 def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
@@ -187,6 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except McplError as e:
         print_diagnostics(e.diagnostics, args, stream=sys.stderr)
         return EXIT_ERRORS
+    except CannotWrite as e:
+        print(e, file=sys.stderr)
+        return EXIT_USAGE
     except UsageError as e:
         print(f"mcl: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -7,7 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from mcl.cli import UsageError, add_output_options, parse_assignments, print_diagnostics
+from mcl.cli import (
+    UsageError,
+    add_output_options,
+    output_folder,
+    parse_assignments,
+    print_diagnostics,
+)
 from mcl.diagnostics import SourceCache
 
 
@@ -248,6 +254,10 @@ def rule_position(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+#: what ``mcl lift gen -o`` names (in the message of an output folder that cannot be written)
+_GEN_OUTPUT = "where kernel.cl and plan.json are written"
+
+
 def cmd_gen(args) -> int:
     from mcl.lift.codegen import Options, generate
     from mcl.lift.ir import bind_sizes
@@ -256,19 +266,13 @@ def cmd_gen(args) -> int:
     if args.rule:
         # macro rules choose their parameters for numeric sizes
         prog = _apply_rules(bind_sizes(prog, sizes), args)
+    if args.output:
+        output_folder(args.output, "mcl lift gen", "-o", _GEN_OUTPUT, create=False)
     gen = generate(prog, sizes, Options(local_size=args.local_size))
     if args.output:
-        out = Path(args.output)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"-o {out}: a file of that name exists; -o names the folder "
-                             "where kernel.cl and plan.json are written")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "kernel.cl").write_text(gen.source)
-            (out / "plan.json").write_text(json.dumps(gen.plan(), indent=2))
-        except OSError as e:
-            raise UsageError(f"-o {out}: cannot write kernel.cl and plan.json there: "
-                             f"{e.strerror}") from None
+        out = output_folder(args.output, "mcl lift gen", "-o", _GEN_OUTPUT)
+        (out / "kernel.cl").write_text(gen.source)
+        (out / "plan.json").write_text(json.dumps(gen.plan(), indent=2))
         print(f"wrote {out / 'kernel.cl'} and {out / 'plan.json'}")
     else:
         print(gen.source)

@@ -141,8 +141,12 @@ def _check_register_limit(args: argparse.Namespace) -> None:
                          "{} to {} registers per work-item".format(*REGISTER_LIMITS))
 
 
+#: what ``mcl gen -o`` names (in the message of an output folder that cannot be written)
+_GEN_OUTPUT = "the .cl source and the launch plan are written to"
+
+
 def cmd_gen(args: argparse.Namespace) -> int:
-    from mcl.cli import UsageError, hwd_search_path
+    from mcl.cli import UsageError, hwd_search_path, output_folder
     from mcl.opencl.generate import generate
     from mcl.opencl.host_c import host_code
 
@@ -152,14 +156,11 @@ def cmd_gen(args: argparse.Namespace) -> int:
                          "(the .cl source and the launch plan carry no register limit; "
                          "mcl run --max-registers and mcl.compile(max_registers=N) apply "
                          "one in Python)")
-    if args.output and Path(args.output).exists() and not Path(args.output).is_dir():
-        raise UsageError(f"-o {args.output}: a file is there; -o names the folder the "
-                         ".cl source and the launch plan are written to")
+    output_folder(args.output, "mcl gen", "-o", _GEN_OUTPUT, create=False)
     kernels = generate(args.file, args.target, function=args.function,
                        search_path=hwd_search_path(args), specialize=args.specialize,
                        fast_math=args.fast_math)
-    out = Path(args.output)
-    _make_output_folder(out, args.output)
+    out = output_folder(args.output, "mcl gen", "-o", _GEN_OUTPUT)
     for k in kernels:
         (out / f"{k.name}.cl").write_text(k.source)
         (out / f"{k.name}.json").write_text(k.plan.to_json())
@@ -171,21 +172,6 @@ def cmd_gen(args: argparse.Namespace) -> int:
             written += [f"{k.name}_host.h", f"{k.name}_host.c"]
         print(f"{k.name}: " + ", ".join(str(out / w) for w in written))
     return 0
-
-
-def _make_output_folder(out: Path, given: str) -> None:
-    """Create the folder of ``-o`` (and its parents), or say which part of the path
-    stands in the way: OSError names only the component that failed (``/a`` of
-    ``-o /a/b``), which reads as if the input were missing."""
-    from mcl.cli import UsageError
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        blocking = next((p for p in [out, *out.parents] if p.exists()), None)
-        why = f"{blocking} is a file, not a folder" if blocking is not None and \
-            not blocking.is_dir() else f"{e.filename or out}: {e.strerror or e}"
-        raise UsageError(f"-o {given}: cannot create this folder ({why}); -o names the "
-                         "folder the .cl source and the launch plan are written to") from None
 
 
 def _one_kernel(checked, file: Path) -> None:

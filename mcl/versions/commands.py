@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 DESCRIPTION = """\
 The versions of one kernel and how they refine each other, verified against each other.
@@ -70,17 +69,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_versions)
 
 
+#: what ``--report`` names (in the message of an output folder that cannot be written)
+_REPORT = "index.html and report.md are written to"
+
+
 def cmd_versions(args: argparse.Namespace) -> int:
-    from mcl.cli import UsageError, hwd_search_path, parse_assignments, print_diagnostics
+    from mcl.cli import hwd_search_path, output_folder, parse_assignments, print_diagnostics
     from mcl.versions import versions, write_report
 
     def progress(msg: str) -> None:
         if not args.quiet:
             print(f"  {msg}", file=sys.stderr, flush=True)
 
-    if args.report and Path(args.report).exists() and not Path(args.report).is_dir():
-        raise UsageError(f"--report {args.report}: a file is there; --report names the "
-                         "folder index.html and report.md are written to")
+    if args.report:   # refused before the versions are run, not after
+        output_folder(args.report, "mcl versions", "--report", _REPORT, create=False)
     path = args.paths if len(args.paths) > 1 else args.paths[0]
     result = versions(path, sizes=args.sizes, seed=args.seed, device=args.device,
                       target=args.target, git=False if args.no_git else None,
@@ -88,7 +90,8 @@ def cmd_versions(args: argparse.Namespace) -> int:
                       timing_values=parse_assignments(args.set, "--set"),
                       search_path=tuple(hwd_search_path(args)), progress=progress)
     if args.report:
-        written = write_report(result, args.report)
+        written = write_report(result, output_folder(args.report, "mcl versions",
+                                                     "--report", _REPORT))
         size = sum(p.stat().st_size for p in written)
         progress(f"report: {', '.join(str(p) for p in written[:2])} ({size / 1024:.0f} kB)")
     if args.json:

@@ -25,8 +25,8 @@ def test_gen_into_a_folder_under_a_file_names_the_file(run_cli, tmp_path):
     (tmp_path / "f").write_text("")
     code, out, err = run_cli("gen", HOPPER, "-o", tmp_path / "f" / "sub")
     assert code == 2 and not out
-    assert f"-o {tmp_path / 'f' / 'sub'}: cannot create this folder" in err
-    assert f"{tmp_path / 'f'} is a file, not a folder" in err
+    assert f"mcl gen: error: cannot write to '{tmp_path / 'f' / 'sub'}': " \
+        f"'{tmp_path / 'f'}' is a file, not a folder" in err
 
 
 def test_gen_into_a_folder_that_cannot_be_created_says_so(run_cli, monkeypatch, tmp_path):
@@ -37,8 +37,8 @@ def test_gen_into_a_folder_that_cannot_be_created_says_so(run_cli, monkeypatch, 
     monkeypatch.setattr(Path, "mkdir", refuse)
     code, _, err = run_cli("gen", HOPPER, "-o", tmp_path / "new")
     assert code == 2
-    assert f"-o {tmp_path / 'new'}: cannot create this folder" in err
-    assert "Permission denied" in err
+    assert f"mcl gen: error: cannot write to '{tmp_path / 'new'}': the folder cannot be " \
+        "made (permission denied)" in err
 
 
 def test_run_of_several_kernels_without_function_names_the_option(run_cli, tmp_path):

@@ -373,7 +373,8 @@ def test_run_of_a_function_the_file_lacks_names_its_kernels(run_cli):
 def test_gen_into_a_file_instead_of_a_folder(run_cli, tmp_path):
     (tmp_path / "f").write_text("")
     code, _, err = run_cli("gen", EXAMPLES / "vector_add" / "hopper_v1.mcpl", "-o", tmp_path / "f")
-    assert code == 2 and "a file is there; -o names the folder" in err
+    assert code == 2 and f"mcl gen: error: cannot write to '{tmp_path / 'f'}': it is a " \
+        "file (-o names the folder" in err
 
 
 def test_progress_in_a_log_is_a_line_a_quarter(monkeypatch):

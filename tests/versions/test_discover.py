@@ -138,4 +138,5 @@ def test_feedback_beside_a_file_that_is_not_utf8(tmp_path, run_cli):
 def test_report_into_a_file_is_refused_before_the_work(tmp_path, run_cli):
     (tmp_path / "f").write_text("")
     code, _, err = run_cli("versions", EXAMPLES / "vector_add", "--report", tmp_path / "f")
-    assert code == 2 and "a file is there; --report names the folder" in err
+    assert code == 2 and f"mcl versions: error: cannot write to '{tmp_path / 'f'}': it is a " \
+        "file (--report names the folder" in err
