@@ -175,8 +175,9 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 
 def _one_kernel(checked, file: Path) -> None:
-    """Without --function, refuse a file of several kernels here, naming the option
-    (the runtime's own message speaks of mcl.compile's ``function=``)."""
+    """Without --function, refuse a file of several kernels here, naming the option,
+    from the checked module alone: the runtime refuses one only after generating OpenCL
+    for every kernel, and its message speaks of mcl.compile's ``function=``."""
     from mcl.opencl.generate import _is_kernel
     if any(d.is_error for d in checked.diagnostics):
         return   # the build reports the errors
@@ -214,11 +215,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     # checked once, for the build, the warnings and the operation counts
     checked = check(parse_file(args.file), hwd_search_path(args))
     module = checked.module
+    if args.function is None:   # before reference.py is run and any OpenCL generated
+        _one_kernel(checked, file)
     ref = load_reference(file.resolve().parent)
     # a version written for sizes known at build time says so in its reference.py
     specialize = args.specialize or written_for_sizes(file, ref)
-    if args.function is None:
-        _one_kernel(checked, file)
     kernel = compile_kernel(checked, args.target, args.device, function=args.function,
                             search_path=hwd_search_path(args), specialize=specialize,
                             max_registers=args.max_registers, fast_math=args.fast_math,

@@ -51,6 +51,30 @@ def test_run_of_several_kernels_without_function_names_the_option(run_cli, tmp_p
     assert "function=..." not in err
 
 
+def test_run_of_several_kernels_is_refused_before_anything_is_generated(run_cli, tmp_path,
+                                                                        monkeypatch):
+    """The refusal comes from the checked module: no OpenCL generated (the runtime's own
+    refusal comes after generating every kernel), no reference.py run, no device."""
+    import importlib
+
+    from mcl.opencl import commands, runtime
+    generate = importlib.import_module("mcl.opencl.generate")
+
+    def not_now(*args, **kwargs):
+        raise AssertionError("called before the several kernels were refused")
+    monkeypatch.setattr(generate._KernelGen, "run", not_now)
+    monkeypatch.setattr(generate, "generate", not_now)
+    monkeypatch.setattr(runtime, "compile", not_now)
+    monkeypatch.setattr(commands, "load_reference", not_now)
+    path = tmp_path / "two.mcpl"
+    path.write_text(TWO_KERNELS)
+    code, out, err = run_cli("run", "-t", "cpu", path, "--repeat", "1")
+    assert code == 1 and not out, err
+    assert "error: two.mcpl has several kernels (add, scale); mcl run runs one" in err
+    assert "help: choose one with --function add (or --function scale)" in err
+    assert "AssertionError" not in err and "internal error" not in err
+
+
 def test_a_device_named_by_the_environment_says_so(opencl_device, run_cli, monkeypatch):
     monkeypatch.setenv("MCL_DEVICE", "no-such-device")
     code, _, err = run_cli("run", HOPPER, "--set", "n=100", "--repeat", "1")
