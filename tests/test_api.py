@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 
+from mcl.diagnostics import McplError
 from tests.conftest import EXAMPLES, ROOT
 
 
@@ -118,3 +119,103 @@ def test_parse_of_a_path_parses_the_file():
     path = EXAMPLES / "matmul" / "gpu.mcpl"
     module = mcl.parse(path)
     assert module.name == "matmul_gpu" and module.functions[0].span.file == str(path)
+
+
+# ---- bad input (an audit of the API as a user meets it)
+
+@pytest.mark.parametrize("name", ["parse", "check", "feedback", "translate", "compile"])
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, "not NoneType"),
+    (42, "not int"),
+    (b"examples/matmul/gpu.mcpl", "not bytes; decode it first"),
+])
+def test_what_is_no_text_path_or_module_is_a_type_error_naming_the_function(name, value,
+                                                                            expected):
+    """None was read as the file 'None' (no such file: None), bytes as a text that
+    raised from inside the regular-expression module."""
+    import mcl
+    args = {"translate": {"to": "hopper"}}.get(name, {})
+    with pytest.raises(TypeError, match=f"^mcl.{name}: .*{expected}"):
+        getattr(mcl, name)(value, **args)
+
+
+def test_mcpl_text_where_a_path_is_expected_says_so():
+    import mcl
+    text = (EXAMPLES / "matmul" / "gpu.mcpl").read_text()
+    d = mcl.check(text).diagnostics[0]
+    assert d.code == "mcpl-file" and d.message.startswith(
+        "expected the path of an MCPL file, not MCPL text (37 lines beginning '// matmul")
+    assert "mcl.parse(text)" in d.hint
+    for call in (lambda: mcl.translate(text, to="hopper"), lambda: mcl.compile(text)):
+        with pytest.raises(McplError, match="not MCPL text"):
+            call()
+
+
+def test_a_file_name_given_to_parse_as_text_gets_a_hint():
+    import mcl
+    with pytest.raises(McplError) as e:
+        mcl.parse("examples/matmul/gpu.mcpl")
+    assert e.value.diagnostics[0].hint == ("a str is MCPL text; to parse the file "
+                                           "examples/matmul/gpu.mcpl, pass "
+                                           "pathlib.Path('examples/matmul/gpu.mcpl')")
+
+
+def test_check_takes_a_checked_module_and_no_single_search_directory():
+    import mcl
+    checked = mcl.check(EXAMPLES / "matmul" / "gpu.mcpl")
+    assert mcl.check(checked).module == checked.module
+    # a str was a list of one-letter directories
+    with pytest.raises(TypeError, match=r"search_path is a list of directories, not one str: "
+                                        r"search_path=\['examples'\]"):
+        mcl.check(EXAMPLES / "matmul" / "gpu.mcpl", "examples")
+
+
+@pytest.mark.parametrize(("kwargs", "error", "expected"), [
+    ({"values": 5}, TypeError, "mcl.feedback: values maps parameter names to numbers"),
+    ({"only": 42}, TypeError, "mcl.feedback: only is a pass name or a list of them, not 42"),
+    ({"values": {"n": 2.5}}, McplError, "values: 'n' is an int parameter of 'matmul': it "
+                                        "takes a whole number, not 2.5"),
+])
+def test_feedback_arguments_of_the_wrong_kind(kwargs, error, expected):
+    import mcl
+    with pytest.raises(error) as e:
+        mcl.feedback(EXAMPLES / "matmul" / "gpu.mcpl", **kwargs)
+    assert expected in str(e.value)
+
+
+def test_translate_to_something_that_is_no_level_name():
+    import mcl
+    for to in (None, 42):
+        with pytest.raises(TypeError, match="mcl.translate: to is the name of a hardware "
+                                            "description"):
+            mcl.translate(EXAMPLES / "matmul" / "gpu.mcpl", to=to)
+
+
+def test_translating_a_leaf_level_further_down_says_it_is_a_leaf():
+    import mcl
+    with pytest.raises(McplError) as e:
+        mcl.translate(EXAMPLES / "matmul" / "fermi.mcpl", to="hopper")
+    d = e.value.diagnostics[0]
+    assert d.code == "translate-no-path"
+    assert "'fermi' is a leaf of the hierarchy, with no level below" in d.message
+    assert "mcl.compile" in d.hint
+
+
+def test_load_hardware_of_a_file_or_no_name(tmp_path):
+    import mcl
+    (tmp_path / "broken.hdl").write_text("hardware_description broken;\n  garbage {")
+    for given in (tmp_path / "broken.hdl", str(tmp_path / "broken.hdl")):
+        with pytest.raises(McplError) as e:
+            mcl.load_hardware(given)
+        assert "not a file" in str(e.value)
+        assert e.value.diagnostics[0].hint.endswith(
+            f"load_hardware('broken', search_path=['{tmp_path}'])")
+    # as the hint says: the file's syntax error
+    with pytest.raises(McplError, match="syntax error"):
+        mcl.load_hardware("broken", search_path=[tmp_path])
+    for name in (None, b"hopper"):
+        with pytest.raises(TypeError, match="mcl.load_hardware: name is the name of a "
+                                            "hardware description"):
+            mcl.load_hardware(name)
+    with pytest.raises(TypeError, match="search_path is a list of directories"):
+        mcl.load_hardware("hopper", search_path=str(tmp_path))

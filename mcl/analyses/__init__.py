@@ -107,7 +107,13 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     sizes), so loops over sizes are unrolled. Raises McplError when the module has errors,
     ``values`` name a parameter no function has or give one something other than a
     number, a size is negative or a pass is unknown."""
-    checked = _checked(module_or_checked, library)
+    if values is not None and not isinstance(values, Mapping):
+        raise TypeError("mcl.feedback: values maps parameter names to numbers (a dict), not "
+                        f"{type(values).__name__}")
+    if only is not None and not isinstance(only, str) and (
+            not isinstance(only, Iterable) or not all(isinstance(n, str) for n in only)):
+        raise TypeError(f"mcl.feedback: only is a pass name or a list of them, not {only!r}")
+    checked = _checked(module_or_checked, library, "feedback")
     if checked.has_errors:      # no feedback on a module that is not understood
         raise McplError(checked.errors)
     from mcl.analyses.kernel import scalar_parameters
@@ -139,7 +145,7 @@ def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None
     a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
     an element nothing writes), alone: ``mcl run`` prints it
     before it runs the kernel. Every function, or the one named ``function``."""
-    checked = _checked(module_or_checked, None)
+    checked = _checked(module_or_checked, None, "analyses.wrong_kernel")
     if checked.has_errors:
         raise McplError(checked.errors)
     out: list[Diagnostic] = []
@@ -164,6 +170,10 @@ def _passes(only: Iterable[str] | str | None) -> set[str]:
     return selected
 
 
+#: Scalar types whose values are whole numbers.
+_WHOLE = ("int", "long", "byte")
+
+
 def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
     """Raise McplError where ``values`` give a parameter something other than a
     number, or give a parameter that sizes an array a negative value."""
@@ -178,6 +188,13 @@ def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
                  if isinstance(n, ast.Name)}
         for p in f.params:
             value = (values or {}).get(p.name)
+            if value is not None and not p.type.dims and p.type.name in _WHOLE \
+                    and not isinstance(value, numbers.Integral) and not float(value).is_integer():
+                raise McplError(error(
+                    "feedback-bad-value",
+                    f"values: '{p.name}' is {'an' if p.type.name[0] in 'aeiou' else 'a'} "
+                    f"{p.type.name} parameter of '{f.name}': it takes a whole number, not "
+                    f"{value!r}", p.span, f"give {p.name} a whole number"))
             if p.name in sizes and value is not None and value < 0:
                 raise McplError(error(
                     "feedback-negative-size",
@@ -205,9 +222,10 @@ def _rank(d: Diagnostic) -> tuple:
             s.line if s else 0, s.column if s else 0)
 
 
-def _checked(what: Any, library: Any) -> Any:
-    from mcl.mcpl.resolve import CheckedModule, check
+def _checked(what: Any, library: Any, function: str = "feedback") -> Any:
+    from mcl.mcpl.resolve import CheckedModule, check, require_source
 
+    require_source(what, function, "module_or_checked")
     if isinstance(what, CheckedModule):
         return what
     search = library if isinstance(library, list | tuple) else ()

@@ -45,10 +45,12 @@ Public API (other components code against these names):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mcl.diagnostics import Diagnostic
+from mcl.diagnostics import Diagnostic, McplError, error
+from mcl.hdl import library as _library
 from mcl.hdl.blocks import (
     Block,
     Cache,
@@ -75,11 +77,34 @@ from mcl.hdl.library import (
     HardwareLibrary,
     forget_hardware_libraries,
     hardware_library,
-    load_hardware,
 )
 from mcl.hdl.model import HardwareDescription
 from mcl.hdl.syntax import parse_file, parse_text
 from mcl.hdl.units import COUNTABLE, UNLIMITED, Symbolic, count_key, count_product
+
+
+def load_hardware(name: str, search_path: Sequence[str | Path] = ()) -> HardwareDescription:
+    """A validated hardware description by name (bundled or from ``search_path``, a list
+    of directories). Raises McplError with diagnostics if it is unknown or invalid, and
+    TypeError for a name that is no str or a search path that is no list; a file is
+    not a name: its directory goes on the search path."""
+    if isinstance(search_path, str | bytes | os.PathLike) or not isinstance(
+            search_path, Iterable):
+        raise TypeError("mcl.load_hardware: search_path is a list of directories, not "
+                        f"{type(search_path).__name__} {search_path!r}")
+    if isinstance(name, os.PathLike) or (isinstance(name, str) and (
+            name.endswith(".hdl") or "/" in name or os.sep in name)):
+        file = Path(name)
+        folder, stem = (file, "NAME") if file.is_dir() else (file.parent, file.stem)
+        raise McplError(error(
+            "hdl-unknown-description", f"load_hardware takes the name of a hardware "
+            f"description, not a {'folder' if file.is_dir() else 'file'}: '{name}'", None,
+            f"name the description and put its folder on the search path: "
+            f"load_hardware('{stem}', search_path=['{folder}'])"))
+    if not isinstance(name, str):
+        raise TypeError("mcl.load_hardware: name is the name of a hardware description "
+                        f"(a str), not {type(name).__name__} {name!r}")
+    return _library.load_hardware(name, search_path)
 
 
 def check_text(text: str, file: str = "<string>",

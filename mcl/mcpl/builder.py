@@ -75,7 +75,22 @@ def parse(source: str | os.PathLike[str], file: str = "<string>") -> ast.Module:
     if isinstance(source, os.PathLike):
         from mcl.mcpl.source import parse_file
         return parse_file(source)
+    if not isinstance(source, str):
+        fix = "; decode it first: .decode()" if isinstance(source, bytes | bytearray) else ""
+        raise TypeError("mcl.parse: source is MCPL text (a str) or a path (os.PathLike), "
+                        f"not {type(source).__name__}{fix}")
+    if isinstance(file, os.PathLike):
+        file = os.fspath(file)
+    if not isinstance(file, str):
+        raise TypeError(f"mcl.parse: file is the name of the source (a str), not "
+                        f"{type(file).__name__}")
     module, diagnostics, unparsed = _parse_partial_no_gc(source, file)
+    name = source.strip()
+    if diagnostics and "\n" not in name and name.endswith((".mcpl", ".mcl")):
+        # the name of a file, given as text: say how to read the file
+        diagnostics = [dataclasses.replace(
+            diagnostics[0], hint=f"a str is MCPL text; to parse the file {name}, pass "
+                                 f"pathlib.Path({name!r})"), *diagnostics[1:]]
     if diagnostics:
         err = McplError(diagnostics)
         err.partial = module  # type: ignore[attr-defined]

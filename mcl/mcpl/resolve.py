@@ -239,6 +239,30 @@ def load_module(path: str | os.PathLike[str],
     return check(path, search_path)
 
 
+def require_source(value: Any, function: str, argument: str) -> None:
+    """A TypeError naming ``argument`` of ``mcl.<function>`` unless ``value`` is what the
+    API takes for a module: a path (str or os.PathLike), a parsed Module or a
+    CheckedModule (without it, ``None`` became the path 'None')."""
+    if isinstance(value, str | os.PathLike | ast.Module | CheckedModule):
+        return
+    fix = "; decode it first: .decode()" if isinstance(value, bytes | bytearray) else ""
+    raise TypeError(f"mcl.{function}: {argument} is the path of an MCPL file (a str or "
+                    f"os.PathLike) or a Module of mcl.parse, not {type(value).__name__}{fix}")
+
+
+def require_search_path(value: Any, function: str) -> None:
+    """A TypeError unless ``search_path`` is a list of directories: a single str would be
+    read as a list of one-letter directories."""
+    if isinstance(value, str | bytes | os.PathLike):
+        raise TypeError(f"mcl.{function}: search_path is a list of directories, not one "
+                        f"{type(value).__name__}: search_path=[{str(value)!r}]")
+    try:
+        iter(value)
+    except TypeError:
+        raise TypeError(f"mcl.{function}: search_path is a list of directories, not "
+                        f"{type(value).__name__}") from None
+
+
 def check(path_or_module: str | os.PathLike[str] | ast.Module,
           search_path: Sequence[str | os.PathLike[str]] = (),
           *, source: str | None = None) -> CheckedModule:
@@ -251,6 +275,10 @@ def check(path_or_module: str | os.PathLike[str] | ast.Module,
     whose module holds the top-level items that parsed; those are checked too,
     and errors that only follow from an item that did not parse (a call to a
     function whose definition has a syntax error, say) are not reported."""
+    require_source(path_or_module, "check", "path_or_module")
+    require_search_path(search_path, "check")
+    if isinstance(path_or_module, CheckedModule):
+        path_or_module = path_or_module.module
     loader = _Loader(tuple(str(p) for p in search_path))
     # The checks allocate many small objects (symbols, table entries) that are
     # never cyclic garbage; with a large module alive every collection walks it

@@ -17,6 +17,11 @@ EXTENSIONS = (".mcpl", ".mcl")
 def read_source(path: str | os.PathLike[str]) -> str:
     """The text of an MCPL file. Raises McplError when it cannot be read or is not UTF-8."""
     name = str(path)
+    if "\n" in name:     # text where a path was expected
+        raise McplError(error(
+            "mcpl-file", f"expected the path of an MCPL file, not MCPL text "
+            f"({name.count(chr(10)) + 1} lines beginning {name.lstrip()[:30]!r})", None,
+            "parse text with mcl.parse(text) and pass the Module it returns"))
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:

@@ -24,6 +24,7 @@ from mcl.mcpl import ast
 from mcl.opencl import device as devices
 from mcl.opencl.generate import GeneratedKernel, generate
 from mcl.opencl.plan import DTYPES, LaunchPlan, evaluate, numpy_dtype
+from mcl.opencl.target import Target
 
 if TYPE_CHECKING:
     from mcl.mcpl.resolve import CheckedModule
@@ -48,7 +49,19 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     the barriers that not every unit of a work-group reaches and the loops that never
     end (mcl.analyses.validity, mcl.analyses.barriers) stop the call; False launches
     such a kernel anyway (where it is right in a way the analyses do not follow)."""
+    from mcl.mcpl.resolve import require_search_path, require_source
     from mcl.opencl.vendor import REGISTER_LIMITS
+    require_source(path_or_module, "compile", "path_or_module")
+    require_search_path(search_path, "compile")
+    for arg, value in (("target", target), ("device", device), ("function", function)):
+        kinds = (str, Target) if arg == "target" else str
+        if value is not None and not isinstance(value, kinds):
+            raise TypeError(f"mcl.compile: {arg} is a name (a str) or None, not "
+                            f"{type(value).__name__} {value!r}")
+    if max_registers is not None and (isinstance(max_registers, bool) or not isinstance(
+            max_registers, int | np.integer)):
+        raise TypeError("mcl.compile: max_registers is a whole number of registers or None, "
+                        f"not {type(max_registers).__name__} {max_registers!r}")
     if max_registers is not None and not \
             REGISTER_LIMITS[0] <= max_registers <= REGISTER_LIMITS[1]:
         raise McplError(error("opencl-register-limit",

@@ -35,9 +35,12 @@ def _lookup(lib: HardwareLibrary) -> PropertyLookup:
     return lookup
 
 
-def _target(lib: HardwareLibrary, to: str) -> None:
+def _target(lib: HardwareLibrary, to: str, function: str = "translate") -> None:
     """Fails with the description's own diagnostics if ``to`` is unknown or invalid
     (a child that breaks the rules of section 6.1 is reported with the rule)."""
+    if not isinstance(to, str):
+        raise TypeError(f"mcl.{function}: to is the name of a hardware description (a str), "
+                        f"not {type(to).__name__} {to!r}")
     lib.get(to)
 
 
@@ -49,8 +52,11 @@ def translate_function(function: ast.Function, to: str, *,
     or the level itself), one edge of the hierarchy at a time. A new function; the
     input is not modified. Raises McplError if there is no path or something has no
     equivalent at a level on the way."""
+    if not isinstance(function, ast.Function):
+        raise TypeError("mcl.translate.translate_function: function is an ast.Function, not "
+                        f"{type(function).__name__}")
     lib = _library(library, search_path)
-    _target(lib, to)
+    _target(lib, to, "translate.translate_function")
     if function.hardware not in lib:
         raise McplError(error(
             "translate-unknown-level",
@@ -84,7 +90,10 @@ def translate(module: ast.Module | CheckedModule | str | os.PathLike[str], to: s
     diagnostics) for bad input: an unknown or invalid target, no function that can
     reach it, a memory space or par_group without equivalent."""
     from mcl.mcpl import parse_file
+    from mcl.mcpl.resolve import require_search_path, require_source
 
+    require_source(module, "translate", "module")
+    require_search_path(search_path, "translate")
     if isinstance(module, CheckedModule):   # what mcl.check gives, as mcl.feedback takes
         if module.has_errors:
             raise McplError(module.errors)
@@ -106,6 +115,16 @@ def translate(module: ast.Module | CheckedModule | str | os.PathLike[str], to: s
         above = " > ".join(reversed(lib.ancestors(to)))
         above = (f"the levels above '{to}' are {above}" if above
                  else f"'{to}' is the top of the hierarchy")
+        leaves = [x for x in levels if x in lib and not lib.children(x)]
+        if leaves == levels:     # nothing lies below a leaf: it is compiled, not translated
+            raise McplError(error(
+                "translate-no-path",
+                f"no function of module '{module.name}' can be translated to '{to}': "
+                f"{', '.join(repr(x) for x in levels)} "
+                f"{'is a leaf' if len(levels) == 1 else 'are leaves'} of the hierarchy, "
+                "with no level below", f.span,
+                f"{above}; a leaf level's kernel runs as it is: mcl.compile(...) "
+                "(or `mcl run`)"))
         raise McplError(error(
             "translate-no-path",
             f"no function of module '{module.name}' can be translated to '{to}': "
