@@ -185,18 +185,22 @@ class Kernel:
         # sizes that are a dimension of a given array, written as the bare name
         for a in self.plan.arguments:
             arr = kwargs.get(a.name)
-            if a.kind not in ("buffer", "value") or arr is None \
-                    or len(a.shape) != len(np.shape(arr)):
+            if a.kind not in ("buffer", "value") or arr is None:
                 continue
-            for expr, n in zip(a.shape, np.shape(arr), strict=True):
+            got = self.shape_of(a.name, arr)
+            if len(a.shape) != len(got):
+                continue
+            for expr, n in zip(a.shape, got, strict=True):
                 if re.fullmatch(r"[A-Za-z_]\w*", expr) and expr not in env:
                     env[expr] = int(n)
         wanted = [a.name for a in self.plan.arguments if a.kind == "scalar"]
         wanted += [c.name for c in self.plan.compile_time]
         missing = [n for n in wanted if n not in env]
         if missing:
+            # riskFree of black_scholes is a scalar like n, but no size
+            what = "size" if set(missing) <= self.size_names() else "argument"
             raise McplError(error("opencl-missing-size",
-                                  f"'{self.plan.kernel}' needs the size"
+                                  f"'{self.plan.kernel}' needs the {what}"
                                   f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
                                   hint="pass " + ", ".join(f"{n}=..." for n in missing)))
         return env
@@ -224,7 +228,7 @@ class Kernel:
             value = values[name]
             integral = type_ not in ("float", "double")
             try:
-                if isinstance(value, str | bytes):
+                if isinstance(value, str | bytes | bool | np.bool_):
                     raise TypeError
                 if integral and isinstance(value, float | np.floating):
                     if not value.is_integer():     # 512.0 is 512; 2.5 is no size
@@ -232,22 +236,35 @@ class Kernel:
                     value = int(value)
                 value = operator.index(value) if integral else float(value)
             except (TypeError, ValueError):
-                article = "an" if type_[0] in "aeiou" else "a"
                 raise McplError(error(
                     "opencl-bad-scalar",
-                    f"'{name}' is {article} {type_} parameter of '{p.kernel}': it takes "
+                    f"'{name}' is {_article(type_)} {type_} parameter of '{p.kernel}': it takes "
                     f"{'an integer' if integral else 'a number'}, not {value!r}",
                     hint=f"pass {name}=<{'a whole number' if integral else 'a number'}>"
                 )) from None
-            info = np.iinfo(np.dtype(DTYPES[type_])) if integral and type_ in DTYPES \
-                else None
-            if info is not None and not info.min <= value <= info.max:
+            except OverflowError:       # a whole number beyond any float
                 raise McplError(error(
                     "opencl-scalar-range",
-                    f"'{name}' is {'an' if type_[0] in 'aeiou' else 'a'} {type_} parameter of "
-                    f"'{p.kernel}': {value} does not fit it ({info.min} .. {info.max})",
-                    hint=f"pass a smaller {name}" + (", or declare it `long` in the kernel"
-                                                     if type_ == "int" else "")))
+                    f"'{name}' is {_article(type_)} {type_} parameter of '{p.kernel}': a whole "
+                    f"number of {len(str(abs(value)))} digits does not fit it",
+                    hint=f"pass a smaller {name}")) from None
+            dtype = np.dtype(DTYPES[type_]) if type_ in DTYPES else None
+            if dtype is None:
+                low = high = None
+            elif integral:
+                low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+            else:   # a finite value beyond the type would reach the kernel as inf
+                high = float(np.finfo(dtype).max)
+                low, high = (-high, high) \
+                    if np.isfinite(value) else (None, None)
+            if low is not None and not low <= value <= high:
+                raise McplError(error(
+                    "opencl-scalar-range",
+                    f"'{name}' is {_article(type_)} {type_} parameter of "
+                    f"'{p.kernel}': {value} does not fit it ({low} .. {high})",
+                    hint=f"pass a smaller {name}" + (
+                        ", or declare it `long` in the kernel" if type_ == "int" else
+                        ", or declare it `double` in the kernel" if type_ == "float" else "")))
             if name in sizes and value < 0:
                 raise McplError(error(
                     "opencl-negative-size",
@@ -256,10 +273,15 @@ class Kernel:
             env[name] = value
         return env
 
-    def __call__(self, **kwargs) -> dict[str, np.ndarray]:
+    def __call__(self, *args, **kwargs) -> dict[str, np.ndarray]:
         """Launch with keyword arguments (arrays and sizes); wait; return the written
         parameters by name (numpy arrays, or the given pyopencl arrays)."""
         import pyopencl as cl
+
+        if args:
+            named = ", ".join(f"{n}=..." for n in self.plan.parameters)
+            raise TypeError(f"'{self.plan.kernel}' takes its arguments by name, not by "
+                            f"position (got {len(args)}): call it as k({named})")
 
         launch, outputs, copies = self.prepared(**kwargs)
         self.last_event = launch()
@@ -343,6 +365,7 @@ class Kernel:
                 value = np.zeros(shape, dt)
             self.check_array(a.name, value, shape, dt)
             values[a.name] = value
+        self.check_aliases(values)
         self.check_views(env)
         self.check_writes(env)
         glob, local = self.launch_sizes(env)  # checked before anything is built
@@ -421,8 +444,19 @@ class Kernel:
             self._scratch[name] = buf
         return buf
 
+    def shape_of(self, name: str, value) -> tuple[int, ...]:
+        """The shape of an argument; an error where numpy cannot read it as an array."""
+        try:
+            return tuple(np.shape(value))
+        except (TypeError, ValueError) as e:    # a ragged list, say
+            raise McplError(error(
+                "opencl-bad-argument", f"'{name}' of '{self.plan.kernel}' is no array: numpy "
+                f"cannot read the {type(value).__name__} as one ({e})",
+                hint=f"pass a numpy array of the shape {_shape_text(self.plan, name)}")
+            ) from None
+
     def check_array(self, name: str, value, shape: tuple[int, ...], dt: np.dtype) -> None:
-        got_shape = tuple(np.shape(value))
+        got_shape = self.shape_of(name, value)
         # Not getattr(value, "dtype", np.asarray(value).dtype): the default is evaluated
         # eagerly and would copy a device array to the host element by element.
         got_dtype = np.dtype(value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype)
@@ -433,15 +467,61 @@ class Kernel:
                 hint="make it with the fields in this order, laid out as C lays out the "
                      f"struct: np.zeros(shape, np.dtype({_dtype_spec(dt)}, align=True))"))
         if got_dtype != dt:
+            array = hasattr(value, "astype")
+            read = "" if array else f" (a {type(value).__name__}, as numpy reads it)"
             raise McplError(error("opencl-bad-dtype",
-                                  f"'{name}' has dtype {got_dtype}, but '{self.plan.kernel}' "
-                                  f"takes {dt}", hint=f"convert it: {name}.astype(np.{dt})"))
+                                  f"'{name}' has dtype {got_dtype}{read}, but "
+                                  f"'{self.plan.kernel}' takes {dt}",
+                                  hint=f"convert it: {name}.astype(np.{dt})" if array else
+                                  f"convert it: np.asarray({name}, np.{dt})"))
         if got_shape != shape:
             raise McplError(error("opencl-bad-shape",
                                   f"'{name}' has shape {got_shape}, but '{self.plan.kernel}' "
                                   f"takes {shape} with these sizes",
                                   hint="the shape follows the parameter's type: "
                                   + _shape_text(self.plan, name)))
+        if type(value).__module__.startswith("pyopencl"):
+            self.check_device_array(name, value)
+
+    def check_device_array(self, name: str, value) -> None:
+        """A pyopencl array is passed as its buffer: the kernel reads it from the buffer's
+        start, row after row. A view that starts further on or skips elements, or a
+        buffer of another context, would give it other elements than the array's."""
+        kernel = self.plan.kernel
+        if value.context.int_ptr != self.context.int_ptr:
+            raise McplError(error(
+                "opencl-bad-argument", f"'{name}' is a pyopencl array of another context "
+                f"than '{kernel}' was compiled for",
+                hint="make it on the kernel's queue: pyopencl.array.to_device(k.queue, ...), "
+                     "or compile with context=...,queue=... of the array"))
+        if value.offset or not (value.flags.c_contiguous or value.size == 0):
+            how = "that starts at an offset" if value.offset else \
+                "whose elements are not consecutive in C order"
+            raise McplError(error(
+                "opencl-bad-layout", f"'{name}' is a view of a pyopencl array ({how}), "
+                f"but '{kernel}' reads it from the start of its buffer, row after row",
+                hint=f"pass a copy: {name}.copy()" if value.offset else
+                     f"pass a C-ordered copy: pyopencl.array.to_device(queue, {name}.get())"))
+
+    def check_aliases(self, values: dict) -> None:
+        """No pyopencl array given for two parameters of which one is written: the kernel
+        takes its arrays as `restrict` pointers (a numpy array is copied to a buffer of
+        its own for each parameter: no two share one)."""
+        by_buffer: dict[int, list[str]] = {}
+        for name, value in values.items():
+            if type(value).__module__.startswith("pyopencl") and value.base_data is not None:
+                by_buffer.setdefault(value.base_data.int_ptr, []).append(name)
+        for names in by_buffer.values():
+            written = [n for n in names if self.plan.argument(n).written]
+            if len(names) > 1 and written:
+                other = next(n for n in names if n != written[0])
+                raise McplError(error(
+                    "opencl-aliased-arguments",
+                    f"'{written[0]}' and '{other}' of '{self.plan.kernel}' are the same "
+                    f"pyopencl buffer, and '{self.plan.kernel}' writes '{written[0]}': it "
+                    "assumes its arrays do not overlap, and would read elements it has "
+                    "already overwritten",
+                    hint=f"pass a copy for one of them: {other}={other}.copy()"))
 
     def check_views(self, env: dict) -> None:
         """Every view of a parameter covers the parameter at these sizes: a view whose
@@ -500,6 +580,13 @@ class Kernel:
         import pyopencl as cl
         import pyopencl.array as cla
 
+        for arg, value, least in (("repeat", repeat, 1), ("warmup", warmup, 0)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise TypeError(f"Kernel.time: {arg} is a number of launches, not "
+                                f"{type(value).__name__} {value!r}")
+            if value < least:
+                raise ValueError(f"Kernel.time: {arg}={value}: time at least {least} "
+                                 f"launch{'es' * (least != 1)}")
         # Keep the data on the device so that only the kernel is timed.
         dev_args = {}
         for k, v in kwargs.items():
@@ -535,6 +622,10 @@ class Kernel:
 
 
 _NAME_RE = re.compile(r"[A-Za-z_]\w*")
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def random_arguments(plan: LaunchPlan, values: dict, rng: np.random.Generator) -> dict:

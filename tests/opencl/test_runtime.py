@@ -261,3 +261,126 @@ def test_what_else_goes_to_standard_error_during_a_build_stays(capfd):
     with _without_compiler_tally():
         os.write(2, b"2 warnings generated.\nsomething else\n")
     assert capfd.readouterr().err == "something else\n"
+
+
+# ---- bad input to a compiled kernel (an audit of the Python API)
+
+@pytest.fixture(scope="module")
+def vector_add():
+    return mcl.compile(EXAMPLES / "vector_add" / "hopper_v1.mcpl")
+
+
+def test_positional_arguments_name_the_keywords(vector_add):
+    ones = np.ones(4, np.float32)
+    with pytest.raises(TypeError, match=r"by name, not by position \(got 3\): call it as "
+                                        r"k\(n=\.\.\., c=\.\.\., a=\.\.\., b=\.\.\.\)"):
+        vector_add(4, ones, ones)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ([[1.0], [1.0, 2.0]], "'a' of 'vector_add' is no array: numpy cannot read the list"),
+    ([1.0] * 4, r"'a' has dtype float64 \(a list, as numpy reads it\)"),
+])
+def test_what_numpy_cannot_read_as_the_array_is_an_error(vector_add, value, expected):
+    with pytest.raises(McplError, match=expected) as e:
+        vector_add(n=4, a=value, b=np.ones(4, np.float32))
+    assert "np.asarray(a, np.float32)" in (e.value.diagnostics[0].hint or "") \
+        or e.value.diagnostics[0].code == "opencl-bad-argument"
+
+
+def test_views_of_numpy_arrays_and_one_array_for_two_parameters_are_right(vector_add):
+    """Every numpy argument is copied to a buffer of its own in C order: strided,
+    reversed and Fortran-ordered views, a read-only array and the same array given for
+    the output and an input all give the right result."""
+    x = np.arange(16, dtype=np.float32)
+    a, b = x[::2], x[:8][::-1]
+    assert np.array_equal(vector_add(a=a, b=b)["c"], a + b)
+    a.flags.writeable = False
+    assert np.array_equal(vector_add(a=a, b=b, c=a)["c"], a + b)
+    matmul = mcl.compile(EXAMPLES / "matmul" / "hopper_v2.mcpl")
+    m = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(matmul(a=np.asfortranarray(m), b=m.T)["c"], m @ m.T)
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(True)])
+def test_a_bool_is_no_size(vector_add, value):
+    with pytest.raises(McplError, match=r"it takes an integer, not (np\.)?True"):
+        vector_add(n=value, a=np.ones(1, np.float32), b=np.ones(1, np.float32))
+
+
+@pytest.fixture(scope="module")
+def black_scholes():
+    return mcl.compile(EXAMPLES / "black_scholes" / "hopper_v1.mcpl")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (10**400, "'riskFree' is a float parameter of 'black_scholes': a whole number of 401 "
+              "digits does not fit it"),
+    # it would reach the kernel as inf
+    (1e300, "1e+300 does not fit it (-3.4028234663852886e+38 .. 3.4028234663852886e+38)"),
+    (True, "it takes a number, not True"),
+])
+def test_a_float_parameter_out_of_range_or_of_the_wrong_type(black_scholes, value, expected):
+    x = np.ones(4, np.float32)
+    with pytest.raises(McplError) as e:
+        black_scholes(n=4, riskFree=value, volatility=0.3, stockPrice=x, optionStrike=x,
+                      optionYears=x)
+    assert expected in str(e.value)
+
+
+def test_a_missing_scalar_that_is_no_size_is_not_called_a_size(black_scholes):
+    x = np.ones(4, np.float32)
+    with pytest.raises(McplError, match="needs the argument volatility$"):
+        black_scholes(n=4, riskFree=0.02, stockPrice=x, optionStrike=x, optionYears=x)
+
+
+def test_pyopencl_arrays_the_kernel_would_read_wrongly_are_errors(vector_add):
+    """A pyopencl array is passed as its buffer: a view that starts at an offset or skips
+    elements, a buffer of another context, or one buffer for an input and the output
+    would give the kernel other elements than meant (a strided view was read as the
+    first elements of its buffer)."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+    q = vector_add.queue
+    x = cla.to_device(q, np.arange(16, dtype=np.float32))
+    y = cla.to_device(q, np.ones(16, np.float32))
+    cases = [
+        ({"a": x[8:], "b": y[8:]}, "opencl-bad-layout", "a copy: a.copy()"),
+        ({"a": x[::2], "b": y[::2]}, "opencl-bad-layout", "not consecutive in C order"),
+        ({"a": x[:8], "b": y[:8], "c": x[:8]}, "opencl-aliased-arguments",
+         "'c' and 'a' of 'vector_add' are the same pyopencl buffer"),
+    ]
+    other = cl.Context(devices=[vector_add.device])
+    cases.append(({"a": cla.to_device(cl.CommandQueue(other), np.ones(8, np.float32)),
+                   "b": y[:8]}, "opencl-bad-argument", "of another context"))
+    for args, code, text in cases:
+        with pytest.raises(McplError) as e:
+            vector_add(**args)
+        d = e.value.diagnostics[0]
+        assert d.code == code and text in f"{d.message} {d.hint}", (code, str(e.value))
+    got = vector_add(a=x[:8], b=y[:8], c=cla.zeros(q, 8, np.float32))["c"]
+    assert np.array_equal(got.get(), np.arange(8) + 1)
+
+
+@pytest.mark.parametrize(("args", "error", "expected"), [
+    ({"repeat": 0}, ValueError, "repeat=0: time at least 1 launch"),
+    ({"warmup": -1}, ValueError, "warmup=-1"),
+    ({"repeat": 2.5}, TypeError, "repeat is a number of launches, not float"),
+])
+def test_time_with_no_launch_to_time(vector_add, args, error, expected):
+    ones = np.ones(4, np.float32)
+    with pytest.raises(error, match=expected):
+        vector_add.time(**args, a=ones, b=ones)
+
+
+@pytest.mark.parametrize(("kwargs", "expected"), [
+    ({"device": 0}, "mcl.compile: device is a name (a str) or None, not int 0"),
+    ({"target": 42}, "mcl.compile: target is a name"),
+    ({"max_registers": "64"}, "max_registers is a whole number of registers or None, not str"),
+    ({"search_path": "examples"}, "search_path is a list of directories, not one str: "
+                                  "search_path=['examples']"),
+])
+def test_compile_options_of_the_wrong_type(kwargs, expected):
+    with pytest.raises(TypeError) as e:
+        mcl.compile(EXAMPLES / "vector_add" / "hopper_v1.mcpl", **kwargs)
+    assert expected in str(e.value)
