@@ -98,16 +98,22 @@ def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hwd-path", action="append", default=[], metavar="DIR",
         help="extra directory of hardware descriptions (.hdl); may be repeated; "
-             "also read from MCL_HWD_PATH (separated by ':')")
+             "also read from MCL_HWD_PATH (separated by ':'). A description beside the "
+             "kernel (NAME.hdl for `import NAME;`) is found without it, unless the library "
+             "or these directories have a level of that name: a description in DIR "
+             "replaces the library's")
     parser.add_argument(
         "--module-path", action="append", default=[], metavar="DIR",
         help="extra directory of MCPL modules (.mcpl/.mcl), a root of packages: "
              "`import a.b.c;` reads DIR/a/b/c.mcl; may be repeated; also read from MCL_PATH")
 
 
-def hwd_search_path(args: argparse.Namespace) -> list[str]:
+def hwd_search_path(args: argparse.Namespace, *kernels: str | os.PathLike[str]) -> list[str]:
     """Directories given with --hwd-path, then those of MCL_HWD_PATH (each must exist),
-    then --module-path."""
+    then --module-path; with ``kernels`` (the MCPL files or folders of versions a command
+    reads), then the descriptions beside them that none of those nor the library has
+    (mcl.hdl.library.with_descriptions_beside: ``import mylevel;`` finds ``mylevel.hdl``
+    beside the kernel, and never in place of a description found otherwise)."""
     paths = list(getattr(args, "hwd_path", []) or [])
     env = os.environ.get("MCL_HWD_PATH", "")
     paths += [p for p in env.split(os.pathsep) if p]
@@ -120,6 +126,9 @@ def hwd_search_path(args: argparse.Namespace) -> list[str]:
         if not os.path.isdir(d):
             raise UsageError(f"--module-path: directory '{d}' does not exist")
         paths.append(d)
+    if kernels:
+        from mcl.hdl.library import with_descriptions_beside
+        return with_descriptions_beside(paths, kernels)
     return paths
 
 

@@ -225,3 +225,74 @@ def test_a_long_expression_is_checked_and_a_far_too_long_one_is_an_error(tmp_pat
     code, out, err = run_cli("check", _sum_kernel(tmp_path, 20000))
     assert code == 1 and "Traceback" not in out + err
     assert "sum20000.mcpl:1:1: error: sum20000.mcpl nests too deeply to be checked" in out + err
+
+
+# ------------------------------------------------ a user's description beside the kernel
+
+VADD_MYCPU = """module vadd;
+import perfect;
+import mycpu;
+
+perfect void vadd(const int n = 1000, main float[n] c, main float[n] a, main float[n] b) {
+  foreach (int i in n threads) { c[i] = a[i] + b[i]; }
+}
+"""
+
+
+def _level_beside(folder) -> None:
+    """``mycpu.hdl`` and its target in ``folder``: the library's cpu under another name."""
+    from mcl.hdl.library import BUNDLED
+    text = (BUNDLED / "cpu.hdl").read_text()
+    (folder / "mycpu.hdl").write_text(
+        text.replace("hardware_description cpu;", "hardware_description mycpu;")
+        .replace("device cpu {", "device mycpu {"))
+    (folder / "mycpu.target").write_text((BUNDLED / "cpu.target").read_text())
+
+
+def test_a_description_beside_the_kernel_is_found_by_every_command(run_cli, tmp_path,
+                                                                   monkeypatch):
+    """`import mycpu;` with mycpu.hdl in the kernel's folder, not on any search path (nor
+    the working directory): each command that reads the kernel finds it."""
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    _level_beside(kernels)
+    perfect = kernels / "perfect.mcpl"
+    perfect.write_text(VADD_MYCPU)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MCL_HWD_PATH", raising=False)
+    code, out, err = run_cli("check", perfect)
+    assert code == 0 and "no errors" in err, out + err
+    code, out, err = run_cli("feedback", "--level", "mycpu", perfect)
+    assert code == 0 and "error" not in out, out + err
+    lowered = kernels / "mycpu.mcpl"
+    code, out, err = run_cli("translate", "--to", "mycpu", perfect, "-o", lowered)
+    assert code == 0, out + err
+    assert "mycpu void vadd(" in lowered.read_text()
+    code, out, err = run_cli("feedback", lowered)
+    assert code == 0 and "error" not in out, out + err
+    code, out, err = run_cli("gen", lowered, "-o", tmp_path / "out")
+    assert code == 0 and (tmp_path / "out" / "vadd.cl").is_file(), out + err
+    code, out, err = run_cli("gen", "--target", "mycpu", perfect, "-o", tmp_path / "out2")
+    assert code == 0 and (tmp_path / "out2" / "vadd.cl").is_file(), out + err
+    code, out, err = run_cli("run", lowered, "--repeat", "1")
+    assert code == 0 and "vadd at mycpu" in out and "c: matches vadd (the perfect " \
+        "version, translated to mycpu)" in out, out + err
+    code, out, err = run_cli("versions", kernels, "--no-time", "-q")
+    assert code == 0 and "mycpu: level mycpu, run as mycpu, consistent" in out, out + err
+
+
+def test_a_copy_of_a_library_description_beside_the_kernel_does_not_replace_it(run_cli,
+                                                                               tmp_path):
+    """A cpu.hdl beside the kernel (here one that does not even parse) leaves `import
+    cpu;` the library's, with a warning that says so; on --hwd-path it replaces it."""
+    from mcl.hdl.library import BUNDLED
+    (tmp_path / "cpu.hdl").write_text((BUNDLED / "cpu.hdl").read_text() + "\nnot hdl")
+    kernel = tmp_path / "k.mcpl"
+    kernel.write_text("module k;\nimport cpu;\n")
+    code, out, err = run_cli("check", kernel)
+    assert code == 0, out + err
+    assert "k.mcpl:2:1: warning: 'cpu.hdl' beside this file is not read: 'cpu' is the " \
+        "library's [mcpl-description-beside]" in out
+    assert f"give --hwd-path {tmp_path} (it then replaces the library's 'cpu')" in out
+    code, out, err = run_cli("check", "--hwd-path", tmp_path, kernel)
+    assert code == 1 and "hardware description 'cpu' has errors" in out

@@ -92,11 +92,12 @@ def run_feedback(args: argparse.Namespace) -> int:
         if unknown:
             raise UsageError(f"--only: unknown pass(es) {', '.join(sorted(unknown))}; "
                              f"choose from {', '.join(PASSES)}")
-    search = hwd_search_path(args)
+    hwd_search_path(args)   # a directory that does not exist, before any file
     diagnostics = []
     sources = SourceCache()
     params: dict[str, None] = {}     # the scalar parameters of the files, in order
     for f in args.files:
+        search = hwd_search_path(args, f)   # with the descriptions beside the file
         checked = check(f, search)
         if checked.has_errors:
             diagnostics += checked.errors

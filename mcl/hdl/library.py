@@ -1,11 +1,12 @@
 """The library of hardware descriptions: the bundled ones (``mcl/hwdescs/*.hdl``) plus
-those of user directories (``--hwd-path``, ``MCL_HWD_PATH``), the hierarchy that
-``specializes`` builds among them, and validation results per description."""
+those of user directories (``--hwd-path``, ``MCL_HWD_PATH``) and those beside a kernel
+(:func:`with_descriptions_beside`), the hierarchy that ``specializes`` builds among them,
+and validation results per description."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -33,8 +34,9 @@ class _Broken:
 class HardwareLibrary:
     """Hardware descriptions by name.
 
-    ``search_path``: directories of user ``.hdl`` files; a user description may
-    specialise a library one and may replace one of the same name (except
+    ``search_path``: directories of user ``.hdl`` files, or single ``.hdl`` files (the
+    descriptions beside a kernel: :func:`with_descriptions_beside`); a user description
+    may specialise a library one and may replace one of the same name (except
     ``perfect``). ``files``: extra ``.hdl`` files (``mcl hwd check``). ``texts``:
     file path -> text that wins over the file on disk (an editor's unsaved buffer)."""
 
@@ -55,6 +57,9 @@ class HardwareLibrary:
             self._add_file(path, bundled=True)
         for d in search_path:
             directory = Path(d)
+            if directory.suffix == ".hdl" and directory.is_file():
+                self._add_file(directory, bundled=False)
+                continue
             if not directory.is_dir():
                 self.load_diagnostics.append(error(
                     "hdl-path", f"hardware-description directory '{d}' does not exist",
@@ -326,6 +331,56 @@ def _library(search_path: tuple[str, ...]) -> HardwareLibrary:
 def hardware_library(search_path: Sequence[str | Path] = ()) -> HardwareLibrary:
     """The library for a search path, loaded once per process and search path."""
     return _library(tuple(str(p) for p in search_path))
+
+
+def with_descriptions_beside(search_path: Sequence[str | Path],
+                             kernels: Iterable[str | Path]) -> list[str]:
+    """``search_path``, then the hardware descriptions in the folder of each of ``kernels``
+    (MCPL files, or folders of versions) that describe a level neither the library nor
+    ``search_path`` has: ``import mylevel;`` finds ``mylevel.hdl`` beside the kernel, as
+    C's ``#include "..."`` finds a header beside the source, in every command that reads
+    the kernel. Such a file never replaces a description found otherwise (a copy of the
+    library's ``gpu.hdl`` beside a kernel leaves ``gpu`` the library's; the check warns of
+    it at the import: :func:`beside_but_not_read`); on ``--hwd-path`` it would. The files
+    are added one by one, not their folder: the library reads every description of a
+    folder on the path and lets it replace its own. Only ``NAME.hdl`` that declares
+    ``NAME`` (what an import can name); one that does not parse is added too, so that
+    its import says why it cannot be used."""
+    path = [str(p) for p in search_path]
+    beside: dict[str, str] = {}
+    for kernel in kernels:
+        k = Path(kernel)
+        folder = k if k.is_dir() else k.parent
+        for f in sorted(folder.glob("*.hdl")):
+            name = description_name(f)
+            if name == f.stem and name not in beside:
+                beside[name] = str(f)
+    if not beside:
+        return path
+    known = hardware_library(path)
+    return path + [f for name, f in beside.items() if name not in known]
+
+
+def description_name(file: str | Path) -> str | None:
+    """The name a ``.hdl`` file declares (``hardware_description NAME``), read without
+    parsing the file; None if it cannot be read or declares none."""
+    try:
+        m = _NAME_RE.search(Path(file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return m.group(1) if m else None
+
+
+def beside_but_not_read(library: HardwareLibrary, name: str, kernel: str | Path) -> Path | None:
+    """``NAME.hdl`` beside ``kernel`` when it declares ``name`` but ``library`` took
+    ``name`` from another file (the bundled library or the search path), else None."""
+    f = Path(kernel).parent / f"{name}.hdl"
+    if name not in library or not f.is_file() or description_name(f) != name:
+        return None
+    try:
+        return None if Path(library.file(name)).resolve() == f.resolve() else f
+    except (KeyError, McplError):
+        return None
 
 
 def forget_hardware_libraries() -> None:

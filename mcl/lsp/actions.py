@@ -127,7 +127,7 @@ def translated_module(analysis: Analysis, f: ast.Function, to: str, settings: Se
                                  comments=(f"// '{f.name}' translated from {f.hardware} "
                                            f"to {to} by mcl",))
     translated = translate(single, to, library=analysis.library(),
-                           search_path=settings.search_path)
+                           search_path=analysis.search_path)
     return print_module(translated), _new_file(Path(analysis.file), f.hardware, to)
 
 
@@ -213,7 +213,7 @@ def compare_with_previous(analysis: Analysis, settings: Settings) -> str:
     from mcl.versions.steps import describe
 
     try:
-        found = previous_version(analysis.file, analysis.text, tuple(settings.search_path))
+        found = previous_version(analysis.file, analysis.text, analysis.search_path)
     except McplError as e:
         return e.diagnostics[0].message if e.diagnostics else str(e)
     if found is None:

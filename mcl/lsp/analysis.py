@@ -73,11 +73,29 @@ class Analysis:
     def is_mcpl(self) -> bool:
         return self.language == "mcpl"
 
+    @property
+    def search_path(self) -> tuple[str, ...]:
+        """The settings' search path, and for a kernel saved on disk the descriptions
+        beside it, as the commands read them (``import mylevel;`` finds ``mylevel.hdl``
+        in the kernel's folder)."""
+        return kernel_search_path(self.settings, self.file) if self.is_mcpl else \
+            self.settings.search_path
+
     def library(self) -> Any:
         """The hardware-description library the document was checked against."""
         from mcl.hdl import hardware_library
 
-        return hardware_library(self.settings.search_path)
+        return hardware_library(self.search_path)
+
+
+def kernel_search_path(settings: Settings, file: str) -> tuple[str, ...]:
+    """``settings.search_path``, then the descriptions beside the kernel ``file`` that it
+    lacks (mcl.hdl.library.with_descriptions_beside); an unsaved buffer (``untitled:``,
+    not an absolute path) has no folder."""
+    from mcl.hdl.library import with_descriptions_beside
+    if not Path(file).is_absolute():
+        return settings.search_path
+    return tuple(with_descriptions_beside(settings.search_path, [file]))
 
 
 class Cancelled(Exception):
@@ -132,7 +150,7 @@ def _analyse_mcpl(file: str, text: str, settings: Settings, version: int | None
     out = Analysis(file, text, "mcpl", version, settings=settings)
     module, syntax = parse_partial(text, file)
     if not syntax:
-        checked = check(module, settings.search_path)
+        checked = check(module, kernel_search_path(settings, file))
         out.checked, out.module = checked, checked.module
         out.diagnostics = _own(checked.diagnostics, file)
         return out
@@ -182,7 +200,7 @@ def _repaired(text: str, file: str, module: ast.Module, syntax: list[Diagnostic]
         if not syntax:
             break
     try:
-        checked = check(module, settings.search_path)
+        checked = check(module, kernel_search_path(settings, file))
     except Exception:  # the tables are a convenience here; never fail the buffer
         log.exception("checking the repaired text of %s failed", file)
         checked = None

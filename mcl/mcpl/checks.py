@@ -64,6 +64,9 @@ def check_module(module: ast.Module, loader: _Loader,
             continue
         seen_imports.add(imp.dotted)
         if len(imp.path) == 1 and library is not None and imp.path[0] in library:
+            ignored = _description_ignored(library, module.file, imp)
+            if ignored is not None:
+                diags.append(ignored)
             try:
                 result.hardware[imp.path[0]] = library.get(imp.path[0])
             except McplError as e:
@@ -84,9 +87,7 @@ def check_module(module: ast.Module, loader: _Loader,
             if not problems:
                 known = sorted(library.names()) if library is not None else []
                 beside = _description_beside(module.file, imp)
-                hint = (f"'{beside.name}' is beside this file, but hardware descriptions "
-                        "are searched in the library, on --hwd-path and MCL_HWD_PATH: add "
-                        f"--hwd-path {beside.parent}") if beside is not None else \
+                hint = _beside_hint(beside, imp) if beside is not None else \
                     (_suggest(imp.dotted, known) or
                      f"hardware descriptions: {', '.join(known)}") + \
                     "; modules are searched next to this file, under the root of its " \
@@ -193,6 +194,46 @@ def _description_beside(file: str, imp: ast.Import):
         return None
     found = Path(file).parent / f"{imp.path[0]}.hdl"
     return found if found.is_file() else None
+
+
+def _beside_hint(beside, imp: ast.Import) -> str:
+    """Why ``NAME.hdl`` beside the module was not read for ``import NAME;``: it declares
+    another name, or the module was checked without it (the commands and the language
+    server read the descriptions beside a kernel: mcl.hdl.library.with_descriptions_beside;
+    a caller of mcl.check gives the search path itself)."""
+    from mcl.hdl.library import description_name
+    declared = description_name(beside)
+    if declared is not None and declared != imp.path[0]:
+        return (f"'{beside.name}' beside this file describes '{declared}', not "
+                f"'{imp.path[0]}': name the description after its file")
+    return (f"'{beside.name}' is beside this file: the mcl commands read it there; from "
+            f"Python, give its folder in the search path (search_path=['{beside.parent}'])")
+
+
+def _description_ignored(library: Any, file: str, imp: ast.Import) -> Diagnostic | None:
+    """A warning where ``NAME.hdl`` beside the module declares ``NAME`` but the import
+    takes ``NAME`` from elsewhere (the bundled library or the search path): the file the
+    user may be editing is not the one the compiler reads."""
+    from mcl.hdl.library import beside_but_not_read
+    if file.startswith("<"):
+        return None
+    name = imp.path[0]
+    ignored = beside_but_not_read(library, name, file)
+    if ignored is None:
+        return None
+    if name == "perfect":
+        where, hint = "the library's", "'perfect' is part of MCL: rename the file's description"
+    elif library.is_bundled(name):
+        where, hint = "the library's", (
+            "a description beside a kernel does not replace the library's; to use this one, "
+            f"give --hwd-path {ignored.parent} (it then replaces the library's '{name}'), "
+            "else rename it")
+    else:
+        where, hint = f"the one in {library.file(name)}", (
+            "two descriptions have this name: rename or remove one of them")
+    return warning("mcpl-description-beside",
+                   f"'{ignored.name}' beside this file is not read: '{name}' is {where}",
+                   imp.span, hint)
 
 
 def _constant_definition(result: CheckedModule):

@@ -23,10 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_check(args: argparse.Namespace) -> int:
     from mcl.mcpl.resolve import check
 
-    search_path = hwd_search_path(args)
+    hwd_search_path(args)   # a directory that does not exist, before any file
     diagnostics = []
     for f in args.files:
-        diagnostics += check(f, search_path).diagnostics
+        diagnostics += check(f, hwd_search_path(args, f)).diagnostics
     code = print_diagnostics(diagnostics, args, SourceCache())
     if not args.json:   # a summary, also when there is nothing to report
         print(check_summary(diagnostics, len(args.files)), file=sys.stderr)

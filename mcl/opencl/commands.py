@@ -158,7 +158,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
                          "one in Python)")
     output_folder(args.output, "mcl gen", "-o", _GEN_OUTPUT, create=False)
     kernels = generate(args.file, args.target, function=args.function,
-                       search_path=hwd_search_path(args), specialize=args.specialize,
+                       search_path=hwd_search_path(args, args.file),
+                       specialize=args.specialize,
                        fast_math=args.fast_math)
     out = output_folder(args.output, "mcl gen", "-o", _GEN_OUTPUT)
     for k in kernels:
@@ -212,8 +213,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not file.is_file():
         raise McplError(error("opencl-no-file", f"{args.file}: no such MCPL file",
                               hint="give the path of a .mcpl kernel"))
+    search = hwd_search_path(args, file)   # with the descriptions beside the kernel
     # checked once, for the build, the warnings and the operation counts
-    checked = check(parse_file(args.file), hwd_search_path(args))
+    checked = check(parse_file(args.file), search)
     module = checked.module
     if args.function is None:   # before reference.py is run and any OpenCL generated
         _one_kernel(checked, file)
@@ -221,7 +223,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a version written for sizes known at build time says so in its reference.py
     specialize = args.specialize or written_for_sizes(file, ref)
     kernel = compile_kernel(checked, args.target, args.device, function=args.function,
-                            search_path=hwd_search_path(args), specialize=specialize,
+                            search_path=search, specialize=specialize,
                             max_registers=args.max_registers, fast_math=args.fast_math,
                             check_writes=not args.unchecked_writes)
     plan = kernel.plan
@@ -274,10 +276,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         tol = ref.get("TOLERANCE", {"rtol": 1e-5, "atol": 1e-6})
         against = "the reference"
     else:
-        perfect = _perfect_version(file, f, args)
+        perfect = _perfect_version(file, f, search)
         if perfect is not None:
             other = compile_kernel(perfect, plan.target, args.device, function=f.name,
-                                   search_path=hwd_search_path(args))
+                                   search_path=search)
             expected = other(**{k: v.copy() if hasattr(v, "copy") else v
                                 for k, v in inputs.items() if k in other.plan.parameters})
             tol = {"rtol": 1e-4, "atol": 1e-5}
@@ -309,7 +311,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "warm: the caches as the previous run left them"
         from mcl.analyses.values import time_text
         line = f"  time {time_text(seconds)} (best of {args.repeat}, {how})"
-        c = _counts(checked, f, plan, ref, data, hwd_search_path(args))
+        c = _counts(checked, f, plan, ref, data, search)
         if c.flops:
             line += f", {'at most ' if c.upper_bound else ''}{_rate(c.flops / seconds)} GFLOP/s"
         if c.accessed:
@@ -462,10 +464,9 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
                                   "follow, --unchecked launches it"))
 
 
-def _perfect_version(file: Path, f, args: argparse.Namespace):
+def _perfect_version(file: Path, f, search_path: list[str]):
     """``perfect.mcpl`` (or the legacy ``perfect.mcl``) beside ``file`` when it has a
     function of the same name and ``f`` is written for a level below perfect (else None)."""
-    from mcl.cli import hwd_search_path
     from mcl.hdl import HardwareLibrary
     from mcl.mcpl import parse_file
 
@@ -474,7 +475,7 @@ def _perfect_version(file: Path, f, args: argparse.Namespace):
     if not other.is_file() or other == file.resolve():
         return None
     try:
-        lib = HardwareLibrary(hwd_search_path(args))
+        lib = HardwareLibrary(search_path)
         if "perfect" not in lib.ancestors(f.hardware):
             return None
         module = parse_file(str(other))

@@ -46,7 +46,7 @@ def run_translate(args: argparse.Namespace) -> int:
             f"check the description with 'mcl hwd check {args.file}'; translate a kernel "
             f"with 'mcl translate --to NAME --hwd-path {Path(args.file).parent} kernel.mcpl'"))
     name_not_file(args.to, "--to")
-    search_path = hwd_search_path(args)
+    search_path = hwd_search_path(args, args.file)
     checked = check(args.file, search_path)
     if checked.has_errors:
         # Translating a wrong program would only move the errors somewhere else.

@@ -88,7 +88,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
                       target=args.target, git=False if args.no_git else None,
                       time_it=args.time_it, repeat=args.repeat, cold=args.cold,
                       timing_values=parse_assignments(args.set, "--set"),
-                      search_path=tuple(hwd_search_path(args)), progress=progress)
+                      search_path=tuple(hwd_search_path(args, *args.paths)), progress=progress)
     if args.report:
         written = write_report(result, output_folder(args.report, "mcl versions",
                                                      "--report", _REPORT))

@@ -206,3 +206,52 @@ def test_a_broken_perfect_on_the_path_keeps_the_library_one(tmp_path):
     assert not lib.is_broken("perfect") and lib.file("perfect").endswith("perfect.hdl")
     assert "hdl-syntax" in [d.code for d in lib.diagnostics("perfect")]
     assert lib.get("gpu").name == "gpu"
+
+
+# ---------------------------------------------------------------- descriptions beside a kernel
+
+def _beside(folder, name: str, text_of: str = "cpu", declared: str | None = None):
+    """``name.hdl`` in ``folder``: the library's ``text_of`` renamed ``declared``."""
+    from mcl.hdl.library import BUNDLED
+    declared = declared or name
+    text = (BUNDLED / f"{text_of}.hdl").read_text()
+    text = text.replace(f"hardware_description {text_of};", f"hardware_description {declared};")
+    text = text.replace(f"device {text_of} {{", f"device {declared} {{")
+    (folder / f"{name}.hdl").write_text(text)
+    return folder / f"{name}.hdl"
+
+
+def test_descriptions_beside_a_kernel_add_only_levels_found_nowhere_else(tmp_path):
+    """After the search path, each NAME.hdl beside the kernel that declares NAME and that
+    neither the library nor the path has; a copy of a library level is left out (it would
+    replace the library's), and so is a file that declares another name."""
+    from mcl.hdl.library import hardware_library, with_descriptions_beside
+    mine = _beside(tmp_path, "mycpu")
+    _beside(tmp_path, "cpu")                              # the library has cpu
+    _beside(tmp_path, "named", declared="othername")     # not what `import named;` means
+    kernel = tmp_path / "k.mcpl"
+    assert with_descriptions_beside(["dir"], [kernel]) == ["dir", str(mine)]
+    assert with_descriptions_beside([], [tmp_path]) == [str(mine)]   # a folder of versions
+    lib = hardware_library(with_descriptions_beside([], [kernel]))
+    assert "mycpu" in lib and lib.parent("mycpu") == "perfect"
+    assert lib.is_bundled("cpu") and "othername" not in lib
+    assert lib.diagnostics("mycpu") == []
+    # with the folder on the search path, its files are the path's (and cpu replaces the
+    # library's, as --hwd-path does): nothing is added twice
+    assert with_descriptions_beside([str(tmp_path)], [kernel]) == [str(tmp_path)]
+
+
+def test_a_broken_description_beside_a_kernel_is_added_so_that_its_import_says_why(tmp_path):
+    from mcl.hdl.library import hardware_library, with_descriptions_beside
+    broken = tmp_path / "mine.hdl"
+    broken.write_text("hardware_description mine;\nspecializes perfect;\nparallelism {")
+    path = with_descriptions_beside([], [tmp_path / "k.mcpl"])
+    assert path == [str(broken)]
+    lib = hardware_library(path)
+    assert "mine" in lib and lib.is_broken("mine")
+
+
+def test_no_description_beside_a_kernel_leaves_the_search_path_as_it_is(tmp_path):
+    from mcl.hdl.library import with_descriptions_beside
+    assert with_descriptions_beside(["a", "b"], [tmp_path / "k.mcpl"]) == ["a", "b"]
+    assert with_descriptions_beside([], [tmp_path / "missing" / "k.mcpl"]) == []

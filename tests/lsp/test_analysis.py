@@ -89,3 +89,21 @@ def test_the_editor_analyses_a_version_as_mcl_run_builds_it():
     found = _run_feedback(check(str(path)), Settings(feedback_passes=("functions",)))
     (requests,) = [d for d in found if d.code == "feedback-requests"]
     assert requests.data["requests"] == 1179648
+
+
+def test_a_description_beside_the_document_is_found_as_the_commands_find_it(tmp_path):
+    """`import mycpu;` with mycpu.hdl in the document's folder (not in the settings'
+    paths): checked, and its library has the level; an unsaved buffer has no folder."""
+    from mcl.hdl.library import BUNDLED
+    (tmp_path / "mycpu.hdl").write_text(
+        (BUNDLED / "cpu.hdl").read_text()
+        .replace("hardware_description cpu;", "hardware_description mycpu;")
+        .replace("device cpu {", "device mycpu {"))
+    text = ("module k;\nimport mycpu;\n\nmycpu void k(const int n = 64, main float[n] a) {\n"
+            "  foreach (int i in n threads) { foreach (int v in 8 vectors) { a[i] = 1.0; } }\n"
+            "}\n")
+    a = analyse(str(tmp_path / "k.mcpl"), text, "mcpl", feedback=False)
+    assert [d.code for d in a.diagnostics if d.is_error] == []
+    assert "mycpu" in a.library() and str(tmp_path / "mycpu.hdl") in a.search_path
+    unsaved = analyse("untitled:Untitled-1", text, "mcpl", feedback=False)
+    assert "mcpl-unknown-import" in [d.code for d in unsaved.diagnostics]

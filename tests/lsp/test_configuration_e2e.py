@@ -61,7 +61,8 @@ def errors(diags: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
 
 
 def kernel_for_mygpu(configured) -> tuple:
-    path = configured.hw / "kernel.mcpl"
+    # in a folder of its own: a description beside a kernel is found without the path
+    path = configured.hw.with_name(configured.hw.name + "_kernels") / "kernel.mcpl"
     return path, re.sub(r"\bgpu\b", "mygpu", GPU.read_text())
 
 

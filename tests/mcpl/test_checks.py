@@ -448,9 +448,38 @@ def test_an_import_of_a_description_beside_the_file_says_how_to_find_it(tmp_path
     (tmp_path / "k.mcpl").write_text("module k;\nimport mygpu;\n")
     [d] = check(str(tmp_path / "k.mcpl")).diagnostics
     assert d.code == "mcpl-unknown-import"
-    assert d.hint == ("'mygpu.hdl' is beside this file, but hardware descriptions are searched "
-                      f"in the library, on --hwd-path and MCL_HWD_PATH: add --hwd-path {tmp_path}")
+    assert d.hint == ("'mygpu.hdl' is beside this file: the mcl commands read it there; from "
+                      f"Python, give its folder in the search path (search_path=['{tmp_path}'])")
     assert check(str(tmp_path / "k.mcpl"), search_path=(str(tmp_path),)).diagnostics == []
+
+
+def test_a_description_beside_the_file_that_names_another_level_says_so(tmp_path):
+    gpu = (Path(__file__).parents[2] / "mcl" / "hwdescs" / "gpu.hdl").read_text()
+    (tmp_path / "mygpu.hdl").write_text(
+        gpu.replace("hardware_description gpu;", "hardware_description othergpu;"))
+    (tmp_path / "k.mcpl").write_text("module k;\nimport mygpu;\n")
+    [d] = check(str(tmp_path / "k.mcpl")).diagnostics
+    assert d.code == "mcpl-unknown-import"
+    assert d.hint == "'mygpu.hdl' beside this file describes 'othergpu', not 'mygpu': name " \
+        "the description after its file"
+
+
+def test_a_description_beside_the_file_that_the_library_has_is_warned_of(tmp_path):
+    """A copy of the library's gpu.hdl beside a kernel (edited, say) is not read: the
+    import takes the library's, and says so rather than silently."""
+    gpu = (Path(__file__).parents[2] / "mcl" / "hwdescs" / "gpu.hdl").read_text()
+    (tmp_path / "gpu.hdl").write_text(gpu)
+    (tmp_path / "k.mcpl").write_text("module k;\nimport gpu;\n")
+    checked = check(str(tmp_path / "k.mcpl"))
+    [d] = checked.diagnostics
+    assert (d.code, d.severity.name, d.span.line) == ("mcpl-description-beside", "WARNING", 2)
+    assert d.message == "'gpu.hdl' beside this file is not read: 'gpu' is the library's"
+    assert f"give --hwd-path {tmp_path} (it then replaces the library's 'gpu')" in d.hint
+    assert checked.hardware["gpu"].file != str(tmp_path / "gpu.hdl")
+    # on the search path it is the one read (and replaces the library's): no warning
+    on_path = check(str(tmp_path / "k.mcpl"), search_path=(str(tmp_path),))
+    assert [d.code for d in on_path.diagnostics] == []
+    assert Path(on_path.hardware["gpu"].file).resolve() == (tmp_path / "gpu.hdl").resolve()
 
 
 @pytest.mark.parametrize("statement, warned", [
