@@ -3,7 +3,8 @@ nothing before them (or vector_add, convolution, gesummv) and 10.7 ms in one tha
 timed black_scholes first (benchmarks/fidelity/measure.py time --cold --kernels
 black_scholes histogram). This bisects black_scholes' part in one process: histogram
 perfect timed cold (the fidelity harness's protocol, best of 5) first, after black_scholes
-perfect's program is built, after its kernel has run once, and after it has run 10 times.
+perfect's program is built, after its kernel has run once, after it has run 10 times, and
+after each of black_scholes' versions as measure.py runs them (a call, then cold launches).
 
     . benchmarks/gpu_setup.sh; python3 benchmarks/runs/atomics_after_bs.py
 """
@@ -51,6 +52,12 @@ def main() -> None:
     report("after black_scholes ran once")
     bs.time(repeat=10, warmup=0, **bargs)
     report("after it ran 10 times more")
+    # as measure.py times them: each version verified (a call), then 2 + 10 cold launches
+    for name in [n for n in cases if n.startswith("black_scholes/")]:
+        k, args = prepared(name)
+        k(**{n: (v.copy() if hasattr(v, "copy") else v) for n, v in args.items()})
+        k.time(repeat=10, warmup=2, before=before, **args)
+        report(f"after {name} as measure.py runs it")
     hist2, hargs2 = prepared("histogram/perfect")
     t = hist2.time(repeat=5, warmup=1, before=before, **hargs2)
     print(f"histogram/perfect {'built and its data sent again':40s} {t * 1e3:8.3f} ms")
