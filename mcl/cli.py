@@ -94,6 +94,48 @@ def output_folder(given: str | os.PathLike[str], command: str, option: str, what
     return out
 
 
+def output_file(given: str | os.PathLike[str], command: str, option: str,
+                what: str) -> Path:
+    """The file that ``option`` of ``command`` names for its output (``mcl translate
+    -o``, ``mcl lift from-mcpl -o``), checked before the work in the wording of
+    :func:`output_folder`: a folder in its place, a folder above it that is missing, a
+    file or not writable. Its folder is not made: a mistyped folder is said, not
+    created. Writing it is :func:`write_output_file`'s."""
+    out = Path(given)
+
+    def refuse(reason: str) -> CannotWrite:
+        return CannotWrite(f"{command}: error: cannot write to '{given}': {reason} "
+                           f"({option} names the file {what})")
+
+    if out.is_dir():
+        raise refuse("it is a folder")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise refuse("the file is not writable")
+    folder = out.parent
+    if not folder.exists():
+        existing = next((p for p in folder.parents if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise refuse(f"'{existing}' is a file, not a folder")
+        raise refuse(f"the folder '{folder}' does not exist")
+    if not folder.is_dir():
+        raise refuse(f"'{folder}' is a file, not a folder")
+    if not out.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise refuse(f"the folder '{folder}' is not writable")
+    return out
+
+
+def write_output_file(given: str | os.PathLike[str], text: str, command: str, option: str,
+                      what: str) -> None:
+    """``text`` written to the file :func:`output_file` checked; what the system still
+    refuses (a full disk, a read-only file system) said in the same wording."""
+    try:
+        Path(given).write_text(text, encoding="utf-8")
+    except OSError as e:
+        why = (e.strerror or str(e)).lower()
+        raise CannotWrite(f"{command}: error: cannot write to '{given}': {why} ({option} "
+                          f"names the file {what})") from None
+
+
 def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hwd-path", action="append", default=[], metavar="DIR",

@@ -167,6 +167,42 @@ def test_an_output_folder_is_made_with_its_parents(name, run_cli, tmp_path):
     assert all((folder / f).is_file() for f in files)
 
 
+#: each command that writes one file: its command line before the file, its name and option
+#: in the message
+OUTPUT_FILE_COMMANDS = {
+    "translate": (["translate", "--to", "gpu", "examples/matmul/perfect.mcpl", "-o"],
+                  "mcl translate", "-o"),
+}
+
+
+@pytest.mark.parametrize("name", OUTPUT_FILE_COMMANDS)
+def test_each_output_file_that_cannot_be_written_is_said_alike(name, run_cli, tmp_path):
+    """A folder where the file goes, a missing folder above it, a file in the place of
+    that folder: the wording of the output folders, exit status 2, nothing written (the
+    missing folder not made); a writable place gets the file."""
+    from tests.conftest import ROOT
+    argv, command, option = OUTPUT_FILE_COMMANDS[name]
+    argv = [str(ROOT / a) if a.startswith(("examples/", "mcl/")) else a for a in argv]
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    cases = [(folder, "it is a folder"),
+             (tmp_path / "nope" / "out", f"the folder '{tmp_path / 'nope'}' does not exist"),
+             (afile / "out", f"'{afile}' is a file, not a folder")]
+    for target, reason in cases:
+        code, out, err = run_cli(*argv, target)
+        assert code == 2, (target, err)
+        assert err.startswith(f"{command}: error: cannot write to '{target}': {reason} "
+                              f"({option} names the file "), (target, err)
+        assert out == "" and "Traceback" not in err
+    assert afile.read_text() == "keep" and list(folder.iterdir()) == []
+    assert not (tmp_path / "nope").exists()
+    code, out, err = run_cli(*argv, tmp_path / "written")
+    assert code == 0 and out == "", err
+    assert (tmp_path / "written").read_text().strip()
+
+
 def test_a_hardware_description_directory_that_does_not_exist_is_an_error(run_cli, tmp_path,
                                                                            monkeypatch):
     from tests.conftest import EXAMPLES

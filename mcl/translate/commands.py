@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mcl.cli import add_hwd_path_option, add_output_options, hwd_search_path, print_diagnostics
+from mcl.cli import (
+    add_hwd_path_option,
+    add_output_options,
+    hwd_search_path,
+    output_file,
+    print_diagnostics,
+    write_output_file,
+)
 from mcl.diagnostics import McplError, SourceCache, error
 
 
@@ -34,6 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_translate)
 
 
+#: what ``mcl translate -o`` names (in the message of an output file that cannot be written)
+_OUTPUT = "the translated module is written to"
+
+
 def run_translate(args: argparse.Namespace) -> int:
     from mcl.hdl.commands import name_not_file
     from mcl.mcpl import check, print_module
@@ -46,6 +57,8 @@ def run_translate(args: argparse.Namespace) -> int:
             f"check the description with 'mcl hwd check {args.file}'; translate a kernel "
             f"with 'mcl translate --to NAME --hwd-path {Path(args.file).parent} kernel.mcpl'"))
     name_not_file(args.to, "--to")
+    if args.output:     # before the work: a mistyped path is said at once
+        output_file(args.output, "mcl translate", "-o", _OUTPUT)
     search_path = hwd_search_path(args, args.file)
     checked = check(args.file, search_path)
     if checked.has_errors:
@@ -59,7 +72,7 @@ def run_translate(args: argparse.Namespace) -> int:
         return print_diagnostics(e.diagnostics, args, SourceCache())
     text = print_module(result)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_output_file(args.output, text, "mcl translate", "-o", _OUTPUT)
     else:
         print(text, end="")
     return 0
