@@ -38,7 +38,10 @@ Rules (``mcl.lift.rules``; macros: ``.macros``, ``.macros_mm``, ``.stencil_block
 Code generation (``mcl.lift.codegen``, ``.codegen_patterns``, ``mcl.lift.execute``)
     ``generate(program, sizes, Options()) -> Generated(source, kernels, buffers,
     inputs, output, output_shape)`` with ``.plan()``; ``run_generated(gen, runtime,
-    inputs)``; ``Bound(compile_generated(gen, rt), inputs).time()``. A small input read
+    inputs)``; ``Bound(compile_generated(gen, rt), inputs).time()``. An input must have
+    the shape its type declares (the plan's buffer says ``shape``; a scalar is a number):
+    its elements in another shape are refused (``McplError``, ``lift-run``), as is a
+    conversion that would change its values. A small input read
     through ``toConstant`` is a kernel argument passed by value, a struct of its
     elements (the plan's buffer says ``by_value``; ``Bound`` packs it).
 

@@ -85,6 +85,9 @@ class Buffer:
     role: str                           # input, output, temp, scalar
     #: an input passed by value, as a struct of its elements (mcl.opencl.by_value.packed)
     by_value: bool = False
+    #: the numpy shape of an input, a scalar (``()``) or the output, as its Lift type
+    #: says (outer array first, a vector's lanes last); None for a temporary
+    shape: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -103,6 +106,8 @@ class Generated:
                              "local": list(k.local_size), "local_bytes": k.local_bytes}
                             for k in self.kernels],
                 "buffers": {b.name: {"dtype": b.dtype, "count": b.count, "role": b.role,
+                                     **({"shape": list(b.shape)} if b.shape is not None
+                                        else {}),
                                      **({"by_value": True} if b.by_value else {})}
                             for b in self.buffers.values()},
                 "inputs": self.inputs, "output": self.output,
@@ -207,26 +212,22 @@ class Generator(_PatternEmission):
                                        "then map(copy) (map(map(copy)) for a matrix)")
             raise not_lowered(body, "the program's result is not computed by a kernel "
                                     "(the outermost pattern must be a mapGlb or mapWrg)")
-        shape = []
-        t = rtype
-        while isinstance(t, ArrayType):
-            shape.append(int(t.size))
-            t = t.elem
-        if isinstance(t, VectorType):
-            shape.append(t.width)
+        shapes = {p.name: _numpy_shape(p.type) for p in prog.params}
+        shapes["out"] = shape = _numpy_shape(rtype)
         header = "\n".join(self.userfuns.values())
         source = "\n\n".join([header] + [k.source for k in self.kernels]).strip() + "\n"
         buffers = {m.name: Buffer(m.name, m.unit.dtype if isinstance(m.unit, ScalarType)
                                   else m.unit.scalar.dtype,
                                   m.size * (m.unit.width if isinstance(m.unit, VectorType) else 1),
-                                  m.role, m.by_value) for m in self.buffers.values()}
+                                  m.role, m.by_value, shapes.get(m.name))
+                   for m in self.buffers.values()}
         big = [b for b in buffers.values() if b.count > _MAX_ELEMENTS]
         if big:     # the generated kernels index with 32-bit integers
             raise McplError(error(
                 "lift-size", f"'{big[0].name}' holds {big[0].count:,} elements at these "
                 f"sizes; the generated kernels index with 32-bit integers, up to "
                 f"{_MAX_ELEMENTS:,}", hint="choose smaller sizes"))
-        return Generated(source, self.kernels, buffers, inputs, "out", tuple(shape))
+        return Generated(source, self.kernels, buffers, inputs, "out", shape)
 
     # ------------------------------------------------------------------ top level
     def top(self, e: Expr, env: dict, out: View | None) -> View:
@@ -349,6 +350,18 @@ class Generator(_PatternEmission):
             local.append(lo)
             glob.append(-(-e // lo) * lo)
         return tuple(local), None, tuple(glob)
+
+
+def _numpy_shape(t: Type) -> tuple[int, ...]:
+    """The shape of a numpy array holding a value of type ``t`` (sizes bound): its
+    arrays' lengths, outer first, then a vector's lanes."""
+    shape = []
+    while isinstance(t, ArrayType):
+        shape.append(int(t.size))
+        t = t.elem
+    if isinstance(t, VectorType):
+        shape.append(t.width)
+    return tuple(shape)
 
 
 def _value_struct(m: Memory) -> str:

@@ -43,13 +43,15 @@ class Bound:
         for name, x in zip(g.inputs, inputs, strict=True):
             b = g.buffers[name]
             scalar = b.role == "scalar"
+            # the declared shape, not only the count: 8 elements as 4 x 2 for a float[8]
+            # (or 4 x 2 as 8 for a float[4][2]) would be read in memory order, silently
             arr = checked_input(name, x, b.dtype, 0 if scalar else None,
-                                b.dtype if scalar else
-                                f"{b.count} {b.dtype} elements")
+                                b.dtype if scalar else f"{b.count} {b.dtype} elements",
+                                None if scalar else b.shape)
             if scalar:
                 self.scalars[name] = arr.reshape(()).astype(b.dtype)[()]
                 continue
-            if arr.size != b.count:
+            if arr.size != b.count:     # (a plan without shapes)
                 raise McplError(error("lift-run", f"input '{name}' has {arr.size} elements, "
                                                   f"the kernel expects {b.count}"))
             if b.by_value:              # a struct of its elements (mcl.opencl.by_value)

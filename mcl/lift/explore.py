@@ -505,7 +505,7 @@ def _has_glb(prog: Program) -> bool:
 #: mapGlb(1, ... mapGlb(0, ...) ...), one work-item per element; other outer maps mapGlb.
 #: The fusions come first (FUSION_RULES): a reduction of a joined map of maps (a
 #: convolution's window) accumulates in a register rather than in a temporary array.
-DIRECT_RULES = FUSION_RULES + ("map-map-to-mapGlb2d", "map-to-mapGlb",
+DIRECT_RULES = FUSION_RULES + ("map-map-to-mapGlb2d", "reduce-sequential", "map-to-mapGlb",
                                "reduce-to-reduceSeq", "map-to-mapSeq")
 
 
@@ -516,7 +516,8 @@ def direct_lowering(prog: Program, limits: Limits | None = None,
     them, mapGlb(1) and mapGlb(0), one work-item per element), everything inside
     sequential, each sequential map that feeds a reduction, directly or through a
     join, fused into it (no array of its results); None where these rules do not
-    lower it (a reduction outside every map needs the macro rules). Used as an
+    lower it (a reduction outside every map needs the macro rules; one whose function
+    is not associative is folded by one work-item, reduce-sequential). Used as an
     exploration seed: the search then never reports less than the direct kernel."""
     for _ in range(max_steps):
         moves = [m for m in rewrites(prog, limits=limits, explore_only=True)

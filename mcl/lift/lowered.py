@@ -37,8 +37,9 @@ def check_lowered(e: Node) -> None:
             if n.name == "map" and is_layout_fun(n.args[0]):
                 continue
             hint = {"map": "lower it with a map rule (mapGlb, mapWrg, mapLcl, mapSeq, ...)",
-                    "reduce": "lower it to reduceSeq (inside a mapLcl/mapGlb) or split it "
-                              "into partial reductions first",
+                    "reduce": "lower it to reduceSeq (inside a mapLcl/mapGlb), split it "
+                              "into partial reductions first (an associative function), "
+                              "or fold it on one work-item (reduce-sequential)",
                     "partRed": "rewrite it with the reduction rules (split, iterate, reduce)",
                     "reorder": "lower it to reorderStride or id"}.get(n.name)
             raise not_lowered(n, f"'{n.name}' is not fully lowered: the code generator only "

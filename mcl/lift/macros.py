@@ -270,7 +270,7 @@ rule(Rule("reduce-to-workgroup-tree", "macro",
           "reduce(f, z) -> join o mapWrg(tree o join o toLocal(mapLcl(reduceSeq(f, z))) o "
           "split(c) o reorderStride(t) [o asVector(w)]) o split(b), twice",
           match=lambda s: (p := _call_of(s, "reduce")) is not None and s.arg_types is not None
-          and not s.enclosing and _is_assoc(p.args[0], s.arg_types[0].elem)
+          and not s.enclosing and _is_assoc(p.args[0], s.arg_types[0].elem, p.args[1])
           and s.arg_types[0].size.is_number,
           rhs=reduce_tree, exact=False))
 
@@ -325,7 +325,7 @@ def _rows_match(s: Site) -> bool:
     if shape is None:
         return False
     from mcl.lift.typecheck import type_of
-    return all(_is_assoc(f, type_of(z, {})) for f, z, _, _ in shape[0])
+    return all(_is_assoc(f, type_of(z, {}), z) for f, z, _, _ in shape[0])
 
 
 def _scalar_input(xt) -> bool:

@@ -199,11 +199,15 @@ def divisors(n, limits: Limits, low: int = 2, high: int | None = None) -> list[i
     return out
 
 
-def _is_assoc(f: Fun, elem: Type) -> bool:
-    """f : (T, T) -> T (so that partial reductions of it can be combined)."""
+def _is_assoc(f: Fun, elem: Type, z: Expr | None = None) -> bool:
+    """f : (T, T) -> T, associative, and ``z`` neutral for it: partial reductions of it
+    (each from ``z``) can be combined in another order. The condition of every rule
+    that regroups a reduce (reduce-partial, the work-group trees of the macros); where
+    it fails the reduce stays sequential (reduce-sequential, reduce-to-reduceSeq)."""
+    from mcl.lift.associativity import regroupable
     try:
         return isinstance(f, UserFun) and len(f.params) == 2 and \
-            fun_type(f, [elem, elem]) == elem
+            fun_type(f, [elem, elem]) == elem and regroupable(f, z)
     except LiftTypeError:
         return False
 
@@ -271,11 +275,21 @@ def _partred(f, z, k) -> Prim:
 
 rule(Rule("reduce-partial", "algorithmic", "reduce(f, z) -> reduce(f, z) o partRed(f, z, k)",
           match=lambda s: (p := _call_of(s, "reduce")) is not None and s.arg_types is not None
-          and _is_assoc(p.args[0], s.arg_types[0].elem),
+          and _is_assoc(p.args[0], s.arg_types[0].elem, p.args[1]),
           rhs=lambda s: [Call(s.node.fun, (Call(_partred(s.node.fun.args[0], s.node.fun.args[1],
                                                          k), s.node.args),))
                          for k in divisors(_size(s), s.limits, high=int(_size(s)) // 2
                                            if _size(s).is_number else None)]))
+# A reduce outside every map whose function the rules may not regroup (above) is
+# folded by one work-item: a map of one chunk, which map-to-mapGlb and
+# reduce-to-reduceSeq lower. (An associative one has the partial reductions and trees.)
+rule(Rule("reduce-sequential", "lowering",
+          "reduce(f, z) $ x -> join o map(reduce(f, z)) o split(n) $ x (x of n elements, "
+          "f not associative: one work-item combines them in order)",
+          match=lambda s: (p := _call_of(s, "reduce")) is not None and s.arg_types is not None
+          and not s.enclosing and not _is_assoc(p.args[0], s.arg_types[0].elem, p.args[1]),
+          rhs=lambda s: [apply(JOIN, apply(Prim("map", (s.node.fun,)),
+                                           apply(Prim("split", (_size(s),)), s.node.args[0])))]))
 rule(Rule("partRed-reorder", "algorithmic", "partRed(f, z, k) -> partRed(f, z, k) o reorder",
           match=lambda s: _call_of(s, "partRed") is not None and not (
               isinstance(s.node.args[0], Call) and isinstance(s.node.args[0].fun, Prim)

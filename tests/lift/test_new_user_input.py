@@ -5,6 +5,8 @@ wrong result."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import PROGRAMS, program
@@ -146,6 +148,101 @@ def test_a_generated_kernel_refuses_inputs_it_cannot_take(rt):
         run_generated(gen, rt, [np.ones(3), np.ones(8, np.float32)])
     with pytest.raises(McplError, match="holds complex64 values"):
         run_generated(gen, rt, [2.0, np.ones(8, np.complex64)])
+
+
+def _scal_kernel(n: int = 8):
+    return generate(apply_rule(bind_sizes(program("scal"), {"N": n}), "map-to-mapGlb"), {"N": n})
+
+
+def _square_rows_kernel():
+    p = parse("userfun sq(x: float): float = x * x\n"
+              "s = fun(A: float[M][N]) => mapGlb(mapSeq(sq)) $ A\n")
+    return p, generate(p, {"M": 4, "N": 8})
+
+
+@pytest.mark.parametrize("given", [(4, 2), (8, 1), (1, 8), (2, 2, 2)])
+def test_a_generated_kernel_refuses_its_elements_in_another_shape(rt, given):
+    """8 elements as 4 x 2 for a float[8] were read in memory order, silently."""
+    from mcl.lift.execute import run_generated
+    with pytest.raises(McplError) as e:
+        run_generated(_scal_kernel(), rt, [2.0, np.ones(given, np.float32)])
+    d = e.value.diagnostics[0]
+    assert d.code == "lift-run"
+    assert (f"input 'x' should be an array of shape (8,) (8 float32 elements), given an "
+            f"array of shape {given} (the same 8 elements in another shape)") in d.message
+    assert "x.reshape((8,))" in d.hint
+
+
+@pytest.mark.parametrize("given", [(32,), (8, 4), (2, 16), (4, 8, 1)])
+def test_a_generated_kernel_refuses_a_matrix_in_another_shape(rt, given):
+    from mcl.lift.execute import run_generated
+    p, gen = _square_rows_kernel()
+    assert gen.plan()["buffers"]["A"]["shape"] == [4, 8]
+    with pytest.raises(McplError, match=f"input 'A' should be an array of shape \\(4, 8\\) "
+                                        f"\\(32 float32 elements\\), given an array of shape "
+                                        f"{re.escape(str(given))}"):
+        run_generated(gen, rt, [np.ones(given, np.float32)])
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_array_equal(run_generated(gen, rt, [a]), a * a)
+    np.testing.assert_array_equal(run(p, a), a * a)
+
+
+def test_a_generated_kernel_refuses_an_array_of_the_wrong_length(rt):
+    from mcl.lift.execute import run_generated
+    with pytest.raises(McplError, match="input 'x' should be an array of shape \\(8,\\) "
+                                        "\\(8 float32 elements\\), given an array of "
+                                        "shape \\(9,\\)$"):
+        run_generated(_scal_kernel(), rt, [2.0, np.ones(9, np.float32)])
+
+
+@pytest.mark.parametrize("scalar", [np.array([2.0]), np.array([[2.0]]), [2.0]])
+def test_a_scalar_is_a_number_not_an_array_of_one_element(rt, scalar):
+    from mcl.lift.execute import run_generated
+    x = np.ones(8, np.float32)
+    words = f"input 'a' should be float32 \\(a scalar\\), given an array of shape " \
+            f"{re.escape(str(np.shape(scalar)))}"
+    with pytest.raises(McplError, match=words) as e:
+        run_generated(_scal_kernel(), rt, [scalar, x])
+    assert "x.reshape(())" in e.value.diagnostics[0].hint
+    with pytest.raises(McplError, match="input 'a' should be float \\(a scalar\\)"):
+        run(program("scal"), scalar, x)
+    for good in (2.0, np.float32(2.0), np.array(2.0), np.array([2.0]).reshape(())):
+        assert run_generated(_scal_kernel(), rt, [good, x]).tolist() == [2.0] * 8
+
+
+def test_the_plan_gives_the_shape_of_each_input_and_the_output():
+    plan = _scal_kernel().plan()["buffers"]
+    assert plan["a"]["shape"] == [] and plan["x"]["shape"] == [8] and plan["out"]["shape"] == [8]
+
+
+@pytest.mark.parametrize("value, words", [
+    (np.array([1, 2 ** 40], np.int64), "input 'x' holds 1099511627776, outside the range of int32"),
+    (np.array([-(2 ** 33)], np.int64), "input 'x' holds -8589934592, outside the range of int32"),
+    (np.array([1, 2 ** 31], np.uint64), "outside the range of int32"),
+])
+def test_an_integer_outside_the_programs_type_is_refused_not_wrapped(rt, value, words):
+    from mcl.lift.execute import run_generated
+    p = parse("userfun inc(x: int): int = x + 1\ng = fun(x: int[N]) => mapGlb(inc) $ x\n")
+    gen = generate(p, {"N": len(value)})
+    with pytest.raises(McplError, match=re.escape(words)):
+        run_generated(gen, rt, [value])
+    with pytest.raises(McplError, match=re.escape(words)):
+        run(p, value)
+    fits = np.array([1, 2 ** 31 - 2][:len(value)], np.int64)
+    assert run_generated(gen, rt, [fits]).tolist() == (fits + 1).tolist()
+
+
+def test_a_float64_that_is_infinite_as_a_float32_is_refused(rt):
+    from mcl.lift.execute import run_generated
+    x = np.ones(8)
+    x[3] = 1e300
+    with pytest.raises(McplError, match="input 'x' holds 1e\\+300, which is infinite as the "
+                                        "float32 the program reads"):
+        run_generated(_scal_kernel(), rt, [2.0, x])
+    with pytest.raises(McplError, match="which is infinite as the float32"):
+        run(program("scal"), 2.0, x)
+    x[3] = np.inf           # infinite already: converted as it is
+    assert np.isinf(run_generated(_scal_kernel(), rt, [2.0, x])[3])
 
 
 # ------------------------------------------------------------------ exploration

@@ -15,7 +15,9 @@ from mcl.lift.rules import RULES, Limits, apply_rule, rewrites
 FUNS = ("userfun add(x: float, y: float): float = x + y\n"
         "userfun absval(x: float): float = fabs(x)\n"
         "userfun twice(x: float): float = x * 2.0f\n"
-        "userfun mult(x: float, y: float): float = x * y\n")
+        "userfun mult(x: float, y: float): float = x * y\n"
+        # not associative: the rules keep its reduce in order (reduce-sequential)
+        "userfun decay(acc: float, y: float): float = acc * 0.5f + y\n")
 
 SOURCES = [
     "s = fun(x: float[64]) => map(absval) o map(twice) $ x",
@@ -42,6 +44,7 @@ SOURCES = [
     "s = fun(x: float[64]) => map(absval) $ x",
     "s = fun(x: float[64]) => reduce(add, 0.0f) $ x",
     "s = fun(x: float[4096]) => reduce(add, 0.0f) $ x",
+    "s = fun(x: float[64]) => reduce(decay, 0.0f) $ x",
     "s = fun(x: float[8][4][16]) => "
     "mapGlb(reduceSeq(add, 0.0f) o join o mapSeq(mapSeq(absval))) $ x",
     # every 3 x 3 window of a 2-D input (stencil-2d-tiling)

@@ -82,7 +82,9 @@ def test_to_constant_passes_a_small_input_by_value(rt):
     x, f = random_inputs(p, {}, np.random.default_rng(0))
     np.testing.assert_allclose(run_generated(gen, rt, [x, f]), x * np.tile(f, 16), rtol=1e-6)
     np.testing.assert_allclose(run(p, x, f), x * np.tile(f, 16), rtol=1e-6)
-    with pytest.raises(McplError, match="input 'f' has 5 elements, the kernel expects 4"):
+    with pytest.raises(McplError, match="input 'f' should be an array of shape \\(4,\\) "
+                                        "\\(4 float32 elements\\), given an array of "
+                                        "shape \\(5,\\)"):
         run_generated(gen, rt, [x, np.ones(5, np.float32)])
 
 
