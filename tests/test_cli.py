@@ -172,6 +172,8 @@ def test_an_output_folder_is_made_with_its_parents(name, run_cli, tmp_path):
 OUTPUT_FILE_COMMANDS = {
     "translate": (["translate", "--to", "gpu", "examples/matmul/perfect.mcpl", "-o"],
                   "mcl translate", "-o"),
+    "lift from-mcpl": (["lift", "from-mcpl", "examples/vector_add/perfect.mcpl", "-o"],
+                       "mcl lift from-mcpl", "-o"),
 }
 
 

@@ -10,9 +10,11 @@ from pathlib import Path
 from mcl.cli import (
     UsageError,
     add_output_options,
+    output_file,
     output_folder,
     parse_assignments,
     print_diagnostics,
+    write_output_file,
 )
 from mcl.diagnostics import SourceCache
 
@@ -388,13 +390,20 @@ def _register_from_mcpl(lift_subparsers: argparse._SubParsersAction) -> None:
                 ex.add_argument(flag, **kw)
 
 
+#: what ``mcl lift from-mcpl -o`` names (in the message of an output file that cannot be
+#: written)
+_FROM_MCPL_OUTPUT = "the Lift program is written to"
+
+
 def run_from_mcpl(args: argparse.Namespace) -> int:
     from mcl.cli import EXIT_ERRORS
     from mcl.lift.from_mcpl import derive, reference_module, verify
+    if args.out:        # before the work: a mistyped path is said at once
+        output_file(args.out, "mcl lift from-mcpl", "-o", _FROM_MCPL_OUTPUT)
     d = derive(args.file, args.function, args.output)
     text = d.text()
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        write_output_file(args.out, text, "mcl lift from-mcpl", "-o", _FROM_MCPL_OUTPUT)
     else:
         print(text, end="")
     if args.explain and d.notes:
