@@ -16,6 +16,7 @@ from mcl.skel.context import Devices, current
 from mcl.skel.distribution import Distribution, PartSpec, block
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
+from mcl.skel.mpi import same_on_every_rank
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Container:
             self._host = None        # zeros until written: allocated when first needed
         ctype_of(self.dtype)
         _check_count(self.kind, self.shape)
+        same_on_every_rank(self._devs, self.kind, self.shape, self.dtype)
         self._host_valid = True
         self._dist: Distribution | None = None
         self._parts: list[Part] = []
@@ -290,6 +292,7 @@ class IndexVector(Vector):
         self.shape = (int(n),)
         _check_count(self.kind, self.shape)
         self.dtype = np.dtype(np.int32)
+        same_on_every_rank(self._devs, self.kind, self.shape, self.dtype)
         self._host = None
         self._host_valid = True
         self._dist = None

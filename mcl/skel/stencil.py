@@ -238,10 +238,16 @@ class _Neighbours(Skeleton):
             if events:          # (none where nothing was launched: an empty matrix)
                 cl.wait_for_events(events)
             need = [int(max((host[k] for _, _, host in flags), default=0)) for k in (0, 1)]
+            where = ""
             if devs.ranks > 1:
-                from mcl.skel.mpi import allgather_values
+                # every rank raises alike, whichever read beyond: a rank that went on
+                # would wait for the others' messages for ever
+                from mcl.skel.mpi import allgather_values, ranks_named
                 every = allgather_values(devs, [tuple(need)])
                 need = [max(n[k] for n in every) for k in (0, 1)]
+                if any(need):
+                    where = " on " + ranks_named([r for r, n in enumerate(every) if any(n)],
+                                                 devs.ranks)
             if not any(need):
                 return
             for g, buf, host in flags:
@@ -254,12 +260,16 @@ class _Neighbours(Skeleton):
                              devs.name(0 if g is None else g)) from e
         far = " and ".join(f"{n} row(s) {way}" for n, way in zip(need, ("up", "down"),
                                                                    strict=True) if n)
-        raise skel_error("reads-beyond-reach", f"'{self.func.name}' read a neighbour "
-                         f"{far} (through an offset computed at run time), beyond the "
-                         f"{self.name}'s reach ({self._how}): on several devices those "
-                         "rows are not stored with a part (refused on one device too, "
-                         "where the result would differ)",
-                         hint=self.larger(*need))
+        e = skel_error("reads-beyond-reach", f"'{self.func.name}' read a neighbour "
+                       f"{far} (through an offset computed at run time){where}, beyond the "
+                       f"{self.name}'s reach ({self._how}): on several devices those "
+                       "rows are not stored with a part (refused on one device too, "
+                       "where the result would differ)",
+                       hint=self.larger(*need))
+        if devs.ranks > 1:
+            from mcl.skel.mpi import on_every_rank
+            e = on_every_rank(e)
+        raise e
 
     @staticmethod
     def tile(devs, g) -> int:

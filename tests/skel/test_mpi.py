@@ -3,43 +3,17 @@ redistributions between ranks, reduce/scan combined through MPI, halo exchange."
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).parent
-ROOT = HERE.parents[1]
-
-
-def _mpiexec() -> str | None:
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return None
-    local = Path(sys.executable).parent / "mpiexec"
-    return str(local) if local.exists() else shutil.which("mpiexec")
 
 
 @pytest.mark.parametrize("per_rank", [1, 2])
-def test_two_ranks(per_rank, tmp_path):
-    mpiexec = _mpiexec()
-    if mpiexec is None:
-        pytest.skip("mpi4py or mpiexec is not installed (pip install mpi4py mpich)")
-    env = dict(os.environ, POCL_DEVICES=" ".join(["pthread"] * per_rank),
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               MCL_SKEL_CACHE=str(tmp_path))
-    env.pop("MCL_SKEL_DEVICES", None)
-    if os.geteuid() == 0:
-        # Open MPI's mpiexec refuses to start as root unless told (containers run as
-        # root: the GPU machine); MPICH's ignores these
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    run = subprocess.run([mpiexec, "-n", "2", sys.executable, str(HERE / "mpi_program.py"),
-                          str(per_rank)], env=env, capture_output=True, text=True, timeout=300)
+def test_two_ranks(per_rank, mpi_ranks):
+    run = mpi_ranks(HERE / "mpi_program.py", per_rank, per_rank=per_rank)
     out = run.stdout
     assert run.returncode == 0, out + run.stderr
     # the ranks share stdout: a line's newline may come after the other rank's text

@@ -1,0 +1,70 @@
+"""Misuse of mcl.skel across two MPI ranks (mpiexec -n 2, one PoCL device a rank): a
+read beyond a MapOverlap's or Stencil's reach through an offset taken from the data
+(only the run-time flags see it; the rows read are on one rank), containers of
+different sizes on different ranks, an exception on one rank. Each ends the program
+with a clear message and a non-zero status, never with ranks waiting for each other
+for ever (the runs have a short time limit); reads within the reach stay correct."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PROGRAM = Path(__file__).parent / "mpi_misuse_program.py"
+#: seconds a run may take: one takes a few, a hang would take for ever
+LIMIT = 120
+
+
+def test_reads_within_the_reach_through_offsets_from_the_data_are_correct(mpi_ranks):
+    run = mpi_ranks(PROGRAM, "within", timeout=LIMIT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for rank in (0, 1):
+        assert f"rank {rank}: mapoverlap ok, stencil ok" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_read_beyond_the_reach_on_one_rank_is_an_error_on_every_rank(mpi_ranks):
+    """Only rank 1's rows read 3 rows up (size 1): both ranks raise the same error,
+    naming rank 1; left uncaught it ends every rank with status 1, printed once as a
+    message (not a traceback) at the program's line."""
+    run = mpi_ranks(PROGRAM, "beyond", timeout=LIMIT)
+    assert run.returncode != 0, run.stdout + run.stderr
+    for rank in (0, 1):
+        assert (f"rank {rank} caught: 'follow' read a neighbour 3 row(s) up (through an "
+                "offset computed at run time) on rank 1 of 2, beyond the MapOverlap's reach "
+                "(size 1)") in run.stdout, run.stdout + run.stderr
+    assert "went on" not in run.stdout and "no error" not in run.stdout
+    err = run.stderr
+    assert err.count("[skel-reads-beyond-reach]") == 1, err
+    assert "beyond the Stencil's reach" in err and "on rank 1 of 2" in err
+    assert "help: give the Stencil a shape (up, right, down, left) of at least (3, 1, 1, 1)" \
+        in err
+    assert f"raised at {PROGRAM}:" in err and "on every rank" in err
+    assert "Traceback" not in err
+
+
+def test_containers_of_different_sizes_on_the_ranks_are_an_error(mpi_ranks):
+    run = mpi_ranks(PROGRAM, "sizes", timeout=LIMIT)
+    assert run.returncode != 0, run.stdout + run.stderr
+    err = run.stderr
+    assert ("the 2 MPI ranks made a Vector of different shapes or types: (100,) of float32 "
+            "on rank 0, (103,) of float32 on rank 1 [skel-mpi-mismatch]") in err, err
+    assert "Traceback" not in err
+    assert "rank 0:" not in run.stdout and "rank 1:" not in run.stdout
+
+
+def test_an_exception_on_one_rank_ends_every_rank(mpi_ranks):
+    """Rank 1 raises while rank 0 waits for its part: its traceback is printed and
+    every rank ends (rank 0 waited for ever before)."""
+    run = mpi_ranks(PROGRAM, "raise", timeout=LIMIT)
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert "ValueError: a bug on rank 1 only" in run.stderr, run.stderr
+    assert "mcl.skel: rank 1 of 2 stopped on ValueError; ending every rank" in run.stderr
+    assert "rank 0:" not in run.stdout
+
+
+def test_an_mcl_error_on_one_rank_ends_every_rank_with_its_message(mpi_ranks):
+    run = mpi_ranks(PROGRAM, "local-mcl", timeout=LIMIT)
+    assert run.returncode != 0, run.stdout + run.stderr
+    err = run.stderr
+    assert "there is no device 7" in err and "[skel-no-such-device]" in err, err
+    assert f"raised at {PROGRAM}:" in err and "on rank 1 of 2" in err
+    assert "Traceback" not in err
