@@ -39,8 +39,8 @@ from mcl.mcpl.printer import print_expr, print_statement
 
 #: the codes of the warnings of a kernel wrong whatever its speed (:func:`report`)
 CODES = ("feedback-empty-loop", "feedback-empty-grid", "feedback-out-of-bounds",
-         "feedback-unwritten-read", "feedback-too-many-units", "feedback-endless-loop",
-         barriers.CODE)
+         "feedback-unwritten-read", "feedback-unwritten-output", "feedback-too-many-units",
+         "feedback-endless-loop", barriers.CODE)
 
 #: the most index values enumerated for one index (beyond, the index is not checked)
 _MOST = 1 << 20
@@ -51,6 +51,7 @@ def report(sym: Kernel, num: Kernel) -> list[Diagnostic]:
     numeric one ``num`` (indices beyond their dimension, with the sizes' values)."""
     return empty_loops(sym) + empty_grids(num) + too_many_units(num) + \
         endless_loops(num) + out_of_bounds(num) + unwritten_reads(num) + \
+        unwritten_outputs(num) + \
         barriers.divergent_barriers(num.function, num.hardware, num)
 
 
@@ -352,10 +353,11 @@ def modifying(found: list[Diagnostic]) -> list[Diagnostic]:
 def unsafe(found: list[Diagnostic]) -> list[Diagnostic]:
     """The warnings among ``found`` of a kernel not to launch: a store outside its array
     (:func:`modifying`), a barrier that not every unit of a work-group reaches (PoCL
-    dies of a segmentation fault, a GPU may hang), a loop that never ends (it hangs)."""
+    dies of a segmentation fault, a GPU may hang), a loop that never ends (it hangs), an
+    output whose elements the stores do not all reach (the result is wrong there)."""
     stores = modifying(found)
     return [d for d in found if d in stores
-            or d.code in (barriers.CODE, "feedback-endless-loop")]
+            or d.code in (barriers.CODE, "feedback-endless-loop", "feedback-unwritten-output")]
 
 
 def _known_conditions(a: Access) -> tuple[sympy.Basic, ...] | None:
@@ -427,6 +429,90 @@ def unwritten_reads(num: Kernel) -> list[Diagnostic]:
             if missing.any():
                 out.append(_unwritten_read(a, name, offset, indices, at, missing))
     return out
+
+
+def unwritten_outputs(num: Kernel) -> list[Diagnostic]:
+    """A warning at each array parameter the kernel only writes (no read, atomic update
+    or call touches it, directly or through a view) whose elements its stores do not all
+    reach at these sizes, whatever their conditions: the elements left keep what the
+    array held (hopper_v10 of matmul at n = 200: a grid of n / 128 = 1 block row writes
+    rows 0-127 of c, rows 128-199 are left). Not checked where a store cannot be
+    enumerated (:func:`_enumerated`)."""
+    params = {p.name for p in num.function.params if p.type.is_array}
+    base = {name: name for name in params}
+    for x in ast.walk(num.function.body):
+        if isinstance(x, ast.AsStatement) and isinstance(x.target, ast.Name) \
+                and x.target.id in params:
+            base.update((v.name, x.target.id) for v in x.views)
+    touched = {base.get(a.target.name) for a in num.atomics if a.target is not None}
+    for c in num.calls:
+        touched |= {base.get(x.id) for x in ast.walk(c.node) if isinstance(x, ast.Name)}
+    out: list[Diagnostic] = []
+    for name in sorted(params - touched):
+        accesses = [a for a in num.accesses if base.get(a.name) == name]
+        writes = [a for a in accesses if a.write]
+        if not writes or any(not a.write for a in accesses) or \
+                any(a.offset is None for a in writes):
+            continue
+        total = _elements(writes[0])
+        if total is None or total == 0:
+            continue
+        written = _exactly_written(writes)
+        if written is None:
+            continue
+        left = total - int(np.count_nonzero((written >= 0) & (written < total)))
+        if left <= 0:
+            continue
+        inside = written[(written >= 0) & (written < total)]
+        # the first offset not written: where the sorted offsets first skip one
+        gaps = np.flatnonzero(inside != np.arange(inside.size))
+        first = int(gaps[0]) if gaps.size else int(inside.size)
+        out.append(_unwritten_output(writes[0], name, total, left, first))
+        out[-1].data.update(array=name, left=left, elements=total)
+    return out
+
+
+def _exactly_written(writes: list[Access]) -> np.ndarray | None:
+    """:func:`_written_offsets`, where every loop variable and offset takes whole
+    values only: the model keeps an integer division as a fraction (``rows / x``), and
+    a loop that starts at one (``r = nrFull`` with ``nrFull = rows / x``) would be
+    enumerated from a value the program never gives it; None there."""
+    parts = []
+    for a in writes:
+        found = _enumerated((a.offset,), a.loops)
+        if found is None:
+            return None
+        (offset,), at = found
+        if any(np.any(np.asarray(x, dtype=float) % 1 != 0) for x in (offset, *at.values())):
+            return None
+        parts.append(offset)
+    return np.unique(np.concatenate(parts)).astype(np.int64) if parts else None
+
+
+def _elements(a: Access) -> int | None:
+    """The elements of the array ``a`` reaches (the product of its dimensions' extents,
+    those of the view it is written through alike); None where one is not a number."""
+    total = 1
+    for size in a.sizes:
+        if size is None or not getattr(size, "is_Integer", False):
+            return None
+        total *= int(size)
+    return total
+
+
+def _unwritten_output(a: Access, name: str, total: int, left: int,
+                      first: int) -> Diagnostic:
+    element = ", ".join(str(int(i)) for i in np.unravel_index(
+        first, tuple(int(s) for s in a.sizes)))
+    through = f" (written as {a.name})" if a.name != name else ""
+    return warning(
+        "feedback-unwritten-output",
+        f"{name}{through}: {left:,} of its {total:,} elements are never written at these "
+        f"sizes (the first, {a.name}[{element}]): they keep whatever the array held, and "
+        "the result is wrong there", a.node.span,
+        "a size the kernel's grid or loops are not written for (an integer division "
+        "that rounds down, a tile that does not divide the data); choose sizes the "
+        "version is written for, or cover the remainder")
 
 
 def _arrays_to_check(num: Kernel) -> list[str]:
@@ -691,8 +777,39 @@ def _at(e: sympy.Basic | None, point: dict[str, np.ndarray], count: int,
     return value.astype(np.int64)
 
 
+#: floor(n / d) of an integer n and a whole number d, exactly (:func:`_exact_floors`)
+_IFLOOR = sympy.Function("mcl_ifloor")
+
+
+def _ifloor(n, d):
+    n = np.asarray(n)
+    if n.dtype.kind == "f":        # whole values in floats (a Min of them, say)
+        n = np.round(n)
+    return np.floor_divide(n, d)
+
+
+def _exact_floors(e: sympy.Expr) -> sympy.Expr:
+    """``e`` with each floor of a fraction of whole numbers (the model's ``(rows + x -
+    1) / x``: floor(rows/6 + 5/6)) as a floor division of whole numbers, which floats
+    get wrong: 37/6 + 5/6 is 6.999... in them, and floor(7) came out 6."""
+    def exact(arg):
+        num, den = sympy.fraction(sympy.together(arg))
+        # whole numbers of whole numbers: every number in the numerator whole
+        if den.is_Integer and den > 1 and \
+                all(r.is_Integer for r in num.atoms(sympy.Rational)) and \
+                not num.atoms(sympy.Float):
+            return _IFLOOR(num, den)
+        return sympy.floor(arg)
+    try:
+        return e.replace(sympy.floor, exact)
+    except Exception:  # noqa: BLE001 - a form sympy cannot take apart: as it was
+        return e
+
+
 @functools.lru_cache(maxsize=4096)
 def _numpy_function(names: tuple, index: sympy.Expr):
-    """``index`` as a numpy function of ``names`` (compiled once per index)."""
-    return sympy.lambdify(list(names), index,
-                          modules=[{"floor": np.floor, "Mod": np.mod}, "numpy"])
+    """``index`` as a numpy function of ``names`` (compiled once per index), its floors
+    of fractions exact (:func:`_exact_floors`)."""
+    return sympy.lambdify(list(names), _exact_floors(index),
+                          modules=[{"floor": np.floor, "Mod": np.mod,
+                                    "mcl_ifloor": _ifloor}, "numpy"])

@@ -439,7 +439,9 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
             "kernel would hang", endless[0].span,
             hint="choose sizes the kernel is written for; where the loop ends in a way the "
                  "analyses do not follow, --unchecked launches it"))
-    divergent = [d for d in unsafe(found) if d not in outside and d not in endless]
+    # (an output left unwritten in part runs: the comparison with the reference shows it)
+    divergent = [d for d in unsafe(found) if d not in outside and d not in endless
+                 and d.code != "feedback-unwritten-output"]
     if divergent and not args.unchecked_writes:
         # PoCL dies of a segmentation fault; a GPU may hang or go on with part of a block
         raise McplError(error(

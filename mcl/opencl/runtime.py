@@ -315,6 +315,9 @@ class Kernel:
                     "a barrier not every unit of a work-group reaches: "),
                 "feedback-endless-loop": (
                     "opencl-endless-loop", "at these sizes a loop never ends: "),
+                "feedback-unwritten-output": (
+                    "opencl-unwritten-output",
+                    "at these sizes it leaves part of an output unwritten: "),
             }.get(d.code, ("opencl-out-of-bounds",
                            "at these sizes it writes outside its arrays: "))
             raise McplError(error(

@@ -521,3 +521,80 @@ def test_a_while_loop_that_never_ends_is_named(tmp_path, loop, endless):
     assert bool(found) == endless, found
     if endless:
         assert found[0].message.startswith("the while loop never ends: its condition")
+
+
+_COPY = """module k;
+import hopper;
+hopper void k(const int n = 4096, global float[n] out, global float[n] inp) {{
+  foreach (int b in {blocks} blocks) {{
+    foreach (int w in 4 warps) {{
+      foreach (int t in 32 threads) {{
+        int i = b * 128 + w * 32 + t;
+        {guard}out[i] = inp[i];
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _unwritten(tmp_path, n: int, blocks: str, guard: str = "") -> list:
+    f = tmp_path / "k.mcpl"
+    f.write_text(_COPY.format(blocks=blocks, guard=guard))
+    return [d for d in feedback(str(f), values={"n": n}, only=["ops"])
+            if d.code == "feedback-unwritten-output"]
+
+
+def test_an_output_a_rounded_down_grid_leaves_in_part_is_named(tmp_path):
+    """n / 128 blocks at n = 200: one block writes out[0..127], out[128..199] keep what
+    the array held (matmul hopper_v10 at n = 200 left rows 128-199 of c so, silently)."""
+    found = _unwritten(tmp_path, 200, "n / 128")
+    assert len(found) == 1
+    assert "out: 72 of its 200 elements are never written at these sizes (the first, " \
+           "out[128])" in found[0].message
+    assert _unwritten(tmp_path, 256, "n / 128") == []
+
+
+def test_an_output_a_rounded_up_and_guarded_grid_covers_is_not_named(tmp_path):
+    assert _unwritten(tmp_path, 200, "(n + 127) / 128", "if (i < n) ") == []
+
+
+def test_an_output_written_through_a_view_and_the_examples_at_a_size_they_are_not_for():
+    """matmul hopper_v10 at n = 200 (its grid of n / 128 block rows: rows 128-199 of c
+    never written, through its view c3); at n = 256 every element is written; cpu_v2
+    at n = 37 writes its last rows in a loop from rows / x to (rows + x - 1) / x, whose
+    bound floats made 6 instead of 7 (37/6 + 5/6 = 6.999...): now exact."""
+    from pathlib import Path
+    examples = Path(__file__).resolve().parents[2] / "examples" / "matmul"
+
+    def found(version, **values):
+        return [d.message for d in feedback(str(examples / f"{version}.mcpl"), values=values,
+                                            only=["ops"])
+                if d.code == "feedback-unwritten-output"]
+    got = found("hopper_v10", n=200, m=256, p=16)
+    assert len(got) == 1 and got[0].startswith(
+        "c (written as c3): 18,432 of its 51,200 elements are never written"), got
+    assert found("hopper_v10", n=256, m=256, p=16) == []
+    assert found("cpu_v2", n=37, m=100, p=19) == []
+
+
+def test_a_compiled_kernel_does_not_launch_with_an_output_it_leaves_in_part(tmp_path):
+    """mcl.compile's kernel refuses the sizes (opencl-unwritten-output) where it would
+    return an array wrong in part; check_writes=False launches it."""
+    import numpy as np
+
+    import mcl
+    from mcl.diagnostics import McplError
+    pytest.importorskip("pyopencl")
+    f = tmp_path / "k.mcpl"
+    f.write_text(_COPY.format(blocks="n / 128", guard=""))
+    try:
+        k = mcl.compile(str(f), target="hopper")
+    except McplError as e:      # no OpenCL device here
+        pytest.skip(str(e))
+    x = np.arange(200, dtype=np.float32)
+    with pytest.raises(McplError) as e:
+        k(n=200, inp=x)
+    assert e.value.diagnostics[0].code == "opencl-unwritten-output"
+    assert "leaves part of an output unwritten: out: 72 of its 200 elements" in str(e.value)
+    assert np.array_equal(k(n=256, inp=np.ones(256, np.float32))["out"], np.ones(256))
