@@ -219,3 +219,42 @@ def test_load_hardware_of_a_file_or_no_name(tmp_path):
             mcl.load_hardware(name)
     with pytest.raises(TypeError, match="search_path is a list of directories"):
         mcl.load_hardware("hopper", search_path=str(tmp_path))
+
+
+def test_a_description_beside_the_kernel_is_found_from_python(tmp_path, monkeypatch):
+    """`import mycpu;` with mycpu.hdl beside the kernel, on no search path: mcl.check,
+    mcl.feedback, mcl.translate and mcl.compile find it, as the commands do."""
+    import mcl
+    from tests.test_cli import VADD_MYCPU, _level_beside
+    monkeypatch.delenv("MCL_HWD_PATH", raising=False)
+    monkeypatch.chdir(tmp_path.parent)
+    _level_beside(tmp_path)
+    kernel = tmp_path / "vadd.mcpl"
+    kernel.write_text(VADD_MYCPU)
+    checked = mcl.check(str(kernel))
+    assert not checked.has_errors, [d.message for d in checked.errors]
+    assert not [d for d in mcl.feedback(str(kernel)) if d.is_error]
+    lowered = mcl.translate(str(kernel), to="mycpu")
+    assert lowered.functions[0].hardware == "mycpu"
+    low = tmp_path / "low.mcpl"
+    low.write_text(mcl.mcpl.print_module(lowered))
+    assert not mcl.check(low).has_errors
+    pytest.importorskip("pyopencl")
+    try:
+        k = mcl.compile(low)
+    except McplError as e:
+        if "device" in str(e).lower():
+            pytest.skip(str(e))
+        raise
+    a, b = np.arange(1000, dtype=np.float32), np.ones(1000, np.float32)
+    assert np.array_equal(k(a=a, b=b)["c"], a + b)
+
+
+@pytest.mark.parametrize("arg", ["search_path", "files"])
+@pytest.mark.parametrize("value", ["examples", 42])
+def test_a_hardware_library_of_one_name_or_a_number_is_a_type_error(arg, value):
+    """HardwareLibrary("dir") read the str as the one-letter folders d, i, r."""
+    import mcl
+    with pytest.raises(TypeError, match=f"HardwareLibrary: {arg} is a list of"):
+        mcl.HardwareLibrary(**{arg: value})
+    assert "gpu" in mcl.HardwareLibrary(**{arg: []})

@@ -5,6 +5,7 @@ and validation results per description."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,12 @@ class HardwareLibrary:
 
     def __init__(self, search_path: Sequence[str | Path] = (), files: Sequence[str | Path] = (),
                  texts: Mapping[str, str] | None = None):
+        for arg, value in (("search_path", search_path), ("files", files)):
+            # one str would be read as a list of one-letter folders
+            if isinstance(value, str | bytes | os.PathLike) or not isinstance(value, Iterable):
+                raise TypeError(f"HardwareLibrary: {arg} is a list of "
+                                f"{'folders' if arg == 'search_path' else 'files'}, not "
+                                f"{type(value).__name__} {value!r}: {arg}=[{str(value)!r}]")
         self._texts = dict(texts or {})
         self._syntax: dict[str, S.DescriptionSyntax] = {}
         self._file_diags: dict[str, list[Diagnostic]] = {}   # name -> load problems

@@ -263,13 +263,28 @@ def require_search_path(value: Any, function: str) -> None:
                         f"{type(value).__name__}") from None
 
 
+def with_beside(search_path: Sequence[str | os.PathLike[str]], source: Any) -> list[str]:
+    """``search_path`` and the hardware descriptions beside ``source`` (a path, or a
+    Module read from a file) that neither it nor the library has
+    (mcl.hdl.library.with_descriptions_beside): ``import mylevel;`` finds
+    ``mylevel.hdl`` beside the kernel from Python as on the command line. A module
+    without a file (parsed from text) adds none."""
+    from mcl.hdl.library import with_descriptions_beside
+    file = source.file if isinstance(source, ast.Module) else \
+        source if isinstance(source, str | os.PathLike) else None
+    if not file or not Path(file).is_file():
+        return [str(p) for p in search_path]
+    return with_descriptions_beside(search_path, [file])
+
+
 def check(path_or_module: str | os.PathLike[str] | ast.Module,
           search_path: Sequence[str | os.PathLike[str]] = (),
           *, source: str | None = None) -> CheckedModule:
     """Resolve and check a module (a path, or an already parsed Module).
 
     ``search_path``: extra directories holding hardware descriptions (.hdl) and
-    MCPL modules; MCL_PATH adds module directories. ``source`` checks this text
+    MCPL modules; MCL_PATH adds module directories; the descriptions beside the file
+    come after them (:func:`with_beside`). ``source`` checks this text
     instead of the file's contents (the language server passes unsaved text).
     Syntax errors do not raise: they come back as diagnostics of a CheckedModule
     whose module holds the top-level items that parsed; those are checked too,
@@ -279,7 +294,7 @@ def check(path_or_module: str | os.PathLike[str] | ast.Module,
     require_search_path(search_path, "check")
     if isinstance(path_or_module, CheckedModule):
         path_or_module = path_or_module.module
-    loader = _Loader(tuple(str(p) for p in search_path))
+    loader = _Loader(tuple(with_beside(search_path, path_or_module)))
     # The checks allocate many small objects (symbols, table entries) that are
     # never cyclic garbage; with a large module alive every collection walks it
     # (about 10% of checking 10 000 lines). Paused, as in builder.parse_partial.

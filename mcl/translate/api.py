@@ -105,6 +105,9 @@ def translate(module: ast.Module | CheckedModule | str | os.PathLike[str], to: s
             "translate-no-function", f"{module.file or module.name} has no function to "
             "translate", hint="a module whose source has errors keeps none: mcl.check(file) "
                               "says what they are"))
+    if library is None:     # the descriptions beside the module's file too, as mcl.check
+        from mcl.mcpl.resolve import with_beside
+        search_path = with_beside(search_path, module)
     lib = _library(library, search_path)
     _target(lib, to)
     reachable = [f for f in module.functions
