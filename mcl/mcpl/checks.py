@@ -198,16 +198,19 @@ def _description_beside(file: str, imp: ast.Import):
 
 def _beside_hint(beside, imp: ast.Import) -> str:
     """Why ``NAME.hdl`` beside the module was not read for ``import NAME;``: it declares
-    another name, or the module was checked without it (the commands and the language
-    server read the descriptions beside a kernel: mcl.hdl.library.with_descriptions_beside;
-    a caller of mcl.check gives the search path itself)."""
+    another name or none (mcl.check, the commands and the language server read the
+    descriptions beside a kernel's file: mcl.mcpl.resolve.with_beside; a module checked
+    without its file, else)."""
     from mcl.hdl.library import description_name
     declared = description_name(beside)
     if declared is not None and declared != imp.path[0]:
         return (f"'{beside.name}' beside this file describes '{declared}', not "
                 f"'{imp.path[0]}': name the description after its file")
-    return (f"'{beside.name}' is beside this file: the mcl commands read it there; from "
-            f"Python, give its folder in the search path (search_path=['{beside.parent}'])")
+    if declared is None:
+        return (f"'{beside.name}' beside this file declares no description: it should "
+                f"begin with 'hardware_description {imp.path[0]};'")
+    return (f"'{beside.name}' is beside this file but was not read: give its folder in "
+            f"the search path (search_path=['{beside.parent}'])")
 
 
 def _description_ignored(library: Any, file: str, imp: ast.Import) -> Diagnostic | None:

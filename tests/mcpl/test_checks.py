@@ -440,17 +440,19 @@ def test_a_scalar_written_before_it_is_read_is_quiet(statement):
     assert diags(ZERO.format(statement), "perfect") == []
 
 
-def test_an_import_of_a_description_beside_the_file_says_how_to_find_it(tmp_path):
+def test_an_import_of_a_description_beside_the_file_finds_it(tmp_path):
     gpu = (Path(__file__).parents[2] / "mcl" / "hwdescs" / "gpu.hdl").read_text()
     (tmp_path / "mygpu.hdl").write_text(
         gpu.replace("hardware_description gpu;", "hardware_description mygpu;")
         .replace("specializes accelerator;", "specializes gpu;"))
     (tmp_path / "k.mcpl").write_text("module k;\nimport mygpu;\n")
+    assert check(str(tmp_path / "k.mcpl")).diagnostics == []     # found beside it
+    assert check(str(tmp_path / "k.mcpl"), search_path=(str(tmp_path),)).diagnostics == []
+    (tmp_path / "mygpu.hdl").write_text("// not yet written\n")
     [d] = check(str(tmp_path / "k.mcpl")).diagnostics
     assert d.code == "mcpl-unknown-import"
-    assert d.hint == ("'mygpu.hdl' is beside this file: the mcl commands read it there; from "
-                      f"Python, give its folder in the search path (search_path=['{tmp_path}'])")
-    assert check(str(tmp_path / "k.mcpl"), search_path=(str(tmp_path),)).diagnostics == []
+    assert d.hint == ("'mygpu.hdl' beside this file declares no description: it should "
+                      "begin with 'hardware_description mygpu;'")
 
 
 def test_a_description_beside_the_file_that_names_another_level_says_so(tmp_path):
