@@ -294,7 +294,7 @@ def cmd_explore(args) -> int:
             raise UsageError(f"--{option}: {getattr(args, option)}; give 1 or more")
     if mcpl:
         return cmd_explore_mcpl(args)
-    from mcl.lift.explore import default_sizes, explore, outcome_counts
+    from mcl.lift.explore import default_sizes, explore, launch_text, outcome_counts
     prog = _load(args)
     sizes = size_assignments(args, program_sizes(prog), prog.name)
     check_results_option(args)
@@ -332,8 +332,8 @@ def cmd_explore(args) -> int:
     if not best:
         print("no correct candidate was found")
         return 1
-    print(f"best: {best['time_s'] * 1e3:.4f} ms"
-          + (f" (work-group size {best['local_size']})" if best.get("local_size") else ""))
+    launch = launch_text(best, label=True)
+    print(f"best: {best['time_s'] * 1e3:.4f} ms" + (f" ({launch})" if launch else ""))
     print(f"expression: {best['expression']}")
     print("OpenCL:\n" + best["source"])
     return 0
@@ -350,7 +350,8 @@ def print_candidates(candidates: list[dict], stored: int, verbose: bool) -> None
     for status, n, why in reasons(candidates):
         print(f"  {n} {status}: {why}")
     if verbose:
-        print("every candidate (outcome, time, work-group size, reason, expression):")
+        print("every candidate (outcome, time, launch: global and work-group size, reason, "
+              "expression):")
         for line in listing(candidates):
             print(line)
 
@@ -447,7 +448,8 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
     print(table(c, markdown=getattr(args, "markdown", False)), end="")
     if getattr(args, "verbose", False) and c.lift_candidates:
         from mcl.lift.explore import listing
-        print("\nLift candidates (outcome, time, work-group size, reason, expression):")
+        print("\nLift candidates (outcome, time, launch: global and work-group size, reason, "
+              "expression):")
         for line in listing(c.lift_candidates):
             print(line)
     return 0 if any(r.status == "ok" for r in c.rows) else 1

@@ -44,9 +44,14 @@ class Evaluation:
     expression: str
     status: str                   # ok, wrong, codegen-error, build-error, run-error
     time_s: float | None = None
+    #: the work-group size of the candidate's mapGlb kernels (the largest along dimension
+    #: 0 of its launch); None where the kernels fix their own (mapWrg)
     local_size: int | None = None
     message: str = ""
     source: str = ""
+    #: the launch as the plan has it, one ``{"global": [...], "local": [...]}`` per
+    #: kernel; None where no kernel was generated
+    launch: list | None = None
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -120,17 +125,25 @@ class Evaluator:
         except McplError as e:
             return Evaluation(k, text, "codegen-error", local_size=local_size,
                               message=e.diagnostics[0].message)
+        # the figures of the launch as the plan has it (a one-work-item kernel has a
+        # work-group of 1 whatever size was asked for)
+        launch = plan_launch(gen)
+        if local_size is not None:
+            local_size = widest_local(gen)
+
+        def outcome(status: str, time_s: float | None = None, message: str = "",
+                    source: str = gen.source) -> Evaluation:
+            return Evaluation(k, text, status, time_s, local_size, message, source, launch)
         if len(gen.source) > self.max_source:
-            return Evaluation(k, text, "codegen-error", local_size=local_size,
-                              message=f"kernel source too long ({len(gen.source)} characters, "
-                                      f"{gen.source.count(chr(10))} lines; limit "
-                                      f"{self.max_source}): not compiled")
+            return outcome("codegen-error", source="",
+                           message=f"kernel source too long ({len(gen.source)} characters, "
+                                   f"{gen.source.count(chr(10))} lines; limit "
+                                   f"{self.max_source}): not compiled")
         try:
             comp = compile_generated(gen, self._rt, prog.name)
         except McplError as e:
-            return Evaluation(k, text, "build-error", local_size=local_size,
-                              message=first_compiler_error(e.diagnostics[0].message)[:2000],
-                              source=gen.source)
+            return outcome("build-error",
+                           message=first_compiler_error(e.diagnostics[0].message)[:2000])
         try:
             bound = Bound(comp, self._inputs)
             t0 = time.perf_counter()
@@ -140,15 +153,63 @@ class Evaluator:
             exp = self._expected.reshape(got.shape)
             err = float(np.max(np.abs(got - exp))) / max(1.0, float(np.max(np.abs(exp))))
             if not np.isfinite(err) or err > self.tolerance:
-                return Evaluation(k, text, "wrong", local_size=local_size,
-                                  message=f"relative error {err:.3g}", source=gen.source)
+                return outcome("wrong", message=f"relative error {err:.3g}")
             # a slow candidate (one thread summing 2^28 elements) is timed fewer times
             reps = max(1, min(self.repeat, int(self.max_candidate_s / first)))
             times = bound.time(reps, warmup=2 if reps == self.repeat else 0)
         except Exception as e:  # noqa: BLE001 - a failing kernel must not stop the search
-            return Evaluation(k, text, "run-error", local_size=local_size, message=str(e)[:500],
-                              source=gen.source)
-        return Evaluation(k, text, "ok", float(np.median(times)), local_size, source=gen.source)
+            return outcome("run-error", message=str(e)[:500])
+        return outcome("ok", float(np.median(times)))
+
+
+def plan_launch(gen) -> list[dict]:
+    """The launch of each kernel of a generated program, as its plan has it."""
+    return [{"name": k["name"], "global": k["global"], "local": k["local"]}
+            for k in gen.plan()["kernels"]]
+
+
+def widest_local(gen) -> int:
+    """The work-group size a mapGlb program's launch has: the largest along dimension 0
+    of its kernels (each kernel's is the size asked for, or its extent where smaller)."""
+    return max((k.local_size[0] for k in gen.kernels), default=1)
+
+
+def work_group_sizes(prog: Program, local_sizes: tuple[int, ...],
+                     limits: Limits) -> tuple[int, ...]:
+    """The work-group sizes to try for a lowered program of mapGlb kernels (sizes bound):
+    those of ``local_sizes`` within the device's limit, each as the launch would have it,
+    once each. A kernel whose global size is smaller than a size gets a work-group of its
+    global size (a one-work-item kernel: 1), so sizes beyond the widest kernel are one
+    candidate, not several timings of the same launch. Empty where the program is not
+    generated (it is evaluated once, without a size; its error says why)."""
+    usable = [ls for ls in local_sizes if ls <= limits.max_work_group] or \
+        [max(1, min(limits.max_work_group, *local_sizes))]
+    try:
+        gen = generate(prog, {}, Options(max_work_group=limits.max_work_group,
+                                         local_size=max(usable),
+                                         local_memory=limits.local_memory))
+    except McplError:
+        return ()
+    widest = widest_local(gen)
+    return tuple(dict.fromkeys(min(ls, widest) for ls in usable))
+
+
+def launch_text(e: dict, label: bool = False) -> str:
+    """The launch of an evaluated candidate as its plan has it: ``global 1024 local
+    128`` (dimensions joined by x, kernels by ``; ``), with ``label`` ``global size 1024,
+    work-group size 128``; the work-group size alone for results files written before
+    launches were recorded; empty where there is none."""
+    launch = e.get("launch")
+    if launch:
+        def dims(xs: list[int]) -> str:
+            return "x".join(str(x) for x in xs)
+        g, lo = ("global size ", ", work-group size ") if label else ("global ", " local ")
+        return "; ".join((f"{k['name']}: " if label and len(launch) > 1 and "name" in k
+                          else "") + f"{g}{dims(k['global'])}{lo}{dims(k['local'])}"
+                         for k in launch)
+    if e.get("local_size"):
+        return f"work-group size {e['local_size']}" if label else f"local {e['local_size']}"
+    return ""
 
 
 def is_lowered(prog: Program) -> bool:
@@ -328,16 +389,17 @@ def reasons(evaluations: list[dict], width: int = 160) -> list[tuple[str, int, s
 
 
 def listing(evaluations: list[dict], width: int = 100) -> list[str]:
-    """One line per candidate (``--verbose``): outcome, time, work-group size, reason
-    and the beginning of its expression."""
+    """One line per candidate (``--verbose``): outcome, time, launch (global and local
+    size, as the plan has it), reason and the beginning of its expression."""
     out = []
-    for i, e in enumerate(evaluations, 1):
+    launches = [launch_text(e) for e in evaluations]
+    column = max([10, *(len(x) for x in launches)])
+    for i, (e, ls) in enumerate(zip(evaluations, launches, strict=True), 1):
         t = f"{e['time_s'] * 1e3:.4f} ms" if e.get("time_s") else "-"
-        ls = f"local {e['local_size']}" if e.get("local_size") else ""
         msg = (e.get("message") or "").strip().splitlines()
         expr = e.get("expression", "")
-        out.append(f"{i:4} {e['status']:14} {t:>14} {ls:10} "
-                   + (f"{msg[0][:2 * width]}\n{'':45}" if msg else "")
+        out.append(f"{i:4} {e['status']:14} {t:>14} {ls:{column}} "
+                   + (f"{msg[0][:2 * width]}\n{'':{35 + column}}" if msg else "")
                    + (expr if len(expr) <= width else expr[:width - 3] + "..."))
     return out
 
@@ -366,6 +428,7 @@ class Search:
         self._shown = 0           # candidates the last progress line showed (a log)
         self.start = time.time()
         self._moves: dict[str, list[Rewrite]] = {}
+        self._sizes: dict[str, tuple[int, ...]] = {}
 
     @property
     def done(self) -> bool:
@@ -377,9 +440,22 @@ class Search:
             self._moves[k] = rewrites(prog, limits=self.limits, explore_only=True)
         return self._moves[k]
 
+    def work_group_sizes(self, prog: Program) -> tuple[int, ...]:
+        """The distinct work-group sizes of a lowered program's launch (none where its
+        kernels fix their own, mapWrg)."""
+        if not _has_glb(prog):
+            return ()
+        k = key(prog.body)
+        if k not in self._sizes:
+            self._sizes[k] = work_group_sizes(prog, self.local_sizes, self.limits)
+        return self._sizes[k]
+
     def score(self, prog: Program) -> float | None:
-        """Evaluate (or recall) a lowered program; returns its time or None."""
-        ls = self.rng.choice(self.local_sizes) if _has_glb(prog) else None
+        """Evaluate (or recall) a lowered program; returns its time or None. A program of
+        mapGlb kernels is tried with one of the work-group sizes its launch can use
+        (:func:`work_group_sizes`): a candidate is an expression and its launch."""
+        sizes = self.work_group_sizes(prog)
+        ls = self.rng.choice(sizes) if sizes else None
         k = key(prog.body) + (f" @local={ls}" if ls else "")
         if k in self.results.evaluations:
             # a candidate of an earlier (interrupted or shorter) run: it counts towards
