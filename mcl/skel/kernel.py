@@ -182,6 +182,9 @@ class Skeleton:
     def __call__(self, *args, **kwargs):
         devs = next((a._devs for a in args if hasattr(a, "_devs")), None)
         start = len(devs.log) if devs is not None else 0
+        if devs is not None and devs.ranks > 1:
+            from mcl.skel.mpi import same_call_on_every_rank
+            same_call_on_every_rank(devs, self, args, kwargs)
         try:
             out = self._call(*args, **kwargs)
         except TypeError:

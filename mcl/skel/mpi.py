@@ -78,6 +78,118 @@ def same_on_every_rank(devs, kind: str, shape: tuple, dtype) -> None:
              "type on every rank (each rank's data may differ)"))
 
 
+def same_call_on_every_rank(devs, skeleton, args: tuple, kwargs: dict) -> None:
+    """A usage error, on every rank, where the ranks called this skeleton (their n-th
+    call) differently: another skeleton, scalar arguments of different values (each
+    rank would compute its parts with its own value: a result mixing them), or
+    containers of different distributions (their parts would be placed differently on
+    each rank: a hang or a wrong result). One allgather of the call's scalars and
+    distributions, together."""
+    if devs.ranks == 1:
+        return
+    what = _called(skeleton)
+    mine = [("call", "", what)]
+    _describe(skeleton, args, kwargs, "", mine)
+    every = devs.comm.allgather(mine)
+    if all(len(v) == len(mine) and all(_same(a, b) for a, b in zip(v, mine, strict=True))
+           for v in every):
+        return
+    calls = [v[0][2] for v in every]
+    if len(set(calls)) > 1 or len({len(v) for v in every}) > 1:
+        seen = _by_value([(c,) for c in calls], lambda v: v[0])
+        raise on_every_rank(skel_error(
+            "mpi-mismatch", f"the {devs.ranks} MPI ranks made different skeleton calls: {seen}",
+            hint="every rank runs the same program: make the same skeleton calls, in the same "
+                 "order, on every rank"))
+    for i, (kind, label, _v) in enumerate(mine):
+        column = [v[i] for v in every]
+        if all(_same(c, column[0]) for c in column):
+            continue
+        if kind == "dist":
+            seen = _by_value(column, lambda c: c[2][0])
+            raise on_every_rank(skel_error(
+                "mpi-mismatch", f"the {devs.ranks} MPI ranks gave {label} of {what} different "
+                f"distributions: {seen}",
+                hint="every rank runs the same program: set the same distribution on every "
+                     "rank (devices are numbered across the ranks: single(d) names one "
+                     "device of one rank)"))
+        seen = _by_value(column, lambda c: repr(c[2]))
+        raise on_every_rank(skel_error(
+            "mpi-mismatch", f"the {devs.ranks} MPI ranks called {what} with different values "
+            f"of {label}: {seen}",
+            hint="every rank runs the same program: pass the same arguments on every rank "
+                 "(each rank's data may differ; values that differ by rank belong in a "
+                 "container)"))
+
+
+def _called(skeleton) -> str:
+    func = getattr(skeleton, "func", None)
+    return f"{skeleton.name} '{func.name}'" if func is not None else skeleton.name
+
+
+def _describe(skeleton, args: tuple, kwargs: dict, of: str, out: list) -> None:
+    """(kind, label, value) of each argument of a call that every rank must pass alike:
+    a container's distribution ("dist", its layout and its text), a scalar's value."""
+    from mcl.skel.container import Container
+    from mcl.skel.reduce import Deferred
+    func = getattr(skeleton, "func", None)
+    params = func.params if func is not None else []
+    for i, a in enumerate(args):
+        if i < skeleton.inputs:
+            label = f"input {i + 1}{of}" if skeleton.inputs > 1 else f"the input{of}"
+        elif i < len(params):
+            label = f"argument '{params[i].name}'{of}"
+        else:
+            label = f"argument {i + 1}{of}"
+        if isinstance(a, Deferred):
+            _describe(a.skeleton, a.inputs + tuple(a.args), {},
+                      f" of {_called(a.skeleton)}", out)
+        elif isinstance(a, Container):
+            d = a.distribution
+            merge = getattr(getattr(d, "merge", None), "name", None)
+            out.append(("dist", f"the {a.kind} passed as {label}",
+                        ("none set" if d is None else str(d),
+                         None if d is None else d.layout(), merge)))
+        else:
+            out.append(("value", label, _plain(a)))
+    for k, a in kwargs.items():
+        out.append(("value", f"{k}={of}", _plain(a)))
+
+
+def _plain(a):
+    """A scalar argument as a plain Python value (compared by value across ranks)."""
+    if isinstance(a, np.ndarray) and a.ndim == 0:
+        a = a[()]
+    if isinstance(a, np.generic):
+        return a.item()
+    if a is None or isinstance(a, bool | int | float | complex | str):
+        return a
+    return f"<{type(a).__name__}>"
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    if a[:2] != b[:2]:
+        return False
+    x, y = a[2], b[2]
+    if isinstance(x, float) and isinstance(y, float) and x != x and y != y:
+        return True             # NaN on both
+    return type(x) is type(y) and x == y or (
+        isinstance(x, int | float) and isinstance(y, int | float) and x == y)
+
+
+def _by_value(column: list, text) -> str:
+    """"0.0 on rank 0, 1.0 on rank 1": each value with the ranks that have it."""
+    groups: dict = {}
+    for r, c in enumerate(column):
+        for key in groups:
+            if _same(("", "", key[1]), ("", "", c[-1])):
+                groups[key].append(r)
+                break
+        else:
+            groups[(text(c), c[-1])] = [r]
+    return ", ".join(f"{t} on {ranks_named(rs)}" for (t, _v), rs in groups.items())
+
+
 def ranks_named(ranks: list[int], of: int | None = None) -> str:
     """"rank 1", "ranks 0, 2 and 3 of 4"."""
     total = "" if of is None else f" of {of}"

@@ -80,3 +80,25 @@ if mode == "local-mcl":
         v.distribution = sk.single(7)       # a usage error on rank 1 only
     print(f"rank {rank}: {sk.Map('float f(float x) { return x; }')(v).to_numpy().sum()}",
           flush=True)
+
+if mode == "scalar":
+    # the additional argument differs by rank: each rank's parts would use its own
+    zipped = sk.Zip("float f(float x, float y, float c) { return x + y * c; }")
+    v = sk.Vector(np.ones(1000, np.float32))
+    w = sk.Vector(np.ones(1000, np.float32))
+    print(f"rank {rank}: same {zipped(v, w, 2.0).to_numpy().sum()}", flush=True)
+    try:
+        zipped(v, w, float(rank))
+        print(f"rank {rank}: no error", flush=True)
+    except McplError as e:
+        print(f"rank {rank} caught: {e}", flush=True)
+    # a Reduce of a deferred Map whose argument differs, uncaught
+    scale = sk.Map("float g(float x, float s) { return x * s; }")
+    sk.Reduce("float add(float a, float b) { return a + b; }")(scale.lazy(v, 1.0 + rank))
+    print(f"rank {rank}: went on", flush=True)
+
+if mode == "distribution":
+    v = sk.Vector(np.arange(1000, dtype=np.float32))
+    v.distribution = sk.single(rank)        # a device of each rank: not the same one
+    m = sk.Map("float f(float x) { return x + 1.0f; }")
+    print(f"rank {rank}: {m(v).to_numpy().sum()}", flush=True)

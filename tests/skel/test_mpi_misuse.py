@@ -68,3 +68,36 @@ def test_an_mcl_error_on_one_rank_ends_every_rank_with_its_message(mpi_ranks):
     assert "there is no device 7" in err and "[skel-no-such-device]" in err, err
     assert f"raised at {PROGRAM}:" in err and "on rank 1 of 2" in err
     assert "Traceback" not in err
+
+
+def test_a_scalar_argument_that_differs_between_ranks_is_an_error(mpi_ranks):
+    """``Zip(f)(v, w, float(rank))``: each rank would compute its parts with its own
+    value (a result mixing both); the ranks' scalars of each call are compared, and a
+    difference is an error on every rank naming the argument and each rank's value."""
+    run = mpi_ranks(PROGRAM, "scalar", timeout=LIMIT)
+    assert run.returncode != 0, run.stdout + run.stderr
+    for rank in (0, 1):
+        assert f"rank {rank}: same 3000.0" in run.stdout, run.stdout + run.stderr
+        assert (f"rank {rank} caught: the 2 MPI ranks called Zip 'f' with different values "
+                "of argument 'c': 0.0 on rank 0, 1.0 on rank 1") in run.stdout, \
+            run.stdout + run.stderr
+    assert "no error" not in run.stdout and "went on" not in run.stdout
+    err = run.stderr
+    assert err.count("[skel-mpi-mismatch]") == 1, err
+    assert ("the 2 MPI ranks called Reduce 'add' with different values of argument 's' "
+            "of Map 'g': 1.0 on rank 0, 2.0 on rank 1") in err, err
+    assert f"raised at {PROGRAM}:" in err and "on every rank" in err
+    assert "Traceback" not in err
+
+
+def test_distributions_that_differ_between_ranks_are_an_error(mpi_ranks):
+    """``v.distribution = single(rank)``: each rank would place the Vector on another
+    device (rank 0 expected its rows on device 0, rank 1 on device 1)."""
+    run = mpi_ranks(PROGRAM, "distribution", timeout=LIMIT)
+    assert run.returncode != 0, run.stdout + run.stderr
+    err = run.stderr
+    assert ("the 2 MPI ranks gave the Vector passed as the input of Map 'f' different "
+            "distributions: single(0) on rank 0, single(1) on rank 1 [skel-mpi-mismatch]") \
+        in err, err
+    assert "Traceback" not in err
+    assert "rank 0:" not in run.stdout and "rank 1:" not in run.stdout
