@@ -7,7 +7,11 @@ A rank that stops with an exception its program does not catch would leave the o
 waiting for its messages for ever: once the ranks are joined, such an exception is
 printed (an mcl error as its message, naming the rank) and ends every rank
 (MPI_Abort), unless every rank raised it alike (:func:`on_every_rank`), when they all
-end with status 1 and rank 0 alone prints it."""
+end with status 1 and rank 0 alone prints it. A rank whose interpreter exits
+(sys.exit() or its program's end) tells the others how far it got and waits for them at
+exit; a rank that then waits for a message or collective it never made ends every rank
+with a message. Each skeleton call's scalars and distributions are compared across the
+ranks (:func:`same_call_on_every_rank`)."""
 
 from __future__ import annotations
 
@@ -42,7 +46,8 @@ def attach(devs, use_mpi: bool | None) -> None:
     if comm.Get_size() == 1:
         return
     _end_every_rank_on_uncaught_exceptions(comm)
-    counts = comm.allgather(len(devs.devices))
+    _end_every_rank_when_one_ends_early(comm)
+    counts = _allgather(comm, len(devs.devices))
     if len(set(counts)) != 1:
         raise on_every_rank(skel_error(
             "mpi-devices", f"the MPI ranks have different numbers of devices ({counts})",
@@ -64,7 +69,7 @@ def same_on_every_rank(devs, kind: str, shape: tuple, dtype) -> None:
     if devs.ranks == 1:
         return
     mine = (tuple(int(s) for s in shape), np.dtype(dtype).str)
-    every = devs.comm.allgather(mine)
+    every = _allgather(devs.comm, mine)
     if all(v == mine for v in every):
         return
     seen = ", ".join(
@@ -90,7 +95,7 @@ def same_call_on_every_rank(devs, skeleton, args: tuple, kwargs: dict) -> None:
     what = _called(skeleton)
     mine = [("call", "", what)]
     _describe(skeleton, args, kwargs, "", mine)
-    every = devs.comm.allgather(mine)
+    every = _allgather(devs.comm, mine)
     if all(len(v) == len(mine) and all(_same(a, b) for a, b in zip(v, mine, strict=True))
            for v in every):
         return
@@ -263,17 +268,32 @@ def _message(e: McplError, tb, who: str) -> str:
 
 
 def send(devs, data: np.ndarray, to: int) -> None:
-    devs.comm.Send(data, dest=to, tag=17)
+    _sent[to] = n = _sent.get(to, 0) + 1
+    _wait(devs.comm.Isend(data, dest=to, tag=17),
+          lambda r, done: r == to and done[2] < n)
 
 
 def recv(devs, data: np.ndarray, source: int) -> None:
-    devs.comm.Recv(data, source=source, tag=17)
+    _received[source] = n = _received.get(source, 0) + 1
+    _wait(devs.comm.Irecv(data, source=source, tag=17),
+          lambda r, done: r == source and done[1] < n)
 
 
 def bcast_rows(devs, view: np.ndarray, root: int) -> None:
     buf = np.ascontiguousarray(view)
-    devs.comm.Bcast(buf.view(np.uint8).reshape(-1), root=root)
+    n = _collective()
+    _wait(devs.comm.Ibcast(buf.view(np.uint8).reshape(-1), root=root),
+          lambda r, done: done[0] < n)
     view[...] = buf
+
+
+def _allgather(comm, value) -> list:
+    """comm.allgather(value), entered once every rank has entered it (a non-blocking
+    barrier first, waited for as :func:`_wait` does): a rank that ended before it is
+    said instead of waited for."""
+    n = _collective()
+    _wait(comm.Ibarrier(), lambda r, done: done[0] < n)
+    return comm.allgather(value)
 
 
 def allgather_values(devs, values: list) -> list:
@@ -281,6 +301,100 @@ def allgather_values(devs, values: list) -> list:
     if devs.ranks == 1:
         return values
     out = []
-    for part in devs.comm.allgather(values):
+    for part in _allgather(devs.comm, values):
         out.extend(part)
     return out
+
+
+# ---- a rank that ends while the others still need it
+
+#: mcl.skel's messages and collectives so far: collectives, messages sent to / received
+#: from each rank. A rank that ends tells every other rank its counts; a rank waiting for
+#: a message or collective that the ended rank never made then knows it never comes.
+_collectives = 0
+_sent: dict = {}
+_received: dict = {}
+#: the ranks that ended: rank -> (collectives, messages sent to this rank, received)
+_ended: dict = {}
+#: the communicator of the notices and the final agreement (a copy of the ranks': its
+#: barrier cannot match one of mcl.skel's), None before the ranks are joined
+_exit_comm = None
+_EXIT_TAG = 23
+
+
+def _collective() -> int:
+    global _collectives
+    _collectives += 1
+    return _collectives
+
+
+def _end_every_rank_when_one_ends_early(comm) -> None:
+    """At the interpreter's exit (the program's end, or sys.exit() on this rank), tell
+    every other rank how far this rank got, then wait (as MPI_Finalize would) until every
+    rank has ended. A rank still running that waits in mcl.skel for a message or
+    collective this rank never made ends every rank with a message (MPI_Abort) instead
+    of waiting for ever; ranks that all reach their end finish normally, however far
+    apart in time."""
+    global _exit_comm
+    if _exit_comm is not None:
+        return
+    import atexit
+    _exit_comm = comm.Dup()
+    atexit.register(_at_exit, comm)
+
+
+def _at_exit(comm) -> None:
+    from mpi4py import MPI
+    if MPI.Is_finalized():
+        return
+    me, ranks = comm.Get_rank(), comm.Get_size()
+    notices = []
+    for r in range(ranks):
+        if r != me:
+            counts = np.array([_collectives, _sent.get(r, 0), _received.get(r, 0)], np.int64)
+            notices.append((counts, _exit_comm.Isend(counts, dest=r, tag=_EXIT_TAG)))
+    _wait(_exit_comm.Ibarrier(), None)
+    for r in range(ranks):
+        if r != me and r not in _ended:
+            _take_notice(r)
+    MPI.Request.Waitall([req for _c, req in notices])
+
+
+def _take_notice(source: int) -> None:
+    counts = np.zeros(3, np.int64)
+    _exit_comm.Recv(counts, source=source, tag=_EXIT_TAG)
+    _ended[source] = tuple(int(c) for c in counts)
+
+
+def _wait(req, never) -> None:
+    """Wait for ``req``, reading the notices of ranks that ended meanwhile: where
+    ``never(rank, its counts)`` says that an ended rank never made what ``req`` waits
+    for, the wait would last for ever: every rank is ended with a message."""
+    import time
+    if req.Test():
+        return
+    from mpi4py import MPI
+    status = MPI.Status()
+    spins = 0
+    while True:
+        for r, done in list(_ended.items()):
+            if never is not None and never(r, done):
+                _ended_early(r)
+        if req.Test():
+            return
+        if _exit_comm.Iprobe(source=MPI.ANY_SOURCE, tag=_EXIT_TAG, status=status):
+            _take_notice(status.Get_source())
+            continue
+        spins += 1
+        if spins > 2000:
+            time.sleep(0.0005)
+
+
+def _ended_early(rank: int) -> None:
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    me, ranks = comm.Get_rank(), comm.Get_size()
+    print(f"mcl.skel: {ranks_named([rank], ranks)} ended (sys.exit(...) or the end of its "
+          f"program) while the other ranks still ran ({ranks_named([me])} waited for it); "
+          "ending every rank (MPI_Abort)", file=sys.stderr, flush=True)
+    _abort(comm)

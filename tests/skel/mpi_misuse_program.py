@@ -102,3 +102,19 @@ if mode == "distribution":
     v.distribution = sk.single(rank)        # a device of each rank: not the same one
     m = sk.Map("float f(float x) { return x + 1.0f; }")
     print(f"rank {rank}: {m(v).to_numpy().sum()}", flush=True)
+
+if mode == "exit":
+    v = sk.Map("float f(float x) { return x + 1.0f; }")(sk.Vector(np.ones(1000, np.float32)))
+    if rank == 1:
+        sys.exit(3)                         # rank 1 only: rank 0 waits for its part
+    print(f"rank {rank}: {v.to_numpy().sum()}", flush=True)
+
+if mode == "uneven-end":
+    # every rank ends normally, rank 1 seconds after rank 0 (local work): no abort
+    v = sk.Map("float f(float x) { return x + 1.0f; }")(sk.Vector(np.ones(1000, np.float32)))
+    total = v.to_numpy().sum()
+    if rank == 1:
+        import time
+        time.sleep(3)
+    print(f"rank {rank}: {total}", flush=True)
+    sys.exit(0)

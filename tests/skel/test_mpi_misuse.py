@@ -101,3 +101,25 @@ def test_distributions_that_differ_between_ranks_are_an_error(mpi_ranks):
         in err, err
     assert "Traceback" not in err
     assert "rank 0:" not in run.stdout and "rank 1:" not in run.stdout
+
+
+def test_sys_exit_on_one_rank_ends_every_rank(mpi_ranks):
+    """Rank 1 calls sys.exit() while rank 0 still needs its part: at its exit rank 1
+    tells the others how far it got; rank 0, waiting for a collective rank 1 never
+    made, ends every rank with a message (it waited for ever before)."""
+    run = mpi_ranks(PROGRAM, "exit", timeout=LIMIT)
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert ("mcl.skel: rank 1 of 2 ended (sys.exit(...) or the end of its program) while the "
+            "other ranks still ran (rank 0 waited for it); ending every rank (MPI_Abort)") \
+        in run.stderr, run.stdout + run.stderr
+    assert "rank 0:" not in run.stdout
+
+
+def test_ranks_that_end_at_different_times_end_normally(mpi_ranks):
+    """Rank 0 ends seconds before rank 1 (which works on alone, without mcl.skel):
+    both end normally, nothing aborted."""
+    run = mpi_ranks(PROGRAM, "uneven-end", timeout=LIMIT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for rank in (0, 1):
+        assert f"rank {rank}: 2000.0" in run.stdout, run.stdout + run.stderr
+    assert "MPI_Abort" not in run.stderr and "ended" not in run.stderr, run.stderr
