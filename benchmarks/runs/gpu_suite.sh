@@ -6,7 +6,7 @@
 # $OUT; summary.txt lists every group's outcome and every failing test.
 # tests/lsp is left out: the language server's pygls is not carried to the GPU machine,
 # and it runs no OpenCL.
-# Usage (repository root, GPU machine): OUT=... bash benchmarks/runs/gpu_suite.sh
+# Usage (repository root, GPU machine): OUT=... [SKIP="skel"] [LIMIT=s] bash benchmarks/runs/gpu_suite.sh
 # MCL_DEVICE="Portable Computing Language:" runs the same on the machine's PoCL (5.0)
 # instead of NVIDIA's driver.
 OUT=${OUT:-gpu-suite-out}; mkdir -p "$OUT"
@@ -22,6 +22,7 @@ declare -A GROUPS_=(
   [analyses]="tests/analyses"
   [front]="tests/mcpl tests/hdl tests/compat tests/test_api.py tests/test_cli.py tests/test_diagnostics.py"
 )
+for g in ${SKIP:-}; do unset "GROUPS_[$g]"; done    # SKIP="skel": groups left out
 for g in "${!GROUPS_[@]}"; do
   ( timeout "$LIMIT" python3 -m pytest -p no:cacheprovider -p no:warnings -q -rfE \
       ${GROUPS_[$g]} > "$OUT/$g.log" 2>&1; echo "rc=$?" >> "$OUT/$g.log" ) &
