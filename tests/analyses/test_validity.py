@@ -538,7 +538,7 @@ hopper void k(const int n = 4096, global float[n] out, global float[n] inp) {{
 """
 
 
-def _unwritten(tmp_path, n: int, blocks: str, guard: str = "") -> list:
+def _unwritten_outputs(tmp_path, n: int, blocks: str, guard: str = "") -> list:
     f = tmp_path / "k.mcpl"
     f.write_text(_COPY.format(blocks=blocks, guard=guard))
     return [d for d in feedback(str(f), values={"n": n}, only=["ops"])
@@ -548,15 +548,15 @@ def _unwritten(tmp_path, n: int, blocks: str, guard: str = "") -> list:
 def test_an_output_a_rounded_down_grid_leaves_in_part_is_named(tmp_path):
     """n / 128 blocks at n = 200: one block writes out[0..127], out[128..199] keep what
     the array held (matmul hopper_v10 at n = 200 left rows 128-199 of c so, silently)."""
-    found = _unwritten(tmp_path, 200, "n / 128")
+    found = _unwritten_outputs(tmp_path, 200, "n / 128")
     assert len(found) == 1
     assert "out: 72 of its 200 elements are never written at these sizes (the first, " \
            "out[128])" in found[0].message
-    assert _unwritten(tmp_path, 256, "n / 128") == []
+    assert _unwritten_outputs(tmp_path, 256, "n / 128") == []
 
 
 def test_an_output_a_rounded_up_and_guarded_grid_covers_is_not_named(tmp_path):
-    assert _unwritten(tmp_path, 200, "(n + 127) / 128", "if (i < n) ") == []
+    assert _unwritten_outputs(tmp_path, 200, "(n + 127) / 128", "if (i < n) ") == []
 
 
 def test_an_output_written_through_a_view_and_the_examples_at_a_size_they_are_not_for():
