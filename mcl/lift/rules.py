@@ -23,7 +23,6 @@ from mcl.diagnostics import McplError, error
 from mcl.lift import cexpr as C
 from mcl.lift.ir import (
     JOIN,
-    LAYOUT,
     PARALLEL_MAPS,
     Call,
     Compose,
@@ -43,6 +42,7 @@ from mcl.lift.ir import (
     compose,
     replace_at,
 )
+from mcl.lift.nesting import is_layout_map, layout_expr, layout_fun, nesting_problem
 from mcl.lift.typecheck import LiftTypeError, check_program, fun_type, type_of
 from mcl.lift.types import ArrayType, ScalarType, TupleType, Type, VectorType
 
@@ -469,12 +469,12 @@ def _row_map(h: Fun) -> tuple[Fun, Fun | None] | None:
         return h.args[0], None
     if isinstance(h, Compose) and isinstance(h.funs[0], Prim) and h.funs[0].name == "mapSeq":
         rest = compose(*h.funs[1:])
-        if _layout_fun(rest):
+        if layout_fun(rest):
             return h.funs[0].args[0], rest
         return None
     if isinstance(h, Lambda) and len(h.params) == 1 and isinstance(h.body, Call) and \
             isinstance(h.body.fun, Prim) and h.body.fun.name == "mapSeq" and \
-            len(h.body.args) == 1 and _layout_expr(h.body.args[0]):
+            len(h.body.args) == 1 and layout_expr(h.body.args[0]):
         return h.body.fun.args[0], Lambda(h.params, h.body.args[0])
     return None
 
@@ -544,14 +544,9 @@ def _lower_map(target: str, pre: Callable[[tuple[str, ...]], bool], dims=(0,),
         return [Prim(target, p.args, d) for d in dims]
     # warp-synchronous patterns only where the device runs warps in lock-step
     return Rule(f"map-to-{target}", "lowering", f"map(f) -> {target}(f)",
-                match=lambda s: _prim(s, "map") is not None and not _is_layout_map(s.node),
+                match=lambda s: _prim(s, "map") is not None and not is_layout_map(s.node),
                 condition=lambda s: pre(s.enclosing) and (not warp or s.limits.warp_size > 1),
                 rhs=rhs)
-
-
-def _is_layout_map(p: Prim) -> bool:
-    from mcl.lift.lowered import is_layout_fun
-    return is_layout_fun(p.args[0])
 
 
 def _par(stack) -> set[str]:
@@ -588,20 +583,8 @@ rule(_lower_map("mapSeq", lambda st: bool(_par(st) & {"mapLcl", "mapLane", "mapG
 # work-items write without a barrier; the rule does not apply there.
 
 
-def _layout_fun(f: Fun) -> bool:
-    from mcl.lift.lowered import is_layout_fun
-    return is_layout_fun(f)
-
-
-def _layout_expr(e: Expr) -> bool:
-    """A view of parameters: only layout patterns applied to parameters."""
-    if isinstance(e, Param):
-        return True
-    return isinstance(e, Call) and _layout_fun(e.fun) and all(_layout_expr(a) for a in e.args)
-
-
 def _computing_map(f: Fun) -> bool:
-    return isinstance(f, Prim) and f.name == "map" and not _layout_fun(f.args[0])
+    return isinstance(f, Prim) and f.name == "map" and not layout_fun(f.args[0])
 
 
 def inner_map_path(f: Fun) -> Path | None:
@@ -611,14 +594,14 @@ def inner_map_path(f: Fun) -> Path | None:
     if _computing_map(f):
         return ()
     if isinstance(f, Compose):
-        comp = [i for i, g in enumerate(f.funs) if not _layout_fun(g)]
+        comp = [i for i, g in enumerate(f.funs) if not layout_fun(g)]
         return (comp[0],) if len(comp) == 1 and _computing_map(f.funs[comp[0]]) else None
     if isinstance(f, Lambda):
         e, path = f.body, (0,)
         while isinstance(e, Call):
             if _computing_map(e.fun):
-                return path + (0,) if all(_layout_expr(a) for a in e.args) else None
-            if len(e.args) != 1 or not _layout_fun(e.fun):
+                return path + (0,) if all(layout_expr(a) for a in e.args) else None
+            if len(e.args) != 1 or not layout_fun(e.fun):
                 return None
             e, path = e.args[0], path + (1,)
     return None
@@ -659,85 +642,6 @@ rule(Rule("reorder-to-stride", "lowering", "reorder -> reorderStride(s)",
 rule(Rule("reorder-to-id", "lowering", "reorder -> id",
           match=lambda s: _call_of(s, "reorder") is not None,
           rhs=lambda s: [s.node.args[0]]))
-
-
-# ----------------------------------------------------------------------------- post-conditions
-
-def nesting_problem(e: Node, partial: bool = True) -> str | None:
-    """Why the parallel maps of ``e`` cannot be nested the way they are (None: they
-    can). The lowering rules check what encloses the map they lower; this checks
-    the other direction too (a map lowered to mapWrg around one already lowered to
-    mapWrg or mapGlb), so that no rewrite produces an expression the code generator
-    must reject. With ``partial``, a map not yet lowered may still become the
-    mapWrg/mapWarp that a mapLcl/mapLane needs."""
-    def go(n: Node, ctx: tuple[str, ...]) -> str | None:
-        if isinstance(n, Prim) and (n.name in PARALLEL_MAPS or n.name == "mapSeq"):
-            k = n.name
-            pending = partial and "map" in ctx
-            same = f"{k}{n.dim}" in ctx
-            if k == "mapWrg" and (same or "mapGlb" in ctx or ctx_has(ctx, "mapLcl", "mapWarp",
-                                                                        "mapLane", "mapSeq")):
-                return "mapWrg inside another mapWrg, a mapGlb or a sequential map"
-            if k == "mapGlb" and (same or ctx_has(ctx, "mapWrg", "mapLcl", "mapWarp", "mapLane",
-                                                  "mapSeq")):
-                return "mapGlb inside another parallel or sequential map"
-            if k == "mapGlb" and "mapGlb" in ctx and _COMPUTE in ctx[_last(ctx, "mapGlb"):]:
-                return ("mapGlb inside a mapGlb of another dimension with computation between "
-                        "them (only layout patterns may lie between the two)")
-            if k == "mapLcl" and (("mapWrg" not in ctx and not pending) or same or ctx_has(
-                    ctx, "mapWarp", "mapLane", "mapSeq", "mapGlb")):
-                return "mapLcl outside a mapWrg (or inside mapWarp/mapLane/mapSeq)"
-            if k == "mapWarp" and (("mapWrg" not in ctx and not pending) or ctx_has(
-                    ctx, "mapLcl", "mapWarp", "mapLane", "mapSeq", "mapGlb")):
-                return "mapWarp outside a mapWrg or inside a mapLcl"
-            if k == "mapLane" and (("mapWarp" not in ctx and not pending) or "mapLane" in ctx):
-                return "mapLane outside a mapWarp"
-            ctx = ctx + (k, f"{k}{n.dim}")
-        elif isinstance(n, Prim) and n.name == "map" and not _is_layout_map(n):
-            ctx = ctx + ("map",)
-        elif partial and isinstance(n, Prim) and n.name == "reduce" and \
-                ctx_has(ctx, "mapWrg", "mapWarp") and not ctx_has(ctx, "map", "mapLcl", "mapLane",
-                                                                  "mapSeq"):
-            # reduce-to-reduceSeq needs a mapLcl/mapLane/mapSeq around it and no rule
-            # puts one there: a dead end for the search
-            return "reduce inside a mapWrg/mapWarp outside every map that could run it"
-        kids = children(n)
-        inside_glb = "mapGlb" in ctx and _COMPUTE not in ctx[_last(ctx, "mapGlb"):]
-        for i, c in enumerate(kids):
-            msg = go(c, ctx + (_COMPUTE,) if inside_glb and _computes_around(n, i) else ctx)
-            if msg:
-                return msg
-        return None
-    return go(e, ())
-
-
-#: marks, in nesting_problem's context, that something inside the innermost mapGlb
-#: computes with (or for) the node below: a mapGlb of another dimension there would have
-#: every work-item of that dimension redo the computation, or read what the others write
-_COMPUTE = "<compute>"
-
-
-def _last(ctx: tuple[str, ...], name: str) -> int:
-    return len(ctx) - 1 - ctx[::-1].index(name)
-
-
-def _computes_around(n: Node, i: int) -> bool:
-    """Child ``i`` of ``n`` is combined with computation: an argument of a function that
-    is not a view, a function of a computed argument, a part of a composition with
-    other computing parts, the function of a pattern that is not a map or layout."""
-    if isinstance(n, Call):
-        if i == 0:
-            return not all(_layout_expr(a) for a in n.args)
-        return not _layout_fun(n.fun)
-    if isinstance(n, Compose):
-        return not all(_layout_fun(g) for j, g in enumerate(n.funs) if j != i)
-    if isinstance(n, Prim):
-        return n.name not in LAYOUT + ("id", "map", "mapGlb", "toGlobal")
-    return False
-
-
-def ctx_has(ctx: tuple[str, ...], *names: str) -> bool:
-    return any(c in ctx for c in names)
 
 
 # ----------------------------------------------------------------------------- driver
