@@ -149,9 +149,15 @@ def test_bad_containers(ndev):
         assert e.value.diagnostics[0].code == "skel-negative-size", e.value
 
 
-def test_out_of_device_memory_leaves_input_intact(ndev):
-    dev = sk.current().devices[0]
-    n = dev.max_mem_alloc_size // 4 * ndev + 4 * ndev * 1024
+def test_out_of_device_memory_leaves_input_intact(ndev, monkeypatch):
+    """A container larger than its device holds is refused before any buffer is made.
+    The device is given 1 MiB (its real memory, several GiB, would take a container of
+    more elements than the 32-bit indices of mcl.skel's kernels reach, refused first)."""
+    devs = sk.current()
+    work_group = devs.limit(0)[2]
+    monkeypatch.setattr(devs, "limits", {g: (1 << 20, 1 << 20, work_group)
+                                         for g in range(len(devs.devices))})
+    n = (1 << 20) // 4 * ndev + 4 * ndev * 1024
     v = sk.Vector(size=n, dtype=np.float32)
     v.distribution = sk.single(0)
     with pytest.raises(McplError) as e:
