@@ -18,8 +18,9 @@ from mcl.diagnostics import Diagnostic, warning
 from mcl.lift.ir import Expr, Fun, Literal, Prim, Program, UserFun, walk
 from mcl.lift.types import ScalarType
 
-#: reductions whose function the rules regroup
-_REDUCTIONS = ("reduce",)
+#: reductions whose function the rules regroup; a partRed is one by definition (its
+#: partial results are combined in an order the rules and the lowering choose)
+_REDUCTIONS = ("reduce", "partRed")
 
 
 def nonassociative_reductions(prog: Program) -> list[Diagnostic]:
@@ -40,14 +41,18 @@ def nonassociative_reductions(prog: Program) -> list[Diagnostic]:
             found = _regrouped(f)
             if found is not None:
                 a, b, c, left, right = (f"{float(v):.4g}" for v in found)
+                what = ("the rewrite rules keep this reduce sequential (its elements are "
+                        "combined in order, never split into partial reductions combined in "
+                        "another order), so it is not parallelised") \
+                    if node.name == "reduce" else \
+                    ("a partRed combines its elements in an order the rewrite rules choose, "
+                     "so its result depends on the implementation: use reduce (kept "
+                     "sequential) or reduceSeq")
                 out.append(warning(
                     "lift-not-associative",
                     f"'{f.name}' is not associative: {f.name}({f.name}({a}, {b}), {c}) = "
-                    f"{left} but {f.name}({a}, {f.name}({b}, {c})) = {right}; the rewrite "
-                    "rules keep this reduce sequential (its elements are combined in "
-                    "order, never split into partial reductions combined in another "
-                    "order), so it is not parallelised", getattr(f, "span", None),
-                    _HINT))
+                    f"{left} but {f.name}({a}, {f.name}({b}, {c})) = {right}; {what}",
+                    getattr(f, "span", None), _HINT))
                 continue
         z = node.args[1] if len(node.args) > 1 else None
         if isinstance(z, Literal) and (f.name, z.text) not in seen:

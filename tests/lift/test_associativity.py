@@ -42,6 +42,19 @@ def test_an_associative_function_is_quiet(fun, init):
     assert regroupable(_program(fun).userfuns["g"])
 
 
+def test_a_part_red_written_with_a_function_that_is_not_associative_is_warned_of():
+    """A partRed's partial results are combined in an order the rules choose: written by
+    hand with x - y, its result depends on the implementation, which the warning says."""
+    prog = parse("userfun g(x: float, y: float): float = x - y\n"
+                 "p = fun(x: float[N]) => partRed(g, 0.0f, 4) $ x\n")
+    [d] = nonassociative_reductions(prog)
+    assert d.code == "lift-not-associative"
+    assert "a partRed combines its elements in an order the rewrite rules choose" in d.message
+    assert nonassociative_reductions(parse(
+        "userfun g(x: float, y: float): float = x + y\n"
+        "p = fun(x: float[N]) => partRed(g, 0.0f, 4) $ x\n")) == []
+
+
 def test_reduce_seq_keeps_its_order_and_is_quiet():
     assert nonassociative_reductions(_program("x - y", "reduceSeq")) == []
 
