@@ -141,7 +141,7 @@ def complete(text: str, language: str, line: int, column: int, analysis: Analysi
     lines = text.split("\n")
     prefix = lines[line - 1][: column - 1] if 1 <= line <= len(lines) else ""
     before = "\n".join(lines[: line - 1] + [prefix])
-    lib = _library(settings)
+    lib = _library(settings, analysis)
     if language == "hdl":
         return _complete_hdl(prefix, analysis, lib)
     dotted = re.search(r"([A-Za-z_][\w.]*)\.(\w*)$", prefix)
@@ -184,11 +184,14 @@ def _unique(items: list[lsp.CompletionItem]) -> list[lsp.CompletionItem]:
     return out
 
 
-def _library(settings: Settings) -> Any:
+def _library(settings: Settings, analysis: Analysis | None = None) -> Any:
+    """The descriptions the document is checked against: with an analysis of a kernel
+    saved on disk, those beside it too (``import mylevel;`` offers ``mylevel``)."""
     from mcl.hdl import hardware_library
 
     try:
-        return hardware_library(settings.search_path)
+        return analysis.library() if analysis is not None else \
+            hardware_library(settings.search_path)
     except Exception:  # a broken search path: no descriptions to offer
         return None
 

@@ -107,3 +107,17 @@ def test_a_description_beside_the_document_is_found_as_the_commands_find_it(tmp_
     assert "mycpu" in a.library() and str(tmp_path / "mycpu.hdl") in a.search_path
     unsaved = analyse("untitled:Untitled-1", text, "mcpl", feedback=False)
     assert "mcpl-unknown-import" in [d.code for d in unsaved.diagnostics]
+
+
+def test_completing_an_import_of_a_saved_kernel_offers_the_descriptions_beside_it(tmp_path):
+    """mycpu.hdl beside a kernel on disk: `import ` offers mycpu, as the check finds it."""
+    from mcl.lsp import completion
+    from mcl.lsp.analysis import analyse
+    from mcl.lsp.settings import Settings
+    from tests.test_cli import VADD_MYCPU, _level_beside
+    _level_beside(tmp_path)
+    kernel = tmp_path / "vadd.mcpl"
+    kernel.write_text(VADD_MYCPU)
+    analysis = analyse(str(kernel), VADD_MYCPU, "mcpl", Settings(), feedback=False)
+    items = completion.complete("module m;\nimport \n", "mcpl", 2, 8, analysis, Settings())
+    assert {"mycpu", "perfect"} <= {i.label for i in items}
