@@ -67,11 +67,13 @@ FAST_MATH = "-cl-fast-relaxed-math"
 def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
              target: str | Target | None = None,
              *, function: str | None = None, search_path: Sequence[str | Path] = (),
-             specialize: bool = False, fast_math: bool = False) -> list[GeneratedKernel]:
+             specialize: bool = False, fast_math: bool = False,
+             one: bool = False) -> list[GeneratedKernel]:
     """OpenCL kernels and launch plans for the kernels of ``module`` (a path, a
     parsed module or one already checked with ``search_path``). ``target``: a leaf
     name (default: each function's level); a function written above it is
-    translated down first. ``function`` picks one.
+    translated down first. ``function`` picks one; ``one``: a module of several kernels
+    without ``function`` is an error, before any is generated (mcl.compile).
     ``specialize``: every ``const`` integer parameter becomes a compile-time size
     (the runtime builds a program per value, and the OpenCL compiler folds the
     index arithmetic); by default only those that size local or private arrays.
@@ -101,6 +103,10 @@ def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
             message = f"{module.file} has no function with foreach loops to generate a kernel from"
         raise McplError(error("opencl-no-kernel", message,
                               hint=f"its kernels: {', '.join(names)}" if names else None))
+    if one and len(kernels) > 1:
+        names = ", ".join(k.name for k in kernels)
+        raise McplError(error("opencl-several-kernels", f"the module has several kernels "
+                              f"({names})", hint="choose one with function=..."))
     out = []
     for f in kernels:
         tgt = target if isinstance(target, Target) else load_target(

@@ -71,11 +71,7 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     # the descriptions beside the kernel's file too, as mcl.check finds them
     search_path = with_beside(search_path, path_or_module)
     kernels = generate(path_or_module, target, function=function, search_path=search_path,
-                       specialize=specialize, fast_math=fast_math)
-    if len(kernels) > 1:
-        names = ", ".join(k.name for k in kernels)
-        raise McplError(error("opencl-several-kernels", f"the module has several kernels "
-                              f"({names})", hint="choose one with function=..."))
+                       specialize=specialize, fast_math=fast_math, one=True)
     if context is None:
         rt = devices.runtime(device)
         context, queue = rt.context, rt.queue

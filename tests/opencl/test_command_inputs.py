@@ -85,3 +85,25 @@ def test_a_device_named_by_the_environment_says_so(opencl_device, run_cli, monke
                            "--device", "no-such-device")
     assert code == 1
     assert "no OpenCL device matches 'no-such-device'" in err and "MCL_DEVICE" not in err
+
+
+def test_compile_refuses_several_kernels_before_generating_any(tmp_path, monkeypatch):
+    """mcl.compile of a module of several kernels without function=: an error naming
+    them, before any kernel is generated (the generator's per-kernel step never runs)."""
+    import importlib
+
+    import pytest
+
+    import mcl
+    from mcl.diagnostics import McplError
+    G = importlib.import_module("mcl.opencl.generate")   # the module, not the function
+    two = tmp_path / "two.mcpl"
+    two.write_text(TWO_KERNELS)
+
+    def generated(*args, **kwargs):
+        raise AssertionError("a kernel was generated before the several kernels were refused")
+    monkeypatch.setattr(G, "_KernelGen", generated)
+    with pytest.raises(McplError) as e:
+        mcl.compile(two, target="cpu")
+    assert e.value.diagnostics[0].code == "opencl-several-kernels"
+    assert "several kernels (add, scale)" in str(e.value)
