@@ -54,6 +54,20 @@ def nonassociative_reductions(prog: Program) -> list[Diagnostic]:
                     f"{left} but {f.name}({a}, {f.name}({b}, {c})) = {right}; {what}",
                     getattr(f, "span", None), _HINT))
                 continue
+            swapped = _commuted(f)
+            if swapped is not None:
+                a, b, ab, ba = (f"{float(v):.4g}" for v in swapped)
+                what = ("the rewrite rules keep this reduce sequential (they would reorder "
+                        "its elements), so it is not parallelised") \
+                    if node.name == "reduce" else \
+                    ("a partRed may combine its elements in another order, so its result "
+                     "depends on the implementation: use reduce (kept sequential) or "
+                     "reduceSeq")
+                out.append(warning(
+                    "lift-not-commutative",
+                    f"'{f.name}' is not commutative: {f.name}({a}, {b}) = {ab} but "
+                    f"{f.name}({b}, {a}) = {ba}; {what}", getattr(f, "span", None), _HINT))
+                continue
         z = node.args[1] if len(node.args) > 1 else None
         if isinstance(z, Literal) and (f.name, z.text) not in seen:
             seen.add((f.name, z.text))
@@ -70,8 +84,9 @@ def nonassociative_reductions(prog: Program) -> list[Diagnostic]:
     return out
 
 
-_HINT = ("to have it parallelised, reduce with an associative function (x + y, x * y, max, "
-         "min); to state the sequential order, write reduceSeq (not warned of)")
+_HINT = ("to have it parallelised, reduce with an associative and commutative function "
+         "(x + y, x * y, max, min); to state the sequential order, write reduceSeq (not "
+         "warned of)")
 
 
 def regroupable(f: Fun, z: Expr | None = None) -> bool:
@@ -91,7 +106,7 @@ def regroupable(f: Fun, z: Expr | None = None) -> bool:
 
 @lru_cache(maxsize=256)
 def _regroupable(f: UserFun, z: Literal | None) -> bool:
-    if not _sampled(f) or _regrouped(f) is not None:
+    if not _sampled(f) or _regrouped(f) is not None or _commuted(f) is not None:
         return False
     return z is None or _neutral(f, z)
 
@@ -133,6 +148,24 @@ def _neutral(f: UserFun, z: Literal) -> bool:
     except Exception:   # noqa: BLE001 - a literal or body the samples cannot evaluate
         return False
     return True
+
+
+def _commuted(f: UserFun) -> tuple | None:
+    """Two sample values whose order changes what ``f`` gives, with both results; None
+    where it agrees on all of them (or cannot be evaluated on them). The rules reorder
+    the elements of a partial reduction (partRed-reorder, a work-group's tree by
+    strides): only a commutative ``f`` gives the same there."""
+    if not _sampled(f):
+        return None
+    call = _caller(f)
+    for a, b, _ in _samples(np.dtype(f.ret.dtype)):
+        try:
+            ab, ba = call(a, b), call(b, a)
+        except Exception:   # noqa: BLE001 - a body the interpreter cannot evaluate here
+            return None
+        if not np.isclose(ab, ba, rtol=1e-3, atol=1e-6, equal_nan=True):
+            return a, b, ab, ba
+    return None
 
 
 def _regrouped(f: UserFun) -> tuple | None:

@@ -32,7 +32,7 @@ def test_a_reduce_with_a_function_that_is_not_associative_is_warned_of(fun):
     assert d.message.startswith("'g' is not associative: g(g(")
     assert "the rewrite rules keep this reduce sequential" in d.message
     assert "so it is not parallelised" in d.message
-    assert "reduceSeq" in d.hint and "associative function" in d.hint
+    assert "reduceSeq" in d.hint and "associative and commutative function" in d.hint
 
 
 @pytest.mark.parametrize("fun, init", [("x + y", "0.0f"), ("x * y", "1.0f"),
@@ -53,6 +53,15 @@ def test_a_part_red_written_with_a_function_that_is_not_associative_is_warned_of
     assert nonassociative_reductions(parse(
         "userfun g(x: float, y: float): float = x + y\n"
         "p = fun(x: float[N]) => partRed(g, 0.0f, 4) $ x\n")) == []
+
+
+def test_a_reduce_with_a_function_that_is_not_commutative_is_warned_of():
+    """The last non-zero element (y == 0 ? x : y) is associative with 0 neutral, but the
+    rules reorder a partial reduction's elements: kept sequential, and said so."""
+    [d] = nonassociative_reductions(_program("y == 0.0f ? x : y"))
+    assert d.code == "lift-not-commutative" and d.severity.name == "WARNING"
+    assert d.message.startswith("'g' is not commutative: g(")
+    assert "the rewrite rules keep this reduce sequential (they would reorder" in d.message
 
 
 def test_reduce_seq_keeps_its_order_and_is_quiet():
@@ -77,9 +86,9 @@ def test_mcl_lift_check_prints_the_warning(tmp_path, run_cli):
 
 # ------------------------------------------------------------------ the rules
 
-#: user functions the rules may not regroup: the first three are not associative, the
-#: last is, but the reduce starts from 1, which each partial reduction would add again
-KEPT = ["x - y", "x * 0.5f + y", "x / y"]
+#: user functions the rules may not regroup: the first three are not associative; the
+#: last (the last non-zero element) is, but not commutative, and the rules reorder
+KEPT = ["x - y", "x * 0.5f + y", "x / y", "y == 0.0f ? x : y"]
 SPLIT_RULES = {"reduce-partial", "reduce-to-workgroup-tree", "map-reduce-to-workgroups"}
 
 
@@ -135,6 +144,7 @@ def _left_fold(fun: str, x: np.ndarray) -> np.float32:
     f = {"x - y": lambda a, b: a - b,
          "x * 0.5f + y": lambda a, b: a * np.float32(0.5) + b,
          "x / y": lambda a, b: a / b,
+         "y == 0.0f ? x : y": lambda a, b: a if b == 0 else b,
          "x + y": lambda a, b: a + b}[fun]
     acc = np.float32(0.0)
     for v in x:
@@ -161,7 +171,7 @@ def _explored(prog, sizes: dict, inputs: list, rt, strategy: str) -> dict:
 
 
 @pytest.mark.parametrize("strategy", ["mcts", "random", "exhaustive"])
-@pytest.mark.parametrize("fun", ["x - y", "x * 0.5f + y"])
+@pytest.mark.parametrize("fun", ["x - y", "x * 0.5f + y", "y == 0.0f ? x : y"])
 def test_every_explored_candidate_of_a_non_associative_reduce_folds_in_order(rt, fun,
                                                                              strategy):
     x = np.random.default_rng(1).uniform(0.5, 1.0, 64).astype(np.float32)
