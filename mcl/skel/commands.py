@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "POCL_DEVICES=\"pthread pthread\").",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     q.add_argument("program", help="a Python file using mcl.skel")
-    q.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program")
+    # arguments after PROGRAM are the program's (none is fine; argparse would call them
+    # required, since a REMAINDER positional is)
+    q.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program "
+                   "(after PROGRAM: options of mcl skel explain go before it)").required = False
     q.add_argument("--node", default="h200x2", help="node description (default h200x2; "
                    "bundled ones are in mcl/skel/nodes, more with --hwd-path)")
     q.add_argument("--devices", type=int, default=None,
@@ -83,7 +86,7 @@ def cmd_explain(args) -> int:
             runpy.run_path(str(path), run_name="__main__")
     except SystemExit as e:
         if e.code not in (0, None):
-            print(f"mcl: the program exited with status {e.code}", file=sys.stderr)
+            _report_program_exit(e.code, path)
             return 1
     except (McplError, KeyboardInterrupt):
         raise
@@ -124,6 +127,16 @@ def _check_syntax(path: Path) -> None:
         raise McplError(error("skel-program-syntax", f"{path} is not a Python program ({e})",
                               hint="give the path of a Python file that uses mcl.skel")
                         ) from None
+
+
+def _report_program_exit(code: object, path: Path) -> None:
+    """The program's ``sys.exit(code)``: a message it exits with is printed as Python
+    prints it (status 1), and mcl says which program exited with which status."""
+    if not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    print(f"mcl: the program {path} exited with status {code}; nothing to explain",
+          file=sys.stderr)
 
 
 def _raised_in_mcl(e: BaseException) -> bool:

@@ -74,8 +74,21 @@ def load_node(name: str = "h200x2", search_path=()) -> Node:
     from mcl.hdl.blocks import DeviceGroup, Interconnect
     lib = HardwareLibrary([NODES, *search_path])
     if name not in lib:
+        # a file NAME.hdl that does not parse names no description: its errors say why
+        unread = [d for d in lib.load_diagnostics if d.is_error and d.span is not None
+                  and Path(d.span.file).stem == name]
+        if unread:
+            raise McplError(unread)
+        bundled = ", ".join(p.stem for p in NODES.glob("*.hdl"))
+        p = Path(name)
+        if p.suffix == ".hdl" or len(p.parts) > 1 or p.is_dir():
+            raise skel_error("unknown-node", f"--node takes the name of a node description, "
+                             f"not a path: '{name}'",
+                             hint=f"bundled nodes: {bundled}; one of your own: --node NAME "
+                                  "--hwd-path DIR, DIR the folder of NAME.hdl")
         raise skel_error("unknown-node", f"no node description '{name}'",
-                         hint=f"bundled nodes: {', '.join(p.stem for p in NODES.glob('*.hdl'))}")
+                         hint=f"bundled nodes: {bundled}; one of your own: --node NAME "
+                              "--hwd-path DIR, DIR the folder of NAME.hdl")
     diags = [d for d in lib.diagnostics(name) if d.is_error]
     if diags:
         raise McplError(diags)

@@ -124,3 +124,21 @@ def test_explain_on_fewer_devices_than_the_node_says_so(on_devices):
     assert ex.run_devices == 1 and "2 devices" in text
     assert "note: the run had 1 device(s), so the data went to gpus.gpu[0] only" in text
     assert "gpus.gpu[1]" not in text
+
+
+def test_a_node_file_that_does_not_parse_says_why(tmp_path):
+    """--node mynode --hwd-path DIR with DIR/mynode.hdl broken said 'no node
+    description 'mynode''."""
+    (tmp_path / "mynode.hdl").write_text("broken {\n")
+    with pytest.raises(McplError) as e:
+        sk.load_node("mynode", [str(tmp_path)])
+    [d] = e.value.diagnostics
+    assert d.code == "hdl-syntax" and d.span.file.endswith("mynode.hdl")
+
+
+def test_a_node_given_as_a_path_names_the_option_to_use():
+    with pytest.raises(McplError) as e:
+        sk.load_node(str(NODES / "h200x2.hdl"))
+    [d] = e.value.diagnostics
+    assert d.code == "skel-unknown-node" and "takes the name of a node description, not a " \
+        "path" in d.message and "--hwd-path" in d.hint

@@ -178,3 +178,22 @@ def test_a_type_mismatch_says_an_int():
     with pytest.raises(McplError) as e:
         m(sk.Vector(np.ones(4, np.float32)))
     assert "is an int, but" in str(e.value)
+
+
+def test_explain_a_program_that_exits(tmp_path):
+    """sys.exit('message') said 'the program exited with status message', and the
+    message was not printed as Python prints it."""
+    r = explain(tmp_path, "import sys\nsys.exit('no input file')\n")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[0] == "no input file"
+    assert f"mcl: the program {tmp_path / 'app.py'} exited with status 1; nothing to " \
+        "explain" in r.stderr
+    r = explain(tmp_path, "import sys\nsys.exit(4)\n")
+    assert r.returncode == 1 and "app.py exited with status 4" in r.stderr
+
+
+def test_explain_without_a_program_asks_only_for_the_program(run_cli):
+    """argparse said 'the following arguments are required: program, args'."""
+    code, _, err = run_cli("skel", "explain")
+    assert code == 2
+    assert err.rstrip().endswith("the following arguments are required: program")
