@@ -84,7 +84,7 @@ def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed:
     start = time.perf_counter()
     say = progress or (lambda _msg: None)
     if isinstance(path, list | tuple):
-        vs = discover.from_files(list(path), search_path=search_path) if len(path) > 1 else \
+        vs = discover.from_given(list(path), search_path=search_path) if len(path) > 1 else \
             discover.from_path(path[0], git=git, search_path=search_path)
     else:
         vs = discover.from_path(path, git=git, search_path=search_path)

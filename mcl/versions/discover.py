@@ -79,6 +79,7 @@ def from_path(path: str | Path, *, git: bool | None = None,
     if not p.is_file():
         raise McplError(error("versions-no-such-path", f"{path}: no such file or folder",
                               hint="give a folder of versions or an MCPL file"))
+    _refuse_other_file(p, "give the folder of the versions or one of its .mcpl files")
     if git is not False and _in_git(p):
         return from_git(p, search_path=search_path)
     if git:
@@ -86,6 +87,31 @@ def from_path(path: str | Path, *, git: bool | None = None,
                               Span.point(str(p), 1, 1),
                               hint="give the folder of its versions instead"))
     return from_folder(p.parent, search_path=search_path)
+
+
+def _refuse_other_file(p: Path, hint: str) -> None:
+    """A file that is not MCPL (reference.py, notes) given as a version is refused,
+    rather than read as MCPL and reported as syntax errors at every line."""
+    if p.suffix != ".mcpl":
+        raise McplError(error("versions-not-mcpl", f"{p}: not an MCPL file (.mcpl)",
+                              hint=hint))
+
+
+def from_given(paths: list[str | Path], *, search_path: tuple[str, ...] = ()) -> VersionSet:
+    """The versions in several files given on the command line: each an existing .mcpl
+    file (a folder is given alone)."""
+    for f in paths:
+        p = Path(f)
+        if p.is_dir():
+            raise McplError(error("versions-folder-among-files", f"{f}: a folder among "
+                                  f"{len(paths)} paths",
+                                  hint="give one folder of versions alone, or several .mcpl "
+                                       "files"))
+        if not p.is_file():
+            raise McplError(error("versions-no-such-path", f"{f}: no such file",
+                                  hint="give existing .mcpl files"))
+        _refuse_other_file(p, "give several .mcpl files, or the folder of the versions")
+    return from_files(paths, search_path=search_path)
 
 
 def from_folder(folder: str | Path, *, search_path: tuple[str, ...] = ()) -> VersionSet:

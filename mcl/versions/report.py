@@ -55,7 +55,8 @@ def _summary(r: Result) -> str:
     good = sum(v.startswith("consistent") for v in verdicts)
     bad = verdicts.count("INCONSISTENT")
     n = len(vs.versions)
-    return (f"{n} version{'s' * (n != 1)} of `{vs.kernel}`; verified against {ver.against} on "
+    of = f"of `{vs.kernel}`" if vs.kernel else "and no kernel among them"
+    return (f"{n} version{'s' * (n != 1)} {of}; verified against {ver.against} on "
             f"{ver.device} (seed {ver.seed}) at {len(ver.size_sets)} size sets: {good} "
             f"consistent, {bad} inconsistent, {len(verdicts) - good - bad} not verified. "
             f"{len(r.problems)} problems. Took {r.seconds:.1f} s.")
@@ -97,7 +98,8 @@ def _plots(r: Result) -> dict[str, str]:
 
 def markdown(r: Result, svgs: dict[str, str]) -> str:
     vs, ver = r.versions, r.verification
-    md = [f"# Versions of `{vs.kernel}` ({vs.source})", "", _summary(r), ""]
+    title = f"Versions of `{vs.kernel}`" if vs.kernel else "Versions"
+    md = [f"# {title} ({vs.source})", "", _summary(r), ""]
     if r.problems:
         md += ["## Problems", ""] + [f"- `{_where(d)}`" for d in r.problems] + [""]
     md += ["## Refinement tree", ""]
@@ -123,7 +125,8 @@ def markdown(r: Result, svgs: dict[str, str]) -> str:
                f"({r.launches}) | note |",
                "| --- | --- | --- | --- | --- | --- |"]
         dev = r.device_level
-        md += [f"| {t.version} | {t.level} | {_seconds(t.bound_s)} | {_seconds(t.predicted_s)} "
+        md += [f"| {t.version} | {t.level or '?'} | {_seconds(t.bound_s)} | "
+               f"{_seconds(t.predicted_s)} "
                f"| {_seconds(t.measured_s)} | {t.note}{elsewhere(t, dev)} |"
                for t in r.timings.values()]
     if svgs:
@@ -179,8 +182,10 @@ def _diff_html(diff: str) -> str:
 def page(r: Result, svgs: dict[str, str]) -> str:
     vs, ver = r.versions, r.verification
     h = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-         f"<title>Versions of {_e(vs.kernel)}</title><style>{_CSS}</style></head><body>",
-         f"<h1>Versions of <code>{_e(vs.kernel)}</code> <small>({_e(vs.source)})</small></h1>",
+         f"<title>Versions{' of ' + _e(vs.kernel) if vs.kernel else ''}</title>"
+         f"<style>{_CSS}</style></head><body>",
+         f"<h1>Versions{f' of <code>{_e(vs.kernel)}</code>' if vs.kernel else ''} "
+         f"<small>({_e(vs.source)})</small></h1>",
          f"<p>{_e(_summary(r))}</p>"]
     if r.problems:
         h += ["<h2>Problems</h2>", '<ul class="problems">']
@@ -214,7 +219,8 @@ def page(r: Result, svgs: dict[str, str]) -> str:
               "<table><tr><th>version</th><th>level</th><th>roofline bound</th><th>predicted"
               f" (cold)</th><th>measured ({r.launches})</th><th>note</th></tr>"]
         dev = r.device_level
-        h += [f"<tr><td>{_e(t.version)}</td><td>{_e(t.level)}</td><td>{_seconds(t.bound_s)}</td>"
+        h += [f"<tr><td>{_e(t.version)}</td><td>{_e(t.level or '?')}</td>"
+              f"<td>{_seconds(t.bound_s)}</td>"
               f"<td>{_seconds(t.predicted_s)}</td><td>{_seconds(t.measured_s)}</td>"
               f"<td>{_e(t.note + elsewhere(t, dev))}</td></tr>" for t in r.timings.values()]
         h.append("</table>")

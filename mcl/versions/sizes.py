@@ -44,6 +44,11 @@ def load_reference(folder: Path) -> dict | None:
         return None
     try:
         return runpy.run_path(str(ref))
+    except SystemExit as e:   # sys.exit() at the top level of the user's file
+        raise McplError(error("versions-reference", f"{ref}: could not be run: it called "
+                              f"sys.exit({e.code!r})",
+                              hint="reference.py is imported by mcl: define inputs() and "
+                                   "reference(), and exit nowhere")) from None
     except Exception as e:  # noqa: BLE001 - the user's file: any failure is their error
         raise McplError(error("versions-reference", f"{ref}: could not be run: "
                               f"{type(e).__name__}: {e}",
@@ -131,8 +136,35 @@ def size_sets(spec: str, f: ast.Function, ref: dict | None) -> list[SizeSet]:
             raise McplError(error("versions-bad-sizes", f"--sizes '{part}' gives no value for "
                                   f"{', '.join(missing)}",
                                   hint=f"the kernel's sizes: {', '.join(names)}"))
+        for n in names:
+            _check_size(n, values[n], _size_type(f, n), part)
         out.append(SizeSet("given", values))
     return out
+
+
+#: The largest value of each integer type of a size parameter.
+_LARGEST = {"int": 2 ** 31 - 1, "long": 2 ** 63 - 1}
+
+
+def _size_type(f: ast.Function, name: str) -> str:
+    return next(p.type.name for p in f.params if p.name == name)
+
+
+def _check_size(name: str, value: int | float, type_name: str, part: str) -> None:
+    """A size of the kernel given with --sizes is a whole number of 0 or more that its
+    type holds: refused here, not as inputs that could not be made at every size."""
+    why = None
+    if not isinstance(value, int):
+        why = f"{name} is a size of the kernel ({type_name}): give a whole number, not {value}"
+    elif value < 0:
+        why = f"{name} is a size of the kernel: it cannot be negative"
+    elif value > _LARGEST.get(type_name, value):
+        why = f"{name} = {value} is more than its type {type_name} holds " \
+              f"({_LARGEST[type_name]})"
+    if why:
+        raise McplError(error("versions-bad-sizes", f"--sizes '{part.strip()}': {why}",
+                              hint="sizes are whole numbers of 0 or more, e.g. "
+                                   f"--sizes '{name}=37;{name}=100'"))
 
 
 def make_inputs(sizes: SizeSet, plan: Any, ref: dict | None, rng: np.random.Generator
@@ -148,7 +180,10 @@ def make_inputs(sizes: SizeSet, plan: Any, ref: dict | None, rng: np.random.Gene
                 given = [s[k] for s in ref.get("SIZES", []) if k in s]
                 if given:
                     kwargs[k] = max(given)
-        data = dict(ref["inputs"](rng, **kwargs))
+        data = ref["inputs"](rng, **kwargs)
+        if not isinstance(data, dict):
+            raise TypeError(f"it returned {type(data).__name__}, not a dict of the arguments "
+                            "by name")
         return {**sizes.values, **data}
     data: dict[str, Any] = dict(sizes.values)
     for p in plan.arguments:
@@ -210,7 +245,11 @@ def divisibility_problem(version: str, sizes: SizeSet, ref: dict | None) -> str 
 
 def reference_outputs(ref: dict, data: dict) -> dict[str, np.ndarray]:
     inputs = {k: v.copy() if hasattr(v, "copy") else v for k, v in data.items()}
-    return {k: np.asarray(v) for k, v in ref["reference"](**inputs).items()}
+    out = ref["reference"](**inputs)
+    if not isinstance(out, dict):
+        raise TypeError(f"it returned {type(out).__name__}, not a dict of the outputs by "
+                        "name")
+    return {k: np.asarray(v) for k, v in out.items()}
 
 
 def ops_per_element(f: ast.Function, checked: Any, sizes: dict, outputs: int,

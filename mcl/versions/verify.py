@@ -106,6 +106,13 @@ def verify(vs: VersionSet, *, sizes: str = "small", seed: int = 0, device: str |
     folder = S.folder_of(vs.versions[0].file) if vs.versions else Path(".")
     ref = S.load_reference(folder)
     use_ref = ref is not None and "reference" in ref
+    ref_file = folder / "reference.py"
+    problems = [] if ref is None or callable(ref.get("reference")) else [error(
+        "versions-reference", f"{ref_file} defines no function reference(): the versions "
+        "are compared with the highest-level version instead",
+        hint="define reference(**inputs) returning a dict of the outputs, or remove "
+             "reference.py")]
+    use_ref = use_ref and not problems
     against = "reference.py" if use_ref else (top.name if top else "nothing")
     if top is None:
         return Verification(against, info.spec, is_gpu, seed, [], problems=[error(
@@ -113,7 +120,7 @@ def verify(vs: VersionSet, *, sizes: str = "small", seed: int = 0, device: str |
             hint="fix the errors reported for the versions")])
     sets = S.size_sets(sizes, top.function_node, ref)
     out = Verification(against, info.spec, is_gpu, seed, sets,
-                       choose_targets(vs, lib, target))
+                       choose_targets(vs, lib, target), problems=problems)
     usable = [v for v in vs.versions if v.usable]
     for v in usable:
         tgt = out.targets.get(v.name)
@@ -138,18 +145,32 @@ def verify(vs: VersionSet, *, sizes: str = "small", seed: int = 0, device: str |
         rng = np.random.default_rng([seed, i])
         try:
             data = S.make_inputs(s, plan, ref, rng)
-        except Exception as e:  # noqa: BLE001 - reference.py or a shape the sizes cannot make
-            out.problems.append(error("versions-inputs", f"inputs for {s.text()} could not be "
-                                      f"made: {type(e).__name__}: {e}"))
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - reference.py's, or a shape
+            by = f"{ref_file}: inputs() failed" if ref and "inputs" in ref else \
+                "the inputs could not be made"
+            out.problems.append(error("versions-inputs", f"{by} at {s.text()}: "
+                                      f"{_raised(e)}"))
             continue
         expected: dict[str, np.ndarray] | None = None
         if use_ref:
             try:
                 expected = S.reference_outputs(ref, data)
-            except Exception as e:  # noqa: BLE001
-                out.problems.append(error("versions-reference", f"reference.py failed at "
-                                          f"{s.text()}: {type(e).__name__}: {e}"))
+            except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's reference()
+                out.problems.append(error("versions-reference", f"{ref_file}: reference() "
+                                          f"failed at {s.text()}: {_raised(e)}"))
                 continue
+            unknown = [k for k in expected if k not in plan.parameters]
+            if unknown:
+                if not any(p.code == "versions-reference-outputs" for p in out.problems):
+                    out.problems.append(error(
+                        "versions-reference-outputs", f"{ref_file}: reference() returns "
+                        f"{', '.join(map(repr, unknown))}, which the kernel has no parameter "
+                        f"of: nothing is compared with {'it' if len(unknown) == 1 else 'them'}",
+                        hint="name the outputs as the kernel's parameters: "
+                             f"{', '.join(plan.parameters)}"))
+                expected = {k: a for k, a in expected.items() if k not in unknown}
+                if not expected:
+                    continue
         else:                # the highest version's outputs are what the others must give
             expected = _top_outputs(out, top, s, i, data, ref, is_gpu)
         ops = 0.0 if expected is None else S.ops_per_element(
@@ -165,6 +186,12 @@ def verify(vs: VersionSet, *, sizes: str = "small", seed: int = 0, device: str |
             out.checks[v.name][i], _ = _run(v, out.kernels[v.name], s, data, ref, is_gpu,
                                             expected, ops)
     return out
+
+
+def _raised(e: BaseException) -> str:
+    if isinstance(e, SystemExit):
+        return f"it called sys.exit({e.code!r})"
+    return f"{type(e).__name__}: {e}"
 
 
 def _top_outputs(out: Verification, top: Version, s: S.SizeSet, i: int, data: dict,

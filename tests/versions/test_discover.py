@@ -140,3 +140,37 @@ def test_report_into_a_file_is_refused_before_the_work(tmp_path, run_cli):
     code, _, err = run_cli("versions", EXAMPLES / "vector_add", "--report", tmp_path / "f")
     assert code == 2 and f"mcl versions: error: cannot write to '{tmp_path / 'f'}': it is a " \
         "file (--report names the folder" in err
+
+
+def test_a_file_that_is_not_mcpl_is_refused_not_read_as_mcpl(tmp_path, run_cli):
+    """reference.py given as the version was read as MCPL (a syntax error at every line,
+    '1 version of `None`'); a text file not in git stood for its whole folder."""
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"])
+    (d / "notes.txt").write_text("notes\n")
+    for f in (EXAMPLES / "vector_add" / "reference.py", d / "notes.txt"):
+        code, out, err = run_cli("versions", f, "-q")
+        assert code == 1 and f"error: {f}: not an MCPL file (.mcpl) [versions-not-mcpl]" in err
+        assert "mcpl-syntax" not in err and "None" not in out + err
+    # among several files too
+    code, _, err = run_cli("versions", d / "gpu_v1.mcpl", d / "reference.py", "-q")
+    assert code == 1 and f"{d / 'reference.py'}: not an MCPL file" in err
+    assert "mcpl-syntax" not in err
+
+
+def test_a_folder_among_several_paths_is_not_said_to_be_missing(tmp_path, run_cli):
+    """It was 'no such file'."""
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"])
+    code, _, err = run_cli("versions", d, d / "gpu_v1.mcpl", "-q")
+    assert code == 1 and "no such file" not in err
+    assert f"error: {d}: a folder among 2 paths [versions-folder-among-files]" in err
+
+
+def test_a_version_set_without_a_kernel_is_not_of_none(tmp_path, run_cli):
+    d = tmp_path / "v"
+    d.mkdir()
+    (d / "only.mcpl").write_text("int f() { return 1 }\n")
+    code, out, err = run_cli("versions", d, "-q", "--report", tmp_path / "out")
+    assert code == 1 and "None" not in out
+    assert out.startswith("1 version and no kernel among them;")
+    assert "None" not in (tmp_path / "out" / "report.md").read_text()
+    assert "None" not in (tmp_path / "out" / "index.html").read_text()

@@ -270,3 +270,83 @@ def test_cold_timing_flushes_before_each_launch(tmp_path, monkeypatch):
                  timing_values={"n": 4096})
     assert r.cold and all(t.measured_s for t in r.timings.values())
     assert len(flushes) >= 2 * 2        # each timed launch of both versions
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ("n=-1", "--sizes 'n=-1': n is a size of the kernel: it cannot be negative"),
+    ("n=1.5", "--sizes 'n=1.5': n is a size of the kernel (int): give a whole number, not 1.5"),
+    ("n=1e3", "give a whole number, not 1000.0"),
+    ("n=3000000000", "n = 3000000000 is more than its type int holds (2147483647)"),
+])
+def test_sizes_that_are_no_size_are_refused_before_the_work(run_cli, sizes, message):
+    """They were 'inputs for n=-1 could not be made: ValueError: negative dimensions are
+    not allowed' at each size, after every version was compiled (n=3000000000: arrays of
+    12 GB each were allocated)."""
+    code, out, err = run_cli("versions", EXAMPLES / "vector_add", "-q", "--no-time",
+                             "--sizes", sizes)
+    assert code == 1 and out == ""
+    assert message in err and "[versions-bad-sizes]" in err
+
+
+def _broken_reference(tmp_path, text: str):
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"], reference=False)
+    (d / "reference.py").write_text(text)
+    return d
+
+
+_REFERENCE = (EXAMPLES / "vector_add" / "reference.py").read_text()
+
+
+def test_a_reference_py_that_calls_sys_exit(tmp_path, run_cli):
+    """mcl versions exited silently with the status reference.py gave sys.exit."""
+    d = _broken_reference(tmp_path, "import sys\nsys.exit(3)\n")
+    code, _, err = run_cli("versions", d, "-q", "--no-time")
+    assert code == 1
+    assert f"{d / 'reference.py'}: could not be run: it called sys.exit(3)" in err
+    d = _broken_reference(tmp_path / "2", _REFERENCE.replace(
+        "    return {\n", "    import sys\n    sys.exit('no inputs')\n    return {\n", 1))
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=37")
+    [p] = r.problems
+    assert p.message == f"{d / 'reference.py'}: inputs() failed at n=37: it called " \
+        "sys.exit('no inputs')"
+
+
+def test_reference_py_without_reference_function_is_an_error(tmp_path):
+    """It was silently ignored: the versions were compared with the highest one."""
+    d = _broken_reference(tmp_path, _REFERENCE.replace("def reference(", "def referenc("))
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=37")
+    [p] = r.problems
+    assert p.is_error and p.code == "versions-reference"
+    assert p.message.startswith(f"{d / 'reference.py'} defines no function reference()")
+    assert r.against == "perfect" and r.verdict("gpu_v1") == "consistent"
+
+
+def test_reference_outputs_that_the_kernel_has_not_are_an_error(tmp_path):
+    """reference() returning {'cc': ...} (the kernel's output is c) compared nothing,
+    and every version was consistent."""
+    d = _broken_reference(tmp_path, _REFERENCE.replace('{"c": (a + b)', '{"cc": (a + b)'))
+    vs = discover.from_folder(d)
+    r = verify(vs, sizes="n=37;n=100")
+    [p] = r.problems
+    assert p.is_error and p.code == "versions-reference-outputs"
+    assert "reference() returns 'cc', which the kernel has no parameter of" in p.message
+    assert "n, c, a, b" in p.hint
+    assert not any(r.verdict(v.name).startswith("consistent") for v in vs.versions)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('return {"c": (a + b).astype(np.float32)}', "return 5",
+     "reference() failed at n=37: TypeError: it returned int, not a dict of the outputs"),
+    ("    return {\n", "    return 7\n    return {\n",
+     "inputs() failed at n=37: TypeError: it returned int, not a dict of the arguments"),
+])
+def test_reference_py_functions_that_return_no_dict(tmp_path, old, new, message):
+    """'AttributeError: 'int' object has no attribute 'items'' and 'inputs for n=37
+    could not be made: TypeError: 'int' object is not iterable': neither said which
+    function of which file."""
+    d = _broken_reference(tmp_path, _REFERENCE.replace(old, new, 1))
+    r = verify(discover.from_folder(d), sizes="n=37")
+    [p] = r.problems
+    assert p.message == f"{d / 'reference.py'}: {message} by name"
