@@ -81,6 +81,11 @@ def cmd_versions(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"  {msg}", file=sys.stderr, flush=True)
 
+    from mcl.cli import UsageError
+    if args.repeat < 1:     # refused before the versions are run, not by the timing
+        raise UsageError(f"--repeat {args.repeat}: time at least 1 launch")
+    if args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: a seed is an integer of 0 or more")
     if args.report:   # refused before the versions are run, not after
         output_folder(args.report, "mcl versions", "--report", _REPORT, create=False)
     path = args.paths if len(args.paths) > 1 else args.paths[0]

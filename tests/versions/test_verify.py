@@ -350,3 +350,17 @@ def test_reference_py_functions_that_return_no_dict(tmp_path, old, new, message)
     r = verify(discover.from_folder(d), sizes="n=37")
     [p] = r.problems
     assert p.message == f"{d / 'reference.py'}: {message} by name"
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    (["--repeat", "0", "--time"], "--repeat 0: time at least 1 launch"),
+    (["--repeat", "-3", "--time"], "--repeat -3: time at least 1 launch"),
+    (["--seed", "-1"], "--seed -1: a seed is an integer of 0 or more"),
+])
+def test_repeat_and_seed_out_of_range_are_usage_errors(run_cli, option, message):
+    """Both were mcl's traceback (Kernel.time's ValueError, numpy's SeedSequence) after
+    every version was compiled and run."""
+    code, out, err = run_cli("versions", EXAMPLES / "vector_add", "-q", "--sizes", "n=37",
+                             *option)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert f"mcl: error: {message}" in err
