@@ -116,14 +116,25 @@ def from_given(paths: list[str | Path], *, search_path: tuple[str, ...] = ()) ->
 
 def from_folder(folder: str | Path, *, search_path: tuple[str, ...] = ()) -> VersionSet:
     folder = Path(folder)
-    files = sorted(folder.glob("*.mcpl"))
+    found = sorted(folder.glob("*.mcpl"))
+    files = [f for f in found if f.is_file()]
+    # a folder named *.mcpl, or a link to nothing, is no version: said, and left out
+    skipped = [(warning if f.is_dir() else error)(
+        "versions-not-a-file", f"{f}: {_what(f)}, not a version: left out", None)
+        for f in found if not f.is_file()]
     if not files:
         problem = error("versions-no-mcpl-file", f"{folder}: the folder holds no MCPL file "
                         "(*.mcpl)", None,
                         hint="give the folder that holds the versions of one kernel "
                              "(perfect.mcpl, gpu_v1.mcpl, ...)")
-        return VersionSet(str(folder), [], None, [problem])
-    return from_files(files, source=str(folder), search_path=search_path)
+        return VersionSet(str(folder), [], None, [*skipped, problem])
+    vs = from_files(files, source=str(folder), search_path=search_path)
+    vs.problems[:0] = skipped
+    return vs
+
+
+def _what(p: Path) -> str:
+    return "a folder" if p.is_dir() else "not a readable file (a link to nothing?)"
 
 
 def from_files(files: list[str | Path], *, source: str | None = None,

@@ -174,3 +174,21 @@ def test_a_version_set_without_a_kernel_is_not_of_none(tmp_path, run_cli):
     assert out.startswith("1 version and no kernel among them;")
     assert "None" not in (tmp_path / "out" / "report.md").read_text()
     assert "None" not in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_folder_or_a_dangling_link_named_mcpl_is_left_out_with_a_message(tmp_path, run_cli):
+    """Either made the whole command fail with 'old.mcpl: no such file' and 'give
+    existing .mcpl files', though no file was given."""
+    d = copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"])
+    (d / "old.mcpl").mkdir()
+    vs = discover.from_folder(d)
+    [p] = vs.problems
+    assert p.code == "versions-not-a-file" and not p.is_error
+    assert p.message == f"{d / 'old.mcpl'}: a folder, not a version: left out"
+    assert [v.name for v in vs.versions] == ["perfect", "gpu_v1"]
+    (d / "gone.mcpl").symlink_to(tmp_path / "nothing")
+    code, out, err = run_cli("versions", d, "-q", "--no-time", "--sizes", "n=37")
+    assert code == 1 and "no such file" not in err
+    assert f"error: {d / 'gone.mcpl'}: not a readable file (a link to nothing?), not a " \
+        "version: left out [versions-not-a-file]" in err
+    assert "2 versions of `vector_add`" in out and "gpu_v1: level gpu" in out
