@@ -96,8 +96,9 @@ def versions(path: str | Path | list[str | Path], *, sizes: str = "small", seed:
         return result
     top = discover.highest(vs)
     if top is not None:   # a wrong --sizes is reported before any work is done
-        from mcl.versions.sizes import folder_of, load_reference, size_sets
+        from mcl.versions.sizes import check_set, folder_of, load_reference, size_sets
         size_sets(sizes, top.function_node, load_reference(folder_of(top.file)))
+        check_set(timing_values or {}, [v.function_node for v in vs.versions if v.usable])
     result.timing_sizes = timing_sizes(vs, timing_values or {})
     result.steps = steps(vs, result.timing_sizes, progress=say)
     result.verification = verify(vs, sizes=sizes, seed=seed, device=device, target=target,

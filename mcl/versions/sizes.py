@@ -150,7 +150,23 @@ def _size_type(f: ast.Function, name: str) -> str:
     return next(p.type.name for p in f.params if p.name == name)
 
 
-def _check_size(name: str, value: int | float, type_name: str, part: str) -> None:
+def check_set(values: dict[str, int | float], functions: list[ast.Function]) -> None:
+    """``--set NAME=VALUE``: NAME a parameter of some version's kernel, a size a whole
+    number of 0 or more that its type holds (else the timing at them was silently left
+    out)."""
+    params = list(dict.fromkeys(p.name for f in functions for p in f.params))
+    for name, value in values.items():
+        if name not in params:
+            raise McplError(error("versions-bad-sizes", f"--set {name}={value}: the kernel "
+                                  f"'{functions[0].name}' has no parameter {name}",
+                                  hint=f"its parameters: {', '.join(params)}"))
+        f = next(f for f in functions if name in [p.name for p in f.params])
+        if name in size_parameters(f):
+            _check_size(name, value, _size_type(f, name), f"{name}={value}", "--set")
+
+
+def _check_size(name: str, value: int | float, type_name: str, part: str,
+                option: str = "--sizes") -> None:
     """A size of the kernel given with --sizes is a whole number of 0 or more that its
     type holds: refused here, not as inputs that could not be made at every size."""
     why = None
@@ -162,9 +178,10 @@ def _check_size(name: str, value: int | float, type_name: str, part: str) -> Non
         why = f"{name} = {value} is more than its type {type_name} holds " \
               f"({_LARGEST[type_name]})"
     if why:
-        raise McplError(error("versions-bad-sizes", f"--sizes '{part.strip()}': {why}",
-                              hint="sizes are whole numbers of 0 or more, e.g. "
-                                   f"--sizes '{name}=37;{name}=100'"))
+        example = f"--sizes '{name}=37;{name}=100'" if option == "--sizes" else \
+            f"--set {name}=1024"
+        raise McplError(error("versions-bad-sizes", f"{option} '{part.strip()}': {why}",
+                              hint=f"sizes are whole numbers of 0 or more, e.g. {example}"))
 
 
 def make_inputs(sizes: SizeSet, plan: Any, ref: dict | None, rng: np.random.Generator

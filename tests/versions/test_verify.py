@@ -364,3 +364,16 @@ def test_repeat_and_seed_out_of_range_are_usage_errors(run_cli, option, message)
                              *option)
     assert code == 2 and out == "" and "Traceback" not in err
     assert f"mcl: error: {message}" in err
+
+
+@pytest.mark.parametrize(("assignment", "message"), [
+    ("n=-5", "--set 'n=-5': n is a size of the kernel: it cannot be negative"),
+    ("zz=5", "--set zz=5: the kernel 'vector_add' has no parameter zz"),
+])
+def test_set_of_no_size_or_no_parameter_is_refused(run_cli, assignment, message):
+    """Both ran with exit status 0: n=-5 left the roofline and predicted times out
+    without a word, zz=5 was ignored."""
+    code, out, err = run_cli("versions", EXAMPLES / "vector_add", "-q", "--no-time",
+                             "--sizes", "n=37", "--set", assignment)
+    assert code == 1 and out == ""
+    assert f"mcl: error: {message} [versions-bad-sizes]" in err
