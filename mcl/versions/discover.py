@@ -92,7 +92,7 @@ def from_path(path: str | Path, *, git: bool | None = None,
 def _refuse_other_file(p: Path, hint: str) -> None:
     """A file that is not MCPL (reference.py, notes) given as a version is refused,
     rather than read as MCPL and reported as syntax errors at every line."""
-    if p.suffix != ".mcpl":
+    if p.suffix not in (".mcpl", ".mcl"):
         raise McplError(error("versions-not-mcpl", f"{p}: not an MCPL file (.mcpl)",
                               hint=hint))
 
@@ -170,22 +170,31 @@ def from_git(file: str | Path, *, search_path: tuple[str, ...] = ()) -> VersionS
                "--name-only", "--", p.name)
     top = _git(p.parent, "rev-parse", "--show-toplevel").strip()
     versions: list[Version] = []
+    last = b""      # the bytes of the newest commit's version
     for record in reversed(out.split("\x01")[1:]):
         head, *names = [ln for ln in record.splitlines() if ln.strip()]
         commit, date, subject = (head.split("\t", 2) + ["", ""])[:3]
         rel = names[-1] if names else str(p.relative_to(top))
         try:
-            text = _git(Path(top), "show", f"{commit}:{rel}")
+            data = _git_bytes(Path(top), "show", f"{commit}:{rel}")
         except McplError:
             continue  # the commit deleted the file
         name = f"{Path(rel).stem}@{commit[:7]}"
+        text, problems = _utf8(data, f"{p}@{commit[:7]}")
+        last = data
         v = _version(name, f"{p}@{commit[:7]}", text)
         v.commit = {"hash": commit, "date": date, "subject": subject}
+        v.problems += problems
         versions.append(v)
-    current = p.read_text(encoding="utf-8")
-    if not versions or versions[-1].text != current:
+    from mcl.mcpl.source import read_source
+    try:
+        current, problems = read_source(p), []
+    except McplError as e:     # not UTF-8: the working copy is a version with its problem
+        current, problems = "", list(e.diagnostics)
+    if not versions or (last != p.read_bytes() if problems else versions[-1].text != current):
         v = _version(f"{p.stem}@working-copy", str(p), current)
         v.commit = {"hash": None, "date": "", "subject": "not committed"}
+        v.problems += problems
         versions.append(v)
     for i, v in enumerate(versions):
         v.number = i
@@ -201,15 +210,34 @@ def _in_git(p: Path) -> bool:
 
 
 def _git(cwd: Path, *args: str) -> str:
+    return _git_bytes(cwd, *args).decode("utf-8", errors="replace")
+
+
+def _git_bytes(cwd: Path, *args: str) -> bytes:
+    """git's output as bytes: a version committed in another encoding than UTF-8 is
+    that version's problem, not a crash."""
     try:
-        r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+        r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise McplError(error("versions-git", f"git {args[0]} failed: {e}",
                               hint="is git installed?")) from None
     if r.returncode:
+        err = r.stderr.decode("utf-8", errors="replace").strip()
         raise McplError(error("versions-git", f"git {args[0]} failed: "
-                              f"{r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}"))
+                              f"{err.splitlines()[-1] if err else ''}"))
     return r.stdout
+
+
+def _utf8(data: bytes, name: str) -> tuple[str, list[Diagnostic]]:
+    """The text of a committed version, or "" and why it is not UTF-8 text."""
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff"), []
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        return "", [error("mcpl-encoding", f"this version is not UTF-8 text (byte "
+                          f"0x{data[e.start]:02x})", Span.point(name, line, col),
+                          "save the file as UTF-8")]
 
 
 def _version(name: str, file: str, text: str) -> Version:

@@ -192,3 +192,28 @@ def test_a_folder_or_a_dangling_link_named_mcpl_is_left_out_with_a_message(tmp_p
     assert f"error: {d / 'gone.mcpl'}: not a readable file (a link to nothing?), not a " \
         "version: left out [versions-not-a-file]" in err
     assert "2 versions of `vector_add`" in out and "gpu_v1: level gpu" in out
+
+
+def test_a_git_history_with_a_version_that_is_not_utf8(tmp_path):
+    """A committed version or a working copy that is not UTF-8 was mcl's traceback
+    (UnicodeDecodeError); each is now a version with its problem."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    kernel = repo / "vadd.mcpl"
+    kernel.write_text((EXAMPLES / "vector_add" / "gpu_v1.mcpl").read_text())
+    _git(repo, "add", "vadd.mcpl")
+    _git(repo, "commit", "-q", "-m", "good")
+    kernel.write_bytes(b"\xff\xfe")
+    vs = discover.from_path(kernel)         # the working copy
+    good, bad = vs.versions
+    assert good.usable and bad.name == "vadd@working-copy"
+    [p] = bad.problems
+    assert p.code == "mcpl-encoding" and p.span.file == str(kernel)
+    _git(repo, "commit", "-q", "-am", "not utf-8")
+    vs = discover.from_path(kernel)         # a commit (the same working copy: no third)
+    good, bad = vs.versions
+    assert good.usable and bad.commit["subject"] == "not utf-8"
+    [p] = bad.problems
+    assert p.code == "mcpl-encoding" and p.message.endswith("(byte 0xff)")
+    assert p.span.file.startswith(f"{kernel.resolve()}@")
