@@ -139,7 +139,8 @@ def write_output_file(given: str | os.PathLike[str], text: str, command: str, op
 def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hwd-path", action="append", default=[], metavar="DIR",
-        help="extra directory of hardware descriptions (.hdl); may be repeated; "
+        help="extra directory of hardware descriptions (.hdl), or one .hdl file; may be "
+             "repeated; "
              "also read from MCL_HWD_PATH (separated by ':'). A description beside the "
              "kernel (NAME.hdl for `import NAME;`) is found without it, unless the library "
              "or these directories have a level of that name: a description in DIR "
@@ -160,9 +161,12 @@ def hwd_search_path(args: argparse.Namespace, *kernels: str | os.PathLike[str]) 
     env = os.environ.get("MCL_HWD_PATH", "")
     paths += [p for p in env.split(os.pathsep) if p]
     for p in paths:
+        if os.path.isfile(p) and p.endswith(".hdl"):
+            continue        # one description, read as a folder's would be
         if not os.path.isdir(p):
-            raise McplError(error("hdl-path", f"hardware-description directory '{p}' does "
-                                  "not exist", None, "check --hwd-path and MCL_HWD_PATH"))
+            what = "is a file, not a folder" if os.path.exists(p) else "does not exist"
+            raise McplError(error("hdl-path", f"hardware-description directory '{p}' {what}",
+                                  None, "check --hwd-path and MCL_HWD_PATH"))
     # Modules and descriptions share the search path of the checks (module_search_path).
     for d in getattr(args, "module_path", []) or []:
         if not os.path.isdir(d):

@@ -218,6 +218,22 @@ def test_a_hardware_description_directory_that_does_not_exist_is_an_error(run_cl
     assert code == 1 and "MCL_HWD_PATH" in err
 
 
+def test_a_hardware_description_file_on_the_path_is_read_and_another_file_is_an_error(
+        run_cli, tmp_path):
+    """--hwd-path mycpu.hdl reads that description (as its folder would); a file that is
+    no description is 'a file, not a folder', not 'does not exist'."""
+    elsewhere = tmp_path / "k"
+    elsewhere.mkdir()
+    _level_beside(tmp_path)
+    kernel = elsewhere / "vadd.mcpl"
+    kernel.write_text(VADD_MYCPU)
+    code, out, err = run_cli("check", "--hwd-path", tmp_path / "mycpu.hdl", kernel)
+    assert code == 0 and "no errors" in err, out + err
+    (tmp_path / "notes.txt").write_text("")
+    code, out, err = run_cli("check", "--hwd-path", tmp_path / "notes.txt", kernel)
+    assert code == 1 and f"'{tmp_path / 'notes.txt'}' is a file, not a folder" in err
+
+
 def test_every_option_and_argument_of_every_command_explains_itself():
     import argparse
 

@@ -120,6 +120,10 @@ def size_sets(spec: str, f: ast.Function, ref: dict | None) -> list[SizeSet]:
         values: dict[str, int | float] = {}
         for item in filter(None, (x.strip() for x in part.split(","))):
             name, sep, text = item.partition("=")
+            if sep and name.strip() in values:     # the last would silently win
+                raise McplError(error("versions-bad-sizes", f"--sizes '{part}' gives "
+                                      f"{name.strip()} twice", hint="give each size once a "
+                                      "set; sets are separated by ';'"))
             try:
                 values[name.strip()] = int(text, 0)
             except ValueError:

@@ -170,6 +170,7 @@ def test_without_reference_py_the_highest_version_is_the_reference(tmp_path):
 @pytest.mark.parametrize(("sizes", "message"), [
     ("n=abc", "'n=abc' is not NAME=NUMBER"),
     ("n=3,m=4", "gives no value for p"),
+    ("n=3,n=4,m=4,p=4", "gives n twice"),
 ])
 def test_bad_sizes_are_a_message_not_a_traceback(sizes, message):
     out = subprocess.run([sys.executable, "-m", "mcl.cli", "versions", "examples/matmul", "-q",
