@@ -303,7 +303,11 @@ def _figures(hwd: M.HardwareDescription, lib: HardwareLibrary) -> dict:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    files = [Path(f) for f in args.files]
+    # a file named twice (a.hdl ./a.hdl) is checked and counted once
+    named: dict[Path, Path] = {}
+    for f in args.files:
+        named.setdefault(Path(f).resolve(), Path(f))
+    files = list(named.values())
     diags: list[Diagnostic] = []
     for f in files:
         if f.suffix not in (".hdl",) and f.is_file():

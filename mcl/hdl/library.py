@@ -90,8 +90,15 @@ class HardwareLibrary:
     def _add_file(self, path: Path, bundled: bool, explicit: bool = False) -> None:
         try:
             text = self._read(path)
-        except (OSError, UnicodeDecodeError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        except UnicodeDecodeError as e:
+            line = path.read_bytes()[:e.start].count(b"\n") + 1
+            self.load_diagnostics.append(error(
+                "hdl-file", f"cannot read hardware description '{path}': byte "
+                f"0x{e.object[e.start]:02x} on line {line} is not UTF-8 text", None,
+                "save the file as UTF-8 (hardware descriptions are text)"))
+            return
+        except OSError as e:
+            reason = e.strerror or str(e)
             self.load_diagnostics.append(error(
                 "hdl-file", f"cannot read hardware description '{path}': {reason}", None,
                 "check the file name; hardware descriptions are .hdl files"))

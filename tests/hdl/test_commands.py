@@ -196,3 +196,18 @@ def test_check_a_directory(run_cli, tmp_path):
     assert code == 1 and "Traceback" not in out + err
     assert f"'{tmp_path}' is a directory; 'mcl hwd check' takes .hdl files" in out
     assert "no such file" not in out and f"{tmp_path}/*.hdl" in out
+
+
+def test_check_a_file_named_twice_counts_it_once(run_cli):
+    from tests.conftest import ROOT
+    gpu = ROOT / "mcl" / "hwdescs" / "gpu.hdl"
+    code, out, err = run_cli("hwd", "check", gpu, gpu.parent / "." / "gpu.hdl")
+    assert code == 0 and "1 file(s) checked: no errors" in out + err, out + err
+
+
+def test_check_a_file_that_is_not_utf8_says_where(run_cli, tmp_path):
+    bad = tmp_path / "x.hdl"
+    bad.write_bytes(b"hardware_description x;\n// \xff\n")
+    code, out, err = run_cli("hwd", "check", bad)
+    assert code == 1 and "byte 0xff on line 2 is not UTF-8 text" in out + err
+    assert "save the file as UTF-8" in out + err
