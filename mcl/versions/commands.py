@@ -89,11 +89,17 @@ def cmd_versions(args: argparse.Namespace) -> int:
     if args.report:   # refused before the versions are run, not after
         output_folder(args.report, "mcl versions", "--report", _REPORT, create=False)
     path = args.paths if len(args.paths) > 1 else args.paths[0]
+    search_path = tuple(hwd_search_path(args, *args.paths))
+    if args.target:     # a mistyped leaf is said once, before any version is run
+        from mcl.hdl.commands import name_not_file
+        from mcl.opencl.target import load_target
+        name_not_file(args.target, "--target")
+        load_target(args.target, search_path)
     result = versions(path, sizes=args.sizes, seed=args.seed, device=args.device,
                       target=args.target, git=False if args.no_git else None,
                       time_it=args.time_it, repeat=args.repeat, cold=args.cold,
                       timing_values=parse_assignments(args.set, "--set"),
-                      search_path=tuple(hwd_search_path(args, *args.paths)), progress=progress)
+                      search_path=search_path, progress=progress)
     if args.report:
         written = write_report(result, output_folder(args.report, "mcl versions",
                                                      "--report", _REPORT))

@@ -378,3 +378,16 @@ def test_set_of_no_size_or_no_parameter_is_refused(run_cli, assignment, message)
                              "--sizes", "n=37", "--set", assignment)
     assert code == 1 and out == ""
     assert f"mcl: error: {message} [versions-bad-sizes]" in err
+
+
+def test_a_mistyped_target_is_said_once_before_any_version_runs(run_cli, monkeypatch):
+    import mcl.versions as V
+
+    def ran(*args, **kwargs):
+        raise AssertionError("the versions ran before the target was checked")
+    monkeypatch.setattr(V, "versions", ran)
+    code, out, err = run_cli("versions", ROOT / "examples" / "vector_add", "--target", "hoper",
+                             "-q", "--no-time")
+    assert code == 1 and out == ""
+    assert err.count("unknown hardware description 'hoper'") == 1
+    assert "did you mean 'hopper'?" in err
