@@ -9,7 +9,9 @@ from pathlib import Path
 
 from mcl.cli import (
     UsageError,
+    add_hwd_path_option,
     add_output_options,
+    hwd_search_path,
     output_file,
     output_folder,
     parse_assignments,
@@ -374,6 +376,7 @@ def _register_from_mcpl(lift_subparsers: argparse._SubParsersAction) -> None:
                         "(beside the kernel) on random inputs of its test sizes")
     p.add_argument("-o", "--out", metavar="FILE", help="write the program to FILE (.lift)")
     add_output_options(p)
+    add_hwd_path_option(p)
     p.set_defaults(func=run_from_mcpl)
     ex = lift_subparsers.choices.get("explore")
     if ex is not None:   # `mcl lift explore KERNEL.mcpl`: options of the comparison
@@ -401,7 +404,8 @@ def run_from_mcpl(args: argparse.Namespace) -> int:
     from mcl.lift.from_mcpl import derive, reference_module, verify
     if args.out:        # before the work: a mistyped path is said at once
         output_file(args.out, "mcl lift from-mcpl", "-o", _FROM_MCPL_OUTPUT)
-    d = derive(args.file, args.function, args.output)
+    d = derive(args.file, args.function, args.output,
+               search_path=tuple(hwd_search_path(args, args.file)))
     text = d.text()
     if args.out:
         write_output_file(args.out, text, "mcl lift from-mcpl", "-o", _FROM_MCPL_OUTPUT)

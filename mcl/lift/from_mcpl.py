@@ -86,11 +86,13 @@ def _scalar_name(t) -> str:
 # ----------------------------------------------------------------------------- derivation
 
 def derive(what: str | Path | ast.Module, function: str | None = None,
-           output: str | None = None, constants: dict[str, int] | None = None) -> Derivation:
+           output: str | None = None, constants: dict[str, int] | None = None,
+           search_path: tuple[str, ...] = ()) -> Derivation:
     """The Lift program of ``function`` (default: the module's first function)
     computing ``output`` (needed when it writes several arrays). Integer parameters
     used as values (``sum / (fh * fw)``) become program parameters, or the numbers in
-    ``constants`` where given (exploration binds all sizes).
+    ``constants`` where given (exploration binds all sizes). ``search_path``: folders
+    of hardware descriptions the kernel imports (those beside it are found anyway).
     Raises McplError with one diagnostic per construct Lift cannot express."""
     from mcl.mcpl import check
     if isinstance(what, ast.Module):
@@ -104,7 +106,7 @@ def derive(what: str | Path | ast.Module, function: str | None = None,
                 f"`mcl lift explore {path}` searches its implementations"))
     # Only programs the front end accepts are derived: its errors come first, and the
     # derivation can rely on the checks (nesting, sizes, names) having passed.
-    checked = check(what if isinstance(what, ast.Module) else str(path))
+    checked = check(what if isinstance(what, ast.Module) else str(path), search_path)
     errors = [d for d in checked.diagnostics if d.is_error]
     if errors:
         raise McplError(errors)

@@ -447,3 +447,22 @@ def test_every_rule_is_listed_without_a_program(run_cli):
     assert code == 0 and out.startswith("id-intro ") and "reduce-to-workgroup-tree" in out
     code, out, err = run_cli("lift", "rewrite")
     assert code == 2 and "give a Lift program (.lift) to rewrite" in err
+
+
+def test_from_mcpl_reads_a_description_on_the_hwd_path(run_cli, tmp_path):
+    """A kernel importing a level of the user's (`import mygpu;`) derives with
+    --hwd-path naming its folder; without it, the import is the error."""
+    from tests.conftest import ROOT
+    levels, kernels = tmp_path / "levels", tmp_path / "k"
+    levels.mkdir()
+    kernels.mkdir()
+    gpu = (ROOT / "mcl" / "hwdescs" / "gpu.hdl").read_text()
+    (levels / "mygpu.hdl").write_text(gpu.replace("hardware_description gpu;",
+                                                  "hardware_description mygpu;"))
+    text = (ROOT / "examples" / "vector_add" / "perfect.mcpl").read_text()
+    kernel = kernels / "va.mcpl"
+    kernel.write_text(text.replace("import perfect;", "import perfect;\nimport mygpu;"))
+    code, out, err = run_cli("lift", "from-mcpl", kernel)
+    assert code == 1 and "mygpu" in out + err
+    code, out, err = run_cli("lift", "from-mcpl", "--hwd-path", levels, kernel)
+    assert code == 0 and "map(" in out, out + err
