@@ -46,7 +46,7 @@ Public API (other components code against these names):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from mcl.diagnostics import Diagnostic, McplError, error
@@ -88,10 +88,7 @@ def load_hardware(name: str, search_path: Sequence[str | Path] = ()) -> Hardware
     of directories). Raises McplError with diagnostics if it is unknown or invalid, and
     TypeError for a name that is no str or a search path that is no list; a file is
     not a name: its directory goes on the search path."""
-    if isinstance(search_path, str | bytes | os.PathLike) or not isinstance(
-            search_path, Iterable):
-        raise TypeError("mcl.load_hardware: search_path is a list of directories, not "
-                        f"{type(search_path).__name__} {search_path!r}")
+    _library.require_paths(search_path, "mcl.load_hardware")
     if isinstance(name, os.PathLike) or (isinstance(name, str) and (
             name.endswith(".hdl") or "/" in name or os.sep in name)):
         file = Path(name)

@@ -43,12 +43,8 @@ class HardwareLibrary:
 
     def __init__(self, search_path: Sequence[str | Path] = (), files: Sequence[str | Path] = (),
                  texts: Mapping[str, str] | None = None):
-        for arg, value in (("search_path", search_path), ("files", files)):
-            # one str would be read as a list of one-letter folders
-            if isinstance(value, str | bytes | os.PathLike) or not isinstance(value, Iterable):
-                raise TypeError(f"HardwareLibrary: {arg} is a list of "
-                                f"{'folders' if arg == 'search_path' else 'files'}, not "
-                                f"{type(value).__name__} {value!r}: {arg}=[{str(value)!r}]")
+        require_paths(search_path, "HardwareLibrary")
+        require_paths(files, "HardwareLibrary", "files", "files")
         self._texts = dict(texts or {})
         self._syntax: dict[str, S.DescriptionSyntax] = {}
         self._file_diags: dict[str, list[Diagnostic]] = {}   # name -> load problems
@@ -323,6 +319,18 @@ class HardwareLibrary:
         f = Path(file).resolve()
         return [d for b in self._broken.values() for d in b.errors
                 if d.span and Path(d.span.file).resolve() == f]
+
+
+def require_paths(value: object, owner: str, argument: str = "search_path",
+                  kind: str = "directories") -> None:
+    """A TypeError naming ``argument`` of ``owner`` unless ``value`` is a list (an
+    iterable) of paths: a single str would be read as a list of one-letter paths."""
+    if isinstance(value, str | bytes | os.PathLike):
+        raise TypeError(f"{owner}: {argument} is a list of {kind}, not one "
+                        f"{type(value).__name__}: {argument}=[{str(value)!r}]")
+    if not isinstance(value, Iterable):
+        raise TypeError(f"{owner}: {argument} is a list of {kind}, not "
+                        f"{type(value).__name__}")
 
 
 @lru_cache(maxsize=256)

@@ -251,16 +251,10 @@ def require_source(value: Any, function: str, argument: str) -> None:
 
 
 def require_search_path(value: Any, function: str) -> None:
-    """A TypeError unless ``search_path`` is a list of directories: a single str would be
-    read as a list of one-letter directories."""
-    if isinstance(value, str | bytes | os.PathLike):
-        raise TypeError(f"mcl.{function}: search_path is a list of directories, not one "
-                        f"{type(value).__name__}: search_path=[{str(value)!r}]")
-    try:
-        iter(value)
-    except TypeError:
-        raise TypeError(f"mcl.{function}: search_path is a list of directories, not "
-                        f"{type(value).__name__}") from None
+    """A TypeError unless ``search_path`` of ``mcl.<function>`` is a list of directories
+    (mcl.hdl.library.require_paths)."""
+    from mcl.hdl.library import require_paths
+    require_paths(value, f"mcl.{function}")
 
 
 def with_beside(search_path: Sequence[str | os.PathLike[str]], source: Any) -> list[str]:
