@@ -73,8 +73,7 @@ def output_folder(given: str | os.PathLike[str], command: str, option: str, what
     out = Path(given)
 
     def refuse(reason: str) -> CannotWrite:
-        return CannotWrite(f"{command}: error: cannot write to '{given}': {reason} "
-                           f"({option} names the folder {what})")
+        return _cannot_write(command, given, reason, option, f"the folder {what}")
 
     if out.exists() and not out.is_dir():
         raise refuse("it is a file" if out.is_file() else "it is not a folder")
@@ -104,8 +103,7 @@ def output_file(given: str | os.PathLike[str], command: str, option: str,
     out = Path(given)
 
     def refuse(reason: str) -> CannotWrite:
-        return CannotWrite(f"{command}: error: cannot write to '{given}': {reason} "
-                           f"({option} names the file {what})")
+        return _cannot_write(command, given, reason, option, f"the file {what}")
 
     if out.is_dir():
         raise refuse("it is a folder")
@@ -132,8 +130,14 @@ def write_output_file(given: str | os.PathLike[str], text: str, command: str, op
         Path(given).write_text(text, encoding="utf-8")
     except OSError as e:
         why = (e.strerror or str(e)).lower()
-        raise CannotWrite(f"{command}: error: cannot write to '{given}': {why} ({option} "
-                          f"names the file {what})") from None
+        raise _cannot_write(command, given, why, option, f"the file {what}") from None
+
+
+def _cannot_write(command: str, given, reason: str, option: str, names: str) -> CannotWrite:
+    """The one wording of an output that cannot be written: ``mcl gen: error: cannot
+    write to 'x': it is a file (-o names the folder ...)``."""
+    return CannotWrite(f"{command}: error: cannot write to '{given}': {reason} "
+                       f"({option} names {names})")
 
 
 def add_hwd_path_option(parser: argparse.ArgumentParser) -> None:
