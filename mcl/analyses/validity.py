@@ -455,36 +455,17 @@ def unwritten_outputs(num: Kernel) -> list[Diagnostic]:
         total = _elements(writes[0])
         if total is None or total == 0:
             continue
-        written = _exactly_written(writes)
+        written = _written_offsets(writes, whole=True)
         if written is None:
             continue
-        left = total - int(np.count_nonzero((written >= 0) & (written < total)))
-        if left <= 0:
+        inside = written[(written >= 0) & (written < total)]     # sorted, distinct
+        if inside.size == total:
             continue
-        inside = written[(written >= 0) & (written < total)]
         # the first offset not written: where the sorted offsets first skip one
         gaps = np.flatnonzero(inside != np.arange(inside.size))
         first = int(gaps[0]) if gaps.size else int(inside.size)
-        out.append(_unwritten_output(writes[0], name, total, left, first))
-        out[-1].data.update(array=name, left=left, elements=total)
+        out.append(_unwritten_output(writes[0], name, total, total - inside.size, first))
     return out
-
-
-def _exactly_written(writes: list[Access]) -> np.ndarray | None:
-    """:func:`_written_offsets`, where every loop variable and offset takes whole
-    values only: the model keeps an integer division as a fraction (``rows / x``), and
-    a loop that starts at one (``r = nrFull`` with ``nrFull = rows / x``) would be
-    enumerated from a value the program never gives it; None there."""
-    parts = []
-    for a in writes:
-        found = enumerated((a.offset,), a.loops)
-        if found is None:
-            return None
-        (offset,), at = found
-        if any(np.any(np.asarray(x, dtype=float) % 1 != 0) for x in (offset, *at.values())):
-            return None
-        parts.append(offset)
-    return np.unique(np.concatenate(parts)).astype(np.int64) if parts else None
 
 
 def _elements(a: Access) -> int | None:
@@ -503,7 +484,7 @@ def _unwritten_output(a: Access, name: str, total: int, left: int,
     element = ", ".join(str(int(i)) for i in np.unravel_index(
         first, tuple(int(s) for s in a.sizes)))
     through = f" (written as {a.name})" if a.name != name else ""
-    return warning(
+    found = warning(
         "feedback-unwritten-output",
         f"{name}{through}: {left:,} of its {total:,} elements are never written at these "
         f"sizes (the first, {a.name}[{element}]): they keep whatever the array held, and "
@@ -511,6 +492,8 @@ def _unwritten_output(a: Access, name: str, total: int, left: int,
         "a size the kernel's grid or loops are not written for (an integer division "
         "that rounds down, a tile that does not divide the data); choose sizes the "
         "version is written for, or cover the remainder")
+    found.data.update(array=name, left=left, elements=total)
+    return found
 
 
 def _arrays_to_check(num: Kernel) -> list[str]:
@@ -529,15 +512,22 @@ def _arrays_to_check(num: Kernel) -> list[str]:
     return sorted(declared - touched)
 
 
-def _written_offsets(writes: list[Access]) -> np.ndarray | None:
-    """Every flat offset the ``writes`` may reach, whatever their conditions; None
-    where there are none or one cannot be enumerated whole."""
+def _written_offsets(writes: list[Access], whole: bool = False) -> np.ndarray | None:
+    """Every flat offset the ``writes`` may reach, whatever their conditions, sorted;
+    None where there are none or one cannot be enumerated whole. ``whole``: None also
+    where a loop variable or offset takes a value that is no whole number (the model
+    keeps some integer divisions as fractions, ``rows / x``: a loop starting at one
+    would be enumerated from a value the program never gives it)."""
     parts = []
     for a in writes:
         found = enumerated((a.offset,), a.loops)
         if found is None:
             return None
-        parts.append(found[0][0])
+        (offset,), at = found
+        if whole and any(np.any(np.asarray(x, dtype=float) % 1 != 0)
+                         for x in (offset, *at.values())):
+            return None
+        parts.append(offset)
     return np.unique(np.concatenate(parts)) if parts else None
 
 
