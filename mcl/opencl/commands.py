@@ -177,8 +177,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 def _one_kernel(checked, file: Path) -> None:
     """Without --function, refuse a file of several kernels here, naming the option,
-    from the checked module alone: the runtime refuses one only after generating OpenCL
-    for every kernel, and its message speaks of mcl.compile's ``function=``."""
+    from the checked module alone, before reference.py is run (the runtime's message
+    speaks of mcl.compile's ``function=``)."""
     from mcl.opencl.generate import _is_kernel
     if any(d.is_error for d in checked.diagnostics):
         return   # the build reports the errors

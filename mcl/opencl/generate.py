@@ -84,7 +84,11 @@ def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
     # Code is generated only from programs the front end accepts: the generator
     # relies on the checks (foreach nesting, memory spaces, ...) having passed.
     from mcl.mcpl import check
-    from mcl.mcpl.resolve import CheckedModule
+    from mcl.mcpl.resolve import CheckedModule, with_beside
+    # the descriptions beside the kernel's file too, for the targets and translations
+    # below as for the check (an `import mylevel;` of mylevel.hdl beside it)
+    search_path = with_beside(search_path, module.module if isinstance(module, CheckedModule)
+                              else module)
     checked = module if isinstance(module, CheckedModule) else \
         check(module if isinstance(module, ast.Module) else str(module), search_path)
     errors = [d for d in checked.diagnostics if d.is_error]

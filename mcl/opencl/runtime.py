@@ -49,7 +49,7 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     the barriers that not every unit of a work-group reaches and the loops that never
     end (mcl.analyses.validity, mcl.analyses.barriers) stop the call; False launches
     such a kernel anyway (where it is right in a way the analyses do not follow)."""
-    from mcl.mcpl.resolve import require_search_path, require_source, with_beside
+    from mcl.mcpl.resolve import require_search_path, require_source
     from mcl.opencl.vendor import REGISTER_LIMITS
     require_source(path_or_module, "compile", "path_or_module")
     require_search_path(search_path, "compile")
@@ -68,8 +68,6 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
                               f"max_registers={max_registers}: a limit of {max_registers} "
                               "registers per work-item is out of range",
                               hint="give {} to {} registers".format(*REGISTER_LIMITS)))
-    # the descriptions beside the kernel's file too, as mcl.check finds them
-    search_path = with_beside(search_path, path_or_module)
     kernels = generate(path_or_module, target, function=function, search_path=search_path,
                        specialize=specialize, fast_math=fast_math, one=True)
     if context is None:
