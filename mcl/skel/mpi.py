@@ -72,10 +72,8 @@ def same_on_every_rank(devs, kind: str, shape: tuple, dtype) -> None:
     every = _allgather(devs.comm, mine)
     if all(v == mine for v in every):
         return
-    seen = ", ".join(
-        f"{v[0]} of {np.dtype(v[1])} on "
-        + ranks_named([r for r, w in enumerate(every) if w == v])
-        for v in dict.fromkeys(every))
+    seen = _by_value([("", "", v) for v in every],
+                     lambda c: f"{c[2][0]} of {np.dtype(c[2][1])}")
     raise on_every_rank(skel_error(
         "mpi-mismatch", f"the {devs.ranks} MPI ranks made a {kind} of different shapes or "
         f"types: {seen}",
