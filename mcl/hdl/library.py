@@ -316,8 +316,13 @@ class HardwareLibrary:
         return [n for n, s in self._syntax.items() if Path(s.file).resolve() == f]
 
     def broken_in(self, file: str | Path) -> list[Diagnostic]:
+        """The errors of a file whose description was not taken: its syntax errors, and
+        those of a file that would replace ``perfect`` (the library's stays, so that the
+        file holds no description of its own and :meth:`descriptions_in` misses them)."""
         f = Path(file).resolve()
-        return [d for b in self._broken.values() for d in b.errors
+        kept_out = [d for name, diags in self._file_diags.items()
+                    if name not in self.descriptions_in(f) for d in diags]
+        return [d for d in [*(d for b in self._broken.values() for d in b.errors), *kept_out]
                 if d.span and Path(d.span.file).resolve() == f]
 
 

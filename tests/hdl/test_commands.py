@@ -211,3 +211,18 @@ def test_check_a_file_that_is_not_utf8_says_where(run_cli, tmp_path):
     code, out, err = run_cli("hwd", "check", bad)
     assert code == 1 and "byte 0xff on line 2 is not UTF-8 text" in out + err
     assert "save the file as UTF-8" in out + err
+
+
+def test_check_a_file_that_would_replace_perfect(run_cli, tmp_path):
+    # the library's 'perfect' stays, so the file holds no description of its own: its
+    # errors were reported by `mcl check --hwd-path` and not by `mcl hwd check` (exit 0)
+    from mcl.hdl.library import BUNDLED
+
+    copy = tmp_path / "perfect.hdl"
+    copy.write_text((BUNDLED / "perfect.hdl").read_text())
+    code, out, _ = run_cli("hwd", "check", copy)
+    assert code == 1 and f"{copy}:5:22: error:" in out and "hdl-replaces-perfect" in out
+    copy.write_text((BUNDLED / "perfect.hdl").read_text()
+                    .replace("capacity = unlimited B;", "capacity = ;", 1))
+    code, out, _ = run_cli("hwd", "check", copy)
+    assert code == 1 and "hdl-syntax" in out and f"{copy}:29:14" in out
