@@ -286,8 +286,9 @@ def cmd_gen(args) -> int:
 
 def cmd_explore(args) -> int:
     mcpl = args.file.endswith((".mcpl", ".mcl"))
-    for option in ("target", "function", "markdown"):
+    for option in ("target", "function", "markdown", "hwd_path", "module_path"):
         if getattr(args, option, None) and not mcpl:
+            option = option.replace("_", "-")
             print(f"mcl: warning: --{option} is ignored: it applies to an MCPL kernel "
                   "(.mcpl); a Lift program is explored on the OpenCL device --device names",
                   file=sys.stderr)
@@ -392,6 +393,8 @@ def _register_from_mcpl(lift_subparsers: argparse._SubParsersAction) -> None:
         for flag, kw in extra:
             if flag not in ex._option_string_actions:
                 ex.add_argument(flag, **kw)
+        if "--hwd-path" not in ex._option_string_actions:
+            add_hwd_path_option(ex)   # the kernel's levels, as for from-mcpl
 
 
 #: what ``mcl lift from-mcpl -o`` names (in the message of an output file that cannot be
@@ -436,19 +439,21 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
     from mcl.opencl import available_targets
     from mcl.opencl.target import load_target
     leaf = getattr(args, "target", None) or os.environ.get("MCL_TARGET")
+    # the levels of the user's (--hwd-path, MCL_HWD_PATH) and those beside the kernel
+    search = tuple(hwd_search_path(args, args.file))
     if not leaf:
         raise UsageError("say which leaf level the MCPL versions are compiled for: --target "
-                         "LEAF (one of " + ", ".join(available_targets()) + ")")
+                         "LEAF (one of " + ", ".join(available_targets(search)) + ")")
     function, known = kernel_sizes(args.file, getattr(args, "function", None))
     sizes = size_assignments(args, known, function)
     check_results_option(args)
     # as `mcl run` and `mcl gen`: an unknown description, or a level without a
     # code-generation target (not a leaf), is refused before anything is explored
-    load_target(leaf)
+    load_target(leaf, search)
     c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
                 args.seed, args.depth, args.results, args.repeat,
                 getattr(args, "function", None), progress=sys.stderr,
-                max_version_s=getattr(args, "max_version_s", None))
+                max_version_s=getattr(args, "max_version_s", None), search_path=search)
     print(table(c, markdown=getattr(args, "markdown", False)), end="")
     if getattr(args, "verbose", False) and c.lift_candidates:
         from mcl.lift.explore import listing

@@ -6,6 +6,7 @@ that ``mcl.analyses`` computes for the leaf."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
@@ -87,21 +88,22 @@ def _divisible(ref: ModuleType, stem: str, sizes: dict) -> str | None:
     return ", ".join(divisibility_problems(need, sizes)) or None
 
 
-def _roofline_level(leaf: str, device: str) -> str:
+def _roofline_level(leaf: str, device: str, search_path: tuple[str, ...] = ()) -> str:
     """The level whose roofline the times are held against: the one that describes the
     device (a target file's ``describes``: h200 for an NVIDIA H200) where it lies below
     ``leaf``, the level the versions are built for; else ``leaf``."""
     from mcl.hdl import hardware_library
     from mcl.opencl.target import described_by
 
-    level = described_by(device)
-    lib = hardware_library()
+    level = described_by(device, search_path)
+    lib = hardware_library(search_path)
     if level is not None and level in lib and leaf in lib and lib.is_descendant(level, leaf):
         return level
     return leaf
 
 
-def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None, str]:
+def _roofline_bound(folder: Path, leaf: str, sizes: dict,
+                    search_path: tuple[str, ...] = ()) -> tuple[float | None, str]:
     """(least time in seconds, how it was found): operations over the attainable rate
     with compulsory traffic (each array element crosses the memory interface once),
     from mcl.analyses.stats.roofline of the least refined version brought down to
@@ -111,9 +113,9 @@ def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None,
     from mcl.translate import translate
 
     why = f"no version of {folder.name} has one on {leaf}"
-    for p in on_path(versions(folder), leaf):
+    for p in on_path(versions(folder), leaf, search_path):
         try:
-            checked = check(translate(p, to=leaf))
+            checked = check(translate(p, to=leaf, search_path=search_path), search_path)
             if checked.errors:
                 continue
             f = checked.module.functions[0]
@@ -132,12 +134,13 @@ def _roofline_bound(folder: Path, leaf: str, sizes: dict) -> tuple[float | None,
     return None, f"roofline missing: {why}"
 
 
-def on_path(paths: list[Path], leaf: str) -> list[Path]:
+def on_path(paths: list[Path], leaf: str, search_path: tuple[str, ...] = ()) -> list[Path]:
     """The versions written for ``leaf`` or a level above it (those that can be
-    translated to it); versions for other branches of the hierarchy are left out."""
+    translated to it); versions for other branches of the hierarchy are left out.
+    ``search_path``: folders of the user's descriptions (``--hwd-path``)."""
     from mcl.hdl import hardware_library
     from mcl.mcpl import parse_file
-    lib = hardware_library()
+    lib = hardware_library(search_path)
     out = []
     for p in paths:
         try:
@@ -192,17 +195,18 @@ def _sizes_text(sizes: dict) -> str:
 
 def measure_mcpl(path: Path, leaf: str, inputs: Inputs, expected: np.ndarray,
                  tolerance: dict, device: str | None, repeat: int,
-                 max_version_s: float | None = None) -> Row:
+                 max_version_s: float | None = None, search_path: tuple[str, ...] = ()) -> Row:
     """Compile one MCPL version for ``leaf`` (with its sizes as compile-time constants
     where reference.py's SPECIALIZE names it), check it against ``expected``, time it.
     With ``max_version_s``, the version is first timed on smaller sizes (a ladder
     from 1/65536 of the work up) and not run at all where one run at the compared size
-    is predicted to take longer: a running kernel cannot be interrupted."""
+    is predicted to take longer: a running kernel cannot be interrupted. ``search_path``:
+    folders of the user's descriptions (the kernel's levels, the leaf)."""
     import mcl
     from mcl.opencl.sizing import fit_size
     from mcl.versions.sizes import written_for_sizes
     try:
-        kernel = mcl.compile(path, target=leaf, device=device,
+        kernel = mcl.compile(path, target=leaf, device=device, search_path=search_path,
                              specialize=written_for_sizes(path, vars(inputs.ref)))
 
         def args_at(sizes: dict) -> dict:
@@ -270,14 +274,16 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
             strategy: str = "mcts", device: str | None = None, seed: int = 0, depth: int = 3,
             results: str | None = None, repeat: int = 10, function: str | None = None,
             progress=None, measure=None, evaluator=None, limits=None,
-            max_version_s: float | None = None) -> Comparison:
+            max_version_s: float | None = None,
+            search_path: tuple[str, ...] = ()) -> Comparison:
     """The comparison for the example folder of ``kernel`` (an MCPL file; its folder
     holds the versions and reference.py) at ``sizes`` (default: the example values):
     the versions written for ``leaf`` or a level above it, then Lift's best.
     ``max_version_s`` leaves out versions predicted to run longer (see
     :func:`measure_mcpl`). ``measure`` (default :func:`measure_mcpl`) and
-    ``evaluator`` replace the device."""
-    measure = measure or measure_mcpl
+    ``evaluator`` replace the device. ``search_path``: folders of the user's hardware
+    descriptions (the levels the versions import, ``leaf``; ``--hwd-path``)."""
+    measure = measure or functools.partial(measure_mcpl, search_path=tuple(search_path))
     kernel = Path(kernel)
     folder = kernel.parent
     ref = reference_module(kernel)
@@ -285,7 +291,7 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
         raise McplError([_err(f"no reference.py beside {kernel}: the comparison needs "
                               "inputs(), reference() and TOLERANCE")])
     sizes = {**default_sizes(kernel), **(sizes or {})}
-    d = derive(kernel, function, constants=sizes)
+    d = derive(kernel, function, constants=sizes, search_path=tuple(search_path))
     values = ref.inputs(np.random.default_rng(seed), **{k: v for k, v in sizes.items()
                                                          if k in _input_params(ref)})
     sizes = {**sizes, **{k: v for k, v in values.items() if isinstance(v, int)}}
@@ -297,10 +303,11 @@ def compare(kernel: str | Path, leaf: str, sizes: dict | None = None, budget: in
                      _device_name(device) if evaluator is None else "none (stand-ins)")
     cmp.flops = float(ref.flops(**sizes)) if hasattr(ref, "flops") else None
     cmp.bytes = float(ref.bytes_moved(**sizes)) if hasattr(ref, "bytes_moved") else None
-    cmp.bound_s, cmp.bound_note = _roofline_bound(folder, _roofline_level(leaf, cmp.device),
-                                                  sizes)
+    search_path = tuple(search_path)
+    cmp.bound_s, cmp.bound_note = _roofline_bound(
+        folder, _roofline_level(leaf, cmp.device, search_path), sizes, search_path)
     every = versions(folder)
-    chosen = on_path(every, leaf)
+    chosen = on_path(every, leaf, search_path)
     cmp.other_branches = [p.stem for p in every if p not in chosen]
     for p in chosen:
         why = _divisible(ref, p.stem, sizes)

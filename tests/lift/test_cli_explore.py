@@ -228,3 +228,58 @@ def test_results_path_check_accepts_a_new_file_in_an_existing_folder(tmp_path):
     assert check_results_path(tmp_path / "r.json") == Path(tmp_path / "r.json")
     with pytest.raises(McplError):
         check_results_path(tmp_path / "no" / "r.json")
+
+
+# ------------------------------------------------------------------ --hwd-path
+
+
+def _users_levels(tmp_path: Path) -> tuple[Path, Path]:
+    """(folder of the user's levels: mygpu, and myhopper with its target file; a
+    vector_add kernel that imports mygpu, with its reference.py)."""
+    from tests.conftest import ROOT
+    levels, kernels = tmp_path / "levels", tmp_path / "k"
+    levels.mkdir()
+    kernels.mkdir()
+    hw = ROOT / "mcl" / "hwdescs"
+    for name in ("gpu", "hopper"):
+        (levels / f"my{name}.hdl").write_text((hw / f"{name}.hdl").read_text().replace(
+            f"hardware_description {name};", f"hardware_description my{name};"))
+    (levels / "myhopper.target").write_text((hw / "hopper.target").read_text())
+    va = EXAMPLES / "vector_add"
+    kernel = kernels / "perfect.mcpl"
+    kernel.write_text((va / "perfect.mcpl").read_text().replace(
+        "import perfect;", "import perfect;\nimport mygpu;"))
+    (kernels / "reference.py").write_text((va / "reference.py").read_text())
+    return levels, kernel
+
+
+def test_explore_of_a_kernel_without_the_hwd_path_of_its_levels_is_refused(run_cli, tmp_path):
+    levels, kernel = _users_levels(tmp_path)
+    code, out, err = run_cli("lift", "explore", kernel, "--target", "myhopper",
+                             "--budget", "1")
+    assert code == 1 and out == ""
+    assert "unknown hardware description 'myhopper'" in err and "Traceback" not in err
+    code, out, err = run_cli("lift", "explore", kernel, "--target", "hopper", "--budget", "1")
+    assert code == 1 and out == "" and "mygpu" in err and "Traceback" not in err
+    code, out, _ = run_cli("lift", "explore", "--help")
+    assert "--hwd-path" in out and "--module-path" in out
+
+
+def test_explore_of_a_lift_program_says_hwd_path_is_ignored(run_cli, tmp_path, monkeypatch):
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt    # the warning comes before the search: none is needed
+    monkeypatch.setattr("mcl.lift.explore.explore", interrupted)
+    code, _, err = run_cli("lift", "explore", SUM, "--hwd-path", tmp_path, "--budget", "1")
+    assert "mcl: warning: --hwd-path is ignored" in err
+
+
+@pytest.mark.usefixtures("rt")
+def test_explore_of_a_kernel_reads_its_levels_on_the_hwd_path(run_cli, tmp_path):
+    """The leaf (myhopper) and a level the kernel imports (mygpu) are the user's: with
+    --hwd-path naming their folder, the versions are built and Lift explored."""
+    levels, kernel = _users_levels(tmp_path)
+    code, out, err = run_cli("lift", "explore", kernel, "--target", "myhopper", "--budget",
+                             "1", "--repeat", "1", "--size", "n=64", "--hwd-path", levels)
+    assert code == 0, out + err
+    assert "vector_add on myhopper" in out and "roofline of myhopper" in out
+    assert "perfect (error)" not in out and "Lift best (error)" not in out
