@@ -46,6 +46,28 @@ def _size(kind: str, s) -> int:
     return int(s)
 
 
+def _dtype(dtype) -> np.dtype:
+    """``dtype`` as a numpy type: a usage error for what numpy does not read as one."""
+    try:
+        return np.dtype(dtype)
+    except TypeError as e:
+        raise skel_error("unsupported-type", f"{dtype!r:.40} is not an element type",
+                         hint="use float32, float64, int8..int64 or uint8..uint64") from e
+
+
+def _array(kind: str, data, dtype) -> np.ndarray:
+    """A C-ordered copy of ``data``: a usage error for what numpy cannot make an array
+    of numbers of (nested lists of different lengths, strings for a numeric ``dtype``)."""
+    dt = None if dtype is None else _dtype(dtype)
+    try:
+        arr = np.array(data, dtype=dt, copy=True, order="C")
+    except (ValueError, TypeError) as e:
+        raise skel_error("bad-container", f"a {kind} of {data!r:.60}: not an array of "
+                         f"numbers ({e})", hint="give a numpy array, or nested lists of "
+                         "numbers whose rows have the same length") from e
+    return arr
+
+
 def _check_count(kind: str, shape: tuple) -> None:
     """A usage error for a container of a negative size, or of more than
     :data:`MAX_ELEMENTS` elements (an AllPairs of 60000 rows and 60000 columns, 3.6e9
@@ -69,7 +91,7 @@ class Container:
     def __init__(self, data=None, shape=None, dtype=None, distribution=None):
         self._devs: Devices = current()
         if data is not None:
-            arr = np.array(data, dtype=dtype, copy=True, order="C")
+            arr = _array(self.kind, data, dtype)
             self._check_shape(arr.shape)
             self._host = arr
             self.shape = arr.shape
@@ -78,8 +100,11 @@ class Container:
             if shape is None:
                 raise skel_error("bad-container", f"a {self.kind} needs data (a numpy array) "
                                  "or a size")
+            if isinstance(shape, str) or not isinstance(shape, tuple | list):
+                raise skel_error("bad-container", f"a {self.kind}'s shape is a tuple of "
+                                 f"sizes, not {shape!r:.40}", hint="e.g. shape=(rows, cols)")
             self.shape = self._check_shape(tuple(_size(self.kind, s) for s in shape))
-            self.dtype = np.dtype(dtype or np.float32)
+            self.dtype = _dtype(dtype or np.float32)
             self._host = None        # zeros until written: allocated when first needed
         ctype_of(self.dtype)
         _check_count(self.kind, self.shape)
@@ -235,13 +260,22 @@ class Container:
             p.halo_valid = p.spec.lo == p.spec.own_lo and p.spec.hi == p.spec.own_hi
 
 
+def _scalar(data) -> bool:
+    """Whether ``data`` has no dimension (nested lists of different lengths have some:
+    the constructor says what is wrong with them)."""
+    try:
+        return np.ndim(data) == 0
+    except ValueError:
+        return False
+
+
 class Vector(Container):
     """A one-dimensional container: ``Vector(array)`` or ``Vector(size, dtype)``."""
 
     kind = "Vector"
 
     def __init__(self, data=None, dtype=None, distribution=None, *, size=None):
-        if data is not None and np.ndim(data) == 0 and size is None:
+        if data is not None and _scalar(data) and size is None:
             if isinstance(data, np.ndarray) or not isinstance(data, int | np.integer) \
                     or isinstance(data, bool):
                 raise skel_error("needs-vector", f"a Vector of {data!r:.40}: a Vector holds "

@@ -1,0 +1,39 @@
+"""Odd values given to mcl.skel's constructors and skeletons: each is a usage error
+(McplError) that says what to give, never an error from deep inside numpy or OpenCL
+and never a result computed from a value silently converted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mcl.skel as sk
+from mcl.diagnostics import McplError
+
+
+@pytest.fixture(autouse=True)
+def one_device():
+    sk.init(num_devices=1, platform="Portable Computing Language")
+
+
+def error_of(call) -> tuple[str, str]:
+    with pytest.raises(McplError) as e:
+        call()
+    return e.value.diagnostics[0].code, e.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize("make, code, words", [
+    (lambda: sk.Vector([[1, 2], [3]]), "skel-bad-container", "not an array of numbers"),
+    (lambda: sk.Matrix([[1.0, 2.0], [3.0]]), "skel-bad-container", "not an array of numbers"),
+    (lambda: sk.Vector(["a", "b"], dtype=np.float32), "skel-bad-container",
+     "not an array of numbers"),
+    (lambda: sk.Vector([1, 2], dtype="foo"), "skel-unsupported-type", "not an element type"),
+    (lambda: sk.Vector(size=3, dtype="foo"), "skel-unsupported-type", "not an element type"),
+    (lambda: sk.Matrix(shape=3), "skel-bad-container", "a tuple of sizes"),
+    (lambda: sk.Matrix(shape="ab"), "skel-bad-container", "a tuple of sizes"),
+])
+def test_data_a_container_cannot_hold(make, code, words):
+    """Ragged lists and unknown dtypes raised numpy's ValueError/TypeError; a shape that
+    is no tuple, "'int' object is not iterable"."""
+    got, message = error_of(make)
+    assert got == code and words in message
