@@ -56,8 +56,9 @@ def _dtype(dtype) -> np.dtype:
 
 
 def _array(kind: str, data, dtype) -> np.ndarray:
-    """A C-ordered copy of ``data``: a usage error for what numpy cannot make an array
-    of numbers of (nested lists of different lengths, strings for a numeric ``dtype``)."""
+    """A C-ordered copy of ``data`` in native byte order (a big-endian float32 array
+    holds float32 numbers): a usage error for what numpy cannot make an array of numbers
+    of (nested lists of different lengths, strings for a numeric ``dtype``)."""
     dt = None if dtype is None else _dtype(dtype)
     try:
         arr = np.array(data, dtype=dt, copy=True, order="C")
@@ -65,6 +66,8 @@ def _array(kind: str, data, dtype) -> np.ndarray:
         raise skel_error("bad-container", f"a {kind} of {data!r:.60}: not an array of "
                          f"numbers ({e})", hint="give a numpy array, or nested lists of "
                          "numbers whose rows have the same length") from e
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
 
 

@@ -37,3 +37,13 @@ def test_data_a_container_cannot_hold(make, code, words):
     is no tuple, "'int' object is not iterable"."""
     got, message = error_of(make)
     assert got == code and words in message
+
+
+def test_big_endian_data_is_data_of_its_type():
+    """A big-endian float32 array was refused as 'element type >f4 has no OpenCL C
+    equivalent' (with the hint to use float32)."""
+    a = np.arange(5, dtype=">f4")
+    v = sk.Vector(a)
+    assert v.dtype == np.float32
+    got = sk.Map("float f(float x) { return 2.0f * x; }")(v).to_numpy()
+    assert np.array_equal(got, 2 * np.arange(5, dtype=np.float32))
