@@ -326,7 +326,7 @@ class IndexVector(Vector):
 
     def __init__(self, n: int, distribution=None):
         self._devs = current()
-        self.shape = (int(n),)
+        self.shape = (_size(self.kind, n),)
         _check_count(self.kind, self.shape)
         self.dtype = np.dtype(np.int32)
         same_on_every_rank(self._devs, self.kind, self.shape, self.dtype)

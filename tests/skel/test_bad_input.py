@@ -47,3 +47,12 @@ def test_big_endian_data_is_data_of_its_type():
     assert v.dtype == np.float32
     got = sk.Map("float f(float x) { return 2.0f * x; }")(v).to_numpy()
     assert np.array_equal(got, 2 * np.arange(5, dtype=np.float32))
+
+
+@pytest.mark.parametrize("n", [2.5, "5", None])
+def test_an_index_vector_of_no_whole_size(n):
+    """IndexVector(2.5) held the indices 0 and 1, IndexVector("5") five, and
+    IndexVector(None) raised int()'s TypeError."""
+    code, message = error_of(lambda: sk.IndexVector(n))
+    assert code == "skel-bad-container" and "must be a whole number" in message
+    assert sk.IndexVector(np.int64(3)).shape == (3,) == sk.IndexVector(3.0).shape
