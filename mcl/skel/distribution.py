@@ -8,6 +8,7 @@ A vector's rows are its elements. Under MPI the devices are those of all ranks."
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 
@@ -64,9 +65,18 @@ class Distribution:
         return f"{self.kind}()"
 
 
+def _whole(x) -> bool:
+    """Whether ``x`` is a whole number of an integer type (numpy's too; not True)."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
 def single(device: int = 0) -> Distribution:
     """All rows on device ``device`` (the first by default)."""
-    return Distribution("single", device=device)
+    if not _whole(device):
+        from mcl.skel.errors import skel_error
+        raise skel_error("bad-distribution", f"single({device!r:.40}): a device is "
+                         "numbered by an integer", hint="single(0) is the first device")
+    return Distribution("single", device=int(device))
 
 
 def copy(merge=None) -> Distribution:
@@ -88,7 +98,7 @@ def overlap(size: int, bottom: int | None = None) -> Distribution:
     """Block rows plus ``size`` halo rows above and below (``bottom`` below, if given)."""
     from mcl.skel.errors import skel_error
     bottom = size if bottom is None else bottom
-    if not isinstance(size, int) or not isinstance(bottom, int) or size < 0 or bottom < 0:
-        raise skel_error("bad-distribution", f"overlap({size}) needs a non-negative number "
-                         "of halo rows")
-    return Distribution("overlap", top=size, bottom=bottom)
+    if not _whole(size) or not _whole(bottom) or size < 0 or bottom < 0:
+        raise skel_error("bad-distribution", f"overlap({size!r:.40}, {bottom!r:.40}) needs "
+                         "non-negative whole numbers of halo rows")
+    return Distribution("overlap", top=int(size), bottom=int(bottom))

@@ -69,6 +69,14 @@ def _body(sk: Skeleton, t: str, tout: str) -> str:
             "  }\n}\n")
 
 
+def _whole(x) -> int | None:
+    """``x`` as an int where it is a whole number of an integer type (numpy's too; not
+    True or 2.0), else None."""
+    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Integral):
+        return None
+    return int(x)
+
+
 def _reach(x, what: str) -> int:
     """A non-negative whole number of rows or columns (a numpy integer too)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0:
@@ -378,13 +386,16 @@ class Stencil(_Neighbours):
     def __init__(self, func, shape=1, padding: str = NEUTRAL, neutral=0,
                  sync_every: int = 1):
         super().__init__(func)
-        shape = (shape,) * 4 if isinstance(shape, numbers.Integral) else tuple(shape)
+        shape = (shape,) * 4 if isinstance(shape, numbers.Integral) else \
+            tuple(shape) if isinstance(shape, tuple | list) else (shape,)
         if len(shape) != 4:
             raise skel_error("bad-arguments", f"a stencil shape is (up, right, down, left) "
                              f"of non-negative integers, not {shape!r}")
         shape = tuple(_reach(x, "a stencil shape's (up, right, down, left)") for x in shape)
-        if not isinstance(sync_every, int) or sync_every < 1:
-            raise skel_error("bad-arguments", "sync_every must be a positive integer")
+        if _whole(sync_every) is None or sync_every < 1:
+            raise skel_error("bad-arguments", f"sync_every must be a positive integer, not "
+                             f"{sync_every!r:.40}")
+        sync_every = int(sync_every)
         self._objects: dict = {}
         self.shape, self.padding, self.neutral = shape, _check_padding(padding), \
             _check_neutral(neutral)
@@ -398,8 +409,10 @@ class Stencil(_Neighbours):
 
     def _call(self, m: Matrix, *args, iterations: int = 1) -> Matrix:
         self._matrix(m, "Stencil")
-        if not isinstance(iterations, int) or iterations < 0:
-            raise skel_error("bad-arguments", "iterations must be a non-negative integer")
+        if _whole(iterations) is None or iterations < 0:
+            raise skel_error("bad-arguments", f"iterations must be a non-negative integer, "
+                             f"not {iterations!r:.40}")
+        iterations = int(iterations)
         out_dtype = _output_dtype(self, m.dtype)
         if iterations > 1 and out_dtype != m.dtype:
             raise skel_error("bad-function", f"an iterated Stencil must return the element "

@@ -56,3 +56,33 @@ def test_an_index_vector_of_no_whole_size(n):
     code, message = error_of(lambda: sk.IndexVector(n))
     assert code == "skel-bad-container" and "must be a whole number" in message
     assert sk.IndexVector(np.int64(3)).shape == (3,) == sk.IndexVector(3.0).shape
+
+
+AVG = "float f(float_matrix_t m) { return get(m, -1, 0) + get(m, 1, 0); }"
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: sk.Stencil(AVG, None), "a stencil shape is (up, right, down, left)"),
+    (lambda: sk.Stencil(AVG, 1)(sk.Matrix(np.ones((4, 4), np.float32)), iterations=True),
+     "not True"),
+    (lambda: sk.Stencil(AVG, 1, sync_every=2.0), "not 2.0"),
+    (lambda: sk.overlap(True), "overlap(True, True)"),
+    (lambda: sk.single("0"), "a device is numbered by an integer"),
+    (lambda: sk.single(0.0), "a device is numbered by an integer"),
+])
+def test_counts_that_are_no_whole_numbers(make, words):
+    """Stencil(f, None) raised "'NoneType' object is not iterable", iterations=True ran
+    once, and single("0") said 'there is no device 0'."""
+    _, message = error_of(make)
+    assert words in message
+
+
+def test_numpy_integers_count_as_integers():
+    """iterations=np.int64(2), sync_every=np.int64(2) and overlap(np.int64(1)) were
+    refused as 'must be a non-negative integer' (which they are)."""
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    st = sk.Stencil(AVG, 1, sync_every=np.int64(2))
+    twice = st(sk.Matrix(a), iterations=np.int64(2)).to_numpy()
+    assert np.array_equal(twice, st(sk.Matrix(a), iterations=2).to_numpy())
+    assert sk.overlap(np.int64(1)) == sk.overlap(1)
+    assert sk.single(np.int32(0)) == sk.single(0)
