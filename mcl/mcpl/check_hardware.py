@@ -9,7 +9,7 @@ from typing import Any
 
 from mcl.diagnostics import Related
 from mcl.mcpl import ast
-from mcl.mcpl.check_common import _suggest
+from mcl.mcpl.check_common import _show, _suggest
 from mcl.mcpl.resolve import Symbol
 
 
@@ -67,7 +67,13 @@ class _HardwareChecks:
                 self.result._groups[id(s)] = self.hwd.par_group(s.group)
                 self.check_nesting(s, gi)
         # The size is evaluated outside the loop: it must not depend on enclosing indices.
-        self.expr(s.size)
+        size = self.expr(s.size)
+        if size is not None and (size.name not in ("int", "long", "byte") or size.dims):
+            # OpenCL would compare the indices with the float: a grid of 3 units for 2.5
+            self.error("mcpl-bad-size", f"the number of units of a foreach must be an "
+                       f"integer, not {_show(size)}", s.size,
+                       "give the number of units, such as a size of the array" if size.dims
+                       else "convert it: `foreach (int i in (int) x threads)`")
         self.check_size_independent(s)
         self.scopes.append({})
         var = s.var

@@ -66,6 +66,9 @@ CASES = [
      "must be nested inside a foreach over 'blocks'", "foreach (int b in nb blocks)"),
     ("foreach (int b in n blocks) { foreach (int t in 32 threads) { "
      "foreach (int c in 2 blocks) { } } }", "mcpl-foreach-order", "cannot be inside", None),
+    ("foreach (int b in 2.5 blocks) { }", "mcpl-bad-size",
+     "the number of units of a foreach must be an integer, not float", "(int) x"),
+    ("foreach (int b in a blocks) { }", "mcpl-bad-size", "an integer, not float[n]", None),
     ("foreach (int b in n block) { }", "mcpl-unknown-par-group",
      "'block' is not a par_group", "'block' is a par_unit"),
     ("foreach (int b in n blocks) { foreach (int t in b threads) { a[t] = 0.0; } }",
