@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sympy
 
-from mcl.diagnostics import LineIndex, McplError, error
+from mcl.diagnostics import LineIndex, McplError, Span, error
 from mcl.lift import cexpr as C
 from mcl.lift.ir import (
     PATTERNS,
@@ -62,10 +62,19 @@ def parse_file(path: str | Path, program: str | None = None) -> Program:
             hint=f"`mcl lift from-mcpl {path}` prints its Lift program (save it as a .lift "
                  f"file); `mcl lift explore {path} --target LEAF` explores it directly"))
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as e:
         raise McplError(error("lift-io", f"cannot read {path}: {e.strerror}")) from e
-    return parse(text, str(path), program)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:   # where the first byte that is not UTF-8 is
+        good = data[:e.start].decode("utf-8")
+        line, col = LineIndex(good).position(len(good))
+        raise McplError(error("lift-encoding", f"this file is not UTF-8 text (byte "
+                              f"0x{data[e.start]:02x})", Span.point(str(path), line, col),
+                              "save the file as UTF-8")) from None
+    # a byte-order mark is not part of the program
+    return parse(text.removeprefix("\ufeff"), str(path), program)
 
 
 def parse_expr(text: str, env: dict[str, object] | None = None,
