@@ -213,7 +213,6 @@ def cmd_print(args) -> int:
 
 def cmd_rewrite(args) -> int:
     from mcl.lift import macros  # noqa: F401  (registers the macro rules)
-    from mcl.lift.ir import bind_sizes
     from mcl.lift.printer import show, show_program
     from mcl.lift.rules import RULES, rewrites
     if args.rules:
@@ -226,7 +225,7 @@ def cmd_rewrite(args) -> int:
     prog = _load(args)
     sizes = size_assignments(args, program_sizes(prog), prog.name)
     if sizes:
-        prog = bind_sizes(prog, sizes)
+        prog = _at_sizes(prog, sizes)
     if args.list or not args.rule:
         for rw in rewrites(prog):
             print(f"{rw.rule:28} at {'.'.join(map(str, rw.path)) or 'root':10} "
@@ -234,6 +233,17 @@ def cmd_rewrite(args) -> int:
         return 0
     print(show_program(_apply_rules(prog, args)), end="")
     return 0
+
+
+def _at_sizes(prog, sizes: dict[str, int]):
+    """``prog`` with ``sizes`` bound, type-checked there: sizes a split does not divide
+    are said at the split, rather than as no rewrite applying (an empty list) or as
+    a pattern left unlowered."""
+    from mcl.lift.ir import bind_sizes
+    from mcl.lift.typecheck import check_program
+    bound = bind_sizes(prog, sizes)
+    check_program(bound)
+    return bound
 
 
 def _apply_rules(prog, args):
@@ -264,12 +274,13 @@ _GEN_OUTPUT = "where kernel.cl and plan.json are written"
 
 def cmd_gen(args) -> int:
     from mcl.lift.codegen import Options, generate
-    from mcl.lift.ir import bind_sizes
     prog = _load(args)
     sizes = size_assignments(args, program_sizes(prog), prog.name)
+    if sizes:
+        prog = _at_sizes(prog, sizes)
     if args.rule:
         # macro rules choose their parameters for numeric sizes
-        prog = _apply_rules(bind_sizes(prog, sizes), args)
+        prog = _apply_rules(prog, args)
     if args.output:
         output_folder(args.output, "mcl lift gen", "-o", _GEN_OUTPUT, create=False)
     gen = generate(prog, sizes, Options(local_size=args.local_size))

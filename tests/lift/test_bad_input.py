@@ -40,3 +40,24 @@ def test_parse_file_says_a_file_is_not_utf8(tmp_path):
         parse_file(f)
     [d] = e.value.diagnostics
     assert d.code == "lift-encoding" and (d.span.line, d.span.column) == (1, 1)
+
+
+# ------------------------------------------------------------------ sizes
+
+
+SPLIT4 = ("userfun add(x: float, y: float): float = x + y\n"
+          "p = fun(x: float[N]) => join o map(reduce(add, 0.0f)) o split(4) $ x\n")
+
+
+@pytest.mark.parametrize("args", [["rewrite", "--list"], ["rewrite", "--rule", "map-to-mapGlb"],
+                                  ["gen"], ["gen", "--rule", "map-to-mapGlb"]])
+def test_a_size_a_split_does_not_divide_is_said_at_the_split(run_cli, tmp_path, args):
+    """At N=10, split(4) does not type: rewrite --list printed no rewrite and exit 0,
+    gen said the map was not lowered."""
+    f = tmp_path / "split4.lift"
+    f.write_text(SPLIT4)
+    code, out, err = run_cli("lift", args[0], f, "--size", "N=10", *args[1:])
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert f"{f}:2:57: error: split 4: 4 does not divide the array length 10" in err
+    code, out, err = run_cli("lift", args[0], f, "--size", "N=12", *args[1:])
+    assert "does not divide" not in err
