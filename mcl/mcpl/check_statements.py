@@ -24,6 +24,7 @@ from mcl.mcpl.check_common import (
 )
 from mcl.mcpl.check_expressions import _ExpressionChecks
 from mcl.mcpl.check_hardware import _Hardware, _HardwareChecks
+from mcl.mcpl.fold import fold_constant
 from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Symbol
 
 
@@ -331,6 +332,12 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
                 st = self.expr(size)
                 if st is not None and st.name not in ("int", "long") and not st.dims:
                     self.error("mcpl-bad-size", "an array size must be an integer", size)
+                elif isinstance(value := fold_constant(size, self.constant_value), int) \
+                        and value < 1:
+                    # C refuses such an array; generated code would declare it all the same
+                    self.error("mcpl-bad-size", f"an array size must be at least 1, and this "
+                               f"one is {value}", size,
+                               "give the dimension a positive size")
                 if constant_sizes:
                     for n in ast.walk(size):
                         if isinstance(n, ast.Name):

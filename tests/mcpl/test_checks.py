@@ -82,6 +82,10 @@ CASES = [
     (INNER.format("int m = t; reg float[m] v;"), "mcpl-nonconstant-size",
      "array size uses 'm', which is computed from a foreach index", None),
     (INNER.format("reg float[t] v;"), "mcpl-nonconstant-size", "a foreach index", None),
+    (INNER.format("reg float[4 - 5] v;"), "mcpl-bad-size",
+     "an array size must be at least 1, and this one is -1", "positive"),
+    (INNER.format("const int z = 0; reg float[2, z] v;"), "mcpl-bad-size", "this one is 0",
+     None),
     ("a as float[n][2] a2;", "mcpl-view-size", "has 2*n elements but 'a' has n", None),
     ("a as int[n] a2;", "mcpl-view-element-type", "elements of type 'float'", None),
     (INNER.format("if (a) { }"), "mcpl-bad-condition", "must be a number or bool", None),
@@ -516,3 +520,4 @@ def test_folded_casts_wrap_round_their_type():
                         ("(bool) 5", 1)):
         module = parse(f"module t;\nconst long C = {text};\n", "t.mcpl")
         assert fold_constant(module.constants[0].value, lambda n: None) == value, text
+
