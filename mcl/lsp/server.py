@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 import queue
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -58,6 +59,18 @@ class _Worker(Executor):
                 future.set_result(fn(*args, **kwargs))
             except BaseException as e:  # handed to whoever awaits the future
                 future.set_exception(e)
+
+
+def line_ends(text: str) -> str:
+    """``text`` with each lone carriage return (old Mac line ends) as a newline: the
+    protocol counts "\r" as a line end, the compiler only "\n" and "\r\n"; one
+    character for another keeps every offset, and lines are then the client's."""
+    if "\r" not in text:
+        return text
+    return _LONE_CR.sub("\n", text)
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 class MclLanguageServer(LanguageServer):
@@ -110,7 +123,7 @@ class MclLanguageServer(LanguageServer):
         lang = language_of(uri_to_path(uri), doc.language_id)
         if lang is None:
             return None
-        return doc.source, doc.version, lang
+        return line_ends(doc.source), doc.version, lang
 
     def opened(self, uri: str, version: int | None) -> None:
         self._versions[uri] = version

@@ -81,3 +81,14 @@ async def test_go_to_definition_in_an_unsaved_document_stays_in_it(client):
     found = await client.text_document_definition_async(lsp.DefinitionParams(
         lsp.TextDocumentIdentifier(uri), lsp.Position(line, column)))
     assert found and all(loc.uri == uri for loc in found)
+
+
+async def test_old_mac_line_ends_are_line_ends(client):
+    """A document whose lines end in a lone "\\r" (which the protocol counts as a line
+    end) was one line to the compiler: after the first "//" comment the whole kernel
+    was a comment, 'the file is empty but for comments'."""
+    uri = open_uri(client, "untitled:Untitled-cr", VECTOR_ADD.replace("\n", "\r"))
+    diags = await wait_diagnostics(client, uri, 1)
+    assert not [d for d in diags if d.severity == lsp.DiagnosticSeverity.Error]
+    assert [d.range for d in diags] == [d.range for d in await wait_diagnostics(
+        client, open_uri(client, "untitled:Untitled-lf", VECTOR_ADD), 1)]
