@@ -86,3 +86,25 @@ def test_numpy_integers_count_as_integers():
     assert np.array_equal(twice, st(sk.Matrix(a), iterations=2).to_numpy())
     assert sk.overlap(np.int64(1)) == sk.overlap(1)
     assert sk.single(np.int32(0)) == sk.single(0)
+
+
+MUL_I = "int mul(int x, int y) { return x * y; }"
+ADD_I = "int add(int x, int y) { return x + y; }"
+
+
+def test_an_allpairs_identity_that_is_no_number():
+    """identity="x" raised float()'s ValueError when the kernel was made."""
+    code, message = error_of(lambda: sk.AllPairs(zip=MUL_I, reduce=ADD_I, identity="x"))
+    assert code == "skel-bad-arguments" and "must be a number" in message
+
+
+def test_an_allpairs_identity_the_result_type_cannot_hold():
+    """identity=1.5 for int results was used as 1: every element came out 1 larger
+    than the sum of products, with no error."""
+    a = sk.Matrix(np.ones((2, 3), np.int32))
+    b = sk.Matrix(np.ones((3, 2), np.int32))
+    code, message = error_of(lambda: sk.AllPairs(zip=MUL_I, reduce=ADD_I, identity=1.5)(a, b))
+    assert code == "skel-type-mismatch" and "1.5" in message and "int" in message
+    got = sk.AllPairs(zip=MUL_I, reduce=ADD_I, identity=np.int64(0))(a, b).to_numpy()
+    assert np.array_equal(got, np.full((2, 2), 3))
+
