@@ -7,6 +7,7 @@ initialises with every device of the platform that ``mcl devices`` would pick.""
 
 from __future__ import annotations
 
+import numbers
 import os
 from dataclasses import dataclass, field
 
@@ -192,10 +193,19 @@ def init(num_devices: int | None = None, platform: str | None = None,
     import pyopencl as cl
 
     global _current, _generation
-    found = _platform_devices(platform, device_type)
     if num_devices is None and os.environ.get("MCL_SKEL_DEVICES"):
-        num_devices = int(os.environ["MCL_SKEL_DEVICES"])
+        text = os.environ["MCL_SKEL_DEVICES"].strip()
+        if not text.isdigit():
+            raise skel_error("no-such-device", f"MCL_SKEL_DEVICES={text!r:.40}: give the "
+                             "number of devices (1 or more)")
+        num_devices = int(text)
+    if num_devices is not None and (isinstance(num_devices, bool) or
+                                    not isinstance(num_devices, numbers.Integral)):
+        raise skel_error("no-such-device", f"num_devices={num_devices!r:.40}: give the number "
+                         "of devices (1 or more), or None for all")
+    found = _platform_devices(platform, device_type)
     if num_devices is not None:
+        num_devices = int(num_devices)
         if num_devices < 1:
             raise skel_error("no-such-device", f"{num_devices} device(s) asked for: give 1 "
                              f"or more (the platform '{found[0].platform.name.strip()}' has "

@@ -108,3 +108,19 @@ def test_an_allpairs_identity_the_result_type_cannot_hold():
     got = sk.AllPairs(zip=MUL_I, reduce=ADD_I, identity=np.int64(0))(a, b).to_numpy()
     assert np.array_equal(got, np.full((2, 2), 3))
 
+
+@pytest.mark.parametrize("count", ["2", 2.5, True])
+def test_a_number_of_devices_that_is_no_count(count):
+    """init("2") raised "'<' not supported between instances of 'str' and 'int'" and
+    init(2.5) a TypeError about slice indices."""
+    code, message = error_of(lambda: sk.init(count))
+    assert code == "skel-no-such-device" and "give the number of devices" in message
+
+
+def test_a_number_of_devices_in_the_environment_that_is_no_count(monkeypatch):
+    """MCL_SKEL_DEVICES=two raised int()'s ValueError."""
+    monkeypatch.setenv("MCL_SKEL_DEVICES", "two")
+    code, message = error_of(sk.init)
+    assert code == "skel-no-such-device" and "MCL_SKEL_DEVICES='two'" in message
+    monkeypatch.setenv("MCL_SKEL_DEVICES", "1")
+    assert sk.init().count == 1
