@@ -456,6 +456,8 @@ class AllPairs(Skeleton):
         parse_tiling(self.tile)
         if options is None:
             options = os.environ.get("MCL_SKEL_ALLPAIRS_OPTIONS", "").split()
+        elif isinstance(options, str):      # "-cl-mad-enable -cl-fast-relaxed-math"
+            options = options.split()
         #: OpenCL build options of the zip-reduce kernel (e.g. -cl-mad-enable)
         self.options = tuple(options)
         if func is not None:

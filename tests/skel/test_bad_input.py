@@ -124,3 +124,13 @@ def test_a_number_of_devices_in_the_environment_that_is_no_count(monkeypatch):
     assert code == "skel-no-such-device" and "MCL_SKEL_DEVICES='two'" in message
     monkeypatch.setenv("MCL_SKEL_DEVICES", "1")
     assert sk.init().count == 1
+
+
+def test_allpairs_build_options_in_one_string():
+    """options="-cl-mad-enable" became one option per character and the kernel was
+    reported as not compiling (INVALID_BUILD_OPTIONS)."""
+    mm = sk.AllPairs(zip=MUL_I, reduce=ADD_I, options="-cl-mad-enable  -cl-no-signed-zeros")
+    assert mm.options == ("-cl-mad-enable", "-cl-no-signed-zeros")
+    a = sk.Matrix(np.ones((2, 3), np.int32))
+    assert np.array_equal(mm(a, sk.Matrix(np.ones((3, 2), np.int32))).to_numpy(),
+                          np.full((2, 2), 3))
