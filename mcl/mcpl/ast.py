@@ -369,6 +369,8 @@ class Module(Node):
     file: str = "<string>"
     comments: tuple[str, ...] = field(default=(), kw_only=True)
     constants: tuple[Constant, ...] = field(default=(), kw_only=True)
+    #: where each name of ``exports`` is written (empty for a module built in code)
+    export_spans: tuple[Span, ...] = field(default=(), kw_only=True, compare=False)
 
     def function(self, name: str) -> Function | None:
         """The function called ``name`` or None."""

@@ -16,6 +16,8 @@ RESERVED = frozenset(
     "barrier as const true false int long float double bool byte void".split())
 
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
+#: the `export` list of a module header (its names are strings in the parse tree)
+_EXPORT_RE = re.compile(r"^[ \t]*export\b([^;]*);", re.M)
 # Only comments can hold `//` or `/*` in MCPL (it has no string literals), but a
 # comment start inside another comment must not count: the regex scans left to
 # right and consumes whole comments, so nested markers are skipped.
@@ -121,7 +123,7 @@ class _Builder:
             types=tuple(types), functions=tuple(functions),
             package=".".join(m.package.parts) if m.package else None,
             exports=tuple(m.exports), file=self.file, comments=module_comments,
-            constants=tuple(constants),
+            constants=tuple(constants), export_spans=self.export_spans(m.exports),
             span=self.index.span(self.file, 0, max(1, len(self.source))))
 
     def constant(self, c: Any, comments: tuple[str, ...]) -> ast.Constant:
@@ -129,6 +131,21 @@ class _Builder:
         self.skip_comments(c._tx_position_end)
         return ast.Constant(self.type(c.type), c.name, self.expr(c.value), span=self.span(c),
                             comments=comments)
+
+    def export_spans(self, names: Any) -> tuple[Span, ...]:
+        """Where the names of the module's `export` list are written (the parse tree
+        keeps them as strings, without positions)."""
+        m = _EXPORT_RE.search(self.source)
+        if m is None:
+            return ()
+        spans, at = [], m.start(1)
+        for name in names:
+            found = re.compile(rf"\b{re.escape(name)}\b").search(self.source, at, m.end())
+            if found is None:
+                return ()
+            spans.append(self.index.span(self.file, found.start(), found.end()))
+            at = found.end()
+        return tuple(spans)
 
     def check_name(self, name: str, obj: Any) -> None:
         if name in RESERVED:

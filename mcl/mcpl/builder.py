@@ -243,6 +243,7 @@ def _parse_partial(source: str, file: str
     header_end, pos = chunks.header(source)
     header_text = source[:header_end]
     name, package, exports, imports = "<error>", None, (), ()
+    export_spans: tuple[Span, ...] = ()
     header_ok = True
     try:
         model = metamodel().model_from_str(header_text)
@@ -255,6 +256,7 @@ def _parse_partial(source: str, file: str
         name = model.name
         package = ".".join(model.package.parts) if model.package else None
         exports = tuple(model.exports)
+        export_spans = hb.export_spans(exports)
         imports = tuple(ast.Import(tuple(i.path.parts), span=hb.span(i)) for i in model.imports)
         hardware = {i.path[0] for i in imports if len(i.path) == 1}
         for n in exports:
@@ -329,7 +331,7 @@ def _parse_partial(source: str, file: str
     module = ast.Module(name=name, imports=imports, types=tuple(types),
                         functions=tuple(functions), package=package, exports=exports,
                         file=file, comments=module_comments, constants=tuple(constants),
-                        span=index.span(file, 0, max(1, n)))
+                        export_spans=export_spans, span=index.span(file, 0, max(1, n)))
     return module, diagnostics, _unparsed_names(broken, not header_ok)
 
 

@@ -126,6 +126,7 @@ def check_module(module: ast.Module, loader: _Loader,
             result.hardware["perfect"] = library.get("perfect")
         except McplError:
             pass
+    _check_exports(module, result, imported_functions, missing, diags)
     if module.package and not module.file.startswith("<") and \
             package_root(module.file, module.package) is None:
         diags.append(warning(
@@ -185,6 +186,23 @@ def check_module(module: ast.Module, loader: _Loader,
             diags.append(unreturned)
     diags.sort(key=sort_key)
     return result
+
+
+def _check_exports(module: ast.Module, result: CheckedModule,
+                   imported: dict[str, FunctionInfo], missing: _Missing,
+                   diags: list[Diagnostic]) -> None:
+    """An exported name must be a function, type or constant of the module (or one it
+    imports): a misspelt one would otherwise pass unnoticed."""
+    own = [*(f.name for f in module.functions), *(t.name for t in module.types),
+           *(c.name for c in module.constants)]
+    for name, span in zip(module.exports, module.export_spans, strict=False):
+        if name in own or name in imported or name in result.types or \
+                name in result.constants or missing.function(name) or missing.type(name):
+            continue
+        diags.append(error(
+            "mcpl-unknown-export", f"'{name}' is exported, but the module defines no "
+            "function, type or constant of that name", span,
+            _suggest(name, own) or "define it, or remove it from the export list"))
 
 
 def _description_beside(file: str, imp: ast.Import):

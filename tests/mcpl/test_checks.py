@@ -521,3 +521,14 @@ def test_folded_casts_wrap_round_their_type():
         module = parse(f"module t;\nconst long C = {text};\n", "t.mcpl")
         assert fold_constant(module.constants[0].value, lambda n: None) == value, text
 
+
+def test_an_export_must_name_something_the_module_defines():
+    # export lists were kept and never looked at: a misspelt name passed `mcl check`
+    ds = [d for d in diags("nvidia void k(int n) { }", "nvidia") if d.is_error]
+    assert ds == []
+    module = parse("module t;\nexport k, kk;\nimport nvidia;\nnvidia void k(int n) { }\n",
+                   "t.mcpl")
+    ds = [d for d in check(module).diagnostics if d.is_error]
+    assert [d.code for d in ds] == ["mcpl-unknown-export"]
+    assert "'kk' is exported" in ds[0].message and "did you mean 'k'?" in ds[0].hint
+    assert (ds[0].span.line, ds[0].span.column) == (2, 11)
