@@ -228,6 +228,13 @@ def from_source(source: str, skeleton: str = "skeleton") -> UserFunction:
                          f"not {type(source).__name__}")
     file, line = _caller()
     origin = f"<{skeleton} function given at {file}:{line}>"
+    if "\0" in source:
+        at = source.index("\0")
+        row = source.count("\n", 0, at) + 1
+        raise McplError(error("skel-bad-function", f"the {skeleton}'s customising function "
+                              f"holds a NUL character (line {row} of the string), where "
+                              "OpenCL C source ends", Span.point(origin, row, 1),
+                              hint="remove the '\\0' from the string"))
     clean = _strip_comments(source)
     m = _customising(clean)
     if m is None:

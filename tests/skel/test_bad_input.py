@@ -134,3 +134,10 @@ def test_allpairs_build_options_in_one_string():
     a = sk.Matrix(np.ones((2, 3), np.int32))
     assert np.array_equal(mm(a, sk.Matrix(np.ones((3, 2), np.int32))).to_numpy(),
                           np.full((2, 2), 3))
+
+
+def test_a_function_holding_a_nul_character():
+    """The OpenCL compiler read the source only up to the NUL: pyopencl's LogicError
+    'clCreateKernel failed: INVALID_KERNEL_NAME' at the call."""
+    code, message = error_of(lambda: sk.Map("float f(float x) { return x; }\0"))
+    assert code == "skel-bad-function" and "NUL character" in message
