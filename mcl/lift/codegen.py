@@ -50,6 +50,9 @@ from mcl.lift.views import (
     units,
 )
 
+#: the work-group size of mapGlb kernels where Options.local_size gives none
+DEFAULT_LOCAL_SIZE = 256
+
 
 @dataclass
 class Options:
@@ -75,6 +78,9 @@ class Kernel:
     global_size: tuple[int, ...]
     local_size: tuple[int, ...]
     local_bytes: int = 0
+    #: a kernel of mapGlb loops: their extents by dimension (the work-items its launch
+    #: needs, whatever the work-group size); empty for a kernel of work-groups (mapWrg)
+    extents: tuple[int, ...] = ()
 
 
 @dataclass
@@ -315,7 +321,9 @@ class Generator(_PatternEmission):
         src += ["    " + _local_declaration(m) for m in state.local_memories]
         src += state.lines
         src.append("}")
-        self.kernels.append(Kernel(name, "\n".join(src), names, gsize, local, state.local_bytes))
+        extents = () if groups else tuple(probe.glb_extents.get(d, 1) for d in range(len(local)))
+        self.kernels.append(Kernel(name, "\n".join(src), names, gsize, local, state.local_bytes,
+                                   extents))
         if self.opt.local_memory is not None and state.local_bytes > self.opt.local_memory:
             raise CodegenLimit(f"{name} needs {state.local_bytes} bytes of local memory, the "
                                f"device has {self.opt.local_memory}")
@@ -341,7 +349,7 @@ class Generator(_PatternEmission):
                 local[i] //= 2
             groups = [probe.wrg_extents.get(d, 1) for d in range(dims)]
             return tuple(local), tuple(groups), None
-        ls = self.opt.local_size or 256
+        ls = self.opt.local_size or DEFAULT_LOCAL_SIZE
         local = []
         glob = []
         for d in range(dims):

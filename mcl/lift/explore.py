@@ -8,27 +8,48 @@ Strategies: ``exhaustive`` (every rewrite sequence up to a depth), ``random``
 UCT over rewrites, random walks as roll-outs, reward from the measured time).
 Results are memoised by expression and kept in a JSON file, so a search can be
 stopped and resumed; kernels that fail to build or give wrong results are
-recorded as such and the search goes on."""
+recorded as such and the search goes on.
+
+This module is the search; one candidate's evaluation is
+:mod:`mcl.lift.explore_evaluate`, the results file and the summaries
+:mod:`mcl.lift.explore_results` (their names are importable from here too)."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import random
-import re
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from mcl.diagnostics import McplError, error
 from mcl.lift import macros as _macros  # noqa: F401  (registers the macro rules)
-from mcl.lift.codegen import Options, check_lowered, generate
-from mcl.lift.interp import random_inputs, run
+from mcl.lift.codegen import check_lowered
+from mcl.lift.explore_evaluate import (  # noqa: F401  (the evaluation of one candidate)
+    Evaluation,
+    Evaluator,
+    first_compiler_error,
+    limits_generation,
+    offered_sizes,
+    plan_launch,
+    usable_sizes,
+    widest_local,
+    work_group_sizes,
+)
+from mcl.lift.explore_results import (  # noqa: F401  (the results and their summaries)
+    OUTCOMES,
+    Results,
+    _read_results,
+    _refuse_other_search,
+    check_results_path,
+    launch_text,
+    listing,
+    outcome_counts,
+    reasons,
+    summary,
+)
 from mcl.lift.ir import Program, bind_sizes
 from mcl.lift.printer import key, show
 from mcl.lift.rules import RULES, Limits, Rewrite, apply_rule, rewrites
@@ -38,370 +59,12 @@ KIND_WEIGHT = {"macro": 6.0, "lowering": 3.0, "fusion": 2.0, "simplification": 2
                "algorithmic": 1.0}
 
 
-@dataclass
-class Evaluation:
-    key: str
-    expression: str
-    status: str                   # ok, wrong, codegen-error, build-error, run-error
-    time_s: float | None = None
-    #: the work-group size of the candidate's mapGlb kernels (the largest along dimension
-    #: 0 of its launch); None where the kernels fix their own (mapWrg)
-    local_size: int | None = None
-    message: str = ""
-    source: str = ""
-    #: the launch as the plan has it, one ``{"global": [...], "local": [...]}`` per
-    #: kernel; None where no kernel was generated
-    launch: list | None = None
-
-    def to_json(self) -> dict:
-        return self.__dict__.copy()
-
-
-@dataclass
-class Evaluator:
-    """Generates, compiles, verifies and times lowered programs on one device."""
-
-    program: Program                       # the high-level program (sizes bound)
-    sizes: dict
-    device: str | None = None
-    repeat: int = 10
-    tolerance: float = 1e-3
-    reference: Callable | None = None      # replaces the interpreter for huge sizes
-    seed: int = 0
-    #: longer kernels (the generator unrolls sequential maps and reductions over
-    #: private arrays) are recorded as codegen errors instead of being compiled: a
-    #: 2 MB gesummv candidate kept PoCL's compiler busy for minutes
-    max_source: int = 256 * 1024
-    #: seconds the timed runs of one candidate may take (estimated from its first run)
-    max_candidate_s: float = 5.0
-    #: where the setup says what it computes (a file, such as sys.stderr), or None
-    progress: object = None
-    _rt: object = None
-    _inputs: list | None = None
-    _expected: np.ndarray | None = None
-
-    def setup(self):
-        if self._inputs is None:
-            from mcl.opencl.device import runtime
-            self._rt = runtime(self.device)
-            self._inputs = random_inputs(self.program, self.sizes, np.random.default_rng(self.seed),
-                                         low=0.0, high=1.0)
-            if self.progress:
-                print(f"explore: computing the expected result of '{self.program.name}' at "
-                      + ", ".join(f"{k}={v}" for k, v in self.sizes.items())
-                      + (" (the reference)" if self.reference else " (Lift's interpreter)"),
-                      file=self.progress, flush=True)
-            try:
-                ref = self.reference(*self._inputs) if self.reference else \
-                    run(self.program, *self._inputs)
-            except MemoryError as e:
-                # the interpreter maps in batch: mm at 2048^3 holds its 2^33 products
-                raise McplError(error(
-                    "lift-explore", f"the expected result of '{self.program.name}' at "
-                    + ", ".join(f"{k}={v}" for k, v in self.sizes.items())
-                    + f" does not fit in this machine's memory ({e})",
-                    hint="explore at smaller sizes (--size): the best implementation found "
-                         "there is a good start for these")) from None
-            self._expected = np.asarray(ref, dtype=np.float64)
-
-    def limits(self) -> Limits:
-        self.setup()
-        info = self._rt.info
-        # Work-items of a CPU work-group do not run in lock-step: warp-synchronous
-        # code (mapWarp/mapLane without barriers) would be wrong there.
-        warp = 32 if info.kind == "GPU" else 1
-        return Limits(max_work_group=info.max_work_group_size, local_memory=info.local_memory,
-                      warp_size=warp)
-
-    def __call__(self, prog: Program, local_size: int | None = None) -> Evaluation:
-        from mcl.lift.execute import Bound, compile_generated
-        self.setup()
-        k, text = key(prog.body), show(prog.body.body)
-        info = self._rt.info
-        opts = Options(max_work_group=info.max_work_group_size, local_size=local_size,
-                       local_memory=info.local_memory)
-        try:
-            gen = generate(prog, self.sizes, opts)
-        except McplError as e:
-            return Evaluation(k, text, "codegen-error", local_size=local_size,
-                              message=e.diagnostics[0].message)
-        # the figures of the launch as the plan has it (a one-work-item kernel has a
-        # work-group of 1 whatever size was asked for)
-        launch = plan_launch(gen)
-        if local_size is not None:
-            local_size = widest_local(gen)
-
-        def outcome(status: str, time_s: float | None = None, message: str = "",
-                    source: str = gen.source) -> Evaluation:
-            return Evaluation(k, text, status, time_s, local_size, message, source, launch)
-        if len(gen.source) > self.max_source:
-            return outcome("codegen-error", source="",
-                           message=f"kernel source too long ({len(gen.source)} characters, "
-                                   f"{gen.source.count(chr(10))} lines; limit "
-                                   f"{self.max_source}): not compiled")
-        try:
-            comp = compile_generated(gen, self._rt, prog.name)
-        except McplError as e:
-            return outcome("build-error",
-                           message=first_compiler_error(e.diagnostics[0].message)[:2000])
-        try:
-            bound = Bound(comp, self._inputs)
-            t0 = time.perf_counter()
-            bound.run()
-            first = time.perf_counter() - t0
-            got = bound.result().astype(np.float64)
-            exp = self._expected.reshape(got.shape)
-            err = float(np.max(np.abs(got - exp))) / max(1.0, float(np.max(np.abs(exp))))
-            if not np.isfinite(err) or err > self.tolerance:
-                return outcome("wrong", message=f"relative error {err:.3g}")
-            # a slow candidate (one thread summing 2^28 elements) is timed fewer times
-            reps = max(1, min(self.repeat, int(self.max_candidate_s / first)))
-            times = bound.time(reps, warmup=2 if reps == self.repeat else 0)
-        except Exception as e:  # noqa: BLE001 - a failing kernel must not stop the search
-            return outcome("run-error", message=str(e)[:500])
-        return outcome("ok", float(np.median(times)))
-
-
-def plan_launch(gen) -> list[dict]:
-    """The launch of each kernel of a generated program, as its plan has it."""
-    return [{"name": k["name"], "global": k["global"], "local": k["local"]}
-            for k in gen.plan()["kernels"]]
-
-
-def widest_local(gen) -> int:
-    """The work-group size a mapGlb program's launch has: the largest along dimension 0
-    of its kernels (each kernel's is the size asked for, or its extent where smaller)."""
-    return max((k.local_size[0] for k in gen.kernels), default=1)
-
-
-def work_group_sizes(prog: Program, local_sizes: tuple[int, ...],
-                     limits: Limits) -> tuple[int, ...]:
-    """The work-group sizes to try for a lowered program of mapGlb kernels (sizes bound):
-    those of ``local_sizes`` within the device's limit, each as the launch would have it,
-    once each. A kernel whose global size is smaller than a size gets a work-group of its
-    global size (a one-work-item kernel: 1), so sizes beyond the widest kernel are one
-    candidate, not several timings of the same launch. Empty where the program is not
-    generated (it is evaluated once, without a size; its error says why)."""
-    usable = [ls for ls in local_sizes if ls <= limits.max_work_group] or \
-        [max(1, min(limits.max_work_group, *local_sizes))]
-    try:
-        gen = generate(prog, {}, Options(max_work_group=limits.max_work_group,
-                                         local_size=max(usable),
-                                         local_memory=limits.local_memory))
-    except McplError:
-        return ()
-    widest = widest_local(gen)
-    return tuple(dict.fromkeys(min(ls, widest) for ls in usable))
-
-
-def launch_text(e: dict, label: bool = False) -> str:
-    """The launch of an evaluated candidate as its plan has it: ``global 1024 local
-    128`` (dimensions joined by x, kernels by ``; ``), with ``label`` ``global size 1024,
-    work-group size 128``; the work-group size alone for results files written before
-    launches were recorded; empty where there is none."""
-    launch = e.get("launch")
-    if launch:
-        def dims(xs: list[int]) -> str:
-            return "x".join(str(x) for x in xs)
-        g, lo = ("global size ", ", work-group size ") if label else ("global ", " local ")
-        return "; ".join((f"{k['name']}: " if label and len(launch) > 1 and "name" in k
-                          else "") + f"{g}{dims(k['global'])}{lo}{dims(k['local'])}"
-                         for k in launch)
-    if e.get("local_size"):
-        return f"work-group size {e['local_size']}" if label else f"local {e['local_size']}"
-    return ""
-
-
 def is_lowered(prog: Program) -> bool:
     try:
         check_lowered(prog.body.body)
         return True
     except McplError:
         return False
-
-
-@dataclass
-class Results:
-    """The resumable results file: every evaluation and the best-so-far curve."""
-
-    path: Path | None
-    meta: dict = field(default_factory=dict)
-    evaluations: dict[str, dict] = field(default_factory=dict)
-    curve: list[list[float]] = field(default_factory=list)
-    #: keys of the candidates of the last search, in order (evaluated or recalled)
-    searched: list[str] = field(default_factory=list)
-
-    @staticmethod
-    def load(path: str | Path | None, meta: dict) -> Results:
-        r = Results(Path(path) if path else None, meta)
-        if r.path and r.path.exists():
-            data = _read_results(r.path)
-            old = data.get("meta", {})
-            # times are only comparable on one device; the strategy, seed and budget
-            # may change between runs (the key is the expression and work-group size)
-            _refuse_other_search(r.path, old, meta)
-            r.evaluations = data.get("evaluations", {})
-            r.curve = data.get("curve", [])
-        return r
-
-    def save(self) -> None:
-        if self.path:
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            try:
-                tmp.write_text(json.dumps({"meta": self.meta, "evaluations": self.evaluations,
-                                           "curve": self.curve, "best": self.best()},
-                                          indent=1))
-                tmp.replace(self.path)
-            except OSError as e:   # named by the path the user gave, not the temporary
-                raise OSError(e.errno, e.strerror, str(self.path)) from None
-
-    def candidates(self) -> list[dict]:
-        """The evaluations of the candidates of the last search (evaluated or recalled
-        from the file), not those of earlier searches kept in the file."""
-        return [self.evaluations[k] for k in self.searched]
-
-    def best(self) -> dict | None:
-        ok = [e for e in self.evaluations.values() if e["status"] == "ok"]
-        return min(ok, key=lambda e: e["time_s"]) if ok else None
-
-
-def _search_of(meta: dict) -> str:
-    sizes = ", ".join(f"{k}={v}" for k, v in meta.get("sizes", {}).items())
-    return f"'{meta.get('program')}'" + (f" at {sizes}" if sizes else "") + \
-        (f" on {meta['device_name']}" if meta.get("device_name") else "")
-
-
-def _refuse_other_search(path: Path, old: dict, meta: dict) -> None:
-    """A results file resumes the search of one program at its sizes on one device (the
-    times compare there only); saving another's would silently replace its results."""
-    same = all(old.get(f) == meta.get(f) for f in ("program", "sizes", "source"))
-    device = old.get("device_name", meta.get("device_name")) == \
-        meta.get("device_name", old.get("device_name"))
-    if same and device:
-        return
-    why = "another device" if same else \
-        "another program" if old.get("source") != meta.get("source") else "other sizes"
-    raise McplError(error("lift-results", f"results file {path} holds the search of "
-                          f"{_search_of(old)}; this one, of {_search_of(meta)}, is of {why} "
-                          "and would replace its results",
-                          hint="give another --results file, or remove this one to start "
-                               "over"))
-
-
-def _read_results(path: Path) -> dict:
-    """The data of a results file; a file that is not one is the user's error."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise McplError(error("lift-results", f"{path} is not a results file of `mcl lift "
-                              f"explore` (not JSON: {e})",
-                              hint="give another --results file, or remove this one")) from None
-    if not isinstance(data, dict) or not isinstance(data.get("evaluations", {}), dict):
-        raise McplError(error("lift-results", f"{path} is not a results file of `mcl lift "
-                              "explore`", hint="give another --results file, or remove "
-                              "this one"))
-    return data
-
-
-def check_results_path(path: str | Path) -> Path:
-    """``path`` as a results file that can be written (and read, when it exists); raises
-    McplError naming it otherwise. Called before a search, which may take long."""
-    p = Path(path)
-    folder = p.parent
-    if p.is_dir():
-        why, hint = "is a folder", f"give a file name, e.g. {p / 'results.json'}"
-    elif not folder.is_dir():
-        why = f"cannot be written: its folder {folder} does not exist"
-        hint = f"create it (mkdir -p {folder}) or give a file in an existing folder"
-    elif not os.access(folder, os.W_OK | os.X_OK):
-        why, hint = f"cannot be written: no permission to write in {folder}", None
-    elif p.exists() and not os.access(p, os.R_OK | os.W_OK):
-        why, hint = "exists but cannot be read and written (permissions)", None
-    else:
-        if p.exists():
-            _read_results(p)
-        return p
-    raise McplError(error("lift-results", f"results file {path} {why}", hint=hint))
-
-
-#: Outcomes of a candidate, in the order summaries name them.
-OUTCOMES = ("ok", "wrong", "codegen-error", "build-error", "run-error")
-
-
-def outcome_counts(evaluations: list[dict]) -> dict[str, int]:
-    """How many candidates had each outcome, in the order of :data:`OUTCOMES`."""
-    counts: dict[str, int] = {}
-    for e in evaluations:
-        counts[e["status"]] = counts.get(e["status"], 0) + 1
-    order = {s: i for i, s in enumerate(OUTCOMES)}
-    return dict(sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-
-
-def summary(evaluations: list[dict]) -> str:
-    """``20 candidates: 10 ok, 9 codegen-error, 1 wrong``: every outcome, adding up."""
-    counts = outcome_counts(evaluations)
-    n = sum(counts.values())
-    return f"{n} candidate{'s' if n != 1 else ''}: " + ", ".join(
-        f"{v} {k}" for k, v in counts.items())
-
-
-#: A number standing alone (not part of a name like ``acc_4``) in a message.
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
-_SLOT = "\0"
-
-
-_COMPILER_ERROR = re.compile(r"^(?:.*?:\d+:\d+:\s*)?error:\s*(?:\S+:\d+:\d+\s*(?:<[^>]*>)?:\s*)?"
-                             r"(.+)$", re.MULTILINE)
-
-
-def first_compiler_error(message: str) -> str:
-    """A build failure's message with the compiler's first error on its first line: the
-    message says only 'the OpenCL compiler rejected the kernel of P:' there, and the
-    summary of a search shows first lines (the log follows, whole)."""
-    head, _, log = message.partition("\n")
-    m = _COMPILER_ERROR.search(log)
-    return f"{head.rstrip(':')}: {m.group(1).strip()}\n{log}" if m else message
-
-
-def reasons(evaluations: list[dict], width: int = 160) -> list[tuple[str, int, str]]:
-    """Why candidates were not kept: (outcome, count, reason) for each outcome other than
-    ok and each reason (the first line of the message; messages that differ only in
-    their numbers are one reason, whose numbers are given as ranges), most frequent first."""
-    groups: dict[tuple[str, str], list[list[str]]] = {}
-    for e in evaluations:
-        if e["status"] == "ok":
-            continue
-        line = ((e.get("message") or "").strip() or "no message given").splitlines()[0]
-        groups.setdefault((e["status"], _NUMBER.sub(_SLOT, line)), []).append(
-            _NUMBER.findall(line))
-    out = []
-    for (status, template), numbers in groups.items():
-        parts = template.split(_SLOT)
-        text = parts[0]
-        for i, part in enumerate(parts[1:]):
-            values = sorted({ns[i] for ns in numbers if i < len(ns)}, key=float)
-            text += (values[0] if len(values) == 1 else f"{values[0]} to {values[-1]}") + part
-        if len(text) > width:
-            text = text[:width - 3] + "..."
-        out.append((status, len(numbers), text))
-    order = {s: i for i, s in enumerate(OUTCOMES)}
-    return sorted(out, key=lambda r: (-r[1], order.get(r[0], len(order)), r[2]))
-
-
-def listing(evaluations: list[dict], width: int = 100) -> list[str]:
-    """One line per candidate (``--verbose``): outcome, time, launch (global and local
-    size, as the plan has it), reason and the beginning of its expression."""
-    out = []
-    launches = [launch_text(e) for e in evaluations]
-    column = max([10, *(len(x) for x in launches)])
-    for i, (e, ls) in enumerate(zip(evaluations, launches, strict=True), 1):
-        t = f"{e['time_s'] * 1e3:.4f} ms" if e.get("time_s") else "-"
-        msg = (e.get("message") or "").strip().splitlines()
-        expr = e.get("expression", "")
-        out.append(f"{i:4} {e['status']:14} {t:>14} {ls:{column}} "
-                   + (f"{msg[0][:2 * width]}\n{'':{35 + column}}" if msg else "")
-                   + (expr if len(expr) <= width else expr[:width - 3] + "..."))
-    return out
 
 
 class Search:
@@ -429,6 +92,12 @@ class Search:
         self.start = time.time()
         self._moves: dict[str, list[Rewrite]] = {}
         self._sizes: dict[str, tuple[int, ...]] = {}
+        # a program's launch is learnt from a generation of it: the evaluator's, where
+        # it generates with these limits (that generation is then the candidate's)
+        generated = getattr(evaluate, "generated", None)
+        agrees = getattr(evaluate, "agrees", None)
+        self.generate = generated if generated is not None and agrees is not None and \
+            agrees(limits) else limits_generation(limits)
 
     @property
     def done(self) -> bool:
@@ -447,8 +116,24 @@ class Search:
             return ()
         k = key(prog.body)
         if k not in self._sizes:
-            self._sizes[k] = work_group_sizes(prog, self.local_sizes, self.limits)
+            self._sizes[k] = self._offered(prog)
         return self._sizes[k]
+
+    def _offered(self, prog: Program) -> tuple[int, ...]:
+        """:func:`work_group_sizes` of ``prog``, from one generation of it: at the size
+        :meth:`score` is about to draw where each usable size is a launch of its own
+        (arrays at least as wide as the sizes), so that the evaluator's generation of
+        the candidate is that one. The draw is made again by :meth:`score`, from the
+        same state of the random choices."""
+        usable = usable_sizes(self.local_sizes, self.limits)
+        state = self.rng.getstate()
+        guess = self.rng.choice(usable)
+        self.rng.setstate(state)
+        gen = self.generate(prog, guess)
+        if isinstance(gen, McplError) and guess != max(usable):
+            # the sizes are those of a generation at the widest size
+            gen = self.generate(prog, max(usable))
+        return () if isinstance(gen, McplError) else offered_sizes(gen, usable)
 
     def score(self, prog: Program) -> float | None:
         """Evaluate (or recall) a lowered program; returns its time or None. A program of

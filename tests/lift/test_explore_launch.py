@@ -191,3 +191,31 @@ def test_mcl_lift_explore_prints_the_true_launch_of_a_one_work_item_kernel(
     best = json.loads(out)["best"]
     assert code == 0 and best["local_size"] == 1 and best["launch"][0]["local"] == [1]
     assert sum(json.loads(out)["counts"].values()) == 1
+
+
+# ------------------------------------------------------------------ one generation
+
+
+@pytest.mark.parametrize("name, n, strategy", [("scal", 4096, "random"), ("sum", 4096, "mcts"),
+                                               ("scal", 100, "random")])
+def test_each_candidate_is_generated_once(name, n, strategy, rt, monkeypatch):
+    """The work-group sizes a program's launch can use are learnt from the generation
+    that the evaluator compiles: the generator runs once per candidate, not once more
+    for each expression. (Where an expression first met has kernels narrower than the
+    sizes, N=100, and the draw then picks a size other than the one it would pick
+    among distinct launches, it is generated a second time: not with these seeds.)"""
+    from collections import Counter
+
+    import mcl.lift.explore_evaluate as E
+    calls = []
+
+    def counting(prog, sizes, options=None):
+        calls.append((key(prog.body), options.local_size if options else None))
+        return generate(prog, sizes, options)
+    monkeypatch.setattr(E, "generate", counting)
+    res = explore(program(name), {"N": n}, strategy, budget=8, progress=False, repeat=1,
+                  seed_macros=True)
+    cands = res.candidates()
+    assert len(cands) == 8 and all(c["status"] == "ok" for c in cands), cands
+    per_expression = Counter(k for k, _ in calls)
+    assert per_expression == Counter(c["key"] for c in cands), calls
