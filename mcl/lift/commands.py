@@ -306,6 +306,8 @@ def cmd_explore(args) -> int:
     for option in ("budget", "depth", "repeat"):
         if getattr(args, option) < 1:
             raise UsageError(f"--{option}: {getattr(args, option)}; give 1 or more")
+    if args.seed < 0:
+        raise UsageError(f"--seed: {args.seed}; give 0 or more")
     if mcpl:
         return cmd_explore_mcpl(args)
     from mcl.lift.explore import default_sizes, explore, launch_text, outcome_counts

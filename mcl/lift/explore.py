@@ -435,6 +435,8 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
     for what, value in (("budget", budget), ("depth", depth), ("repeat", repeat)):
         if value < 1:
             raise McplError(error("lift-explore", f"{what} {value}: give 1 or more"))
+    if seed < 0:    # numpy's generators take none
+        raise McplError(error("lift-explore", f"seed {seed}: give 0 or more"))
     sizes = checked_sizes(sizes)
     meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
             "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}

@@ -61,3 +61,21 @@ def test_a_size_a_split_does_not_divide_is_said_at_the_split(run_cli, tmp_path, 
     assert f"{f}:2:57: error: split 4: 4 does not divide the array length 10" in err
     code, out, err = run_cli("lift", args[0], f, "--size", "N=12", *args[1:])
     assert "does not divide" not in err
+
+
+# ------------------------------------------------------------------ explore's options
+
+
+def test_a_negative_seed_is_refused(run_cli):
+    """numpy takes no negative seed: it was an internal error once the search began."""
+    code, out, err = run_cli("lift", "explore", SUM, "--size", "N=64", "--seed", "-1",
+                             "--budget", "1")
+    assert code == 2 and out == "" and "--seed: -1; give 0 or more" in err
+    assert "Traceback" not in err
+    from mcl.lift.explore import Evaluation, explore
+    from mcl.lift.parser import parse_file
+    from mcl.lift.rules import Limits
+    with pytest.raises(McplError, match="seed -1: give 0 or more"):
+        explore(parse_file(SUM), {"N": 64}, "random", budget=1, seed=-1, progress=False,
+                limits=Limits(), evaluator=lambda p, ls: Evaluation("k", "e", "ok", 1.0, ls))
+
