@@ -416,6 +416,19 @@ def default_sizes(prog: Program, given: dict) -> dict[str, int]:
             if name not in given}
 
 
+def _refuse_huge_inputs(prog: Program) -> None:
+    """An input array of more elements than the generated kernels index (32-bit
+    integers) is refused before its random values are made: no candidate could run."""
+    from mcl.lift.codegen import _MAX_ELEMENTS, _numpy_shape
+    for p in prog.params:
+        n = math.prod(_numpy_shape(p.type))
+        if n > _MAX_ELEMENTS:
+            raise McplError(error(
+                "lift-size", f"'{p.name}' holds {n:,} elements at these sizes; the generated "
+                f"kernels index with 32-bit integers, up to {_MAX_ELEMENTS:,}", p.span,
+                hint="choose smaller sizes"))
+
+
 def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 200,
             device: str | None = None, results_path: str | Path | None = None,
             seed: int = 0, depth: int = 3, evaluator: Callable | None = None,
@@ -438,6 +451,7 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
     if seed < 0:    # numpy's generators take none
         raise McplError(error("lift-explore", f"seed {seed}: give 0 or more"))
     sizes = checked_sizes(sizes)
+    _refuse_huge_inputs(bind_sizes(prog, sizes))
     meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
             "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}
     if results_path and Path(results_path).is_file():   # before the device and reference

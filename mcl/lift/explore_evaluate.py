@@ -68,25 +68,31 @@ class Evaluator:
         if self._inputs is None:
             from mcl.opencl.device import runtime
             self._rt = runtime(self.device)
-            self._inputs = random_inputs(self.program, self.sizes, np.random.default_rng(self.seed),
-                                         low=0.0, high=1.0)
+            try:
+                inputs = random_inputs(self.program, self.sizes,
+                                       np.random.default_rng(self.seed), low=0.0, high=1.0)
+            except MemoryError as e:
+                raise self._too_large("the inputs", "do", e) from None
             if self.progress:
                 print(f"explore: computing the expected result of '{self.program.name}' at "
                       + ", ".join(f"{k}={v}" for k, v in self.sizes.items())
                       + (" (the reference)" if self.reference else " (Lift's interpreter)"),
                       file=self.progress, flush=True)
             try:
-                ref = self.reference(*self._inputs) if self.reference else \
-                    run(self.program, *self._inputs)
+                ref = self.reference(*inputs) if self.reference else \
+                    run(self.program, *inputs)
             except MemoryError as e:
                 # the interpreter maps in batch: mm at 2048^3 holds its 2^33 products
-                raise McplError(error(
-                    "lift-explore", f"the expected result of '{self.program.name}' at "
-                    + ", ".join(f"{k}={v}" for k, v in self.sizes.items())
-                    + f" does not fit in this machine's memory ({e})",
-                    hint="explore at smaller sizes (--size): the best implementation found "
-                         "there is a good start for these")) from None
-            self._expected = np.asarray(ref, dtype=np.float64)
+                raise self._too_large("the expected result", "does", e) from None
+            self._inputs, self._expected = inputs, np.asarray(ref, dtype=np.float64)
+
+    def _too_large(self, what: str, verb: str, e: MemoryError) -> McplError:
+        return McplError(error(
+            "lift-explore", f"{what} of '{self.program.name}' at "
+            + ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+            + f" {verb} not fit in this machine's memory ({e})",
+            hint="explore at smaller sizes (--size): the best implementation found "
+                 "there is a good start for these"))
 
     def limits(self) -> Limits:
         self.setup()

@@ -79,3 +79,27 @@ def test_a_negative_seed_is_refused(run_cli):
         explore(parse_file(SUM), {"N": 64}, "random", budget=1, seed=-1, progress=False,
                 limits=Limits(), evaluator=lambda p, ls: Evaluation("k", "e", "ok", 1.0, ls))
 
+
+def test_inputs_larger_than_the_kernels_index_are_refused_before_they_are_made(run_cli):
+    """N=99999999999: the random inputs (745 GiB) were a MemoryError traceback."""
+    code, out, err = run_cli("lift", "explore", SUM, "--size", "N=99999999999",
+                             "--budget", "1")
+    assert code == 1 and "Traceback" not in err
+    assert "'x' holds 99,999,999,999 elements at these sizes; the generated kernels index " \
+           "with 32-bit integers" in err
+
+
+def test_inputs_that_do_not_fit_in_memory_are_said(monkeypatch):
+    from mcl.lift import explore_evaluate
+    from mcl.lift.explore import Evaluator
+    from mcl.lift.ir import bind_sizes
+    from mcl.lift.parser import parse_file
+
+    def no_memory(*_args, **_kwargs):
+        raise MemoryError("Unable to allocate 8.00 GiB")
+    monkeypatch.setattr(explore_evaluate, "random_inputs", no_memory)
+    monkeypatch.setattr("mcl.opencl.device.runtime", lambda device=None: None)
+    ev = Evaluator(bind_sizes(parse_file(SUM), {"N": 1 << 30}), {"N": 1 << 30})
+    with pytest.raises(McplError, match="the inputs of 'sum' at N=1073741824 do not fit"):
+        ev.setup()
+
