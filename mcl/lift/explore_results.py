@@ -131,7 +131,14 @@ def check_results_path(path: str | Path) -> Path:
     else:
         if p.exists():
             _read_results(p)
-        return p
+            return p
+        try:    # what permissions do not say (a read-only or special file system)
+            p.open("x").close()
+        except OSError as e:
+            why, hint = f"cannot be written: {(e.strerror or str(e)).lower()}", None
+        else:
+            p.unlink()
+            return p
     raise McplError(error("lift-results", f"results file {path} {why}", hint=hint))
 
 

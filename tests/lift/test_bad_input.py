@@ -103,3 +103,12 @@ def test_inputs_that_do_not_fit_in_memory_are_said(monkeypatch):
     with pytest.raises(McplError, match="the inputs of 'sum' at N=1073741824 do not fit"):
         ev.setup()
 
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs /proc")
+def test_a_results_file_the_system_will_not_create_is_refused_before_the_search(run_cli):
+    """Permissions allow root to write in /proc; the file was found missing only when
+    the first candidate's result was saved."""
+    code, out, err = run_cli("lift", "explore", SUM, "--size", "N=64", "--budget", "1",
+                             "--results", "/proc/results.json")
+    assert code == 1 and out == "" and "explore:" not in err
+    assert "results file /proc/results.json cannot be written" in err
