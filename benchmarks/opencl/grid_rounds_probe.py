@@ -1,0 +1,73 @@
+"""Does a compute-bound grid take as long as its busiest SM? fma_block_probe.py's
+``stream8`` kernel (8 independent chains of multiply-adds a work-item, no device memory
+in the loop, which one work-group of 256 already keeps an SM's schedulers busy with) in
+G work-groups of 256 over G around multiples of the SMs. Where an SM's blocks share its
+issue slots, the kernel takes ceil(G / SMs) blocks' time: G = 8 x SMs + 1 as long as
+9 x SMs, the time model's ``busiest_share`` (mcl.analyses.timing); where the device
+spread the work finer, it would follow G / SMs. Each time the median of ``--repeats``
+launches behind the awake kernel; each result checked against the first work-group's.
+
+    python benchmarks/opencl/grid_rounds_probe.py --out DIR [--device cpu]
+
+Exits 2 without an NVIDIA OpenCL device (``--device cpu``: PoCL, a few groups, the check).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fma_block_probe import SOURCE  # noqa: E402
+from probe_timing import median_time, probe_setup, save  # noqa: E402
+
+LOCAL = 256
+
+
+def main() -> int:
+    found = probe_setup(__doc__, "grid_rounds_probe", 7, cpu_twin=True)
+    if found is None:
+        return 2
+    args, dev, ctx, q = found
+    import pyopencl as cl
+
+    from mcl.opencl.conditions import keep_awake
+    cpu = getattr(args, "device", "nvidia") == "cpu"
+    sms = dev.max_compute_units
+    k = 64 if cpu else 4096
+    grids = sorted({1, 2, 3} if cpu else
+                   {sms // 2, sms, sms + 1, 2 * sms, 2 * sms + 1, 4 * sms, 4 * sms - 4,
+                    4 * sms + 1, 8 * sms, 8 * sms + 1, 8 * sms + sms // 3, 9 * sms,
+                    9 * sms + 1, 16 * sms, 16 * sms + 1})
+    knl = cl.Program(ctx, SOURCE).build().stream8
+    s = np.float32(0.999)
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * LOCAL * max(grids))
+    awake = None if cpu else keep_awake(ctx, q)
+    rows, ok_all = [], True
+    for g in grids:
+        argv = (out, np.int32(k), s)
+        knl(q, (g * LOCAL,), (LOCAL,), *argv).wait()
+        got = np.empty(g * LOCAL, np.float32)
+        cl.enqueue_copy(q, got, out).wait()
+        # each work-item's sum depends on its id only through a term of 1e-6 per id
+        ok = bool(np.all(np.isfinite(got))) and \
+            bool(np.allclose(got, got[0], rtol=1e-2, atol=1e-2))
+        ok_all &= ok
+        t = median_time(q, knl, (g * LOCAL,), (LOCAL,), argv, args.repeats, before=awake)
+        busiest = math.ceil(g / sms)
+        rows.append({"groups": g, "per_sm": g / sms, "busiest": busiest, "seconds": t,
+                     "correct": ok})
+        print(f"G={g:5d} ({g / sms:6.2f} an SM, busiest {busiest:3d}): {t * 1e6:9.2f} us, "
+              f"{t * 1e6 / busiest:8.3f} us a busiest block, correct {ok}", flush=True)
+    save(args.out, "grid_rounds_probe.json", {"device": dev.name, "sms": sms, "local": LOCAL,
+                                              "iterations": k, "rows": rows})
+    return 0 if ok_all else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
