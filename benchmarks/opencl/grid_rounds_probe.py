@@ -7,7 +7,11 @@ issue slots, the kernel takes ceil(G / SMs) blocks' time: G = 8 x SMs + 1 as lon
 spread the work finer, it would follow G / SMs. Each time the median of ``--repeats``
 launches behind the awake kernel; each result checked against the first work-group's.
 
-    python benchmarks/opencl/grid_rounds_probe.py --out DIR [--device cpu]
+    python benchmarks/opencl/grid_rounds_probe.py --out DIR [--kernel K --local L] [--device cpu]
+
+``--kernel outer_4x4 --local 1024``: a kernel of more registers in groups of 1024, one
+resident an SM, so that the grid runs many rounds of one block each (``--local`` 256 by
+default: 8 resident an SM).
 
 Exits 2 without an NVIDIA OpenCL device (``--device cpu``: PoCL, a few groups, the check).
 """
@@ -26,15 +30,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fma_block_probe import SOURCE  # noqa: E402
 from probe_timing import median_time, probe_setup, save  # noqa: E402
 
-LOCAL = 256
+
+def _extra(ap) -> None:
+    ap.add_argument("--kernel", default="stream8", help="a kernel of fma_block_probe.py")
+    ap.add_argument("--local", type=int, default=256, help="work-items a group")
 
 
 def main() -> int:
-    found = probe_setup(__doc__, "grid_rounds_probe", 7, cpu_twin=True)
+    found = probe_setup(__doc__, "grid_rounds_probe", 7, extra=_extra, cpu_twin=True)
     if found is None:
         return 2
     args, dev, ctx, q = found
     import pyopencl as cl
+    LOCAL = args.local  # noqa: N806
 
     from mcl.opencl.conditions import keep_awake
     cpu = getattr(args, "device", "nvidia") == "cpu"
@@ -44,7 +52,7 @@ def main() -> int:
                    {sms // 2, sms, sms + 1, 2 * sms, 2 * sms + 1, 4 * sms, 4 * sms - 4,
                     4 * sms + 1, 8 * sms, 8 * sms + 1, 8 * sms + sms // 3, 9 * sms,
                     9 * sms + 1, 16 * sms, 16 * sms + 1})
-    knl = cl.Program(ctx, SOURCE).build().stream8
+    knl = getattr(cl.Program(ctx, SOURCE).build(), args.kernel)
     s = np.float32(0.999)
     out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * LOCAL * max(grids))
     awake = None if cpu else keep_awake(ctx, q)
@@ -64,8 +72,9 @@ def main() -> int:
                      "correct": ok})
         print(f"G={g:5d} ({g / sms:6.2f} an SM, busiest {busiest:3d}): {t * 1e6:9.2f} us, "
               f"{t * 1e6 / busiest:8.3f} us a busiest block, correct {ok}", flush=True)
-    save(args.out, "grid_rounds_probe.json", {"device": dev.name, "sms": sms, "local": LOCAL,
-                                              "iterations": k, "rows": rows})
+    save(args.out, f"grid_rounds_probe_{args.kernel}_{LOCAL}.json",
+         {"device": dev.name, "sms": sms, "kernel": args.kernel, "local": LOCAL,
+          "iterations": k, "rows": rows})
     return 0 if ok_all else 1
 
 
