@@ -53,6 +53,7 @@ from mcl.lift.explore_results import (  # noqa: F401  (the results and their sum
 from mcl.lift.ir import Program, bind_sizes
 from mcl.lift.printer import key, show
 from mcl.lift.rules import RULES, Limits, Rewrite, apply_rule, rewrites
+from mcl.lift.typecheck import check_program
 
 #: How strongly random walks prefer each kind of rule (lowering makes progress).
 KIND_WEIGHT = {"macro": 6.0, "lowering": 3.0, "fusion": 2.0, "simplification": 2.0,
@@ -452,6 +453,11 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         raise McplError(error("lift-explore", f"seed {seed}: give 0 or more"))
     sizes = checked_sizes(sizes)
     _refuse_huge_inputs(bind_sizes(prog, sizes))
+    # as the commands do: a split its size does not divide is said at the split, and a
+    # results file that cannot be written before the search, not at its first save
+    check_program(bind_sizes(prog, sizes))
+    if results_path is not None:
+        check_results_path(results_path)
     meta = {"program": prog.name, "sizes": {str(k): int(v) for k, v in sizes.items()},
             "strategy": strategy, "device": device or "default", "source": show(prog.body.body)}
     if results_path and Path(results_path).is_file():   # before the device and reference

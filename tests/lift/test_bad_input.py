@@ -112,3 +112,21 @@ def test_a_results_file_the_system_will_not_create_is_refused_before_the_search(
                              "--results", "/proc/results.json")
     assert code == 1 and out == "" and "explore:" not in err
     assert "results file /proc/results.json cannot be written" in err
+
+
+def test_explore_from_python_checks_the_program_at_its_sizes_and_the_results_path(tmp_path):
+    """explore() searched split(4) at N=10 (every candidate ill-typed) and raised
+    IsADirectoryError or FileNotFoundError at the first save of a results path that
+    cannot be written."""
+    from mcl.lift.explore import Evaluation, explore
+    from mcl.lift.parser import parse
+    from mcl.lift.rules import Limits
+
+    def stand_in(prog, ls):
+        return Evaluation("k", "e", "ok", 1.0, ls)
+    options = dict(budget=1, progress=False, limits=Limits(), evaluator=stand_in)
+    with pytest.raises(McplError, match="split 4: 4 does not divide the array length 10"):
+        explore(parse(SPLIT4), {"N": 10}, "random", **options)
+    with pytest.raises(McplError, match=f"results file {tmp_path} is a folder"):
+        explore(parse(SPLIT4), {"N": 12}, "random", results_path=tmp_path, **options)
+    assert explore(parse(SPLIT4), {"N": 12}, "random", **options).candidates()
