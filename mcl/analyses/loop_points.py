@@ -111,11 +111,15 @@ def _points(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
             iteration = picks[keep]
         else:
             counts = trips
-            iteration = np.arange(int(trips.sum())) - \
-                np.repeat(np.cumsum(trips) - trips, trips)
+        if np.any(counts > MOST):
+            return None
+        # the count before the points: a size of billions would otherwise be
+        # materialised (gigabytes, minutes) only to be refused
         total = int(counts.sum())
         if total > MOST or total == 0:
             return None
+        if lp.var not in sampled:
+            iteration = np.arange(total) - np.repeat(np.cumsum(trips) - trips, trips)
         point = {v: np.repeat(x, counts) for v, x in point.items()}
         point[lp.var] = np.repeat(start, counts) + np.repeat(step, counts) * iteration
         count = total
