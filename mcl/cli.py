@@ -208,6 +208,36 @@ def parse_assignments(items: Iterable[str] | None, option: str,
     return out
 
 
+def check_parameter_values(functions: Iterable, values: dict[str, int | float],
+                           option: str) -> None:
+    """A usage error where ``values`` (``--set``) give a scalar parameter of one of
+    ``functions`` a number its type cannot hold: ``n=99999999999`` for an ``int n``
+    (32 bits, as in C and OpenCL), a fraction for an integer."""
+    from mcl.mcpl.check_common import _FLOAT_MAX
+    from mcl.mcpl.fold import integer_range
+    for f in functions:
+        for p in f.params:
+            value = values.get(p.name)
+            if value is None or p.type.dims or isinstance(value, bool):
+                continue
+            kind, held = p.type.name, integer_range(p.type.name)
+            article = "an" if kind[0] in "aeiou" else "a"
+            if held is not None:
+                lo, hi = held
+                if isinstance(value, float) and not value.is_integer():
+                    raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
+                                     f"{kind} parameter of '{f.name}' and takes whole "
+                                     f"numbers ({lo} .. {hi})")
+                if not lo <= value <= hi:
+                    raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
+                                     f"{kind} parameter of '{f.name}', whose values are "
+                                     f"{lo} .. {hi}: give a value in that range")
+            elif kind == "float" and abs(value) > _FLOAT_MAX:
+                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is a float "
+                                 f"parameter of '{f.name}', whose values are about "
+                                 "-3.4e38 .. 3.4e38: give a value in that range")
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print diagnostics as JSON (for tools)")

@@ -350,3 +350,19 @@ def test_a_copy_of_a_library_description_beside_the_kernel_does_not_replace_it(r
     assert f"give --hwd-path {tmp_path} (it then replaces the library's 'cpu')" in out
     code, out, err = run_cli("check", "--hwd-path", tmp_path, kernel)
     assert code == 1 and "hardware description 'cpu' has errors" in out
+
+
+@pytest.mark.parametrize("command", ["feedback", "run"])
+def test_a_set_value_beyond_the_parameters_type_is_a_usage_error(run_cli, command):
+    """`--set n=99999999999` for an `int n` made `mcl feedback` enumerate ~10^9 points
+    (minutes of system time); the value is refused before anything runs."""
+    import time
+
+    from tests.conftest import EXAMPLES
+    begin = time.monotonic()
+    code, _, err = run_cli(command, EXAMPLES / "matmul" / "hopper_v5.mcpl",
+                           "--set", "n=99999999999")
+    assert code == 2, err
+    assert "--set n=99999999999: 'n' is an int parameter of 'matmul', whose values are " \
+           "-2147483648 .. 2147483647" in err
+    assert time.monotonic() - begin < 30

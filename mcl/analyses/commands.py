@@ -10,6 +10,7 @@ from mcl.cli import (
     UsageError,
     add_hwd_path_option,
     add_output_options,
+    check_parameter_values,
     hwd_search_path,
     parse_assignments,
     print_diagnostics,
@@ -105,6 +106,7 @@ def run_feedback(args: argparse.Namespace) -> int:
         params.update((name, None) for name in scalar_parameters(checked.module))
         # the --set values of this file's parameters (the others may be another file's)
         values = values_of(checked.module, all_values)
+        check_parameter_values(checked.module.functions, values, "--set")
         check_values(checked.module, values)
         specialize = _specialized(args, f)
         if args.level:

@@ -350,7 +350,7 @@ def _registers_taken(kernel, sizes: dict) -> str | None:
 def _run_sizes(args: argparse.Namespace, f) -> tuple[dict, list[str]]:
     """The scalar arguments of ``mcl run``: the ``--set`` values, else the parameters'
     example values (their names are the second result)."""
-    from mcl.cli import UsageError, parse_assignments
+    from mcl.cli import UsageError, check_parameter_values, parse_assignments
     from mcl.mcpl import print_expr
     from mcl.opencl.plan import evaluate
 
@@ -360,6 +360,7 @@ def _run_sizes(args: argparse.Namespace, f) -> tuple[dict, list[str]]:
     if unknown:
         raise UsageError(f"--set {unknown[0]}: '{f.name}' has no size parameter "
                          f"'{unknown[0]}' (its sizes: {', '.join(scalars) or 'none'})")
+    check_parameter_values([f], sizes, "--set")
     examples = []
     for p in f.params:   # the example values of the parameters not set
         if p.type.is_array or p.name in sizes:

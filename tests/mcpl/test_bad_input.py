@@ -162,3 +162,30 @@ def test_mutated_examples_never_raise(case):
     result = check(path, source=text)  # any exception here is a bug
     for d in result.diagnostics:
         assert d.span is None or d.span.line >= 1
+
+
+@pytest.mark.parametrize("default, type_, says", [
+    ("99999999999", "int", "the example value 99999999999 of 'n' does not fit its type 'int' "
+                           "(-2147483648 .. 2147483647)"),
+    ("-3000000000", "int", "the example value -3000000000 of 'n' does not fit its type 'int'"),
+    ("2.5", "int", "the example value 2.5 of 'n' is no whole number: 'n' is an int parameter"),
+    ("2.5", "long", "the example value 2.5 of 'n' is no whole number"),
+    ("1e40", "float", "does not fit its type 'float'"),
+])
+def test_a_parameter_default_its_type_cannot_hold_is_an_error(default, type_, says):
+    """An example value beyond the parameter's type was accepted (a default of
+    99999999999 made `mcl feedback` run for minutes); it is an error at the default."""
+    text = (f"module m;\nimport perfect;\nperfect void f(const {type_} n = {default}, "
+            "float[10] a) {\n  foreach (int i in 10 threads) { a[i] = 1.0; }\n}\n")
+    errors = [d for d in check("m.mcpl", source=text).diagnostics if d.is_error]
+    assert [d.code for d in errors] == ["mcpl-bad-default"], errors
+    assert says in errors[0].message
+    column = text.splitlines()[2].index(default) + 1
+    assert (errors[0].span.line, errors[0].span.column) == (3, column)
+
+
+def test_parameter_defaults_that_fit_are_accepted():
+    text = ("module m;\nimport perfect;\nperfect void f(const int n = 2147483647, "
+            "const long k = 99999999999, const int c = 2.0, const float x = 0.5, "
+            "float[10] a) {\n  foreach (int i in 10 threads) { a[i] = 1.0; }\n}\n")
+    assert not [d for d in check("m.mcpl", source=text).diagnostics if d.is_error]
