@@ -568,9 +568,12 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
         expected = expected[:6] + ["..."]
     what = " or ".join(expected) if expected else "something else"
     hint = None
-    if "';'" in expected:
+    if "'module'" in expected and base == 0:
+        hint = "a file must start with `module NAME;` (after `package NAME;`, if any), " \
+            "then its imports"
+    elif "';'" in expected:
         hint = "statements and declarations end with ';'"
-    elif m and m.group() in RESERVED:
+    elif m and m.group() in RESERVED and ("a name" in expected or "a type" in expected):
         hint = f"'{m.group()}' is a reserved word of MCPL and cannot be used as a name"
     elif "'}'" in expected:
         hint = "check that every '{' has a matching '}'"

@@ -189,3 +189,16 @@ def test_parameter_defaults_that_fit_are_accepted():
             "const long k = 99999999999, const int c = 2.0, const float x = 0.5, "
             "float[10] a) {\n  foreach (int i in 10 threads) { a[i] = 1.0; }\n}\n")
     assert not [d for d in check("m.mcpl", source=text).diagnostics if d.is_error]
+
+
+def test_a_file_without_its_module_line_is_told_to_start_with_one():
+    """`import x;` first was told that 'import' cannot be used as a name."""
+    (d,) = check("m.mcpl", source="import x;\n").diagnostics
+    assert (d.span.line, d.span.column) == (1, 1)
+    assert "reserved word" not in d.hint and "`module NAME;`" in d.hint
+
+
+def test_a_reserved_word_where_a_name_is_expected_is_said_so():
+    text = "module m;\nimport perfect;\nperfect void f(int import) {\n}\n"
+    d = check("m.mcpl", source=text).diagnostics[0]
+    assert d.hint == "'import' is a reserved word of MCPL and cannot be used as a name"
