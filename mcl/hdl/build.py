@@ -322,6 +322,13 @@ class Resolver:
         result = normalise(value, unit)
         if st.name in _WHOLE:
             result = int(result)
+        if st.name in ("nr_units", "max_nr_units") and result > _MOST_UNITS:
+            # units are counted by foreach loops, whose counts are MCPL ints
+            self._report(desc, error(
+                "hdl-bad-value", f"'{st.name}' cannot be more than {_MOST_UNITS} (the "
+                f"largest count of a foreach, an int), not {written}", st.value.span,
+                "write a smaller number, or 'unlimited' where there is no limit"))
+            return None
         return B.Property(st.name, result, dim, st.span)
 
     def _call(self, desc: str, st: S.ArgStmt) -> B.Call | None:
@@ -460,6 +467,10 @@ _CALL_FORMS = {
     "op": 'op((+), cycles); or op("name", cycles);',
     "performance_feedback": 'performance_feedback("function");',
 }
+
+
+#: the most units a group may have: a foreach count is a 32-bit int
+_MOST_UNITS = 2**31 - 1
 
 
 def _value_hint(name: str, spec: L.PropertySpec) -> str:

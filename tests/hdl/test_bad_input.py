@@ -164,3 +164,20 @@ def test_an_editor_buffer_gets_its_own_errors_once(tmp_path):
     _, diags = check_text("hardware_description broken\nspecializes gpu;\n{\n", str(broken),
                           [str(tmp_path)])
     assert [(d.code, d.span.file) for d in diags] == [("hdl-syntax", str(broken))]
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999999", "2147483648"])
+def test_a_number_of_units_beyond_a_foreach_count_is_an_error(run_cli, tmp_path, value):
+    """`max_nr_units = 99999999999999999999999;` passed `hwd check` (and feedback at
+    that level ran past a minute); no foreach (an int count) can use more units."""
+    from tests.hdl.test_commands import _position
+    path = _user_gpu(tmp_path, "max_nr_units = 65535;", f"max_nr_units = {value};")
+    code, out = _check(run_cli, path)
+    assert code == 1
+    assert f"{path}:{_position(path, value)}: error: 'max_nr_units' cannot be more than " \
+           f"2147483647" in out
+
+
+def test_a_number_of_units_of_a_foreach_count_is_accepted(run_cli, tmp_path):
+    path = _user_gpu(tmp_path, "max_nr_units = 65535;", "max_nr_units = 2147483647;")
+    assert _check(run_cli, path)[0] == 0
