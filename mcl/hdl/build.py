@@ -12,7 +12,7 @@ import difflib
 import math
 from collections.abc import Callable, Mapping
 
-from mcl.diagnostics import Diagnostic, Related, Span, error
+from mcl.diagnostics import Diagnostic, Related, Span, error, warning
 from mcl.hdl import blocks as B
 from mcl.hdl import language as L
 from mcl.hdl import model as M
@@ -322,6 +322,12 @@ class Resolver:
         result = normalise(value, unit)
         if st.name in _WHOLE:
             result = int(result)
+        if st.name == "cache_line_size" and (result & (result - 1) or result > _LARGEST_LINE):
+            self._report(desc, error(
+                "hdl-bad-value", f"a cache line is a power of two bytes up to "
+                f"{_LARGEST_LINE // 1024} kB, not {written}", st.value.span,
+                "write for example 'cache_line_size = 128 B;'"))
+            return None
         if st.name in ("nr_units", "max_nr_units") and result > _MOST_UNITS:
             # units are counted by foreach loops, whose counts are MCPL ints
             self._report(desc, error(
@@ -351,10 +357,11 @@ class Resolver:
                 if len(args) != 2 or not isinstance(args[0], S.Name) or len(args[0].parts) != 1:
                     return bad("a par_unit name and a number")
                 count = self._eval(desc, args[1])
-                if is_number(count) and count < 0:
+                if is_number(count) and count <= 0:
                     self._report(desc, error(
-                        "hdl-bad-value", f"a number of slots cannot be negative: {count}",
-                        args[1].span, "write 0 or more slots"))
+                        "hdl-bad-value", f"a number of slots must be greater than 0, not "
+                        f"{count}", args[1].span,
+                        "write 1 or more: how many of the par_unit it holds at once"))
                     return None
                 if not (isinstance(count, Symbolic) or
                         (is_number(count) and float(count).is_integer())):
@@ -377,12 +384,19 @@ class Resolver:
                 if not (is_number(cycles) or isinstance(cycles, Symbolic)) or \
                         isinstance(cycles, bool):
                     return bad("a number of cycles")
-                if is_number(cycles) and cycles < 0:
+                if is_number(cycles) and cycles <= 0:
                     self._report(desc, error(
                         "hdl-bad-value", f"an operation cannot take {cycles} cycles",
-                        args[1].span, "write 0 or more cycles"))
+                        args[1].span, "write a number of cycles greater than 0"))
                     return None
                 op = args[0].symbol if isinstance(args[0], S.OperationSym) else args[0].value
+                if isinstance(args[0], S.Str) and op not in _OPERATION_NAMES:
+                    close = suggest(op, sorted(_OPERATION_NAMES))
+                    self._report(desc, warning(
+                        "hdl-unknown-operation", f"no MCPL operation is called '{op}': no "
+                        "kernel's operation is counted with this cost", args[0].span,
+                        f"did you mean '{close}'?" if close else "name a built-in function "
+                        "(sqrt, exp, fma, ...), load or store"))
                 return B.OpCall("op", st.span, op, cycles)
             if len(args) != 1 or not isinstance(args[0], S.Str):
                 return bad("the name of a feedback function as a string")
@@ -468,6 +482,17 @@ _CALL_FORMS = {
     "performance_feedback": 'performance_feedback("function");',
 }
 
+
+#: the largest cache line believed: caches have lines of 32 to 256 bytes
+_LARGEST_LINE = 4096
+
+
+def _operation_names() -> frozenset[str]:
+    from mcl.mcpl.check_common import BUILTINS
+    return frozenset(BUILTINS) | {"load", "store"}
+
+
+_OPERATION_NAMES = _operation_names()
 
 #: the most units a group may have: a foreach count is a 32-bit int
 _MOST_UNITS = 2**31 - 1

@@ -181,3 +181,34 @@ def test_a_number_of_units_beyond_a_foreach_count_is_an_error(run_cli, tmp_path,
 def test_a_number_of_units_of_a_foreach_count_is_accepted(run_cli, tmp_path):
     path = _user_gpu(tmp_path, "max_nr_units = 65535;", "max_nr_units = 2147483647;")
     assert _check(run_cli, path)[0] == 0
+
+
+def _user_fermi(directory, old: str, new: str):
+    from mcl.hdl.library import BUNDLED
+
+    text = (BUNDLED / "fermi.hdl").read_text()
+    assert old in text
+    path = directory / "fermi.hdl"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("old, new, severity, says", [
+    ("slots(thread, 1536)", "slots(thread, 0)", "error",
+     "a number of slots must be greater than 0, not 0"),
+    ("op((+), 1)", "op((+), 0)", "error", "an operation cannot take 0 cycles"),
+    ('op("sqrt"', 'op("frobnicate"', "warning", "no MCPL operation is called 'frobnicate'"),
+    ("cache_line_size = 128 B", "cache_line_size = 3 B", "error",
+     "a cache line is a power of two bytes up to 4 kB, not 3 B"),
+    ("cache_line_size = 128 B", "cache_line_size = 64 MB", "error",
+     "a cache line is a power of two bytes up to 4 kB, not 64 MB"),
+])
+def test_a_description_that_cannot_be_right_is_reported_where_it_is_wrong(
+        run_cli, tmp_path, old, new, severity, says):
+    """These passed `hwd check` without a word."""
+    from tests.hdl.test_commands import _position
+    path = _user_fermi(tmp_path, old, new)
+    code, out = _check(run_cli, path)
+    assert code == (1 if severity == "error" else 0), out
+    line = _position(path, new).split(":")[0]
+    assert f"{path}:{line}:" in out and f"{severity}: {says}" in out, out
