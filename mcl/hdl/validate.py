@@ -159,6 +159,20 @@ class _Validator:
                     "hdl-property-not-allowed", f"{_ARTICLE[kind]} cannot have '{c.name}(...)'",
                     c.span, (f"'{c.name}' belongs in " + ", ".join(where)) if where else
                     f"remove '{c.name}'"))
+        ops: dict[str, B.Call] = {}
+        for c in b.calls:
+            if isinstance(c, B.OpCall) and c.operation in ops:
+                self.add(error("hdl-duplicate-property", f"operation '{c.operation}' is "
+                               "given twice", c.span, "keep one of them: an operation has "
+                               "one cost", [Related(ops[c.operation].span,
+                                                    "the first one is here")]))
+            elif isinstance(c, B.OpCall):
+                ops[c.operation] = c
+            if isinstance(c, B.ConnectsCall) and len(
+                    {(e.path, e.all_units) for e in c.endpoints}) < len(c.endpoints):
+                self.add(error("hdl-bad-arguments", "connects(...) names the same block "
+                               "twice: a block is not connected to itself", c.span,
+                               "name the two different things this interconnect joins"))
         for f in b.flags:
             if f.name not in L.ALLOWED_FLAGS.get(kind, set()):
                 self.add(error("hdl-property-not-allowed",

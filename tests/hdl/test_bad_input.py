@@ -202,6 +202,9 @@ def _user_fermi(directory, old: str, new: str):
      "a cache line is a power of two bytes up to 4 kB, not 3 B"),
     ("cache_line_size = 128 B", "cache_line_size = 64 MB", "error",
      "a cache line is a power of two bytes up to 4 kB, not 64 MB"),
+    ("op((-), 1);", "op((+), 2);", "error", "operation '+' is given twice"),
+    ("connects(mem, l2)", "connects(mem, mem)", "error",
+     "connects(...) names the same block twice"),
 ])
 def test_a_description_that_cannot_be_right_is_reported_where_it_is_wrong(
         run_cli, tmp_path, old, new, severity, says):
