@@ -146,7 +146,25 @@ class _ExpressionChecks:
                        f"{shape} ({_levels(want)}), but this access has {_levels(got)}", e,
                        "index every tile level: one [..] per level, one index per dimension")
             return None
+        self.check_constant_indices(e, bt)
         return bt.element
+
+    def check_constant_indices(self, e: ast.Index, bt: ast.Type) -> None:
+        """The error of an index that is a constant outside its dimension, where the
+        dimension's size is a constant too (``t[5, 0]`` of a ``float[2, 3]``, ``t[-1]``):
+        the access reaches memory that is not the array's."""
+        for level, group in zip(bt.dims, e.groups, strict=True):
+            for size_expr, i in zip(level, group, strict=True):
+                v = fold_constant(i, self.constant_value)
+                if not isinstance(v, int) or isinstance(v, bool):
+                    continue
+                size = fold_constant(size_expr, self.constant_value)
+                size = size if isinstance(size, int) and not isinstance(size, bool) else None
+                if v < 0 or (size is not None and v >= size):
+                    bounds = f"0 .. {size - 1}" if size is not None else "0 or more"
+                    self.error("mcpl-index-range", f"index {v} of '{_describe(e.base)}' is "
+                               f"outside its dimension ({bounds})", i,
+                               "the access would reach memory that is not the array's")
 
     def binary(self, e: ast.Binary) -> ast.Type | None:
         a, b = self.expr(e.left), self.expr(e.right)

@@ -10,6 +10,7 @@ from typing import Any
 from mcl.diagnostics import Related
 from mcl.mcpl import ast
 from mcl.mcpl.check_common import _show, _suggest
+from mcl.mcpl.fold import fold_constant
 from mcl.mcpl.resolve import Symbol
 
 
@@ -74,6 +75,10 @@ class _HardwareChecks:
                        f"integer, not {_show(size)}", s.size,
                        "give the number of units, such as a size of the array" if size.dims
                        else "convert it: `foreach (int i in (int) x threads)`")
+        count = fold_constant(s.size, self.constant_value)
+        if isinstance(count, int | float) and count < 0:
+            self.error("mcpl-bad-size", f"the number of units of a foreach cannot be "
+                       f"negative, not {count}", s.size, "give 0 or more units")
         self.check_size_independent(s)
         self.scopes.append({})
         var = s.var

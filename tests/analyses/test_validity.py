@@ -249,13 +249,17 @@ def test_a_constant_index_beyond_its_dimension_is_named_even_when_guarded(tmp_pa
     # the partial sums are named one by one for unroll = 4; with unroll = 2, sums[2] and
     # sums[3] do not exist (gesummv hopper_v1's sweep variant: NaN on the H100), and the
     # bounds test around them tests i, not the constant
+    # (index and size both constants: mcl check reports it, before any analysis)
     f = tmp_path / "k.mcpl"
     f.write_text(_PARTIALS.format(unroll=2))
-    found = [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-out-of-bounds"]
+    from mcl.diagnostics import McplError
+    with pytest.raises(McplError) as raised:
+        feedback(str(f), only=["ops"])
+    found = [d for d in raised.value.diagnostics if d.code == "mcpl-index-range"]
     assert [d.message for d in found] == [
-        "the index of sums is 2, outside its 2 elements (0 .. 1)",
-        "the index of sums is 3, outside its 2 elements (0 .. 1)"]
-    assert "whatever guards the access" in found[0].hint
+        "index 2 of 'sums' is outside its dimension (0 .. 1)",
+        "index 3 of 'sums' is outside its dimension (0 .. 1)"]
+    assert all(d.is_error for d in found)
     f.write_text(_PARTIALS.format(unroll=4))
     assert [d for d in feedback(str(f), only=["ops"])
             if d.code == "feedback-out-of-bounds"] == []

@@ -202,3 +202,29 @@ def test_a_reserved_word_where_a_name_is_expected_is_said_so():
     text = "module m;\nimport perfect;\nperfect void f(int import) {\n}\n"
     d = check("m.mcpl", source=text).diagnostics[0]
     assert d.hint == "'import' is a reserved word of MCPL and cannot be used as a name"
+
+
+_CONSTANT_ACCESSES = """module m;
+import perfect;
+perfect void f(float[10] a) {
+  foreach (int z in -4 threads) {
+    float[2, 3] t;
+    t[5, 0] = 1.0;
+    t[-1, 0] = 2.0;
+    t[1, 2] = 3.0;
+    a[z] = t[1, 2];
+  }
+}
+"""
+
+
+def test_constant_indices_outside_the_array_and_a_negative_foreach_count_are_errors():
+    """`t[5, 0]` of a float[2, 3], `t[-1, 0]` and `foreach (int z in -4 threads)` passed
+    mcl check (feedback only warned of the indices; gen wrote the code)."""
+    errors = [(d.code, d.span.line, d.span.column, d.message)
+              for d in check("m.mcpl", source=_CONSTANT_ACCESSES).diagnostics if d.is_error]
+    assert errors == [
+        ("mcpl-bad-size", 4, 21, "the number of units of a foreach cannot be negative, not -4"),
+        ("mcpl-index-range", 6, 7, "index 5 of 't' is outside its dimension (0 .. 1)"),
+        ("mcpl-index-range", 7, 7, "index -1 of 't' is outside its dimension (0 .. 1)"),
+    ]
