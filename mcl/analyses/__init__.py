@@ -331,6 +331,11 @@ def _and(names: list[str]) -> str:
 #: (and to advise more blocks): matmul hopper_v12's 128 blocks on 132 SMs are not worth it
 _BUSY_SHARE = 0.9
 
+#: how far above an even spread the busiest holder's execution parts must be for the time
+#: message to say that the blocks fall unevenly (matmul hopper_v5's 256 blocks on 132 SMs
+#: at 2048^3: 2 on the busiest against 1.94, 3.1%)
+_UNEVEN_SHARE = 1.02
+
 #: the share of the arithmetic part from which the time message names the built-in
 #: functions that take it
 _FUNCTION_SHARE = 0.25
@@ -510,6 +515,15 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
         msg += (f"; the grid's {blocks} blocks keep {blocks} of the {holders} "
                 f"{occ.holder.name}s busy, so the {t.limiter} part is theirs alone: more "
                 "blocks (smaller ones, or the work split further) would use the others")
+    if t.uneven and t.uneven[2] >= _UNEVEN_SHARE:
+        blocks, holders, share = t.uneven
+        most = -(-blocks // holders)
+        busy, holder = blocks - (most - 1) * holders, occ.holder.name
+        msg += (f"; the grid's {blocks} blocks fall {most} to a {holder} on {busy} of the "
+                f"{holders} {holder}s and {most - 1} on the others, so the {t.limiter} part is "
+                f"the busiest {holder}s' ({(share - 1) * 100:.1f}% above an even spread): a "
+                f"number of blocks that {holders} divides, or the last round's work split "
+                f"over all {holders} {holder}s, would spread it evenly")
     if t.limiter.endswith(" requests"):
         file = target_file(view.hardware)
         msg += (f"; the {t.limiter.removesuffix(' requests')} serves a request for each line "

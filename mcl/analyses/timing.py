@@ -143,7 +143,17 @@ that each holder contributes to (arithmetic, issue, memory instructions, shared 
 the cache link) take longer by the ratio; the memory interface and the atomics' units
 are the device's, and the latency part counts the warps there are (nbody's 64 blocks
 on the H200's 132 SMs: issue bound at 481 µs, 211 µs before the arithmetic was
-scaled too).
+scaled too). More generally, B equal blocks on H holders give the busiest ceil(B / H) of
+them where an even spread gives B / H: where an execution part bounds the time and the
+grid takes at most two rounds of resident blocks, the execution parts take that much
+longer (:func:`busiest_share`; benchmarks/opencl/grid_rounds_probe.py on the H200: a
+compute-bound kernel in 66 to 1189 blocks of 256 takes ceil(G / 132) blocks' time, 1057
+blocks as long as 1188; over more rounds the blocks end apart and the last ones start
+early, 2113 blocks 0.3% over 2112. matmul hopper_v2 .. v10 at 2048^3, 256 blocks of 2 an
+SM on 132 SMs: 2 against 1.94, their predictions -15..-22% -> -13..-20% of the measured
+times, matmul's Spearman 0.954 -> 0.981); where the memory bounds it, the holders with
+fewer blocks leave their share of the memory interface to the others, and nothing is
+added.
 
 Loads whose address or trip count depends on data count as mcl.analyses.sectors
 estimates them (mcl.analyses.datadep); the prediction names them.
@@ -209,9 +219,27 @@ DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
 _REQUEST = 128
 _MAX_SITES = 8
+#: the rounds of resident blocks up to which a grid's uneven spread over the holders
+#: makes the busiest holder's blocks end last (benchmarks/opencl/grid_rounds_probe.py on
+#: the H200, 8 blocks an SM, each its SM's issue slots' share: 1057 to 1189 blocks take
+#: ceil(G / 132) blocks' time, 9 and 10 against 8.0 to 9.0 an even spread; 2113, one
+#: block beyond two rounds, 0.3% over 2112 where the rule says 6%: over more rounds the
+#: blocks end apart and the last ones start early)
+_SPREAD_ROUNDS = 2
 #: how much longer than the largest part two parts' partial overlap must take to count
 #: (a part far below the other changes the time by less than its rounding)
 _OVERLAP_MIN_GAIN = 0.01
+
+
+def busiest_share(blocks, holders) -> float:
+    """How much longer than an even spread the holders' parts take where ``blocks``
+    equal blocks fall on ``holders`` holders: the busiest holder runs ceil(B / H) of
+    them where the parts spread B / H (fewer blocks than holders: H / B, the others
+    idle; 512 blocks on 132 SMs: 4 against 3.88, the last round keeping 116 busy);
+    1.0 without the counts."""
+    if not blocks or not holders:
+        return 1.0
+    return -(-int(blocks) // int(holders)) * int(holders) / int(blocks)
 
 
 def device_part(name: str) -> bool:
@@ -257,6 +285,10 @@ class PredictedTime:
     end_updates: tuple[float, float, float] | None = None
     #: the spills' stores to local memory, which the memory part counts, where there are
     spills: Spills | None = None
+    #: (blocks, holders, share) where the execution parts bound the time and the grid's
+    #: blocks fall unevenly on the holders, so that those parts are the busiest holder's,
+    #: ``share`` times what an even spread would take (:func:`busiest_share`), else None
+    uneven: tuple[int, int, float] | None = None
 
 
 def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = None,
@@ -349,19 +381,31 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
         parts["issue"] = parts["arithmetic"] + instructions / (issue * found[1])
     if atomics_s:
         parts["atomics"] = atomics_s
-    # a grid of fewer blocks than holders leaves the other holders idle
+    # blocks that do not fall evenly on the holders (fewer than holders: the others idle)
     blocks = grid_units(view, occupancy.unit) if occupancy is not None else None
     holders = instances(hw, occupancy.holder) if occupancy is not None else None
+    uneven = busiest_share(blocks, holders)
+    spread = None
     if blocks and holders and blocks < holders:
         # what runs on the holders (their arithmetic, issue slots, load-store units,
         # banks and cache links) runs on the busy ones only; the memory interface and
         # the atomics' units are the device's, and the latency part counts the warps
-        for key in parts:
-            if not device_part(key):
-                parts[key] *= holders / blocks
+        scaled = [key for key in parts if not device_part(key)]
+    elif uneven > 1 and max(parts, key=parts.get) in WAITED and occupancy.resident \
+            and blocks <= _SPREAD_ROUNDS * occupancy.resident * holders:
+        # where the execution units bound the time, it is the busiest holder's: its
+        # blocks' execution parts take that much longer (memory-bound, the holders with
+        # fewer blocks leave their share of the memory to the others)
+        scaled = [key for key in parts if key in WAITED]
+        spread = (int(blocks), int(holders), uneven)
+    else:
+        scaled = []
+    for key in scaled:
+        parts[key] *= uneven
+    if scaled:
         for extra in (functions, relaxed):
             for name in extra:
-                extra[name] *= holders / blocks
+                extra[name] *= uneven
     # the device starts blocks at a rate of its own
     starts = dispatch_rate(hw, occupancy.threads) if blocks and occupancy.threads else None
     if starts:
@@ -410,7 +454,7 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
                          relaxed, launch, missing, idle, uncounted, overlap, flight, saved,
-                         end[0] if end is not None else None, spills)
+                         end[0] if end is not None else None, spills, spread)
 
 
 def _end_updates(hw, parts: dict[str, float], seconds: float | None, blocks, holders,

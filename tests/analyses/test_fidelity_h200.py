@@ -38,7 +38,8 @@ def _measured(name: str) -> float:
     return best_time(*RECORD["times"][name])
 
 
-#: the least Spearman per kernel (2026-11-30, the analyses of that day: black_scholes 0.90,
+#: the least Spearman per kernel (matmul 0.981 since 2026-12-02: busiest_share;
+#: 2026-11-30, the analyses of that day: black_scholes 0.90,
 #: convolution 0.952, gesummv 0.886, histogram 1.00, matmul 0.954, reduction 0.979,
 #: spmv_csr 1.00, vector_add 0.80), rounded down: histogram 0.87 while the merges of each
 #: block's bins into hist overlapped its memory-bound stream (gpu_v1 and nvidia_v1
@@ -50,7 +51,7 @@ def _measured(name: str) -> float:
 #: rounds of their grid-stride loop), predicted 0.04% apart the other way; gesummv's
 #: nvidia_v1 and hopper_v1 measured 0.9% apart, within the runs' 1.9% spread
 LEAST = {"black_scholes": 0.9, "convolution": 0.95, "gesummv": 0.88, "histogram": 1.0,
-         "matmul": 0.95, "reduction": 0.97, "spmv_csr": 1.0, "vector_add": 0.8}
+         "matmul": 0.98, "reduction": 0.97, "spmv_csr": 1.0, "vector_add": 0.8}
 
 
 @pytest.mark.parametrize("kernel", sorted(LEAST))
@@ -63,7 +64,10 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """56 of the 60 examples within 20% of the H200's times, median error 9.2% (2026-12-01,
+    """57 of the 60 examples within 20% of the H200's times (2026-12-02, since an
+    issue-bound grid of at most two rounds takes its busiest SM's time,
+    mcl.analyses.timing.busiest_share: matmul hopper_v2 .. v10 at 2048^3 -15..-22% ->
+    -13..-20%, its Spearman 0.954 -> 0.981); 56 and 9.2% before (2026-12-01,
     since the L2's requests follow the compulsory traffic where the warps gather, the
     ``gathers`` part of mcl.analyses.timing: spmv_csr gpu_v1, nvidia_v1 and hopper_v1
     -30..-31% -> -5..-7%, ranked as before). 53 and 10.9% before (2026-11-30; 54 until the
@@ -94,7 +98,7 @@ def test_predicted_times_within_20_percent_of_the_h200():
     slow."""
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
-    assert within >= 56, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
+    assert within >= 57, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
     assert statistics.median(errors.values()) <= 0.092
 
 

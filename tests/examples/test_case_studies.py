@@ -114,7 +114,7 @@ def test_a_finding_quotes_the_feedback_that_predicts_it():
     """matmul hopper_v6 is measured slower than hopper_v5, and its feedback says so."""
     said = report.step_feedback("matmul", "hopper_v6", {"n": 2048, "m": 2048, "p": 2048})
     assert said.startswith("`mcl feedback` of hopper_v6 predicts it: \"this version is "
-                           "predicted slower than hopper_v5 (366 µs against 330 µs"), said
+                           "predicted slower than hopper_v5 (374 µs against 339 µs"), said
     assert "could not be asked" in report.step_feedback("matmul", "no_such", {"n": 4})
 
 
