@@ -213,29 +213,24 @@ def check_parameter_values(functions: Iterable, values: dict[str, int | float],
     """A usage error where ``values`` (``--set``) give a scalar parameter of one of
     ``functions`` a number its type cannot hold: ``n=99999999999`` for an ``int n``
     (32 bits, as in C and OpenCL), a fraction for an integer."""
-    from mcl.mcpl.check_common import _FLOAT_MAX
-    from mcl.mcpl.fold import integer_range
+    from mcl.mcpl.check_common import value_range
     for f in functions:
         for p in f.params:
             value = values.get(p.name)
-            if value is None or p.type.dims or isinstance(value, bool):
+            kind = p.type.name
+            held = value_range(kind)
+            if value is None or p.type.dims or isinstance(value, bool) or held is None:
                 continue
-            kind, held = p.type.name, integer_range(p.type.name)
+            lo, hi, shown = held
             article = "an" if kind[0] in "aeiou" else "a"
-            if held is not None:
-                lo, hi = held
-                if isinstance(value, float) and not value.is_integer():
-                    raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
-                                     f"{kind} parameter of '{f.name}' and takes whole "
-                                     f"numbers ({lo} .. {hi})")
-                if not lo <= value <= hi:
-                    raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
-                                     f"{kind} parameter of '{f.name}', whose values are "
-                                     f"{lo} .. {hi}: give a value in that range")
-            elif kind == "float" and abs(value) > _FLOAT_MAX:
-                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is a float "
-                                 f"parameter of '{f.name}', whose values are about "
-                                 "-3.4e38 .. 3.4e38: give a value in that range")
+            if kind != "float" and isinstance(value, float) and not value.is_integer():
+                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
+                                 f"{kind} parameter of '{f.name}' and takes whole "
+                                 f"numbers ({shown})")
+            if not lo <= value <= hi:
+                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
+                                 f"{kind} parameter of '{f.name}', whose values are "
+                                 f"{shown}: give a value in that range")
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

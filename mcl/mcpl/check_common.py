@@ -98,6 +98,18 @@ def division_by_zero(op: str, divisor: ast.Expr, span: Span | None,
 _FLOAT_MAX = 3.4028234663852886e38     # the largest finite float
 
 
+def value_range(type_name: str) -> tuple[float, float, str] | None:
+    """The least and greatest value of a number type and how messages write them
+    ("-2147483648 .. 2147483647"; float: "about -3.4e38 .. 3.4e38"); None for a type
+    without such a limit here (double, bool, a record)."""
+    held = integer_range(type_name)
+    if held is not None:
+        return held[0], held[1], f"{held[0]} .. {held[1]}"
+    if type_name == "float":
+        return -_FLOAT_MAX, _FLOAT_MAX, "about -3.4e38 .. 3.4e38"
+    return None
+
+
 def constant_beyond(target: str, value: ast.Expr,
                     resolve: Callable[[ast.Name], ast.Expr | None]) -> Diagnostic | None:
     """The warning for a constant ``value`` stored in a ``target`` (a type name) whose
@@ -110,23 +122,17 @@ def constant_beyond(target: str, value: ast.Expr,
         return None
     shown = _describe(value)
     shown = shown if shown.strip("()") == str(v) or shown == repr(v) else f"{shown} (= {v})"
-    held = integer_range(target)
-    if held is not None:
-        lo, hi = held
-        if lo <= v <= hi:
-            return None
+    held = value_range(target)
+    if held is None or held[0] <= v <= held[1] or (target == "float" and v != v):
+        return None
+    what = f"'{target}' ({held[2]})"
+    if target == "float":
+        becomes, hint = "it becomes infinity", "use 'double' or a smaller constant"
+    else:
         becomes = f"it becomes {wrapped(v, target)}" if isinstance(v, int) else \
             "its value is undefined (as in C)"
-        what = f"'{target}' ({lo} .. {hi})"
         hint = "use a wider type ('long') or a smaller constant" if target != "long" else \
             "use a smaller constant, or 'double'"
-    elif target == "float":
-        if not abs(v) > _FLOAT_MAX or v != v:
-            return None
-        becomes, what = "it becomes infinity", "'float' (about -3.4e38 .. 3.4e38)"
-        hint = "use 'double' or a smaller constant"
-    else:
-        return None
     return warning("mcpl-constant-range", f"the constant {shown} does not fit {what}: "
                    f"stored there, {becomes}", value.span, hint)
 

@@ -12,7 +12,6 @@ from typing import Any
 from mcl.diagnostics import Diagnostic, Related, error, warning
 from mcl.mcpl import ast
 from mcl.mcpl.check_common import (
-    _FLOAT_MAX,
     _NOTHING_MISSING,
     _RANK,
     _check_type_name,
@@ -22,10 +21,11 @@ from mcl.mcpl.check_common import (
     _show,
     constant_beyond,
     division_by_zero,
+    value_range,
 )
 from mcl.mcpl.check_expressions import _ExpressionChecks
 from mcl.mcpl.check_hardware import _Hardware, _HardwareChecks
-from mcl.mcpl.fold import fold_constant, integer_range
+from mcl.mcpl.fold import fold_constant
 from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Symbol
 
 
@@ -451,24 +451,23 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
         compute with) that its type cannot hold: ``const int n = 99999999999`` (beyond
         32 bits), ``const int n = 2.5`` (no whole number)."""
         v = fold_constant(p.default, self.constant_value)
-        if v is None or isinstance(v, bool) or p.type.name not in _RANK:
-            return
         kind = p.type.name
-        held = integer_range(kind)
-        article = "an" if kind[0] in "aeiou" else "a"
-        if held is not None and isinstance(v, float) and not v.is_integer():
+        held = value_range(kind)
+        if v is None or isinstance(v, bool) or held is None:
+            return
+        integer = kind != "float"
+        if integer and isinstance(v, float) and not v.is_integer():
+            article = "an" if kind[0] in "aeiou" else "a"
             self.error("mcpl-bad-default", f"the example value {v} of '{p.name}' is no whole "
                        f"number: '{p.name}' is {article} {kind} parameter", p.default,
                        f"give a whole number, or declare '{p.name}' float or double")
-        elif held is not None and not held[0] <= v <= held[1]:
-            self.error("mcpl-bad-default", f"the example value {int(v)} of '{p.name}' does "
-                       f"not fit its type '{kind}' ({held[0]} .. {held[1]})", p.default,
-                       "give a value in that range" + ("" if kind == "long" else
-                                                       ", or declare the parameter 'long'"))
-        elif kind == "float" and abs(v) > _FLOAT_MAX:
-            self.error("mcpl-bad-default", f"the example value {v} of '{p.name}' does not "
-                       "fit its type 'float' (about -3.4e38 .. 3.4e38)", p.default,
-                       "give a smaller value, or declare the parameter 'double'")
+        elif not held[0] <= v <= held[1]:
+            hint = ("give a smaller value, or declare the parameter 'double'" if not integer
+                    else "give a value in that range" if kind == "long"
+                    else "give a value in that range, or declare the parameter 'long'")
+            self.error("mcpl-bad-default", f"the example value {int(v) if integer else v} of "
+                       f"'{p.name}' does not fit its type '{kind}' ({held[2]})", p.default,
+                       hint)
 
     def constant_value(self, name: ast.Name) -> ast.Expr | None:
         """The defining expression of a const local (for symbolic sizes), if any."""
