@@ -225,7 +225,7 @@ _MAX_SITES = 8
 #: ceil(G / 132) blocks' time, 9 and 10 against 8.0 to 9.0 an even spread; 2113, one
 #: block beyond two rounds, 0.3% over 2112 where the rule says 6%: over more rounds the
 #: blocks end apart and the last ones start early)
-_SPREAD_ROUNDS = 2
+_UNEVEN_ROUNDS = 2
 #: how much longer than the largest part two parts' partial overlap must take to count
 #: (a part far below the other changes the time by less than its rounding)
 _OVERLAP_MIN_GAIN = 0.01
@@ -384,28 +384,28 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     # blocks that do not fall evenly on the holders (fewer than holders: the others idle)
     blocks = grid_units(view, occupancy.unit) if occupancy is not None else None
     holders = instances(hw, occupancy.holder) if occupancy is not None else None
-    uneven = busiest_share(blocks, holders)
-    spread = None
+    share = busiest_share(blocks, holders)
+    uneven = None
     if blocks and holders and blocks < holders:
         # what runs on the holders (their arithmetic, issue slots, load-store units,
         # banks and cache links) runs on the busy ones only; the memory interface and
         # the atomics' units are the device's, and the latency part counts the warps
         scaled = [key for key in parts if not device_part(key)]
-    elif uneven > 1 and max(parts, key=parts.get) in WAITED and occupancy.resident \
-            and blocks <= _SPREAD_ROUNDS * occupancy.resident * holders:
+    elif share > 1 and max(parts, key=parts.get) in WAITED and occupancy.resident \
+            and blocks <= _UNEVEN_ROUNDS * occupancy.resident * holders:
         # where the execution units bound the time, it is the busiest holder's: its
         # blocks' execution parts take that much longer (memory-bound, the holders with
         # fewer blocks leave their share of the memory to the others)
         scaled = [key for key in parts if key in WAITED]
-        spread = (int(blocks), int(holders), uneven)
+        uneven = (int(blocks), int(holders), share)
     else:
         scaled = []
     for key in scaled:
-        parts[key] *= uneven
+        parts[key] *= share
     if scaled:
         for extra in (functions, relaxed):
             for name in extra:
-                extra[name] *= uneven
+                extra[name] *= share
     # the device starts blocks at a rate of its own
     starts = dispatch_rate(hw, occupancy.threads) if blocks and occupancy.threads else None
     if starts:
@@ -454,7 +454,7 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
     return PredictedTime(longest + launch, limiter, parts,
                          sorted({ld.access.text for ld in estimated.values()}), functions,
                          relaxed, launch, missing, idle, uncounted, overlap, flight, saved,
-                         end[0] if end is not None else None, spills, spread)
+                         end[0] if end is not None else None, spills, uneven)
 
 
 def _end_updates(hw, parts: dict[str, float], seconds: float | None, blocks, holders,
