@@ -22,14 +22,10 @@ sys.path.insert(0, str(HERE))
 
 import fidelity_cases as C  # noqa: E402
 from ranking import best_time, spearman  # noqa: E402
+from sweep_times import ok_rows  # noqa: E402
 
 KERNELS = ("vector_add", "black_scholes", "gesummv")
 RESOURCES = HERE.parents[0] / "results" / "fidelity" / "raw" / "resources.json"
-
-
-def _ok(path: Path) -> dict[str, dict]:
-    return {r["name"]: r for r in json.loads(path.read_text())["rows"]
-            if r.get("status") == "ok"}
 
 
 def _predict(item) -> tuple[str, float | None]:
@@ -48,8 +44,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)
-    a, b = _ok(args.raw / "sweep_times_1.json"), _ok(args.raw / "sweep_times_2.json")
-    res = _ok(RESOURCES)
+    a, b = ok_rows(args.raw / "sweep_times_1.json"), ok_rows(args.raw / "sweep_times_2.json")
+    res = ok_rows(RESOURCES)
     ex = C.example_cases(list(KERNELS))
     cases = {c.name: c for c in ex + C.sweep_cases(ex)}
     todo = [(n, dataclasses.replace(cases[n], sizes=dict(a[n]["sizes"])),

@@ -28,7 +28,8 @@ def _predict(item: tuple[str, dict, tuple[int, int | None]]) -> tuple[str, dict]
         return name, {"error": f"{type(e).__name__}: {e}"}
 
 
-def _rows(path: Path) -> dict[str, dict]:
+def ok_rows(path: Path) -> dict[str, dict]:
+    """The rows of a times file of measure.py that ran, by case name ({} without it)."""
     if not path.exists():
         return {}
     return {r["name"]: r for r in json.loads(path.read_text())["rows"]
@@ -40,7 +41,7 @@ def section(raw: Path, preds: dict, cases: dict,
     """REPORT.md's lines on the sweep's times (none without raw/sweep_times.json);
     ``resources``: the compiler's registers and local bytes a thread by case;
     ``preds`` gains the predictions it computes."""
-    first, second = _rows(raw / "sweep_times.json"), _rows(raw / "sweep_rerun_times.json")
+    first, second = ok_rows(raw / "sweep_times.json"), ok_rows(raw / "sweep_rerun_times.json")
     names = [n for n in first if n in cases and n in resources]
     _CASES.update(cases)
     todo = [(n, first[n]["sizes"], resources[n]) for n in names
