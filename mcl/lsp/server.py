@@ -61,6 +61,9 @@ class _Worker(Executor):
                 future.set_exception(e)
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
 def line_ends(text: str) -> str:
     """``text`` with each lone carriage return (old Mac line ends) as a newline: the
     protocol counts "\r" as a line end, the compiler only "\n" and "\r\n"; one
@@ -68,9 +71,6 @@ def line_ends(text: str) -> str:
     if "\r" not in text:
         return text
     return _LONE_CR.sub("\n", text)
-
-
-_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 class MclLanguageServer(LanguageServer):
