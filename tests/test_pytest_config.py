@@ -21,3 +21,16 @@ def test_pytest_configures_without_deprecation_warnings():
     output = done.stdout + done.stderr
     assert "PytestDeprecationWarning" not in output
     assert "asyncio_default_fixture_loop_scope" not in output
+
+
+def test_test_modules_outside_packages_have_distinct_names():
+    """pytest imports a test module of a folder without __init__.py by its bare name:
+    two such modules of one name (tests/mcpl/test_bad_input.py and
+    tests/skel/test_bad_input.py) stop the whole run at collection."""
+    seen: dict[str, str] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if (path.parent / "__init__.py").exists():
+            continue
+        where = str(path.relative_to(ROOT))
+        assert path.name not in seen, f"{where} and {seen[path.name]} share a module name"
+        seen[path.name] = where
