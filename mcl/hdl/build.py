@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import sys
 from collections.abc import Callable, Mapping
 
 from mcl.diagnostics import Diagnostic, Related, Span, error, warning
@@ -33,6 +34,23 @@ def suggest(word: str, choices) -> str | None:
     """The closest known word, for 'did you mean' hints."""
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+def feedback_function_names() -> list[str]:
+    """The names ``performance_feedback("name")`` may give: the functions mcl.analyses
+    provides, those a program registered (mcl.analyses.feedback_function) and plug-ins'
+    (by their entry points' names: nothing is loaded)."""
+    names = list(L.FEEDBACK_FUNCTIONS)
+    registry = sys.modules.get("mcl.analyses.functions")  # loaded: it may hold more
+    if registry is not None:
+        names += [n for n in registry.registered() if n not in names]
+    try:
+        from importlib.metadata import entry_points
+        names += [ep.name for ep in entry_points(group=L.FEEDBACK_ENTRY_POINTS)
+                  if ep.name not in names]
+    except Exception:  # broken package metadata: the names known here still count
+        pass
+    return names
 
 
 #: Properties that count things: whole numbers.
@@ -400,7 +418,17 @@ class Resolver:
                 return B.OpCall("op", st.span, op, cycles)
             if len(args) != 1 or not isinstance(args[0], S.Str):
                 return bad("the name of a feedback function as a string")
-            return B.FeedbackCall("performance_feedback", st.span, args[0].value)
+            name = args[0].value
+            if name not in L.FEEDBACK_FUNCTIONS and \
+                    name not in (known := feedback_function_names()):
+                close = suggest(name, known)
+                self._report(desc, error(
+                    "hdl-unknown-feedback", f"no feedback function is called '{name}'",
+                    args[0].span, (f"did you mean '{close}'? " if close else "") +
+                    "known: " + ", ".join(known) + " (plug-ins add names in the entry point "
+                    f"group '{L.FEEDBACK_ENTRY_POINTS}')"))
+                return None
+            return B.FeedbackCall("performance_feedback", st.span, name)
         except _Failure:
             return None
 

@@ -88,6 +88,12 @@ ALLOWED_PROPERTIES: dict[str, set[str]] = {
     "instructions": set(),
 }
 
+#: the feedback functions mcl.analyses provides, by the names performance_feedback("name")
+#: gives; a program adds names with mcl.analyses.feedback_function, a plug-in through the
+#: entry point group FEEDBACK_ENTRY_POINTS (a test keeps this list equal to the registry)
+FEEDBACK_FUNCTIONS = ("shMem", "coalescing", "bankConflicts")
+FEEDBACK_ENTRY_POINTS = "mcl.feedback_functions"
+
 _EXEC_CALLS = {"slots", "performance_feedback"}
 #: kind -> argument statements it may have
 ALLOWED_CALLS: dict[str, set[str]] = {
