@@ -176,8 +176,11 @@ _WHOLE = ("int", "long", "byte")
 
 def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
     """Raise McplError where ``values`` give a parameter something other than a
-    number, or give a parameter that sizes an array a negative value."""
+    number, a number its type cannot hold (``n=99999999999`` for an ``int n``, as
+    ``--set`` says) or give a parameter that sizes an array a negative value."""
     import numbers
+
+    from mcl.mcpl.check_common import value_range
     for name, value in (values or {}).items():
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise McplError(error(
@@ -195,6 +198,15 @@ def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
                     f"values: '{p.name}' is {'an' if p.type.name[0] in 'aeiou' else 'a'} "
                     f"{p.type.name} parameter of '{f.name}': it takes a whole number, not "
                     f"{value!r}", p.span, f"give {p.name} a whole number"))
+            held = value_range(p.type.name)
+            if value is not None and not p.type.dims and held is not None \
+                    and not held[0] <= value <= held[1]:
+                raise McplError(error(
+                    "feedback-bad-value",
+                    f"values: '{p.name}' is {'an' if p.type.name[0] in 'aeiou' else 'a'} "
+                    f"{p.type.name} parameter of '{f.name}', whose values are {held[2]}: "
+                    f"{value!r} does not fit it", p.span,
+                    f"give {p.name} a value in that range"))
             if p.name in sizes and value is not None and value < 0:
                 raise McplError(error(
                     "feedback-negative-size",
