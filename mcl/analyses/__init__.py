@@ -99,8 +99,8 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     CheckedModule), ranked most specific first.
 
     ``values``: numbers for parameters, over their defaults. ``only``: pass names
-    from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (or search path
-    list) used when checking a module that is not yet checked. ``resources``: the
+    from :data:`PASSES`. ``library``: an mcl.hdl HardwareLibrary (its search path) or a
+    list of directories, used when checking a module that is not yet checked. ``resources``: the
     vendor compiler's figures per function name (registers), used in place of the
     estimates (see mcl.opencl.vendor). ``specialize``: the kernels are built with their
     sizes as compile-time constants (as ``mcl run`` builds a version written for its
@@ -113,6 +113,11 @@ def feedback(module_or_checked: Any, *, values: Mapping[str, int] | None = None,
     if only is not None and not isinstance(only, str) and (
             not isinstance(only, Iterable) or not all(isinstance(n, str) for n in only)):
         raise TypeError(f"mcl.feedback: only is a pass name or a list of them, not {only!r}")
+    if resources is not None and (not isinstance(resources, Mapping) or not all(
+            isinstance(r, Resources) for r in resources.values())):
+        raise TypeError("mcl.feedback: resources maps function names to "
+                        "mcl.analyses.Resources (a dict), not "
+                        f"{type(resources).__name__} {resources!r}")
     checked = _checked(module_or_checked, library, "feedback")
     if checked.has_errors:      # no feedback on a module that is not understood
         raise McplError(checked.errors)
@@ -235,12 +240,20 @@ def _rank(d: Diagnostic) -> tuple:
 
 
 def _checked(what: Any, library: Any, function: str = "feedback") -> Any:
+    from mcl.hdl.library import HardwareLibrary, require_paths
     from mcl.mcpl.resolve import CheckedModule, check, require_source
 
     require_source(what, function, "module_or_checked")
+    if isinstance(library, HardwareLibrary):
+        search = library.search_path
+    elif library is None:
+        search = ()
+    else:
+        require_paths(library, f"mcl.{function}", "library",
+                      "directories or an mcl.HardwareLibrary")
+        search = library
     if isinstance(what, CheckedModule):
         return what
-    search = library if isinstance(library, list | tuple) else ()
     return check(what, search)
 
 

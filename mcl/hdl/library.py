@@ -45,6 +45,15 @@ class HardwareLibrary:
                  texts: Mapping[str, str] | None = None):
         require_paths(search_path, "HardwareLibrary")
         require_paths(files, "HardwareLibrary", "files", "files")
+        #: where the descriptions beside the bundled ones come from: the directories and
+        #: files of the search path, then ``files`` (what mcl.feedback(library=...) checks
+        #: a module with)
+        search_path, files = list(search_path), list(files)    # iterators read once
+        self.search_path: tuple[str, ...] = (*map(str, search_path), *map(str, files))
+        if texts is not None and (not isinstance(texts, Mapping) or not all(
+                isinstance(k, str | os.PathLike) and isinstance(v, str) for k, v in texts.items())):
+            raise TypeError("HardwareLibrary: texts maps file paths to their text (a dict of "
+                            f"str to str), not {type(texts).__name__} {texts!r}")
         self._texts = dict(texts or {})
         self._syntax: dict[str, S.DescriptionSyntax] = {}
         self._file_diags: dict[str, list[Diagnostic]] = {}   # name -> load problems
@@ -191,6 +200,7 @@ class HardwareLibrary:
 
     def is_broken(self, name: str) -> bool:
         """Whether the file of description ``name`` does not parse."""
+        _require_name(name)
         return name in self._broken and name not in self._syntax
 
     def file(self, name: str) -> str:
@@ -258,6 +268,7 @@ class HardwareLibrary:
         return [n for n in self.names() if not self.children(n)]
 
     def _syntax_of(self, name: str) -> S.DescriptionSyntax:
+        _require_name(name)
         syn = self._syntax.get(name)
         if syn is None:
             if name in self._broken:
@@ -274,6 +285,7 @@ class HardwareLibrary:
 
     def model(self, name: str) -> HardwareDescription:
         """The built model, even if it has errors (see :meth:`diagnostics`)."""
+        _require_name(name, "model")
         self._syntax_of(name)
         hwd = self._resolver.description(name)
         assert hwd is not None
@@ -281,6 +293,7 @@ class HardwareLibrary:
 
     def get(self, name: str) -> HardwareDescription:
         """The validated description; raises McplError with its errors if it is invalid."""
+        _require_name(name, "get")
         diags = self.diagnostics(name)
         if has_errors(diags):
             raise McplError([d for d in diags if d.is_error])
@@ -288,6 +301,7 @@ class HardwareLibrary:
 
     def diagnostics(self, name: str) -> list[Diagnostic]:
         """Everything wrong with a description: load, reference and validation problems."""
+        _require_name(name, "diagnostics")
         if name in self._broken and name not in self._syntax:
             return list(self._broken[name].errors)
         if name in self._validated:
@@ -326,6 +340,13 @@ class HardwareLibrary:
                 if d.span and Path(d.span.file).resolve() == f]
 
 
+def _require_name(name: object, method: str = "") -> None:
+    """A TypeError unless ``name`` given to ``HardwareLibrary.<method>`` is a str."""
+    if not isinstance(name, str):
+        raise TypeError(f"HardwareLibrary{'.' * bool(method)}{method}: name is the name of "
+                        f"a hardware description (a str), not {type(name).__name__} {name!r}")
+
+
 def require_paths(value: object, owner: str, argument: str = "search_path",
                   kind: str = "directories") -> None:
     """A TypeError naming ``argument`` of ``owner`` unless ``value`` is a list (an
@@ -333,9 +354,14 @@ def require_paths(value: object, owner: str, argument: str = "search_path",
     if isinstance(value, str | bytes | os.PathLike):
         raise TypeError(f"{owner}: {argument} is a list of {kind}, not one "
                         f"{type(value).__name__}: {argument}=[{str(value)!r}]")
-    if not isinstance(value, Iterable):
+    if not isinstance(value, Iterable) or isinstance(value, Mapping):
         raise TypeError(f"{owner}: {argument} is a list of {kind}, not "
                         f"{type(value).__name__}")
+    if isinstance(value, Sequence | set | frozenset):   # an iterator is not used up here
+        for item in value:
+            if not isinstance(item, str | os.PathLike):
+                raise TypeError(f"{owner}: {argument} holds {type(item).__name__} {item!r}: "
+                                "each of its entries is a path (a str or a Path)")
 
 
 @lru_cache(maxsize=256)

@@ -17,7 +17,12 @@ from mcl.translate.step import translate_step
 
 
 def _library(library: HardwareLibrary | None,
-             search_path: Sequence[str | os.PathLike[str]]) -> HardwareLibrary:
+             search_path: Sequence[str | os.PathLike[str]],
+             function: str = "translate") -> HardwareLibrary:
+    if library is not None and not isinstance(library, HardwareLibrary):
+        raise TypeError(f"mcl.{function}: library is an mcl.HardwareLibrary or None, not "
+                        f"{type(library).__name__} {library!r}; directories of descriptions "
+                        "go in search_path")
     return library if library is not None else hardware_library(
         [str(p) for p in search_path])
 
@@ -55,7 +60,7 @@ def translate_function(function: ast.Function, to: str, *,
     if not isinstance(function, ast.Function):
         raise TypeError("mcl.translate.translate_function: function is an ast.Function, not "
                         f"{type(function).__name__}")
-    lib = _library(library, search_path)
+    lib = _library(library, search_path, "translate.translate_function")
     _target(lib, to, "translate.translate_function")
     if function.hardware not in lib:
         raise McplError(error(
