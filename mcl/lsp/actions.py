@@ -14,7 +14,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from mcl.diagnostics import McplError, Span
-from mcl.lsp.analysis import Analysis
+from mcl.lsp.analysis import Analysis, compiler_text
 from mcl.lsp.convert import path_to_uri
 from mcl.lsp.positions import PositionMapper
 from mcl.lsp.settings import Settings
@@ -213,7 +213,8 @@ def compare_with_previous(analysis: Analysis, settings: Settings) -> str:
     from mcl.versions.steps import describe
 
     try:
-        found = previous_version(analysis.file, analysis.text, analysis.search_path)
+        found = previous_version(analysis.file, compiler_text(analysis.text),
+                                 analysis.search_path)
     except McplError as e:
         return e.diagnostics[0].message if e.diagnostics else str(e)
     if found is None:

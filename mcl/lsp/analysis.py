@@ -117,12 +117,28 @@ def analyse(file: str, text: str, language: str, settings: Settings | None = Non
     feedback of functions that did not change; ``cancelled`` is asked between
     functions and stops the feedback with :class:`Cancelled`."""
     settings = settings or Settings()
+    source = compiler_text(text)
     if language == "hdl":
-        return _analyse_hdl(file, text, settings, version)
-    out = _analyse_mcpl(file, text, settings, version)
-    if feedback:
+        out = _analyse_hdl(file, source, settings, version)
+    else:
+        out = _analyse_mcpl(file, source, settings, version)
+    if source is not text:
+        # The client's text, for mapping positions: the mark is one character of
+        # the first line to the client as it is to the compiler.
+        out.text = text
+    if feedback and language != "hdl":
         out = add_feedback(out, feedback_cache, cancelled)
     return out
+
+
+def compiler_text(text: str) -> str:
+    """``text`` as the compiler is given it: a leading byte-order mark (some clients send
+    the one of the file as the first character) becomes a space, which it is to a
+    reader; the parser took it for a token ("syntax error: expected 'package' or
+    'module', found '\\ufeff'"). One character for another keeps every line and column."""
+    if text.startswith("\ufeff"):
+        return " " + text[1:]
+    return text
 
 
 def add_feedback(analysis: Analysis, feedback_cache: dict | None = None,

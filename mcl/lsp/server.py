@@ -21,6 +21,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from mcl import __version__
 from mcl.hdl import forget_hardware_libraries
@@ -73,6 +74,47 @@ def line_ends(text: str) -> str:
     return _LONE_CR.sub("\n", text)
 
 
+def _in_order(change: Any) -> tuple[Any, lsp.Range | None]:
+    """An incremental change whose range ends before it starts (a client that sent a
+    backwards selection as it is), with its range put in order; and the range as the
+    client sent it, or None when it was in order. pygls applies a reversed range
+    wrongly: on one line it duplicated the characters between the two ends, across
+    lines it dropped the change, and the server's copy no longer matched the editor."""
+    rng = getattr(change, "range", None)
+    if rng is None:
+        return change, None
+    start, end = rng.start, rng.end
+    if (start.line, start.character) <= (end.line, end.character):
+        return change, None
+    ordered = lsp.TextDocumentContentChangePartial(
+        range=lsp.Range(end, start), text=change.text, range_length=change.range_length)
+    return ordered, rng
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, with each change checked before pygls applies it to its copy of
+    the document."""
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Any:
+        changes = []
+        for change in params.content_changes:
+            change, reversed_range = _in_order(change)
+            if reversed_range is not None:
+                s, e = reversed_range.start, reversed_range.end
+                message = (f"mcl: the client sent a change of {params.text_document.uri} "
+                           f"whose range ends ({e.line}:{e.character}) before it starts "
+                           f"({s.line}:{s.character}); applied it from "
+                           f"{e.line}:{e.character} to {s.line}:{s.character} "
+                           "(a bug in the editor or its LSP client)")
+                log.warning("%s", message)
+                self._server.window_log_message(
+                    lsp.LogMessageParams(lsp.MessageType.Warning, message))
+            changes.append(change)
+        params.content_changes = changes
+        yield from super().lsp_text_document__did_change(params)
+
+
 class MclLanguageServer(LanguageServer):
     """The server's state: settings, the latest analysis of each open document and
     the pending (debounced) checks.
@@ -85,7 +127,8 @@ class MclLanguageServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("mcl", __version__,
-                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=_Protocol)
         self.settings = Settings()
         self.analyses: dict[str, Analysis] = {}
         self._pending: dict[str, asyncio.Task] = {}
