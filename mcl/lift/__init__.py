@@ -47,7 +47,9 @@ Code generation (``mcl.lift.codegen``, ``.codegen_patterns``, ``mcl.lift.execute
 
 Exploration (``mcl.lift.explore``)
     ``explore(program, sizes, strategy='mcts'|'random'|'exhaustive', budget, device,
-    results_path, ...) -> Results`` (``.best()``, ``.curve``, ``.evaluations``).
+    results_path, ...) -> Results`` (``.best()``, ``.curve``, ``.evaluations``); Ctrl-C
+    raises ``ExploreInterrupted`` (a ``KeyboardInterrupt``) whose ``results`` are the
+    candidates evaluated so far, saved to ``results_path``.
 """
 
 from mcl.lift.ir import Program

@@ -310,7 +310,7 @@ def cmd_explore(args) -> int:
         raise UsageError(f"--seed: {args.seed}; give 0 or more")
     if mcpl:
         return cmd_explore_mcpl(args)
-    from mcl.lift.explore import default_sizes, explore, launch_text, outcome_counts
+    from mcl.lift.explore import ExploreInterrupted, default_sizes, explore, outcome_counts
     prog = _load(args)
     sizes = size_assignments(args, program_sizes(prog), prog.name)
     check_results_option(args)
@@ -322,17 +322,31 @@ def cmd_explore(args) -> int:
               + " (not given: a default; choose with "
               + " ".join(f"--size {k}=..." for k in defaults) + ")"
               + (f"; {given}" if given else ""), flush=True)
-    results = explore(prog, sizes, args.strategy, args.budget, args.device, args.results,
-                      args.seed, args.depth, progress=sys.stderr, repeat=args.repeat)
+    try:
+        results = explore(prog, sizes, args.strategy, args.budget, args.device, args.results,
+                          args.seed, args.depth, progress=sys.stderr, repeat=args.repeat)
+    except ExploreInterrupted as stop:
+        # Ctrl-C: what was found so far, where it is kept, and the exit status of an
+        # interrupted command (128 + SIGINT)
+        results = stop.results
+        best = results.best()
+        candidates = results.candidates()
+        if args.json:
+            print(json.dumps({"interrupted": True, "tried": stop.tried,
+                              "budget": stop.budget, "results_file": _kept(stop, args),
+                              **_explore_json(results, sizes, defaults)}, indent=2))
+        elif candidates:
+            print(f"interrupted after {stop.tried} of {stop.budget} candidates; "
+                  "the best so far:")
+            print_candidates(candidates, len(results.evaluations), args.verbose)
+            _print_best(best)
+        print(interrupted_text(stop, args.results), file=sys.stderr)
+        return EXIT_INTERRUPTED
     best = results.best()
     candidates = results.candidates()
     counts = outcome_counts(candidates)
     if args.json:
-        from mcl.lift.explore import reasons
-        print(json.dumps({"best": best, "counts": counts, "sizes": sizes,
-                          "default_sizes": sorted(defaults),
-                          "dropped": [{"status": st, "count": n, "reason": why}
-                                      for st, n, why in reasons(candidates)]}, indent=2))
+        print(json.dumps(_explore_json(results, sizes, defaults), indent=2))
         return 0 if best else 1
     if not counts:
         powers = {k: 1 << max(0, int(v) - 1).bit_length() for k, v in sizes.items()}
@@ -345,14 +359,52 @@ def cmd_explore(args) -> int:
               + ", ".join(f"{k}={v}" for k, v in sizes.items()) + why)
         return 1
     print_candidates(candidates, len(results.evaluations), args.verbose)
+    _print_best(best)
+    return 0 if best else 1
+
+
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell gives it.
+EXIT_INTERRUPTED = 130
+
+
+def _explore_json(results, sizes: dict, defaults: dict) -> dict:
+    """What ``mcl lift explore --json`` prints of a search's results."""
+    from mcl.lift.explore import outcome_counts, reasons
+    candidates = results.candidates()
+    return {"best": results.best(), "counts": outcome_counts(candidates), "sizes": sizes,
+            "default_sizes": sorted(defaults),
+            "dropped": [{"status": st, "count": n, "reason": why}
+                        for st, n, why in reasons(candidates)]}
+
+
+def _print_best(best: dict | None) -> None:
+    """The best candidate of a search: its time and launch, expression and OpenCL."""
+    from mcl.lift.explore import launch_text
     if not best:
         print("no correct candidate was found")
-        return 1
+        return
     launch = launch_text(best, label=True)
     print(f"best: {best['time_s'] * 1e3:.4f} ms" + (f" ({launch})" if launch else ""))
     print(f"expression: {best['expression']}")
     print("OpenCL:\n" + best["source"])
-    return 0
+
+
+def _kept(stop, args) -> str | None:
+    """The results file that holds the candidates of an interrupted search, if any."""
+    return str(args.results) if args.results and stop.results.path is not None else None
+
+
+def interrupted_text(stop, results_option: str | None) -> str:
+    """What ``mcl lift explore`` says on stderr when Ctrl-C stopped its search: how far it
+    got and where the candidates evaluated so far are kept (or that they are not)."""
+    head = f"mcl: interrupted after {stop.tried} of {stop.budget} candidates"
+    if not stop.tried:
+        return head + " (before any was evaluated)"
+    if results_option and stop.results.path is not None:
+        return (head + f"; the results so far are in {results_option}: run the same command "
+                "again to resume the search")
+    return (head + "; their results were not kept: give --results FILE to keep a search's "
+            "results and resume it")
 
 
 def print_candidates(candidates: list[dict], stored: int, verbose: bool) -> None:
@@ -463,10 +515,23 @@ def cmd_explore_mcpl(args: argparse.Namespace) -> int:
     # as `mcl run` and `mcl gen`: an unknown description, or a level without a
     # code-generation target (not a leaf), is refused before anything is explored
     load_target(leaf, search)
-    c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
-                args.seed, args.depth, args.results, args.repeat,
-                getattr(args, "function", None), progress=sys.stderr,
-                max_version_s=getattr(args, "max_version_s", None), search_path=search)
+    from mcl.lift.explore import ExploreInterrupted
+    try:
+        c = compare(args.file, leaf, sizes, args.budget, args.strategy, args.device,
+                    args.seed, args.depth, args.results, args.repeat,
+                    getattr(args, "function", None), progress=sys.stderr,
+                    max_version_s=getattr(args, "max_version_s", None), search_path=search)
+    except ExploreInterrupted as stop:
+        # Ctrl-C in Lift's search (the MCPL versions' times are on stderr already)
+        candidates = stop.results.candidates()
+        if candidates:
+            print(f"interrupted after {stop.tried} of {stop.budget} Lift candidates; "
+                  "the best so far:")
+            print_candidates(candidates, len(stop.results.evaluations),
+                             getattr(args, "verbose", False))
+            _print_best(stop.results.best())
+        print(interrupted_text(stop, args.results), file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(table(c, markdown=getattr(args, "markdown", False)), end="")
     if getattr(args, "verbose", False) and c.lift_candidates:
         from mcl.lift.explore import listing

@@ -40,6 +40,7 @@ from mcl.lift.explore_evaluate import (  # noqa: F401  (the evaluation of one ca
 )
 from mcl.lift.explore_results import (  # noqa: F401  (the results and their summaries)
     OUTCOMES,
+    ExploreInterrupted,
     Results,
     _read_results,
     _refuse_other_search,
@@ -207,6 +208,12 @@ class Search:
             best = self.results.best()
             self._line("no more candidates; best "
                        + (f"{best['time_s'] * 1e3:.4f} ms" if best else "-"))
+
+    def interrupted(self) -> None:
+        """End the progress of a search stopped by Ctrl-C: the bar's line on a terminal
+        (what follows starts on a line of its own)."""
+        if self.progress is not False and self.tried and self._interactive():
+            print(file=self.progress, flush=True)
 
     def walk(self, prog: Program) -> Program | None:
         """A random walk from ``prog`` to a lowered program (None: dead end).
@@ -441,7 +448,11 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
     programs (derivations expected to be fast) evaluated before the search, within
     its budget, so that a short search is never worse than them; ``seed_macros`` adds
     the direct lowering and the first choice of every macro rule that applies
-    (:func:`macro_seeds`)."""
+    (:func:`macro_seeds`).
+
+    Ctrl-C (KeyboardInterrupt) stops the search with :class:`ExploreInterrupted`, a
+    KeyboardInterrupt whose ``results`` are the candidates evaluated so far (saved to
+    ``results_path``, from which the same call resumes)."""
     from mcl.lift.inputs import checked_sizes
     if strategy not in STRATEGIES:
         raise McplError(error("lift-explore", f"unknown strategy '{strategy}'",
@@ -464,22 +475,35 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
         _refuse_other_search(Path(results_path),
                              _read_results(Path(results_path)).get("meta", {}), meta)
     bound = bind_sizes(prog, sizes)
-    ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
-                                seed=seed, progress=sys.stderr if progress is None else progress)
-    if limits is None:
-        limits = ev.limits() if isinstance(ev, Evaluator) else Limits()
-    if seed_macros:
-        seeds = (*seeds, *macro_seeds(bound, limits))
-    if isinstance(ev, Evaluator) and ev._rt is not None:
-        meta["device_name"] = ev._rt.info.spec
+    try:
+        ev = evaluator or Evaluator(bound, sizes, device, repeat=repeat, reference=reference,
+                                    seed=seed,
+                                    progress=sys.stderr if progress is None else progress)
+        if limits is None:
+            limits = ev.limits() if isinstance(ev, Evaluator) else Limits()
+        if seed_macros:
+            seeds = (*seeds, *macro_seeds(bound, limits))
+        if isinstance(ev, Evaluator) and ev._rt is not None:
+            meta["device_name"] = ev._rt.info.spec
+    except KeyboardInterrupt:
+        # Ctrl-C while the expected result is computed: nothing was evaluated (a
+        # results file is left as it was)
+        raise ExploreInterrupted(Results(None, meta), 0, budget) from None
     results = Results.load(results_path, meta)
     s = Search(bound, ev, results, budget, limits, seed, progress=progress)
-    for p in seeds:
-        s.score(bind_sizes(p, sizes))
-    if strategy == "exhaustive":
-        exhaustive(s, depth)
-    else:
-        STRATEGIES[strategy](s)
+    try:
+        for p in seeds:
+            s.score(bind_sizes(p, sizes))
+        if strategy == "exhaustive":
+            exhaustive(s, depth)
+        else:
+            STRATEGIES[strategy](s)
+    except KeyboardInterrupt:
+        # Ctrl-C: keep what was found (every evaluation is saved as it ends; this
+        # saves one interrupted between its record and its save) and say so
+        s.interrupted()
+        results.save()
+        raise ExploreInterrupted(results, s.tried, budget) from None
     s.finish()
     results.save()
     return results

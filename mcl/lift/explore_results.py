@@ -76,6 +76,19 @@ class Results:
         return min(ok, key=lambda e: e["time_s"]) if ok else None
 
 
+class ExploreInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a search (:func:`mcl.lift.explore.explore`): a KeyboardInterrupt, so
+    that a script stops as it would, which carries what the search found until then.
+    ``results`` holds the candidates evaluated (saved to ``results.path``, if any, from
+    which the same search resumes); ``tried`` of ``budget`` were tried."""
+
+    def __init__(self, results: Results, tried: int, budget: int):
+        super().__init__(f"the search was interrupted after {tried} of {budget} candidates")
+        self.results = results
+        self.tried = tried
+        self.budget = budget
+
+
 def _search_of(meta: dict) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in meta.get("sizes", {}).items())
     return f"'{meta.get('program')}'" + (f" at {sizes}" if sizes else "") + \
