@@ -71,7 +71,19 @@ class _ExpressionChecks:
             return self.binary(e)
         if isinstance(e, ast.Ternary):
             self.condition(e.cond)
-            a, b = self.expr(e.then), self.expr(e.orelse)
+            holds = self.truth(e.cond)
+            a = b = None
+
+            def then() -> None:
+                nonlocal a
+                a = self.expr(e.then)
+
+            def orelse() -> None:
+                nonlocal b
+                b = self.expr(e.orelse)
+
+            self.guarded(e.cond, holds, then)
+            self.guarded(e.cond, None if holds is None else not holds, orelse, negated=True)
             if a is None or b is None:
                 return a or b
             if a.name in _RANK and b.name in _RANK and not a.dims and not b.dims:
@@ -162,12 +174,35 @@ class _ExpressionChecks:
                 size = size if isinstance(size, int) and not isinstance(size, bool) else None
                 if v < 0 or (size is not None and v >= size):
                     bounds = f"0 .. {size - 1}" if size is not None else "0 or more"
-                    self.error("mcpl-index-range", f"index {v} of '{_describe(e.base)}' is "
-                               f"outside its dimension ({bounds})", i,
-                               "the access would reach memory that is not the array's")
+                    what = f"index {v} of '{_describe(e.base)}' is outside its dimension " \
+                           f"({bounds})"
+                    never = [why for dead, why in self.reach if dead]
+                    if never:   # dead code: wrong, but harmless while it stays dead
+                        self.warn("mcpl-index-range", f"{what}, in code that never runs "
+                                  f"({never[-1]})", i, "remove the code, or fix the index "
+                                  "before the code can run")
+                    elif self.reach:    # it runs only where a condition holds
+                        self.warn("mcpl-index-range", f"{what}, in code that runs only "
+                                  f"{self.reach[-1][1]}", i, "where it runs, the access "
+                                  "reaches memory that is not the array's: fix the index")
+                    else:
+                        self.error("mcpl-index-range", f"{what}", i,
+                                   "the access would reach memory that is not the array's")
 
     def binary(self, e: ast.Binary) -> ast.Type | None:
-        a, b = self.expr(e.left), self.expr(e.right)
+        a = self.expr(e.left)
+        if e.op in ("&&", "||"):    # the right side is evaluated only where it decides
+            b = None
+
+            def right() -> None:
+                nonlocal b
+                b = self.expr(e.right)
+
+            holds = self.truth(e.left)
+            self.guarded(e.left, holds if e.op == "&&" else None if holds is None
+                         else not holds, right, negated=e.op == "||")
+        else:
+            b = self.expr(e.right)
         if a is None or b is None:
             return None
         for side, t in ((e.left, a), (e.right, b)):

@@ -92,7 +92,10 @@ class _HardwareChecks:
         if var.space is not None:
             sym.space = self.space_for(var, var.space, var.type, written=False)
         self.declare(sym)
-        self.loop(s, lambda: self.sub(s.body))
+        # a foreach of no units runs its body never; one whose count is not known, always
+        self.guarded(None, False if count == 0 else True,
+                     lambda: self.loop(s, lambda: self.sub(s.body)),
+                     never="the foreach has 0 units")
         self.foreach.pop()
         self.scopes.pop()
 

@@ -67,6 +67,10 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
         # Private scalars declared without a value, read before any write (by id of the
         # symbol: the first such read)
         self._unset_reads: dict[int, tuple[Symbol, ast.Name]] = {}
+        # Why the code being checked may not run, innermost last: (True where it never
+        # runs, the words for when it runs): an index outside its dimension is an error
+        # only in code that runs whenever its loops do (check_constant_indices)
+        self.reach: tuple[tuple[bool, str], ...] = ()
 
     # ---- reporting
 
@@ -257,13 +261,17 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
         elif isinstance(s, ast.If):
             self.executable(s)
             self.condition(s.cond)
-            self.sub(s.then)
+            holds = self.truth(s.cond)
+            self.guarded(s.cond, holds, lambda: self.sub(s.then))
             if s.orelse is not None:
-                self.sub(s.orelse)
+                self.guarded(s.cond, None if holds is None else not holds,
+                             lambda: self.sub(s.orelse), negated=True)
         elif isinstance(s, ast.While):
             self.executable(s)
             self.condition(s.cond)
-            self.loop(s, lambda: self.sub(s.body))
+            # as a for loop: the body of a loop whose condition is no constant runs
+            self.guarded(s.cond, False if self.truth(s.cond) is False else True,
+                         lambda: self.loop(s, lambda: self.sub(s.body)))
         elif isinstance(s, ast.For):
             self.executable(s)
             self.for_(s)
@@ -278,6 +286,50 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
                            "loop", s, "a foreach cannot be left early" if self.foreach else None)
         elif isinstance(s, ast.AsStatement):
             self.as_statement(s)
+
+    def truth(self, cond: ast.Expr, resolve=None) -> bool | None:
+        """Whether a condition made of constants holds; None where it is no constant."""
+        v = fold_constant(cond, resolve or self.constant_value)
+        return None if v is None else bool(v)
+
+    def varies(self, cond: ast.Expr) -> bool:
+        """Whether a condition may differ between the units or iterations of the loops
+        around it: it reads a foreach index, a loop variable or another local that is
+        not a constant (a parameter, a module constant or a const local computed from
+        them is the same in every unit and iteration)."""
+        if self.index_deps(cond):
+            return True
+        for n in ast.walk(cond):
+            if isinstance(n, ast.Name):
+                sym = self.result.declaration_of(n)
+                if sym is not None and sym.kind not in ("param", "constant") and \
+                        not (sym.kind == "local" and sym.const):
+                    return True
+        return False
+
+    def guarded(self, cond: ast.Expr | None, holds: bool | None, body,
+                negated: bool = False, never: str | None = None) -> None:
+        """Check ``body`` as code that runs where ``cond`` holds (does not, ``negated``):
+        never where it surely does not (``never``: why); only sometimes where it depends
+        on parameters, constants or data alone (:attr:`reach`: ``if (n > 10)``); else
+        (it surely holds, or it tests the indices of units or iterations) as code that
+        runs whenever the loops around it do."""
+        if holds is True or (holds is None and cond is not None and self.varies(cond)):
+            # a test of the units' or iterations' indices (`if (i < n)`, a bounds test)
+            # holds for some of them whenever the loops around it run: the code runs
+            body()
+            return
+        shown = f"`{_describe(cond)}`" if cond is not None else ""
+        if holds is False:
+            reason = never or f"its condition {shown} is always {'true' if negated else 'false'}"
+        else:
+            reason = f"where {shown} {'does not hold' if negated else 'holds'}"
+        saved = self.reach
+        self.reach = (*saved, (holds is False, reason))
+        try:
+            body()
+        finally:
+            self.reach = saved
 
     def loops_since_foreach(self) -> tuple[ast.Stmt, ...]:
         out: list[ast.Stmt] = []
@@ -321,8 +373,31 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
                     self.write_target(s.update.target, s.update, compound=True)
             self.sub(s.body)
 
-        self.loop(s, body)
+        # A loop that never runs (its condition false at the start: `i = 0; i < 0`) holds
+        # code that never runs; one whose count is not known is taken to run, as a foreach
+        first = self.first_test(s)
+        self.guarded(s.cond, False if first is False else True, lambda: self.loop(s, body),
+                     never=f"the loop's condition `{_describe(s.cond)}` is false from "
+                           "its start" if s.cond is not None else None)
         self.scopes.pop()
+
+    def first_test(self, s: ast.For) -> bool | None:
+        """Whether the condition of a for loop holds before its first iteration, where
+        it and the loop variable's start are constants."""
+        if s.cond is None:
+            return True
+        var, start = None, None
+        if isinstance(s.init, ast.Declaration):
+            var, start = s.init.name, s.init.init
+        elif isinstance(s.init, ast.Assign) and s.init.op == "=" and \
+                isinstance(s.init.target, ast.Name):
+            var, start = s.init.target.id, s.init.value
+
+        def resolve(name: ast.Name) -> ast.Expr | None:
+            if name.id == var:
+                return start
+            return self.constant_value(name)
+        return self.truth(s.cond, resolve)
 
     # ---- declarations
 
