@@ -164,7 +164,8 @@ class _ExpressionChecks:
     def check_constant_indices(self, e: ast.Index, bt: ast.Type) -> None:
         """The error of an index that is a constant outside its dimension, where the
         dimension's size is a constant too (``t[5, 0]`` of a ``float[2, 3]``, ``t[-1]``):
-        the access reaches memory that is not the array's."""
+        the access reaches memory that is not the array's. A warning instead in code that
+        never runs or runs only where a condition on parameters alone holds (``reach``)."""
         for level, group in zip(bt.dims, e.groups, strict=True):
             for size_expr, i in zip(level, group, strict=True):
                 v = fold_constant(i, self.constant_value)
