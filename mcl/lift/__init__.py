@@ -49,7 +49,14 @@ Exploration (``mcl.lift.explore``)
     ``explore(program, sizes, strategy='mcts'|'random'|'exhaustive', budget, device,
     results_path, ...) -> Results`` (``.best()``, ``.curve``, ``.evaluations``); Ctrl-C
     raises ``ExploreInterrupted`` (a ``KeyboardInterrupt``) whose ``results`` are the
-    candidates evaluated so far, saved to ``results_path``.
+    candidates evaluated so far, saved to ``results_path``. The names of ``sizes`` are
+    checked against the program's before anything is evaluated.
+
+Arguments of the wrong kind (a number or a text where a Program or a path is taken, a
+size map that is not a dict of names) raise ``mcl.lift.arguments.LiftArgumentError``,
+an ``McplError`` (code ``lift-argument``) and a ``TypeError`` naming the function and
+the argument; sizes that are not positive integers, or names a program does not use,
+an ``McplError`` with code ``lift-size``.
 """
 
 from mcl.lift.ir import Program

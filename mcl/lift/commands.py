@@ -35,18 +35,9 @@ def size_assignments(args, known: list[str] | None = None, owner: str = "") -> d
 
 
 def program_sizes(prog) -> list[str]:
-    """The names of the size symbols of a Lift program: those of its parameters' types
-    and of its patterns' parameters (``split(N/4)``), sorted."""
-    import sympy
-
-    from mcl.lift.ir import prims
-    from mcl.lift.types import free_sizes
-    names = {s.name for p in prog.params for s in free_sizes(p.type)}
-    for prim in prims(prog.body):
-        for a in prim.args:
-            if isinstance(a, sympy.Basic):
-                names |= {s.name for s in a.free_symbols}
-    return sorted(names)
+    """The names of the size symbols of a Lift program, sorted (:func:`size_names`)."""
+    from mcl.lift.ir import size_names
+    return size_names(prog)
 
 
 def kernel_sizes(path: str, function: str | None) -> tuple[str, list[str] | None]:

@@ -453,7 +453,26 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
     Ctrl-C (KeyboardInterrupt) stops the search with :class:`ExploreInterrupted`, a
     KeyboardInterrupt whose ``results`` are the candidates evaluated so far (saved to
     ``results_path``, from which the same call resumes)."""
-    from mcl.lift.inputs import checked_sizes
+    from mcl.lift.arguments import (
+        LiftArgumentError,
+        int_argument,
+        path_argument,
+        program_argument,
+        sizes_argument,
+        sizes_of_program,
+    )
+    prog = program_argument(prog, "explore", "program")
+    sizes = sizes_argument(sizes, "explore")
+    # before anything is generated or evaluated: a size name the program does not use
+    # (a typo, 'n' for 'N') was carried through a whole search
+    sizes_of_program(sizes, prog, "explore")
+    if not isinstance(strategy, str):
+        raise LiftArgumentError("explore", "strategy", "is the name of a strategy ("
+                                + ", ".join(STRATEGIES) + f"), not {type(strategy).__name__}")
+    for what, value in (("budget", budget), ("depth", depth), ("repeat", repeat)):
+        int_argument(value, "explore", what)
+    int_argument(seed, "explore", "seed", "0 or more")
+    path_argument(results_path, "explore", "results_path", optional=True)
     if strategy not in STRATEGIES:
         raise McplError(error("lift-explore", f"unknown strategy '{strategy}'",
                               hint="one of: " + ", ".join(STRATEGIES)))
@@ -462,7 +481,6 @@ def explore(prog: Program, sizes: dict, strategy: str = "mcts", budget: int = 20
             raise McplError(error("lift-explore", f"{what} {value}: give 1 or more"))
     if seed < 0:    # numpy's generators take none
         raise McplError(error("lift-explore", f"seed {seed}: give 0 or more"))
-    sizes = checked_sizes(sizes)
     _refuse_huge_inputs(bind_sizes(prog, sizes))
     # as the commands do: a split its size does not divide is said at the split, and a
     # results file that cannot be written before the search, not at its first save

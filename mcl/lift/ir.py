@@ -377,6 +377,11 @@ def bind_sizes(n, values: dict):
     pattern parameters and in parameter types. ``values`` maps symbols (or their
     names) to ints."""
     from mcl.lift.types import subst
+    if not isinstance(n, Node | Program) or not isinstance(values, dict):
+        from mcl.lift.arguments import program_argument, sizes_argument
+        if not isinstance(n, Node):
+            program_argument(n, "bind_sizes", "n")
+        sizes_argument(values, "bind_sizes", "values")
     vals = {(size_symbol(k) if isinstance(k, str) else k): v for k, v in values.items()}
     if isinstance(n, Program):
         from mcl.lift.inputs import checked_sizes
@@ -396,6 +401,18 @@ def bind_sizes(n, values: dict):
     if not kids:
         return n
     return with_children(n, [bind_sizes(c, vals) for c in kids])
+
+
+def size_names(prog: Program) -> list[str]:
+    """The names of the size symbols of a program, sorted: those of its parameters'
+    types and of its patterns' parameters (``split(N/4)``)."""
+    from mcl.lift.types import free_sizes
+    names = {s.name for p in prog.params if p.type is not None for s in free_sizes(p.type)}
+    for prim in prims(prog.body):
+        for a in prim.args:
+            if isinstance(a, sympy.Basic):
+                names |= {s.name for s in a.free_symbols}
+    return sorted(names)
 
 
 def free_params(n: Node) -> set[Param]:

@@ -4,6 +4,7 @@ functions, definitions, parameters) and attaching source spans."""
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -51,11 +52,18 @@ def _metamodel():
 def parse(text: str, file: str = "<string>", program: str | None = None) -> Program:
     """The program defined in ``text`` (the definition ``program``, else ``main``,
     else the last one). Raises McplError with located diagnostics."""
+    from mcl.lift.arguments import LiftArgumentError, path_argument, text_argument
+    text = text_argument(text, "mcl.lift.parse")
+    file = os.fspath(path_argument(file, "mcl.lift.parse", "file"))
+    if program is not None and not isinstance(program, str):
+        raise LiftArgumentError("mcl.lift.parse", "program", "is the name of a definition "
+                                f"(a str) or None, not {type(program).__name__}")
     return _Builder(text, file).build(program)
 
 
 def parse_file(path: str | Path, program: str | None = None) -> Program:
-    p = Path(path)
+    from mcl.lift.arguments import path_argument
+    p = Path(path_argument(path, "mcl.lift.parse_file"))
     if p.suffix in (".mcpl", ".mcl"):
         raise McplError(error(
             "lift-mcpl-file", f"{path} is an MCPL kernel, not a Lift program",

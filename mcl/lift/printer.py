@@ -119,6 +119,12 @@ def _is_get(e: Node) -> bool:
 
 def show(n: Node, canonical: bool = False) -> str:
     """Text of an expression or function."""
+    if not isinstance(n, Node):
+        from mcl.lift.arguments import LiftArgumentError
+        hint = "show_program(program) prints a whole program" if \
+            type(n).__name__ == "Program" else None
+        raise LiftArgumentError("mcl.lift.show", "n", "is an expression or a function of "
+                                f"Lift's IR, not {type(n).__name__}", hint)
     p = _Printer(canonical)
     return p.fun(n) if isinstance(n, Fun) else p.expr(n)
 
@@ -143,6 +149,8 @@ def show_userfun(u: UserFun) -> str:
 
 def show_program(prog: Program) -> str:
     """A whole ``.lift`` file: the user functions, then the definition."""
+    from mcl.lift.arguments import program_argument
+    prog = program_argument(prog, "mcl.lift.show_program")
     lines = [show_userfun(u) for u in userfuns_of(prog.body)]
     p = _Printer(False)
     params = ", ".join(f"{p.pname(q)}: {q.type}" for q in prog.params)

@@ -660,6 +660,8 @@ class Rewrite:
 def rewrites(prog: Program, rules: list[Rule] | None = None, limits: Limits | None = None,
              explore_only: bool = False) -> list[Rewrite]:
     """Every well-typed one-step rewrite of ``prog``."""
+    from mcl.lift.arguments import program_argument
+    prog = program_argument(prog, "rewrites")
     rules = rules if rules is not None else list(RULES.values())
     if explore_only:
         rules = [r for r in rules if r.explore]
@@ -683,6 +685,11 @@ def apply_rule(prog: Program, name: str, path: Path | None = None, choice: int =
                limits: Limits | None = None) -> Program:
     """Apply rule ``name`` at ``path`` (default: the first position where it applies).
     Raises McplError (``lift-rule``) when the rule does not apply there."""
+    from mcl.lift.arguments import LiftArgumentError, program_argument
+    prog = program_argument(prog, "apply_rule")
+    if not isinstance(name, str):
+        raise LiftArgumentError("apply_rule", "name", "is the name of a rule (a str such as "
+                                f"'map-to-mapGlb'), not {type(name).__name__} {name!r}")
     if name not in RULES:
         import difflib
         close = difflib.get_close_matches(name, list(RULES), n=1)

@@ -269,6 +269,8 @@ def vec_fun_type(f: Fun, args: list[Type], call=None) -> Type:
 
 def check_program(prog: Program) -> Type:
     """Type of the program's result; raises LiftTypeError when it is ill-typed."""
+    from mcl.lift.arguments import program_argument
+    prog = program_argument(prog, "check_program")
     for p in prog.params:
         if p.type is None:
             _fail(p, f"parameter '{p.name}' of '{prog.name}' has no type",
