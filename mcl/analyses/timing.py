@@ -144,16 +144,16 @@ the cache link) take longer by the ratio; the memory interface and the atomics' 
 are the device's, and the latency part counts the warps there are (nbody's 64 blocks
 on the H200's 132 SMs: issue bound at 481 µs, 211 µs before the arithmetic was
 scaled too). More generally, B equal blocks on H holders give the busiest ceil(B / H) of
-them where an even spread gives B / H: where an execution part bounds the time and the
-grid takes at most two rounds of resident blocks, the execution parts take that much
-longer (:func:`busiest_share`; benchmarks/opencl/grid_rounds_probe.py on the H200: a
-compute-bound kernel in 66 to 1189 blocks of 256 takes ceil(G / 132) blocks' time, 1057
-blocks as long as 1188; over more rounds the blocks end apart and the last ones start
-early, 2113 blocks 0.3% over 2112. matmul hopper_v2 .. v10 at 2048^3, 256 blocks of 2 an
-SM on 132 SMs: 2 against 1.94, their predictions -15..-22% -> -13..-20% of the measured
-times, matmul's Spearman 0.954 -> 0.981); where the memory bounds it, the holders with
-fewer blocks leave their share of the memory interface to the others, and nothing is
-added.
+them where an even spread gives B / H: where an execution part bounds the time, the
+execution parts take that much longer (:func:`busiest_share`; benchmarks/opencl/
+grid_rounds_probe.py on the H200, compute-bound kernels whose one block keeps an SM
+busy: 66 to 2113 blocks of 1024, two an SM, take ceil(G / 132) blocks' time to 1-4%,
+2113 blocks 6.1% over 2112; in blocks of 256, eight an SM, 1057 blocks as long as 1188,
+2112 4% over the rule and 2113 1.3% under it; the share itself fades as the grid grows.
+matmul hopper_v2 .. v10 at 2048^3, 256 blocks of 2 an SM on 132 SMs: 2 against 1.94,
+their predictions -15..-22% -> -13..-20% of the measured times, matmul's Spearman 0.954
+-> 0.981); where the memory bounds it, the holders with fewer blocks leave their share
+of the memory interface to the others, and nothing is added.
 
 Loads whose address or trip count depends on data count as mcl.analyses.sectors
 estimates them (mcl.analyses.datadep); the prediction names them.
@@ -219,13 +219,6 @@ DEVICE_PARTS = ("memory", "latency", "atomics", "block dispatch", "barrier waits
 #: of 4 elements per lane is one 512 B request) and the most load sites counted
 _REQUEST = 128
 _MAX_SITES = 8
-#: the rounds of resident blocks up to which a grid's uneven spread over the holders
-#: makes the busiest holder's blocks end last (benchmarks/opencl/grid_rounds_probe.py on
-#: the H200, 8 blocks an SM, each its SM's issue slots' share: 1057 to 1189 blocks take
-#: ceil(G / 132) blocks' time, 9 and 10 against 8.0 to 9.0 an even spread; 2113, one
-#: block beyond two rounds, 0.3% over 2112 where the rule says 6%: over more rounds the
-#: blocks end apart and the last ones start early)
-_UNEVEN_ROUNDS = 2
 #: how much longer than the largest part two parts' partial overlap must take to count
 #: (a part far below the other changes the time by less than its rounding)
 _OVERLAP_MIN_GAIN = 0.01
@@ -391,8 +384,7 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
         # banks and cache links) runs on the busy ones only; the memory interface and
         # the atomics' units are the device's, and the latency part counts the warps
         scaled = [key for key in parts if not device_part(key)]
-    elif share > 1 and max(parts, key=parts.get) in WAITED and occupancy.resident \
-            and blocks <= _UNEVEN_ROUNDS * occupancy.resident * holders:
+    elif share > 1 and max(parts, key=parts.get) in WAITED:
         # where the execution units bound the time, it is the busiest holder's: its
         # blocks' execution parts take that much longer (memory-bound, the holders with
         # fewer blocks leave their share of the memory to the others)
