@@ -5,6 +5,11 @@ record (raw/resources.json: the same NVIDIA compiler): Spearman, median error an
 many within 20% per kernel, the largest errors, and the pairs as JSON.
 
     python benchmarks/fidelity/sweep_h200.py RAW_DIR [--json OUT] [--jobs N]
+        [--compiled sweep_in_flight.json]
+
+``--compiled``: the figures mcl feedback reads beside the GPU (sweep_in_flight.py: the
+CUDA driver's registers and local memory, the bytes a warp keeps in flight in the SASS)
+in place of the record's registers, as the feedback predicts with the NVIDIA compiler.
 """
 
 from __future__ import annotations
@@ -30,10 +35,10 @@ RESOURCES = HERE.parents[0] / "results" / "fidelity" / "raw" / "resources.json"
 
 def _predict(item) -> tuple[str, float | None]:
     import fidelity_predict as P
-    name, case, regs, local = item
+    name, case, regs, local, flight = item
     try:
-        return name, P.predicted_time(case, regs, level="h200",
-                                      spill_bytes=local or None)["seconds"]
+        return name, P.predicted_time(case, regs, level="h200", spill_bytes=local or None,
+                                      in_flight=flight)["seconds"]
     except Exception:  # noqa: BLE001 - left out of the figures
         return name, None
 
@@ -43,13 +48,18 @@ def main(argv=None) -> int:
     ap.add_argument("raw", type=Path, help="the folder of sweep_times_1.json and _2.json")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--compiled", type=Path, help="sweep_in_flight.py's figures")
     args = ap.parse_args(argv)
     a, b = ok_rows(args.raw / "sweep_times_1.json"), ok_rows(args.raw / "sweep_times_2.json")
     res = ok_rows(RESOURCES)
+    if args.compiled:
+        res = {n: r for n, r in json.loads(args.compiled.read_text()).items()
+               if "registers" in r}
     ex = C.example_cases(list(KERNELS))
     cases = {c.name: c for c in ex + C.sweep_cases(ex)}
     todo = [(n, dataclasses.replace(cases[n], sizes=dict(a[n]["sizes"])),
-             res[n]["registers"], res[n].get("local_bytes")) for n in a
+             res[n]["registers"], res[n].get("local_bytes"), res[n].get("in_flight"))
+            for n in a
             if n in cases and n in res]
     with ProcessPoolExecutor(args.jobs) as pool:
         preds = dict(pool.map(_predict, todo))
