@@ -64,8 +64,10 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """57 of the 60 examples within 20% of the H200's times (2026-12-02, since an
-    issue-bound grid of at most two rounds takes its busiest SM's time,
+    """57 of the 60 examples within 20% of the H200's times, median error 9.12% (2026-12-03,
+    since an issue-bound grid of any number of rounds takes its busiest SM's time:
+    convolution +0.1..+2.5%, matmul hopper_v1 -9.0% -> -6.8%; 9.15% before; 2026-12-02,
+    since an issue-bound grid of at most two rounds took its busiest SM's time,
     mcl.analyses.timing.busiest_share: matmul hopper_v2 .. v10 at 2048^3 -15..-22% ->
     -13..-20%, its Spearman 0.954 -> 0.981); 56 and 9.2% before (2026-12-01,
     since the L2's requests follow the compulsory traffic where the warps gather, the
@@ -99,7 +101,7 @@ def test_predicted_times_within_20_percent_of_the_h200():
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
     assert within >= 57, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
-    assert statistics.median(errors.values()) <= 0.092
+    assert statistics.median(errors.values()) <= 0.0915
 
 
 #: the bytes a warp keeps in flight in each version's SASS (fidelity/h200_in_flight.json):
