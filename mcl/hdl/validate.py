@@ -168,11 +168,16 @@ class _Validator:
                                                     "the first one is here")]))
             elif isinstance(c, B.OpCall):
                 ops[c.operation] = c
-            if isinstance(c, B.ConnectsCall) and len(
-                    {(e.path, e.all_units) for e in c.endpoints}) < len(c.endpoints):
+            # 'mem, mem' is one block joined to itself; 'gpus.gpu[*], gpus.gpu[*]' joins
+            # the units of a group to each other (NVLink between the GPUs of a node)
+            singles = [e.path for e in c.endpoints if not e.all_units] \
+                if isinstance(c, B.ConnectsCall) else []
+            if len(set(singles)) < len(singles):
                 self.add(error("hdl-bad-arguments", "connects(...) names the same block "
                                "twice: a block is not connected to itself", c.span,
-                               "name the two different things this interconnect joins"))
+                               "name the two different things this interconnect joins; "
+                               "'units.unit[*], units.unit[*]' joins the units of a group "
+                               "to each other"))
         for f in b.flags:
             if f.name not in L.ALLOWED_FLAGS.get(kind, set()):
                 self.add(error("hdl-property-not-allowed",
@@ -259,6 +264,29 @@ class _Validator:
                             f"'[*]' means all units of a group, but '{'.'.join(e.path)}' is "
                             f"{_ARTICLE[target.kind]}", at(e.span),
                             "write '[*]' after a unit of a group: 'cores.core[*]'"))
+                self.units_joined_to_each_other(c, at)
+
+    def units_joined_to_each_other(self, c: B.ConnectsCall, at) -> None:
+        """``connects(g.u[*], g.u[*])`` joins the units of a group to each other: a group
+        of exactly one unit has no other unit to join."""
+        ends = c.endpoints
+        if len(ends) != 2 or not (ends[0].all_units and ends[1].all_units) \
+                or ends[0].path != ends[1].path:
+            return
+        target = self.hwd.find_device_block(ends[0].path)
+        if target is None or not target.kind.endswith("_unit"):
+            return
+        groups = [p.ancestors[-1] for p in self.hwd.device_positions()
+                  if p.block is target and p.ancestors
+                  and isinstance(p.ancestors[-1], B.Grouping)]
+        if groups and all(g.nr_units == 1 for g in groups):
+            self.add(error(
+                "hdl-bad-arguments",
+                f"connects({ends[0].text}, {ends[1].text}) joins the units of "
+                f"'{groups[0].name}' to each other, but it has one unit: a block is not "
+                "connected to itself", at(c.span),
+                f"give '{groups[0].name}' more than one unit, or connect its unit to "
+                "another block"))
 
     def nesting(self, b: B.Block, at) -> None:
         rows = L.NESTING.get(b.kind, ())

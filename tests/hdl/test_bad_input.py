@@ -215,3 +215,28 @@ def test_a_description_that_cannot_be_right_is_reported_where_it_is_wrong(
     assert code == (1 if severity == "error" else 0), out
     line = _position(path, new).split(":")[0]
     assert f"{path}:{line}:" in out and f"{severity}: {says}" in out, out
+
+
+def test_the_units_of_a_group_connected_to_each_other_are_accepted(run_cli, tmp_path):
+    """connects(g.u[*], g.u[*]) joins the units of a group to each other (the NVLink
+    between the GPUs of mcl/skel/nodes/h200x2.hdl); the check for a block connected
+    to itself rejected it."""
+    path = _user_fermi(tmp_path, "connects(l2, smps.smp[*])",
+                       "connects(smps.smp[*], smps.smp[*])")
+    code, out = _check(run_cli, path)
+    assert code == 0 and "same block" not in out and "to each other" not in out, out
+
+
+def test_the_units_of_a_group_of_one_connected_to_each_other_is_an_error(run_cli, tmp_path):
+    """With one unit in the group, 'each other' is the unit itself."""
+    from tests.hdl.test_commands import _position
+    path = _user_fermi(tmp_path, "connects(l2, smps.smp[*])",
+                       "connects(smps.smp[*], smps.smp[*])")
+    text = path.read_text()
+    assert text.count("nr_units = 15;") == 1
+    path.write_text(text.replace("nr_units = 15;", "nr_units = 1;"))
+    code, out = _check(run_cli, path)
+    line = _position(path, "connects(smps").split(":")[0]
+    assert code == 1, out
+    assert f"{path}:{line}:" in out and "error: connects(smps.smp[*], smps.smp[*]) joins " \
+        "the units of 'smps' to each other, but it has one unit" in out, out
