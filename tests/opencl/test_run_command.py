@@ -134,11 +134,14 @@ def test_run_reports_a_wrong_result(opencl_device, run_cli, tmp_path):
 
 
 def test_run_negative_or_fractional_size(run_cli):
-    for value, message in (("-5", "'n' is a size of 'vector_add': it cannot be negative"),
-                           ("2.5", "it takes an integer, not 2.5")):
+    # a negative size is the kernel's error (1); a fraction for an int, a usage error (2)
+    for value, expected, message in (
+            ("-5", 1, "'n' is a size of 'vector_add': it cannot be negative"),
+            ("2.5", 2, "--set n=2.5: 'n' is an int parameter of 'vector_add' and takes whole "
+                       "numbers")):
         code, out, err = run_cli("run", "--target", "hopper",
                                  EXAMPLES / "vector_add" / "perfect.mcpl", "--set", f"n={value}")
-        assert code == 1, err
+        assert code == expected, err
         assert message in err and "Traceback" not in err
 
 
@@ -204,33 +207,30 @@ def test_run_of_a_kernel_above_the_target_counts_its_own_operations(opencl_devic
     assert gflops * 1e9 * seconds == pytest.approx(2 * 64 ** 3, rel=0.1)
 
 
-def test_run_warns_of_a_kernel_wrong_at_its_sizes_before_it_runs(opencl_device, run_cli,
-                                                                 tmp_path):
+def test_run_refuses_a_kernel_wrong_at_its_sizes_before_it_runs(opencl_device, run_cli,
+                                                                tmp_path):
     """gesummv hopper_v1 names its partial sums one by one for unroll = 4: with unroll =
-    2 it reads ta[2] and ta[3], which do not exist. `mcl run` says so before it runs
-    (mcl.analyses.wrong_kernel), whether or not a reference then catches the result."""
+    2 it reads ta[2] and ta[3], which do not exist. `mcl run` says so before it runs,
+    whether or not a reference would then catch the result (mcl check's mcpl-index-range:
+    the index and the dimension are constants)."""
     source = (EXAMPLES / "gesummv" / "hopper_v1.mcpl").read_text()
     assert "const int unroll = 4;" in source
     (tmp_path / "hopper_v1.mcpl").write_text(
         source.replace("const int unroll = 4;", "const int unroll = 2;"))
     code, out, err = run_cli("run", tmp_path / "hopper_v1.mcpl", "--set", "n=256",
                              "--repeat", "1")
-    assert "warning: the index of ta is 2, outside its 2 elements (0 .. 1)" in err
-    assert "[feedback-out-of-bounds]" in err
-    assert code == 0 and "UNVERIFIED" in out       # no reference beside it
-    shutil.copy(EXAMPLES / "gesummv" / "reference.py", tmp_path / "reference.py")
-    code, out, err = run_cli("run", tmp_path / "hopper_v1.mcpl", "--set", "n=256",
-                             "--repeat", "1")
-    assert "the index of ta is 2" in err and code != 0
+    assert code == 1 and "error: index 2 of 'ta' is outside its dimension (0 .. 1)" in err
+    assert "[mcpl-index-range]" in err and "time" not in out
 
 
 def test_run_refuses_a_kernel_that_writes_outside_its_arrays(opencl_device, run_cli,
                                                             tmp_path):
-    """reduction perfect updating result[-1]: launched on PoCL it corrupts the process's
-    heap and the process aborts. `mcl run` warns of the access and does not launch it."""
+    """reduction perfect updating result[n - 5001], -1 at n = 5000: launched on PoCL it
+    corrupts the process's heap and the process aborts. `mcl run` warns of the access
+    and does not launch it."""
     source = (EXAMPLES / "reduction" / "perfect.mcpl").read_text()
     assert "atomicAdd(result[0], input[i]);" in source
-    (tmp_path / "perfect.mcpl").write_text(source.replace("result[0]", "result[-1]"))
+    (tmp_path / "perfect.mcpl").write_text(source.replace("result[0]", "result[n - 5001]"))
     shutil.copy(EXAMPLES / "reduction" / "reference.py", tmp_path / "reference.py")
     code, out, err = run_cli("run", tmp_path / "perfect.mcpl", "--target", "hopper",
                              "--set", "n=5000", "--repeat", "1")

@@ -93,11 +93,11 @@ def test_empty_sizes_launch_nothing_and_time_nothing(opencl_device):
     assert k.time(repeat=2, n=0, a=empty, b=empty) == float("inf")
 
 def test_a_kernel_that_updates_an_element_outside_its_array_is_not_launched(tmp_path):
-    """reduction perfect updating result[-1]: launched on PoCL it corrupts the process's
-    heap and the process aborts. The call is an error instead, and the kernel of the
-    right text runs."""
+    """reduction perfect updating result[n - 101], -1 at n = 100: launched on PoCL it
+    corrupts the process's heap and the process aborts. The call is an error instead, and
+    the kernel of the right text runs. (A constant result[-1] is mcl check's error.)"""
     source = (EXAMPLES / "reduction" / "perfect.mcpl").read_text()
-    (tmp_path / "perfect.mcpl").write_text(source.replace("result[0]", "result[-1]"))
+    (tmp_path / "perfect.mcpl").write_text(source.replace("result[0]", "result[n - 101]"))
     k = mcl.compile(tmp_path / "perfect.mcpl", "hopper")
     with pytest.raises(McplError) as e:
         k(n=100, input=np.ones(100, np.float32), result=np.zeros(1, np.float32))
