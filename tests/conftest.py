@@ -14,6 +14,13 @@ import pytest
 os.environ.setdefault("POCL_DEVICES", "pthread pthread pthread")
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a ``python -m mcl.cli`` child: this checkout first on its
+    PYTHONPATH, before what the caller's has (the GPU machine's packages live there)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path}
 EXAMPLES = ROOT / "examples"
 
 

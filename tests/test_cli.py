@@ -54,12 +54,11 @@ def test_each_command_is_registered_by_the_component_the_table_names():
 def test_usage_errors_of_commands_are_usage_errors_under_python_dash_m():
     """`python -m mcl.cli` runs cli.py as __main__; the commands raise mcl.cli's
     UsageError, which must still be caught as one (not an internal error)."""
-    import os
     import subprocess
     import sys
 
-    from tests.conftest import EXAMPLES, ROOT
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    from tests.conftest import EXAMPLES, child_env
+    env = child_env()
     done = subprocess.run([sys.executable, "-m", "mcl.cli", "feedback",
                            str(EXAMPLES / "matmul" / "gpu.mcpl"), "--set", "n=2.5"],
                           capture_output=True, text=True, env=env, timeout=120)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, child_env
 
 
 def test_pytest_configures_without_deprecation_warnings():
@@ -16,7 +15,7 @@ def test_pytest_configures_without_deprecation_warnings():
         [sys.executable, "-W", "always", "-m", "pytest", "-p", "no:cacheprovider",
          "--collect-only", "-q", "tests/test_diagnostics.py"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        env=child_env())
     assert done.returncode == 0, done.stdout + done.stderr
     output = done.stdout + done.stderr
     assert "PytestDeprecationWarning" not in output

@@ -5,7 +5,6 @@ it said only "mcl: interrupted" and, without --results, the candidates were lost
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from mcl.lift import explore as explore_module
 from mcl.lift.explore import Evaluation, ExploreInterrupted, explore
 from mcl.lift.printer import key, show
 from mcl.lift.rules import Limits
+from tests.conftest import child_env
 
 SUM = PROGRAMS / "sum.lift"
 SIZES = {"N": 1 << 12}
@@ -125,7 +125,7 @@ def test_sigint_to_a_real_search(tmp_path):
         [sys.executable, "-m", "mcl.cli", "lift", "explore", str(PROGRAMS / "mm.lift"),
          "--budget", "400", "--results", str(results)],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(root)},
+        env=child_env(),
         # a child of a shell's background job would inherit SIGINT ignored
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
