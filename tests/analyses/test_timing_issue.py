@@ -129,11 +129,12 @@ def test_a_branch_no_lane_of_a_warp_takes_is_not_issued():
     # xeon_phi_v2 fills bTemp with `if (j < m) bTemp[k] = b[k, j]; else bTemp[k] = 0.0;`:
     # with m a multiple of the 16 lanes, no vector takes the else branch, whose store
     # is never issued; counted, it made v2 "predicted slower than xeon_phi_v1" (23.4
-    # against 21.2 ms; the paper measured v2 1.31x faster)
+    # against 21.2 ms; the paper measured v2 1.31x faster); 21.3 ms since the busiest
+    # core's share of its blocks counts over every round
     diags = feedback(check(MATMUL / "xeon_phi_v2.mcpl"))
     assert not [d for d in diags if d.code == "feedback-slower"]
     [d] = [d for d in diags if d.code == "feedback-time"]
-    assert "21.2 ms" in d.message
+    assert "21.3 ms" in d.message
 
 
 def test_a_branch_some_lanes_take_is_issued():
