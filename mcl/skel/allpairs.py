@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import numbers
 import os
 import re
 from dataclasses import dataclass
@@ -24,7 +23,14 @@ from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, copy
 from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of, from_source
-from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up
+from mcl.skel.kernel import (
+    Skeleton,
+    check_identity_number,
+    cname,
+    identity_value,
+    matrix_type,
+    round_up,
+)
 from mcl.skel.skeletons import _new_like
 
 _HELPERS = """#define getElementFromRow(m, k) ((m).data[((m).row - (m).lo) * (m).cols + (k)])
@@ -407,19 +413,6 @@ def _square_group(devs, g: int) -> int:
     return 16 if devs.device(g).max_work_group_size >= 256 else 8
 
 
-def _check_identity(v, dt: np.dtype, reduce) -> None:
-    """A usage error where the identity is not a value of the result type (1.5 for an
-    int result would be 1)."""
-    if dt.kind not in "iu":
-        return
-    info = np.iinfo(dt)
-    if v != v or abs(v) == float("inf") or v != int(v) or not info.min <= v <= info.max:
-        raise skel_error("type-mismatch", f"the identity {v!r} of AllPairs reduce "
-                         f"'{reduce.name}' is not a {reduce.return_type} (the results are "
-                         f"{dt})", hint=f"give identity= a whole number from {info.min} to "
-                                        f"{info.max}")
-
-
 def _literal(value) -> str:
     """``value`` (a Python or numpy number) as an OpenCL C literal."""
     if isinstance(value, (bool, np.bool_)):
@@ -447,10 +440,7 @@ class AllPairs(Skeleton):
 
     def __init__(self, func=None, *, zip=None, reduce=None, identity=None, tile=None,
                  options=None):
-        if identity is not None and (isinstance(identity, bool | np.bool_)
-                                     or not isinstance(identity, numbers.Real)):
-            raise skel_error("bad-arguments", f"AllPairs identity= must be a number (the "
-                             f"reduction's identity), not {identity!r:.40}")
+        check_identity_number(identity, "AllPairs")
         self.identity = identity
         self.tile = tile or os.environ.get("MCL_SKEL_ALLPAIRS_TILE") or DEFAULT_TILE
         parse_tiling(self.tile)
@@ -501,7 +491,7 @@ class AllPairs(Skeleton):
         if self.zip is not None:
             self.check_elements(a, b, func=self.zip)
             if self.identity is not None:
-                _check_identity(self.identity, out_dtype, self.reduce)
+                identity_value(self.identity, out_dtype, "AllPairs reduce", self.reduce)
         if a.cols == 0 and self.zip is not None and self.identity is None and a.rows \
                 and b.cols:
             raise skel_error("empty-reduce", "AllPairs zip-reduce over rows of no element "

@@ -69,6 +69,34 @@ def scalar_argument(a, dt: np.dtype, param, func: str):
                      hint=f"pass a number a {param.base} holds")
 
 
+def identity_value(v, dt: np.dtype, skeleton: str, func) -> np.generic:
+    """The ``identity=`` ``v`` of ``skeleton``'s function ``func`` as a value of the
+    element type ``dt``: a usage error where the type cannot hold it (1.5 or 2**40 for
+    int elements would be 1 or an OverflowError; 1e40 for float ones infinity)."""
+    lo, hi = _limits(dt)
+    inf = float("inf")
+    if dt.kind in "iu":
+        ok = v == v and abs(v) != inf and v == int(v) and lo <= v <= hi
+        holds = f"a whole number from {lo} to {hi}"
+    else:
+        ok = not hi < abs(v) < inf          # NaN and infinities are floats
+        holds = f"a number of magnitude up to {hi:g} (or inf, nan)"
+    if ok:
+        return dt.type(int(v) if dt.kind in "iu" else v)
+    ctype = ctype_of(dt)
+    raise skel_error("type-mismatch", f"the identity {v!r:.40} of {skeleton} '{func.name}' "
+                     f"is not {'an' if ctype[0] in 'aeiou' else 'a'} {ctype} (the elements "
+                     f"are {dt})", hint=f"give identity= {holds}")
+
+
+def check_identity_number(v, skeleton: str) -> None:
+    """A usage error where an ``identity=`` is given but is no number."""
+    if v is not None and (isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real)):
+        raise skel_error("bad-arguments", f"{skeleton} identity= must be a number (the "
+                         f"reduction's identity), not {v!r:.40}",
+                         hint="e.g. identity=0 for a sum, 1 for a product")
+
+
 class PartLaunch:
     """One part's kernel launch in a plan: part ``index`` on global device ``device``.
     Its arguments (the part's buffers, then ``scalars``, then the additional

@@ -30,7 +30,14 @@ from mcl.skel.context import Transfer
 from mcl.skel.distribution import single
 from mcl.skel.errors import cl_failure, skel_error
 from mcl.skel.functions import ctype_of
-from mcl.skel.kernel import KeptLaunch, Skeleton, cname, group_size
+from mcl.skel.kernel import (
+    KeptLaunch,
+    Skeleton,
+    check_identity_number,
+    cname,
+    group_size,
+    identity_value,
+)
 from mcl.skel.mpi import allgather_values
 
 #: work-groups per compute unit of the first pass: enough resident work-items to keep
@@ -134,6 +141,7 @@ class Reduce(Skeleton):
         if len(self.func.params) != 2:
             raise skel_error("bad-function", f"the Reduce function '{self.func.name}' must "
                              f"take exactly two elements (it takes {len(self.func.params)})")
+        check_identity_number(identity, "Reduce")
         self.identity = identity
         self._scratch: dict = {}
         self._memo: dict = {}
@@ -157,6 +165,8 @@ class Reduce(Skeleton):
         devs = first._devs
         dtype = x.dtype
         self.check_elements(*(x, x) if not fused else (dtype, dtype), exact=True)
+        if self.identity is not None:       # said at every call, not only an empty one's
+            identity = identity_value(self.identity, dtype, "Reduce", self.func)
         parts = list(zip(*inputs, strict=True))
         if first._dist.kind == "copy":
             parts = parts[:1]
@@ -178,7 +188,7 @@ class Reduce(Skeleton):
                 raise skel_error("empty-reduce", f"Reduce '{self.func.name}' of an empty "
                                  f"{first.kind} has no result",
                                  hint="give Reduce(..., identity=...)")
-            value = dtype.type(self.identity)
+            value = identity
         elif len(partials) == 1:
             value = partials[0]
         else:

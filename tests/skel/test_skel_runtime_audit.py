@@ -1,0 +1,67 @@
+"""Skeletons misused at run time, as a new user would: each is a usage error
+(McplError) naming the skeleton, the argument and what it takes, never an error from
+deep inside numpy or OpenCL and never a result computed from a silently wrong value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mcl.skel as sk
+from mcl.diagnostics import McplError
+
+
+@pytest.fixture(autouse=True)
+def one_device():
+    sk.init(num_devices=1, platform="Portable Computing Language")
+
+
+def error_of(call) -> tuple[str, str]:
+    with pytest.raises(McplError) as e:
+        call()
+    return e.value.diagnostics[0].code, e.value.diagnostics[0].message
+
+
+ADD_I = "int add(int x, int y) { return x + y; }"
+ADD_F = "float add(float x, float y) { return x + y; }"
+EMPTY_I = np.zeros(0, np.int32)
+
+
+@pytest.mark.parametrize("identity", ["x", "0", [0], True, 1j])
+def test_a_reduce_identity_that_is_no_number(identity):
+    """Reduce(f, identity="x") of an empty Vector raised int()'s ValueError, "0" and
+    True were used as 0 and 1, and [0] made a 'one-element' Vector of shape (1, 1)."""
+    code, message = error_of(lambda: sk.Reduce(ADD_I, identity=identity))
+    assert code == "skel-bad-arguments" and "Reduce identity= must be a number" in message
+
+
+@pytest.mark.parametrize("identity, data", [
+    (1.5, EMPTY_I), (2 ** 40, EMPTY_I), (float("nan"), EMPTY_I),
+    (1.5, np.arange(4, dtype=np.int32)),
+    (1e40, np.zeros(0, np.float32))])
+def test_a_reduce_identity_the_element_type_cannot_hold(identity, data):
+    """identity=1.5 for int elements gave 1 for an empty Vector, 2**40 numpy's
+    OverflowError, nan a ValueError, 1e40 for floats inf (with a RuntimeWarning); a
+    Vector with elements hid the mistake until the day it was empty."""
+    code, message = error_of(lambda: sk.Reduce(ADD_I if data.dtype.kind == "i" else ADD_F,
+                                               identity=identity)(sk.Vector(data)))
+    assert code == "skel-type-mismatch" and "the identity" in message
+    assert "of Reduce 'add' is not a" in message, message
+
+
+def test_reduce_identities_of_the_element_type_still_serve():
+    assert sk.Reduce(ADD_I, identity=np.int64(3))(sk.Vector(EMPTY_I)).to_numpy()[0] == 3
+    assert sk.Reduce(ADD_I, identity=2.0)(sk.Vector(EMPTY_I)).to_numpy().dtype == np.int32
+    inf = sk.Reduce(ADD_F, identity=float("-inf"))(sk.Vector(np.zeros(0, np.float32)))
+    assert inf.to_numpy()[0] == -np.inf
+    total = sk.Reduce(ADD_I, identity=0)(sk.Vector(np.arange(5, dtype=np.int32)))
+    assert total.to_numpy()[0] == 10
+
+
+def test_an_allpairs_identity_a_float_cannot_hold():
+    """identity=1e40 for float results was the literal 1e+40 in the kernel: inf."""
+    mm = sk.AllPairs(zip="float m(float x, float y) { return x * y; }", reduce=ADD_F,
+                     identity=1e40)
+    a, b = sk.Matrix(np.ones((2, 3), np.float32)), sk.Matrix(np.ones((3, 2), np.float32))
+    code, message = error_of(lambda: mm(a, b))
+    assert code == "skel-type-mismatch" and "AllPairs reduce 'add' is not a float" in message
