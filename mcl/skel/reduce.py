@@ -128,7 +128,7 @@ def _vector_type(t: str, width: int) -> str:
 
 class Reduce(Skeleton):
     """``Reduce(f, identity=None)(X)``: the elements combined with the associative and
-    commutative ``f``; a one-element Vector on a single device (``.value`` reads it).
+    commutative ``f``; a one-element Vector on a single device (``.to_numpy()[0]`` reads it).
     An empty input gives ``identity`` (required then). ``X`` may be a deferred Map or
     Zip (``Zip(g).lazy(A, B)``): its elements are computed inside the reduction."""
 

@@ -65,3 +65,12 @@ def test_an_allpairs_identity_a_float_cannot_hold():
     a, b = sk.Matrix(np.ones((2, 3), np.float32)), sk.Matrix(np.ones((3, 2), np.float32))
     code, message = error_of(lambda: mm(a, b))
     assert code == "skel-type-mismatch" and "AllPairs reduce 'add' is not a float" in message
+
+
+def test_the_way_reduce_documents_to_read_its_result_reads_it():
+    """Reduce's docstring said '``.value`` reads it': the result, a Vector, has no
+    attribute value (AttributeError)."""
+    import re
+    how = re.search(r"a single device \(``(\.[^`]+)`` reads it\)", sk.Reduce.__doc__).group(1)
+    result = sk.Reduce(ADD_I)(sk.Vector(np.arange(5, dtype=np.int32)))
+    assert eval(f"result{how}", {"result": result}) == 10
