@@ -26,6 +26,7 @@ from mcl.skel.functions import ctype_of, from_source
 from mcl.skel.kernel import (
     Skeleton,
     check_identity_number,
+    check_parameters,
     cname,
     identity_value,
     matrix_type,
@@ -466,6 +467,7 @@ class AllPairs(Skeleton):
             if len(f.params) != 2:
                 raise skel_error("bad-function", f"the AllPairs function '{f.name}' must "
                                  "take two elements")
+            check_parameters(f, "AllPairs", 2)
         self.func = self.zip
         self.funcs = [self.zip] + ([self.reduce] if self.reduce.name != self.zip.name else [])
         self._kernels = {}

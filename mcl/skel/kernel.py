@@ -5,6 +5,7 @@ and passing the additional arguments that follow a skeleton's inputs."""
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +68,29 @@ def scalar_argument(a, dt: np.dtype, param, func: str):
     raise skel_error("bad-arguments", f"parameter '{param.name}' of '{func}' is a "
                      f"{param.base}; {a!r:.40} was given{why}",
                      hint=f"pass a number a {param.base} holds")
+
+
+_ADDRESS_SPACE = re.compile(r"\b(?:__)?(local|private)\b")
+
+
+def check_parameters(func: UserFunction, skeleton: str, inputs: int) -> None:
+    """A usage error where the first ``inputs`` parameters of ``func``, which receive
+    elements, are pointers (the kernel passes an element: the OpenCL compiler's log said
+    'incompatible type' inside the skeleton's kernel), or where an additional pointer
+    parameter is in local or private memory, where no container can be passed (an
+    OpenCL error when the kernel was launched or built)."""
+    for i, p in enumerate(func.params):
+        if i < inputs and p.pointer:
+            raise skel_error("bad-function", f"parameter '{p.name}' of the {skeleton} function "
+                             f"'{func.name}' is a pointer ({p.base}*); a {skeleton} passes it "
+                             f"an element", hint=f"declare it as an element: {p.base} {p.name}")
+        space = _ADDRESS_SPACE.search(p.ctype) if i >= inputs and p.pointer else None
+        if space is not None:
+            raise skel_error("bad-function", f"parameter '{p.name}' of the {skeleton} function "
+                             f"'{func.name}' points to {space.group(1)} memory ({p.ctype}); "
+                             "an additional container is passed in global memory",
+                             hint=f"declare it as __global const {p.base}* {p.name} (or "
+                                  f"__constant), and pass a Vector or Matrix")
 
 
 def identity_value(v, dt: np.dtype, skeleton: str, func) -> np.generic:
@@ -204,6 +228,7 @@ class Skeleton:
                              f"passes {self.inputs} element(s) to it",
                              hint="its first parameters receive the inputs' elements, further "
                                   "ones the additional arguments")
+        check_parameters(self.func, self.name, self.inputs)
         self.funcs: list[UserFunction] = [self.func]
         self._kernels: dict = {}
 

@@ -74,3 +74,40 @@ def test_the_way_reduce_documents_to_read_its_result_reads_it():
     how = re.search(r"a single device \(``(\.[^`]+)`` reads it\)", sk.Reduce.__doc__).group(1)
     result = sk.Reduce(ADD_I)(sk.Vector(np.arange(5, dtype=np.int32)))
     assert eval(f"result{how}", {"result": result}) == 10
+
+
+X = np.arange(6, dtype=np.float32)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: sk.Map("float f(float* x) { return *x; }"),
+     "parameter 'x' of the Map function 'f' is a pointer (float*); a Map passes it an element"),
+    (lambda: sk.Zip("float f(float a, __global const float* b) { return a + b[0]; }"),
+     "parameter 'b' of the Zip function 'f' is a pointer"),
+    (lambda: sk.Reduce("float f(float* a, float* b) { return *a + *b; }"),
+     "parameter 'a' of the Reduce function 'f' is a pointer"),
+    (lambda: sk.AllPairs(zip="float m(float* x, float y) { return *x * y; }", reduce=ADD_F),
+     "parameter 'x' of the AllPairs function 'm' is a pointer"),
+])
+def test_an_element_parameter_that_is_a_pointer(make, words):
+    """The skeleton's kernel passed the element to the pointer: 'does not compile' with
+    the OpenCL compiler's log about an incompatible type in the skeleton's own code."""
+    code, message = error_of(make)
+    assert code == "skel-bad-function" and words in message, message
+
+
+@pytest.mark.parametrize("space", ["__local", "local", "__private"])
+def test_an_additional_pointer_outside_global_memory(space):
+    """A __local float* given a Vector was an OpenCL error when launched
+    (clSetKernelArg failed: INVALID_ARG_VALUE), a __private one did not compile."""
+    code, message = error_of(lambda: sk.Map(f"float f(float x, {space} float* t) "
+                                            "{ return x; }"))
+    assert code == "skel-bad-function" and "parameter 't' of the Map function 'f' points " \
+        f"to {space.strip('_')} memory" in message, message
+
+
+def test_additional_pointers_in_global_or_constant_memory_still_serve():
+    table = sk.Vector(np.array([1.0, 2.0], np.float32), distribution=sk.copy())
+    for param in ("const float* t", "__global const float* t", "__constant float* t"):
+        f = sk.Map(f"float f(float x, {param}) {{ return x + t[1]; }}")
+        assert np.array_equal(f(sk.Vector(X), table).to_numpy(), X + 2)
