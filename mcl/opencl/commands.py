@@ -358,8 +358,16 @@ def _run_sizes(args: argparse.Namespace, f) -> tuple[dict, list[str]]:
     scalars = [p.name for p in f.params if not p.type.is_array]
     unknown = [k for k in sizes if k not in scalars]
     if unknown:
-        raise UsageError(f"--set {unknown[0]}: '{f.name}' has no size parameter "
-                         f"'{unknown[0]}' (its sizes: {', '.join(scalars) or 'none'})")
+        from mcl.opencl.runtime import closest_name
+        name = unknown[0]
+        if any(p.name == name for p in f.params):     # an array: mcl run fills it
+            raise UsageError(f"--set {name}: '{name}' is an array parameter of '{f.name}', "
+                             "which mcl run fills with random data; --set gives sizes "
+                             f"(its sizes: {', '.join(scalars) or 'none'})")
+        close = closest_name(name, [s for s in scalars if s not in sizes])
+        raise UsageError(f"--set {name}: '{f.name}' has no size parameter "
+                         f"'{name}' ({f'did you mean {close!r}? ' if close else ''}"
+                         f"its sizes: {', '.join(scalars) or 'none'})")
     check_parameter_values([f], sizes, "--set")
     examples = []
     for p in f.params:   # the example values of the parameters not set

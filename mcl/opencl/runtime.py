@@ -342,10 +342,14 @@ class Kernel:
         plan = self.plan
         unknown = set(kwargs) - set(plan.parameters)
         if unknown:
+            close = {u: closest_name(u, set(plan.parameters) - set(kwargs)) for u in unknown}
+            meant = "; ".join(f"did you mean '{c}' for '{u}'?" if len(unknown) > 1 else
+                              f"did you mean '{c}'?" for u, c in sorted(close.items()) if c)
             raise McplError(error("opencl-unknown-argument",
                                   f"'{plan.kernel}' has no parameter "
                                   + ", ".join(f"'{u}'" for u in sorted(unknown)),
-                                  hint="its parameters: " + ", ".join(plan.parameters)))
+                                  hint=(meant + " " if meant else "") + "its parameters: "
+                                  + ", ".join(plan.parameters)))
         env = self.sizes(kwargs)
         # Check every argument before anything is built or copied.
         values = {}
@@ -621,6 +625,15 @@ class Kernel:
 
 
 _NAME_RE = re.compile(r"[A-Za-z_]\w*")
+
+
+def closest_name(name: str, known) -> str | None:
+    """The parameter a mistyped keyword means: the one that differs in case only, else
+    the closest (difflib, for 'did you mean' hints); None where none is close."""
+    from mcl.mcpl.check_common import closest
+    known = sorted(known)
+    same = [k for k in known if k.lower() == name.lower()]
+    return same[0] if same else closest(name, known)
 
 
 def _article(word: str) -> str:
