@@ -93,6 +93,31 @@ def check_parameters(func: UserFunction, skeleton: str, inputs: int) -> None:
                                   f"__constant), and pass a Vector or Matrix")
 
 
+def _same_devices(skeleton: str, args: tuple, devs: Devices) -> None:
+    """A usage error where the containers of a call (inputs, additional arguments, a
+    deferred call's) were made under different ``init()`` calls: their buffers belong
+    to different OpenCL contexts (PoCL ran such a kernel; a GPU driver fails or reads
+    another context's memory)."""
+    from mcl.skel.context import current
+    from mcl.skel.reduce import Deferred
+    found = []
+    for i, a in enumerate(args):
+        if isinstance(a, Deferred):
+            found += [(f"argument {j + 1} of the deferred {a.skeleton.name}", c)
+                      for j, c in enumerate((*a.inputs, *a.args)) if hasattr(c, "_devs")]
+        elif hasattr(a, "_devs"):
+            found.append((f"argument {i + 1} of this {skeleton} call", a))
+    if all(c._devs is devs for _, c in found):
+        return
+    now = current()
+    where, stale = next(((w, c) for w, c in found if c._devs is not now), found[-1])
+    raise skel_error("stale-container", f"{where}, a {stale.kind}, was made before "
+                     "mcl.skel.init() chose other devices, "
+                     "unlike the other containers of the call (their data is in another "
+                     "OpenCL context)", hint="make it again after init(), e.g. "
+                     "Vector(old.to_numpy())")
+
+
 def identity_value(v, dt: np.dtype, skeleton: str, func) -> np.generic:
     """The ``identity=`` ``v`` of ``skeleton``'s function ``func`` as a value of the
     element type ``dt``: a usage error where the type cannot hold it (1.5 or 2**40 for
@@ -235,6 +260,8 @@ class Skeleton:
     def __call__(self, *args, **kwargs):
         devs = next((a._devs for a in args if hasattr(a, "_devs")), None)
         start = len(devs.log) if devs is not None else 0
+        if devs is not None and (len(args) > 1 or hasattr(args[0], "skeleton")):
+            _same_devices(self.name, args, devs)
         if devs is not None and devs.ranks > 1:
             from mcl.skel.mpi import same_call_on_every_rank
             same_call_on_every_rank(devs, self, args, kwargs)

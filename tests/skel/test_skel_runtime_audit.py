@@ -111,3 +111,32 @@ def test_additional_pointers_in_global_or_constant_memory_still_serve():
     for param in ("const float* t", "__global const float* t", "__constant float* t"):
         f = sk.Map(f"float f(float x, {param}) {{ return x + t[1]; }}")
         assert np.array_equal(f(sk.Vector(X), table).to_numpy(), X + 2)
+
+
+def _remade_devices():
+    sk.init(num_devices=1, platform="Portable Computing Language")
+
+
+@pytest.mark.parametrize("call", [
+    lambda old: sk.Map("float f(float x, __global const float* t) { return x + t[0]; }")(
+        sk.Vector(X), old),
+    lambda old: sk.Zip(ADD_F)(sk.Vector(X), old),
+    lambda old: sk.Reduce(ADD_F)(sk.Map("float g(float x, const float* t) { return t[0]; }")
+                                 .lazy(sk.Vector(X), old)),
+])
+def test_a_container_of_an_earlier_init_among_a_calls_containers(call):
+    """A table made before init() was called again, passed as an additional argument,
+    gave the kernel a buffer of another OpenCL context (PoCL ran it; a GPU driver fails
+    with INVALID_MEM_OBJECT or reads the other context's memory)."""
+    old = sk.Vector(X, distribution=sk.copy())
+    _remade_devices()
+    code, message = error_of(lambda: call(old))
+    assert code == "skel-stale-container" and "was made before mcl.skel.init() chose " \
+        "other devices" in message, message
+    assert "argument 2 of this" in message or "argument 2 of the deferred Map" in message
+
+
+def test_containers_of_one_earlier_init_still_compute_together():
+    a, b = sk.Vector(X), sk.Vector(X)
+    _remade_devices()
+    assert np.array_equal(sk.Zip(ADD_F)(a, b).to_numpy(), 2 * X)
