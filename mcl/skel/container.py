@@ -359,9 +359,14 @@ class IndexVector(Vector):
 
 def check_zip_inputs(a, b) -> None:
     """Zip's inputs: two Vectors or two Matrices of one shape on the same devices."""
-    for v in (a, b):
+    for i, v in enumerate((a, b)):
         if not isinstance(v, Container) or isinstance(v, IndexVector):
-            raise skel_error("bad-arguments", "Zip takes two Vectors or two Matrices")
+            what = type(v).__name__
+            raise skel_error("bad-arguments", f"Zip takes two Vectors or two Matrices; its "
+                             f"{('first', 'second')[i]} input is "
+                             f"{'an' if what[0] in 'AEIOU' else 'a'} {what}",
+                             hint="make a container of an array first: mcl.skel.Vector(array)"
+                             if isinstance(v, np.ndarray) else None)
     if a.kind != b.kind or a.shape != b.shape:
         raise skel_error("size-mismatch", f"Zip needs inputs of the same shape; got "
                          f"{a.kind} {a.shape} and {b.kind} {b.shape}")

@@ -140,3 +140,18 @@ def test_containers_of_one_earlier_init_still_compute_together():
     a, b = sk.Vector(X), sk.Vector(X)
     _remade_devices()
     assert np.array_equal(sk.Zip(ADD_F)(a, b).to_numpy(), 2 * X)
+
+
+@pytest.mark.parametrize("second, words", [
+    (X, "its second input is a ndarray"),
+    (sk.IndexVector, "its second input is an IndexVector"),
+    (2.0, "its second input is a float")])
+def test_a_zip_input_that_is_no_container_is_named(second, words):
+    """'Zip takes two Vectors or two Matrices' did not say which input was not one, nor
+    what it was (a numpy array the user forgot to wrap)."""
+    other = second(6) if second is sk.IndexVector else second
+    with pytest.raises(McplError) as e:
+        sk.Zip(ADD_F)(sk.Vector(X), other)
+    d = e.value.diagnostics[0]
+    assert d.code == "skel-bad-arguments" and words in d.message, d.message
+    assert (d.hint is not None) == isinstance(other, np.ndarray)
