@@ -61,8 +61,8 @@ def assemble(gen: _KernelGen, params: list[_Var]) -> GeneratedKernel:
                           for e in v.type.sizes) if v.type.is_array else ("1",)
             args.append(Argument(v.name, "buffer", elem, _dtype(gen, elem), shape,
                                  v.space, v.qualifier, v.read, written))
-        else:
-            sig.append(f"const {_ctype(elem, gen)} {v.cname}")
+        else:   # OpenCL C takes no bool argument: a uchar, 0 or 1, is one in the body
+            sig.append(f"const {'uchar' if elem == 'bool' else _ctype(elem, gen)} {v.cname}")
             args.append(Argument(v.name, "scalar", elem, _dtype(gen, elem)))
     for arg, param in gen.scratch_args:
         args.append(arg)

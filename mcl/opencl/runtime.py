@@ -223,6 +223,15 @@ class Kernel:
                 continue
             value = values[name]
             integral = type_ not in ("float", "double")
+            if type_ == "bool":
+                if isinstance(value, bool | np.bool_) or (
+                        isinstance(value, int | np.integer) and value in (0, 1)):
+                    env[name] = int(value)
+                    continue
+                raise McplError(error(
+                    "opencl-bad-scalar",
+                    f"'{name}' is a bool parameter of '{p.kernel}': it takes True or False "
+                    f"(or 1 or 0), not {value!r}", hint=f"pass {name}=True or False (1 or 0)"))
             try:
                 if isinstance(value, str | bytes | bool | np.bool_):
                     raise TypeError

@@ -60,3 +60,49 @@ def test_set_of_an_array_says_that_mcl_run_fills_it(run_cli):
     assert code == 2
     assert "'a' is an array parameter of 'vector_add', which mcl run fills with random " \
         "data" in err
+
+
+# ---- a bool parameter (it was: the OpenCL compiler's 'bool cannot be used as the type
+# of a kernel parameter' for every call, and True refused as "takes an integer")
+
+FLAG = """module flag;
+import perfect;
+perfect void flip(const int n, const bool neg, float[n] x, float[n] out) {
+  foreach (int i in n threads) {
+    if (neg) { out[i] = -x[i]; } else { out[i] = x[i]; }
+  }
+}
+"""
+
+
+@pytest.fixture
+def flip(tmp_path, opencl_device):
+    f = tmp_path / "perfect.mcpl"
+    f.write_text(FLAG)
+    return mcl.compile(f, "hopper")
+
+
+@pytest.mark.parametrize("neg", [True, False, np.True_, 1, 0])
+def test_a_bool_parameter_takes_true_and_false(flip, neg):
+    x = np.arange(4, dtype=np.float32)
+    assert np.array_equal(flip(n=4, neg=neg, x=x)["out"], -x if neg else x)
+
+
+@pytest.mark.parametrize("neg", [2, -1, 0.5, "yes", None])
+def test_a_bool_parameter_refuses_what_is_no_truth_value(flip, neg):
+    d = _error(flip, n=4, neg=neg, x=np.zeros(4, np.float32))
+    assert d.code == "opencl-bad-scalar"
+    assert f"'neg' is a bool parameter of 'flip': it takes True or False (or 1 or 0), " \
+        f"not {neg!r}" == d.message
+
+
+def test_mcl_run_sets_a_bool_parameter(tmp_path, run_cli, opencl_device):
+    f = tmp_path / "perfect.mcpl"
+    f.write_text(FLAG)
+    code, out, err = run_cli("run", "--target", "hopper", f, "--set", "n=8", "--set",
+                             "neg=1", "--repeat", "1")
+    assert code == 0, err
+    assert "neg=1" in out
+    code, _, err = run_cli("run", "--target", "hopper", f, "--set", "n=8", "--set",
+                           "neg=2", "--repeat", "1")
+    assert code == 1 and "it takes True or False (or 1 or 0), not 2" in err
