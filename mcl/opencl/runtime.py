@@ -403,7 +403,7 @@ class Kernel:
                 if a.written:
                     outputs[a.name] = value
                 continue
-            host = np.ascontiguousarray(value)
+            host = np.ascontiguousarray(value, dt)     # a bool array: its bytes, 0 or 1
             flags = cl.mem_flags.READ_WRITE if a.written else cl.mem_flags.READ_ONLY
             buf = cl.Buffer(self.context, flags | cl.mem_flags.COPY_HOST_PTR,
                             hostbuf=host if host.size else np.zeros(1, dt))
@@ -478,6 +478,9 @@ class Kernel:
                 f"'{self.plan.kernel}' takes records of {_dtype_text(dt)}",
                 hint="make it with the fields in this order, laid out as C lays out the "
                      f"struct: np.zeros(shape, np.dtype({_dtype_spec(dt)}, align=True))"))
+        declared = self.plan.argument(name)
+        if got_dtype == np.bool_ and declared is not None and declared.type == "bool":
+            got_dtype = dt      # numpy's bools are bytes of 0 or 1, as the kernel's
         if got_dtype != dt:
             array = hasattr(value, "astype")
             read = "" if array else f" (a {type(value).__name__}, as numpy reads it)"
@@ -651,12 +654,14 @@ def _article(word: str) -> str:
 
 def random_arguments(plan: LaunchPlan, values: dict, rng: np.random.Generator) -> dict:
     """``values`` (the sizes) and random contents for every buffer the kernel reads:
-    floats uniform in [-1, 1), integers in [0, 16) (valid as small indices)."""
+    floats uniform in [-1, 1), integers in [0, 16) (valid as small indices), bools 0 or 1
+    (a byte of another value is no bool the kernel can test)."""
     data = dict(values)
     for a in plan.arguments:
         if a.kind in ("buffer", "value") and a.read:
             shape = tuple(evaluate(e, values) for e in a.shape)
-            data[a.name] = random_array(rng, shape, numpy_dtype(a.dtype, a.name))
+            data[a.name] = rng.integers(0, 2, shape).astype(np.uint8) if a.type == "bool" \
+                else random_array(rng, shape, numpy_dtype(a.dtype, a.name))
     return data
 
 

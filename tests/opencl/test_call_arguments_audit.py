@@ -106,3 +106,40 @@ def test_mcl_run_sets_a_bool_parameter(tmp_path, run_cli, opencl_device):
     code, _, err = run_cli("run", "--target", "hopper", f, "--set", "n=8", "--set",
                            "neg=2", "--repeat", "1")
     assert code == 1 and "it takes True or False (or 1 or 0), not 2" in err
+
+
+# ---- a bool array (it was: numpy's bool arrays refused as "takes uint8", and mcl run's
+# random masks bytes of 0 to 15, which a kernel's bool is not)
+
+MASK = """module mask;
+import perfect;
+perfect void keep(const int n, bool[n] m, float[n] x, float[n] out) {
+  foreach (int i in n threads) {
+    if (m[i] == true) { out[i] = x[i]; } else { out[i] = 0.0; }
+  }
+}
+"""
+
+
+@pytest.fixture
+def keep(tmp_path, opencl_device):
+    f = tmp_path / "perfect.mcpl"
+    f.write_text(MASK)
+    return mcl.compile(f, "hopper")
+
+
+def test_a_bool_array_takes_numpy_bools(keep):
+    import pyopencl.array as cla
+    m, x = np.array([True, False, True, True]), np.arange(1, 5, dtype=np.float32)
+    assert np.array_equal(keep(n=4, m=m, x=x)["out"], np.where(m, x, 0))
+    assert np.array_equal(keep(n=4, m=m[::-1], x=x)["out"], np.where(m[::-1], x, 0))
+    assert np.array_equal(keep(n=4, m=m.astype(np.uint8), x=x)["out"], np.where(m, x, 0))
+    assert np.array_equal(keep(n=4, m=cla.to_device(keep.queue, m), x=x)["out"],
+                          np.where(m, x, 0))
+    assert np.array_equal(keep(n=4, m=m.tolist(), x=x)["out"], np.where(m, x, 0))
+
+
+def test_random_bools_of_mcl_run_are_0_or_1(keep):
+    from mcl.opencl.runtime import random_arguments
+    data = random_arguments(keep.plan, {"n": 1000}, np.random.default_rng(0))
+    assert set(np.unique(data["m"])) == {0, 1} and data["m"].dtype == np.uint8
