@@ -195,11 +195,36 @@ class Kernel:
         if missing:
             # riskFree of black_scholes is a scalar like n, but no size
             what = "size" if set(missing) <= self.size_names() else "argument"
+            # an array that would have given a size, but has other dimensions
+            blocked = [
+                f"; '{a.name}' would give {', '.join(named)}, but has shape "
+                f"{self.shape_of(a.name, kwargs[a.name])}, not the {len(a.shape)} "
+                f"dimension{'s' * (len(a.shape) > 1)} of `{_declaration(self.plan, a.name)}`"
+                for a in self.plan.arguments if a.kind in ("buffer", "value")
+                and kwargs.get(a.name) is not None
+                and (named := [e for e in a.shape if e in missing])]
             raise McplError(error("opencl-missing-size",
                                   f"'{self.plan.kernel}' needs the {what}"
-                                  f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
+                                  f"{'s' * (len(missing) > 1)} {', '.join(missing)}"
+                                  + "".join(blocked[:1]),
                                   hint="pass " + ", ".join(f"{n}=..." for n in missing)))
         return env
+
+    def sizes_text(self, name: str, env: dict, given: dict) -> str:
+        """The sizes in the shape of parameter ``name`` with their values in ``env``, and
+        where each came from: given, or read off the shape of an array."""
+        a = self.plan.argument(name)
+        used = dict.fromkeys(n for e in a.shape for n in _NAME_RE.findall(e) if n in env)
+        parts = []
+        for n in used:
+            source = "given" if n in given else next(
+                (f"from the shape of '{b.name}'" for b in self.plan.arguments
+                 if b.kind in ("buffer", "value") and n in b.shape
+                 and given.get(b.name) is not None
+                 and len(self.shape_of(b.name, given[b.name])) == len(b.shape)),
+                "its default")
+            parts.append(f"{n}={env[n]} ({source})")
+        return ", ".join(parts)
 
     def size_names(self) -> frozenset[str]:
         """The scalar parameters that size something: an array, the launch grid, local
@@ -375,7 +400,7 @@ class Kernel:
                                           "given", hint=f"pass {a.name}=<{a.dtype} array of "
                                           f"shape {shape}>"))
                 value = np.zeros(shape, dt)
-            self.check_array(a.name, value, shape, dt)
+            self.check_array(a.name, value, shape, dt, env, kwargs)
             values[a.name] = value
         self.check_aliases(values)
         self.check_views(env)
@@ -467,11 +492,20 @@ class Kernel:
                 hint=f"pass a numpy array of the shape {_shape_text(self.plan, name)}")
             ) from None
 
-    def check_array(self, name: str, value, shape: tuple[int, ...], dt: np.dtype) -> None:
+    def check_array(self, name: str, value, shape: tuple[int, ...], dt: np.dtype,
+                    env: dict | None = None, given: dict | None = None) -> None:
+        """``value`` has the dtype and ``shape`` of parameter ``name`` (``env``: the sizes,
+        ``given``: the arguments of the call, to say where a size came from)."""
         got_shape = self.shape_of(name, value)
         # Not getattr(value, "dtype", np.asarray(value).dtype): the default is evaluated
         # eagerly and would copy a device array to the host element by element.
         got_dtype = np.dtype(value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype)
+        if got_shape == () and shape != () and not dt.names:
+            raise McplError(error(
+                "opencl-bad-shape", f"'{name}' is a single value ({value!r}), but "
+                f"'{self.plan.kernel}' takes an array of shape {shape} for its parameter "
+                f"`{_declaration(self.plan, name)}`",
+                hint=f"pass a numpy array: np.full({shape}, {value!r}, np.{dt})"))
         if got_dtype != dt and dt.names:
             raise McplError(error(
                 "opencl-bad-dtype", f"'{name}' has dtype {_dtype_text(got_dtype)}, but "
@@ -483,16 +517,21 @@ class Kernel:
             got_dtype = dt      # numpy's bools are bytes of 0 or 1, as the kernel's
         if got_dtype != dt:
             array = hasattr(value, "astype")
-            read = "" if array else f" (a {type(value).__name__}, as numpy reads it)"
+            kind = type(value).__name__
+            read = "" if array else f" ({_article(kind)} {kind}, as numpy reads it)"
             raise McplError(error("opencl-bad-dtype",
                                   f"'{name}' has dtype {got_dtype}{read}, but "
-                                  f"'{self.plan.kernel}' takes {dt}",
+                                  f"'{self.plan.kernel}' takes {dt} for its parameter "
+                                  f"`{_declaration(self.plan, name)}`",
                                   hint=f"convert it: {name}.astype(np.{dt})" if array else
                                   f"convert it: np.asarray({name}, np.{dt})"))
         if got_shape != shape:
+            at = self.sizes_text(name, env, given or {}) if env is not None else ""
             raise McplError(error("opencl-bad-shape",
                                   f"'{name}' has shape {got_shape}, but '{self.plan.kernel}' "
-                                  f"takes {shape} with these sizes",
+                                  f"takes {shape} for its parameter "
+                                  f"`{_declaration(self.plan, name)}`"
+                                  + (f" at {at}" if at else " with these sizes"),
                                   hint="the shape follows the parameter's type: "
                                   + _shape_text(self.plan, name)))
         if type(value).__module__.startswith("pyopencl"):
@@ -690,6 +729,12 @@ def random_array(rng: np.random.Generator, shape: tuple, dt: np.dtype) -> np.nda
         return out
     return (rng.uniform(-1, 1, shape).astype(dt) if dt.kind == "f"
             else rng.integers(0, 16, shape).astype(dt))
+
+
+def _declaration(plan: LaunchPlan, name: str) -> str:
+    """A parameter as the kernel declares it: ``float[n, p] a``."""
+    a = plan.argument(name)
+    return f"{a.type}[{', '.join(a.shape)}] {name}" if a is not None and a.shape else name
 
 
 def _shape_text(plan: LaunchPlan, name: str) -> str:

@@ -143,3 +143,43 @@ def test_random_bools_of_mcl_run_are_0_or_1(keep):
     from mcl.opencl.runtime import random_arguments
     data = random_arguments(keep.plan, {"n": 1000}, np.random.default_rng(0))
     assert set(np.unique(data["m"])) == {0, 1} and data["m"].dtype == np.uint8
+
+
+# ---- what a shape or dtype refusal says (it was: "takes (8, 4) with these sizes", with
+# no word of the sizes, nor that p came from the shape of another array; a float where
+# an array is declared was "has dtype float64 (a float, ...)"; a scalar in place of the
+# array that gives the sizes was "needs the sizes fh, fw")
+
+def test_a_wrong_shape_names_the_declaration_and_where_each_size_came_from(matmul):
+    d = _error(matmul, a=np.zeros((8, 8), np.float32), b=np.zeros((4, 4), np.float32))
+    assert d.code == "opencl-bad-shape"
+    assert d.message == ("'b' has shape (4, 4), but 'matmul' takes (8, 4) for its parameter "
+                         "`float[p, m] b` at p=8 (from the shape of 'a'), m=4 (from the "
+                         "shape of 'b')")
+    d = _error(matmul, n=4, m=3, p=2, a=np.zeros((2, 4), np.float32),
+               b=np.zeros((2, 3), np.float32))
+    assert d.message.endswith("takes (4, 2) for its parameter `float[n, p] a` at n=4 "
+                              "(given), p=2 (given)")
+
+
+@pytest.mark.parametrize("value", [3.0, np.float32(3), np.array(3, np.float32)])
+def test_a_single_value_for_an_array_is_told_it_takes_an_array(matmul, value):
+    d = _error(matmul, n=4, m=3, p=2, a=value, b=np.zeros((2, 3), np.float32))
+    assert d.code == "opencl-bad-shape"
+    assert d.message == (f"'a' is a single value ({value!r}), but 'matmul' takes an array "
+                         "of shape (4, 2) for its parameter `float[n, p] a`")
+
+
+def test_a_wrong_dtype_names_the_declaration(matmul):
+    d = _error(matmul, a=np.zeros((4, 2)), b=np.zeros((2, 3), np.float32))
+    assert d.message == ("'a' has dtype float64, but 'matmul' takes float32 for its "
+                         "parameter `float[n, p] a`")
+    d = _error(matmul, a=[[1, 2]], b=np.zeros((2, 3), np.float32))
+    assert "(a list, as numpy reads it)" in d.message
+
+
+def test_a_missing_size_names_the_array_of_other_dimensions_that_would_give_it(matmul):
+    d = _error(matmul, m=3, a=np.zeros(8, np.float32), b=np.zeros((2, 3), np.float32))
+    assert d.code == "opencl-missing-size"
+    assert d.message == ("'matmul' needs the size n; 'a' would give n, but has shape (8,), "
+                         "not the 2 dimensions of `float[n, p] a`")
