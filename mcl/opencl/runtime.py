@@ -291,8 +291,8 @@ class Kernel:
                 raise McplError(error(
                     "opencl-scalar-range",
                     f"'{name}' is {_article(type_)} {type_} parameter of "
-                    f"'{p.kernel}': {value} does not fit it ({low} .. {high})",
-                    hint=f"pass a smaller {name}" + (
+                    f"'{p.kernel}': {_number_text(value)} does not fit it ({low} .. {high})",
+                    hint=f"pass a {'smaller' if value > high else 'larger'} {name}" + (
                         ", or declare it `long` in the kernel" if type_ == "int" else
                         ", or declare it `double` in the kernel" if type_ == "float" else "")))
             if name in sizes and value < 0:
@@ -685,6 +685,13 @@ def closest_name(name: str, known) -> str | None:
     known = sorted(known)
     same = [k for k in known if k.lower() == name.lower()]
     return same[0] if same else closest(name, known)
+
+
+def _number_text(value) -> str:
+    """A number as a message shows it: a whole number of more than 30 digits by its
+    count of digits (a 10**400 is no line of a message)."""
+    digits = len(str(abs(value))) if isinstance(value, int) else 0
+    return f"a whole number of {digits} digits" if digits > 30 else str(value)
 
 
 def _article(word: str) -> str:

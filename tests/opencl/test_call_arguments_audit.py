@@ -183,3 +183,19 @@ def test_a_missing_size_names_the_array_of_other_dimensions_that_would_give_it(m
     assert d.code == "opencl-missing-size"
     assert d.message == ("'matmul' needs the size n; 'a' would give n, but has shape (8,), "
                          "not the 2 dimensions of `float[n, p] a`")
+
+
+# ---- a scalar out of its type's range (it was: "pass a smaller n" for a value below
+# the range too, and a 10**400 printed whole, 401 digits in one line)
+
+def test_a_scalar_below_its_range_is_told_to_be_larger(matmul):
+    d = _error(matmul, n=-2**40, m=3, p=2)
+    assert d.code == "opencl-scalar-range"
+    assert d.hint.startswith("pass a larger n, or declare it `long`")
+    assert _error(matmul, n=2**40, m=3, p=2).hint.startswith("pass a smaller n")
+
+
+def test_a_huge_whole_number_is_told_by_its_digits(matmul):
+    d = _error(matmul, n=10**400, m=3, p=2)
+    assert d.message == ("'n' is an int parameter of 'matmul': a whole number of 401 digits "
+                         "does not fit it (-2147483648 .. 2147483647)")
