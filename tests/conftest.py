@@ -16,6 +16,14 @@ os.environ.setdefault("POCL_DEVICES", "pthread pthread pthread")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def error_of(call) -> tuple[str, str]:
+    """(code, message) of the first diagnostic of the McplError that ``call()`` raises."""
+    from mcl.diagnostics import McplError
+    with pytest.raises(McplError) as e:
+        call()
+    return e.value.diagnostics[0].code, e.value.diagnostics[0].message
+
+
 def child_env() -> dict[str, str]:
     """The environment for a ``python -m mcl.cli`` child: this checkout first on its
     PYTHONPATH, before what the caller's has (the GPU machine's packages live there)."""

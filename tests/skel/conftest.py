@@ -58,6 +58,13 @@ def use_devices(n: int) -> int:
 
 
 @pytest.fixture
+def one_pocl_device():
+    """mcl.skel on one PoCL device (``pytestmark = pytest.mark.usefixtures(...)``)."""
+    import mcl.skel as sk
+    sk.init(num_devices=1, platform="Portable Computing Language")
+
+
+@pytest.fixture
 def on_devices():
     """``on_devices(n)``: mcl.skel on n PoCL devices, for tests that are not run on all."""
     return use_devices

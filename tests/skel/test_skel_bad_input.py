@@ -8,18 +8,9 @@ import numpy as np
 import pytest
 
 import mcl.skel as sk
-from mcl.diagnostics import McplError
+from tests.conftest import error_of
 
-
-@pytest.fixture(autouse=True)
-def one_device():
-    sk.init(num_devices=1, platform="Portable Computing Language")
-
-
-def error_of(call) -> tuple[str, str]:
-    with pytest.raises(McplError) as e:
-        call()
-    return e.value.diagnostics[0].code, e.value.diagnostics[0].message
+pytestmark = pytest.mark.usefixtures("one_pocl_device")
 
 
 @pytest.mark.parametrize("make, code, words", [
