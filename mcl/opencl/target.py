@@ -117,7 +117,8 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
         raise McplError(error(
             "opencl-no-target", f"'{name}' has no code-generation target ({file.name} is "
             "missing)", hint=f"generate for a level with a target file ({with_targets(lib)}): "
-            "--target LEVEL, or translate the kernel to one first: mcl translate --to LEVEL"))
+            "--target LEVEL (from Python: mcl.compile(path, target=LEVEL)), or translate the "
+            "kernel to one first: mcl translate --to LEVEL"))
     try:
         data = tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as e:

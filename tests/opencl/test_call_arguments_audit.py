@@ -199,3 +199,16 @@ def test_a_huge_whole_number_is_told_by_its_digits(matmul):
     d = _error(matmul, n=10**400, m=3, p=2)
     assert d.message == ("'n' is an int parameter of 'matmul': a whole number of 401 digits "
                          "does not fit it (-2147483648 .. 2147483647)")
+
+
+def test_compile_at_a_level_without_a_target_says_how_to_name_one():
+    """vector_add nvidia_v1 is written for 'nvidia', which has no target file: the error
+    names the levels that have one and how to give it, from the CLI and from Python."""
+    with pytest.raises(McplError) as e:
+        mcl.compile(EXAMPLES / "vector_add" / "nvidia_v1.mcpl")
+    [d] = e.value.diagnostics
+    assert d.code == "opencl-no-target" and "'nvidia' has no code-generation target" in d.message
+    assert "hopper" in d.hint and "--target LEVEL" in d.hint
+    assert "mcl.compile(path, target=LEVEL)" in d.hint
+    k = mcl.compile(EXAMPLES / "vector_add" / "nvidia_v1.mcpl", target="hopper")
+    assert k is not None
