@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from mcl.cli import (
+    CannotWrite,
     add_hwd_path_option,
     add_output_options,
     hwd_search_path,
@@ -59,6 +60,7 @@ def run_translate(args: argparse.Namespace) -> int:
     name_not_file(args.to, "--to")
     if args.output:     # before the work: a mistyped path is said at once
         output_file(args.output, "mcl translate", "-o", _OUTPUT)
+        _not_the_input(args.output, args.file, args.to)
     search_path = hwd_search_path(args, args.file)
     checked = check(args.file, search_path)
     if checked.has_errors:
@@ -76,6 +78,20 @@ def run_translate(args: argparse.Namespace) -> int:
     else:
         print(text, end="")
     return 0
+
+
+def _not_the_input(output: str, source: str, to: str) -> None:
+    """``-o`` naming the kernel itself would replace the source by its translation."""
+    out, src = Path(output), Path(source)
+    try:
+        same = out.exists() and src.exists() and out.samefile(src)
+    except OSError:
+        return
+    if same:
+        raise CannotWrite(
+            f"mcl translate: error: cannot write to '{output}': it is the kernel being "
+            f"translated, '{source}' (-o names the file {_OUTPUT}; the source is kept): "
+            f"write the result beside it, e.g. -o {src.with_stem(f'{src.stem}_{to}')}")
 
 
 def _require_a_step(module, to: str, search_path: list[str]) -> None:
