@@ -95,22 +95,34 @@ def _not_the_input(output: str, source: str, to: str) -> None:
 
 
 def _require_a_step(module, to: str, search_path: list[str]) -> None:
-    """A module whose functions are all written for ``to`` already would come back
-    unchanged: on the command line that is a mistake worth saying (the API returns the
-    module, for callers that translate many)."""
+    """A module whose functions are all written for ``to`` already, or whose other
+    functions are not above it, would come back unchanged: on the command line that is
+    a mistake worth saying (the API returns the module, for callers that translate
+    many)."""
     from mcl.hdl import hardware_library
 
     lib = hardware_library(search_path)
     if to not in lib or not module.functions:
         return   # translate says what is wrong
-    if any(f.hardware != to for f in module.functions):
-        return
+    at = [f for f in module.functions if f.hardware == to]
+    if not at or any(f.hardware in lib and lib.is_descendant(to, f.hardware)
+                     for f in module.functions):
+        return   # a function moves, or none can: translate says why
     below = lib.children(to)
-    f = module.functions[0]
+    f = at[0]
+    others = [g for g in module.functions if g.hardware != to]
+    if others:
+        listed = ", ".join(f"'{g.name}' ({g.hardware})" for g in others)
+        message = (f"no function of module '{module.name}' moves to '{to}': "
+                   f"{', '.join(repr(g.name) for g in at)} "
+                   f"{'is' if len(at) == 1 else 'are'} written for '{to}' already and "
+                   f"{listed} {'is' if len(others) == 1 else 'are'} not above it: there is "
+                   "nothing to translate")
+    else:
+        message = (f"the functions of module '{module.name}' are written for '{to}' "
+                   "already: there is nothing to translate")
     raise McplError(error(
-        "translate-same-level",
-        f"the functions of module '{module.name}' are written for '{to}' already: there "
-        "is nothing to translate", f.span,
+        "translate-same-level", message, f.span,
         (f"translate to a level below '{to}': {', '.join(below)} (see `mcl hwd list`)"
          if below else f"'{to}' is a leaf of the hierarchy: no level lies below it; "
                        f"`mcl gen --target {to}` makes OpenCL of it")))

@@ -28,3 +28,43 @@ def test_output_naming_the_kernel_itself_is_refused_and_the_source_kept(run_cli,
         assert "it is the kernel being translated" in err
         assert "-o " + str(tmp_path / "perfect_gpu.mcpl") in err
     assert kernel.read_text() == before
+
+
+MIXED = """\
+module mixed;
+
+import perfect;
+import gpu;
+
+perfect void scale(const int n = 100, float[n] a, float[n] b) {
+  foreach (int i in n threads) {
+    a[i] = 2.0 * b[i];
+  }
+}
+
+gpu void add(const int n = 100, dev float[n] c, dev float[n] x) {
+  foreach (int bi in (n + 31) / 32 blocks) {
+    foreach (int ti in 32 threads) {
+      int i = bi * 32 + ti;
+      if (i < n) {
+        c[i] = c[i] + x[i];
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_level_that_moves_no_function_of_a_mixed_module_is_an_error(run_cli,
+                                                                       tmp_path: Path):
+    kernel = tmp_path / "mixed.mcpl"
+    kernel.write_text(MIXED)
+    output = tmp_path / "out.mcpl"
+    code, out, err = _run(run_cli, "--to", "perfect", kernel, "-o", output)
+    assert code == 1 and not output.exists()
+    assert f"{kernel}:6:1: error: no function of module 'mixed' moves to 'perfect': " \
+           "'scale' is written for 'perfect' already and 'add' (gpu) is not above it" \
+           in out + err
+    # a level that one of them reaches still translates it
+    code, out, err = _run(run_cli, "--to", "gpu", kernel)
+    assert code == 0 and "gpu void scale(" in out and "gpu void add(" in out
