@@ -288,8 +288,8 @@ def _build(source: str, versions: list[Version], search_path: tuple[str, ...],
 
     if not history:
         versions.sort(key=lambda v: (depth(v), v.level or "", v.number, v.name))
-    _parents(versions, lib, history)
-    return VersionSet(source, _tree_order(versions), kernel)
+    cycles = _parents(versions, lib, history)
+    return VersionSet(source, _tree_order(versions), kernel, cycles)
 
 
 def _kernel_name(versions: list[Version], lib: Any) -> str | None:
@@ -303,7 +303,9 @@ def _kernel_name(versions: list[Version], lib: Any) -> str | None:
     return tied[0].function
 
 
-def _parents(versions: list[Version], lib: Any, history: bool) -> None:
+def _parents(versions: list[Version], lib: Any, history: bool) -> list[Diagnostic]:
+    """Each version's parent; the errors of refines comments that go round in a circle
+    (of the set: those versions are still run)."""
     by_name = {v.name: v for v in versions}
     by_file = {Path(v.file).name: v for v in versions}
     for i, v in enumerate(versions):
@@ -314,11 +316,9 @@ def _parents(versions: list[Version], lib: Any, history: bool) -> None:
             if parent is not None and parent is not v:
                 v.parent, v.why_parent = parent.name, "refines comment"
                 continue
-            line = v.text[:m.start()].count("\n") + 1
-            col = m.start() - (v.text.rfind("\n", 0, m.start()) + 1) + 1
             v.problems.append(warning(
                 "versions-unknown-parent", f"'refines: {target}' names no version of this set",
-                Span(v.file, line, col, line, col + len(m.group(0))),
+                _refines_span(v, m),
                 hint="name a file of the same folder, e.g. // refines: gpu_v1.mcpl"))
         if history:
             if i:
@@ -326,6 +326,51 @@ def _parents(versions: list[Version], lib: Any, history: bool) -> None:
             continue
         v.parent = _level_parent(v, versions[:i], lib)
         v.why_parent = "level order" if v.parent else ""
+    return _break_cycles(versions, lib)
+
+
+def _refines_span(v: Version, m: re.Match[str]) -> Span:
+    line = v.text[:m.start()].count("\n") + 1
+    col = m.start() - (v.text.rfind("\n", 0, m.start()) + 1) + 1
+    return Span(v.file, line, col, line, col + len(m.group(0)))
+
+
+def _break_cycles(versions: list[Version], lib: Any) -> list[Diagnostic]:
+    """Refines comments that lead round in a circle: the first version of the circle
+    (the highest level) takes its parent by level order instead, with an error at its
+    comment. Each pass drops one comment's parent, and parents by level order come
+    before their child, so this ends."""
+    by_name = {v.name: v for v in versions}
+    problems: list[Diagnostic] = []
+    while True:
+        cycle: list[Version] = []
+        for v in versions:
+            seen: list[Version] = []
+            u: Version | None = v
+            while u is not None and u not in seen:
+                seen.append(u)
+                u = by_name.get(u.parent) if u.parent else None
+            if u is not None:
+                cycle = seen[seen.index(u):]
+                break
+        if not cycle:
+            return problems
+        first = min((u for u in cycle if u.why_parent == "refines comment"),
+                    key=versions.index)
+        i = versions.index(first)
+        m = _REFINES.search(first.text)
+        circle = " -> ".join(u.name for u in cycle[cycle.index(first):] + cycle[
+            :cycle.index(first)] + [first])
+        first.parent = _level_parent(first, versions[:i], lib)
+        first.why_parent = "level order" if first.parent else ""
+        problems.append(error(
+            "versions-refines-cycle",
+            f"the refines comments go round in a circle: {circle} (each refines the "
+            f"next); '{first.name}' is placed by level order instead"
+            + (f", refining '{first.parent}'" if first.parent else ", as a root"),
+            _refines_span(first, m) if m else None,
+            hint="a version refines one written before it: remove or correct this "
+                 "comment"))
 
 
 def _level_parent(v: Version, before: list[Version], lib: Any) -> str | None:
