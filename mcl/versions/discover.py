@@ -317,9 +317,13 @@ def _parents(versions: list[Version], lib: Any, history: bool) -> list[Diagnosti
                 v.parent, v.why_parent = parent.name, "refines comment"
                 continue
             v.problems.append(warning(
-                "versions-unknown-parent", f"'refines: {target}' names no version of this set",
+                "versions-unknown-parent",
+                f"'refines: {target}' names this version itself: a version refines another"
+                if parent is v else f"'refines: {target}' names no version of this set",
                 _refines_span(v, m),
-                hint="name a file of the same folder, e.g. // refines: gpu_v1.mcpl"))
+                hint="name the version it was refined from, or remove the comment"
+                if parent is v else
+                "name a file of the same folder, e.g. // refines: gpu_v1.mcpl"))
         if history:
             if i:
                 v.parent, v.why_parent = versions[i - 1].name, "git history"

@@ -1,5 +1,5 @@
 """`mcl versions` on odd input a new user may give: refines comments that go round in
-a circle."""
+a circle, a version that names itself as its parent."""
 
 from __future__ import annotations
 
@@ -52,3 +52,12 @@ def test_the_command_exits_1_on_a_cycle_and_prints_a_flat_tree(tmp_path, run_cli
     assert f"{folder / 'perfect.mcpl'}:1:1: error: the refines comments go round" in text
     assert "\n      hopper_v1:" in out and "\n        " not in out
 
+
+def test_a_version_that_refines_itself_is_told_so(tmp_path):
+    folder = copy_versions(tmp_path / "v", "vector_add", NAMES)
+    _refines(folder, "gpu_v1", "gpu_v1")
+    vs = discover.from_folder(folder)
+    (p,) = [p for p in vs.all_problems if p.code == "versions-unknown-parent"]
+    assert "names this version itself" in p.message
+    assert "gpu_v1.mcpl" not in (p.hint or "")
+    assert vs.get("gpu_v1").parent == "perfect"
