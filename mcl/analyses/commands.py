@@ -80,19 +80,32 @@ def _vendor_resources(args: argparse.Namespace, checked, level: str | None, valu
     return resources_of(checked.module, values, level, device, specialize=specialize)
 
 
+def _only_passes(given: str | None) -> set[str] | None:
+    """The passes of ``--only`` (None: all); a usage error for an empty list or an
+    unknown name, with the closest known name."""
+    if given is None:
+        return None
+    only = {s.strip() for s in given.split(",") if s.strip()}
+    if not only:
+        raise UsageError(f"--only '{given}' names no pass; choose from {', '.join(PASSES)} "
+                         "(or leave --only out for all of them)")
+    unknown = sorted(only - set(PASSES))
+    if unknown:
+        from mcl.mcpl.check_common import closest
+        close = [c for c in (closest(u.lower(), PASSES) for u in unknown) if c]
+        raise UsageError(f"--only: unknown pass(es) {', '.join(unknown)}"
+                         + (f" (did you mean {', '.join(close)}?)" if close else "")
+                         + f"; choose from {', '.join(PASSES)}")
+    return only
+
+
 def run_feedback(args: argparse.Namespace) -> int:
-    from mcl.analyses import PASSES, check_values, feedback
+    from mcl.analyses import check_values, feedback
     from mcl.analyses.kernel import scalar_parameters, values_of
     from mcl.mcpl.resolve import check
 
     all_values = parse_assignments(args.set, "--set")
-    only = None
-    if args.only:
-        only = {s.strip() for s in args.only.split(",") if s.strip()}
-        unknown = only - set(PASSES)
-        if unknown:
-            raise UsageError(f"--only: unknown pass(es) {', '.join(sorted(unknown))}; "
-                             f"choose from {', '.join(PASSES)}")
+    only = _only_passes(args.only)
     hwd_search_path(args)   # a directory that does not exist, before any file
     diagnostics = []
     sources = SourceCache()
