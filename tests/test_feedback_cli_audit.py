@@ -4,6 +4,8 @@ parameter, '-' for standard input, a previous version that is broken or not ther
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.conftest import ROOT
 
 EXAMPLES = ROOT / "examples"
@@ -16,6 +18,26 @@ def _run(run_cli, *argv):
     assert "Traceback" not in out + err
     return code, out, err
 
+
+
+def test_unknown_level_is_a_usage_error_with_the_closest_name(run_cli):
+    for given, close in (("gpuu", "gpu"), ("GPU", "gpu"), ("Hopper", "hopper")):
+        code, out, err = _run(run_cli, "feedback", "--level", given, VECTOR_ADD)
+        assert code == 2 and out == ""
+        assert f"--level: unknown hardware description '{given}'" in err
+        assert f"did you mean '{close}'?" in err
+        assert err.count("unknown hardware description") == 1
+    code, _, err = _run(run_cli, "feedback", "--level", "zzzz", VECTOR_ADD, MATMUL)
+    assert code == 2 and "did you mean" not in err and "known: perfect" in err
+    assert err.count("unknown hardware description") == 1   # once, not once a file
+
+
+def test_level_of_a_broken_description_reports_its_errors(run_cli, tmp_path: Path):
+    (tmp_path / "mylev.hdl").write_text("hardware_description mylev specializes gpu {\n"
+                                        " garbage\n")
+    code, out, err = _run(run_cli, "feedback", "--hwd-path", tmp_path, "--level", "mylev",
+                          VECTOR_ADD)
+    assert code == 1 and "mylev.hdl:2:" in out + err and "unknown hardware" not in out + err
 
 
 def test_only_suggests_the_closest_pass(run_cli):

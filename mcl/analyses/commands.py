@@ -99,6 +99,25 @@ def _only_passes(given: str | None) -> set[str] | None:
     return only
 
 
+def _check_level(args: argparse.Namespace) -> None:
+    """A usage error where ``--level`` names no hardware description of the library, of
+    --hwd-path and MCL_HWD_PATH or beside a file, with the closest name."""
+    from mcl.hdl.library import hardware_library
+    from mcl.mcpl.check_common import closest
+    known: dict[str, None] = {}
+    for f in args.files:
+        library = hardware_library(hwd_search_path(args, f))
+        if args.level in library:   # also one whose file has errors: the feedback says so
+            return
+        known.update(dict.fromkeys(library.names()))
+    lower = {name.lower(): name for name in known}
+    close = lower.get(args.level.lower()) or closest(args.level.lower(), known)
+    raise UsageError(f"--level: unknown hardware description '{args.level}'"
+                     + (f" (did you mean '{close}'?)" if close else "")
+                     + f"; known: {', '.join(known)} (`mcl hwd list` shows the hierarchy; "
+                     "add descriptions of your own with --hwd-path or MCL_HWD_PATH)")
+
+
 def run_feedback(args: argparse.Namespace) -> int:
     from mcl.analyses import check_values, feedback
     from mcl.analyses.kernel import scalar_parameters, values_of
@@ -107,6 +126,8 @@ def run_feedback(args: argparse.Namespace) -> int:
     all_values = parse_assignments(args.set, "--set")
     only = _only_passes(args.only)
     hwd_search_path(args)   # a directory that does not exist, before any file
+    if args.level is not None:
+        _check_level(args)
     diagnostics = []
     sources = SourceCache()
     params: dict[str, None] = {}     # the scalar parameters of the files, in order

@@ -89,6 +89,7 @@ def test_level_that_cannot_be_reached_is_an_error(capsys):
     assert "translate-no-path" in capsys.readouterr().out
 
 
-def test_unknown_level_is_an_error(capsys):
+def test_unknown_level_is_a_usage_error(capsys):
     rc = main(["feedback", "--level", "no_such_level", str(MATMUL / "perfect.mcpl")])
-    assert rc == 1
+    assert rc == 2
+    assert "unknown hardware description 'no_such_level'" in capsys.readouterr().err
