@@ -53,3 +53,22 @@ def test_empty_only_is_a_usage_error_not_every_pass(run_cli):
         code, out, err = _run(run_cli, "feedback", "--only", given, VECTOR_ADD)
         assert code == 2 and out == ""
         assert "names no pass" in err
+
+
+def test_set_of_a_parameter_of_a_file_with_errors_shows_its_errors(run_cli, tmp_path: Path):
+    broken = tmp_path / "other.mcpl"
+    broken.write_text("module o;\n\nimport perfect;\n\n"
+                      "perfect void q(const int k = 16, main float[k] d) {\n"
+                      "  foreach (int i in k threads) {\n    d[i] = zz;\n  }\n}\n")
+    code, out, err = _run(run_cli, "feedback", "--only", "ops", VECTOR_ADD, broken,
+                          "--set", "k=5")
+    assert code == 1
+    assert f"{broken}:7:12: error: 'zz' is not declared" in out
+    assert "no function" not in err
+
+
+def test_set_of_an_array_parameter_or_a_misspelt_one(run_cli):
+    code, _, err = _run(run_cli, "feedback", "--only", "ops", VECTOR_ADD, "--set", "c=5")
+    assert code == 2 and "'c' is an array parameter" in err
+    code, _, err = _run(run_cli, "feedback", "--only", "ops", MATMUL, "--set", "nn=5")
+    assert code == 2 and "has a parameter 'nn' (did you mean 'n'?)" in err

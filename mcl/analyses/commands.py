@@ -131,13 +131,18 @@ def run_feedback(args: argparse.Namespace) -> int:
     diagnostics = []
     sources = SourceCache()
     params: dict[str, None] = {}     # the scalar parameters of the files, in order
+    arrays: dict[str, None] = {}     # and their array parameters
+    broken = False                   # a file with errors
     for f in args.files:
         search = hwd_search_path(args, f)   # with the descriptions beside the file
         checked = check(f, search)
         if checked.has_errors:
             diagnostics += checked.errors
+            broken = True   # its parameters are unknown: --set may name one of them
             continue
         params.update((name, None) for name in scalar_parameters(checked.module))
+        arrays.update((p.name, None) for fn in checked.module.functions
+                      for p in fn.params if p.type.is_array)
         # the --set values of this file's parameters (the others may be another file's)
         values = values_of(checked.module, all_values)
         check_parameter_values(checked.module.functions, values, "--set")
@@ -163,8 +168,16 @@ def run_feedback(args: argparse.Namespace) -> int:
                 checked, values, search, resources, specialize, computed=found,
                 vendor=functools.partial(_vendor_resources, args))
     unknown = [name for name in all_values if name not in params]
-    if unknown and params:
-        raise UsageError(f"--set {unknown[0]}: no function of {', '.join(args.files)} has a "
-                         f"parameter '{unknown[0]}' (parameters: {', '.join(params)})")
+    if unknown and params and not broken:
+        name = unknown[0]
+        if name in arrays:
+            raise UsageError(f"--set {name}: '{name}' is an array parameter; --set gives "
+                             f"scalar parameters a value (parameters: {', '.join(params)})")
+        from mcl.mcpl.check_common import closest
+        close = closest(name, params)
+        raise UsageError(f"--set {name}: no function of {', '.join(args.files)} has a "
+                         f"parameter '{name}'"
+                         + (f" (did you mean '{close}'?)" if close else "")
+                         + f" (parameters: {', '.join(params)})")
     return print_diagnostics(diagnostics, args, sources)
 
