@@ -72,3 +72,11 @@ def test_set_of_an_array_parameter_or_a_misspelt_one(run_cli):
     assert code == 2 and "'c' is an array parameter" in err
     code, _, err = _run(run_cli, "feedback", "--only", "ops", MATMUL, "--set", "nn=5")
     assert code == 2 and "has a parameter 'nn' (did you mean 'n'?)" in err
+
+
+def test_dash_is_not_read_as_standard_input(run_cli):
+    for command in ("check", "feedback"):
+        code, out, err = _run(run_cli, command, "-")
+        assert code == 1
+        assert "'-' (standard input) is not read" in out + err
+        assert "no such file" not in out + err

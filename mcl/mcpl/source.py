@@ -25,6 +25,10 @@ def read_source(path: str | os.PathLike[str]) -> str:
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
+        if name == "-":
+            raise McplError(error(
+                "mcpl-file", "'-' (standard input) is not read: mcl reads MCPL files", None,
+                "save the kernel to a file (e.g. kernel.mcpl) and give its path")) from None
         raise McplError(error("mcpl-file", f"no such file: {name}", None,
                               "check the path; MCPL files end in .mcpl (or .mcl)")) from None
     except IsADirectoryError:
