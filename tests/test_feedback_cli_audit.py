@@ -4,6 +4,7 @@ parameter, '-' for standard input, a previous version that is broken or not ther
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -17,7 +18,6 @@ def _run(run_cli, *argv):
     code, out, err = run_cli(*argv)
     assert "Traceback" not in out + err
     return code, out, err
-
 
 
 def test_unknown_level_is_a_usage_error_with_the_closest_name(run_cli):
@@ -80,3 +80,35 @@ def test_dash_is_not_read_as_standard_input(run_cli):
         assert code == 1
         assert "'-' (standard input) is not read" in out + err
         assert "no such file" not in out + err
+
+
+def _versions(tmp_path: Path) -> Path:
+    for f in ("perfect.mcpl", "gpu_v1.mcpl", "reference.py"):
+        shutil.copy(EXAMPLES / "vector_add" / f, tmp_path / f)
+    return tmp_path / "gpu_v1.mcpl"
+
+
+def test_refines_comment_naming_no_version_is_said(run_cli, tmp_path: Path):
+    kernel = _versions(tmp_path)
+    kernel.write_text("// refines: gone.mcpl\n" + kernel.read_text())
+    code, out, _ = _run(run_cli, "feedback", "--registers", "estimate", "--only", "time",
+                        kernel)
+    assert code == 0
+    assert f"{kernel}:1:1: warning: 'refines: gone.mcpl' names no version" in out
+    code, out, _ = _run(run_cli, "feedback", "--registers", "estimate", "--only", "time",
+                        "--no-previous", kernel)
+    assert code == 0 and "gone.mcpl" not in out
+
+
+def test_previous_version_with_errors_is_said_not_silently_skipped(run_cli, tmp_path: Path):
+    kernel = _versions(tmp_path)
+    with open(tmp_path / "perfect.mcpl", "a") as f:
+        f.write("garbage\n")
+    code, out, _ = _run(run_cli, "feedback", "--registers", "estimate", "--only", "time",
+                        kernel)
+    assert code == 0
+    assert "not compared with perfect, the version this one refines: it has errors" in out
+    assert "[feedback-previous]" in out
+    code, out, _ = _run(run_cli, "feedback", "--registers", "estimate", "--only", "time",
+                        "--no-previous", kernel)
+    assert code == 0 and "not compared" not in out

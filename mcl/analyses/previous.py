@@ -10,13 +10,14 @@ first, so both are predicted on the same description.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from mcl.analyses.values import time_text
-from mcl.diagnostics import Diagnostic, McplError, warning
+from mcl.diagnostics import Diagnostic, McplError, info, warning
 
 #: a new version predicted this much slower (or more) is flagged (the prediction is an
 #: estimate: smaller differences are within its error)
@@ -58,9 +59,23 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
     except McplError:
         return []
     me = next((v for v in vs.versions if Path(v.file).resolve() == path.resolve()), None)
-    parent = vs.get(me.parent) if me is not None else None
-    if me is None or parent is None or not parent.usable or me.level is None:
+    if me is None:
         return []
+    # a refines comment that names no version: said (the level order chose the parent)
+    said = [dataclasses.replace(d, span=dataclasses.replace(d.span, file=file))
+            for d in me.problems if d.code == "versions-unknown-parent" and d.span]
+    parent = vs.get(me.parent)
+    if parent is None or me.level is None:
+        return said
+    if not parent.usable:
+        fn = checked.module.function(me.function) if me.function else None
+        why = ("it has errors" if any(p.is_error for p in parent.problems)
+               else "it has no kernel (a function with foreach loops)")
+        return said + [info(
+            "feedback-previous", f"not compared with {parent.name}, the version this one "
+            f"refines: {why}", fn.span if fn is not None else None,
+            f"`mcl check {parent.file}` shows what is wrong; --no-previous leaves the "
+            "comparison out")]
     # both at the new version's sizes (its parameter defaults, overridden by ``values``)
     from mcl.analyses.kernel import parameter_values, values_of
     fn_new = checked.module.function(me.function) if me.function else None
@@ -86,9 +101,9 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
                                              specialize=built,
                                              resources=theirs_res).diagnostics)
     except McplError:
-        return []
+        return said
     if not mine or not theirs or mine["seconds"] <= SLOWER * theirs["seconds"]:
-        return []
+        return said
     grew = max(mine["parts"], key=lambda k: mine["parts"][k] - theirs["parts"].get(k, 0.0))
     before = theirs["parts"].get(grew)
     because = (f"its {grew} time grows from {time_text(before)} to "
@@ -107,4 +122,4 @@ def against_previous(checked: Any, values: Mapping[str, int] | None = None,
                 "estimate (see the time feedback)")
     d.data.update(previous=parent.name, seconds=mine["seconds"],
                   previous_seconds=theirs["seconds"], part=grew)
-    return [d]
+    return said + [d]
