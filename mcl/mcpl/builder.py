@@ -568,7 +568,10 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
         expected = expected[:6] + ["..."]
     what = " or ".join(expected) if expected else "something else"
     hint = None
-    if "'module'" in expected and base == 0:
+    if m and not m.group()[0].isascii():
+        hint = f"names in MCPL are written with ASCII letters, digits and '_': " \
+            f"'{m.group()[0]}' is not one of them"
+    elif "'module'" in expected and base == 0:
         hint = "a file must start with `module NAME;` (after `package NAME;`, if any), " \
             "then its imports"
     elif "';'" in expected:
@@ -583,7 +586,7 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
                                                  found)
     if misspelled is not None:
         return misspelled
-    if "';'" in expected:
+    if "';'" in expected and not (m and not m.group()[0].isascii()):
         # Like a C compiler: the ';' is missing where the statement ends, not where
         # the parser noticed (often the start of the next line).
         at = (m.start() if m else len(source)) - base

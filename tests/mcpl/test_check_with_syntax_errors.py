@@ -94,3 +94,14 @@ def test_importer_of_a_module_with_syntax_errors(tmp_path):
 def test_unreadable_file_still_gives_an_empty_module():
     result = check("/no/such/file.mcpl")
     assert result.module.functions == () and result.has_errors
+
+
+def test_a_name_of_non_ascii_letters_is_told_what_names_are():
+    for body in ("float \u00fc = 1.0;", "v[i] = \u00fc;"):
+        line = f"  foreach (int i in n threads) {{ {body} }}"
+        src = HEADER + f"perfect void f(const int n = 4, global float[n] v) {{\n{line}\n}}\n"
+        [d] = [d for d in check("u.mcpl", source=src).diagnostics if d.code == "mcpl-syntax"]
+        assert "found '\u00fc'" in d.message
+        assert (d.span.line, d.span.column) == (4, line.index("\u00fc") + 1)
+        assert d.hint == ("names in MCPL are written with ASCII letters, digits and '_': "
+                          "'\u00fc' is not one of them")
