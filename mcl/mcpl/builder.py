@@ -568,7 +568,8 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
         expected = expected[:6] + ["..."]
     what = " or ".join(expected) if expected else "something else"
     hint = None
-    if m and not m.group()[0].isascii():
+    non_ascii = bool(m) and not m.group()[0].isascii()
+    if non_ascii:
         hint = f"names in MCPL are written with ASCII letters, digits and '_': " \
             f"'{m.group()[0]}' is not one of them"
     elif "'module'" in expected and base == 0:
@@ -586,7 +587,7 @@ def _syntax_diagnostic(exc: Any, source: str, index: LineIndex, file: str,
                                                  found)
     if misspelled is not None:
         return misspelled
-    if "';'" in expected and not (m and not m.group()[0].isascii()):
+    if "';'" in expected and not non_ascii:
         # Like a C compiler: the ';' is missing where the statement ends, not where
         # the parser noticed (often the start of the next line).
         at = (m.start() if m else len(source)) - base
