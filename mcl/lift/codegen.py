@@ -401,10 +401,9 @@ def generate(prog: Program, sizes: dict, options: Options | None = None) -> Gene
     if options is not None and options.local_size is not None and options.local_size < 1:
         raise McplError(error("lift-codegen", f"work-group size {options.local_size}: give 1 "
                                               "or more work-items"))
-    from mcl.lift.arguments import program_argument
-    from mcl.lift.inputs import checked_sizes
+    from mcl.lift.arguments import program_argument, sizes_argument
     prog = program_argument(prog, "generate")
-    sizes = checked_sizes(sizes, "generate")
+    sizes = sizes_argument(sizes, "generate")
     try:
         return Generator(options).program(prog, {str(k): v for k, v in sizes.items()})
     except CodegenLimit as e:

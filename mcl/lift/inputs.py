@@ -88,9 +88,3 @@ def _refuse_changed_values(name: str, arr: np.ndarray, want: np.dtype, what: str
                     hint=f"give values within the range of {want} (±{np.finfo(want).max:.3g})")
 
 
-def checked_sizes(sizes, function: str | None = None) -> dict:
-    """``sizes`` (name -> value of a size symbol) with each value a positive int; a
-    value that is not (a string, a float, 0) is refused, naming the size, and so is a
-    ``sizes`` that is not a mapping (naming ``function``, where given)."""
-    from mcl.lift.arguments import sizes_argument
-    return sizes_argument(sizes, function)

@@ -342,11 +342,10 @@ def run(prog: Program, *inputs) -> np.ndarray:
 def random_inputs(prog: Program, sizes: dict, rng: np.random.Generator | None = None,
                   low: float = -1.0, high: float = 1.0) -> list[np.ndarray]:
     """Random inputs for ``prog`` with the size symbols bound by ``sizes`` (name -> int)."""
-    from mcl.lift.arguments import program_argument
-    from mcl.lift.inputs import checked_sizes
+    from mcl.lift.arguments import program_argument, sizes_argument
     from mcl.lift.types import free_sizes, subst
     prog = program_argument(prog, "random_inputs")
-    sizes = checked_sizes(sizes, "random_inputs")
+    sizes = sizes_argument(sizes, "random_inputs")
     rng = rng or np.random.default_rng(0)
     values = {s: sizes[s.name] for p in prog.params for s in free_sizes(p.type)
               if s.name in sizes}

@@ -384,8 +384,8 @@ def bind_sizes(n, values: dict):
         sizes_argument(values, "bind_sizes", "values")
     vals = {(size_symbol(k) if isinstance(k, str) else k): v for k, v in values.items()}
     if isinstance(n, Program):
-        from mcl.lift.inputs import checked_sizes
-        body = bind_sizes(n.body, checked_sizes(vals))
+        from mcl.lift.arguments import sizes_argument
+        body = bind_sizes(n.body, sizes_argument(vals))
         return replace(n, body=body)
     if isinstance(n, Param):
         return replace(n, type=subst(n.type, vals)) if n.type is not None else n
