@@ -496,6 +496,7 @@ class Kernel:
                     env: dict | None = None, given: dict | None = None) -> None:
         """``value`` has the dtype and ``shape`` of parameter ``name`` (``env``: the sizes,
         ``given``: the arguments of the call, to say where a size came from)."""
+        self.check_not_masked(name, value)
         got_shape = self.shape_of(name, value)
         # Not getattr(value, "dtype", np.asarray(value).dtype): the default is evaluated
         # eagerly and would copy a device array to the host element by element.
@@ -536,6 +537,20 @@ class Kernel:
                                   + _shape_text(self.plan, name)))
         if type(value).__module__.startswith("pyopencl"):
             self.check_device_array(name, value)
+
+    def check_not_masked(self, name: str, value) -> None:
+        """An error for a numpy masked array: the kernel takes the array's data, every
+        element, and would read the masked-out ones as values (numpy's conversions drop
+        the mask silently). Refused whether or not an element is masked: which data the
+        caller means is theirs to say."""
+        if isinstance(value, np.ma.MaskedArray):
+            raise McplError(error(
+                "opencl-bad-argument",
+                f"'{name}' of '{self.plan.kernel}' is a numpy masked array: the kernel "
+                "reads every element of its data, the masked-out ones too, and has no "
+                "mask", hint=f"pass the data you mean as a plain array: {name}.filled(value) "
+                f"(the masked elements replaced by value) or np.asarray({name}.data) (the "
+                "data as it is, masked elements included)"))
 
     def check_device_array(self, name: str, value) -> None:
         """A pyopencl array is passed as its buffer: the kernel reads it from the buffer's
@@ -646,6 +661,7 @@ class Kernel:
         for k, v in kwargs.items():
             a = self.plan.argument(k)
             if a is not None and a.kind == "buffer" and isinstance(v, np.ndarray):
+                self.check_not_masked(k, v)     # before the copy drops the mask
                 dev_args[k] = cla.to_device(self.queue, np.ascontiguousarray(v))
             else:
                 dev_args[k] = v

@@ -373,6 +373,24 @@ def test_time_with_no_launch_to_time(vector_add, args, error, expected):
         vector_add.time(**args, a=ones, b=ones)
 
 
+@pytest.mark.parametrize("how", ["call", "time"])
+def test_a_masked_array_is_refused_not_read_without_its_mask(vector_add, how):
+    """numpy's conversions drop a mask silently: the kernel would add the masked-out
+    elements as values. A masked array is an error naming the parameter, the call and
+    the timing alike (Kernel.time copies arrays to the device before the call's checks)."""
+    a = np.ma.masked_array(np.arange(4, dtype=np.float32), mask=[0, 1, 0, 0])
+    with pytest.raises(McplError) as e:
+        getattr(vector_add, "__call__" if how == "call" else "time")(
+            a=a, b=np.ones(4, np.float32))
+    d = e.value.diagnostics[0]
+    assert d.code == "opencl-bad-argument"
+    assert "'a' of 'vector_add' is a numpy masked array" in d.message
+    assert "a.filled(value)" in d.hint and "np.asarray(a.data)" in d.hint
+    # what the hint says runs
+    got = vector_add(a=a.filled(0), b=np.ones(4, np.float32))["c"]
+    assert list(got) == [1, 1, 3, 4]
+
+
 @pytest.mark.parametrize(("kwargs", "expected"), [
     ({"device": 0}, "mcl.compile: device is a name (a str) or None, not int 0"),
     ({"target": 42}, "mcl.compile: target is a name"),
