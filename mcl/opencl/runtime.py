@@ -645,7 +645,13 @@ class Kernel:
         """The best kernel time in seconds over ``repeat`` launches (profiling events);
         infinite when the sizes leave nothing to launch. ``progress(done, total)`` is
         called after each launch, the ``warmup`` ones included; ``before()`` before each
-        launch (to evict the caches, say: its work is not in the kernel's time)."""
+        launch (to evict the caches, say: its work is not in the kernel's time).
+
+        The arguments are those of a call: every array the kernel reads must be given
+        (its time can depend on the data: a branch, an index, a loop bound read from
+        it); one left out is an error that names it, as in a call. An array the kernel
+        only writes may be left out: it is made on the device, zero-filled, and not
+        returned."""
         import pyopencl as cl
         import pyopencl.array as cla
 
@@ -665,8 +671,11 @@ class Kernel:
                 dev_args[k] = cla.to_device(self.queue, np.ascontiguousarray(v))
             else:
                 dev_args[k] = v
+        # An output left out is made on the device. An array the kernel reads is not:
+        # zeros would time another computation than the caller's data, silently;
+        # ``prepared`` names it as missing, as a call does.
         for a in self.plan.arguments:
-            if a.kind == "buffer" and a.name not in dev_args:
+            if a.kind == "buffer" and not a.read and a.name not in dev_args:
                 env = self.sizes(dev_args)
                 shape = tuple(evaluate(e, env) for e in a.shape)
                 dev_args[a.name] = cla.zeros(self.queue, shape, numpy_dtype(a.dtype, a.name))

@@ -391,6 +391,18 @@ def test_a_masked_array_is_refused_not_read_without_its_mask(vector_add, how):
     assert list(got) == [1, 1, 3, 4]
 
 
+def test_time_does_not_make_up_the_arrays_the_kernel_reads(vector_add):
+    """Kernel.time zero-filled an input left out and timed the kernel on made-up data;
+    now, as a call, it names the missing input. An output may still be left out."""
+    ones = np.ones(4, np.float32)
+    with pytest.raises(McplError) as e:
+        vector_add.time(repeat=1, warmup=0, a=ones)
+    d = e.value.diagnostics[0]
+    assert d.code == "opencl-missing-argument" and "reads 'b'" in d.message
+    assert "b=<float32 array of shape (4,)>" in d.hint
+    assert vector_add.time(repeat=1, warmup=0, a=ones, b=ones) > 0    # 'c' left out
+
+
 @pytest.mark.parametrize(("kwargs", "expected"), [
     ({"device": 0}, "mcl.compile: device is a name (a str) or None, not int 0"),
     ({"target": 42}, "mcl.compile: target is a name"),
