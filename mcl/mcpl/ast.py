@@ -371,6 +371,9 @@ class Module(Node):
     constants: tuple[Constant, ...] = field(default=(), kw_only=True)
     #: where each name of ``exports`` is written (empty for a module built in code)
     export_spans: tuple[Span, ...] = field(default=(), kw_only=True, compare=False)
+    #: the line end of the source ("\r\n" for a file written with CRLF), which the
+    #: printer writes: a translation keeps the file's style; comments hold no "\r"
+    newline: str = field(default="\n", kw_only=True, compare=False)
 
     def function(self, name: str) -> Function | None:
         """The function called ``name`` or None."""
@@ -492,12 +495,13 @@ def strip_spans(node: N) -> N:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Structural equality of two trees (or tuples of them), ignoring spans."""
+    """Structural equality of two trees (or tuples of them), ignoring spans (and the
+    line end a module's source was written with)."""
     if isinstance(a, Node) and isinstance(b, Node):
         if type(a) is not type(b):
             return False
         for f in dataclasses.fields(a):
-            if f.name in ("span", "op_span"):
+            if f.name in ("span", "op_span", "newline"):
                 continue
             if not same(getattr(a, f.name), getattr(b, f.name)):
                 return False

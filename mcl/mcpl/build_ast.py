@@ -25,6 +25,19 @@ _EXPORT_RE = re.compile(r"^[ \t]*export\b([^;]*);", re.M)
 _BLANK_LINE_RE = re.compile(r"\n[ \t\r]*\n")
 
 
+def comment_text(raw: str) -> str:
+    """A comment as the AST keeps it: its lines end in "\\n" whatever the file's line
+    ends are (the printer writes the module's own, :func:`line_end`)."""
+    return raw.replace("\r\n", "\n").rstrip("\r") if "\r" in raw else raw
+
+
+def line_end(source: str) -> str:
+    """The line end ``source`` is written with: "\\r\\n" if its first line ends so,
+    else "\\n"."""
+    first = source.find("\n")
+    return "\r\n" if first > 0 and source[first - 1] == "\r" else "\n"
+
+
 def _skip_space(source: str, offset: int) -> int:
     while True:
         while offset < len(source) and source[offset].isspace():
@@ -53,7 +66,8 @@ class _Builder:
         self.hardware_names: set[str] = set(hardware_names)
         # Names asked about by hardware-reference recognition (the cache keys on them).
         self.hw_queries: set[str] = set()
-        self.comments = [(m.start(), m.end(), m.group()) for m in _COMMENT_RE.finditer(source)]
+        self.comments = [(m.start(), m.end(), comment_text(m.group()))
+                         for m in _COMMENT_RE.finditer(source)]
         self._next_comment = 0
 
     # ---- helpers
@@ -123,6 +137,7 @@ class _Builder:
             types=tuple(types), functions=tuple(functions),
             package=".".join(m.package.parts) if m.package else None,
             exports=tuple(m.exports), file=self.file, comments=module_comments,
+            newline=line_end(self.source),
             constants=tuple(constants), export_spans=self.export_spans(m.exports),
             span=self.index.span(self.file, 0, max(1, len(self.source))))
 

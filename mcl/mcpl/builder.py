@@ -23,7 +23,7 @@ from typing import Any
 from mcl import textx_errors
 from mcl.diagnostics import Diagnostic, LineIndex, McplError, Span, error
 from mcl.mcpl import ast, chunks
-from mcl.mcpl.build_ast import RESERVED, _Builder, _skip_space
+from mcl.mcpl.build_ast import RESERVED, _Builder, _skip_space, comment_text, line_end
 
 GRAMMAR = Path(__file__).with_name("mcpl.tx")
 
@@ -270,7 +270,8 @@ def _parse_partial(source: str, file: str
                 hardware.add(m.group())
     hardware_names = frozenset(hardware)
 
-    comments = [(m.start(), m.end(), m.group()) for m in chunks.COMMENT_RE.finditer(source)]
+    comments = [(m.start(), m.end(), comment_text(m.group()))
+                for m in chunks.COMMENT_RE.finditer(source)]
     next_comment = 0
 
     def take(before: int) -> tuple[str, ...]:
@@ -331,7 +332,8 @@ def _parse_partial(source: str, file: str
     module = ast.Module(name=name, imports=imports, types=tuple(types),
                         functions=tuple(functions), package=package, exports=exports,
                         file=file, comments=module_comments, constants=tuple(constants),
-                        export_spans=export_spans, span=index.span(file, 0, max(1, n)))
+                        export_spans=export_spans, span=index.span(file, 0, max(1, n)),
+                        newline=line_end(source))
     return module, diagnostics, _unparsed_names(broken, not header_ok)
 
 

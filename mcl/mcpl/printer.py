@@ -20,7 +20,8 @@ _POSTFIX_PREC = 12
 
 
 def print_module(module: ast.Module) -> str:
-    """The whole module as MCPL text, ending with a newline."""
+    """The whole module as MCPL text, ending with a newline; lines end as those of
+    the module's source (``module.newline``)."""
     out: list[str] = list(module.comments)
     if module.package:
         out.append(f"package {module.package};")
@@ -41,7 +42,9 @@ def print_module(module: ast.Module) -> str:
     for f in module.functions:
         out.append("")
         out.append(print_function(f))
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    # The source's line ends (a CRLF file translated stays CRLF, every line of it).
+    return text if module.newline == "\n" else text.replace("\n", module.newline)
 
 
 def print_typedef(t: ast.TypeDef) -> str:

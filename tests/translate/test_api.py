@@ -274,3 +274,14 @@ def test_a_module_that_does_not_check_is_not_translated(tmp_path):
     with pytest.raises(McplError) as e:
         translate(checked.module, to="gpu")
     assert e.value.diagnostics[0].code == "translate-no-function"
+
+
+def test_a_crlf_module_prints_with_crlf_line_ends_only(tmp_path: Path):
+    # Comments kept the "\r" of their line and every printed line ended in "\n":
+    # the translation of a CRLF file mixed CRLF (comment lines) and LF.
+    kernel = tmp_path / "perfect.mcpl"
+    kernel.write_bytes(MATMUL.read_bytes().replace(b"\n", b"\r\n"))
+    lf = print_module(translate(MATMUL, "gpu"))
+    assert "\r" not in lf
+    for module in (parse_file(kernel), parse(kernel.read_bytes().decode()), kernel):
+        assert print_module(translate(module, "gpu")) == lf.replace("\n", "\r\n")

@@ -68,3 +68,29 @@ def test_a_level_that_moves_no_function_of_a_mixed_module_is_an_error(run_cli,
     # a level that one of them reaches still translates it
     code, out, err = _run(run_cli, "--to", "gpu", kernel)
     assert code == 0 and "gpu void scale(" in out and "gpu void add(" in out
+
+
+def _line_ends(data: bytes) -> set[bytes]:
+    """The line terminators ``data`` uses: b"\\r\\n", b"\\n" or both."""
+    return {b"\r\n" if data[i - 1:i] == b"\r" else b"\n"
+            for i, c in enumerate(data) if c == ord("\n")}
+
+
+def test_a_crlf_kernel_is_translated_with_crlf_line_ends_only(run_cli, tmp_path: Path):
+    # The source's comments kept their "\r" and the printed lines had none: every
+    # comment line ended in CRLF, every other line in LF.
+    kernel = tmp_path / "perfect.mcpl"
+    kernel.write_bytes(VECTOR_ADD.read_bytes().replace(b"\n", b"\r\n")
+                       + b"/* a block\r\n   comment */\r\n")
+    code, out, err = _run(run_cli, "--to", "gpu", kernel)
+    assert code == 0, err
+    assert _line_ends(out.encode()) == {b"\r\n"}
+    assert "\r\r" not in out and "/* a block\r\n   comment */\r\n" in out
+    output = tmp_path / "gpu.mcpl"
+    code, _, err = _run(run_cli, "--to", "gpu", kernel, "-o", output)
+    assert code == 0, err
+    assert output.read_bytes() == out.encode()
+    # an LF kernel stays LF
+    code, out, err = _run(run_cli, "--to", "gpu", VECTOR_ADD)
+    assert code == 0, err
+    assert _line_ends(out.encode()) == {b"\n"}
