@@ -33,6 +33,9 @@ class Version:
     parent: str | None = None
     why_parent: str = ""           # "refines comment", "level order", "git history"
     problems: list[Diagnostic] = field(default_factory=list)
+    #: the kernel it holds when that is another than the set's: it is left out, no
+    #: node of the tree (no parent, no child), listed after it
+    other_kernel: str | None = None
 
     @property
     def usable(self) -> bool:
@@ -281,7 +284,7 @@ def _build(source: str, versions: list[Version], search_path: tuple[str, ...],
                 "versions-other-kernel", f"{Path(v.file).name} holds the kernel '{v.function}', "
                 f"not '{kernel}' like the other versions: it is left out", f.span if f else None,
                 hint="keep the versions of one kernel in a folder of their own"))
-            v.function = None
+            v.other_kernel, v.function = v.function, None
 
     def depth(v: Version) -> int:
         return len(lib.ancestors(v.level)) if v.level in lib else 99
@@ -305,30 +308,38 @@ def _kernel_name(versions: list[Version], lib: Any) -> str | None:
 
 def _parents(versions: list[Version], lib: Any, history: bool) -> list[Diagnostic]:
     """Each version's parent; the errors of refines comments that go round in a circle
-    (of the set: those versions are still run)."""
+    (of the set: those versions are still run). A version of another kernel is left
+    out of the tree: it has no parent and is no version's parent (a refines comment
+    naming it is told so)."""
     by_name = {v.name: v for v in versions}
     by_file = {Path(v.file).name: v for v in versions}
     for i, v in enumerate(versions):
+        if v.other_kernel is not None:
+            continue
+        before = [u for u in versions[:i] if u.other_kernel is None]
         m = _REFINES.search(v.text)
         if m:
             target = m.group(1)
             parent = by_file.get(target) or by_name.get(target.removesuffix(".mcpl"))
-            if parent is not None and parent is not v:
+            if parent is not None and parent is not v and parent.other_kernel is None:
                 v.parent, v.why_parent = parent.name, "refines comment"
                 continue
             v.problems.append(warning(
                 "versions-unknown-parent",
                 f"'refines: {target}' names this version itself: a version refines another"
-                if parent is v else f"'refines: {target}' names no version of this set",
+                if parent is v else
+                f"'refines: {target}' names a version of another kernel "
+                f"('{parent.other_kernel}'), which is left out of this set"
+                if parent is not None else f"'refines: {target}' names no version of this set",
                 _refines_span(v, m),
                 hint="name the version it was refined from, or remove the comment"
-                if parent is v else
+                if parent is not None else
                 "name a file of the same folder, e.g. // refines: gpu_v1.mcpl"))
         if history:
-            if i:
-                v.parent, v.why_parent = versions[i - 1].name, "git history"
+            if before:
+                v.parent, v.why_parent = before[-1].name, "git history"
             continue
-        v.parent = _level_parent(v, versions[:i], lib)
+        v.parent = _level_parent(v, before, lib)
         v.why_parent = "level order" if v.parent else ""
     return _break_cycles(versions, lib)
 
@@ -379,7 +390,8 @@ def _break_cycles(versions: list[Version], lib: Any) -> list[Diagnostic]:
 
 def _level_parent(v: Version, before: list[Version], lib: Any) -> str | None:
     """The previous version at the same level, else the last version of the nearest
-    level above that has versions."""
+    level above that has versions (versions of another kernel are none)."""
+    before = [u for u in before if u.other_kernel is None]
     same = [u for u in before if u.level == v.level and u.number < v.number]
     if same:
         return same[-1].name
@@ -392,11 +404,13 @@ def _level_parent(v: Version, before: list[Version], lib: Any) -> str | None:
 
 
 def _tree_order(versions: list[Version]) -> list[Version]:
-    """Depth-first from the roots, children in input order: a parent before its children."""
+    """Depth-first from the roots, children in input order: a parent before its children;
+    the versions of another kernel after the tree."""
     kids: dict[str | None, list[Version]] = {}
     names = {v.name for v in versions}
     for v in versions:
-        kids.setdefault(v.parent if v.parent in names else None, []).append(v)
+        if v.other_kernel is None:
+            kids.setdefault(v.parent if v.parent in names else None, []).append(v)
     out: list[Version] = []
 
     def visit(v: Version) -> None:
@@ -408,7 +422,7 @@ def _tree_order(versions: list[Version]) -> list[Version]:
 
     for root in kids.get(None, []):
         visit(root)
-    out += [v for v in versions if v not in out]   # a cycle of refines comments
+    out += [v for v in versions if v not in out]   # another kernel's, or a cycle of refines
     return out
 
 

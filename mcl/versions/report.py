@@ -76,6 +76,8 @@ def _tree_lines(r: Result) -> list[tuple[int, str, str]]:
             bits.append(f"{v.commit.get('date', '')} {v.commit.get('subject', '')}".strip())
         if v.why_parent == "refines comment":
             bits.append("parent named by // refines:")
+        if v.other_kernel is not None:
+            bits.append(f"another kernel ('{v.other_kernel}'): not in the tree")
         out.append((r.depth(v.name), v.name, ", ".join(bits)))
     return out
 

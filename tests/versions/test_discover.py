@@ -74,6 +74,29 @@ def test_git_history_of_three_versions_in_order(tmp_path):
     assert len(vs.versions) == 4
 
 
+def test_a_commit_of_another_kernel_is_no_step_of_the_history(tmp_path):
+    # the commit that held vector_add was left out, yet the next commit refined it
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    kernel = repo / "matmul.mcpl"
+    steps = [("matmul", "gpu"), ("vector_add", "gpu_v1"), ("matmul", "gpu_v1"),
+             ("matmul", "gpu_v2")]
+    for i, (folder, name) in enumerate(steps):
+        kernel.write_text((EXAMPLES / folder / f"{name}.mcpl").read_text())
+        _git(repo, "add", "matmul.mcpl")
+        _git(repo, "commit", "-q", "-m", f"step {i}")
+    vs = discover.from_path(kernel)
+    assert vs.kernel == "matmul" and len(vs.versions) == 4
+    other = vs.versions[-1]     # listed after the tree
+    assert other.commit["subject"] == "step 1" and other.other_kernel == "vector_add"
+    assert [p.code for p in other.problems] == ["versions-other-kernel"]
+    assert other.parent is None
+    kept = vs.versions[:3]
+    assert [v.commit["subject"] for v in kept] == ["step 0", "step 2", "step 3"]
+    assert [v.parent for v in kept] == [None, kept[0].name, kept[1].name]
+
+
 def test_folder_without_mcpl_file(tmp_path):
     (tmp_path / "notes.txt").write_text("no kernel here")
     vs = discover.from_folder(tmp_path)

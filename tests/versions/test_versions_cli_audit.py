@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcl.versions import discover
-from tests.versions.conftest import copy_versions
+from tests.versions.conftest import EXAMPLES, copy_versions
 
 NAMES = ["perfect", "gpu_v1", "nvidia_v1", "hopper_v1"]
 
@@ -61,3 +61,50 @@ def test_a_version_that_refines_itself_is_told_so(tmp_path):
     assert "names this version itself" in p.message
     assert "gpu_v1.mcpl" not in (p.hint or "")
     assert vs.get("gpu_v1").parent == "perfect"
+
+
+def _with_another_kernel(tmp_path: Path) -> Path:
+    """matmul's perfect, gpu, gpu_v1 and gpu_v2, and vadd.mcpl: vector_add at gpu (a
+    number 0 of level gpu, like gpu.mcpl), which refines matmul's gpu.mcpl."""
+    folder = copy_versions(tmp_path / "v", "matmul", ["perfect", "gpu", "gpu_v1", "gpu_v2"])
+    (folder / "vadd.mcpl").write_text("// refines: gpu.mcpl\n"
+                                      + (EXAMPLES / "vector_add" / "gpu_v1.mcpl").read_text())
+    return folder
+
+
+def test_a_version_of_another_kernel_is_no_node_of_the_tree(tmp_path):
+    # vadd was left out with an error, yet it stayed in the tree: it refined matmul's
+    # gpu (its refines comment) and, by level order, matmul's gpu_v1 refined vadd.
+    folder = _with_another_kernel(tmp_path)
+    vs = discover.from_folder(folder)
+    vadd = vs.get("vadd")
+    assert [p.code for p in vadd.problems] == ["versions-other-kernel"]
+    assert vadd.parent is None and vadd.why_parent == ""
+    assert not any(v.parent == "vadd" for v in vs.versions)
+    parents = {v.name: v.parent for v in vs.versions}
+    assert parents == {"perfect": None, "gpu": "perfect", "gpu_v1": "gpu",
+                       "gpu_v2": "gpu_v1", "vadd": None}
+    # after the tree of the kernel, not among its roots
+    assert [v.name for v in vs.versions] == ["perfect", "gpu", "gpu_v1", "gpu_v2", "vadd"]
+
+
+def test_a_refines_comment_naming_another_kernels_version_is_told_so(tmp_path):
+    folder = _with_another_kernel(tmp_path)
+    _refines(folder, "gpu_v2", "vadd")
+    vs = discover.from_folder(folder)
+    v2 = vs.get("gpu_v2")
+    (p,) = v2.problems
+    assert p.code == "versions-unknown-parent" and not p.is_error and p.span.line == 1
+    assert "another kernel" in p.message and "vector_add" in p.message
+    assert (v2.parent, v2.why_parent) == ("gpu_v1", "level order")
+
+
+def test_the_tree_shows_another_kernels_version_apart_with_a_note(tmp_path):
+    from mcl.versions.api import Result
+    from mcl.versions.report import _tree_lines
+
+    vs = discover.from_folder(_with_another_kernel(tmp_path))
+    lines = _tree_lines(Result(vs))
+    assert [(depth, name) for depth, name, _ in lines] == [
+        (0, "perfect"), (1, "gpu"), (2, "gpu_v1"), (3, "gpu_v2"), (0, "vadd")]
+    assert "another kernel" in lines[-1][2] and "vector_add" in lines[-1][2]
