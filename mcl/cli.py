@@ -60,6 +60,23 @@ class CannotWrite(UsageError):
     its message names the command (``mcl gen: error: ...``)."""
 
 
+def output_path(what: str, otherwise: str):
+    """The ``type`` of an option that names where a command writes (``-o``, ``--report``,
+    ``--results``, ``--log-file``): an empty path is a usage error that names the option
+    (``mcl translate: error: argument -o/--output: an empty path ...``), not the option
+    left out: ``-o ''`` (an unset shell variable, say) would print the result, or write
+    into the current folder, where the user asked for a file. ``what``: what the path
+    names; ``otherwise``: what the command does without the option."""
+
+    def path(text: str) -> str:
+        if text == "":
+            raise argparse.ArgumentTypeError(
+                f"an empty path names no {what}: give one, or leave the option out "
+                f"{otherwise}")
+        return text
+    return path
+
+
 def output_folder(given: str | os.PathLike[str], command: str, option: str, what: str,
                   *, create: bool = True) -> Path:
     """The folder that ``option`` of ``command`` names for its output (``mcl gen -o``,

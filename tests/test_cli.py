@@ -204,6 +204,42 @@ def test_each_output_file_that_cannot_be_written_is_said_alike(name, run_cli, tm
     assert (tmp_path / "written").read_text().strip()
 
 
+#: each option that names where a command writes, the command line around it
+EMPTY_PATH_COMMANDS = {
+    "translate -o": ["translate", "--to", "gpu", "examples/matmul/perfect.mcpl", "-o"],
+    "translate --output=": ["translate", "--to", "gpu", "examples/matmul/perfect.mcpl",
+                            "--output="],
+    "gen -o": ["gen", "--target", "hopper", "examples/vector_add/hopper_v1.mcpl", "-o"],
+    "lift gen -o": ["lift", "gen", "mcl/lift/programs/scal.lift", "--size", "N=8", "--rule",
+                    "map-to-mapGlb", "-o"],
+    "lift from-mcpl -o": ["lift", "from-mcpl", "examples/vector_add/perfect.mcpl", "-o"],
+    "lift explore --results": ["lift", "explore", "mcl/lift/programs/scal.lift", "--budget",
+                               "1", "--results"],
+    "versions --report": ["versions", "examples/vector_add", "--no-time", "-q", "--report"],
+    "lsp --log-file": ["lsp", "--log-file"],
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_PATH_COMMANDS)
+def test_an_empty_output_path_is_a_usage_error(name, run_cli, tmp_path, monkeypatch):
+    """`-o ''` was taken as no -o: the result printed (translate, lift gen, lift
+    from-mcpl), written into the current folder (gen), or no report, results file or log
+    written. Now an empty path is a usage error that names the option; nothing runs."""
+    from tests.conftest import ROOT
+    monkeypatch.chdir(tmp_path)
+    argv = [str(ROOT / a) if a.startswith(("examples/", "mcl/")) else a
+            for a in EMPTY_PATH_COMMANDS[name]]
+    if not argv[-1].endswith("="):
+        argv.append("")
+    code, out, err = run_cli(*argv)
+    option = name.split()[-1].rstrip("=")
+    assert code == 2, (out, err)
+    assert out == "" and "Traceback" not in err
+    assert f"error: argument {option}" in err or f"/{option}: " in err, err
+    assert "an empty path" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_hardware_description_directory_that_does_not_exist_is_an_error(run_cli, tmp_path,
                                                                            monkeypatch):
     from tests.conftest import EXAMPLES

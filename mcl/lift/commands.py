@@ -14,6 +14,7 @@ from mcl.cli import (
     hwd_search_path,
     output_file,
     output_folder,
+    output_path,
     parse_assignments,
     print_diagnostics,
     write_output_file,
@@ -129,7 +130,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "mm-tiling-vectorised).")
     common(q)
     rule_options(q)
-    q.add_argument("-o", "--output", help="directory for kernel.cl and plan.json")
+    q.add_argument("-o", "--output", type=output_path("folder", "to print the kernel and its "
+                                                      "plan"),
+                   help="directory for kernel.cl and plan.json")
     q.add_argument("--local-size", type=int, help="work-group size of mapGlb kernels")
     q.set_defaults(func=cmd_gen)
 
@@ -149,7 +152,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how rewrites are chosen: Monte-Carlo tree search (default), random "
                         "walks, or every sequence up to --depth")
     q.add_argument("--depth", type=int, default=3, help="depth of the exhaustive strategy")
-    q.add_argument("--results", help="JSON results file (resumed when it exists)")
+    q.add_argument("--results", type=output_path("file", "to keep no results file"),
+                   help="JSON results file (resumed when it exists)")
     q.add_argument("--seed", type=int, default=0,
                    help="seed of the random choices and inputs (default: 0)")
     q.add_argument("--repeat", type=int, default=10, help="timed runs per candidate")
@@ -431,7 +435,9 @@ def _register_from_mcpl(lift_subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--verify", action="store_true",
                    help="run the program with Lift's interpreter against reference.py "
                         "(beside the kernel) on random inputs of its test sizes")
-    p.add_argument("-o", "--out", metavar="FILE", help="write the program to FILE (.lift)")
+    p.add_argument("-o", "--out", metavar="FILE", type=output_path("file", "to print the "
+                                                                   "program"),
+                   help="write the program to FILE (.lift)")
     add_output_options(p)
     add_hwd_path_option(p)
     p.set_defaults(func=run_from_mcpl)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from mcl.cli import UsageError
+from mcl.cli import UsageError, output_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--tcp HOST:PORT listens on a port instead (for debugging).")
     p.add_argument("--stdio", action="store_true", help="talk on stdin/stdout (the default)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead of stdio")
-    p.add_argument("--log-file", metavar="FILE", help="write the server's log to FILE")
+    p.add_argument("--log-file", metavar="FILE",
+                   type=output_path("file", "to log to standard error"),
+                   help="write the server's log to FILE")
     p.add_argument("--log-level", default="WARNING",
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="default: WARNING")
     p.set_defaults(func=run_lsp)

@@ -31,7 +31,7 @@ TARGET_HELP = ("the level to generate for: a description with a code-generation 
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.cli import add_hwd_path_option
+    from mcl.cli import add_hwd_path_option, output_path
 
     p = sub.add_parser("devices", help="list the OpenCL devices mcl can run on",
                        description="List OpenCL platforms and devices. The commands that "
@@ -47,7 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help=TARGET_HELP)
     p.add_argument("--function", help="only this function")
-    p.add_argument("-o", "--output", default=".", help="output directory (default: .)")
+    p.add_argument("-o", "--output", default=".",
+                   type=output_path("folder", "to write into the current folder"),
+                   help="output directory (default: .)")
     p.add_argument("--host", choices=("c",), help="also write host code in this language")
     p.add_argument("--specialize", action="store_true",
                    help="make every const integer parameter (the sizes) a compile-time "

@@ -12,6 +12,7 @@ from mcl.cli import (
     add_output_options,
     hwd_search_path,
     output_file,
+    output_path,
     print_diagnostics,
     write_output_file,
 )
@@ -31,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="the MCPL module to translate")
     p.add_argument("--to", required=True, metavar="LEVEL",
                    help="the hardware description to translate to, e.g. gpu, fermi")
-    p.add_argument("-o", "--output", metavar="OUT", help="write the result here instead of "
-                   "printing it")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   type=output_path("file", "to print the result"),
+                   help="write the result here instead of printing it")
     p.add_argument("--assume-divisible", action="store_true",
                    help="assume that sizes divide the numbers of units: exact division, no "
                         "guards (a comment in the output says so); by default the result "

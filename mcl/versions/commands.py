@@ -30,7 +30,7 @@ Exit status: 0 all versions consistent, 1 a version differs or the input has err
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from mcl.cli import add_hwd_path_option
+    from mcl.cli import add_hwd_path_option, output_path
 
     p = sub.add_parser("versions", help="refinement tree, feedback and code diffs, and "
                        "cross-level verification of a kernel's versions",
@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a size for the timing and the roofline (default: the parameter "
                         "defaults of the highest-level version); may be repeated")
-    p.add_argument("--report", metavar="DIR", help="write index.html and report.md into DIR")
+    p.add_argument("--report", metavar="DIR", type=output_path("folder", "to write no report"),
+                   help="write index.html and report.md into DIR")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     add_hwd_path_option(p)
