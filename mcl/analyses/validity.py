@@ -18,7 +18,11 @@ a[i, k]`` with a row ``ar`` of up to 255 in a tile of 132 rows: ``i < n`` holds 
 it); an access under a condition they cannot compute (one on data, or on a variable a
 ``while`` loop changes) is not checked, unless its index is a constant, which no test
 keeps inside (``(ta[0] + ta[1]) + (ta[2] + ta[3])`` of a ``reg float[unroll] ta`` with
-unroll = 2).
+unroll = 2). An access in code that never runs is not checked: under a condition that
+is always false or does not hold at these sizes (``if (K > 10)``, ``if (n > 100)`` with
+n = 64, as mcl check finds them: CheckedModule.reach_of), or in a loop of no iterations;
+where one found runs only under a condition on data (``if (flags[0] == 1)``), the warning
+says so.
 The values are enumerated (mcl.analyses.loop_points, up to its :data:`MOST` points
 per index), and the
 warning names the loop variables' values of one that leaves: a proof, not an estimate."""
@@ -36,6 +40,7 @@ from mcl.analyses.kernel_syntax import comparison
 from mcl.analyses.loop_points import EXACT, enumerated
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
+from mcl.mcpl.fold import fold_constant
 from mcl.mcpl.printer import print_expr, print_statement
 
 #: the codes of the warnings of a kernel wrong whatever its speed (:func:`report`)
@@ -256,6 +261,9 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
     for a in num.accesses:
         if id(a.node) in seen:
             continue
+        runs, only = _runs(num, a)
+        if not runs:
+            continue
         guarded = a.guarded or bool(a.conditions)
         known = _known_conditions(a) if a.conditions else None
         for d, (index, size) in enumerate(zip(a.indices, a.sizes, strict=False)):
@@ -275,8 +283,11 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
             which = f"index {d + 1} of {a.name}" if len(a.indices) > 1 else \
                 f"the index of {a.name}"
             seen.add(id(a.node))
+            # where the access runs only under a condition these sizes do not decide
+            # (one on data), the message says so, as mcl check's mcpl-index-range does
+            under = f", in code that runs only {only}" if only else ""
             if wrapped is not None:
-                out.append(_wrapped_warning(a, which, text, *wrapped))
+                out.append(_wrapped_warning(a, which, text, *wrapped, under=under))
                 out[-1].data.update(modifies=a.write or id(a.node) in updated,
                                     certain=False, space=a.space)
                 break
@@ -287,7 +298,7 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
                 (f"{which} is {value}" if constant else
                  f"{which} ({text}) reaches {value}{where}")
                 + f", outside its {extent} element{'s' if extent != 1 else ''} "
-                f"(0 .. {extent - 1})", a.node.span,
+                f"(0 .. {extent - 1}){under}", a.node.span,
                 (f"the index is a constant: element {value} of {a.name} does not exist "
                  "whatever guards the access; a size the code around it is not written "
                  "for (it names elements one by one)") if constant else
@@ -296,10 +307,51 @@ def out_of_bounds(num: Kernel) -> list[Diagnostic]:
             # a store or an atomic update there modifies memory the array does not own
             # (mcl run and compiled kernels do not launch it); a constant index leaves
             # the array whatever the code around it
-            out[-1].data.update(modifies=a.write or id(a.node) in updated, certain=constant,
-                                space=a.space)
+            out[-1].data.update(modifies=a.write or id(a.node) in updated,
+                                certain=constant and not only, space=a.space)
             break
     return out
+
+
+def _runs(num: Kernel, a: Access) -> tuple[bool, str | None]:
+    """Whether access ``a`` may run at the sizes of ``num``, and, where it does only under
+    a condition these sizes do not decide (one on data: ``if (flags[0] == 1)``), the
+    words for it (``where `flags[0] == 1` holds``). The conditions are those mcl check
+    finds around the access (CheckedModule.reach_of: ifs, loops, ``?:``, ``&&`` and
+    ``||``); it does not run where one of them never holds (``if (false)``, a loop whose
+    condition is false from its start) or does not hold at these sizes (``if (n > 100)``
+    with n = 64), nor inside a loop of no iterations at these sizes (an index that names
+    the loop's variable has no values there; a constant one is found here)."""
+    reach = num.checked.reach_of(a.node) if num.checked is not None else ()
+    if any(r.never for r in reach):
+        return False, None
+    if any(lp.trips is not None and not lp.approximate and lp.trips.is_zero
+           for lp in a.loops):
+        return False, None
+    only = None
+    for r in reach:
+        holds = fold_constant(r.cond, lambda name: _value_of(num, name)) \
+            if r.cond is not None else None
+        if holds is None:
+            only = r.why
+        elif bool(holds) == r.negated:
+            return False, None
+    return True, only
+
+
+def _value_of(num: Kernel, name: ast.Name) -> ast.Expr | None:
+    """What a name of a condition stands for at the sizes of ``num``: a parameter's value,
+    a constant's or const local's definition; None for anything else (data)."""
+    sym = num.checked.declaration_of(name)
+    if sym is None:
+        return None
+    if sym.kind == "param":
+        value = num.values.get(sym.name)
+        return None if value is None else \
+            ast.Literal(value, "int" if float(value).is_integer() else "float")
+    if sym.kind in ("local", "constant") and sym.const and sym.init is not None:
+        return sym.init
+    return None
 
 
 #: the largest value of the generated code's index arithmetic (OpenCL's 32-bit int)
@@ -330,13 +382,13 @@ def _wrapped(num: Kernel, index: sympy.Expr | None, size: sympy.Expr | None,
 
 
 def _wrapped_warning(a: Access, which: str, text: str, value: int,
-                     at: list[tuple[str, int]]) -> Diagnostic:
+                     at: list[tuple[str, int]], under: str = "") -> Diagnostic:
     where = f" (at {', '.join(f'{v} = {x}' for v, x in at)})" if at else ""
     return warning(
         "feedback-out-of-bounds",
         f"{which} ({text}) reaches {value:,}{where}, past the {_INT_MAX:,} of the 32-bit "
-        "int arithmetic the generated code computes it in: it wraps round to an element "
-        "outside the array", a.node.span,
+        f"int arithmetic the generated code computes it in: it wraps round to an element "
+        f"outside the array{under}", a.node.span,
         "give the array one dimension per index (float[n, m] and a[i, j]: the generator "
         "computes those offsets in 64 bits at sizes that need them), or compute the "
         "index in a long variable")

@@ -158,6 +158,8 @@ class _ExpressionChecks:
                        f"{shape} ({_levels(want)}), but this access has {_levels(got)}", e,
                        "index every tile level: one [..] per level, one index per dimension")
             return None
+        if self.reach:
+            self.result._reach[id(e)] = self.reach
         self.check_constant_indices(e, bt)
         return bt.element
 
@@ -177,14 +179,14 @@ class _ExpressionChecks:
                     bounds = f"0 .. {size - 1}" if size is not None else "0 or more"
                     what = f"index {v} of '{_describe(e.base)}' is outside its dimension " \
                            f"({bounds})"
-                    never = [why for dead, why in self.reach if dead]
+                    never = [r.why for r in self.reach if r.never]
                     if never:   # dead code: wrong, but harmless while it stays dead
                         self.warn("mcpl-index-range", f"{what}, in code that never runs "
                                   f"({never[-1]})", i, "remove the code, or fix the index "
                                   "before the code can run")
                     elif self.reach:    # it runs only where a condition holds
                         self.warn("mcpl-index-range", f"{what}, in code that runs only "
-                                  f"{self.reach[-1][1]}", i, "where it runs, the access "
+                                  f"{self.reach[-1].why}", i, "where it runs, the access "
                                   "reaches memory that is not the array's: fix the index")
                     else:
                         self.error("mcpl-index-range", f"{what}", i,

@@ -26,7 +26,7 @@ from mcl.mcpl.check_common import (
 from mcl.mcpl.check_expressions import _ExpressionChecks
 from mcl.mcpl.check_hardware import _Hardware, _HardwareChecks
 from mcl.mcpl.fold import fold_constant
-from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Symbol
+from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Reach, Symbol
 
 
 class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
@@ -67,10 +67,11 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
         # Private scalars declared without a value, read before any write (by id of the
         # symbol: the first such read)
         self._unset_reads: dict[int, tuple[Symbol, ast.Name]] = {}
-        # Why the code being checked may not run, innermost last: (True where it never
-        # runs, the words for when it runs): an index outside its dimension is an error
-        # only in code that runs whenever its loops do (check_constant_indices)
-        self.reach: tuple[tuple[bool, str], ...] = ()
+        # Why the code being checked may not run, innermost last: an index outside its
+        # dimension is an error only in code that runs whenever its loops do
+        # (check_constant_indices); kept for each access (CheckedModule.reach_of), where
+        # feedback tells code that runs at the sizes of a run from code that does not
+        self.reach: tuple[Reach, ...] = ()
 
     # ---- reporting
 
@@ -325,7 +326,7 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
         else:
             reason = f"where {shown} {'does not hold' if negated else 'holds'}"
         saved = self.reach
-        self.reach = (*saved, (holds is False, reason))
+        self.reach = (*saved, Reach(holds is False, reason, cond, negated))
         try:
             body()
         finally:

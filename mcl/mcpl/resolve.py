@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcl.diagnostics import Diagnostic, McplError, Related, Span, error, has_errors, sort_key
 from mcl.mcpl import ast
@@ -27,6 +27,23 @@ from mcl.mcpl.source import EXTENSIONS
 STDLIB = Path(__file__).with_name("lib")
 #: Built-in modules of the first release, imported without ``lib.`` (``import math;``).
 LEGACY_LIBRARY = ("math", "atomics")
+
+
+class Reach(NamedTuple):
+    """A condition around code under which it runs, as the checks decide it
+    (``check_statements.guarded``): ``never`` where it surely does not hold (``if
+    (false)``, ``if (K > 10)`` of a constant K, a loop whose condition is false from its
+    start, a foreach of 0 units), else one on parameters, constants or data alone
+    (``if (n > 10)``) that may or may not hold. A test of the units' or iterations'
+    indices (``if (i < n)``) is none: that code runs whenever the loops around it do."""
+
+    never: bool
+    #: "its condition `false` is always false", "where `n > 10` holds"
+    why: str
+    #: the condition (None: a foreach of 0 units), and whether the code runs where it
+    #: does not hold (an else branch, the right side of ``||``)
+    cond: ast.Expr | None = None
+    negated: bool = False
 
 
 @dataclass(eq=False)
@@ -102,6 +119,7 @@ class CheckedModule:
     _groups: dict[int, Any] = field(default_factory=dict, repr=False)
     _callees: dict[int, FunctionInfo] = field(default_factory=dict, repr=False)
     _function_of: dict[int, ast.Function] = field(default_factory=dict, repr=False)
+    _reach: dict[int, tuple[Reach, ...]] = field(default_factory=dict, repr=False)
 
     # ---- queries
 
@@ -116,6 +134,11 @@ class CheckedModule:
     def declaration_of(self, name: ast.Name | ast.Node) -> Symbol | None:
         """The symbol a Name refers to (None if it is undeclared)."""
         return self._names.get(id(name))
+
+    def reach_of(self, access: ast.Index) -> tuple[Reach, ...]:
+        """The conditions around an array access under which it runs, outermost first:
+        none where it runs whenever the loops around it do (:class:`Reach`)."""
+        return self._reach.get(id(access), ())
 
     def symbol(self, decl: ast.Node) -> Symbol | None:
         """The symbol declared by a Param, Declaration or View node."""
