@@ -41,13 +41,20 @@ def _limits(dt: np.dtype) -> tuple:
 def scalar_argument(a, dt: np.dtype, param, func: str):
     """``a`` as the scalar parameter ``param`` (of numpy type ``dt``) of ``func``: a
     usage error where the value is not a number or the type cannot hold it (C would
-    turn None into NaN, 2.7 into 2 for an int, 1e40 into inf for a float). Asked at
-    every call: the common cases (a Python int or float) cost a few comparisons."""
+    turn None into NaN, 2.7 into 2 for an int, 1e40 into inf for a float, True into 1).
+    Asked at every call: the common cases (a Python int or float) cost a few
+    comparisons."""
     lo, hi = _limits(dt)
     integer = dt.kind in "iu"
     t = type(a)
-    if t is float or t is int or isinstance(a, numbers.Real) or (
-            isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "biuf"):
+    hint = f"pass a number a {param.base} holds"
+    if t is bool or isinstance(a, np.bool_) or (
+            isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind == "b"):
+        # a Python bool is an int to isinstance: True was passed as 1
+        why = " (a bool, not a number)"
+        hint = "pass a number; int(flag) is 1 or 0, where that is what the function means"
+    elif t is float or t is int or isinstance(a, numbers.Real) or (
+            isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "iuf"):
         if isinstance(a, np.ndarray):
             a = a[()]
         if integer:
@@ -66,8 +73,7 @@ def scalar_argument(a, dt: np.dtype, param, func: str):
     else:
         why = ""
     raise skel_error("bad-arguments", f"parameter '{param.name}' of '{func}' is a "
-                     f"{param.base}; {a!r:.40} was given{why}",
-                     hint=f"pass a number a {param.base} holds")
+                     f"{param.base}; {a!r:.40} was given{why}", hint=hint)
 
 
 _ADDRESS_SPACE = re.compile(r"\b(?:__)?(local|private)\b")

@@ -44,6 +44,20 @@ def test_scalar_arguments_are_not_converted_with_loss(value, why):
     assert np.array_equal(f(sk.Vector(X), 3.0).to_numpy(), X * 3)
 
 
+@pytest.mark.parametrize("value", [True, False, np.True_, np.array(False)])
+def test_a_bool_is_no_scalar_argument(value):
+    """Python's True is an int to isinstance: Map(f)(X, True) multiplied by 1 silently;
+    np.array(True) passed too."""
+    f = sk.Map("float f(float x, int k) { return x * k; }")
+    code, message = code_of(lambda: f(sk.Vector(X), value))
+    assert code == "skel-bad-arguments", message
+    assert message == f"parameter 'k' of 'f' is a int; {value!r} was given (a bool, not a " \
+                      "number)"
+    g = sk.Map("float g(float x, float s) { return x * s; }")
+    assert "'s' of 'g'" in code_of(lambda: g.lazy(sk.Vector(X), value))[1]
+    assert np.array_equal(f(sk.Vector(X), int(value)).to_numpy(), X * int(value))
+
+
 def test_a_pointer_argument_of_another_element_type():
     """A float* given a Vector of int32 read the integers' bits as floats."""
     f = sk.Map("float f(float x, __global const float* t) { return x + t[1]; }")
