@@ -103,6 +103,27 @@ class Deferred:
         """The call's result as a container (what the skeleton returns when called)."""
         return self.skeleton(*self.inputs, *self.args)
 
+    # A deferred call read as a container (``Zip(f).lazy(X, Y).to_numpy()``) was an
+    # AttributeError, ``np.asarray`` of it a 0-d array of objects: it has no elements
+    # until Reduce or compute() computes them (no temporary container made unasked)
+    def to_numpy(self, *args, **kwargs):
+        raise self._not_computed("read with to_numpy()")
+
+    def __array__(self, *args, **kwargs):
+        raise self._not_computed("convert with np.asarray")
+
+    def __getitem__(self, index):
+        raise self._not_computed("index")
+
+    def _not_computed(self, use: str):
+        sk = self.skeleton
+        call = f"{sk.name}({sk.func.name}).lazy(...)"
+        return skel_error("not-computed", f"{call} is a deferred call, not a {self.kind}: it "
+                          f"has no elements to {use} until it is computed; only Reduce takes "
+                          "it as it is (and computes its elements inside its own kernel)",
+                          hint=f"call .compute() on it for its result as a {self.kind} (what "
+                               f"{sk.name}({sk.func.name})(...) returns)")
+
     def _parts(self) -> list[list[Part]]:
         """The inputs' parts, in the distribution the skeleton would use."""
         if self.skeleton.name == "Map":

@@ -58,6 +58,20 @@ def test_a_bool_is_no_scalar_argument(value):
     assert np.array_equal(f(sk.Vector(X), int(value)).to_numpy(), X * int(value))
 
 
+@pytest.mark.parametrize("use", [
+    lambda d: d.to_numpy(), lambda d: np.asarray(d), lambda d: d[0], lambda d: sk.Vector(d)])
+def test_a_deferred_call_read_as_a_container_says_to_compute_it(use):
+    """Zip(f).lazy(X, Y).to_numpy() was an AttributeError, np.asarray of it a 0-d array
+    of objects."""
+    d = sk.Zip("float mult(float x, float y) { return x * y; }").lazy(sk.Vector(X),
+                                                                       sk.Vector(X))
+    code, message = code_of(lambda: use(d))
+    assert code == "skel-not-computed", message
+    assert message.startswith("Zip(mult).lazy(...) is a deferred call, not a Vector: it has "
+                              "no elements to ")
+    assert np.array_equal(d.compute().to_numpy(), X * X)
+
+
 def test_a_pointer_argument_of_another_element_type():
     """A float* given a Vector of int32 read the integers' bits as floats."""
     f = sk.Map("float f(float x, __global const float* t) { return x + t[1]; }")
