@@ -489,11 +489,19 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     if t.overlap is not None:
         part, memory, together = t.overlap
         file = target_file(view.hardware)
-        msg += (f"; the {part} and the {memory} part overlap only in part, so together "
-                f"they take {time_text(together)}: warps that wait on their loads do not "
-                "issue" + (", and local memory shares the load-store path with the loads"
-                           if part in ("shared memory", "memory instructions") else "")
-                + f" ({file.name if file else 'the target file'}'s overlap_exponent)")
+        name = file.name if file else "the target file"
+        if part == "issue" and memory in WAITED:
+            msg += (f"; the issue slots and the {memory} part overlap only in part, so "
+                    f"together they take {time_text(together)}: a warp whose next "
+                    "instruction waits on its read of local memory does not issue "
+                    f"({name}'s issue_overlap_exponent)")
+        else:
+            msg += (f"; the {part} and the {memory} part overlap only in part, so "
+                    f"together they take {time_text(together)}: warps that wait on their "
+                    "loads do not issue"
+                    + (", and local memory shares the load-store path with the loads"
+                       if part in ("shared memory", "memory instructions") else "")
+                    + f" ({name}'s overlap_exponent)")
     if t.missing:
         msg += (f"; '{view.hardware.name}' gives no figure for {' or '.join(t.missing)}, "
                 "so the traffic that would take is not counted: where it matters the time "

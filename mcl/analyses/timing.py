@@ -137,6 +137,15 @@ path with the loads. The two take (T_e^q + T_m^q)^(1/q), with the target file's
 (:func:`overlapped`; benchmarks/opencl/overlap_probe.py on the H200: at equal parts
 1.13 times the longer with multiply-adds, q = 4.6, and 1.26 with local memory, q = 2.8;
 convolution hopper_v4 on the H100, memory 46.7 µs and issue 42.4 µs, measured 62.6 µs).
+The issue slots and the shared memory's banks overlap only in part the same way, with
+the target file's ``issue_overlap_exponent``: a warp whose next instruction waits on its
+read of local memory does not issue (benchmarks/opencl/issue_overlap_probe.py on the
+H200: a tiled matmul's inner loop of 4 128-bit reads and 64 multiply-adds takes 1.06-1.08
+times its issue slots' time, with the reads' 0.43 of it, q = 2.2; matmul hopper_v4 .. v12,
+issue bound, -10..-20% -> -7..+4% of their measured times on the H200, -7..+5% on the
+H100's record; median error of the H200's record 9.1% -> 6.4%, of the H100's 9.7% ->
+7.3%). The barrier waits, in which both idle, are added once to what the two take
+together.
 
 A grid of fewer blocks than holders (SMs) leaves the other holders idle: the parts
 that each holder contributes to (arithmetic, issue, memory instructions, shared memory,
@@ -193,6 +202,7 @@ from mcl.analyses.timing_rates import (
     cache_request_rate,
     dispatch_rate,
     instances,
+    issue_overlap_exponents,
     issue_rate,
     launch_seconds,
     load_store_rate,
@@ -266,7 +276,8 @@ class PredictedTime:
     #: whose trip count the counts do not follow: ``offset *= 2``)
     uncounted: list[str] = field(default_factory=list)
     #: (execution part, memory part, seconds of the two together) where their partial
-    #: overlap (:func:`overlapped`) takes longer than any part alone, else None
+    #: overlap (:func:`overlapped`) takes longer than any part alone, else None; ("issue",
+    #: a part of the load-store path, seconds) where that of those two does
     overlap: tuple[str, str, float] | None = None
     #: what a warp keeps in flight (:class:`InFlight`), where the latency part counts it
     in_flight: InFlight | None = None
@@ -641,27 +652,37 @@ def _fresh_bytes(view: KernelView, space: str, blocks: int | None,
 
 
 def overlapped(hw, parts: dict[str, float], waits: float = 0.0) -> tuple[str, str, float] | None:
-    """The execution part and the memory part whose partial overlap takes the longest,
-    and how long: (T_e^q + T_m^q)^(1/q) with the target file's exponent for the
-    execution part (mcl.analyses.timing_rates.overlap_exponents: warps that wait on their
-    loads do not issue, and local memory shares the load-store path with them) and
+    """The two parts whose partial overlap takes the longest, and how long: an execution
+    part and the memory part, (T_e^q + T_m^q)^(1/q) with the target file's exponent for
+    the execution part (mcl.analyses.timing_rates.overlap_exponents: warps that wait on
+    their loads do not issue, and local memory shares the load-store path with them) and
     T_m the largest of the memory part, a cache link's and the cache's requests'; the
     execution parts without the barrier ``waits`` added to them (those are the memory's
-    latency and traffic, which the memory part has already); None where that is less
-    than 1% longer than the largest part alone (a part far larger than the other hides
-    it) or the target file gives no exponent."""
+    latency and traffic, which the memory part has already); or the issue part and a
+    part of the load-store path, ("issue", part, seconds), with the target file's
+    issue_overlap_exponent (timing_rates.issue_overlap_exponents), the waits added once.
+    None where that is less than 1% longer than the largest part alone (a part far
+    larger than the other hides it) or the target file gives no exponent."""
     memory = [k for k in parts if k in ("memory", "gathers")
               or k.endswith((" bandwidth", " requests"))]
-    if not memory:
-        return None
-    m = max(memory, key=parts.get)
     best = None
-    for part, q in overlap_exponents(hw).items():
-        own = parts.get(part, 0.0) - (waits if part in WAITED else 0.0)
-        if own > 0 and parts[m] > 0:
-            together = (own ** q + parts[m] ** q) ** (1 / q)
+    if memory:
+        m = max(memory, key=parts.get)
+        for part, q in overlap_exponents(hw).items():
+            own = parts.get(part, 0.0) - (waits if part in WAITED else 0.0)
+            if own > 0 and parts[m] > 0:
+                together = (own ** q + parts[m] ** q) ** (1 / q)
+                if best is None or together > best[2]:
+                    best = (part, m, together)
+    # the issue slots and the load-store path: the barrier waits, in which both idle,
+    # are added once to what the two take together
+    issue = parts.get("issue", 0.0) - waits
+    for part, q in issue_overlap_exponents(hw).items():
+        own = parts.get(part, 0.0) - waits
+        if issue > 0 and own > 0:
+            together = (issue ** q + own ** q) ** (1 / q) + waits
             if best is None or together > best[2]:
-                best = (part, m, together)
+                best = ("issue", part, together)
     return best if best is not None and best[2] > max(parts.values()) * (1 + _OVERLAP_MIN_GAIN) \
         else None
 

@@ -161,6 +161,16 @@ def overlap_exponents(hw) -> dict[str, float]:
     return out
 
 
+def issue_overlap_exponents(hw) -> dict[str, float]:
+    """How the issue part overlaps the parts of the load-store path (shared memory), by
+    their name: the target file's ``issue_overlap_exponent`` q of (T_i^q + T_s^q)^(1/q)
+    (benchmarks/opencl/issue_overlap_probe.py: a warp whose next instruction waits on
+    its read of local memory does not issue); empty without one (the larger alone)."""
+    table = device_settings(hw).get("issue_overlap_exponent") or {}
+    return {str(part): float(q) for part, q in table.items()
+            if isinstance(q, int | float) and q >= 1}
+
+
 def memory_time(at_bandwidth: float, for_latency: float, q: float) -> float:
     """The memory part from the traffic's time at the bandwidth and the time its
     latency takes with the bytes in flight: (T_b^q + T_l^q)^(1/q) (:func:`queue_exponent`;

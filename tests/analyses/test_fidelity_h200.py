@@ -64,7 +64,10 @@ def test_predicted_times_rank_the_versions_like_the_h200(kernel):
 
 
 def test_predicted_times_within_20_percent_of_the_h200():
-    """57 of the 60 examples within 20% of the H200's times, median error 9.12% (2026-12-03,
+    """57 of the 60 examples within 20% of the H200's times, median error 6.40% (2026-12-03,
+    since the issue slots and the shared memory's banks overlap only in part, h200.target's
+    issue_overlap_exponent, benchmarks/opencl/issue_overlap_probe.py: matmul hopper_v4 ..
+    v12 -10..-20% -> -7..+4%, hopper_v1 -7% -> +8%; 9.12% before; the same day,
     since an issue-bound grid of any number of rounds takes its busiest SM's time:
     convolution +0.1..+2.5%, matmul hopper_v1 -9.0% -> -6.8%; 9.15% before; 2026-12-02,
     since an issue-bound grid of at most two rounds took its busiest SM's time,
@@ -101,7 +104,7 @@ def test_predicted_times_within_20_percent_of_the_h200():
     errors = {n: abs(_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
     within = sum(e <= 0.2 for e in errors.values())
     assert within >= 57, sorted(errors.items(), key=lambda kv: -kv[1])[:15]
-    assert statistics.median(errors.values()) <= 0.0915
+    assert statistics.median(errors.values()) <= 0.065
 
 
 #: the bytes a warp keeps in flight in each version's SASS (fidelity/h200_in_flight.json):
@@ -120,21 +123,21 @@ def _compiled_predictions() -> dict[str, float]:
 
 
 def test_with_the_compiled_code_s_bytes_in_flight_more_versions_are_within_20_percent():
-    """56 of the 60 within 20%, median error 9.1% (2026-12-01, with the ``gathers`` part as
-    above); 53 and 10.1% before (54 before the L2 link's latency, as above; 2026-11-30,
-    with the L2's link at
-    10 TB/s, the L1's banks and the L2's atomic units; 51 and 11.8% before), against 54
-    and 10.9% with the bytes in flight counted from the kernel:
-    gesummv hopper_v1 -9% -> -2%, nvidia_v1 -11% -> -9% (the compiler keeps 768 B of
-    their 1536 and 1152 in flight). histogram's gpu_v1 and nvidia_v1, -27% and -32%
+    """57 of the 60 within 20%, median error 6.2% (2026-12-03, with the issue slots and the
+    shared memory overlapping in part as above); 56 and 9.1% before (2026-12-01, with the
+    ``gathers`` part as above); 53 and 10.1% before (54 before the L2 link's latency, as
+    above; 2026-11-30, with the L2's link at 10 TB/s, the L1's banks and the L2's atomic
+    units; 51 and 11.8% before), against 54 and 10.9% with the bytes in flight counted
+    from the kernel: gesummv hopper_v1 -9% -> -2%, nvidia_v1 -11% -> -9% (the compiler
+    keeps 768 B of their 1536 and 1152 in flight). histogram's gpu_v1 and nvidia_v1, -27% and -32%
     while the count took their updates of hist for loads in flight, are at the compiled
     code's -4% and -10% in both since an atomic update is none. Ranked the same: histogram
     0.87 in both (hopper_v1 and v2 4% under and over, measured 7% apart the other way:
     v1's buckets drawn at random by the model, where half the data fall in one bank)."""
     errors = {n: abs(_compiled_predictions()[n] / _measured(n) - 1) for n in RECORD["times"]}
-    assert sum(e <= 0.2 for e in errors.values()) >= 56, sorted(errors.items(),
+    assert sum(e <= 0.2 for e in errors.values()) >= 57, sorted(errors.items(),
                                                                 key=lambda kv: -kv[1])[:12]
-    assert statistics.median(errors.values()) <= 0.091
+    assert statistics.median(errors.values()) <= 0.063
     for kernel, least in LEAST.items():
         names = [n for n in RECORD["times"] if n.split("/")[0] == kernel]
         got = spearman([_compiled_predictions()[n] for n in names],

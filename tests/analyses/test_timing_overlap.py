@@ -79,6 +79,52 @@ def test_the_time_message_says_which_parts_overlap_in_part():
     assert d.data["overlap"][:2] == ("memory instructions", "memory")
 
 
+#: benchmarks/opencl/issue_overlap_probe.py on the H200 (2026-12-03): a tiled matmul's
+#: inner loop of 4 128-bit reads of local memory and 64 multiply-adds a step
+ISSUE_PROBE = json.loads((ROOT / "benchmarks" / "results" / "perf" /
+                          "h200_2026-12-03_issue_overlap" /
+                          "issue_overlap_probe.json").read_text())
+
+
+def test_the_issue_slots_and_local_memory_overlap_in_part_as_the_probe_measured(hopper):
+    # the probe's 2 x 2 shape in 1, 2 and 4 work-groups an SM: the issue slots' time (the
+    # multiply-adds alone, with the reads' slots), the reads alone, both
+    rows = [r for r in ISSUE_PROBE["rows"] if (r["ra"], r["cb"]) == (2, 2)]
+    assert len(rows) == 3
+    for r in rows:
+        issue = r["fma_alone_s"] * (r["multiply_adds_a_step"] + r["reads_a_step"]) \
+            / r["multiply_adds_a_step"]
+        part, other, together = overlapped(hopper, {"issue": issue,
+                                                    "shared memory": r["lds_alone_s"]})
+        assert (part, other) == ("issue", "shared memory")
+        assert together == pytest.approx(r["both_s"], rel=0.02)
+        assert together > 1.05 * issue
+
+
+def test_barrier_waits_are_added_once_to_the_issue_slots_and_local_memory(hopper):
+    # matmul hopper_v5 at 2048^3 on the H200: issue 288.3 us and shared memory 223.6 us
+    # beside barrier waits of 46.9 us, which both include; 403 us measured
+    waits = 46.9e-6
+    parts = {"issue": 335.2e-6, "shared memory": 270.5e-6, "arithmetic": 311.7e-6,
+             "barrier waits": waits, "memory": 12.5e-6}
+    part, other, together = overlapped(hopper, parts, waits=waits)
+    assert (part, other) == ("issue", "shared memory")
+    q = 2.2
+    assert together == pytest.approx((288.3e-6 ** q + 223.6e-6 ** q) ** (1 / q) + waits)
+    assert 0.95 < together / 403e-6 < 1.05
+
+
+def test_the_time_message_says_the_issue_slots_and_local_memory_overlap_in_part():
+    case = {c.name: c for c in C.example_cases(["matmul"])}["matmul/hopper_v12"]
+    [d] = [d for d in P.hopper_feedback(case, registers=213, only=("time",), level="h200")
+           if d.code == "feedback-time"]
+    assert "the issue slots and the shared memory part overlap only in part" in d.message, \
+        d.message
+    assert "h200.target's issue_overlap_exponent" in d.message
+    assert d.data["overlap"][:2] == ("issue", "shared memory")
+    assert d.data["seconds"] > d.data["parts"]["issue"]
+
+
 #: benchmarks/opencl/unrolled_loads_probe.py on the H200 (2026-11-30): four copies of a
 #: loop body that loads a[k], computes M multiply-adds on it and stores c[k], with the
 #: SASS's loads issued together and the kernel's cold time
