@@ -7,7 +7,9 @@ multiply-adds alone (their operands read once, before the loop: the same issue s
 less the reads); the reads alone (each float4 added into one accumulator: 4 additions
 a read). Shapes from 2 reads to 32 multiply-adds (the banks' part the longer) to 6
 reads to 128 (the issue slots' the longer), each in a grid of 1, 2 and 4 work-groups
-of 256 work-items an SM (2, 4 and 8 warps a scheduler), the work an SM does the same.
+of 256 work-items an SM (2, 4 and 8 warps a scheduler), the work an SM does the same;
+then all again with the reads from two arrays of 8 kB in device memory, which the L1
+holds (the load-store path's global loads: the time model's memory-instructions part).
 With T_i and T_l the times alone and T both (each less an empty kernel's), the exponent
 q of T = (T_i^q + T_l^q)^(1/q) is fitted over the points where neither is more than 3
 times the other, per residency and over all: infinity is perfect overlap (the longer
@@ -33,6 +35,8 @@ from probe_timing import median_time, probe_setup, save  # noqa: E402
 
 #: (RA, CB): float4 read a step from each local array
 SHAPES = ((1, 1), (2, 1), (2, 2), (3, 2), (4, 2), (3, 3))
+#: where the reads read: local memory, or device memory the L1 holds (global loads)
+SPACES = ("local", "global")
 #: work-groups of LOCAL work-items an SM
 RESIDENT = (1, 2, 4)
 LOCAL = 256
@@ -42,19 +46,26 @@ STEPS = 2048
 ROWS = 16
 
 
-def source(ra: int, cb: int, mode: str) -> str:
+def source(ra: int, cb: int, mode: str, space: str = "local") -> str:
     """The kernel ``probe`` of shape (ra, cb): ``mode`` both, fma (the multiply-adds
-    alone) or lds (the reads alone)."""
+    alone) or lds (the reads alone); ``space`` local, or global: the same reads of two
+    arrays of 8 kB in device memory (``ga``, ``gb``, as the local ones are filled), which
+    the L1 cache holds, through the load-store path's global loads."""
     acc = [(i, x, j, y) for i in range(ra) for x in "xyzw" for j in range(cb) for y in "xyzw"]
-    lines = ["__kernel void probe(__global float* out, int k) {",
-             f"  __local float4 la[{ROWS * 32}];",
-             f"  __local float4 lb[{ROWS * 32}];",
-             "  int lid = get_local_id(0), lane = lid & 31;",
-             f"  for (int e = lid; e < {ROWS * 32}; e += get_local_size(0)) {{",
-             "    la[e] = (float4)(e * 1e-3f, 1.0f, 0.5f, 0.25f);",
-             "    lb[e] = (float4)(1.0f, e * 1e-3f, 0.125f, 2.0f);",
-             "  }",
-             "  barrier(CLK_LOCAL_MEM_FENCE);"]
+    if space == "global":
+        lines = ["__kernel void probe(__global float* out, int k, "
+                 "__global const float4* la, __global const float4* lb) {",
+                 "  int lid = get_local_id(0), lane = lid & 31;"]
+    else:
+        lines = ["__kernel void probe(__global float* out, int k) {",
+                 f"  __local float4 la[{ROWS * 32}];",
+                 f"  __local float4 lb[{ROWS * 32}];",
+                 "  int lid = get_local_id(0), lane = lid & 31;",
+                 f"  for (int e = lid; e < {ROWS * 32}; e += get_local_size(0)) {{",
+                 "    la[e] = (float4)(e * 1e-3f, 1.0f, 0.5f, 0.25f);",
+                 "    lb[e] = (float4)(1.0f, e * 1e-3f, 0.125f, 2.0f);",
+                 "  }",
+                 "  barrier(CLK_LOCAL_MEM_FENCE);"]
     if mode == "lds":
         lines += [f"  float4 sa{i} = (float4)(0.0f);" for i in range(ra)]
         lines += [f"  float4 sb{j} = (float4)(0.0f);" for j in range(cb)]
@@ -120,11 +131,27 @@ def main() -> int:
     cpu = getattr(args, "device", "nvidia") == "cpu"
     sms = 2 if cpu else dev.max_compute_units
     out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4 * sms * LOCAL * max(RESIDENT))
+    rows = np.arange(ROWS * 32, dtype=np.float32)
+    one = np.ones_like(rows)
+    flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+    ga, gb = (cl.Buffer(ctx, flags, hostbuf=np.ascontiguousarray(np.stack(cols, axis=1)))
+              for cols in ([rows * np.float32(1e-3), one, 0.5 * one, 0.25 * one],
+                           [one, rows * np.float32(1e-3), 0.125 * one, 2.0 * one]))
     empty = cl.Program(ctx, "__kernel void empty(__global float* o) { }").build()
     t_empty = 0.0 if cpu else median_time(q, empty.empty, (LOCAL,), (LOCAL,), (out,),
                                           args.repeats)
     result = {"device": dev.name, "local": LOCAL, "sms": sms, "empty_s": t_empty,
               "rows": [], "q": {}}
+    for space in SPACES:
+        result["q"][space] = {}
+        if family(args, cl, ctx, q, cpu, sms, out, (ga, gb), t_empty, space, result) != 0:
+            return 1
+    save(args.out, "issue_overlap_probe.json", result)
+    return 0
+
+
+def family(args, cl, ctx, q, cpu, sms, out, arrays, t_empty, space, result) -> int:
+    """The shapes and residencies of ``space``'s reads, into ``result``."""
     points_all = []
     for resident in RESIDENT:
         k = 16 if cpu else STEPS // resident
@@ -133,22 +160,22 @@ def main() -> int:
         for ra, cb in SHAPES:
             times = {}
             for mode in ("both", "fma", "lds"):
-                prg = cl.Program(ctx, source(ra, cb, mode)).build()
-                argv = (out, np.int32(k))
+                prg = cl.Program(ctx, source(ra, cb, mode, space)).build()
+                argv = (out, np.int32(k)) + (arrays if space == "global" else ())
                 if cpu:
                     prg.probe(q, (items,), (LOCAL,), *argv).wait()
                     got = np.empty(items, np.float32)
                     cl.enqueue_copy(q, got, out)
                     want = expected(ra, cb, mode, k, np.arange(items) % LOCAL)
                     if not np.allclose(got, want, rtol=1e-4):
-                        print(f"shape {ra}x{cb} {mode}: wrong result", file=sys.stderr)
+                        print(f"{space} {ra}x{cb} {mode}: wrong result", file=sys.stderr)
                         return 1
                     times[mode] = 1.0
                 else:
                     times[mode] = median_time(q, prg.probe, (items,), (LOCAL,), argv,
                                               args.repeats) - t_empty
             both, fma, lds = times["both"], times["fma"], times["lds"]
-            row = {"resident": resident, "ra": ra, "cb": cb, "k": k,
+            row = {"space": space, "resident": resident, "ra": ra, "cb": cb, "k": k,
                    "multiply_adds_a_step": 16 * ra * cb, "reads_a_step": ra + cb,
                    "both_s": both, "fma_alone_s": fma, "lds_alone_s": lds}
             q_here = None
@@ -157,17 +184,16 @@ def main() -> int:
                 q_here = fit_exponent([(fma, lds, both)])
             row["q"] = q_here
             result["rows"].append(row)
-            print(f"{resident} a SM, {ra}x{cb}: both {both * 1e6:8.2f} us, multiply-adds "
+            print(f"{space}, {resident} a SM, {ra}x{cb}: both {both * 1e6:8.2f} us, multiply-adds "
                   f"alone {fma * 1e6:8.2f}, reads alone {lds * 1e6:8.2f}, both / longer "
                   f"{both / max(fma, lds):5.3f}" + (f", q {q_here:.2f}" if q_here else ""),
                   flush=True)
-        result["q"][str(resident)] = fit_exponent(points) if not cpu else None
+        result["q"][space][str(resident)] = fit_exponent(points) if not cpu else None
         points_all += points
-        print(f"{resident} work-groups an SM: q = {result['q'][str(resident)]} over "
-              f"{len(points)} points", flush=True)
-    result["q"]["all"] = fit_exponent(points_all) if not cpu else None
-    print(f"all: q = {result['q']['all']} over {len(points_all)} points")
-    save(args.out, "issue_overlap_probe.json", result)
+        print(f"{space}, {resident} work-groups an SM: q = "
+              f"{result['q'][space][str(resident)]} over {len(points)} points", flush=True)
+    result["q"][space]["all"] = fit_exponent(points_all) if not cpu else None
+    print(f"{space}: q = {result['q'][space]['all']} over {len(points_all)} points")
     return 0
 
 
