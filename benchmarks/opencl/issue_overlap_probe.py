@@ -16,7 +16,8 @@ times the other, per residency and over all: infinity is perfect overlap (the lo
 alone), 1 none. mcl.analyses.timing combines its issue part with its shared-memory and
 memory-instructions parts so (the target file's ``issue_overlap_exponent``).
 
-    python benchmarks/opencl/issue_overlap_probe.py --out DIR [--device cpu]
+    python benchmarks/opencl/issue_overlap_probe.py --out DIR [--spaces local global]
+        [--device cpu]
 
 Exits 2 without an NVIDIA OpenCL device (``--device cpu``: the kernels on PoCL at a
 small size, their results checked; their times say nothing).
@@ -122,7 +123,9 @@ def expected(ra: int, cb: int, mode: str, k: int, lid: np.ndarray) -> np.ndarray
 
 
 def main() -> int:
-    found = probe_setup(__doc__, "issue_overlap_probe", 10, cpu_twin=True)
+    found = probe_setup(__doc__, "issue_overlap_probe", 10, cpu_twin=True, extra=lambda ap: (
+        ap.add_argument("--spaces", nargs="+", choices=SPACES, default=list(SPACES),
+                        help="where the reads read (default: both)")))
     if found is None:
         return 2
     args, dev, ctx, q = found
@@ -142,7 +145,7 @@ def main() -> int:
                                           args.repeats)
     result = {"device": dev.name, "local": LOCAL, "sms": sms, "empty_s": t_empty,
               "rows": [], "q": {}}
-    for space in SPACES:
+    for space in args.spaces:
         result["q"][space] = {}
         if family(args, cl, ctx, q, cpu, sms, out, (ga, gb), t_empty, space, result) != 0:
             return 1
