@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mcl.diagnostics import McplError, error
+from mcl.masked_arrays import refuse_masked
 from mcl.mcpl import ast
 from mcl.opencl import device as devices
 from mcl.opencl.generate import GeneratedKernel, generate
@@ -247,6 +248,7 @@ class Kernel:
             if name not in values:
                 continue
             value = values[name]
+            self.check_not_masked(name, value)     # operator.index reads a masked 4 as 4
             integral = type_ not in ("float", "double")
             if type_ == "bool":
                 if isinstance(value, bool | np.bool_) or (
@@ -539,18 +541,11 @@ class Kernel:
             self.check_device_array(name, value)
 
     def check_not_masked(self, name: str, value) -> None:
-        """An error for a numpy masked array: the kernel takes the array's data, every
-        element, and would read the masked-out ones as values (numpy's conversions drop
-        the mask silently). Refused whether or not an element is masked: which data the
-        caller means is theirs to say."""
-        if isinstance(value, np.ma.MaskedArray):
-            raise McplError(error(
-                "opencl-bad-argument",
-                f"'{name}' of '{self.plan.kernel}' is a numpy masked array: the kernel "
-                "reads every element of its data, the masked-out ones too, and has no "
-                "mask", hint=f"pass the data you mean as a plain array: {name}.filled(value) "
-                f"(the masked elements replaced by value) or np.asarray({name}.data) (the "
-                "data as it is, masked elements included)"))
+        """An error for a numpy masked array or masked scalar: the kernel takes the
+        data, every element, and would read the masked-out ones as values (numpy's
+        conversions drop the mask silently)."""
+        refuse_masked(value, "opencl-bad-argument", f"'{name}' of '{self.plan.kernel}'",
+                      "the kernel", name)
 
     def check_device_array(self, name: str, value) -> None:
         """A pyopencl array is passed as its buffer: the kernel reads it from the buffer's

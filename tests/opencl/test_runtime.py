@@ -391,6 +391,23 @@ def test_a_masked_array_is_refused_not_read_without_its_mask(vector_add, how):
     assert list(got) == [1, 1, 3, 4]
 
 
+@pytest.mark.parametrize("size", [np.ma.masked_array(4, mask=True),
+                                  np.ma.masked_array(4, mask=False), np.ma.masked])
+def test_a_masked_scalar_is_refused_as_a_size(vector_add, size):
+    """operator.index read a masked 4 as 4 (and a masked-out one too): the kernel ran
+    with the data under the mask. A masked scalar is refused as a masked array is."""
+    ones = np.ones(4, np.float32)
+    with pytest.raises(McplError) as e:
+        vector_add(n=size, a=ones, b=ones)
+    d = e.value.diagnostics[0]
+    assert d.code == "opencl-bad-argument"
+    assert d.message.startswith("'n' of 'vector_add' is a numpy masked scalar: the kernel "
+                                "reads its value"), d.message
+    assert "n.filled(value)" in d.hint and "np.asarray(n.data)" in d.hint
+    assert list(vector_add(n=np.asarray(np.ma.masked_array(4).data), a=ones, b=ones)["c"]) \
+        == [2, 2, 2, 2]
+
+
 def test_time_does_not_make_up_the_arrays_the_kernel_reads(vector_add):
     """Kernel.time zero-filled an input left out and timed the kernel on made-up data;
     now, as a call, it names the missing input. An output may still be left out."""
