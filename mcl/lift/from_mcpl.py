@@ -32,6 +32,7 @@ from mcl.lift import ir
 from mcl.lift.from_mcpl_build import _LiftBuilder
 from mcl.lift.from_mcpl_eval import _Evaluator
 from mcl.lift.types import SCALARS
+from mcl.masked_arrays import refuse_masked
 from mcl.mcpl import ast
 
 # ----------------------------------------------------------------------------- result
@@ -66,6 +67,9 @@ class Derivation:
         for p, inp in zip(self.program.params, self.inputs, strict=True):
             if inp.name not in values:
                 raise McplError(error("from-mcpl-run", f"no value for '{inp.name}'"))
+            # np.asarray drops a mask: the program would read the masked-out elements
+            refuse_masked(values[inp.name], "from-mcpl-run", f"'{inp.name}'",
+                          "Lift's interpreter", inp.name)
             out.append(np.asarray(values[inp.name], dtype=SCALARS[_scalar_name(p.type)][1]))
         return out
 
@@ -73,6 +77,8 @@ class Derivation:
         """The output computed by Lift's interpreter from MCPL parameter values by name
         (sizes included: they bind the size symbols of the program's types)."""
         from mcl.lift.interp import run
+        for s in self.sizes:
+            refuse_masked(values.get(s), "from-mcpl-run", f"'{s}'", "Lift's interpreter", s)
         sizes = {s: int(values[s]) for s in self.sizes if s in values}
         prog = ir.bind_sizes(self.program, sizes)
         return np.asarray(run(prog, *self.arguments(values)))

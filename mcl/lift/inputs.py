@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcl.diagnostics import McplError, error
+from mcl.masked_arrays import refuse_masked
 
 
 def _refuse(message: str, hint: str | None = None):
@@ -33,8 +34,11 @@ def checked_input(name: str, value, dtype, rank: int | None, what: str,
     values beyond rounding (an int outside the range of the program's, a finite
     float64 that is infinite as a float32). A scalar is a number or an array of no
     axes; an array of the right number of elements in another shape (8 elements as
-    4 x 2 for a float[8]) is refused, not read in its memory order."""
+    4 x 2 for a float[8]) is refused, not read in its memory order. A numpy masked
+    array (or scalar) is refused: the program has no mask."""
     want = np.dtype(dtype)
+    # before np.asarray, which drops the mask: the program would read masked-out elements
+    refuse_masked(value, "lift-run", f"input '{name}'", "the program", name)
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as e:

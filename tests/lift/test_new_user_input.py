@@ -466,3 +466,49 @@ def test_from_mcpl_reads_a_description_on_the_hwd_path(run_cli, tmp_path):
     assert code == 1 and "mygpu" in out + err
     code, out, err = run_cli("lift", "from-mcpl", "--hwd-path", levels, kernel)
     assert code == 0 and "map(" in out, out + err
+
+
+MASKED_X = np.ma.masked_array(np.arange(8, dtype=np.float32), mask=[0, 1] * 4)
+
+
+@pytest.mark.parametrize("a, x, bad", [
+    (2.0, MASKED_X, "x"),
+    (np.ma.masked_array(2.0, mask=True), np.ones(8, np.float32), "a")])
+def test_a_masked_input_is_refused_not_read_without_its_mask(rt, a, x, bad):
+    """np.asarray dropped the mask: the interpreter and a generated kernel computed with
+    the masked-out elements as values, silently. Refused, as a compiled MCPL kernel
+    refuses one, with the same hint."""
+    from mcl.lift.execute import Bound, compile_generated, run_generated
+    calls = {"the interpreter": lambda: run(program("scal"), a, x),
+             "a generated kernel": lambda: run_generated(_scal_kernel(), rt, [a, x]),
+             "Bound": lambda: Bound(compile_generated(_scal_kernel(), rt), [a, x])}
+    kind = "array" if bad == "x" else "scalar"
+    for what, call in calls.items():
+        with pytest.raises(McplError) as e:
+            call()
+        d = e.value.diagnostics[0]
+        assert d.code == "lift-run", what
+        assert d.message.startswith(f"input '{bad}' is a numpy masked {kind}: the program "
+                                    "reads "), d.message
+        assert f"{bad}.filled(value)" in d.hint and f"np.asarray({bad}.data)" in d.hint
+    filled = MASKED_X.filled(0)
+    assert run_generated(_scal_kernel(), rt, [2.0, filled]).tolist() == (2 * filled).tolist()
+
+
+def test_a_program_derived_from_mcpl_refuses_masked_values():
+    """Derivation.run converted its values with np.asarray, which drops the mask."""
+    from conftest import EXAMPLES
+
+    from mcl.lift.from_mcpl import derive
+    d = derive(EXAMPLES / "vector_add" / "perfect.mcpl")
+    ones = np.ones(8, np.float32)
+    for values, bad in (({"n": 8, "a": MASKED_X, "b": ones}, "a"),
+                        ({"n": np.ma.masked_array(8, mask=True), "a": ones, "b": ones}, "n")):
+        with pytest.raises(McplError) as e:
+            d.run(values)
+        diag = e.value.diagnostics[0]
+        assert diag.code == "from-mcpl-run"
+        assert diag.message.startswith(f"'{bad}' is a numpy masked "), diag.message
+        assert f"{bad}.filled(value)" in diag.hint
+    assert d.run({"n": 8, "a": MASKED_X.filled(0), "b": ones}).tolist() == \
+        (MASKED_X.filled(0) + 1).tolist()
