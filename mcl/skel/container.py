@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcl.masked_arrays import refuse_masked
 from mcl.skel import transfer
 from mcl.skel.context import Devices, current
 from mcl.skel.distribution import Distribution, PartSpec, block
@@ -60,6 +61,8 @@ def _array(kind: str, data, dtype) -> np.ndarray:
     holds float32 numbers): a usage error for what numpy cannot make an array of numbers
     of (nested lists of different lengths, strings for a numeric ``dtype``)."""
     dt = None if dtype is None else _dtype(dtype)
+    # np.array drops a mask: the container would hold the masked-out elements as values
+    refuse_masked(data, "skel-bad-container", f"the data of a {kind}", f"the {kind}", "data")
     try:
         arr = np.array(data, dtype=dt, copy=True, order="C")
     except (ValueError, TypeError) as e:
@@ -221,6 +224,9 @@ class Container:
         return self._fetch()[index]
 
     def __setitem__(self, index, value) -> None:
+        # numpy's assignment copies a masked array's data, the masked-out elements too
+        refuse_masked(value, "skel-bad-container", f"the value written into a {self.kind}",
+                      f"the {self.kind}", "value")
         a = self._fetch()
         a[index] = value
         for p in self._parts:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcl.masked_arrays import refuse_masked
 from mcl.skel import explanation as _explanation
 from mcl.skel import program as programs
 from mcl.skel.context import Devices
@@ -56,6 +57,9 @@ def scalar_argument(a, dt: np.dtype, param, func: str):
     elif t is float or t is int or isinstance(a, numbers.Real) or (
             isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "iuf"):
         if isinstance(a, np.ndarray):
+            # a masked 3 read as 3, np.ma.masked as 0.0 for a float, silently
+            refuse_masked(a, "skel-bad-arguments", f"the value given for parameter "
+                          f"'{param.name}' of '{func}'", "the kernel", param.name)
             a = a[()]
         if integer:
             if t is int or isinstance(a, numbers.Integral):

@@ -58,6 +58,39 @@ def test_a_bool_is_no_scalar_argument(value):
     assert np.array_equal(f(sk.Vector(X), int(value)).to_numpy(), X * int(value))
 
 
+MASKED = np.ma.masked_array(X, mask=[0, 1, 0, 0, 1, 0])
+
+
+@pytest.mark.parametrize("make, subject, name", [
+    (lambda: sk.Vector(MASKED), "the data of a Vector", "data"),
+    (lambda: sk.Matrix(MASKED.reshape(2, 3)), "the data of a Matrix", "data"),
+    (lambda: sk.Vector(X).__setitem__(slice(None), MASKED), "the value written into a Vector",
+     "value")])
+def test_a_masked_array_is_refused_not_held_without_its_mask(make, subject, name):
+    """np.array and numpy's assignment drop a mask: the container held the masked-out
+    elements as values, silently. Refused as a compiled kernel refuses one."""
+    with pytest.raises(McplError) as e:
+        make()
+    d = e.value.diagnostics[0]
+    assert d.code == "skel-bad-container"
+    assert d.message.startswith(f"{subject} is a numpy masked array: "), d.message
+    assert f"{name}.filled(value)" in d.hint and f"np.asarray({name}.data)" in d.hint
+    assert np.array_equal(sk.Vector(MASKED.filled(0)).to_numpy(), MASKED.filled(0))
+
+
+@pytest.mark.parametrize("value", [np.ma.masked_array(3, mask=True),
+                                   np.ma.masked_array(3, mask=False), np.ma.masked])
+def test_a_masked_scalar_argument_is_refused(value):
+    """A masked 3 was passed as 3, np.ma.masked as 0.0 to a float parameter."""
+    for src, name in (("float f(float x, int k) { return x * k; }", "k"),
+                      ("float g(float x, float s) { return x * s; }", "s")):
+        f = sk.Map(src)
+        code, message = code_of(lambda f=f: f(sk.Vector(X), value))
+        assert code == "skel-bad-arguments", message
+        assert message.startswith(f"the value given for parameter '{name}' of "
+                                  f"'{src[6]}' is a numpy masked scalar"), message
+
+
 @pytest.mark.parametrize("use", [
     lambda d: d.to_numpy(), lambda d: np.asarray(d), lambda d: d[0], lambda d: sk.Vector(d)])
 def test_a_deferred_call_read_as_a_container_says_to_compute_it(use):
