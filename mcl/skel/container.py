@@ -15,7 +15,7 @@ from mcl.masked_arrays import refuse_masked
 from mcl.skel import transfer
 from mcl.skel.context import Devices, current
 from mcl.skel.distribution import Distribution, PartSpec, block
-from mcl.skel.errors import skel_error
+from mcl.skel.errors import article, skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.mpi import same_on_every_rank
 
@@ -42,7 +42,7 @@ def _size(kind: str, s) -> int:
     whole = isinstance(s, numbers.Integral) or (isinstance(s, numbers.Real) and
                                                  float(s).is_integer())
     if isinstance(s, bool) or not whole:
-        raise skel_error("bad-container", f"a {kind}'s size must be a whole number, not "
+        raise skel_error("bad-container", f"{article(kind)}'s size must be a whole number, not "
                          f"{s!r:.40}", hint="give an int (or numpy integer)")
     return int(s)
 
@@ -79,11 +79,11 @@ def _check_count(kind: str, shape: tuple) -> None:
     :data:`MAX_ELEMENTS` elements (an AllPairs of 60000 rows and 60000 columns, 3.6e9
     results), which the kernels' 32-bit indices would wrap round on."""
     if any(int(s) < 0 for s in shape):
-        raise skel_error("negative-size", f"a {kind} of shape {tuple(shape)}: a size "
+        raise skel_error("negative-size", f"{article(kind)} of shape {tuple(shape)}: a size "
                          "cannot be negative", hint="give sizes of 0 or more")
     count = math.prod(int(s) for s in shape)
     if count > MAX_ELEMENTS:
-        raise skel_error("too-large", f"a {kind} of shape {tuple(shape)} holds {count:,} "
+        raise skel_error("too-large", f"{article(kind)} of shape {tuple(shape)} holds {count:,} "
                          f"elements; mcl.skel's kernels index with 32-bit integers, up to "
                          f"{MAX_ELEMENTS:,}", hint="split the data into containers of fewer "
                          "elements (their parts on several devices still count as one)")

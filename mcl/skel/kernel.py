@@ -14,7 +14,7 @@ from mcl.masked_arrays import refuse_masked
 from mcl.skel import explanation as _explanation
 from mcl.skel import program as programs
 from mcl.skel.context import Devices
-from mcl.skel.errors import cl_failure, skel_error
+from mcl.skel.errors import article, cl_failure, skel_error
 from mcl.skel.functions import UserFunction, ctype_of, dtype_of, from_source
 
 
@@ -48,7 +48,7 @@ def scalar_argument(a, dt: np.dtype, param, func: str):
     lo, hi = _limits(dt)
     integer = dt.kind in "iu"
     t = type(a)
-    hint = f"pass a number a {param.base} holds"
+    hint = None
     if t is bool or isinstance(a, np.bool_) or (
             isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind == "b"):
         # a Python bool is an int to isinstance: True was passed as 1
@@ -65,19 +65,20 @@ def scalar_argument(a, dt: np.dtype, param, func: str):
             if t is int or isinstance(a, numbers.Integral):
                 if lo <= a <= hi:
                     return dt.type(a)
-                why = f" (a {param.base} holds {lo} to {hi})"
+                why = f" ({article(param.base)} holds {lo} to {hi})"
             elif a == a and abs(a) != float("inf") and a == int(a) and lo <= a <= hi:
                 return dt.type(int(a))
             else:
                 why = " (not a whole number)"
         elif hi < abs(a) < float("inf"):         # NaN and infinities are floats
-            why = f" (larger than a {param.base} holds)"
+            why = f" (larger than {article(param.base)} holds)"
         else:
             return dt.type(a)
     else:
         why = ""
-    raise skel_error("bad-arguments", f"parameter '{param.name}' of '{func}' is a "
-                     f"{param.base}; {a!r:.40} was given{why}", hint=hint)
+    raise skel_error("bad-arguments", f"parameter '{param.name}' of '{func}' is "
+                     f"{article(param.base)}; {a!r:.40} was given{why}",
+                     hint=hint or f"pass a number {article(param.base)} holds")
 
 
 _ADDRESS_SPACE = re.compile(r"\b(?:__)?(local|private)\b")
@@ -121,7 +122,7 @@ def _same_devices(skeleton: str, args: tuple, devs: Devices) -> None:
         return
     now = current()
     where, stale = next(((w, c) for w, c in found if c._devs is not now), found[-1])
-    raise skel_error("stale-container", f"{where}, a {stale.kind}, was made before "
+    raise skel_error("stale-container", f"{where}, {article(stale.kind)}, was made before "
                      "mcl.skel.init() chose other devices, "
                      "unlike the other containers of the call (their data is in another "
                      "OpenCL context)", hint="make it again after init(), e.g. "
@@ -144,7 +145,7 @@ def identity_value(v, dt: np.dtype, skeleton: str, func) -> np.generic:
         return dt.type(int(v) if dt.kind in "iu" else v)
     ctype = ctype_of(dt)
     raise skel_error("type-mismatch", f"the identity {v!r:.40} of {skeleton} '{func.name}' "
-                     f"is not {'an' if ctype[0] in 'aeiou' else 'a'} {ctype} (the elements "
+                     f"is not {article(ctype)} (the elements "
                      f"are {dt})", hint=f"give identity= {holds}")
 
 
@@ -315,9 +316,8 @@ class Skeleton:
         given = f"{len(args)} argument{'s' if len(args) != 1 else ''}"
         if kwargs:
             given += f" and the keyword(s) {', '.join(kwargs)}"
-        article = "an" if self.name[:1] in "AEIOU" else "a"
         raise skel_error("bad-arguments",
-                         f"{article} {self.name} takes {takes}; called with {given}",
+                         f"{article(self.name)} takes {takes}; called with {given}",
                          hint=f"call it as {self.name}(...)({', '.join(_call_names(sig))})")
 
     # ---- additional arguments
@@ -408,9 +408,9 @@ class Skeleton:
             ctype = ctype_of(dt)
             raise skel_error(
                 "type-mismatch", f"parameter '{p.name}' of the {self.name} function "
-                f"'{func.name}' is {'an' if p.base[0] in 'aeiou' else 'a'} {p.base}, but the "
+                f"'{func.name}' is {article(p.base)}, but the "
                 f"{kind} holds {dt}"
-                + ("" if exact else f" (C would round each element to a {p.base})"),
+                + ("" if exact else f" (C would round each element to {article(p.base)})"),
                 hint=f"write the function for {ctype} elements, or convert the data "
                      f"first (e.g. {kind if kind != 'input' else 'Vector'}(array.astype("
                      f"np.{want})))")

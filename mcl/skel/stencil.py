@@ -26,7 +26,7 @@ import numpy as np
 
 from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, overlap, single
-from mcl.skel.errors import skel_error
+from mcl.skel.errors import article, skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up, typed
 from mcl.skel.skeletons import _new_like, _output_dtype
@@ -100,7 +100,7 @@ def _neutral_literal(sk, m: Matrix) -> str:
         info = np.iinfo(dt)
         if v != v or abs(v) == float("inf") or v != int(v) or not info.min <= v <= info.max:
             raise skel_error("type-mismatch", f"the neutral value {v!r} of {sk.name} "
-                             f"'{sk.func.name}' is not a {m.ctype} (the Matrix holds {dt})",
+                             f"'{sk.func.name}' is not {article(m.ctype)} (the Matrix holds {dt})",
                              hint=f"give neutral= a whole number from {info.min} to "
                                   f"{info.max}")
         return str(int(v))
@@ -291,7 +291,7 @@ class _Neighbours(Skeleton):
         if first.base != f"{m.ctype}_matrix_t":
             raise skel_error("type-mismatch", f"the {name} function '{self.func.name}' takes "
                              f"'{first.ctype} {first.name}', but a {name} over a Matrix of "
-                             f"{m.dtype} passes a {m.ctype}_matrix_t",
+                             f"{m.dtype} passes {article(m.ctype + '_matrix_t')}",
                              hint=f"declare it as {m.ctype}_matrix_t {first.name} and read "
                                   "neighbours with get(m, row offset, column offset)")
         _neutral_literal(self, m)

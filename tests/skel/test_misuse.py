@@ -51,11 +51,29 @@ def test_a_bool_is_no_scalar_argument(value):
     f = sk.Map("float f(float x, int k) { return x * k; }")
     code, message = code_of(lambda: f(sk.Vector(X), value))
     assert code == "skel-bad-arguments", message
-    assert message == f"parameter 'k' of 'f' is a int; {value!r} was given (a bool, not a " \
+    assert message == f"parameter 'k' of 'f' is an int; {value!r} was given (a bool, not a " \
                       "number)"
     g = sk.Map("float g(float x, float s) { return x * s; }")
     assert "'s' of 'g'" in code_of(lambda: g.lazy(sk.Vector(X), value))[1]
     assert np.array_equal(f(sk.Vector(X), int(value)).to_numpy(), X * int(value))
+
+
+def test_the_messages_put_an_before_a_vowel():
+    """The scalar-argument messages said 'is a int' (and 'a int holds', 'pass a number a
+    int holds'); 'a uint' and 'a float' stay as they are."""
+    f = sk.Map("float f(float x, int k) { return x * k; }")
+    with pytest.raises(McplError) as e:
+        f(sk.Vector(X), 2 ** 40)
+    d = e.value.diagnostics[0]
+    assert d.message == "parameter 'k' of 'f' is an int; 1099511627776 was given (an int " \
+                        "holds -2147483648 to 2147483647)"
+    assert d.hint == "pass a number an int holds"
+    u = sk.Map("float u(float x, uint k) { return x * k; }")
+    assert "'k' of 'u' is a uint; -1 was given (a uint holds 0 to 4294967295)" \
+        in code_of(lambda: u(sk.Vector(X), -1))[1]
+    assert "'s' of 'g' is a float; None was given" in code_of(lambda: sk.Map(
+        "float g(float x, float s) { return x * s; }")(sk.Vector(X), None))[1]
+    assert code_of(lambda: sk.IndexVector(2.5))[1].startswith("an IndexVector's size must be")
 
 
 MASKED = np.ma.masked_array(X, mask=[0, 1, 0, 0, 1, 0])
