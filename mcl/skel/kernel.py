@@ -302,6 +302,14 @@ class Skeleton:
             return
         except TypeError:
             pass
+        takes, given = self._call_form(sig, args, kwargs)
+        raise skel_error("bad-arguments",
+                         f"{article(self.name)} takes {takes}; called with {given}",
+                         hint=f"call it as {self.name}(...)({', '.join(_call_names(sig))})")
+
+    def _call_form(self, sig, args: tuple, kwargs: dict) -> tuple[str, str]:
+        """What a call of the skeleton (``sig``: its ``_call``) takes, and what
+        ``args`` and ``kwargs`` give, in words."""
         params = sig.parameters.values()
         inputs = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
         takes = f"{inputs} container{'s' if inputs != 1 else ''}"
@@ -316,9 +324,38 @@ class Skeleton:
         given = f"{len(args)} argument{'s' if len(args) != 1 else ''}"
         if kwargs:
             given += f" and the keyword(s) {', '.join(kwargs)}"
-        raise skel_error("bad-arguments",
-                         f"{article(self.name)} takes {takes}; called with {given}",
-                         hint=f"call it as {self.name}(...)({', '.join(_call_names(sig))})")
+        return takes, given
+
+    # ---- the deferred form (Map and Zip)
+
+    def lazy(self, *args, **kwargs):
+        """Only a Map or Zip call has a deferred form (they override this): a Reduce
+        computes it inside its own kernel. Any other skeleton says so."""
+        import inspect
+        sig = inspect.signature(self._call)
+        funcs = getattr(self, "funcs", [])      # AllPairs has two: zip= and reduce=
+        named = f"{self.name}({funcs[0].name if len(funcs) == 1 else '...'})"
+        instead = f"call it: {named}({', '.join(_call_names(sig))})"
+        if self.name == "Reduce":
+            instead += (f"; to reduce a Map or Zip without a temporary container, give "
+                        f"it the deferred call: {named}(Map(f).lazy(X))")
+        raise skel_error("no-lazy-form", f"{named}.lazy(...): {article(self.name)} has no "
+                         "deferred form; only a Map or Zip call is deferred, for a Reduce to "
+                         "compute its elements inside its own kernel", hint=instead)
+
+    def _check_lazy(self, args: tuple, kwargs: dict) -> None:
+        """A usage error, in the skeleton's terms, where ``.lazy(*args, **kwargs)``
+        does not give the inputs and the additional arguments by position (what
+        ``compute()`` passes to the call later)."""
+        if not kwargs and len(args) >= self.inputs:
+            return
+        import inspect
+        sig = inspect.signature(self._call)
+        takes, given = self._call_form(sig, args, kwargs)
+        names = [n for n in _call_names(sig) if "=" not in n]
+        raise skel_error("bad-arguments", f"{self.name}({self.func.name}).lazy takes {takes}, "
+                         f"by position; called with {given}",
+                         hint=f"call it as {self.name}(...).lazy({', '.join(names)})")
 
     # ---- additional arguments
 

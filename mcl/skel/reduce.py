@@ -99,8 +99,18 @@ class Deferred:
     def kind(self):
         return self.inputs[0].kind
 
-    def compute(self) -> Container:
+    def compute(self, *args, **kwargs) -> Container:
         """The call's result as a container (what the skeleton returns when called)."""
+        if args or kwargs:
+            sk = self.skeleton
+            given = f"{len(args)} argument{'s' * (len(args) != 1)}" + (
+                f" and the keyword(s) {', '.join(kwargs)}" if kwargs else "")
+            raise skel_error("bad-arguments", f"{sk.name}({sk.func.name}).lazy(...).compute() "
+                             f"takes no arguments (the call's containers and additional "
+                             f"arguments were given to lazy); called with {given}",
+                             hint=f"call .compute(); for other arguments, make another "
+                                  f"deferred call, {sk.name}({sk.func.name}).lazy(...), or "
+                                  f"call {sk.name}({sk.func.name})(...)")
         return self.skeleton(*self.inputs, *self.args)
 
     # A deferred call read as a container (``Zip(f).lazy(X, Y).to_numpy()``) was an
@@ -115,13 +125,24 @@ class Deferred:
     def __getitem__(self, index):
         raise self._not_computed("index")
 
+    def __len__(self):
+        raise self._not_computed("count with len()")
+
+    def __iter__(self):
+        raise self._not_computed("iterate over")
+
+    def __bool__(self):
+        return True     # a deferred call is a value (not its elements, which __len__ counts)
+
     def _not_computed(self, use: str):
         sk = self.skeleton
         call = f"{sk.name}({sk.func.name}).lazy(...)"
-        return skel_error("not-computed", f"{call} is a deferred call, not a {self.kind}: it "
+        # what compute() returns: a Map over an IndexVector gives a Vector
+        result = "Matrix" if len(self.shape) == 2 else "Vector"
+        return skel_error("not-computed", f"{call} is a deferred call, not a {result}: it "
                           f"has no elements to {use} until it is computed; only Reduce takes "
                           "it as it is (and computes its elements inside its own kernel)",
-                          hint=f"call .compute() on it for its result as a {self.kind} (what "
+                          hint=f"call .compute() on it for its result as a {result} (what "
                                f"{sk.name}({sk.func.name})(...) returns)")
 
     def _parts(self) -> list[list[Part]]:

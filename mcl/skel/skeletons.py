@@ -62,10 +62,12 @@ class Map(Skeleton):
     name = "Map"
     inputs = 1
 
-    def lazy(self, x: Container, *args) -> Deferred:
-        """The call ``self(x, *args)`` not yet computed: Reduce computes it in its own
-        kernel (``Reduce(f)(Map(g).lazy(X))``, no temporary container)."""
-        return Deferred(self, (x,), args)
+    def lazy(self, *args, **kwargs) -> Deferred:
+        """``lazy(x, *extras)``: the call ``self(x, *extras)`` not yet computed: Reduce
+        computes it in its own kernel (``Reduce(f)(Map(g).lazy(X))``, no temporary
+        container)."""
+        self._check_lazy(args, kwargs)
+        return Deferred(self, args[:1], args[1:])
 
     def _call(self, x: Container, *args) -> Container:
         if not isinstance(x, Container):
@@ -134,11 +136,13 @@ class Zip(Skeleton):
     name = "Zip"
     inputs = 2
 
-    def lazy(self, a: Container, b: Container, *args) -> Deferred:
-        """The call ``self(a, b, *args)`` not yet computed: Reduce computes it in its
-        own kernel (the dot product ``Reduce(add)(Zip(mult).lazy(X, Y))`` reads X and Y
-        once and writes no temporary container)."""
-        return Deferred(self, (a, b), args)
+    def lazy(self, *args, **kwargs) -> Deferred:
+        """``lazy(a, b, *extras)``: the call ``self(a, b, *extras)`` not yet computed:
+        Reduce computes it in its own kernel (the dot product
+        ``Reduce(add)(Zip(mult).lazy(X, Y))`` reads X and Y once and writes no temporary
+        container)."""
+        self._check_lazy(args, kwargs)
+        return Deferred(self, args[:2], args[2:])
 
     def _call(self, a: Container, b: Container, *args) -> Container:
         check_zip_inputs(a, b)

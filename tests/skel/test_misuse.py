@@ -110,7 +110,8 @@ def test_a_masked_scalar_argument_is_refused(value):
 
 
 @pytest.mark.parametrize("use", [
-    lambda d: d.to_numpy(), lambda d: np.asarray(d), lambda d: d[0], lambda d: sk.Vector(d)])
+    lambda d: d.to_numpy(), lambda d: np.asarray(d), lambda d: d[0], lambda d: sk.Vector(d),
+    len, list])
 def test_a_deferred_call_read_as_a_container_says_to_compute_it(use):
     """Zip(f).lazy(X, Y).to_numpy() was an AttributeError, np.asarray of it a 0-d array
     of objects."""
@@ -121,6 +122,69 @@ def test_a_deferred_call_read_as_a_container_says_to_compute_it(use):
     assert message.startswith("Zip(mult).lazy(...) is a deferred call, not a Vector: it has "
                               "no elements to ")
     assert np.array_equal(d.compute().to_numpy(), X * X)
+
+
+def test_a_deferred_map_over_indices_is_no_index_vector():
+    """The message called the deferred Map over an IndexVector 'a IndexVector'; its
+    result, what compute() returns, is a Vector."""
+    d = sk.Map("float h(int i) { return i; }").lazy(sk.IndexVector(4))
+    code, message = code_of(lambda: len(d))
+    assert code == "skel-not-computed" and "a deferred call, not a Vector" in message
+    assert d and type(d.compute()) is sk.Vector        # a deferred call is true
+
+
+SCALE = "float f(float x, int k) { return x * k; }"
+MULT = "float mult(float x, float y) { return x * y; }"
+
+
+@pytest.mark.parametrize("call, message, hint", [
+    (lambda: sk.Map(SCALE).lazy(sk.Vector(X), k=2),
+     "Map(f).lazy takes 1 container and the additional argument(s) of its function 'f' (k), "
+     "by position; called with 1 argument and the keyword(s) k",
+     "call it as Map(...).lazy(x, *additional)"),
+    (lambda: sk.Map(SCALE).lazy(),
+     "Map(f).lazy takes 1 container and the additional argument(s) of its function 'f' (k), "
+     "by position; called with 0 arguments", "call it as Map(...).lazy(x, *additional)"),
+    (lambda: sk.Zip(MULT).lazy(sk.Vector(X)),
+     "Zip(mult).lazy takes 2 containers, by position; called with 1 argument",
+     "call it as Zip(...).lazy(a, b, *additional)"),
+    (lambda: sk.Map(SCALE).lazy(sk.Vector(X), 2).compute(1),
+     "Map(f).lazy(...).compute() takes no arguments (the call's containers and additional "
+     "arguments were given to lazy); called with 1 argument",
+     "call .compute(); for other arguments, make another deferred call, Map(f).lazy(...), or "
+     "call Map(f)(...)"),
+    (lambda: sk.Map(SCALE).lazy(sk.Vector(X), 2).compute(k=3),
+     "called with 0 arguments and the keyword(s) k", "call .compute()"),
+])
+def test_a_deferred_call_of_the_wrong_form_is_said_in_the_skeletons_terms(call, message, hint):
+    """Map(f).lazy(X, k=1), Zip(f).lazy(X) and d.compute(1) were Python TypeErrors about
+    Map.lazy() and Deferred.compute(), where a call of the skeleton says what it takes."""
+    with pytest.raises(McplError) as e:
+        call()
+    d = e.value.diagnostics[0]
+    assert d.code == "skel-bad-arguments"
+    assert message in d.message, d.message
+    assert d.hint.startswith(hint), d.hint
+    assert np.array_equal(sk.Map(SCALE).lazy(sk.Vector(X), 2).compute().to_numpy(), X * 2)
+
+
+@pytest.mark.parametrize("make, named, hint", [
+    (lambda: sk.Reduce("float add(float a, float b) { return a + b; }"), "Reduce(add)",
+     "call it: Reduce(add)(x); to reduce a Map or Zip without a temporary container, give it "
+     "the deferred call: Reduce(add)(Map(f).lazy(X))"),
+    (lambda: sk.Scan("float add(float a, float b) { return a + b; }"), "Scan(add)",
+     "call it: Scan(add)(x)"),
+    (lambda: sk.AllPairs(zip=MULT, reduce="float add(float a, float b) { return a + b; }"),
+     "AllPairs(...)", "call it: AllPairs(...)(a, b, *additional)")])
+def test_a_skeleton_without_a_deferred_form_says_so(make, named, hint):
+    """Reduce(f).lazy was an AttributeError: only Map and Zip have a deferred form."""
+    with pytest.raises(McplError) as e:
+        make().lazy(sk.Vector(X))
+    d = e.value.diagnostics[0]
+    assert d.code == "skel-no-lazy-form"
+    assert d.message.startswith(f"{named}.lazy(...): "), d.message
+    assert "has no deferred form; only a Map or Zip call is deferred" in d.message
+    assert d.hint == hint
 
 
 def test_a_pointer_argument_of_another_element_type():
