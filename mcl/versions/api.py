@@ -63,7 +63,9 @@ class Result:
             "source": vs.source, "kernel": vs.kernel, "seconds": round(self.seconds, 3),
             "versions": [{"name": v.name, "file": v.file, "level": v.level,
                           "parent": v.parent, "why_parent": v.why_parent,
-                          "commit": v.commit, "usable": v.usable} for v in vs.versions],
+                          "commit": v.commit, "usable": v.usable,
+                          "why_unusable": v.why_unusable, "other_kernel": v.other_kernel}
+                         for v in vs.versions],
             "steps": [s.to_json() for s in self.steps],
             "verification": self.verification.to_json() if self.verification else None,
             "timing_sizes": self.timing_sizes,

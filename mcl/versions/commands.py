@@ -25,6 +25,17 @@ reported with its first differing element. On a GPU each version is also timed
 (best of --repeat launches, profiling events) beside the roofline bound and the
 predicted time of its level.
 
+With --json, each entry of "versions" has its name, file, level, parent and
+why_parent ("refines comment", "level order", "git history", or "" for a root),
+commit, usable, why_unusable and other_kernel. A version that is not usable is not
+run (verdict "left out"); why_unusable says why ("" when usable): "another kernel"
+(it holds the kernel other_kernel, not the set's: no node of the tree), "unreadable"
+(not UTF-8 text, or not readable), "errors" (it does not check), "no kernel" (no
+function with foreach loops), "no leaf" (no leaf below its level to generate OpenCL
+for) or "compile error" (its OpenCL could not be generated or built); the errors
+themselves are in "problems", at the version's file. A *.mcpl entry of a folder that
+is no file is no version: only a problem (versions-not-a-file) says it is left out.
+
 Exit status: 0 all versions consistent, 1 a version differs or the input has errors.
 """
 

@@ -43,6 +43,28 @@ class Version:
         return self.function is not None and not any(p.is_error for p in self.problems)
 
     @property
+    def why_unusable(self) -> str:
+        """Why the version is not run ("" when it is usable), its errors being in the
+        problems: "another kernel" (``other_kernel``), "unreadable" (not UTF-8 text, or
+        the file could not be read), "errors" (it does not check), "no kernel" (no
+        function with foreach loops), "no leaf" (no leaf below its level to generate
+        OpenCL for) or "compile error" (its OpenCL could not be generated or built)."""
+        if self.usable:
+            return ""
+        if self.other_kernel is not None:
+            return "another kernel"
+        codes = {p.code for p in self.problems if p.is_error}
+        if self.checked is None:     # not read (its text left empty), or not parsed
+            unread = not self.text and codes & {"mcpl-file", "mcpl-encoding"}
+            return "unreadable" if unread else "errors"
+        if self.checked.has_errors:
+            return "errors"
+        for code, why in (("versions-no-kernel", "no kernel"), ("versions-no-leaf", "no leaf")):
+            if code in codes:
+                return why
+        return "compile error"
+
+    @property
     def function_node(self) -> ast.Function | None:
         if self.checked is None or self.function is None:
             return None

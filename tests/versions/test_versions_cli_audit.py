@@ -108,3 +108,42 @@ def test_the_tree_shows_another_kernels_version_apart_with_a_note(tmp_path):
     assert [(depth, name) for depth, name, _ in lines] == [
         (0, "perfect"), (1, "gpu"), (2, "gpu_v1"), (3, "gpu_v2"), (0, "vadd")]
     assert "another kernel" in lines[-1][2] and "vector_add" in lines[-1][2]
+
+
+def test_the_json_says_why_each_version_is_not_usable(tmp_path):
+    # vadd was "parent": null, "usable": false in the JSON and nothing said why (another
+    # kernel); nor for a version that does not check, is not UTF-8 or holds no kernel
+    from mcl.versions.api import Result
+
+    folder = _with_another_kernel(tmp_path)
+    (folder / "broken.mcpl").write_text("module broken;\nperfect void f(\n")
+    (folder / "latin1.mcpl").write_bytes(b"// caf\xe9\nmodule latin1;\n")
+    (folder / "nokernel.mcpl").write_text("module nokernel;\nimport perfect;\n"
+                                          "perfect void f(const int n) {\n}\n")
+    data = Result(discover.from_folder(folder)).to_json()
+    why = {v["name"]: (v["usable"], v["why_unusable"], v["other_kernel"])
+           for v in data["versions"]}
+    assert why == {"perfect": (True, "", None), "gpu": (True, "", None),
+                   "gpu_v1": (True, "", None), "gpu_v2": (True, "", None),
+                   "vadd": (False, "another kernel", "vector_add"),
+                   "broken": (False, "errors", None), "latin1": (False, "unreadable", None),
+                   "nokernel": (False, "no kernel", None)}
+    vadd = next(v for v in data["versions"] if v["name"] == "vadd")
+    assert vadd["parent"] is None and vadd["why_parent"] == ""
+
+
+def test_why_unusable_names_the_errors_of_the_verification(tmp_path):
+    # the verification adds an error to a version it cannot run: no leaf below its
+    # level, or OpenCL that cannot be generated; the version is then not usable
+    from mcl.diagnostics import error, warning
+
+    vs = discover.from_folder(copy_versions(tmp_path / "v", "vector_add", ["perfect", "gpu_v1"]))
+    perfect, gpu_v1 = vs.get("perfect"), vs.get("gpu_v1")
+    perfect.problems.append(error("versions-no-leaf", "no leaf"))
+    gpu_v1.problems.append(error("opencl-unsupported", "cannot be generated"))
+    assert (perfect.usable, perfect.why_unusable) == (False, "no leaf")
+    assert (gpu_v1.usable, gpu_v1.why_unusable) == (False, "compile error")
+    # a warning leaves it usable, with no reason
+    gpu_v1.problems.pop()
+    gpu_v1.problems.append(warning("versions-unknown-parent", "only a warning"))
+    assert (gpu_v1.usable, gpu_v1.why_unusable) == (True, "")
