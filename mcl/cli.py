@@ -141,10 +141,12 @@ def output_file(given: str | os.PathLike[str], command: str, option: str,
 
 def write_output_file(given: str | os.PathLike[str], text: str, command: str, option: str,
                       what: str) -> None:
-    """``text`` written to the file :func:`output_file` checked; what the system still
-    refuses (a full disk, a read-only file system) said in the same wording."""
+    """``text`` written to the file :func:`output_file` checked, exactly as it is (no
+    newline translation: a translated CRLF kernel keeps "\r\n", not "\r\r\n" on
+    Windows, and an LF result stays LF); what the system still refuses (a full disk, a
+    read-only file system) said in the same wording."""
     try:
-        Path(given).write_text(text, encoding="utf-8")
+        Path(given).write_text(text, encoding="utf-8", newline="")
     except OSError as e:
         why = (e.strerror or str(e)).lower()
         raise _cannot_write(command, given, why, option, f"the file {what}") from None

@@ -94,3 +94,42 @@ def test_a_crlf_kernel_is_translated_with_crlf_line_ends_only(run_cli, tmp_path:
     code, out, err = _run(run_cli, "--to", "gpu", VECTOR_ADD)
     assert code == 0, err
     assert _line_ends(out.encode()) == {b"\n"}
+
+
+def _windows_text_files(monkeypatch) -> None:
+    """Files opened for writing text as on Windows: newline=None (the default) writes
+    each "\\n" as "\\r\\n"; newline="" writes the text as it is."""
+    import builtins
+    import io
+
+    real = io.open
+
+    def open_(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None,
+              closefd=True, opener=None):
+        if "b" not in mode and set(mode) & set("wax+") and newline is None:
+            newline = "\r\n"
+        return real(file, mode, buffering, encoding, errors, newline, closefd, opener)
+
+    monkeypatch.setattr(io, "open", open_)
+    monkeypatch.setattr(builtins, "open", open_)
+
+
+def test_output_files_get_the_line_ends_of_the_result_on_windows_too(run_cli, tmp_path: Path,
+                                                                     monkeypatch):
+    # write_output_file wrote text with the platform's newline translation: on Windows
+    # a translated CRLF kernel was written with "\r\r\n", an LF one with CRLF
+    kernel = tmp_path / "perfect.mcpl"
+    kernel.write_bytes(VECTOR_ADD.read_bytes().replace(b"\n", b"\r\n"))
+    crlf, lf = tmp_path / "crlf_gpu.mcpl", tmp_path / "lf_gpu.mcpl"
+    _windows_text_files(monkeypatch)
+    code, _, err = _run(run_cli, "--to", "gpu", kernel, "-o", crlf)
+    assert code == 0, err
+    code, _, err = _run(run_cli, "--to", "gpu", VECTOR_ADD, "-o", lf)
+    assert code == 0, err
+    monkeypatch.undo()
+    assert _line_ends(crlf.read_bytes()) == {b"\r\n"} and b"\r\r" not in crlf.read_bytes()
+    assert _line_ends(lf.read_bytes()) == {b"\n"}
+    assert crlf.read_bytes() == lf.read_bytes().replace(b"\n", b"\r\n")
+    # the same without the emulation: the bytes the command prints
+    _, out, _ = _run(run_cli, "--to", "gpu", kernel)
+    assert crlf.read_bytes() == out.encode()
