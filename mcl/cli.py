@@ -152,6 +152,22 @@ def write_output_file(given: str | os.PathLike[str], text: str, command: str, op
         raise _cannot_write(command, given, why, option, f"the file {what}") from None
 
 
+def print_output(text: str) -> None:
+    """A command's result (``text``, ending with its newline) on standard output. A
+    result with "\r\n" line ends (a translated CRLF kernel) goes to the bytes of the
+    stream, as it is: the text layer of a Windows console or redirection would write
+    "\n" as "\r\n", each line then ending in "\r\r\n". Any other result is printed:
+    a stream without bytes beneath (a StringIO) takes the text as it is."""
+    out = sys.stdout
+    raw = getattr(out, "buffer", None) if "\r\n" in text else None
+    if raw is None:
+        print(text, end="")
+        return
+    out.flush()
+    raw.write(text.encode(out.encoding or "utf-8", out.errors or "strict"))
+    raw.flush()
+
+
 def _cannot_write(command: str, given, reason: str, option: str, names: str) -> CannotWrite:
     """The one wording of an output that cannot be written: ``mcl gen: error: cannot
     write to 'x': it is a file (-o names the folder ...)``."""

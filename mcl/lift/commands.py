@@ -17,6 +17,7 @@ from mcl.cli import (
     output_path,
     parse_assignments,
     print_diagnostics,
+    print_output,
     write_output_file,
 )
 from mcl.diagnostics import SourceCache
@@ -475,7 +476,7 @@ def run_from_mcpl(args: argparse.Namespace) -> int:
     if args.out:
         write_output_file(args.out, text, "mcl lift from-mcpl", "-o", _FROM_MCPL_OUTPUT)
     else:
-        print(text, end="")
+        print_output(text)
     if args.explain and d.notes:
         print_diagnostics(d.notes, args, SourceCache())
     if args.verify:

@@ -14,6 +14,7 @@ from mcl.cli import (
     output_file,
     output_path,
     print_diagnostics,
+    print_output,
     write_output_file,
 )
 from mcl.diagnostics import McplError, SourceCache, error
@@ -78,7 +79,7 @@ def run_translate(args: argparse.Namespace) -> int:
     if args.output:
         write_output_file(args.output, text, "mcl translate", "-o", _OUTPUT)
     else:
-        print(text, end="")
+        print_output(text)
     return 0
 
 

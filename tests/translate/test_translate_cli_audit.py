@@ -133,3 +133,40 @@ def test_output_files_get_the_line_ends_of_the_result_on_windows_too(run_cli, tm
     # the same without the emulation: the bytes the command prints
     _, out, _ = _run(run_cli, "--to", "gpu", kernel)
     assert crlf.read_bytes() == out.encode()
+
+
+def _windows_stdout(monkeypatch):
+    """Standard output as on Windows: a text layer that writes "\\n" as "\\r\\n", over
+    bytes; returns the bytes."""
+    import io
+    import sys
+
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8",
+                                                        newline="\r\n"))
+    return raw
+
+
+def test_a_crlf_translation_on_a_windows_stdout_is_crlf_not_cr_cr_lf(tmp_path: Path,
+                                                                     monkeypatch):
+    # print() of the CRLF result went through the text layer, which wrote each "\r\n"
+    # as "\r\r\n" on Windows
+    import sys
+
+    from mcl.cli import main
+
+    kernel = tmp_path / "perfect.mcpl"
+    kernel.write_bytes(VECTOR_ADD.read_bytes().replace(b"\n", b"\r\n"))
+    expected = tmp_path / "gpu.mcpl"
+    assert main(["translate", "--to", "gpu", str(kernel), "-o", str(expected)]) == 0
+    raw = _windows_stdout(monkeypatch)
+    assert main(["translate", "--to", "gpu", str(kernel)]) == 0
+    sys.stdout.flush()
+    assert raw.getvalue() == expected.read_bytes()
+    assert _line_ends(raw.getvalue()) == {b"\r\n"} and b"\r\r" not in raw.getvalue()
+    # an LF result is printed through the text layer, as before: the platform's line
+    # ends on a Windows stdout (CRLF), LF elsewhere
+    raw = _windows_stdout(monkeypatch)
+    assert main(["translate", "--to", "gpu", str(VECTOR_ADD)]) == 0
+    sys.stdout.flush()
+    assert _line_ends(raw.getvalue()) == {b"\r\n"} and b"\r\r" not in raw.getvalue()
