@@ -38,6 +38,7 @@ from mcl.analyses import barriers
 from mcl.analyses.kernel import Access, Kernel, Loop
 from mcl.analyses.kernel_syntax import comparison
 from mcl.analyses.loop_points import EXACT, enumerated
+from mcl.analyses.output_gaps import proven_gaps
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
 from mcl.mcpl.fold import fold_constant
@@ -486,7 +487,9 @@ def unwritten_outputs(num: Kernel) -> list[Diagnostic]:
     or call touches it, directly or through a view) whose elements its stores do not all
     reach at these sizes, whatever their conditions: the elements left keep what the
     array held (hopper_v10 of matmul at n = 200: a grid of n / 128 = 1 block row writes
-    rows 0-127 of c, rows 128-199 are left). Not checked where a store cannot be
+    rows 0-127 of c, rows 128-199 are left). Where the stores' offsets are too many to
+    enumerate whole, elements proven unwritten among candidates (the message says "at
+    least": mcl.analyses.output_gaps.proven_gaps); not checked where a store cannot be
     enumerated (:func:`enumerated`)."""
     params = {p.name for p in num.function.params if p.type.is_array}
     base = {name: name for name in params}
@@ -509,6 +512,10 @@ def unwritten_outputs(num: Kernel) -> list[Diagnostic]:
             continue
         written = _written_offsets(writes, whole=True)
         if written is None:
+            # too many to enumerate: candidates proven unwritten (mcl.analyses.output_gaps)
+            found = proven_gaps(num, writes, total)
+            if found is not None:
+                out.append(_unwritten_output(writes[0], name, total, *found, at_least=True))
             continue
         inside = written[(written >= 0) & (written < total)]     # sorted, distinct
         if inside.size == total:
@@ -532,19 +539,26 @@ def _elements(a: Access) -> int | None:
 
 
 def _unwritten_output(a: Access, name: str, total: int, left: int,
-                      first: int) -> Diagnostic:
+                      first: int, at_least: bool = False) -> Diagnostic:
+    """The warning of output ``name``, ``left`` of whose ``total`` elements (the first at
+    flat offset ``first``) are never written; ``at_least``: ``left`` were proven
+    unwritten among some elements (mcl.analyses.output_gaps), ``first`` the first of
+    them, and there may be more."""
     element = ", ".join(str(int(i)) for i in np.unravel_index(
         first, tuple(int(s) for s in a.sizes)))
     through = f" (written as {a.name})" if a.name != name else ""
+    some = (f"at least {left:,} of its {total:,} elements are never written at these sizes "
+            f"(such as {a.name}[{element}])") if at_least else \
+        (f"{left:,} of its {total:,} elements are never written at these sizes (the "
+         f"first, {a.name}[{element}])")
     found = warning(
         "feedback-unwritten-output",
-        f"{name}{through}: {left:,} of its {total:,} elements are never written at these "
-        f"sizes (the first, {a.name}[{element}]): they keep whatever the array held, and "
+        f"{name}{through}: {some}: they keep whatever the array held, and "
         "the result is wrong there", a.node.span,
         "a size the kernel's grid or loops are not written for (an integer division "
         "that rounds down, a tile that does not divide the data); choose sizes the "
         "version is written for, or cover the remainder")
-    found.data.update(array=name, left=left, elements=total)
+    found.data.update(array=name, left=left, elements=total, at_least=at_least)
     return found
 
 

@@ -1,0 +1,301 @@
+"""Elements of an output that no store reaches, where the stores' offsets are too many to
+enumerate whole (mcl.analyses.validity.unwritten_outputs: a 4096 x 4096 output of
+blocks of 64 columns whose 32 threads write a column each leaves columns 32-63 of every
+block). Found in two steps (:func:`proven_gaps`), and only what is proven is said:
+
+1. Candidates, cheaply: the stores of the first two blocks along each block loop (the
+   foreach loops of the outermost par_group, cut to two units) are enumerated
+   (mcl.analyses.loop_points), and the elements inside the box their writes span (per
+   dimension, from the smallest index to the largest) that they skip are candidates,
+   the first :data:`CANDIDATES` of them, with the array's corners (a grid that rounds
+   down leaves its last elements).
+2. Proof: a candidate counts only where no store of the whole kernel reaches it,
+   whatever the stores' conditions (:func:`_reaches`): a branch-and-bound search over
+   each store's loop iterations that halves one loop's range of iterations at a time
+   (the one that widens the offset's bounds most), drops the ranges where the bounds of
+   the offset (interval arithmetic, exact in integers and fractions: :func:`_compiled`)
+   exclude the candidate, and reaches single iterations, where the offset is exact,
+   only where they include it. Anything it cannot bound (an expression other than
+   sums, products, powers, floors, remainders, min and max; a loop whose range is not
+   known or not whole; more than :data:`NODES` ranges) leaves the candidate unproven,
+   and the check silent: no false warning, at the price of gaps it does not find (one
+   the first two blocks do not show, or one it cannot prove)."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import sympy
+
+from mcl.analyses.kernel import Access, Kernel, Loop
+from mcl.analyses.loop_points import MOST, enumerated
+
+#: the most candidates (skipped elements of the first blocks' box) put to the proof
+CANDIDATES = 8
+#: the most ranges the proof that one store misses one element visits
+NODES = 4000
+
+
+class _Unknown(Exception):
+    """The proof cannot bound an expression or a loop's range: nothing is proven."""
+
+
+def proven_gaps(num: Kernel, writes: list[Access], total: int) -> tuple[int, int] | None:
+    """(how many of the candidates no store of ``writes`` reaches, the smallest one's flat
+    offset) of an output of ``total`` elements, by the method of the module's docstring;
+    None where none is proven."""
+    groups = num.hardware.par_groups() if num.hardware is not None else []
+    if not groups:
+        return None
+    sizes = tuple(int(s) for s in writes[0].sizes)
+    candidates = _candidates(writes, groups[0], sizes, total)
+    proven = [c for c in candidates if all(_reaches(a, c) is False for a in writes)]
+    return (len(proven), min(proven)) if proven else None
+
+
+def _candidates(writes: list[Access], blocks, sizes: tuple[int, ...],
+                total: int) -> list[int]:
+    """Flat offsets perhaps unwritten: the first :data:`CANDIDATES` elements the first two
+    blocks along each block loop (foreach over the par_group ``blocks``) skip in the box
+    their writes span, then the array's corners that they do not write."""
+    parts = []
+    for a in writes:
+        loops = tuple(replace(lp, trips=sympy.Integer(2))
+                      if lp.kind == "foreach" and lp.group is blocks and lp.trips is not None
+                      and lp.trips.is_Integer and lp.trips > 2 else lp for lp in a.loops)
+        found = enumerated((a.offset,), loops)
+        if found is None:
+            return []
+        (offset,), at = found
+        if any(np.any(np.asarray(x, dtype=float) % 1 != 0) for x in (offset, *at.values())):
+            return []       # (a model's fraction where the program rounds: not enumerated)
+        parts.append(offset)
+    written = np.unique(np.concatenate(parts))
+    written = written[(written >= 0) & (written < total)]
+    out: list[int] = []
+    if written.size:
+        index = np.unravel_index(written, sizes)
+        low = [int(x.min()) for x in index]
+        shape = tuple(int(x.max()) - lo + 1 for x, lo in zip(index, low, strict=True))
+        if math.prod(shape) <= MOST:
+            box = np.ravel_multi_index(
+                tuple(g + lo for g, lo in zip(np.indices(shape), low, strict=True)),
+                sizes).ravel()
+            out = [int(x) for x in box[~np.isin(box, written)][:CANDIDATES]]
+    corners = {int(np.ravel_multi_index(c, sizes))
+               for c in itertools.product(*((0, s - 1) for s in sizes))}
+    out += sorted(c for c in corners - set(out) if not np.isin(c, written))
+    return out
+
+
+def _reaches(a: Access, target: int) -> bool | None:
+    """Whether some iteration of the loops around store ``a`` gives its flat offset the
+    value ``target`` (whatever its conditions): True where one is found, False where the
+    search proves none does, None where it cannot tell. Each loop variable is its start
+    plus its step times an iteration number (``i = 1024 * bi + t + i#k * 1081344`` of a
+    grid-stride loop); the search keeps a range of iteration numbers per loop (a box),
+    drops a box where the offset's bounds exclude ``target``, and halves the range that
+    widens them most. A box of single iterations that :func:`_tightened` keeps is a
+    point of the loops, where the offset is exact."""
+    order = _loop_order(a)
+    if order is None or not _whole(a.offset):
+        return None
+    # each variable as start + step * (its iteration number), outermost first
+    number: dict[sympy.Symbol, sympy.Expr] = {}
+    loops = []
+    for lp in order:
+        k = sympy.Symbol(f"{lp.var}#k", integer=True, nonnegative=True)
+        start, step, end = (x.xreplace(number) for x in (lp.start, lp.step, _end(lp)))
+        loops.append((k.name, _compiled(start), _compiled(step), _compiled(end),
+                      lp.kind == "for" and lp.bound is not None))
+        number[lp.symbol] = start + step * k
+    offset = _compiled(a.offset.xreplace(number))
+    try:
+        first = _tightened(loops, {})
+        boxes = [first] if first is not None else []
+        # how much each loop's range widens the offset's bounds per iteration
+        whole = _width(offset(first)) if first is not None else 0
+        weight = {k: Fraction(whole - _width(offset({**first, k: (lo, lo)})), hi - lo + 1)
+                  for k, (lo, hi) in (first or {}).items()}
+        for _ in range(NODES):
+            if not boxes:
+                return False
+            box = boxes.pop()
+            low, high = offset(box)
+            if not low <= target <= high:
+                continue
+            wide = [k for k, *_ in loops if box[k][0] != box[k][1]]
+            if not wide:
+                if low != high:
+                    raise _Unknown
+                return True         # low == high == target, at an iteration
+            # the loop whose range widens the offset's bounds most, as weighed in the
+            # first box, for the part of that range left
+            k = max(wide, key=lambda k: weight[k] * (box[k][1] - box[k][0]))
+            lo, hi = box[k]
+            middle = (lo + hi) // 2
+            for part in ((middle + 1, hi), (lo, middle)):
+                child = _tightened(loops, {**box, k: part})
+                if child is not None:
+                    boxes.append(child)
+        return None
+    except (_Unknown, KeyError, ZeroDivisionError, TypeError, ValueError):
+        return None
+
+
+def _width(bounds: tuple) -> Fraction | int:
+    return bounds[1] - bounds[0]
+
+
+def _end(lp: Loop) -> sympy.Expr:
+    """A for loop's bound (its variable stays below it), else the loop's trip count."""
+    return lp.bound if lp.kind == "for" and lp.bound is not None else lp.trips
+
+
+def _tightened(loops: list[tuple], box: dict[str, tuple]) -> dict[str, tuple] | None:
+    """``box`` with the iteration number of each of ``loops`` (its name, start, step,
+    end, whether the end is a bound: compiled, outermost first) in its range (from 0
+    where ``box`` gives none) cut to the iterations the loop may run given the ranges of
+    the loops around it (exactly those where they are single iterations); None where a
+    loop has none left."""
+    out = dict(box)
+    for k, start, step, end, bounded in loops:
+        (s_lo, _), (d_lo, _), (_, e_hi) = start(out), step(out), end(out)
+        if d_lo <= 0:
+            raise _Unknown
+        last = (e_hi - 1 - s_lo) // d_lo if bounded else e_hi - 1
+        lo, hi = out.get(k, (0, last))
+        lo, hi = max(lo, 0), min(hi, last)
+        if lo > hi:
+            return None
+        out[k] = (lo, hi)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(e: sympy.Basic):
+    """``e`` as a function of a box (each variable's least and greatest value) to the
+    least and the greatest value of ``e`` there (interval arithmetic: bounds, exact
+    where every variable is a single value; integers as ints, fractions as Fractions)."""
+    if e.is_Integer:
+        v = int(e)
+        return lambda box: (v, v)
+    if e.is_Rational:
+        f = Fraction(int(e.p), int(e.q))
+        return lambda box: (f, f)
+    if e.is_Symbol:
+        name = e.name
+        return lambda box: box[name]
+    parts = [_compiled(x) for x in e.args]
+    if isinstance(e, sympy.Add):
+        def add(box):
+            low = high = 0
+            for part in parts:
+                lo, hi = part(box)
+                low, high = low + lo, high + hi
+            return low, high
+        return add
+    if isinstance(e, sympy.Mul):
+        def mul(box):
+            low = high = 1
+            for part in parts:
+                lo, hi = part(box)
+                ends = (low * lo, low * hi, high * lo, high * hi)
+                low, high = min(ends), max(ends)
+            return low, high
+        return mul
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        rounded = math.floor if isinstance(e, sympy.floor) else math.ceil
+        inner = parts[0]
+
+        def rounding(box):
+            lo, hi = inner(box)
+            return rounded(lo), rounded(hi)
+        return rounding
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        pick = min if isinstance(e, sympy.Min) else max
+
+        def extreme(box):
+            ends = [part(box) for part in parts]
+            return pick(lo for lo, _ in ends), pick(hi for _, hi in ends)
+        return extreme
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp != 0:
+        base, n = parts[0], int(e.exp)
+
+        def power(box):
+            lo, hi = base(box)
+            if n < 0:       # (a division: by a range of one sign)
+                if lo <= 0 <= hi:
+                    raise _Unknown
+                lo, hi = Fraction(1) / hi, Fraction(1) / lo
+            ends = (lo ** abs(n), hi ** abs(n))
+            if abs(n) % 2 == 0 and lo < 0 < hi:
+                return 0, max(ends)
+            return min(ends), max(ends)
+        return power
+    if isinstance(e, sympy.Mod):
+        x, modulus = parts
+
+        def remainder(box):
+            lo, hi = x(box)
+            m, m_hi = modulus(box)
+            if m != m_hi or m <= 0:
+                raise _Unknown
+            k = lo // m
+            return (lo - k * m, hi - k * m) if hi // m == k else (0, m)
+        return remainder
+
+    def unknown(box):
+        raise _Unknown
+    return unknown
+
+
+def _loop_order(a: Access) -> list[Loop] | None:
+    """The loops around ``a`` whose variables its offset names, and those their ranges
+    name, outermost first (the innermost loop of a name binds it); None where a name is
+    no loop variable or a loop's range is not a whole expression of the loops around it
+    (a geometric loop, a while loop, a trip count that is an estimate)."""
+    if a.offset is None:
+        return None
+    by_var = {lp.var: lp for lp in a.loops if lp.var}
+    names = {s.name for s in a.offset.free_symbols}
+    todo = list(names)
+    while todo:
+        lp = by_var.get(todo.pop())
+        if lp is None or lp.values is not None or lp.start is None or lp.step is None \
+                or _end(lp) is None or (lp.approximate and lp.kind != "for"):
+            return None
+        if not all(_whole(x) for x in (lp.start, lp.step, _end(lp))):
+            return None
+        for x in (lp.start, lp.step, _end(lp)):
+            for s in x.free_symbols:
+                if s.name not in names:
+                    names.add(s.name)
+                    todo.append(s.name)
+    order = [lp for lp in a.loops if lp.var in names and by_var[lp.var] is lp]
+    seen: set[str] = set()
+    for lp in order:
+        if not {s.name for x in (lp.start, lp.step, _end(lp)) for s in x.free_symbols} <= seen:
+            return None
+        seen.add(lp.var)
+    return order
+
+
+def _whole(e: sympy.Basic) -> bool:
+    """Whether ``e`` takes only whole values where its variables are whole: no fraction
+    but inside a floor or a ceiling (the model keeps some integer divisions as
+    fractions, ``rows / x``, where the program rounds)."""
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        return True
+    if e.is_Rational:
+        return e.is_Integer
+    if e.is_Symbol:
+        return bool(e.is_integer)
+    if isinstance(e, (sympy.Add, sympy.Mul, sympy.Min, sympy.Max, sympy.Mod)):
+        return all(_whole(x) for x in e.args)
+    return False
