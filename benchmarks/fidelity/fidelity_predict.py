@@ -26,6 +26,20 @@ def case_path(case: C.Case) -> Path:
     return p
 
 
+#: the errors of ``mcl check`` that make a kernel wrong whatever its speed (a constant
+#: index outside its constant dimension: a sweep variant whose sizes the version is not
+#: written for), beside the feedback's warnings of mcl.analyses.validity.CODES
+WRONG_KERNEL_ERRORS = ("mcpl-index-range",)
+
+
+class CheckErrors(RuntimeError):
+    """``mcl check`` found errors in a case: ``diagnostics``, the errors."""
+
+    def __init__(self, diagnostics):
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = list(diagnostics)
+
+
 def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | None = None,
                     only: tuple[str, ...] | None = None, level: str | None = None,
                     in_flight: float | None = None, spill_bytes: int | None = None):
@@ -40,7 +54,7 @@ def hopper_feedback(case: C.Case, values: dict | None = None, registers: int | N
 
     checked = check(str(case_path(case)))
     if checked.errors:
-        raise RuntimeError("; ".join(d.message for d in checked.errors))
+        raise CheckErrors(checked.errors)
     # the parameters' values (a case's sizes may also name its inputs' settings: density)
     vals = values_of(checked.module, case.sizes if values is None else values)
     resources = None
@@ -65,10 +79,19 @@ def predict(case: C.Case, registers: int | None = None,
     ``invalid``: the feedback's warnings of a kernel that is wrong whatever its speed
     (mcl.analyses.validity: a loop that never runs, a grid of no blocks, a block of more
     units than it may have, an index beyond its dimension, a read of an element nothing
-    writes: a variant whose sizes the version is not written for)."""
+    writes: a variant whose sizes the version is not written for), or ``mcl check``'s
+    errors of :data:`WRONG_KERNEL_ERRORS` (a constant index beyond a constant dimension),
+    where those are all its errors."""
     from mcl.analyses.validity import CODES
     out: dict = {}
-    for d in hopper_feedback(case, registers=registers, only=only):
+    try:
+        found = hopper_feedback(case, registers=registers, only=only)
+    except CheckErrors as e:
+        wrong = [d for d in e.diagnostics if d.code in WRONG_KERNEL_ERRORS]
+        if len(wrong) != len(e.diagnostics):
+            raise
+        return {"invalid": [f"line {d.span.line}: {d.message}" for d in wrong]}
+    for d in found:
         if d.code in CODES:
             out.setdefault("invalid", []).append(f"line {d.span.line}: {d.message}")
         if d.code == "feedback-occupancy":
