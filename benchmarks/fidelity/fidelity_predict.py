@@ -27,9 +27,10 @@ def case_path(case: C.Case) -> Path:
 
 
 #: the errors of ``mcl check`` that make a kernel wrong whatever its speed (a constant
-#: index outside its constant dimension: a sweep variant whose sizes the version is not
-#: written for), beside the feedback's warnings of mcl.analyses.validity.CODES
-WRONG_KERNEL_ERRORS = ("mcpl-index-range",)
+#: index outside its constant dimension, an integer division by a constant zero: a sweep
+#: variant whose sizes the version is not written for), beside the feedback's warnings of
+#: mcl.analyses.validity.CODES
+WRONG_KERNEL_ERRORS = ("mcpl-index-range", "mcpl-division-by-zero")
 
 
 class CheckErrors(RuntimeError):
@@ -80,8 +81,8 @@ def predict(case: C.Case, registers: int | None = None,
     (mcl.analyses.validity: a loop that never runs, a grid of no blocks, a block of more
     units than it may have, an index beyond its dimension, a read of an element nothing
     writes: a variant whose sizes the version is not written for), or ``mcl check``'s
-    errors of :data:`WRONG_KERNEL_ERRORS` (a constant index beyond a constant dimension),
-    where those are all its errors."""
+    errors of :data:`WRONG_KERNEL_ERRORS` (a constant index beyond a constant dimension, a
+    division by zero), where those are all its errors."""
     from mcl.analyses.validity import CODES
     out: dict = {}
     try:
