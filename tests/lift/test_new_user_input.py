@@ -497,9 +497,8 @@ def test_a_masked_input_is_refused_not_read_without_its_mask(rt, a, x, bad):
 
 def test_a_program_derived_from_mcpl_refuses_masked_values():
     """Derivation.run converted its values with np.asarray, which drops the mask."""
-    from conftest import EXAMPLES
-
     from mcl.lift.from_mcpl import derive
+    from tests.conftest import EXAMPLES
     d = derive(EXAMPLES / "vector_add" / "perfect.mcpl")
     ones = np.ones(8, np.float32)
     for values, bad in (({"n": 8, "a": MASKED_X, "b": ones}, "a"),
