@@ -33,3 +33,18 @@ def test_test_modules_outside_packages_have_distinct_names():
         where = str(path.relative_to(ROOT))
         assert path.name not in seen, f"{where} and {seen[path.name]} share a module name"
         seen[path.name] = where
+
+
+def test_no_test_imports_a_bare_conftest_at_run_time():
+    """``from conftest import X`` inside a test runs when the test does, by which time
+    ``conftest`` in sys.modules is whichever folder's conftest pytest loaded last
+    (tests/skel's for tests/lift's test in the whole run): import shared helpers from
+    tests.conftest instead."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            stripped = line.lstrip()
+            if line != stripped and stripped.startswith(("from conftest import",
+                                                         "import conftest")):
+                found.append(f"{path.relative_to(ROOT)}:{n}")
+    assert not found, found
