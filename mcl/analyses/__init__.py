@@ -487,16 +487,16 @@ def _time_report(view: KernelView, findings: list) -> list[Diagnostic]:
     msg = (f"{head}, {t.limiter} bound (estimated; {others.removesuffix('; ')})" if others
            else f"{head}, {t.limiter} bound (estimated)")
     if t.overlap is not None:
-        part, memory, together = t.overlap
+        part, other, together = t.overlap
         file = target_file(view.hardware)
         name = file.name if file else "the target file"
-        if part == "issue" and memory in WAITED:
-            msg += (f"; the issue slots and the {memory} part overlap only in part, so "
+        if part == "issue" and other in WAITED:     # the load-store path's part
+            msg += (f"; the issue slots and the {other} part overlap only in part, so "
                     f"together they take {time_text(together)}: a warp whose next "
                     "instruction waits on its read of local memory does not issue "
                     f"({name}'s issue_overlap_exponent)")
         else:
-            msg += (f"; the {part} and the {memory} part overlap only in part, so "
+            msg += (f"; the {part} and the {other} part overlap only in part, so "
                     f"together they take {time_text(together)}: warps that wait on their "
                     "loads do not issue"
                     + (", and local memory shares the load-store path with the loads"

@@ -4,6 +4,7 @@ and passing the additional arguments that follow a skeleton's inputs."""
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import re
 from dataclasses import dataclass
@@ -295,7 +296,6 @@ class Skeleton:
         the skeleton takes (its containers, the function's additional arguments, its
         keywords); asked only when the call raised a TypeError, so that a call of the
         right form pays nothing for it."""
-        import inspect
         sig = inspect.signature(self._call)
         try:
             sig.bind(*args, **kwargs)
@@ -331,7 +331,6 @@ class Skeleton:
     def lazy(self, *args, **kwargs):
         """Only a Map or Zip call has a deferred form (they override this): a Reduce
         computes it inside its own kernel. Any other skeleton says so."""
-        import inspect
         sig = inspect.signature(self._call)
         funcs = getattr(self, "funcs", [])      # AllPairs has two: zip= and reduce=
         named = f"{self.name}({funcs[0].name if len(funcs) == 1 else '...'})"
@@ -349,7 +348,6 @@ class Skeleton:
         ``compute()`` passes to the call later)."""
         if not kwargs and len(args) >= self.inputs:
             return
-        import inspect
         sig = inspect.signature(self._call)
         takes, given = self._call_form(sig, args, kwargs)
         names = [n for n in _call_names(sig) if "=" not in n]
