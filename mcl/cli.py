@@ -140,16 +140,19 @@ def output_file(given: str | os.PathLike[str], command: str, option: str,
 
 
 def write_output_file(given: str | os.PathLike[str], text: str, command: str, option: str,
-                      what: str) -> None:
+                      what: str, *, in_folder: bool = False) -> None:
     """``text`` written to the file :func:`output_file` checked, exactly as it is (no
     newline translation: a translated CRLF kernel keeps "\r\n", not "\r\r\n" on
     Windows, and an LF result stays LF); what the system still refuses (a full disk, a
-    read-only file system) said in the same wording."""
+    read-only file system) said in the same wording. With ``in_folder`` the file is one
+    of those written into the folder :func:`output_folder` checked (``mcl gen -o``): the
+    message names the file and says that ``option`` names the folder ``what``."""
     try:
         Path(given).write_text(text, encoding="utf-8", newline="")
     except OSError as e:
         why = (e.strerror or str(e)).lower()
-        raise _cannot_write(command, given, why, option, f"the file {what}") from None
+        names = f"the folder {what}" if in_folder else f"the file {what}"
+        raise _cannot_write(command, given, why, option, names) from None
 
 
 def print_output(text: str) -> None:

@@ -148,7 +148,7 @@ _GEN_OUTPUT = "the .cl source and the launch plan are written to"
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
-    from mcl.cli import UsageError, hwd_search_path, output_folder
+    from mcl.cli import UsageError, hwd_search_path, output_folder, write_output_file
     from mcl.opencl.generate import generate
     from mcl.opencl.host_c import host_code
 
@@ -164,14 +164,20 @@ def cmd_gen(args: argparse.Namespace) -> int:
                        specialize=args.specialize,
                        fast_math=args.fast_math)
     out = output_folder(args.output, "mcl gen", "-o", _GEN_OUTPUT)
+
+    def write(name: str, text: str) -> None:
+        # exactly as generated (utf-8, no newline translation); a file that cannot be
+        # written (a folder in its place, a full disk) is a usage error naming it
+        write_output_file(out / name, text, "mcl gen", "-o", _GEN_OUTPUT, in_folder=True)
+
     for k in kernels:
-        (out / f"{k.name}.cl").write_text(k.source)
-        (out / f"{k.name}.json").write_text(k.plan.to_json())
+        write(f"{k.name}.cl", k.source)
+        write(f"{k.name}.json", k.plan.to_json())
         written = [f"{k.name}.cl", f"{k.name}.json"]
         if args.host == "c":
             header, source = host_code(k, args.max_registers)
-            (out / f"{k.name}_host.h").write_text(header)
-            (out / f"{k.name}_host.c").write_text(source)
+            write(f"{k.name}_host.h", header)
+            write(f"{k.name}_host.c", source)
             written += [f"{k.name}_host.h", f"{k.name}_host.c"]
         print(f"{k.name}: " + ", ".join(str(out / w) for w in written))
     return 0

@@ -41,6 +41,81 @@ def test_gen_into_a_folder_that_cannot_be_created_says_so(run_cli, monkeypatch, 
         "made (permission denied)" in err
 
 
+def test_gen_where_a_file_cannot_be_written_names_it(run_cli, tmp_path):
+    """A folder in the place of the .cl file: only the bare OSError was said
+    (``mcl: error: PATH: Is a directory``, exit status 1); now the usage error of an
+    output that cannot be written, naming the command, the file and -o."""
+    out = tmp_path / "out"
+    (out / "vector_add.cl").mkdir(parents=True)
+    code, printed, err = run_cli("gen", HOPPER, "-o", out)
+    assert code == 2 and not printed, err
+    assert err == f"mcl gen: error: cannot write to '{out / 'vector_add.cl'}': is a " \
+        "directory (-o names the folder the .cl source and the launch plan are written " \
+        "to)\n"
+
+
+def test_gen_on_a_full_disk_says_so(run_cli, monkeypatch, tmp_path):
+    """A full disk is said when the text is flushed, by an OSError without a file name:
+    that was an internal error with a traceback. Now it is the same usage error, for
+    each file gen writes (the C host code's too)."""
+    from pathlib import Path
+
+    real = Path.write_text
+    for name in ("vector_add.cl", "vector_add.json", "vector_add_host.h",
+                 "vector_add_host.c"):
+        def full(self, *args, name=name, **kwargs):
+            if self.name == name:
+                raise OSError(28, "No space left on device")
+            return real(self, *args, **kwargs)
+        monkeypatch.setattr(Path, "write_text", full)
+        out = tmp_path / name
+        code, _, err = run_cli("gen", "--host", "c", HOPPER, "-o", out)
+        assert code == 2, err
+        assert err.startswith(f"mcl gen: error: cannot write to '{out / name}': no space "
+                              "left on device (-o names the folder "), err
+        assert "Traceback" not in err
+
+
+def _windows_text_files(monkeypatch) -> None:
+    """Files opened for writing text as on Windows: newline=None (the default) writes
+    each "\\n" as "\\r\\n", and the default encoding is not utf-8."""
+    import builtins
+    import io
+
+    real = io.open
+
+    def open_(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None,
+              closefd=True, opener=None):
+        if "b" not in mode and set(mode) & set("wax+"):
+            newline = "\r\n" if newline is None else newline
+            encoding = encoding or "utf-16"
+        return real(file, mode, buffering, encoding, errors, newline, closefd, opener)
+
+    monkeypatch.setattr(io, "open", open_)
+    monkeypatch.setattr(builtins, "open", open_)
+
+
+def test_gen_writes_its_files_exactly_as_generated(run_cli, monkeypatch, tmp_path):
+    """gen wrote with the platform's newline translation and the locale's encoding: on
+    Windows each line of the .cl source ended in "\\r\\n". Now each file has the bytes
+    of the generated text in utf-8, "\\n" line ends, wherever it runs."""
+    from mcl.opencl.generate import generate
+    from mcl.opencl.host_c import host_code
+
+    kernel, = generate(HOPPER)
+    header, source = host_code(kernel, None)
+    _windows_text_files(monkeypatch)
+    code, _, err = run_cli("gen", "--host", "c", HOPPER, "-o", tmp_path)
+    monkeypatch.undo()
+    assert code == 0, err
+    cl = (tmp_path / "vector_add.cl").read_bytes()
+    assert cl == kernel.source.encode("utf-8")
+    assert b"\n" in cl and b"\r" not in cl
+    assert (tmp_path / "vector_add.json").read_bytes() == kernel.plan.to_json().encode()
+    assert (tmp_path / "vector_add_host.h").read_bytes() == header.encode()
+    assert (tmp_path / "vector_add_host.c").read_bytes() == source.encode()
+
+
 def test_run_of_several_kernels_without_function_names_the_option(run_cli, tmp_path):
     path = tmp_path / "two.mcpl"
     path.write_text(TWO_KERNELS)
