@@ -93,11 +93,17 @@ class Deferred:
 
     @property
     def shape(self):
+        # Map and Zip make their output of their (first) input's shape
         return self.inputs[0].shape
 
     @property
     def kind(self):
-        return self.inputs[0].kind
+        """The kind of the call's result, what compute() returns (it was the first
+        input's kind): Map and Zip, the only skeletons with a deferred form, make their
+        output as skeletons._new_like does, a Matrix of two dimensions, else a Vector.
+        A Map over an IndexVector gives a Vector, not an IndexVector; Zip takes two
+        Vectors or two Matrices, so its result is its first input's kind."""
+        return "Matrix" if len(self.shape) == 2 else "Vector"
 
     def compute(self, *args, **kwargs) -> Container:
         """The call's result as a container (what the skeleton returns when called)."""
@@ -137,8 +143,7 @@ class Deferred:
     def _not_computed(self, use: str):
         sk = self.skeleton
         call = f"{sk.name}({sk.func.name}).lazy(...)"
-        # what compute() returns: a Map over an IndexVector gives a Vector
-        result = "Matrix" if len(self.shape) == 2 else "Vector"
+        result = self.kind      # what compute() returns
         return skel_error("not-computed", f"{call} is a deferred call, not a {result}: it "
                           f"has no elements to {use} until it is computed; only Reduce takes "
                           "it as it is (and computes its elements inside its own kernel)",

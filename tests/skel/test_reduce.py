@@ -139,3 +139,50 @@ def test_one_reduce_two_functions_of_one_name(ndev):
                       rtol=1e-4, atol=1e-5)
     assert np.isclose(total(f2.lazy(X, Y)).to_numpy()[0], (x.astype(np.float64) - y).sum(),
                       rtol=1e-4, atol=1e-5)
+
+
+def _skeletons_with_a_lazy_form() -> set[str]:
+    """The skeletons of mcl.skel that override Skeleton.lazy (the others refuse it)."""
+    from mcl.skel.kernel import Skeleton
+    found, todo = set(), [Skeleton]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls is not Skeleton and cls.lazy is not Skeleton.lazy \
+                and getattr(sk, cls.__name__, None) is cls:
+            found.add(cls.__name__)
+    return found
+
+
+#: each skeleton with a deferred form and each kind of input it takes: the skeleton and
+#: its inputs
+LAZY_CALLS = {
+    "Map of a Vector": (sk.Map, "int f(float x) { return x; }",
+                        lambda: (sk.Vector(data(5)),)),
+    "Map of a Matrix": (sk.Map, "float f(float x) { return 2 * x; }",
+                        lambda: (sk.Matrix(data(6).reshape(2, 3)),)),
+    "Map of an IndexVector": (sk.Map, "float f(int i) { return i; }",
+                              lambda: (sk.IndexVector(4),)),
+    "Zip of Vectors": (sk.Zip, MULT, lambda: (sk.Vector(data(5)), sk.Vector(data(5, 1)))),
+    "Zip of Matrices": (sk.Zip, MULT, lambda: (sk.Matrix(data(6).reshape(3, 2)),
+                                               sk.Matrix(data(6, 1).reshape(3, 2)))),
+}
+
+
+def test_every_skeleton_with_a_lazy_form_is_tested_for_its_result_kind():
+    assert _skeletons_with_a_lazy_form() == {cls.__name__ for cls, _, _ in
+                                             LAZY_CALLS.values()}
+
+
+@pytest.mark.parametrize("name", LAZY_CALLS)
+def test_a_deferred_call_has_the_kind_and_shape_of_its_result(name):
+    """A deferred call's kind was its first input's: a Map over an IndexVector said
+    'IndexVector', where the call (and compute()) gives a Vector. Now kind, shape and
+    dtype are those of the eager call's result, for each skeleton with a lazy form."""
+    sk.init(num_devices=1, platform="Portable Computing Language")
+    skeleton, func, inputs = LAZY_CALLS[name]
+    deferred = skeleton(func).lazy(*inputs())
+    eager = skeleton(func)(*inputs())
+    assert deferred.kind == eager.kind == type(eager).__name__, name
+    assert deferred.shape == eager.shape and deferred.dtype == eager.dtype, name
+    assert type(deferred.compute()) is type(eager), name
