@@ -3,23 +3,43 @@ enumerate whole (mcl.analyses.validity.unwritten_outputs: a 4096 x 4096 output o
 blocks of 64 columns whose 32 threads write a column each leaves columns 32-63 of every
 block). Found in two steps (:func:`proven_gaps`), and only what is proven is said:
 
-1. Candidates, cheaply: the stores of the first two blocks along each block loop (the
-   foreach loops of the outermost par_group, cut to two units) are enumerated
-   (mcl.analyses.loop_points), and the elements inside the box their writes span (per
-   dimension, from the smallest index to the largest) that they skip are candidates,
-   the first :data:`CANDIDATES` of them, with the array's corners (a grid that rounds
-   down leaves its last elements).
-2. Proof: a candidate counts only where no store of the whole kernel reaches it,
-   whatever the stores' conditions (:func:`_reaches`): a branch-and-bound search over
-   each store's loop iterations that halves one loop's range of iterations at a time
-   (the one that widens the offset's bounds most), drops the ranges where the bounds of
-   the offset (interval arithmetic, exact in integers and fractions: :func:`_compiled`)
-   exclude the candidate, and reaches single iterations, where the offset is exact,
-   only where they include it. Anything it cannot bound (an expression other than
-   sums, products, powers, floors, remainders, min and max; a loop whose range is not
-   known or not whole; more than :data:`NODES` ranges) leaves the candidate unproven,
-   and the check silent: no false warning, at the price of gaps it does not find (one
-   the first two blocks do not show, or one it cannot prove)."""
+1. Candidates, cheaply (:func:`_candidates`): the stores of a few blocks along each
+   block loop (the foreach loops of the outermost par_group) are enumerated
+   (mcl.analyses.loop_points) where their ifs' conditions hold: the first two, the last
+   two and the middle three (with a third block next to each pair, whose writes only
+   rule candidates out). The elements inside the box each of these writes span (per
+   dimension, from the smallest index to the largest) that they skip are candidates (a
+   block in the middle that writes nothing, a guard that leaves part of the last
+   block), and so are the array's corners (a grid that rounds down leaves its last
+   elements), the elements just past the last blocks' box (the remainder rows between
+   them and a last row written apart) and the centres of the array's faces: the first
+   :data:`CANDIDATES` of them that the enumerated blocks do not write.
+2. Proof: a candidate counts only where no store of the whole kernel reaches it
+   (:func:`_reaches`): a branch-and-bound search over each store's loop iterations
+   that halves one loop's range of iterations at a time (the one that widens the
+   offset's bounds most), drops the ranges where the bounds of the offset (interval
+   arithmetic, exact in integers and fractions: :func:`_compiled`) exclude the
+   candidate or where a condition of the store's ifs is false throughout
+   (:func:`_condition`), and reaches single iterations, where the offset is exact, only
+   where they include it. Anything it cannot bound (an expression other than sums,
+   products, powers, floors, remainders, min and max; a loop whose range is not known
+   or not whole; more than :data:`NODES` ranges) leaves the candidate unproven (a
+   condition it cannot bound is taken to hold), and the check silent: no false
+   warning, at the price of gaps it does not find (one that none of the blocks looked
+   at shows, or one it cannot prove).
+
+Not checked: matmul cpu_v2 to cpu_v4 (and any kernel like them). Their stores of c run
+in ``for (int r = 0; r < nrFull; r++)`` and ``for (int r = nrFull; r < (rows + x - 1) /
+x; r++)``, ``nrFull = j0 + y * nrVectors <= m ? rows / x : 0``: the model keeps the
+integer divisions as fractions (``Min(48, 2048 - 48*ti)/6`` at n = 2048, the last
+thread's 32/6 where the program has 5) inside a Piecewise (a conditional expression,
+which :func:`_compiled` does not bound either). A loop's range that is not whole is
+not taken (:func:`_loop_order`): the fraction over-states the first loop's
+bound by less than one, which the proof could take (more iterations are sound), but it
+also over-states the second loop's start, which would drop real iterations (the
+program's r = 5 of that thread): unsound. The enumeration refuses the fractions too, so
+not even the corners are put to the proof. Checking them needs the model to keep the
+program's rounding (a floor) where an integer division is not exact."""
 
 from __future__ import annotations
 
@@ -35,8 +55,10 @@ import sympy
 from mcl.analyses.kernel import Access, Kernel, Loop
 from mcl.analyses.loop_points import MOST, enumerated
 
-#: the most candidates (skipped elements of the first blocks' box) put to the proof
-CANDIDATES = 8
+#: the most candidates put to the proof
+CANDIDATES = 24
+#: the most elements that one box of blocks skips taken as candidates
+SKIPPED = 8
 #: the most ranges the proof that one store misses one element visits
 NODES = 4000
 
@@ -60,36 +82,123 @@ def proven_gaps(num: Kernel, writes: list[Access], total: int) -> tuple[int, int
 
 def _candidates(writes: list[Access], blocks, sizes: tuple[int, ...],
                 total: int) -> list[int]:
-    """Flat offsets perhaps unwritten: the first :data:`CANDIDATES` elements the first two
-    blocks along each block loop (foreach over the par_group ``blocks``) skip in the box
-    their writes span, then the array's corners that they do not write."""
-    parts = []
+    """Flat offsets perhaps unwritten, the first :data:`CANDIDATES` of, in turn: the
+    elements that the first two blocks along each block loop (foreach over the par_group
+    ``blocks``) skip in the box their writes span (at most :data:`SKIPPED`); the array's
+    corners; those the last two blocks and the middle three skip in theirs; the elements
+    just outside the first and the last blocks' boxes (a remainder strip that a grid
+    which rounds down leaves, between the last blocks and a border written apart); the
+    centres of the array's faces. An element that the enumerated blocks (a third block
+    next to each pair too) write is none."""
+    windows = [_window(writes, blocks, w) for w in ("first", "last", "middle")]
+    windows = [w for w in windows if w is not None]
+    written = _distinct(np.concatenate([w[0] for w in windows])) if windows else \
+        np.zeros(0, dtype=np.int64)
+    skipped = [_skipped(box, sizes) for _, box, _ in windows]
+    corners = sorted(int(np.ravel_multi_index(c, sizes))
+                     for c in itertools.product(*((0, s - 1) for s in sizes)))
+    faces = [int(np.ravel_multi_index(tuple(i if e == d else s // 2
+                                            for e, s in enumerate(sizes)), sizes))
+             for d, n in enumerate(sizes) for i in (0, n - 1)]
+    outside = [c for _, box, side in windows if side for c in _outside(box, sizes, side)]
+    out: list[int] = []
+    for c in [*(skipped[0] if skipped else []), *corners, *(x for s in skipped[1:] for x in s),
+              *outside, *faces]:
+        if 0 <= c < total and c not in out:
+            out.append(c)
+    at = np.minimum(np.searchsorted(written, out), max(written.size - 1, 0))
+    return [c for c, i in zip(out, at, strict=True)
+            if not (written.size and written[i] == c)][:CANDIDATES]
+
+
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """The distinct values of ``x``, sorted (by a sort: numpy's unique by hashing took
+    a tenth of a second for 190,000 offsets)."""
+    x = np.sort(x, kind="stable")
+    return x[np.concatenate(([True], x[1:] != x[:-1]))] if x.size else x
+
+
+def _window(writes: list[Access], blocks, where: str) -> tuple | None:
+    """The flat offsets the ``writes`` reach in the blocks ``where`` ("first", "last",
+    "middle") along each block loop of more than 3 (those around a pair of the first or
+    the last, and the middle three), with the box of their indices (low, high per
+    dimension, None where they reach none inside) in the pair (the three), and whether
+    the elements just outside the box are candidates (a pair's); None where a store
+    cannot be enumerated there."""
+    parts, inner = [], []
     for a in writes:
-        loops = tuple(replace(lp, trips=sympy.Integer(2))
-                      if lp.kind == "foreach" and lp.group is blocks and lp.trips is not None
-                      and lp.trips.is_Integer and lp.trips > 2 else lp for lp in a.loops)
-        found = enumerated((a.offset,), loops)
+        loops, keep = [], {}
+        for lp in a.loops:
+            t = lp.trips
+            if lp.kind == "foreach" and lp.group is blocks and t is not None and t.is_Integer \
+                    and t > 3 and lp.var:
+                t = int(t)
+                first = {"first": 0, "last": t - 3, "middle": t // 2 - 1}[where]
+                lp = replace(lp, start=lp.start + lp.step * first, trips=sympy.Integer(3))
+                pair = {"first": (0, 1), "last": (1, 2), "middle": (0, 1, 2)}[where]
+                keep[lp.var] = (lp, pair)
+            loops.append(lp)
+        # where the stores' conditions hold, where all are known (else everywhere)
+        known = tuple(c.expr for c in a.conditions if c.expr is not None and c.whole)
+        found = enumerated((a.offset,), tuple(loops), known) \
+            if len(known) == len(a.conditions) else None
+        found = found if found is not None else enumerated((a.offset,), tuple(loops))
         if found is None:
-            return []
+            return None
         (offset,), at = found
         if any(np.any(np.asarray(x, dtype=float) % 1 != 0) for x in (offset, *at.values())):
-            return []       # (a model's fraction where the program rounds: not enumerated)
+            return None     # (a model's fraction where the program rounds: not enumerated)
+        offset = np.asarray(offset, dtype=np.int64)
+        mask = np.ones(offset.shape, dtype=bool)
+        for var, (lp, pair) in keep.items():
+            if var in at:
+                number = (at[var] - int(lp.start)) // int(lp.step)
+                mask &= np.isin(number, pair)
         parts.append(offset)
-    written = np.unique(np.concatenate(parts))
-    written = written[(written >= 0) & (written < total)]
-    out: list[int] = []
-    if written.size:
-        index = np.unravel_index(written, sizes)
-        low = [int(x.min()) for x in index]
-        shape = tuple(int(x.max()) - lo + 1 for x, lo in zip(index, low, strict=True))
-        if math.prod(shape) <= MOST:
-            box = np.ravel_multi_index(
-                tuple(g + lo for g, lo in zip(np.indices(shape), low, strict=True)),
-                sizes).ravel()
-            out = [int(x) for x in box[~np.isin(box, written)][:CANDIDATES]]
-    corners = {int(np.ravel_multi_index(c, sizes))
-               for c in itertools.product(*((0, s - 1) for s in sizes))}
-    out += sorted(c for c in corners - set(out) if not np.isin(c, written))
+        inner.append(offset[mask])
+    total = math.prod(int(s) for s in writes[0].sizes)
+    sizes = tuple(int(s) for s in writes[0].sizes)
+    reached = _distinct(np.concatenate(parts))
+    pair = _distinct(np.concatenate(inner))
+    pair = pair[(pair >= 0) & (pair < total)]
+    box = None
+    if pair.size:
+        index = np.unravel_index(pair, sizes)
+        box = ([int(x.min()) for x in index], [int(x.max()) for x in index], pair)
+    return reached, box, {"first": -1, "last": 1}.get(where, 0)
+
+
+def _skipped(box, sizes: tuple[int, ...]) -> list[int]:
+    """The first :data:`SKIPPED` elements of ``box`` (low, high, the offsets written in it)
+    not written there; none where it holds more than :data:`MOST` elements."""
+    if box is None:
+        return []
+    low, high, written = box
+    shape = tuple(hi - lo + 1 for lo, hi in zip(low, high, strict=True))
+    if math.prod(shape) > MOST:
+        return []
+    hit = np.zeros(shape, dtype=bool)
+    hit[tuple(i - lo for i, lo in zip(np.unravel_index(written, sizes), low, strict=True))] \
+        = True
+    gaps = np.flatnonzero(~hit)[:SKIPPED]
+    return [int(np.ravel_multi_index(tuple(g + lo for g, lo in zip(
+        np.unravel_index(x, shape), low, strict=True)), sizes)) for x in gaps]
+
+
+def _outside(box, sizes: tuple[int, ...], side: int) -> list[int]:
+    """The elements next to ``box`` outside it, along each dimension, before it (``side``
+    -1) or after it (1), at the box's least and at its greatest indices in the other
+    dimensions."""
+    if box is None:
+        return []
+    low, high, _ = box
+    out = []
+    for d, n in enumerate(sizes):
+        for i in ((low[d] - 1,) if side < 0 else (high[d] + 1,)):
+            if 0 <= i < n:
+                for ends in (low, high):
+                    out.append(int(np.ravel_multi_index(
+                        tuple(i if e == d else ends[e] for e in range(len(sizes))), sizes)))
     return out
 
 
@@ -115,6 +224,19 @@ def _reaches(a: Access, target: int) -> bool | None:
                       lp.kind == "for" and lp.bound is not None))
         number[lp.symbol] = start + step * k
     offset = _compiled(a.offset.xreplace(number))
+    bound = {lp.var for lp in order}
+    conditions = [_condition(c.expr.xreplace(number)) for c in a.conditions
+                  if c.expr is not None and {s.name for s in c.expr.free_symbols} <= bound]
+
+    def excluded(box) -> bool:
+        """Whether a condition of the store's ifs is false throughout ``box``."""
+        for c in conditions:
+            try:
+                if not c(box)[0]:
+                    return True
+            except (_Unknown, KeyError, ZeroDivisionError, TypeError, ValueError):
+                pass
+        return False
     try:
         first = _tightened(loops, {})
         boxes = [first] if first is not None else []
@@ -127,7 +249,7 @@ def _reaches(a: Access, target: int) -> bool | None:
                 return False
             box = boxes.pop()
             low, high = offset(box)
-            if not low <= target <= high:
+            if not low <= target <= high or excluded(box):
                 continue
             wide = [k for k, *_ in loops if box[k][0] != box[k][1]]
             if not wide:
@@ -253,6 +375,41 @@ def _compiled(e: sympy.Basic):
     def unknown(box):
         raise _Unknown
     return unknown
+
+
+def _condition(e: sympy.Basic):
+    """``e`` (an if's condition) as a function of a box to (whether it may hold there,
+    whether it may not), by the bounds of :func:`_compiled`; a comparison of a side that
+    is not whole (a fraction where the program rounds) may do either."""
+    if e is sympy.true or e is sympy.false:
+        v = bool(e)
+        return lambda box: (v, not v)
+    if isinstance(e, (sympy.And, sympy.Or, sympy.Not)):
+        parts = [_condition(x) for x in e.args]
+        if isinstance(e, sympy.Not):
+            return lambda box: parts[0](box)[::-1]
+
+        def logic(box):
+            ends = [part(box) for part in parts]
+            holds, fails = [h for h, _ in ends], [f for _, f in ends]
+            return (all(holds), any(fails)) if isinstance(e, sympy.And) else \
+                (any(holds), all(fails))
+        return logic
+    if isinstance(e, sympy.core.relational.Relational) and \
+            e.rel_op in ("<", "<=", ">", ">=", "==", "!="):
+        difference = e.lhs - e.rhs
+        if _whole(difference):
+            d, op = _compiled(difference), e.rel_op
+
+            def compare(box):
+                lo, hi = d(box)
+                holds = {"<": lo < 0, "<=": lo <= 0, ">": hi > 0, ">=": hi >= 0,
+                         "==": lo <= 0 <= hi, "!=": not lo == hi == 0}[op]
+                fails = {"<": hi >= 0, "<=": hi > 0, ">": lo <= 0, ">=": lo < 0,
+                         "==": not lo == hi == 0, "!=": lo <= 0 <= hi}[op]
+                return holds, fails
+            return compare
+    return lambda box: (True, True)
 
 
 def _loop_order(a: Access) -> list[Loop] | None:

@@ -1,6 +1,6 @@
 """feedback-unwritten-output where the stores are too many to enumerate whole
-(mcl.analyses.output_gaps): elements the first blocks skip, proven unwritten by every
-store, are named ("at least"); an output the stores do cover, whatever the order in which
+(mcl.analyses.output_gaps): elements the first, last or middle blocks skip or leave past
+them, proven unwritten by every store, are named ("at least"); an output the stores do cover, whatever the order in which
 the blocks write it, is not, and no example at its default sizes is."""
 
 from __future__ import annotations
@@ -95,3 +95,92 @@ hopper void k(const int n = 67108864, global float[n] out, global float[n] inp) 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
 def test_no_example_leaves_an_output_unwritten_at_its_default_sizes(path):
     assert _unwritten(path) == []
+
+
+def _blocks(rows: str, body: str, n: str = "4096", m: str = "4096") -> str:
+    """A kernel of blocks of 32 x 32 elements of out, a thread a column, with ``body``
+    (of bi, bj, t) in the thread, over a grid of ``rows`` block rows."""
+    return f"""module k;
+import hopper;
+hopper void k(const int h = {n}, const int w = {m}, global float[h, w] out,
+              global float[h, w] inp) {{
+  foreach (int bi in {rows} blocks) {{
+    foreach (int bj in w / 32 blocks) {{
+      foreach (int wp in 1 warps) {{
+        foreach (int t in 32 threads) {{
+{body}
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+_REMAINDER = """          for (int r = 0; r < 32; r++) {{
+            out[bi * 32 + r, bj * 32 + t] = inp[bi * 32 + r, bj * 32 + t];
+          }}
+          if (bi == 0) {{
+            for (int r = {start}; r < h; r++) {{
+              out[r, bj * 32 + t] = 0.0;
+            }}
+          }}"""
+
+
+def test_rows_between_the_last_blocks_and_a_last_row_written_apart(tmp_path):
+    """h = 4100 rows, a grid of h / 32 = 128 block rows (rows 0-4095), and the first
+    block row writing the rows past them: from h - 1 only, rows 4096-4098 are left,
+    while every corner is written and the first blocks skip nothing the others do not
+    write (silent before the last blocks were looked at). From h - h % 32: none."""
+    f = tmp_path / "k.mcpl"
+    f.write_text(_blocks("h / 32", _REMAINDER.format(start="h - 1"), n="4100"))
+    found = _unwritten(f)
+    assert len(found) == 1 and found[0].startswith("out: at least ") and \
+        "of its 16,793,600 elements are never written at these sizes (such as " \
+        "out[4096, " in found[0], found
+    f.write_text(_blocks("h / 32", _REMAINDER.format(start="h - h % 32"), n="4100"))
+    assert _unwritten(f) == []
+
+
+_GUARDED = """          for (int r = 0; r < 32; r++) {{
+            int j = bj * 32 + t;
+            if ({guard}) {{
+              out[bi * 32 + r, j] = inp[bi * 32 + r, j];
+            }}
+          }}"""
+
+
+def test_a_guard_that_leaves_columns_of_the_last_block(tmp_path):
+    """A guard that skips columns 4064-4079 (inside the last block; the corners are
+    written): named, as the ifs' conditions are kept in the proof; `j < w`: not."""
+    f = tmp_path / "k.mcpl"
+    f.write_text(_blocks("h / 32", _GUARDED.format(guard="j < w - 32 || j >= w - 16")))
+    found = _unwritten(f)
+    assert len(found) == 1 and "(such as out[4032, 4064])" in found[0], found
+    f.write_text(_blocks("h / 32", _GUARDED.format(guard="j < w")))
+    assert _unwritten(f) == []
+
+
+_MIDDLE = """module k;
+import hopper;
+hopper void k(const int n = 67108864, global float[n] out, global float[n] inp) {{
+  foreach (int b in n / 1024 blocks) {{
+    foreach (int wp in 32 warps) {{
+      foreach (int t in 32 threads) {{
+        if ({guard}) {{
+          out[b * 1024 + wp * 32 + t] = inp[b * 1024 + wp * 32 + t];
+        }}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def test_a_block_in_the_middle_that_writes_nothing(tmp_path):
+    f = tmp_path / "k.mcpl"
+    f.write_text(_MIDDLE.format(guard="b != n / 2048"))
+    found = _unwritten(f)
+    assert len(found) == 1 and "(such as out[33554432])" in found[0], found
+    f.write_text(_MIDDLE.format(guard="b < n"))
+    assert _unwritten(f) == []
