@@ -1,7 +1,8 @@
 """feedback-unwritten-output where the stores are too many to enumerate whole
 (mcl.analyses.output_gaps): elements the first, last or middle blocks skip or leave past
-them, proven unwritten by every store, are named ("at least"); an output the stores do cover, whatever the order in which
-the blocks write it, is not, and no example at its default sizes is."""
+them, proven unwritten by every store, are named ("at least"); an output the stores do
+cover, whatever the order in which the blocks write it, is not, and no example at its
+default sizes is."""
 
 from __future__ import annotations
 
