@@ -16,7 +16,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mcl import __version__
-from mcl.diagnostics import Diagnostic, McplError, SourceCache, error, render_json, render_text
+from mcl.diagnostics import (
+    Diagnostic,
+    McplError,
+    SourceCache,
+    article,
+    error,
+    render_json,
+    render_text,
+)
 
 #: Components in the order their commands appear in ``mcl --help``.
 COMPONENTS = ("hdl", "mcpl", "analyses", "translate", "opencl", "lift", "lsp", "versions",
@@ -260,14 +268,13 @@ def check_parameter_values(functions: Iterable, values: dict[str, int | float],
             if value is None or p.type.dims or isinstance(value, bool) or held is None:
                 continue
             lo, hi, shown = held
-            article = "an" if kind[0] in "aeiou" else "a"
             if kind != "float" and isinstance(value, float) and not value.is_integer():
-                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
-                                 f"{kind} parameter of '{f.name}' and takes whole "
+                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is "
+                                 f"{article(kind)} parameter of '{f.name}' and takes whole "
                                  f"numbers ({shown})")
             if not lo <= value <= hi:
-                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is {article} "
-                                 f"{kind} parameter of '{f.name}', whose values are "
+                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is "
+                                 f"{article(kind)} parameter of '{f.name}', whose values are "
                                  f"{shown}: give a value in that range")
 
 

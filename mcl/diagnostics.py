@@ -135,6 +135,16 @@ class Diagnostic:
         return out
 
 
+def article(word: str) -> str:
+    """``word`` with its indefinite article, as a message says it: 'an int', 'an
+    IndexVector', 'a float', 'a uint' and 'a ushort' (said 'you-int'), 'an unsigned', 'a
+    uniform' but 'an uninitialised'."""
+    low = word.lower()
+    spoken = low[:1] in ("a", "e", "i", "o") or (
+        low.startswith("un") and (not low.startswith("uni") or low.startswith("unin")))
+    return f"{'an' if spoken else 'a'} {word}"
+
+
 def error(code: str, message: str, span: Span | None = None, hint: str | None = None,
           related: Sequence[Related] = ()) -> Diagnostic:
     return Diagnostic(Severity.ERROR, code, message, span, hint, tuple(related))

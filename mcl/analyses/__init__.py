@@ -50,7 +50,7 @@ from mcl.analyses.stats import (
 from mcl.analyses.target_settings import share_range, target_file
 from mcl.analyses.values import bytes_text, number_text, time_text
 from mcl.analyses.window import WindowAnalysis
-from mcl.diagnostics import Diagnostic, McplError, error, info
+from mcl.diagnostics import Diagnostic, McplError, article, error, info
 from mcl.mcpl import ast
 
 __all__ = [
@@ -200,16 +200,16 @@ def check_values(module: ast.Module, values: Mapping[str, int] | None) -> None:
                     and not isinstance(value, numbers.Integral) and not float(value).is_integer():
                 raise McplError(error(
                     "feedback-bad-value",
-                    f"values: '{p.name}' is {'an' if p.type.name[0] in 'aeiou' else 'a'} "
-                    f"{p.type.name} parameter of '{f.name}': it takes a whole number, not "
+                    f"values: '{p.name}' is {article(p.type.name)} parameter"
+                    f" of '{f.name}': it takes a whole number, not "
                     f"{value!r}", p.span, f"give {p.name} a whole number"))
             held = value_range(p.type.name)
             if value is not None and not p.type.dims and held is not None \
                     and not held[0] <= value <= held[1]:
                 raise McplError(error(
                     "feedback-bad-value",
-                    f"values: '{p.name}' is {'an' if p.type.name[0] in 'aeiou' else 'a'} "
-                    f"{p.type.name} parameter of '{f.name}', whose values are {held[2]}: "
+                    f"values: '{p.name}' is {article(p.type.name)} parameter"
+                    f" of '{f.name}', whose values are {held[2]}: "
                     f"{value!r} does not fit it", p.span,
                     f"give {p.name} a value in that range"))
             if p.name in sizes and value is not None and value < 0:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mcl.diagnostics import Diagnostic, Related, Span, error, warning
+from mcl.diagnostics import Diagnostic, Related, Span, article, error, warning
 from mcl.hdl import blocks as B
 from mcl.hdl import language as L
 from mcl.hdl import model as M
@@ -23,7 +23,7 @@ from mcl.hdl.hierarchy import (
 if TYPE_CHECKING:
     from mcl.hdl.library import HardwareLibrary
 
-_ARTICLE = {k: ("an " if k[0] in "aeiou" else "a ") + k for k in L.BLOCK_KEYWORDS}
+_ARTICLE = {k: article(k) for k in L.BLOCK_KEYWORDS}
 
 
 #: Blocks whose required inner block no analysis reads (descriptions of earlier

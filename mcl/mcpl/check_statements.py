@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from mcl.diagnostics import Diagnostic, Related, error, warning
+from mcl.diagnostics import Diagnostic, Related, article, error, warning
 from mcl.mcpl import ast
 from mcl.mcpl.check_common import (
     _NOTHING_MISSING,
@@ -533,9 +533,8 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
             return
         integer = kind != "float"
         if integer and isinstance(v, float) and not v.is_integer():
-            article = "an" if kind[0] in "aeiou" else "a"
             self.error("mcpl-bad-default", f"the example value {v} of '{p.name}' is no whole "
-                       f"number: '{p.name}' is {article} {kind} parameter", p.default,
+                       f"number: '{p.name}' is {article(kind)} parameter", p.default,
                        f"give a whole number, or declare '{p.name}' float or double")
         elif not held[0] <= v <= held[1]:
             hint = ("give a smaller value, or declare the parameter 'double'" if not integer

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mcl.diagnostics import McplError, error
+from mcl.diagnostics import McplError, article, error
 from mcl.masked_arrays import refuse_masked
 from mcl.mcpl import ast
 from mcl.opencl import device as devices
@@ -270,14 +270,14 @@ class Kernel:
             except (TypeError, ValueError):
                 raise McplError(error(
                     "opencl-bad-scalar",
-                    f"'{name}' is {_article(type_)} {type_} parameter of '{p.kernel}': it takes "
+                    f"'{name}' is {article(type_)} parameter of '{p.kernel}': it takes "
                     f"{'an integer' if integral else 'a number'}, not {value!r}",
                     hint=f"pass {name}=<{'a whole number' if integral else 'a number'}>"
                 )) from None
             except OverflowError:       # a whole number beyond any float
                 raise McplError(error(
                     "opencl-scalar-range",
-                    f"'{name}' is {_article(type_)} {type_} parameter of '{p.kernel}': a whole "
+                    f"'{name}' is {article(type_)} parameter of '{p.kernel}': a whole "
                     f"number of {len(str(abs(value)))} digits does not fit it",
                     hint=f"pass a smaller {name}")) from None
             dtype = np.dtype(DTYPES[type_]) if type_ in DTYPES else None
@@ -292,7 +292,7 @@ class Kernel:
             if low is not None and not low <= value <= high:
                 raise McplError(error(
                     "opencl-scalar-range",
-                    f"'{name}' is {_article(type_)} {type_} parameter of "
+                    f"'{name}' is {article(type_)} parameter of "
                     f"'{p.kernel}': {_number_text(value)} does not fit it ({low} .. {high})",
                     hint=f"pass a {'smaller' if value > high else 'larger'} {name}" + (
                         ", or declare it `long` in the kernel" if type_ == "int" else
@@ -521,7 +521,7 @@ class Kernel:
         if got_dtype != dt:
             array = hasattr(value, "astype")
             kind = type(value).__name__
-            read = "" if array else f" ({_article(kind)} {kind}, as numpy reads it)"
+            read = "" if array else f" ({article(kind)}, as numpy reads it)"
             raise McplError(error("opencl-bad-dtype",
                                   f"'{name}' has dtype {got_dtype}{read}, but "
                                   f"'{self.plan.kernel}' takes {dt} for its parameter "
@@ -712,10 +712,6 @@ def _number_text(value) -> str:
     count of digits (a 10**400 is no line of a message)."""
     digits = len(str(abs(value))) if isinstance(value, int) else 0
     return f"a whole number of {digits} digits" if digits > 30 else str(value)
-
-
-def _article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
 
 
 def random_arguments(plan: LaunchPlan, values: dict, rng: np.random.Generator) -> dict:

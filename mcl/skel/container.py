@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcl.diagnostics import article
 from mcl.masked_arrays import refuse_masked
 from mcl.skel import transfer
 from mcl.skel.context import Devices, current
 from mcl.skel.distribution import Distribution, PartSpec, block
-from mcl.skel.errors import article, skel_error
+from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.mpi import same_on_every_rank
 

@@ -5,12 +5,6 @@ from __future__ import annotations
 from mcl.diagnostics import McplError, error
 
 
-def article(word: str) -> str:
-    """``word`` with its indefinite article: 'an int', 'an IndexVector', 'a float',
-    'a uint' (said 'you-int')."""
-    return f"{'an' if word[:1].lower() in ('a', 'e', 'i', 'o') else 'a'} {word}"
-
-
 def skel_error(code: str, message: str, hint: str | None = None) -> McplError:
     """An McplError with code ``skel-<code>``."""
     return McplError(error(f"skel-{code}", message, hint=hint))

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcl.diagnostics import article
 from mcl.masked_arrays import refuse_masked
 from mcl.skel import explanation as _explanation
 from mcl.skel import program as programs
 from mcl.skel.context import Devices
-from mcl.skel.errors import article, cl_failure, skel_error
+from mcl.skel.errors import cl_failure, skel_error
 from mcl.skel.functions import UserFunction, ctype_of, dtype_of, from_source
 
 

@@ -24,9 +24,10 @@ from functools import partial
 
 import numpy as np
 
+from mcl.diagnostics import article
 from mcl.skel.container import Matrix
 from mcl.skel.distribution import block, overlap, single
-from mcl.skel.errors import article, skel_error
+from mcl.skel.errors import skel_error
 from mcl.skel.functions import ctype_of
 from mcl.skel.kernel import Skeleton, cname, matrix_type, round_up, typed
 from mcl.skel.skeletons import _new_like, _output_dtype
