@@ -22,6 +22,7 @@ from typing import Any
 
 import sympy
 
+import mcl.sympy_integers  # noqa: F401 (sympy's floor of an even size by 6, corrected)
 from mcl.analyses import (  # noqa: F401 (they register the feedback functions coalescing, bankConflicts)
     banks,
     by_value_reads,

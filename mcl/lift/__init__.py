@@ -59,6 +59,7 @@ the argument; sizes that are not positive integers, or names a program does not 
 an ``McplError`` with code ``lift-size``.
 """
 
+import mcl.sympy_integers  # noqa: F401 (sympy's floor of an even size by 6, corrected)
 from mcl.lift.ir import Program
 from mcl.lift.parser import parse, parse_file
 from mcl.lift.printer import show, show_program

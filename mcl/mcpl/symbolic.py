@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import sympy
 
+import mcl.sympy_integers  # noqa: F401 (sympy's floor of an even size by 6, corrected)
 from mcl.mcpl import ast
 
 Resolver = Callable[[ast.Name], "ast.Expr | None"]

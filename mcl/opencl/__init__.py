@@ -7,6 +7,7 @@ targets of :mod:`.target` and the launch plans of :mod:`.plan`; unrolled loops a
 timed launch is enqueued behind (:mod:`.conditions`: awake, or cold after a cache
 flush), and the choice of sizes to time a slow kernel at (:mod:`.sizing`)."""
 
+import mcl.sympy_integers  # noqa: F401 (sympy's floor of an even size by 6, corrected)
 from mcl.opencl.generate import GeneratedKernel, generate
 from mcl.opencl.plan import LaunchPlan
 from mcl.opencl.runtime import Kernel, compile  # noqa: A004 - mcl.compile is the API name
