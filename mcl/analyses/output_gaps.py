@@ -28,18 +28,12 @@ block). Found in two steps (:func:`proven_gaps`), and only what is proven is sai
    warning, at the price of gaps it does not find (one that none of the blocks looked
    at shows, or one it cannot prove).
 
-Not checked: matmul cpu_v2 to cpu_v4 (and any kernel like them). Their stores of c run
-in ``for (int r = 0; r < nrFull; r++)`` and ``for (int r = nrFull; r < (rows + x - 1) /
-x; r++)``, ``nrFull = j0 + y * nrVectors <= m ? rows / x : 0``: the model keeps the
-integer divisions as fractions (``Min(48, 2048 - 48*ti)/6`` at n = 2048, the last
-thread's 32/6 where the program has 5) inside a Piecewise (a conditional expression,
-which :func:`_compiled` does not bound either). A loop's range that is not whole is
-not taken (:func:`_loop_order`): the fraction over-states the first loop's
-bound by less than one, which the proof could take (more iterations are sound), but it
-also over-states the second loop's start, which would drop real iterations (the
-program's r = 5 of that thread): unsound. The enumeration refuses the fractions too, so
-not even the corners are put to the proof. Checking them needs the model to keep the
-program's rounding (a floor) where an integer division is not exact."""
+A conditional expression (a Piecewise: matmul cpu_v2's ``nrFull = j0 + y * nrVectors <=
+m ? rows / x : 0``, the start and end of its loops over r) is bounded by the branches
+whose conditions may hold in the box, up to the first that surely holds. Its ``rows / x``
+is a floor since sympy no longer takes an even quantity over 6 for an integer
+(mcl.sympy_integers): a fraction (the last thread's 32/6 where the program has 5) would
+have over-stated the start of the second loop over r, dropping real iterations."""
 
 from __future__ import annotations
 
@@ -313,6 +307,23 @@ def _compiled(e: sympy.Basic):
     if e.is_Symbol:
         name = e.name
         return lambda box: box[name]
+    if isinstance(e, sympy.Piecewise):
+        # the value of the first branch whose condition holds: the hull of the branches
+        # that may be it (up to the first whose condition surely holds in the box)
+        branches = [(_compiled(x.expr), _condition(x.cond)) for x in e.args]
+
+        def hull(box):
+            ends = []
+            for value, condition in branches:
+                may_hold, may_fail = condition(box)
+                if may_hold:
+                    ends.append(value(box))
+                if not may_fail:
+                    break
+            if not ends:
+                raise _Unknown
+            return min(lo for lo, _ in ends), max(hi for _, hi in ends)
+        return hull
     parts = [_compiled(x) for x in e.args]
     if isinstance(e, sympy.Add):
         def add(box):
@@ -455,4 +466,6 @@ def _whole(e: sympy.Basic) -> bool:
         return bool(e.is_integer)
     if isinstance(e, (sympy.Add, sympy.Mul, sympy.Min, sympy.Max, sympy.Mod)):
         return all(_whole(x) for x in e.args)
+    if isinstance(e, sympy.Piecewise):
+        return all(_whole(x.expr) for x in e.args)
     return False

@@ -507,6 +507,8 @@ def unwritten_outputs(num: Kernel) -> list[Diagnostic]:
         if not writes or any(not a.write for a in accesses) or \
                 any(a.offset is None for a in writes):
             continue
+        if all(any(lp.kind == "foreach" and lp.trips == 0 for lp in a.loops) for a in writes):
+            continue        # a grid of no units: feedback-empty-grid names the output
         total = _elements(writes[0])
         if total is None or total == 0:
             continue

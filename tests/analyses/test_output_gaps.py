@@ -185,3 +185,30 @@ def test_a_block_in_the_middle_that_writes_nothing(tmp_path):
     assert len(found) == 1 and "(such as out[33554432])" in found[0], found
     f.write_text(_MIDDLE.format(guard="b < n"))
     assert _unwritten(f) == []
+
+
+_CPU_V2_EDGE = "for (int r = nrFull; r < (rows + x - 1) / x; r++)"
+_CPU_V2_FULL = "for (int r = 0; r < nrFull; r++) {\n          int i0"
+
+
+@pytest.mark.parametrize("change, such_as", [
+    ((_CPU_V2_EDGE, _CPU_V2_EDGE.replace("r = nrFull;", "r = nrFull + 1;")), "c[2047, 0]"),
+    ((_CPU_V2_FULL, _CPU_V2_FULL.replace("r < nrFull;", "r < nrFull - 1;")), "c[2010, 1984]"),
+])
+def test_matmul_cpu_v2s_stores_are_checked_at_2048(tmp_path, change, such_as):
+    """matmul cpu_v2's stores of c run in loops over r whose ranges are conditional
+    expressions with an integer division (``nrFull = ... ? rows / x : 0``, x = 6): the
+    last thread's edge block skipped, or each thread's last whole block, is named at
+    2048^3 (4.2 million elements); the version as it is, at 2048 and 4096: not. Silent
+    before, while the model kept rows / x as a fraction (sympy's even quantity over 6,
+    mcl.sympy_integers) and the proof did not bound a conditional expression."""
+    src = (ROOT / "examples/matmul/cpu_v2.mcpl").read_text()
+    old, new = change
+    assert src.count(old) == 1
+    f = tmp_path / "cpu_v2.mcpl"
+    f.write_text(src.replace(old, new))
+    found = _unwritten(f, n=2048, m=2048, p=2048)
+    assert len(found) == 1 and found[0].startswith("c: at least ") and \
+        f"(such as {such_as})" in found[0], found
+    for n in (2048, 4096):
+        assert _unwritten(ROOT / "examples/matmul/cpu_v2.mcpl", n=n, m=n, p=n) == []
