@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcl.diagnostics import McplError, error
+from mcl.hdl.build import suggest
 
 QUALIFIERS = ("__global", "__constant", "__local", "__private")
 FENCES = ("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE",
@@ -119,12 +120,14 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
             "missing)", hint=f"generate for a level with a target file ({with_targets(lib)}): "
             "--target LEVEL (from Python: mcl.compile(path, target=LEVEL)), or translate the "
             "kernel to one first: mcl translate --to LEVEL"))
-    try:
-        data = tomllib.loads(file.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise _bad(str(file), f"not valid TOML: {e}") from e
+    data = _read_table(file)
     spaces: dict[str, SpaceMapping] = {}
-    for space, m in (data.get("spaces") or {}).items():
+    for space, m in _table(file, data, "spaces").items():
+        m = _entry(file, "spaces", space, m, ("qualifier", "fence"),
+                   '{ qualifier = "__global", fence = "CLK_GLOBAL_MEM_FENCE" }')
+        if "qualifier" not in m:
+            raise _bad(str(file), f"memory space '{space}' has no qualifier",
+                       hint="give one of " + ", ".join(QUALIFIERS))
         q, f = m.get("qualifier"), m.get("fence", "CLK_LOCAL_MEM_FENCE")
         if q not in QUALIFIERS:
             raise _bad(str(file), f"memory space '{space}': qualifier {q!r} is not one of "
@@ -134,8 +137,8 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
                        + ", ".join(FENCES))
         spaces[space] = SpaceMapping(q, f)
     groups: dict[str, str] = {}
-    for g, m in (data.get("par_groups") or {}).items():
-        ids = m.get("ids")
+    for g, m in _table(file, data, "par_groups").items():
+        ids = _entry(file, "par_groups", g, m, ("ids",), '{ ids = "group" }').get("ids")
         if ids not in ("group", "local", "lanes"):
             raise _bad(str(file), f"par_group '{g}': ids must be \"group\", \"local\" or "
                        "\"lanes\" (a loop inside the work-item, see mcl.opencl.lanes)")
@@ -158,7 +161,7 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
     if "lanes" in kinds and any(k != "lanes" for k in kinds[kinds.index("lanes"):]):
         raise _bad(str(file), "a par_group mapped to lanes must be the innermost: the lanes "
                    "are a loop inside one work-item")
-    dev = data.get("device") or {}
+    dev = _table(file, data, "device")
     fa = dev.get("float_atomic_add", "cas")
     if fa not in ("cas", "native"):
         raise _bad(str(file), "float_atomic_add must be \"cas\" or \"native\"")
@@ -173,13 +176,90 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
                             '[%0], [%1], 16;", wait = "cp.async.wait_all;", compiler_macro = '
                             '"__NVPTX__"')
         async_copy = AsyncCopy(*(ac[k] for k in keys))
+    platforms = []
+    for k, v in _table(file, data, "platform").items():
+        v = _entry(file, "platform", k, v, ("build_options",),
+                   '{ build_options = ["-cl-nv-maxrregcount={registers}"] }')
+        platforms.append((k, _options(file, f"[platform.{k}] build_options", v)))
     return Target(name=name, file=str(file), spaces=spaces, par_groups=groups,
-                  float_atomic_add=fa, local_memory=dev.get("local_memory"),
-                  max_work_group_size=dev.get("max_work_group_size"),
-                  build_options=tuple(dev.get("build_options", ())),
-                  platform_options=tuple((k, tuple(v.get("build_options", ())))
-                                         for k, v in (data.get("platform") or {}).items()),
-                  async_copy=async_copy, hardware=hw)
+                  float_atomic_add=fa, local_memory=_count(file, dev, "local_memory"),
+                  max_work_group_size=_count(file, dev, "max_work_group_size"),
+                  build_options=_options(file, "[device] build_options", dev),
+                  platform_options=tuple(platforms), async_copy=async_copy, hardware=hw)
+
+
+#: the tables and keys a target file may have at its top level (the [device] table's
+#: keys are the generator's and the analyses': mcl.analyses.target_settings)
+_TOP = ("describes", "spaces", "par_groups", "device", "async_copy", "platform")
+
+
+def _read_table(file: Path) -> dict:
+    """The target file as TOML, every failure to read it an error of the file."""
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise _bad(str(file), f"not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise _bad(str(file), f"byte 0x{e.object[e.start]:02x} is not UTF-8 text",
+                   hint="save the file as UTF-8 (target files are TOML text)") from None
+    except OSError as e:
+        raise _bad(str(file), f"cannot be read: {e.strerror or e}") from None
+    for key in data:
+        if key not in _TOP:
+            close = suggest(key, _TOP)
+            raise _bad(str(file), f"unknown table or key '{key}'",
+                       hint=(f"did you mean '{close}'? " if close else "")
+                       + "a target file has " + ", ".join(_TOP))
+    return data
+
+
+def _table(file: Path, data: dict, key: str) -> dict:
+    """The table ``key`` of ``data`` (empty where it is missing)."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _bad(str(file), f"'{key}' must be a table ([{key}]), not {_toml_kind(value)}")
+    return value
+
+
+def _entry(file: Path, table: str, name: str, value, keys: tuple[str, ...], example: str):
+    """Entry ``name`` of ``[table]``: an inline table with no keys but ``keys``."""
+    if not isinstance(value, dict):
+        raise _bad(str(file), f"[{table}] {name} must be a table, not {_toml_kind(value)}",
+                   hint=f"write {name} = {example}")
+    for key in value:
+        if key not in keys:
+            close = suggest(key, keys)
+            raise _bad(str(file), f"[{table}] {name}: unknown key '{key}'",
+                       hint=(f"did you mean '{close}'? " if close else "")
+                       + "it takes " + ", ".join(keys))
+    return value
+
+
+def _count(file: Path, dev: dict, key: str) -> int | None:
+    """``[device] key``: a positive whole number where it is given."""
+    value = dev.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise _bad(str(file), f"[device] {key} must be a positive whole number, not "
+                   f"{value!r}")
+    return value
+
+
+def _options(file: Path, what: str, table: dict) -> tuple[str, ...]:
+    """``build_options`` of ``table``: a list of strings, each one option."""
+    value = table.get("build_options", [])
+    if not isinstance(value, list) or not all(isinstance(o, str) for o in value):
+        raise _bad(str(file), f"{what} must be a list of strings, not {value!r}",
+                   hint='e.g. build_options = ["-cl-mad-enable"]')
+    return tuple(value)
+
+
+def _toml_kind(value) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+            list: "a list"}.get(type(value), type(value).__name__)
 
 
 def available_targets(search_path: Sequence[str | Path] = ()) -> list[str]:

@@ -1,0 +1,100 @@
+"""A user's ``.target`` file (how a leaf level maps to OpenCL) that is wrong: each mistake
+is an error naming the file, never a traceback and never options or limits taken
+silently from a value of the wrong shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcl.diagnostics import McplError
+from mcl.opencl import load_target
+from tests.hdl.test_validate import VALID
+
+GOOD = """\
+[spaces]
+main = { qualifier = "__global", fence = "CLK_GLOBAL_MEM_FENCE" }
+near = { qualifier = "__local", fence = "CLK_LOCAL_MEM_FENCE" }
+reg = { qualifier = "__private", fence = "CLK_LOCAL_MEM_FENCE" }
+
+[par_groups]
+blocks = { ids = "group" }
+threads = { ids = "local" }
+
+[device]
+local_memory = 32768
+max_work_group_size = 128
+"""
+
+
+def _level(tmp_path, target: str | bytes):
+    (tmp_path / "user.hdl").write_text(VALID)
+    file = tmp_path / "user.target"
+    if isinstance(target, bytes):
+        file.write_bytes(target)
+    else:
+        file.write_text(target)
+    return file
+
+
+def test_a_good_target_file_loads(tmp_path):
+    _level(tmp_path, GOOD + '[platform.NVIDIA]\nbuild_options = ["-cl-nv-verbose"]\n')
+    t = load_target("user", [tmp_path])
+    assert t.local_memory == 32768 and t.max_work_group_size == 128
+    assert t.platform_options == (("NVIDIA", ("-cl-nv-verbose",)),)
+
+
+@pytest.mark.parametrize("old, new, says", [
+    (GOOD.split("[par_groups]")[0], 'spaces = "global"\n', "'spaces' must be a table"),
+    ('main = { qualifier = "__global", fence = "CLK_GLOBAL_MEM_FENCE" }', 'main = "__global"',
+     "[spaces] main must be a table, not a string"),
+    ('blocks = { ids = "group" }', 'blocks = "group"',
+     "[par_groups] blocks must be a table, not a string"),
+    ("main = { qualifier", "main = { qualifer",
+     "[spaces] main: unknown key 'qualifer'"),
+    ("[par_groups]", "[par_group]", "unknown table or key 'par_group'"),
+    ("local_memory = 32768", 'local_memory = "32k"',
+     "[device] local_memory must be a positive whole number, not '32k'"),
+    ("local_memory = 32768", "local_memory = -1",
+     "[device] local_memory must be a positive whole number, not -1"),
+    ("max_work_group_size = 128", "max_work_group_size = 0",
+     "[device] max_work_group_size must be a positive whole number, not 0"),
+    ("max_work_group_size = 128", 'build_options = "-cl-mad-enable"',
+     "[device] build_options must be a list of strings"),
+    (GOOD, "device = 3\n" + GOOD.split("[device]")[0],
+     "'device' must be a table ([device]), not a number"),
+    ("[device]", '[platform]\nNVIDIA = "-O3"\n[device]',
+     "[platform] NVIDIA must be a table, not a string"),
+    ("[device]", "[platform.NVIDIA]\nbuild_options = 3\n[device]",
+     "[platform.NVIDIA] build_options must be a list of strings, not 3"),
+], ids=["spaces not a table", "space not a table", "par_group not a table", "misspelt key",
+        "misspelt table", "local memory a string", "local memory negative",
+        "work-group size zero", "build options one string", "device a number",
+        "platform not a table", "platform options a number"])
+def test_a_wrong_target_file_is_an_error_of_the_file(tmp_path, old, new, says):
+    assert old in GOOD
+    file = _level(tmp_path, GOOD.replace(old, new, 1))
+    with pytest.raises(McplError) as e:
+        load_target("user", [tmp_path])
+    (d,) = e.value.diagnostics
+    assert d.code == "opencl-bad-target" and d.message.startswith(f"{file}: ")
+    assert says in d.message, d.message
+
+
+def test_a_target_file_that_is_not_utf8(tmp_path):
+    _level(tmp_path, GOOD.encode() + b"# \xff\n")
+    with pytest.raises(McplError, match="byte 0xff is not UTF-8 text"):
+        load_target("user", [tmp_path])
+
+
+def test_gen_says_what_is_wrong_with_the_target_file(run_cli, tmp_path):
+    _level(tmp_path, GOOD.replace('main = { qualifier = "__global", fence = '
+                                  '"CLK_GLOBAL_MEM_FENCE" }', 'main = "__global"'))
+    kernel = tmp_path / "k.mcpl"
+    kernel.write_text("module k;\nimport user;\nuser void f(const int n, main float[n] a) {\n"
+                      "  foreach (int b in 1 blocks) { foreach (int t in n threads) {\n"
+                      "    a[t] = 1.0; } }\n}\n")
+    code, out, err = run_cli("gen", "--target", "user", "--hwd-path", tmp_path, kernel,
+                             "-o", tmp_path / "out")
+    assert code == 1, out + err
+    assert "Traceback" not in out + err and "internal error" not in out + err
+    assert "[spaces] main must be a table" in err
