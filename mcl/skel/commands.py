@@ -103,6 +103,11 @@ def cmd_explain(args) -> int:
             else:
                 os.environ[k] = v
         sys.path.remove(str(path.parent.resolve()))
+    if not ex.calls and not ex.other:
+        # the header and its note on the devices the data went to would say nothing true
+        print(f"mcl: the program {path} made no skeleton call and moved no data through "
+              "mcl.skel; nothing to explain", file=sys.stderr)
+        return 1
     print(ex)
     return 0
 

@@ -142,3 +142,15 @@ def test_a_node_given_as_a_path_names_the_option_to_use():
     [d] = e.value.diagnostics
     assert d.code == "skel-unknown-node" and "takes the name of a node description, not a " \
         "path" in d.message and "--hwd-path" in d.hint
+
+
+def test_a_program_that_uses_no_skeleton_has_nothing_to_explain(run_cli, on_devices, tmp_path):
+    """It printed the node's header and 'the data went to gpus.gpu[0] only' (no data went
+    anywhere), exit status 0."""
+    on_devices(1)
+    program = tmp_path / "plain.py"
+    program.write_text("import sys\nprint('plain', sys.argv[1:])\n")
+    code, out, err = run_cli("skel", "explain", "--devices", "1", program, "x")
+    assert code == 1 and "plain ['x']" in out
+    assert "made no skeleton call and moved no data" in err and "nothing to explain" in err
+    assert "data went to" not in out + err and "Traceback" not in out + err
