@@ -321,7 +321,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 "it holds no .hdl files; give the path of a .hdl file"))
         elif not f.is_file():
             diags.append(error("hdl-file", f"cannot read hardware description '{f}': "
-                                           "no such file", None,
+                                           + ("not a regular file" if f.exists() else
+                                              "no such file"), None,
                                "check the path; descriptions are .hdl files"))
     existing = [f for f in files if f.is_file()]
     lib = HardwareLibrary(hwd_search_path(args), files=existing)

@@ -93,6 +93,12 @@ class HardwareLibrary:
         return path.read_text(encoding="utf-8")
 
     def _add_file(self, path: Path, bundled: bool, explicit: bool = False) -> None:
+        if str(path) not in self._texts and path.exists() and not path.is_file():
+            # a named pipe or a device: reading it would wait for a writer for ever
+            self.load_diagnostics.append(error(
+                "hdl-file", f"cannot read hardware description '{path}': not a regular file",
+                None, "hardware descriptions are .hdl text files; move it out of the folder"))
+            return
         try:
             text = self._read(path)
         except UnicodeDecodeError as e:
@@ -417,6 +423,8 @@ def with_descriptions_beside(search_path: Sequence[str | Path],
 def description_name(file: str | Path) -> str | None:
     """The name a ``.hdl`` file declares (``hardware_description NAME``), read without
     parsing the file; None if it cannot be read or declares none."""
+    if not Path(file).is_file():     # a named pipe would wait for a writer for ever
+        return None
     try:
         m = _NAME_RE.search(Path(file).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):

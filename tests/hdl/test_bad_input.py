@@ -3,6 +3,7 @@ place and a hint; descriptions the hierarchy cannot place; the commands' help.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,35 @@ def test_the_units_of_a_group_of_one_connected_to_each_other_is_an_error(run_cli
     assert code == 1, out
     assert f"{path}:{line}:" in out and "error: connects(smps.smp[*], smps.smp[*]) joins " \
         "the units of 'smps' to each other, but it has one unit" in out, out
+
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_named_pipe_among_the_descriptions_is_an_error_not_a_hang(tmp_path):
+    """A named pipe called x.hdl in a --hwd-path folder, or beside a kernel, made
+    `mcl hwd list` and `mcl check` wait for a writer for ever; `hwd check x.hdl` called
+    it 'no such file'. Each command runs in a child that a time limit ends."""
+    import subprocess
+    import sys
+
+    from tests.conftest import EXAMPLES, child_env
+
+    os.mkfifo(tmp_path / "x.hdl")
+    kernel = tmp_path / "k.mcpl"
+    kernel.write_text((EXAMPLES / "vector_add" / "perfect.mcpl").read_text())
+
+    def run(*argv):
+        try:
+            r = subprocess.run([sys.executable, "-m", "mcl.cli", *map(str, argv)],
+                               capture_output=True, text=True, env=child_env(), timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"mcl {' '.join(map(str, argv))} waited for a writer of the pipe")
+        return r.returncode, r.stdout + r.stderr
+
+    for argv in (("hwd", "list", "--hwd-path", tmp_path), ("hwd", "check", tmp_path / "x.hdl")):
+        code, out = run(*argv)
+        assert code == 1 and "Traceback" not in out, out
+        assert f"cannot read hardware description '{tmp_path / 'x.hdl'}': not a regular " \
+               "file" in out, out
+    code, out = run("check", kernel)
+    assert code == 0, out
