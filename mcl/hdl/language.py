@@ -43,7 +43,8 @@ PROPERTIES: dict[str, PropertySpec] = {
     "nr_units": PropertySpec((NUMBER,), "", symbolic=True),
     "max_nr_units": PropertySpec((NUMBER,), "", symbolic=True),
     "capacity": PropertySpec((BYTES,), None, symbolic=True),
-    "latency": PropertySpec((CYCLES, "s"), "cycles", symbolic=True),
+    # a time, never unlimited: the analyses would take an unlimited latency for none
+    "latency": PropertySpec((CYCLES, "s"), "cycles"),
     "bandwidth": PropertySpec((BYTES_PER_S, "B/cycles"), None, symbolic=True),
     "nr_banks": PropertySpec((NUMBER,), ""),
     "clock_frequency": PropertySpec((HZ,), None),

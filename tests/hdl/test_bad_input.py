@@ -206,6 +206,11 @@ def _user_fermi(directory, old: str, new: str):
     ("op((-), 1);", "op((+), 2);", "error", "operation '+' is given twice"),
     ("connects(mem, l2)", "connects(mem, mem)", "error",
      "connects(...) names the same block twice"),
+    # mcl feedback took it for no latency at all: vector_add 8.05 ms, not 86.7
+    ("latency = 400 cycles", "latency = unlimited", "error",
+     "'latency' must be a number, not 'unlimited'"),
+    ("latency = 400 cycles", "latency = countable", "error",
+     "'latency' must be a number, not 'countable'"),
 ])
 def test_a_description_that_cannot_be_right_is_reported_where_it_is_wrong(
         run_cli, tmp_path, old, new, severity, says):
