@@ -7,18 +7,19 @@ table, no asynchronous copies."""
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 from typing import Any
 
 
 @functools.lru_cache(maxsize=64)
 def _target_table(target_file: str) -> dict[str, Any]:
-    """The parsed target file (empty where it cannot be read)."""
-    try:
-        return tomllib.loads(Path(target_file).read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
+    """The parsed target file; empty where there is none. One that is there but cannot
+    be read (not TOML, not UTF-8, an unknown table) is an ``opencl-bad-target`` error,
+    as ``mcl gen`` says it (mcl.opencl.target.read_target_file): the analyses took it
+    for no file, and their figures for the level's compiler silently for none."""
+    from mcl.opencl.target import read_target_file
+    path = Path(target_file)
+    return read_target_file(path) if path.is_file() else {}
 
 
 def target_file(hw) -> Path | None:

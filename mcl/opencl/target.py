@@ -120,7 +120,7 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
             "missing)", hint=f"generate for a level with a target file ({with_targets(lib)}): "
             "--target LEVEL (from Python: mcl.compile(path, target=LEVEL)), or translate the "
             "kernel to one first: mcl translate --to LEVEL"))
-    data = _read_table(file)
+    data = read_target_file(file)
     spaces: dict[str, SpaceMapping] = {}
     for space, m in _table(file, data, "spaces").items():
         m = _entry(file, "spaces", space, m, ("qualifier", "fence"),
@@ -193,7 +193,7 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
 _TOP = ("describes", "spaces", "par_groups", "device", "async_copy", "platform")
 
 
-def _read_table(file: Path) -> dict:
+def read_target_file(file: Path) -> dict:
     """The target file as TOML, every failure to read it an error of the file."""
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))

@@ -98,3 +98,24 @@ def test_gen_says_what_is_wrong_with_the_target_file(run_cli, tmp_path):
     assert code == 1, out + err
     assert "Traceback" not in out + err and "internal error" not in out + err
     assert "[spaces] main must be a table" in err
+
+
+@pytest.mark.parametrize("target", ["[device\n", b"[device]\nx = '\xff'\n", "[par_group]\n"])
+def test_feedback_names_a_target_file_it_cannot_read(tmp_path, target):
+    """mcl feedback at a level whose target file is there but cannot be read: the same
+    error as mcl gen gives, exit 1; it took such a file for none, and the figures of the
+    level's compiler (function costs, measured rates) silently for none."""
+    import subprocess
+    import sys
+
+    from mcl.hdl.library import BUNDLED
+    from tests.conftest import EXAMPLES, child_env
+    (tmp_path / "fermi.hdl").write_text((BUNDLED / "fermi.hdl").read_text())
+    file = tmp_path / "fermi.target"
+    file.write_bytes(target if isinstance(target, bytes) else target.encode())
+    run = subprocess.run([sys.executable, "-m", "mcl", "feedback", "--hwd-path", str(tmp_path),
+                          str(EXAMPLES / "matmul" / "fermi_v1.mcpl")],
+                         capture_output=True, text=True, env=child_env(), timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"{file}: " in run.stderr and "[opencl-bad-target]" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
