@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from mcl.diagnostics import Diagnostic, McplError, Related, Span, error, has_errors, info
+from mcl.diagnostics import Diagnostic, McplError, Related, Span, error, has_errors, info, warning
 from mcl.hdl import syntax as S
 from mcl.hdl.build import Resolver, suggest
 from mcl.hdl.model import HardwareDescription
@@ -166,10 +166,16 @@ class HardwareLibrary:
                 "rename it to keep the library's description as well",
                 [Related(replaced.name_span, "the library's description")]))
         stem = path.stem
-        if stem != name and not explicit:
-            self._file_diags.setdefault(name, []).append(error(
+        if stem != name:
+            # a file given by its path is read whatever its name (mcl hwd check), but a
+            # search finds a description only in the file of its name: say so there too
+            # (a kernel importing 'fermi' gets the library's, not this 'fermo')
+            report = warning if explicit else error
+            self._file_diags.setdefault(name, []).append(report(
                 "hdl-file-name", f"the description '{name}' is in a file named '{path.name}'",
-                syn.name_span, f"rename the file to '{name}.hdl' so that it can be found"))
+                syn.name_span, f"rename the file to '{name}.hdl' so that it can be found"
+                + (f" by a kernel's import or --hwd-path (import {stem} does not find it)"
+                   if explicit else "")))
 
     # ------------------------------------------------------------------ names and hierarchy
 

@@ -278,3 +278,21 @@ def test_a_named_pipe_among_the_descriptions_is_an_error_not_a_hang(tmp_path):
                "file" in out, out
     code, out = run("check", kernel)
     assert code == 0, out
+
+
+def test_check_of_a_file_not_named_after_its_description_warns(run_cli, tmp_path):
+    """`mcl hwd check fermi.hdl` of a file that describes 'fermo' passed without a word,
+    while a kernel's `import fermi` gets the library's fermi, not this file: a warning
+    now (an error where a search finds the file, as before)."""
+    from mcl.hdl.library import BUNDLED
+    text = (BUNDLED / "fermi.hdl").read_text()
+    assert "hardware_description fermi;" in text
+    path = tmp_path / "fermi.hdl"
+    path.write_text(text.replace("hardware_description fermi;", "hardware_description fermo;"))
+    code, out = _check(run_cli, path)
+    assert code == 0, out
+    assert "warning: the description 'fermo' is in a file named 'fermi.hdl' [hdl-file-name]" \
+        in out and "import fermi does not find it" in out, out
+    code, out, err = run_cli("hwd", "show", "fermo", "--hwd-path", tmp_path)
+    assert code == 1 and "error: the description 'fermo' is in a file named 'fermi.hdl'" \
+        in out + err, out + err
