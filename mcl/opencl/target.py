@@ -188,9 +188,22 @@ def load_target(name: str, search_path: Sequence[str | Path] = ()) -> Target:
                   platform_options=tuple(platforms), async_copy=async_copy, hardware=hw)
 
 
-#: the tables and keys a target file may have at its top level (the [device] table's
-#: keys are the generator's and the analyses': mcl.analyses.target_settings)
+#: the tables and keys a target file may have at its top level
 _TOP = ("describes", "spaces", "par_groups", "device", "async_copy", "platform")
+
+#: the keys of the [device] table: the generator's (limits, options, how a float
+#: atomicAdd is done) and the analyses' (the compiler's costs and the device's measured
+#: rates, mcl.analyses.target_settings); a key the code does not read (a misspelt
+#: ``sustained_bandwith``) would leave the figure it meant silently unused
+DEVICE_KEYS = (
+    "local_memory", "max_work_group_size", "build_options", "float_atomic_add",
+    "partial_unroll", "predicated_body", "independent_thread_scheduling",
+    "store_line_cycles", "load_line_cycles", "cache_request_rate", "overlap_exponent",
+    "issue_overlap_exponent", "issued_share_measured", "uneven_progress_measured",
+    "function_costs", "function_costs_relaxed", "block_dispatch_rate",
+    "atomic_update_interval", "atomic_unit_bytes", "block_end_spread", "cas_update_seconds",
+    "cas_stream_seconds", "launch_seconds", "sustained_bandwidth", "memory_queue_exponent",
+)
 
 
 def read_target_file(file: Path) -> dict:
@@ -210,6 +223,13 @@ def read_target_file(file: Path) -> dict:
             raise _bad(str(file), f"unknown table or key '{key}'",
                        hint=(f"did you mean '{close}'? " if close else "")
                        + "a target file has " + ", ".join(_TOP))
+    device = data.get("device")
+    for key in device if isinstance(device, dict) else ():
+        if key not in DEVICE_KEYS:
+            close = suggest(key, DEVICE_KEYS)
+            raise _bad(str(file), f"[device] has no key '{key}'",
+                       hint=f"did you mean '{close}'?" if close else
+                       "its keys: " + ", ".join(DEVICE_KEYS))
     return data
 
 

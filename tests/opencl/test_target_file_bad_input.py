@@ -119,3 +119,37 @@ def test_feedback_names_a_target_file_it_cannot_read(tmp_path, target):
     assert run.returncode == 1, run.stdout + run.stderr
     assert f"{file}: " in run.stderr and "[opencl-bad-target]" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_misspelt_device_key_is_an_error_with_the_key_meant(tmp_path):
+    """[device] sustained_bandwith (for sustained_bandwidth) was ignored: the time model
+    then left the measured bandwidth out without a word."""
+    _level(tmp_path, GOOD + "sustained_bandwith = 4.1e12\n")
+    with pytest.raises(McplError) as e:
+        load_target("user", [tmp_path])
+    (d,) = e.value.diagnostics
+    assert "[device] has no key 'sustained_bandwith'" in d.message
+    assert "did you mean 'sustained_bandwidth'?" in (d.hint or "")
+
+
+def test_every_device_key_the_code_reads_is_one_a_target_file_may_have():
+    """The keys mcl reads from a target file's [device] table (the generator's and the
+    analyses') against mcl.opencl.target.DEVICE_KEYS, so that a key read anew cannot be
+    refused as unknown; and every bundled target file loads."""
+    import re
+    from pathlib import Path
+
+    from mcl.opencl.target import DEVICE_KEYS, read_target_file
+    from tests.conftest import ROOT
+    patterns = (r'(?:positive_setting|share_range)\(\w+, "(\w+)"',
+                r'device_settings\([^()]*(?:\([^()]*\))?[^()]*\)\.get\("(\w+)"',
+                r'settings\.get\("(\w+)"', r'\bdev\.get\("(\w+)"', r'_count\(file, dev, "(\w+)"')
+    read = set()
+    for f in (ROOT / "mcl").rglob("*.py"):
+        text = f.read_text()
+        for p in patterns:
+            read |= set(re.findall(p, text))
+    assert "sustained_bandwidth" in read and "local_memory" in read
+    assert read <= set(DEVICE_KEYS), sorted(read - set(DEVICE_KEYS))
+    for f in sorted(Path(ROOT / "mcl" / "hwdescs").glob("*.target")):
+        read_target_file(f)
