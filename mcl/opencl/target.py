@@ -217,20 +217,22 @@ def read_target_file(file: Path) -> dict:
                    hint="save the file as UTF-8 (target files are TOML text)") from None
     except OSError as e:
         raise _bad(str(file), f"cannot be read: {e.strerror or e}") from None
-    for key in data:
-        if key not in _TOP:
-            close = suggest(key, _TOP)
-            raise _bad(str(file), f"unknown table or key '{key}'",
-                       hint=(f"did you mean '{close}'? " if close else "")
-                       + "a target file has " + ", ".join(_TOP))
+    _known(file, data, _TOP, "unknown table or key", "a target file has")
     device = data.get("device")
-    for key in device if isinstance(device, dict) else ():
-        if key not in DEVICE_KEYS:
-            close = suggest(key, DEVICE_KEYS)
-            raise _bad(str(file), f"[device] has no key '{key}'",
-                       hint=f"did you mean '{close}'?" if close else
-                       "its keys: " + ", ".join(DEVICE_KEYS))
+    if isinstance(device, dict):
+        _known(file, device, DEVICE_KEYS, "[device] has no key", "its keys are")
     return data
+
+
+def _known(file: Path, table: dict, keys: tuple[str, ...], unknown: str, listing: str):
+    """An error at the first key of ``table`` that is not one of ``keys`` (``unknown``
+    'key'), with the key meant where one is close, else ``listing`` the keys."""
+    for key in table:
+        if key not in keys:
+            close = suggest(key, keys)
+            raise _bad(str(file), f"{unknown} '{key}'",
+                       hint=f"did you mean '{close}'?" if close else
+                       f"{listing} " + ", ".join(keys))
 
 
 def _table(file: Path, data: dict, key: str) -> dict:
@@ -248,12 +250,7 @@ def _entry(file: Path, table: str, name: str, value, keys: tuple[str, ...], exam
     if not isinstance(value, dict):
         raise _bad(str(file), f"[{table}] {name} must be a table, not {_toml_kind(value)}",
                    hint=f"write {name} = {example}")
-    for key in value:
-        if key not in keys:
-            close = suggest(key, keys)
-            raise _bad(str(file), f"[{table}] {name}: unknown key '{key}'",
-                       hint=(f"did you mean '{close}'? " if close else "")
-                       + "it takes " + ", ".join(keys))
+    _known(file, value, keys, f"[{table}] {name}: unknown key", "it takes")
     return value
 
 
