@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
 import traceback
@@ -231,7 +232,9 @@ def hwd_search_path(args: argparse.Namespace, *kernels: str | os.PathLike[str]) 
 def parse_assignments(items: Iterable[str] | None, option: str,
                       allow_float: bool = False) -> dict[str, int | float]:
     """``NAME=VALUE`` options (``--set n=2048``, ``--size N=1024``) as a dict; integers
-    (also ``0x..``), and decimals where ``allow_float``. A malformed item is a usage error."""
+    (also ``0x..``, and a whole number in a decimal form, ``1e3``, as every command takes
+    it), and decimals where ``allow_float``. A malformed item, or one beyond any float
+    (``1e400``, ``inf``, ``nan``), is a usage error that quotes it."""
     out: dict[str, int | float] = {}
     for item in items or []:
         name, sep, text = item.partition("=")
@@ -241,12 +244,17 @@ def parse_assignments(items: Iterable[str] | None, option: str,
         try:
             value: int | float = int(text, 0)
         except ValueError:
-            if not allow_float:
-                raise UsageError(f"{option} {name}: '{text}' is not an integer") from None
             try:
                 value = float(text)
             except ValueError:
-                raise UsageError(f"{option} {name}: '{text}' is not a number") from None
+                kind = "a number" if allow_float else "an integer"
+                raise UsageError(f"{option} {name}: '{text}' is not {kind}") from None
+            if not math.isfinite(value):
+                raise UsageError(f"{option} {name}: '{text}' is not a finite number") from None
+            if not allow_float:
+                if not value.is_integer():
+                    raise UsageError(f"{option} {name}: '{text}' is not an integer") from None
+                value = int(value)
         if name in out and out[name] != value:
             raise UsageError(f"{option} gives {name} twice ({name}={out[name]} and "
                              f"{name}={value}): give it once")
@@ -268,12 +276,13 @@ def check_parameter_values(functions: Iterable, values: dict[str, int | float],
             if value is None or p.type.dims or isinstance(value, bool) or held is None:
                 continue
             lo, hi, shown = held
+            given = int(value) if isinstance(value, float) and value.is_integer() else value
             if kind != "float" and isinstance(value, float) and not value.is_integer():
-                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is "
+                raise UsageError(f"{option} {p.name}={given}: '{p.name}' is "
                                  f"{article(kind)} parameter of '{f.name}' and takes whole "
                                  f"numbers ({shown})")
             if not lo <= value <= hi:
-                raise UsageError(f"{option} {p.name}={value}: '{p.name}' is "
+                raise UsageError(f"{option} {p.name}={given}: '{p.name}' is "
                                  f"{article(kind)} parameter of '{f.name}', whose values are "
                                  f"{shown}: give a value in that range")
 

@@ -401,3 +401,24 @@ def test_a_set_value_beyond_the_parameters_type_is_a_usage_error(run_cli, comman
     assert "--set n=99999999999: 'n' is an int parameter of 'matmul', whose values are " \
            "-2147483648 .. 2147483647" in err
     assert time.monotonic() - begin < 30
+
+
+def test_set_values_beyond_any_float_and_whole_decimals_are_read_alike():
+    """--set n=1e400 (or inf, nan) was read as inf by mcl run and said as 'n=inf ...
+    takes whole numbers'; n=1e3, which mcl run took as 1000, was 'not an integer' to mcl
+    feedback; n=1e12 was said as n=1000000000000.0."""
+    from mcl.cli import UsageError, check_parameter_values, parse_assignments
+    from mcl.mcpl import check
+    from tests.conftest import EXAMPLES
+    for allow_float in (False, True):
+        for text in ("1e400", "inf", "-inf", "nan"):
+            with pytest.raises(UsageError, match=f"--set n: '{text}' is not a finite number"):
+                parse_assignments([f"n={text}"], "--set", allow_float=allow_float)
+    got = parse_assignments(["n=1e3"], "--set")
+    assert got == {"n": 1000} and isinstance(got["n"], int)
+    with pytest.raises(UsageError, match="'7.5' is not an integer"):
+        parse_assignments(["n=7.5"], "--set")
+    fn = check(str(EXAMPLES / "vector_add" / "hopper_v1.mcpl")).module.functions
+    with pytest.raises(UsageError, match=r"--set n=1000000000000: 'n' is an int parameter"):
+        check_parameter_values(fn, parse_assignments(["n=1e12"], "--set", allow_float=True),
+                               "--set")
