@@ -30,6 +30,14 @@ def enumerated(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
         _points(exprs, loops, conditions, sample, False, huge)
 
 
+def fractional(found: tuple[list[np.ndarray], dict[str, np.ndarray]]) -> bool:
+    """Whether an :func:`enumerated` result has a value that is no whole number, of its
+    expressions or its loop variables: the model keeps some integer divisions as
+    fractions where the program rounds, and such points are none the program visits."""
+    values, at = found
+    return any(np.any(np.asarray(x, dtype=float) % 1 != 0) for x in (*values, *at.values()))
+
+
 def _points(exprs: tuple[sympy.Expr | None, ...], loops: tuple[Loop, ...],
             conditions: tuple[sympy.Basic, ...], sample: bool, skip_empty: bool,
             huge: bool = False) -> tuple[list[np.ndarray], dict[str, np.ndarray]] | None:

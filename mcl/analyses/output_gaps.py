@@ -47,7 +47,7 @@ import numpy as np
 import sympy
 
 from mcl.analyses.kernel import Access, Kernel, Loop
-from mcl.analyses.loop_points import MOST, enumerated
+from mcl.analyses.loop_points import MOST, enumerated, fractional
 
 #: the most candidates put to the proof
 CANDIDATES = 24
@@ -84,7 +84,7 @@ def _candidates(writes: list[Access], blocks, sizes: tuple[int, ...],
     which rounds down leaves, between the last blocks and a border written apart); the
     centres of the array's faces. An element that the enumerated blocks (a third block
     next to each pair too) write is none."""
-    windows = [_window(writes, blocks, w) for w in ("first", "last", "middle")]
+    windows = [_window(writes, blocks, w, sizes) for w in ("first", "last", "middle")]
     windows = [w for w in windows if w is not None]
     written = _distinct(np.concatenate([w[0] for w in windows])) if windows else \
         np.zeros(0, dtype=np.int64)
@@ -112,7 +112,8 @@ def _distinct(x: np.ndarray) -> np.ndarray:
     return x[np.concatenate(([True], x[1:] != x[:-1]))] if x.size else x
 
 
-def _window(writes: list[Access], blocks, where: str) -> tuple | None:
+def _window(writes: list[Access], blocks, where: str,
+            sizes: tuple[int, ...]) -> tuple | None:
     """The flat offsets the ``writes`` reach in the blocks ``where`` ("first", "last",
     "middle") along each block loop of more than 3 (those around a pair of the first or
     the last, and the middle three), with the box of their indices (low, high per
@@ -137,11 +138,9 @@ def _window(writes: list[Access], blocks, where: str) -> tuple | None:
         found = enumerated((a.offset,), tuple(loops), known) \
             if len(known) == len(a.conditions) else None
         found = found if found is not None else enumerated((a.offset,), tuple(loops))
-        if found is None:
-            return None
-        (offset,), at = found
-        if any(np.any(np.asarray(x, dtype=float) % 1 != 0) for x in (offset, *at.values())):
+        if found is None or fractional(found):
             return None     # (a model's fraction where the program rounds: not enumerated)
+        (offset,), at = found
         offset = np.asarray(offset, dtype=np.int64)
         mask = np.ones(offset.shape, dtype=bool)
         for var, (lp, pair) in keep.items():
@@ -150,8 +149,7 @@ def _window(writes: list[Access], blocks, where: str) -> tuple | None:
                 mask &= np.isin(number, pair)
         parts.append(offset)
         inner.append(offset[mask])
-    total = math.prod(int(s) for s in writes[0].sizes)
-    sizes = tuple(int(s) for s in writes[0].sizes)
+    total = math.prod(sizes)
     reached = _distinct(np.concatenate(parts))
     pair = _distinct(np.concatenate(inner))
     pair = pair[(pair >= 0) & (pair < total)]

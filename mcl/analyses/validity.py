@@ -37,7 +37,7 @@ import sympy
 from mcl.analyses import barriers
 from mcl.analyses.kernel import Access, Kernel, Loop
 from mcl.analyses.kernel_syntax import comparison
-from mcl.analyses.loop_points import EXACT, enumerated
+from mcl.analyses.loop_points import EXACT, enumerated, fractional
 from mcl.analyses.output_gaps import proven_gaps
 from mcl.diagnostics import Diagnostic, warning
 from mcl.mcpl import ast
@@ -589,12 +589,9 @@ def _written_offsets(writes: list[Access], whole: bool = False) -> np.ndarray | 
     parts = []
     for a in writes:
         found = enumerated((a.offset,), a.loops)
-        if found is None:
+        if found is None or (whole and fractional(found)):
             return None
-        (offset,), at = found
-        if whole and any(np.any(np.asarray(x, dtype=float) % 1 != 0)
-                         for x in (offset, *at.values())):
-            return None
+        (offset,), _ = found
         parts.append(offset)
     return np.unique(np.concatenate(parts)) if parts else None
 

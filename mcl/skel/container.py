@@ -364,6 +364,12 @@ class IndexVector(Vector):
         return self._parts
 
 
+def container_class(shape: tuple) -> type[Container]:
+    """The container a skeleton's output of ``shape`` is: a Matrix of two dimensions,
+    else a Vector (a Map over an IndexVector gives a Vector)."""
+    return Matrix if len(shape) == 2 else Vector
+
+
 def check_zip_inputs(a, b) -> None:
     """Zip's inputs: two Vectors or two Matrices of one shape on the same devices."""
     for i, v in enumerate((a, b)):

@@ -25,7 +25,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mcl.skel.container import Container, IndexVector, Part, Vector, check_zip_inputs
+from mcl.skel.container import (
+    Container,
+    IndexVector,
+    Part,
+    Vector,
+    check_zip_inputs,
+    container_class,
+)
 from mcl.skel.context import Transfer
 from mcl.skel.distribution import single
 from mcl.skel.errors import cl_failure, skel_error
@@ -98,12 +105,10 @@ class Deferred:
 
     @property
     def kind(self):
-        """The kind of the call's result, what compute() returns (it was the first
-        input's kind): Map and Zip, the only skeletons with a deferred form, make their
-        output as skeletons._new_like does, a Matrix of two dimensions, else a Vector.
-        A Map over an IndexVector gives a Vector, not an IndexVector; Zip takes two
-        Vectors or two Matrices, so its result is its first input's kind."""
-        return "Matrix" if len(self.shape) == 2 else "Vector"
+        """The kind of the call's result, what compute() returns: Map and Zip, the only
+        skeletons with a deferred form, make their output of their input's shape as
+        container_class says (a Map over an IndexVector gives a Vector)."""
+        return container_class(self.shape).__name__
 
     def compute(self, *args, **kwargs) -> Container:
         """The call's result as a container (what the skeleton returns when called)."""

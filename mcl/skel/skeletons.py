@@ -18,10 +18,10 @@ import numpy as np
 from mcl.skel.container import (
     Container,
     IndexVector,
-    Matrix,
     Part,
     Vector,
     check_zip_inputs,
+    container_class,
 )
 from mcl.skel.context import Transfer
 from mcl.skel.distribution import block, copy
@@ -34,8 +34,7 @@ from mcl.skel.transfer import allocate
 
 def _new_like(shape, dtype, dist, devs, specs, what) -> Container:
     """An output container whose parts (``specs``) are allocated on the devices."""
-    cls = Matrix if len(shape) == 2 else Vector
-    out = cls._blank(devs, tuple(shape), dtype)
+    out = container_class(shape)._blank(devs, tuple(shape), dtype)
     if dist.kind == "copy" and dist.merge is not None:
         dist = copy()       # an output's copies are equal: nothing to merge
     out._dist = out._placed = dist
