@@ -1,13 +1,13 @@
-"""Six probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
+"""Seven probes of the GPU machine (benchmarks/opencl/unrolled_loads_probe.py,
 row_pieces_probe.py, inflight_probe.py, gather_chain_probe.py, fma_block_probe.py,
-block_end_probe.py: timed
+block_end_probe.py, link_overlap_probe.py: timed
 on the GPU machine) compute what they claim, here on PoCL (their ``--device cpu``): the
 unrolled loop bodies MCL generates for hopper give numpy's values whatever their length
 and calls, every shape of row reading sums every row, the reads and the copy with U
 loads in flight read every element, spmv's rows with x's element chosen each of five
 ways sum as numpy's, the multiply-add blocks compute numpy's sums, and the block-end
 probe's streams, merges and stamps are what it reads (its queue of merges checked by
-hand)."""
+hand), and the link-overlap probe's streams and L1 loads read the elements it means."""
 
 from __future__ import annotations
 
@@ -69,3 +69,16 @@ def test_the_block_end_probe_s_queue_of_merges():
     assert queued_exposure(ends, 8.0) == 5.0 and spread(ends, 8.0) == 3.0
     # merges shorter than the gaps: only the last work-group's share follows
     assert queued_exposure(ends, 2.0) == 0.5
+
+
+def test_the_link_overlap_probe_reads_what_it_means_on_the_cpu(opencl_device, tmp_path):
+    """Its sums, of elements that differ with the index, equal numpy's for each K, with
+    the stream's passes rotated and with its loads all from the L1's arrays."""
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "opencl" /
+                                              "link_overlap_probe.py"), "--device", "cpu",
+                          "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    families = json.loads((tmp_path / "link_overlap_probe.json").read_text())["families"]
+    assert sorted(families) == ["dram", "l2"]
+    assert all(len(f["rows"]) == 4 for f in families.values())
