@@ -48,6 +48,15 @@ from mcl.mcpl import ast
 from mcl.mcpl.printer import print_expr, print_statement
 
 _INT_TYPES = ("int", "long", "bool", "byte")
+
+
+class _Truth:
+    """What a ``bool`` scalar that is never assigned again holds, as its initialiser's
+    condition (``bool more = l + 1 < nrPhases;``): ``if (more)`` is that condition, as
+    if it were written there. In arithmetic the variable stays unpredictable."""
+
+    def __init__(self, cond: sympy.Basic):
+        self.cond = cond
 #: at most this many combinations of foreach indices are walked for a loop's average
 #: number of iterations (KernelBuilder.mean_trips)
 _MEAN_UNITS = 4096
@@ -172,6 +181,8 @@ class KernelBuilder:
             v = self.lookup(e.id)
             if isinstance(v, Unpredictable):
                 raise v
+            if isinstance(v, _Truth):
+                raise Unpredictable(f"'{e.id}' is a condition")
             if isinstance(v, sympy.Basic):
                 return v
             if isinstance(v, tuple):
@@ -236,6 +247,8 @@ class KernelBuilder:
         """A condition as a sympy boolean (C: a number is true when not 0), or None
         where a part of it depends on data or cannot be computed."""
         try:
+            if isinstance(e, ast.Name) and isinstance(self.lookup(e.id), _Truth):
+                return self.lookup(e.id).cond
             if isinstance(e, ast.Binary) and e.op in _RELATIONS:
                 return _RELATIONS[e.op](self.sym(e.left), self.sym(e.right))
             if isinstance(e, ast.Binary) and e.op in ("&&", "||"):
@@ -521,6 +534,10 @@ class KernelBuilder:
             self.expr(d.init, kind)
         if self.is_assigned(d) or d.init is None:
             self.bind(d.name, Unpredictable(f"'{d.name}' is assigned in the kernel"))
+        elif d.type.name == "bool":
+            cond = self.condition(d.init)
+            self.bind(d.name, _Truth(cond) if cond is not None else
+                      Unpredictable(f"'{d.name}' depends on data"))
         else:
             try:
                 self.bind(d.name, self.sym(d.init))

@@ -217,6 +217,53 @@ def test_an_access_under_a_condition_on_data_is_not_named(tmp_path):
     assert _bounds(tmp_path, 16, guard="if (inp[b, 0] > 0.0) ") == []
 
 
+_PHASES = """module k;
+import gpu;
+gpu void k(const int n = 64, dev float[n] out) {{
+  const int nrPhases = 8;
+  foreach (int b in 1 blocks) {{
+    local float[2, 32] l_a;
+    foreach (int t in 32 threads) {{
+      for (int l = 0; l < nrPhases; l++) {{
+        int cur = l % {buffers};
+        bool more = {more};
+        if ({cond}) {{
+          l_a[1 - cur, t] = 1.0;
+        }}
+        barrier(local);
+        out[t] = l_a[cur, t];
+        barrier(local);
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _phase_bounds(tmp_path, buffers: int, cond: str = "more",
+                  more: str = "l + 1 < nrPhases") -> list:
+    f = tmp_path / "k.mcpl"
+    f.write_text(_PHASES.format(buffers=buffers, cond=cond, more=more))
+    return [d for d in feedback(str(f), only=["ops"]) if d.code == "feedback-out-of-bounds"
+            and d.span.line == 12]
+
+
+def test_a_condition_held_in_a_bool_variable_is_the_condition_it_was_given(tmp_path):
+    """A double buffer's store of the next phase under ``if (more)``, ``more`` the
+    condition ``l + 1 < nrPhases``: a store whose index leaves the buffer (a mistyped
+    ``cur = l % 33``) was not checked, as under a condition on data, and `mcl run`
+    launched it (PoCL: a segmentation fault); the bool is now its condition."""
+    assert _phase_bounds(tmp_path, 2) == []
+    (d,) = _phase_bounds(tmp_path, 33)
+    assert "index 1 of l_a (1 - cur) reaches -5 (at l = 6)" in d.message
+    assert d.data["modifies"]
+    # negated: the store runs at the last phase only
+    (d,) = _phase_bounds(tmp_path, 33, cond="!more")
+    assert "reaches -6 (at l = 7)" in d.message
+    # a bool of data stays a condition the analyses cannot compute
+    assert _phase_bounds(tmp_path, 33, more="out[0] > 0.0") == []
+
+
 def test_the_examples_have_no_index_beyond_its_dimension():
     from pathlib import Path
     examples = Path(__file__).resolve().parents[2] / "examples"

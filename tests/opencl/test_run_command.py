@@ -415,3 +415,18 @@ def test_a_build_with_remarks_gives_no_python_warning(opencl_device):
         build_program(context, source % 7)
     with pytest.warns(cl.CompilerWarning):      # what pyopencl says of it on its own
         cl.Program(context, source % 8).build()
+
+
+def test_run_refuses_a_store_outside_its_array_under_a_bool_condition(opencl_device, run_cli,
+                                                                      tmp_path):
+    """matmul hopper_v6 with its buffer index mistyped (``cur = l % 33``): the next
+    phase's stores ``l_a[1 - cur, ...]`` under ``if (more)`` leave the buffer. `mcl run`
+    launched it and PoCL died of a segmentation fault; now it is refused."""
+    source = (EXAMPLES / "matmul" / "hopper_v6.mcpl").read_text()
+    assert "int cur = l % 2;" in source and "if (more) {" in source
+    (tmp_path / "hopper_v6.mcpl").write_text(source.replace("int cur = l % 2;",
+                                                            "int cur = l % 33;"))
+    code, out, err = run_cli("run", tmp_path / "hopper_v6.mcpl", "--set", "n=64",
+                             "--set", "m=64", "--set", "p=64", "--repeat", "1")
+    assert code == 1 and "l_a (1 - cur) reaches" in err
+    assert "[opencl-out-of-bounds]" in err and "time" not in out
