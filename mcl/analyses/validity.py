@@ -15,7 +15,8 @@ decides, and the sizes have values. Inside ``if`` statements, only the values at
 every condition around the access holds count, where the analyses can compute the
 conditions from the same loop variables (``if (i < n && k < p) l_a[0, aq + u, ar] =
 a[i, k]`` with a row ``ar`` of up to 255 in a tile of 132 rows: ``i < n`` holds for
-it); an access under a condition they cannot compute (one on data, or on a variable a
+it; a ``bool`` never assigned again stands for the condition it was given, ``bool more
+= l + 1 < nrPhases; if (more) ...``); an access under a condition they cannot compute (one on data, or on a variable a
 ``while`` loop changes) is not checked, unless its index is a constant, which no test
 keeps inside (``(ta[0] + ta[1]) + (ta[2] + ta[3])`` of a ``reg float[unroll] ta`` with
 unroll = 2). An access in code that never runs is not checked: under a condition that
