@@ -13,17 +13,17 @@ An index is checked only where the analyses know every value it takes: each loop
 variable it names has a numeric start, step and trip count that no other loop variable
 decides, and the sizes have values. Inside ``if`` statements, only the values at which
 every condition around the access holds count, where the analyses can compute the
-conditions from the same loop variables (``if (i < n && k < p) l_a[0, aq + u, ar] =
-a[i, k]`` with a row ``ar`` of up to 255 in a tile of 132 rows: ``i < n`` holds for
-it; a ``bool`` never assigned again stands for the condition it was given, ``bool more
-= l + 1 < nrPhases; if (more) ...``); an access under a condition they cannot compute (one on data, or on a variable a
-``while`` loop changes) is not checked, unless its index is a constant, which no test
-keeps inside (``(ta[0] + ta[1]) + (ta[2] + ta[3])`` of a ``reg float[unroll] ta`` with
-unroll = 2). An access in code that never runs is not checked: under a condition that
-is always false or does not hold at these sizes (``if (K > 10)``, ``if (n > 100)`` with
-n = 64, as mcl check finds them: CheckedModule.reach_of), or in a loop of no iterations;
-where one found runs only under a condition on data (``if (flags[0] == 1)``), the warning
-says so.
+conditions from the same loop variables (``if (i < n && k < p) l_a[0, aq + u, ar] = a[i,
+k]`` with a row ``ar`` of up to 255 in a tile of 132 rows: ``i < n`` holds for it; a
+``bool`` never assigned again stands for the condition it was given, ``bool more = l + 1
+< nrPhases; if (more) ...``); an access under a condition they cannot compute (one on
+data, or on a variable a ``while`` loop changes) is not checked, unless its index is a
+constant, which no test keeps inside (``(ta[0] + ta[1]) + (ta[2] + ta[3])`` of a ``reg
+float[unroll] ta`` with unroll = 2). An access in code that never runs is not checked:
+under a condition that is always false or does not hold at these sizes (``if (K > 10)``,
+``if (n > 100)`` with n = 64, as mcl check finds them: CheckedModule.reach_of), or in a
+loop of no iterations; where one found runs only under a condition on data (``if
+(flags[0] == 1)``), the warning says so.
 The values are enumerated (mcl.analyses.loop_points, up to its :data:`MOST` points
 per index), and the
 warning names the loop variables' values of one that leaves: a proof, not an estimate."""
@@ -403,13 +403,15 @@ def modifying(found: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def unsafe(found: list[Diagnostic]) -> list[Diagnostic]:
-    """The warnings among ``found`` of a kernel not to launch: a store outside its array
-    (:func:`modifying`), a barrier that not every unit of a work-group reaches (PoCL
+    """The warnings among ``found`` of a kernel not to launch: an access outside its
+    array (a store modifies memory the kernel does not own, :func:`modifying`; a load
+    reads it, and on a CPU device a read far outside kills the process with a
+    segmentation fault), a barrier that not every unit of a work-group reaches (PoCL
     dies of a segmentation fault, a GPU may hang), a loop that never ends (it hangs), an
     output whose elements the stores do not all reach (the result is wrong there)."""
-    stores = modifying(found)
-    return [d for d in found if d in stores
-            or d.code in (barriers.CODE, "feedback-endless-loop", "feedback-unwritten-output")]
+    return [d for d in found if d.code in ("feedback-out-of-bounds", barriers.CODE,
+                                           "feedback-endless-loop",
+                                           "feedback-unwritten-output")]
 
 
 def _known_conditions(a: Access) -> tuple[sympy.Basic, ...] | None:

@@ -239,7 +239,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         g for g in module.functions if g.name == kernel.generated.name)
     sizes, examples = _run_sizes(args, f)
     sizes.update(kernel.check_scalars(sizes))     # 1e3 given for an integer is 1000
-    _warn_if_wrong(checked, f.name, sizes, specialize, args)
+    # the sizes the version says it needs first: what the analyses would find wrong at
+    # other sizes (an access beyond a tile) follows from them
     divisible = (ref or {}).get("DIVISIBLE_BY", {}).get(file.stem, {})
     for name, d in divisible.items():
         if divisibility_problems({name: d}, sizes):
@@ -251,6 +252,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   f"not {now}",
                                   hint=fix + ", or a version of the kernel that handles any "
                                              "size"))
+    _warn_if_wrong(checked, f.name, sizes, specialize, args)
     rng = np.random.default_rng(args.seed)
     if ref is not None and "inputs" in ref:
         import inspect
@@ -434,10 +436,10 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     """Print on stderr what makes the kernel wrong whatever its speed at these sizes
     (a loop that never runs, a grid of no blocks, an index beyond its dimension, a read of
     an element nothing writes: mcl.analyses.wrong_kernel),
-    before it runs: a result checked against nothing would not show it. A store or an
-    atomic update beyond its dimension, a barrier not every unit reaches, or a loop that
-    never ends, stops the run (unless --unchecked):
-    launched, the kernel would modify memory it does not own."""
+    before it runs: a result checked against nothing would not show it. An access beyond
+    its dimension, a barrier not every unit reaches, or a loop that never ends, stops
+    the run (unless --unchecked): launched, the kernel would modify or read memory it
+    does not own (on a CPU device a read far outside kills the process), or hang."""
     import sys
 
     from mcl.analyses import wrong_kernel
@@ -446,7 +448,8 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     found = wrong_kernel(checked, sizes, function, specialize)
     if found:
         print_diagnostics(found, args, stream=sys.stderr)
-    outside = modifying(found)
+    outside = [d for d in found if d.code == "feedback-out-of-bounds"]
+    stores = modifying(outside)
     endless = [d for d in found if d.code == "feedback-endless-loop"]
     if endless and not args.unchecked_writes:
         raise McplError(error(
@@ -471,16 +474,20 @@ def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,
     if outside and not args.unchecked_writes:
         # a store or atomic update outside its array modifies memory the kernel does not
         # own: on a CPU device the process's own (PoCL: its heap corrupted, the process
-        # aborted); a read there only gives a wrong result, which the check then shows
+        # aborted); a load there reads it, and one far outside kills the process with a
+        # segmentation fault (a GPU's driver reports an illegal address)
+        first = (stores or outside)[0]
         raise McplError(error(
             "opencl-out-of-bounds",
-            f"not run: at these sizes the kernel writes outside its arrays "
-            f"({len(outside)} access{'es' if len(outside) != 1 else ''}, warned of above); "
-            "launched, it would modify memory it does not own",
-            outside[0].span, hint="choose sizes the kernel is written for, or guard the "
-                                  "accesses (mcl feedback --set ... says which); where the "
-                                  "kernel keeps them inside in a way the analyses do not "
-                                  "follow, --unchecked launches it"))
+            f"not run: at these sizes the kernel {'writes' if stores else 'reads'} outside "
+            f"its arrays ({len(outside)} access{'es' if len(outside) != 1 else ''}, warned "
+            "of above); launched, it would "
+            + ("modify memory it does not own" if stores else
+               "read memory it does not own: a wrong result, or the process killed"),
+            first.span, hint="choose sizes the kernel is written for, or guard the "
+                             "accesses (mcl feedback --set ... says which); where the "
+                             "kernel keeps them inside in a way the analyses do not "
+                             "follow, --unchecked launches it"))
 
 
 def _perfect_version(file: Path, f, search_path: list[str]):

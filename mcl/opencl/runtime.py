@@ -327,10 +327,11 @@ class Kernel:
         return outputs
 
     def check_writes(self, env: dict) -> None:
-        """An error where the kernel would store or update an element outside its array
-        at the sizes of ``env`` (mcl.analyses.validity, once per sizes): launched, it
+        """An error where the kernel would store, update or load an element outside its
+        array at the sizes of ``env`` (mcl.analyses.validity, once per sizes): launched, it
         would modify memory it does not own (on a CPU device the process's own: PoCL
-        aborts the process, its heap corrupted); where a barrier is not reached by every
+        aborts the process, its heap corrupted) or read it (far outside, on a CPU device,
+        a segmentation fault); where a barrier is not reached by every
         unit of a work-group (PoCL dies of a segmentation fault, a GPU may hang); or where
         a loop never ends (the launch would hang)."""
         if self.writes_outside is None:
@@ -340,7 +341,9 @@ class Kernel:
             return
         found = self.writes_outside(env)
         if found:
-            d = found[0]
+            # a store outside first: what it would do is the worse
+            d = min(found, key=lambda d: not (d.code == "feedback-out-of-bounds"
+                                              and d.data.get("modifies")))
             code, what = {
                 "feedback-divergent-barrier": (
                     "opencl-divergent-barrier",
@@ -351,7 +354,8 @@ class Kernel:
                     "opencl-unwritten-output",
                     "at these sizes it leaves part of an output unwritten: "),
             }.get(d.code, ("opencl-out-of-bounds",
-                           "at these sizes it writes outside its arrays: "))
+                           f"at these sizes it {'writes' if d.data.get('modifies') else 'reads'}"
+                           " outside its arrays: "))
             raise McplError(error(
                 code, f"'{self.plan.kernel}' not run: {what}{d.message}", d.span,
                 f"{d.hint}; where the kernel is right in a way the analyses do not "

@@ -430,3 +430,19 @@ def test_run_refuses_a_store_outside_its_array_under_a_bool_condition(opencl_dev
                              "--set", "m=64", "--set", "p=64", "--repeat", "1")
     assert code == 1 and "l_a (1 - cur) reaches" in err
     assert "[opencl-out-of-bounds]" in err and "time" not in out
+
+
+def test_run_refuses_a_kernel_that_reads_outside_its_arrays(opencl_device, run_cli,
+                                                           tmp_path):
+    """vector_add gpu_v1 reading a[i + 100000000]: launched on PoCL, the process died
+    of a segmentation fault; `mcl run` now warns of the load and does not launch it
+    (--unchecked would)."""
+    source = (EXAMPLES / "vector_add" / "gpu_v1.mcpl").read_text()
+    assert source.count("a[i]") == 1
+    (tmp_path / "gpu_v1.mcpl").write_text(source.replace("a[i]", "a[i + 100000000]"))
+    code, out, err = run_cli("run", tmp_path / "gpu_v1.mcpl", "--target", "hopper",
+                             "--set", "n=4096", "--repeat", "1")
+    assert code == 1 and "warning: the index of a (i + 100000000) reaches" in err
+    assert ("error: not run: at these sizes the kernel reads outside its arrays (1 access, "
+            "warned of above); launched, it would read memory it does not own") in err
+    assert "[opencl-out-of-bounds]" in err and "time" not in out

@@ -114,6 +114,37 @@ def test_a_kernel_that_updates_an_element_outside_its_array_is_not_launched(tmp_
                        check_writes=False).writes_outside is None
 
 
+_FAR_READ = """module far;
+import hopper;
+hopper void k(const int n = 256, global float[n] out, global float[n] inp) {
+  foreach (int b in n / 32 blocks) {
+    foreach (int w in 1 warps) {
+      foreach (int t in 32 threads) {
+        out[b * 32 + t] = inp[b * {stride} + t];
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_kernel_that_reads_far_outside_its_array_is_not_launched(opencl_device, tmp_path):
+    """A load 700 million elements past its array's end: launched on PoCL, the process
+    died of a segmentation fault (loads were launched, the comparison with a reference
+    left to show the wrong result). The call is now an error naming the read; the kernel
+    of the right stride runs."""
+    (tmp_path / "far.mcpl").write_text(_FAR_READ.replace("{stride}", "100000000"))
+    k = mcl.compile(tmp_path / "far.mcpl", "hopper")
+    with pytest.raises(McplError) as e:
+        k(n=256, inp=np.ones(256, np.float32))
+    d = e.value.diagnostics[0]
+    assert d.code == "opencl-out-of-bounds" and d.span.line == 7
+    assert "not run: at these sizes it reads outside its arrays: the index of inp" in d.message
+    (tmp_path / "near.mcpl").write_text(_FAR_READ.replace("{stride}", "32"))
+    k = mcl.compile(tmp_path / "near.mcpl", "hopper")
+    assert k(n=256, inp=np.arange(256, dtype=np.float32))["out"][255] == 255
+
+
 def _in_own_process(script: str):
     """``script`` run by a Python of its own: a kernel that hangs fails the test (at the
     timeout) instead of the test suite."""
