@@ -102,11 +102,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fast-math", action="store_true", help=_FAST_MATH_HELP)
     p.add_argument("--unchecked", "--unchecked-writes", dest="unchecked_writes",
                    action="store_true",
-                   help="launch the kernel even where the analyses find a store or atomic "
-                        "update outside its array at these sizes, a barrier that not "
-                        "every unit of a work-group reaches, or a loop that never ends "
+                   help="launch the kernel even where the analyses find a load, store or "
+                        "atomic update outside its array at these sizes, a barrier that "
+                        "not every unit of a work-group reaches, or a loop that never ends "
                         "(for a kernel right in a way they do not follow): such a kernel "
-                        "modifies memory it does not own, or hangs")
+                        "reads or modifies memory it does not own (on a CPU device the "
+                        "process may die of it), or hangs")
     add_hwd_path_option(p)
     p.set_defaults(func=cmd_run)
 

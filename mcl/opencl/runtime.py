@@ -46,7 +46,7 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     allows a limit (NVIDIA's; :func:`mcl.opencl.device.takes_register_limit`), so that more
     work-groups are resident; the compiler spills what does not fit. ``fast_math``:
     relaxed math (mcl.opencl.generate.FAST_MATH). ``check_writes``: before the first
-    launch at each sizes, the stores and atomic updates that leave their arrays there,
+    launch at each sizes, the loads, stores and atomic updates that leave their arrays there,
     the barriers that not every unit of a work-group reaches and the loops that never
     end (mcl.analyses.validity, mcl.analyses.barriers) stop the call; False launches
     such a kernel anyway (where it is right in a way the analyses do not follow)."""
