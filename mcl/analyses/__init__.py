@@ -166,6 +166,25 @@ def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None
     return ranked(out)
 
 
+def data_indexed(module_or_checked: Any, function: str | None = None) -> list[ast.Index]:
+    """The array accesses of a function (every function, or the one named ``function``)
+    whose element the data choose, so that no analysis at any sizes can say whether it
+    stays inside its array (mcl.analyses.validity.data_indexed): ``mcl run`` launches a
+    kernel with such accesses on a CPU device in a process of its own."""
+    checked = _checked(module_or_checked, None, "analyses.data_indexed")
+    out: list[ast.Index] = []
+    for f in checked.module.functions:
+        hw = checked.hardware_of(f)
+        if hw is None or (function is not None and f.name != function):
+            continue
+        try:
+            sym = build_kernel(f, checked, None, hw, False)
+        except RecursionError:
+            continue
+        out += [a.node for a in validity.data_indexed(sym)]
+    return out
+
+
 def _passes(only: Iterable[str] | str | None) -> set[str]:
     if not only:
         return set(PASSES)

@@ -396,6 +396,20 @@ def _wrapped_warning(a: Access, which: str, text: str, value: int,
         "index in a long variable")
 
 
+def data_indexed(num: Kernel) -> list[Access]:
+    """The accesses whose element the data choose, which no size lets the analyses
+    check: an index read from an array (``x[colIndex[k]]``) or a loop variable whose
+    bounds are (``for (k = rowPtr[i]; k < rowPtr[i + 1]; k++)``). Outside its array,
+    such an access is found only when it runs."""
+    out = []
+    for a in num.accesses:
+        names = {str(s) for s in a.offset.free_symbols} if a.offset is not None else set()
+        if a.offset is None or any(lp.var in names and (lp.trips is None or lp.start is None)
+                                   for lp in a.loops):
+            out.append(a)
+    return out
+
+
 def modifying(found: list[Diagnostic]) -> list[Diagnostic]:
     """The out-of-bounds warnings among ``found`` whose access stores or atomically
     updates: launched, the kernel would modify memory it does not own."""

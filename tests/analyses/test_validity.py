@@ -652,3 +652,23 @@ def test_a_compiled_kernel_does_not_launch_with_an_output_it_leaves_in_part(tmp_
     assert e.value.diagnostics[0].code == "opencl-unwritten-output"
     assert "leaves part of an output unwritten: out: 72 of its 200 elements" in str(e.value)
     assert np.array_equal(k(n=256, inp=np.ones(256, np.float32))["out"], np.ones(256))
+
+
+def test_the_accesses_whose_element_the_data_choose_are_listed():
+    """mcl.analyses.data_indexed: an index read from an array, or a loop variable whose
+    bounds are read from one (spmv_csr's rows), and nothing in a kernel whose indices the
+    loops and sizes decide (matmul, convolution)."""
+    from pathlib import Path
+
+    from mcl.analyses import data_indexed
+    from mcl.mcpl import check, parse_file
+    from mcl.mcpl.printer import print_expr
+    examples = Path(__file__).resolve().parents[2] / "examples"
+
+    def listed(path):
+        return {print_expr(a) for a in data_indexed(check(parse_file(str(examples / path))))}
+
+    assert listed("spmv_csr/perfect.mcpl") == {"values[k]", "colIdx[k]", "x[colIdx[k]]"}
+    assert listed("histogram/perfect.mcpl") == {"hist[input[i]]"}
+    assert listed("matmul/hopper_v12.mcpl") == set()
+    assert listed("convolution/hopper_v4.mcpl") == set()
