@@ -57,6 +57,8 @@ class _Truth:
 
     def __init__(self, cond: sympy.Basic):
         self.cond = cond
+
+
 #: at most this many combinations of foreach indices are walked for a loop's average
 #: number of iterations (KernelBuilder.mean_trips)
 _MEAN_UNITS = 4096
