@@ -82,6 +82,9 @@ class Loop:
     #: 1``: a reduction's tree) where its start and bound are numbers; ``trips`` is
     #: their count and ``step`` None
     values: tuple[int, ...] | None = None
+    #: the value at which a loop that multiplies or divides its index leaves it while its
+    #: condition holds (``s >>= 0``, 0 doubled): the loop never ends (``trips`` None)
+    stuck: int | None = None
     #: a foreach's count where it evaluates below zero at the kernel's sizes (``trips``
     #: is then 0: no unit starts)
     negative: int | None = None

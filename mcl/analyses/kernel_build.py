@@ -39,6 +39,7 @@ from mcl.analyses.kernel_syntax import (
     at_first_units,
     comparison,
     flat_offset,
+    geometric_stuck,
     geometric_update,
     geometric_values,
     named_depends,
@@ -466,7 +467,7 @@ class KernelBuilder:
             trips = None    # not 0: its condition holds from the start, and it never ends
         elif course == "never":
             trips = sympy.Integer(0)   # whichever way it steps (5; < 2; --: not 3)
-        values = None
+        values = stuck = None
         geometric = geometric_update(s.update, var) if step is None else None
         if geometric is not None and compared is not None and \
                 all(isinstance(x, sympy.Integer) for x in (start, bound)):
@@ -476,9 +477,15 @@ class KernelBuilder:
             if found is not None:
                 values = tuple(found)
                 trips = sympy.Integer(len(values))
+            else:
+                stuck = geometric_stuck(geometric, compared[0], int(start), int(bound))
         if trips is None:
             approx = True
-            if isinstance(s.update, ast.Assign) and (
+            if stuck is not None:
+                update = print_statement(s.update).strip().rstrip(";")
+                why = (f"loop '{var}' never ends: its update ({update}) leaves its index at "
+                       f"{stuck}, where its condition holds")
+            elif isinstance(s.update, ast.Assign) and (
                     s.update.op in ("*=", "/=", "<<=", ">>=") or (
                         s.update.op == "=" and isinstance(s.update.value, ast.Binary)
                         and s.update.value.op in ("*", "/", "<<", ">>"))):
@@ -497,7 +504,7 @@ class KernelBuilder:
             deps |= named_depends(s.init, self) | named_depends(s.cond, self)
         lp = Loop(s, "for", var, start, step, trips, None, approx, deps,
                   size_text=str(trips) if trips is not None else "?", bound=bound,
-                  mean=mean, values=values)
+                  mean=mean, values=values, stuck=stuck)
         if s.cond is not None:
             # the condition and the update run once per iteration
             lp_ops_loops = tuple(self.loops) + (lp,)

@@ -110,7 +110,8 @@ MAX_GEOMETRIC = 64
 def geometric_update(update: ast.Stmt | None, var: str | None) -> tuple[str, int] | None:
     """``(op, c)`` of an update that multiplies or divides the loop's index by a
     literal (``s *= 2``, ``s /= 2``, ``s <<= 1``, ``s >>= 1``, ``s = s * 2``, ``s = s >>
-    1``); None for any other."""
+    1``, and those that leave it as it is, ``s >>= 0``, ``s *= 1``); None for any other
+    (and for a division by 0 or a negative shift, which C leaves undefined)."""
     if not (isinstance(update, ast.Assign) and isinstance(update.target, ast.Name)
             and update.target.id == var):
         return None
@@ -122,8 +123,8 @@ def geometric_update(update: ast.Stmt | None, var: str | None) -> tuple[str, int
             isinstance(value, ast.Literal) and value.kind == "int"):
         return None
     c = int(value.value)
-    if c <= (1 if op in ("*=", "/=") else 0):
-        return None     # the index would not move
+    if (op == "/=" and c == 0) or (op in ("<<=", ">>=") and c < 0):
+        return None     # undefined in C
     return op, c
 
 
@@ -134,7 +135,23 @@ def geometric_values(update: tuple[str, int], cond_op: str, start: int,
     the index on the left, :func:`comparison`), each the last times or divided by
     ``update``'s factor as the kernel's integers do (a division truncates toward zero);
     None where the index would not reach the bound within :data:`MAX_GEOMETRIC`
-    values."""
+    values, or never does (:func:`geometric_stuck`)."""
+    return _geometric_walk(update, cond_op, start, bound)[0]
+
+
+def geometric_stuck(update: tuple[str, int], cond_op: str, start: int,
+                    bound: int) -> int | None:
+    """The value at which such a loop's index stops changing while its condition still
+    holds (``s >>= 0``, ``s *= 1``, 0 doubled, -1 halved): the loop never ends. None
+    where it ends, or goes on past :data:`MAX_GEOMETRIC` values."""
+    return _geometric_walk(update, cond_op, start, bound)[1]
+
+
+def _geometric_walk(update: tuple[str, int], cond_op: str, start: int,
+                    bound: int) -> tuple[list[int] | None, int | None]:
+    """(the values, None) of :func:`geometric_values`; (None, the value it sticks at)
+    where the index stops changing with the condition holding; (None, None) past
+    :data:`MAX_GEOMETRIC` values or for a condition that is no ordering."""
     op, c = update
     step = {"*=": lambda v: v * c, "/=": lambda v: int(v / c),
             "<<=": lambda v: v << c, ">>=": lambda v: v >> c}[op]
@@ -145,17 +162,17 @@ def geometric_values(update: tuple[str, int], cond_op: str, start: int,
         def test(v):
             return v > bound
     else:
-        return None
+        return None, None
     out, v = [], start
     while test(v):
         if len(out) == MAX_GEOMETRIC:
-            return None
+            return None, None
         out.append(v)
         nv = step(v)
         if nv == v:
-            return None     # 0 doubled, or -1 halved: the loop does not end
+            return None, v      # 0 doubled, or -1 halved: the loop does not end
         v = nv
-    return out
+    return out, None
 
 
 def comparison(cond: ast.Expr | None, var: str | None) -> tuple[str, ast.Expr] | None:

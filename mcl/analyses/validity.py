@@ -86,7 +86,9 @@ def empty_loops(sym: Kernel) -> list[Diagnostic]:
 def endless_loops(num: Kernel) -> list[Diagnostic]:
     """A warning at each counted ``for`` loop whose step at these sizes is 0, or moves
     its index away from the bound its condition compares it with (``i < n`` and ``i -=
-    1``), at a point of the loops around it where the condition holds from the start:
+    1``), or whose update multiplies, divides or shifts it to a value it then keeps
+    (``s >>= 0``, 0 doubled) with its condition holding, at a point of the loops around
+    it where the condition holds from the start:
     there the loop never ends, and the kernel hangs (a grid-stride loop whose stride
     ``0 * nrThreads * nrBlocks`` was mistyped, found by fuzzing ``mcl run``)."""
     out: list[Diagnostic] = []
@@ -99,6 +101,15 @@ def endless_loops(num: Kernel) -> list[Diagnostic]:
                 "(no break or return)", lp.node.span,
                 "launched, the kernel would hang: give the loop a condition that becomes "
                 "false, or a break"))
+            continue
+        if lp.kind == "for" and lp.stuck is not None:
+            update = print_statement(lp.node.update).rstrip(";")
+            out.append(warning(
+                "feedback-endless-loop",
+                f"{lp.label} never ends: its update ('{update}') leaves {lp.var} at "
+                f"{lp.stuck}, where '{print_expr(lp.node.cond)}' holds", lp.node.span,
+                "an update that multiplies, divides or shifts the index by a factor that "
+                "leaves it as it is; launched, the kernel would hang"))
             continue
         if lp.kind != "for" or lp.step is None or lp.start is None or lp.bound is None:
             continue

@@ -196,6 +196,35 @@ def test_a_loop_that_ends_is_not_named(tmp_path, stride, loop):
             if d.code == "feedback-endless-loop"] == []
 
 
+@pytest.mark.parametrize("update, stuck", [
+    ("s >>= 1", None),                   # reduction hopper_v2's tree, as written
+    ("s >>= 0", "its update ('s >>= 0') leaves s at 128, where 's > 0' holds"),
+    ("s /= 1", "its update ('s /= 1') leaves s at 128, where 's > 0' holds"),
+    ("s = s * 1", "its update ('s = s * 1') leaves s at 128, where 's > 0' holds"),
+])
+def test_a_tree_loop_whose_update_leaves_its_index_is_named(tmp_path, update, stuck):
+    """reduction hopper_v2's tree ``for (int s = nrThreads / 2; s > 0; s >>= 1)`` with
+    its shift mistyped as 0 (found by mutating the examples: `mcl run` hung on PoCL): a
+    loop that multiplies, divides or shifts its index by a factor that leaves it runs
+    forever; now feedback-endless-loop, and `mcl run` does not launch it."""
+    from pathlib import Path
+
+    from mcl.analyses import wrong_kernel
+    from mcl.mcpl import check, parse_file
+    source = (Path(__file__).resolve().parents[2] / "examples" / "reduction" /
+              "hopper_v2.mcpl").read_text()
+    assert "s > 0; s >>= 1)" in source
+    f = tmp_path / "hopper_v2.mcpl"
+    f.write_text(source.replace("s > 0; s >>= 1)", f"s > 0; {update})"))
+    found = [d for d in wrong_kernel(check(parse_file(str(f)))) if
+             d.code == "feedback-endless-loop"]
+    if stuck is None:
+        assert found == []
+    else:
+        (d,) = found
+        assert d.message == f"loop s never ends: {stuck}", d.message
+
+
 def test_an_index_inside_its_dimension_is_not_named(tmp_path):
     assert _bounds(tmp_path, 8) == []
 
