@@ -26,6 +26,7 @@ from mcl.mcpl.check_common import (
 from mcl.mcpl.check_expressions import _ExpressionChecks
 from mcl.mcpl.check_hardware import _Hardware, _HardwareChecks
 from mcl.mcpl.fold import fold_constant
+from mcl.mcpl.printer import print_statement
 from mcl.mcpl.resolve import CheckedModule, FunctionInfo, Reach, Symbol
 
 
@@ -359,6 +360,7 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
         if isinstance(s.init, ast.Declaration):
             self.record(s.init)
             self.declaration(s.init, kind="loop")
+            self.index_changed_in_body(s, s.init.name)
         elif isinstance(s.init, ast.Assign):
             self.record(s.init)
             self.assign(s.init)
@@ -381,6 +383,25 @@ class _FunctionChecker(_ExpressionChecks, _HardwareChecks):
                      never=f"the loop's condition `{_describe(s.cond)}` is false from "
                            "its start" if s.cond is not None else None)
         self.scopes.pop()
+
+    def index_changed_in_body(self, s: ast.For, var: str) -> None:
+        """A warning where the body of a counted loop assigns its own index (``k +=
+        a[i, k] * b[k]`` for ``sum +=``): the loop then runs as often as the data make
+        it, forever where they step the index back. Not where the body declares a
+        variable of the same name, which an assignment may mean."""
+        nodes = list(ast.walk(s.body))
+        if any(isinstance(n, ast.Declaration) and n.name == var for n in nodes):
+            return
+        for n in nodes:
+            if isinstance(n, ast.Assign | ast.IncDec) and isinstance(n.target, ast.Name) \
+                    and n.target.id == var:
+                self.warn("mcpl-loop-index-assigned",
+                          f"the body of loop {var} changes its index "
+                          f"(`{print_statement(n).strip().rstrip(';')}`): the loop runs as "
+                          "often as that makes it, and forever where it steps the index "
+                          "back", n, "change another variable; where the loop is meant to "
+                          "skip, say so with a while loop")
+                return
 
     def first_test(self, s: ast.For) -> bool | None:
         """Whether the condition of a for loop holds before its first iteration, where

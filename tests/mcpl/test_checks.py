@@ -532,3 +532,22 @@ def test_an_export_must_name_something_the_module_defines():
     assert [d.code for d in ds] == ["mcpl-unknown-export"]
     assert "'kk' is exported" in ds[0].message and "did you mean 'k'?" in ds[0].hint
     assert (ds[0].span.line, ds[0].span.column) == (2, 11)
+
+
+@pytest.mark.parametrize("body, warned", [
+    # matmul xeon_phi_v2's k loop with `sum` mistyped as `k` (found by mutating the
+    # examples: with negative data the loop stepped k back and mcl run hung)
+    ("for (int k = 0; k < n; k++) { k += a[k] * 2.0; }", "k += a[k] * 2.0"),
+    ("for (int k = 0; k < n; k++) { if (a[k] > 0.0) { k--; } }", "k--"),
+    # another variable, or a body that declares its own k: nothing to say
+    ("float s = 0.0; for (int k = 0; k < n; k++) { s += a[k]; } a[0] = s;", None),
+    ("for (int k = 0; k < n; k++) { int k2 = k; k2 += 1; a[k] = k2; }", None),
+])
+def test_a_counted_loop_whose_body_changes_its_index_is_warned_of(body, warned):
+    found = [d for d in kernel(INNER.format(body).replace("{{", "{").replace("}}", "}"))
+             if d.code == "mcpl-loop-index-assigned"]
+    if warned is None:
+        assert found == []
+    else:
+        (d,) = found
+        assert d.severity.name == "WARNING" and f"(`{warned}`)" in d.message
