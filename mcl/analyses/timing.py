@@ -395,7 +395,7 @@ def predicted_time(view: KernelView, occupancy=None, atomics_s: float | None = N
         # banks and cache links) runs on the busy ones only; the memory interface and
         # the atomics' units are the device's, and the latency part counts the warps
         scaled = [key for key in parts if not device_part(key)]
-    elif share > 1 and max(parts, key=parts.get) in WAITED:
+    elif share > 1 and parts and max(parts, key=parts.get) in WAITED:
         # where the execution units bound the time, it is the busiest holder's: its
         # blocks' execution parts take that much longer (memory-bound, the holders with
         # fewer blocks leave their share of the memory to the others)

@@ -70,3 +70,16 @@ def test_the_measured_range_is_read_as_two_shares(monkeypatch, value, expected):
     monkeypatch.setattr(target_settings, "device_settings",
                         lambda hw: {"uneven_progress_measured": value})
     assert target_settings.share_range(None, "uneven_progress_measured") == expected
+
+
+def test_a_grid_on_uneven_holders_with_no_part_to_time_is_no_internal_error(tmp_path):
+    """matmul mic_v2 with its loop over ej mistyped as `ej < ej` (found by mutating the
+    examples): its grid falls unevenly on the cores and no part of the time model has a
+    figure, and the time pass asked for the largest of no parts (an internal error of
+    mcl feedback)."""
+    source = (EXAMPLES / "matmul" / "mic_v2.mcpl").read_text()
+    assert "ej < y;" in source
+    f = tmp_path / "mic_v2.mcpl"
+    f.write_text(source.replace("ej < y;", "ej < ej;"))
+    found = feedback(check(f), values={"n": 96, "m": 256, "p": 64})
+    assert not any(d.is_error for d in found)
