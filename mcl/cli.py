@@ -352,7 +352,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    args.argv = argv        # a command that runs itself again in a child (mcl run)
     # The checks and analyses walk expressions recursively: a sum of a few hundred
     # terms nests deeper than Python's default limit of 1000 frames allows.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEPEST))

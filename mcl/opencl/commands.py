@@ -77,7 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "writes), as `mcl feedback` does; a kernel that would "
                                    "store to an element outside its array, whose barrier not "
                                    "every unit of a work-group reaches, or whose loop never "
-                                   "ends, is not launched (--unchecked launches it).")
+                                   "ends, is not launched (--unchecked launches it). An "
+                                   "index the data choose (x[colIdx[k]]) is checked as the "
+                                   "kernel runs: one outside its dimension is an error that "
+                                   "names the access.")
     p.add_argument("file", help="MCPL file")
     p.add_argument("--target", "-t", help=TARGET_HELP)
     p.add_argument("--function", help="the kernel to run when the file has several")
@@ -105,7 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="launch the kernel even where the analyses find a load, store or "
                         "atomic update outside its array at these sizes, a barrier that "
                         "not every unit of a work-group reaches, or a loop that never ends "
-                        "(for a kernel right in a way they do not follow): such a kernel "
+                        "(for a kernel right in a way they do not follow), and without "
+                        "checking the indices the data choose as it runs: such a kernel "
                         "reads or modifies memory it does not own (on a CPU device the "
                         "process may die of it), or hangs")
     add_hwd_path_option(p)
@@ -238,9 +242,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = kernel.plan
     f = module.function(args.function) if args.function else next(
         g for g in module.functions if g.name == kernel.generated.name)
-    apart = _data_indexed_on_cpu(args, checked, f.name, kernel.device)
-    if apart is not None:
-        return _run_apart(args, apart, kernel.device)
     sizes, examples = _run_sizes(args, f)
     sizes.update(kernel.check_scalars(sizes))     # 1e3 given for an integer is 1000
     # the sizes the version says it needs first: what the analyses would find wrong at
@@ -433,75 +434,6 @@ class _Progress:
         if quarter > self.quarter or done == total:
             self.quarter = quarter
             print(text, file=self.stream, flush=True)
-
-
-#: set in the environment of the child process `mcl run` runs itself again in
-_CHILD = "MCL_RUN_APART"
-
-
-def _data_indexed_on_cpu(args: argparse.Namespace, checked, function: str, dev):
-    """The accesses whose element the data choose (mcl.analyses.data_indexed), where
-    the kernel is to run on a CPU device, in this process, and its accesses are checked:
-    outside its array, such an access kills the process on PoCL (a segmentation fault),
-    which the analyses cannot foresee. None otherwise."""
-    import os
-
-    import pyopencl as cl
-
-    from mcl.analyses import data_indexed
-    if os.environ.get(_CHILD) == "1" or args.unchecked_writes \
-            or not dev.type & cl.device_type.CPU or getattr(args, "argv", None) is None:
-        return None
-    return data_indexed(checked, function) or None
-
-
-def _run_apart(args: argparse.Namespace, accesses: list, dev) -> int:
-    """``mcl run`` again, as it was given, in a child process whose output this one
-    passes on: a kernel that reads or writes outside its arrays where the data choose
-    the element kills the child, not this process, which says so (opencl-kernel-crashed)
-    instead of dying of a segmentation fault."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import threading
-
-    child = subprocess.Popen([sys.executable, "-m", "mcl", *args.argv],
-                             env={**os.environ, _CHILD: "1"}, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, errors="replace")
-
-    def relay(source, sink):
-        for line in source:
-            sink.write(line)
-            sink.flush()
-
-    relays = [threading.Thread(target=relay, args=pair, daemon=True)
-              for pair in ((child.stdout, sys.stdout), (child.stderr, sys.stderr))]
-    for t in relays:
-        t.start()
-    try:
-        code = child.wait()
-    except KeyboardInterrupt:       # the child has the signal too, and says so
-        code = child.wait()
-    for t in relays:
-        t.join()
-    if code >= 0:
-        return code
-    try:
-        how = signal.Signals(-code).name
-    except ValueError:
-        how = f"signal {-code}"
-    from mcl.mcpl.printer import print_expr
-    named = list(dict.fromkeys(f"{print_expr(a)} (line {a.span.line})" for a in accesses))
-    listed = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
-    raise McplError(error(
-        "opencl-kernel-crashed",
-        f"the kernel killed the process that ran it on {dev.name.strip()} ({how}): most "
-        "likely an access outside an array at an element the data choose, which no check "
-        f"before a launch can see: {listed}", accesses[0].span,
-        hint="check the indices that come from data (the bounds of a loop read from an "
-             "array, an index read from one) against the sizes of the arrays they index; "
-             "on a GPU the driver reports such an access as an error"))
 
 
 def _warn_if_wrong(checked, function: str, sizes: dict, specialize: bool,

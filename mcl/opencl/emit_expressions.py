@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
 from mcl.mcpl.check_common import is_builtin_stub, stub_writes
+from mcl.opencl.index_checks import CHECK_FUNCTION, FAULT_PARAM, IndexSite
 from mcl.opencl.plan import evaluate
 
 if TYPE_CHECKING:
@@ -373,21 +374,42 @@ class _CPrinter:
                        + "".join(f"[{len(g) * ','}]" for g in e.groups) + " but has shape "
                        + "".join(f"[{len(level)}]" for level in v.type.dims), e)
         v.root.read = True
-        idx = [i for grp in e.groups for i in grp]
+        groups = [[self.p(i) for i in grp] for grp in e.groups]
+        if not self.plan and (self.gen.check_every_index or e.span is not None and (
+                e.span.line, e.span.column, base.id) in (self.gen.index_checks or ())):
+            groups = self.checked_indices(e, groups, v.type.dims)
         wide = _wide(v.root)
-        if v.base is None:
-            offset = self.horner(idx, v.type.sizes, wide)
-        elif v.tiled:
+        if v.base is not None and v.tiled:
             rank = len(v.base.type.dims[0])
             per_dim = []
             for k in range(rank):
-                parts = [grp[k] for grp in e.groups]
+                parts = [grp[k] for grp in groups]
                 sizes = [level[k] for level in v.type.dims]
-                per_dim.append(self.horner_text([self.p(x) for x in parts], sizes))
+                per_dim.append(self.horner_text(parts, sizes))
             offset = self.horner_text(per_dim, v.base.type.sizes, wide)
         else:
-            offset = self.horner(idx, v.type.sizes, wide)
+            offset = self.horner_text([i for grp in groups for i in grp], v.type.sizes, wide)
         return f"{v.root.cname}[{offset[0]}]"
+
+    def checked_indices(self, e: ast.Index, groups: list[list[tuple[str, int]]],
+                        dims: Sequence[Sequence[ast.Expr]]) -> list[list[tuple[str, int]]]:
+        """The printed indices of ``e``, an access whose element the data choose, each
+        checked against its dimension as the kernel runs (mcl.opencl.index_checks)."""
+        from mcl.mcpl.printer import print_expr
+        g = self.gen
+        g.checks_indices = True
+        count = sum(len(grp) for grp in groups)
+        out, position = [], 0
+        for grp, level in zip(groups, dims, strict=True):
+            checked = []
+            for (text, _), size in zip(grp, level, strict=True):
+                g.index_sites.append(IndexSite(print_expr(e), e.base.id, position, count,
+                                               e.span, g.check_every_index))
+                checked.append((f"{CHECK_FUNCTION}({text}, {self.expr(size)}, "
+                                f"{len(g.index_sites)}, {FAULT_PARAM})", _ATOM))
+                position += 1
+            out.append(checked)
+        return out
 
     def horner(self, idx: Sequence[ast.Expr], sizes: Sequence[ast.Expr],
                wide: bool = False) -> tuple[str, int]:
@@ -484,6 +506,9 @@ class _CPrinter:
                 v.written = True
             else:
                 args.append(self.expr(a))
+        if h.checks_indices:        # it checks an index the data choose
+            g.checks_indices = True
+            args.append(FAULT_PARAM)
         return f"{h.cname}({', '.join(args)})"
 
     def stub_call(self, e: ast.Call, fn: ast.Function) -> str:

@@ -49,6 +49,7 @@ from mcl.opencl.emit_expressions import (
     root_name,
 )
 from mcl.opencl.emit_statements import _StatementEmission
+from mcl.opencl.index_checks import FAULT_PARAM, IndexSite, sites_to_check
 from mcl.opencl.plan import Argument, ViewCheck, evaluate
 from mcl.opencl.target import Target, load_target
 
@@ -68,7 +69,7 @@ def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
              target: str | Target | None = None,
              *, function: str | None = None, search_path: Sequence[str | Path] = (),
              specialize: bool = False, fast_math: bool = False,
-             one: bool = False) -> list[GeneratedKernel]:
+             one: bool = False, check_indices: bool = False) -> list[GeneratedKernel]:
     """OpenCL kernels and launch plans for the kernels of ``module`` (a path, a
     parsed module or one already checked with ``search_path``). ``target``: a leaf
     name (default: each function's level); a function written above it is
@@ -80,7 +81,9 @@ def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
     ``fast_math``: the plan's build options ask for relaxed math (:data:`FAST_MATH`):
     built-in functions and divisions to the precision of the fast instructions (with
     NVIDIA's compiler a log costs a quarter of its precise version, an exp or a
-    division three quarters: hopper.target's function costs)."""
+    division three quarters: hopper.target's function costs). ``check_indices``: the
+    indices the data choose are checked as the kernel runs (mcl.opencl.index_checks:
+    the kernels mcl.compile launches; not those mcl gen writes)."""
     # Code is generated only from programs the front end accepts: the generator
     # relies on the checks (foreach nesting, memory spaces, ...) having passed.
     from mcl.mcpl import check
@@ -118,8 +121,9 @@ def generate(module: ast.Module | CheckedModule | str | os.PathLike[str],
         mod, fn = module, f
         if f.hardware != tgt.name:
             mod, fn = _translate(module, f, tgt.name, search_path)
+        checks = sites_to_check(checked, f.name) if check_indices else None
         k = _KernelGen(mod, fn, tgt, search_path=tuple(map(str, search_path)),
-                       specialize=specialize).run()
+                       specialize=specialize, index_checks=checks).run()
         if fast_math:
             k = dataclasses.replace(k, plan=dataclasses.replace(
                 k.plan, build_options=(*k.plan.build_options, FAST_MATH)))
@@ -160,6 +164,8 @@ class _Helper:
     by_pointer: frozenset[int]
     written: frozenset[int]
     read: frozenset[int]
+    #: it checks an index the data choose: it takes the fault record last
+    checks_indices: bool = False
 
 
 @dataclass
@@ -228,6 +234,16 @@ class _KernelGen(_StatementEmission):
     #: copies that may be asynchronous (mcl.opencl.async_copy), and whether one is
     async_candidates: dict[int, async_copy.Candidate] = field(default_factory=dict)
     uses_async_copy: bool = False
+    #: (line, column, array) of the accesses whose indices are checked as the kernel
+    #: runs (mcl.opencl.index_checks; None: no index is), the sites checked so far
+    #: (shared with the helpers), and whether this function's code checks one (it
+    #: takes the fault record)
+    index_checks: frozenset[tuple[int, int, str]] | None = None
+    index_sites: list[IndexSite] = field(default_factory=list)
+    checks_indices: bool = False
+    #: every index is checked as it runs: the helpers of a kernel that checks indices,
+    #: whose accesses the analyses do not follow
+    check_every_index: bool = False
 
     @property
     def hw(self):
@@ -593,7 +609,9 @@ class _KernelGen(_StatementEmission):
                              helpers=self.helpers, helper_info=self.helper_info,
                              uses_double=self.uses_double, constants=self.constants,
                              used_constants=self.used_constants,
-                             constant_vars=self.constant_vars)
+                             constant_vars=self.constant_vars,
+                             index_checks=self.index_checks, index_sites=self.index_sites,
+                             check_every_index=self.index_checks is not None)
             sub.indent = 1
             sub.scopes = [dict(self.constant_vars)]
             params, pvars = [], []
@@ -610,6 +628,8 @@ class _KernelGen(_StatementEmission):
                 pvars.append(v)
             sub.scopes.append({})
             sub.statements(g.body.statements)
+            if sub.checks_indices:      # the fault record, passed on by the caller
+                params.append(f"__global int* {FAULT_PARAM}")
             written = {i for i, v in enumerate(pvars) if v.written}
             scalars = {i for i in written if not g.params[i].type.is_array}
             if scalars <= by_pointer:
@@ -623,7 +643,8 @@ class _KernelGen(_StatementEmission):
         self.float_atomics |= sub.float_atomics
         body = "\n".join(sub.lines)
         info = _Helper(cname, frozenset(by_pointer), frozenset(written),
-                       frozenset(i for i, v in enumerate(pvars) if v.read))
+                       frozenset(i for i, v in enumerate(pvars) if v.read),
+                       sub.checks_indices)
         # after the helpers it calls, which C needs declared first
         self.helpers[key] = (f"inline {_ctype(g.return_type.name, self)} {cname}"
                              f"({', '.join(params) or 'void'})\n{{\n{body}\n}}\n")

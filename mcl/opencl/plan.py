@@ -66,8 +66,10 @@ class Argument:
     """One kernel argument, in the order ``clSetKernelArg`` takes them.
 
     ``kind`` is "scalar" (passed by value), "value" (an array passed by value as a
-    struct of its elements, mcl.opencl.by_value) or "buffer" (an array; ``shape`` lists its
-    sizes as expressions, outermost first, tile levels concatenated)."""
+    struct of its elements, mcl.opencl.by_value), "buffer" (an array; ``shape`` lists its
+    sizes as expressions, outermost first, tile levels concatenated), "scratch" (per-group
+    arrays in global memory, the kernel's own) or "fault" (the record of an index the data
+    choose found outside its dimension as the kernel ran: mcl.opencl.index_checks)."""
 
     name: str
     kind: str
@@ -139,6 +141,9 @@ class LaunchPlan:
     wide_offsets: tuple[str, ...] = ()
     #: generated line -> MCPL line (for build errors); not written to JSON
     line_map: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+    #: the indices the kernel checks as it runs, by the site number its fault record
+    #: gives (mcl.opencl.index_checks); not written to JSON
+    index_sites: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def dims(self) -> int:
@@ -174,6 +179,7 @@ class LaunchPlan:
     def to_json(self) -> str:
         d = asdict(self)
         d.pop("line_map")
+        d.pop("index_sites")
         return json.dumps(d, indent=2) + "\n"
 
     @staticmethod

@@ -48,8 +48,10 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
     relaxed math (mcl.opencl.generate.FAST_MATH). ``check_writes``: before the first
     launch at each sizes, the loads, stores and atomic updates that leave their arrays there,
     the barriers that not every unit of a work-group reaches and the loops that never
-    end (mcl.analyses.validity, mcl.analyses.barriers) stop the call; False launches
-    such a kernel anyway (where it is right in a way the analyses do not follow)."""
+    end (mcl.analyses.validity, mcl.analyses.barriers) stop the call, and the indices the
+    data choose are checked as the kernel runs (mcl.opencl.index_checks: one outside its
+    dimension fails the call); False launches such a kernel anyway (where it is right in
+    a way the analyses do not follow), without the checks."""
     from mcl.mcpl.resolve import require_search_path, require_source
     from mcl.opencl.vendor import REGISTER_LIMITS
     require_source(path_or_module, "compile", "path_or_module")
@@ -70,7 +72,8 @@ def compile(path_or_module: str | os.PathLike[str] | ast.Module | CheckedModule,
                               "registers per work-item is out of range",
                               hint="give {} to {} registers".format(*REGISTER_LIMITS)))
     kernels = generate(path_or_module, target, function=function, search_path=search_path,
-                       specialize=specialize, fast_math=fast_math, one=True)
+                       specialize=specialize, fast_math=fast_math, one=True,
+                       check_indices=check_writes)
     if context is None:
         rt = devices.runtime(device)
         context, queue = rt.context, rt.queue
@@ -124,6 +127,9 @@ class Kernel:
     #: loops; None: not checked); asked once per sizes, before a launch
     writes_outside: object = field(default=None, repr=False)
     _safe_sizes: set = field(default_factory=set, repr=False)
+    #: the fault record of the last launch prepared, where the kernel checks the indices
+    #: the data choose (mcl.opencl.index_checks; None where it checks none)
+    _fault: object = field(default=None, repr=False)
 
     @property
     def plan(self) -> LaunchPlan:
@@ -324,7 +330,28 @@ class Kernel:
             self.queue.finish()
         except cl.Error as e:
             raise self._failed(e) from e
+        self.check_faults()
         return outputs
+
+    def check_faults(self) -> None:
+        """Raise where the last launches prepared reached an index the data choose
+        outside its dimension (mcl.opencl.index_checks), the first of them named; the
+        record is cleared."""
+        import pyopencl as cl
+
+        from mcl.opencl.index_checks import fault_error, fresh_record
+        if self._fault is None:
+            return
+        record = fresh_record()
+        cl.enqueue_copy(self.queue, record, self._fault)
+        if not record[0]:
+            return
+        cl.enqueue_copy(self.queue, self._fault, fresh_record())
+        self.queue.finish()
+        found = fault_error(self.plan.kernel, self.plan.index_sites, record, self.plan.dims,
+                            self.device.name.strip())
+        if found is not None:
+            raise found
 
     def check_writes(self, env: dict) -> None:
         """An error where the kernel would store, update or load an element outside its
@@ -379,7 +406,9 @@ class Kernel:
         import pyopencl as cl
         import pyopencl.array as cla
 
+        from mcl.opencl.index_checks import fresh_record
         plan = self.plan
+        self._fault = None
         unknown = set(kwargs) - set(plan.parameters)
         if unknown:
             close = {u: closest_name(u, set(plan.parameters) - set(kwargs)) for u in unknown}
@@ -421,6 +450,12 @@ class Kernel:
                 continue
             if a.kind == "value":       # a struct of the elements, passed by value
                 args.append(self.packed(a, values[a.name]))
+                continue
+            if a.kind == "fault":       # where an index the data choose left its dimension
+                self._fault = cl.Buffer(self.context, cl.mem_flags.READ_WRITE
+                                        | cl.mem_flags.COPY_HOST_PTR,
+                                        hostbuf=fresh_record())
+                args.append(self._fault)
                 continue
             if a.kind == "scratch":     # per-group arrays in global memory: the kernel's own
                 nbytes = int(np.prod([evaluate(e, env) for e in a.shape])) \
@@ -696,6 +731,7 @@ class Kernel:
                                       - ev.get_profiling_info(cl.profiling_info.START)) * 1e-9)
             if progress is not None:    # each launch is waited for
                 progress(i + 1, warmup + repeat)
+        self.check_faults()
         return best
 
 
