@@ -169,8 +169,8 @@ def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None
 def data_indexed(module_or_checked: Any, function: str | None = None) -> list[ast.Index]:
     """The array accesses of a function (every function, or the one named ``function``)
     whose element the data choose, so that no analysis at any sizes can say whether it
-    stays inside its array (mcl.analyses.validity.data_indexed): ``mcl run`` launches a
-    kernel with such accesses on a CPU device in a process of its own."""
+    stays inside its array (mcl.analyses.validity.data_indexed): the kernels of ``mcl run``
+    and ``mcl.compile`` check their indices as they run (mcl.opencl.index_checks)."""
     checked = _checked(module_or_checked, None, "analyses.data_indexed")
     out: list[ast.Index] = []
     for f in checked.module.functions:
