@@ -166,13 +166,15 @@ def wrong_kernel(module_or_checked: Any, values: Mapping[str, int] | None = None
     return ranked(out)
 
 
-def data_indexed(module_or_checked: Any, function: str | None = None) -> list[ast.Index]:
+def data_indexed(module_or_checked: Any, function: str | None = None
+                 ) -> list[tuple[ast.Index, tuple[int, ...]]]:
     """The array accesses of a function (every function, or the one named ``function``)
     whose element the data choose, so that no analysis at any sizes can say whether it
-    stays inside its array (mcl.analyses.validity.data_indexed): the kernels of ``mcl run``
-    and ``mcl.compile`` check their indices as they run (mcl.opencl.index_checks)."""
+    stays inside its array, each with the positions of the indices the data choose
+    (mcl.analyses.validity.data_indexed): the kernels of ``mcl run`` and ``mcl.compile``
+    check those indices as they run (mcl.opencl.index_checks)."""
     checked = _checked(module_or_checked, None, "analyses.data_indexed")
-    out: list[ast.Index] = []
+    out: list[tuple[ast.Index, tuple[int, ...]]] = []
     for f in checked.module.functions:
         hw = checked.hardware_of(f)
         if hw is None or (function is not None and f.name != function):
@@ -181,7 +183,7 @@ def data_indexed(module_or_checked: Any, function: str | None = None) -> list[as
             sym = build_kernel(f, checked, None, hw, False)
         except RecursionError:
             continue
-        out += [a.node for a in validity.data_indexed(sym)]
+        out += [(a.node, positions) for a, positions in validity.data_indexed(sym)]
     return out
 
 

@@ -407,17 +407,22 @@ def _wrapped_warning(a: Access, which: str, text: str, value: int,
         "index in a long variable")
 
 
-def data_indexed(num: Kernel) -> list[Access]:
+def data_indexed(num: Kernel) -> list[tuple[Access, tuple[int, ...]]]:
     """The accesses whose element the data choose, which no size lets the analyses
-    check: an index read from an array (``x[colIndex[k]]``) or a loop variable whose
-    bounds are (``for (k = rowPtr[i]; k < rowPtr[i + 1]; k++)``). Outside its array,
-    such an access is found only when it runs."""
+    check, each with the positions of the indices the data choose (0-based, tile levels
+    concatenated; every position where the analyses cannot tell which): an index read
+    from an array (``x[colIndex[k]]``) or a loop variable whose bounds are (``for (k =
+    rowPtr[i]; k < rowPtr[i + 1]; k++)``). Outside its array, such an access is found
+    only when it runs."""
     out = []
     for a in num.accesses:
+        chosen = {lp.var for lp in a.loops if lp.trips is None or lp.start is None}
         names = {str(s) for s in a.offset.free_symbols} if a.offset is not None else set()
-        if a.offset is None or any(lp.var in names and (lp.trips is None or lp.start is None)
-                                   for lp in a.loops):
-            out.append(a)
+        if a.offset is not None and not names & chosen:
+            continue
+        positions = tuple(d for d, e in enumerate(a.indices)
+                          if e is None or {str(s) for s in e.free_symbols} & chosen)
+        out.append((a, positions or tuple(range(len(a.indices)))))
     return out
 
 

@@ -375,9 +375,9 @@ class _CPrinter:
                        + "".join(f"[{len(level)}]" for level in v.type.dims), e)
         v.root.read = True
         groups = [[self.p(i) for i in grp] for grp in e.groups]
-        if not self.plan and (self.gen.check_every_index or e.span is not None and (
-                e.span.line, e.span.column, base.id) in (self.gen.index_checks or ())):
-            groups = self.checked_indices(e, groups, v.type.dims)
+        checked = self.checked_positions(e)
+        if checked:
+            groups = self.checked_indices(e, groups, v.type.dims, checked)
         wide = _wide(v.root)
         if v.base is not None and v.tiled:
             rank = len(v.base.type.dims[0])
@@ -391,10 +391,24 @@ class _CPrinter:
             offset = self.horner_text([i for grp in groups for i in grp], v.type.sizes, wide)
         return f"{v.root.cname}[{offset[0]}]"
 
+    def checked_positions(self, e: ast.Index) -> frozenset[int] | tuple[int, ...]:
+        """The positions of the indices of ``e`` checked as the kernel runs
+        (mcl.opencl.index_checks): those the data choose, and in a helper function of
+        a kernel that checks them every one; none in a plan's expressions."""
+        g = self.gen
+        if self.plan or g.index_checks is None:
+            return ()
+        if g.check_every_index:
+            return frozenset(range(sum(len(grp) for grp in e.groups)))
+        if e.span is None:
+            return ()
+        return g.index_checks.get((e.span.line, e.span.column, e.base.id), ())
+
     def checked_indices(self, e: ast.Index, groups: list[list[tuple[str, int]]],
-                        dims: Sequence[Sequence[ast.Expr]]) -> list[list[tuple[str, int]]]:
-        """The printed indices of ``e``, an access whose element the data choose, each
-        checked against its dimension as the kernel runs (mcl.opencl.index_checks)."""
+                        dims: Sequence[Sequence[ast.Expr]], positions
+                        ) -> list[list[tuple[str, int]]]:
+        """The printed indices of ``e``, those at ``positions`` checked against their
+        dimension as the kernel runs (mcl.opencl.index_checks)."""
         from mcl.mcpl.printer import print_expr
         g = self.gen
         g.checks_indices = True
@@ -402,11 +416,13 @@ class _CPrinter:
         out, position = [], 0
         for grp, level in zip(groups, dims, strict=True):
             checked = []
-            for (text, _), size in zip(grp, level, strict=True):
-                g.index_sites.append(IndexSite(print_expr(e), e.base.id, position, count,
-                                               e.span, g.check_every_index))
-                checked.append((f"{CHECK_FUNCTION}({text}, {self.expr(size)}, "
-                                f"{len(g.index_sites)}, {FAULT_PARAM})", _ATOM))
+            for (text, prec), size in zip(grp, level, strict=True):
+                if position in positions:
+                    g.index_sites.append(IndexSite(print_expr(e), e.base.id, position, count,
+                                                   e.span, g.check_every_index))
+                    text, prec = (f"{CHECK_FUNCTION}({text}, {self.expr(size)}, "
+                                  f"{len(g.index_sites)}, {FAULT_PARAM})", _ATOM)
+                checked.append((text, prec))
                 position += 1
             out.append(checked)
         return out

@@ -238,7 +238,7 @@ class _KernelGen(_StatementEmission):
     #: runs (mcl.opencl.index_checks; None: no index is), the sites checked so far
     #: (shared with the helpers), and whether this function's code checks one (it
     #: takes the fault record)
-    index_checks: frozenset[tuple[int, int, str]] | None = None
+    index_checks: dict[tuple[int, int, str], tuple[int, ...]] | None = None
     index_sites: list[IndexSite] = field(default_factory=list)
     checks_indices: bool = False
     #: every index is checked as it runs: the helpers of a kernel that checks indices,

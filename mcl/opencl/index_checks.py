@@ -48,13 +48,18 @@ class IndexSite:
     in_helper: bool = False
 
 
-def sites_to_check(checked, function: str) -> frozenset[tuple[int, int, str]]:
+def sites_to_check(checked, function: str) -> dict[tuple[int, int, str], tuple[int, ...]]:
     """(line, column, array) of the accesses of ``function`` whose element the data
-    choose: what the generator checks. Spans survive translation to a lower level, so
-    the accesses of the translated function are found by them."""
+    choose, and the positions of the indices the data choose: what the generator
+    checks. Spans survive translation to a lower level, so the accesses of the
+    translated function are found by them."""
     from mcl.analyses import data_indexed
-    return frozenset((n.span.line, n.span.column, n.base.id)
-                     for n in data_indexed(checked, function) if n.span is not None)
+    out: dict[tuple[int, int, str], tuple[int, ...]] = {}
+    for n, positions in data_indexed(checked, function):
+        if n.span is not None:
+            key = (n.span.line, n.span.column, n.base.id)
+            out[key] = tuple(sorted({*out.get(key, ()), *positions}))
+    return out
 
 
 def helper_source() -> str:

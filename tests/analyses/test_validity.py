@@ -695,9 +695,13 @@ def test_the_accesses_whose_element_the_data_choose_are_listed():
     examples = Path(__file__).resolve().parents[2] / "examples"
 
     def listed(path):
-        return {print_expr(a) for a in data_indexed(check(parse_file(str(examples / path))))}
+        return {print_expr(a) for a, _ in data_indexed(check(parse_file(str(examples / path))))}
 
     assert listed("spmv_csr/perfect.mcpl") == {"values[k]", "colIdx[k]", "x[colIdx[k]]"}
     assert listed("histogram/perfect.mcpl") == {"hist[input[i]]"}
     assert listed("matmul/hopper_v12.mcpl") == set()
     assert listed("convolution/hopper_v4.mcpl") == set()
+    # the indices the data choose, by position: histogram hopper_v2's l_hist[v[u], c],
+    # whose copy c the thread decides
+    found = data_indexed(check(parse_file(str(examples / "histogram" / "hopper_v2.mcpl"))))
+    assert {(print_expr(a), positions) for a, positions in found} == {("l_hist[v[u], c]", (0,))}
