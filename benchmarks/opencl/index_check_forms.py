@@ -10,7 +10,10 @@ reference.py and timed, alternating rounds, best of --repeats behind keep_awake.
 * ``int``: the same in 32 bits;
 * ``deferred``: no store in the access's path: the comparison selects the index or 0
   and keeps the last fault of the work-item in private variables, which the work-item
-  records at the kernel's end.
+  records at the kernel's end; ``deferred_int``: the same in 32 bits.
+
+Each row has the NVIDIA compiler's registers per work-item (the CUDA driver's figure for
+the program's PTX) where an NVIDIA device is present.
 
     python benchmarks/opencl/index_check_forms.py --out DIR [--device NVIDIA]
 """
@@ -68,6 +71,19 @@ DEFERRED_FORM = """inline long mcl_check(long i, long n, int site, int *bad, lon
     mcl_check(i, n, site, &mcl_bad, &mcl_bad_i, &mcl_bad_n)
 """
 
+DEFERRED_INT_FORM = """inline int mcl_check(int i, int n, int site, int *bad, int *bad_i,
+                       int *bad_n)
+{
+    bool ok = (uint)i < (uint)n;
+    *bad = ok ? *bad : site;
+    *bad_i = ok ? *bad_i : i;
+    *bad_n = ok ? *bad_n : n;
+    return ok ? i : 0;
+}
+#define mcl_checked_index(i, n, site, fault) \\
+    mcl_check(i, n, site, &mcl_bad, &mcl_bad_i, &mcl_bad_n)
+"""
+
 DEFERRED_END = """    if (mcl_bad && atomic_cmpxchg(mcl_fault, 0, mcl_bad) == 0) {
         mcl_fault[1] = (int)(mcl_bad_i & 0xffffffffL);
         mcl_fault[2] = (int)(mcl_bad_i >> 32);
@@ -81,18 +97,43 @@ DEFERRED_END = """    if (mcl_bad && atomic_cmpxchg(mcl_fault, 0, mcl_bad) == 0)
 """
 
 
+FORMS = ("record", "int", "deferred", "deferred_int")
+
+
+def registers(k) -> int | None:
+    """The NVIDIA compiler's registers per work-item for the Kernel's source (None
+    without an NVIDIA device)."""
+    from mcl.opencl import vendor
+    device = vendor.nvidia_device()
+    if device is None:
+        return None
+    options = [*k.plan.options_for(device.platform.name)]
+    options += [c.option(int(c.default)) for c in k.plan.compile_time if c.default is not None]
+    try:
+        ptx = vendor.ptx_of(device, k.source, options)
+        loaded = vendor.load(ptx, k.plan.kernel, vendor.max_registers(options))
+    except Exception as e:  # the driver refuses: said in the row
+        return f"not loaded: {e}"
+    try:
+        return loaded.registers
+    finally:
+        loaded.unload()
+
+
 def form(source: str, name: str) -> str:
     if name == "record":
         return source
     if name == "int":
         return _FUNCTION.sub(lambda _: INT_FORM, source)
-    if name == "deferred":
+    if name in ("deferred", "deferred_int"):
         if "return;" in source[source.index("__kernel"):]:
             raise ValueError("the kernel returns early: no single end to record at")
-        out = _FUNCTION.sub(lambda _: DEFERRED_FORM, source)
+        wide = name == "deferred"
+        out = _FUNCTION.sub(lambda _: DEFERRED_FORM if wide else DEFERRED_INT_FORM, source)
         head, body = out.split("__kernel", 1)
         open_at = body.index("{\n") + 2
-        body = (body[:open_at] + "    int mcl_bad = 0;\n    long mcl_bad_i = 0, mcl_bad_n = 0;\n"
+        kind = "long" if wide else "int"
+        body = (body[:open_at] + f"    int mcl_bad = 0;\n    {kind} mcl_bad_i = 0, mcl_bad_n = 0;\n"
                 + body[open_at:])
         end = body.rstrip().rindex("}")
         return head + "__kernel" + body[:end] + DEFERRED_END
@@ -128,7 +169,7 @@ def main() -> int:
         kernels = {"unchecked": mcl.compile(path, "hopper", device=args.device,
                                             check_writes=False)}
         checked = mcl.compile(path, "hopper", device=args.device)
-        for name in ("record", "int", "deferred"):
+        for name in FORMS:
             k = mcl.compile(path, "hopper", device=args.device)
             k.generated = dataclasses.replace(k.generated, source=form(checked.source, name))
             kernels[name] = k
@@ -147,18 +188,18 @@ def main() -> int:
                 except McplError:
                     reported = True
                 ok_all &= reported
-            best[name] = (float("inf"), ok, reported)
+            best[name] = (float("inf"), ok, reported, registers(k))
         for _ in range(args.rounds):
             for name, k in kernels.items():
                 awake = keep_awake(k.context, k.queue)
                 t = k.time(repeat=args.repeats, before=awake, **scalars, **arrays)
                 best[name] = (min(best[name][0], t), *best[name][1:])
         base = best["unchecked"][0]
-        for name, (t, ok, reported) in best.items():
+        for name, (t, ok, reported, regs) in best.items():
             rows.append({"case": case, "form": name, "seconds": t, "ratio": t / base,
-                         "correct": ok, "reports_outside": reported})
-            print(f"{case:20s} {name:10s} {t * 1e6:9.1f} us  {t / base:.3f}  correct {ok}"
-                  f"  reports {reported}", flush=True)
+                         "correct": ok, "reports_outside": reported, "registers": regs})
+            print(f"{case:20s} {name:12s} {t * 1e6:9.1f} us  {t / base:.3f}  correct {ok}"
+                  f"  reports {reported}  registers {regs}", flush=True)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "index_check_forms.json").write_text(json.dumps(
