@@ -20,7 +20,13 @@ from mcl.opencl.emit_expressions import (
     c_escape,
 )
 from mcl.opencl.emit_statements import ASYNC_WAIT
-from mcl.opencl.index_checks import FAULT_PARAM, FAULT_WORDS, helper_source
+from mcl.opencl.index_checks import (
+    FAULT_PARAM,
+    FAULT_WORDS,
+    RECORD,
+    declarations,
+    helper_source,
+)
 from mcl.opencl.plan import DTYPES, Argument, CompileTimeSize, LaunchPlan, record_dtype
 from mcl.opencl.target import Target
 
@@ -120,6 +126,10 @@ def assemble(gen: _KernelGen, params: list[_Var]) -> GeneratedKernel:
         head += _float_atomic_helper(q).splitlines() + [""]
     if gen.checks_indices:
         head += helper_source().splitlines() + [""]
+    else:   # no index is checked: no record of a fault
+        kept = [i for i, text in enumerate(gen.lines) if text.strip() != RECORD]
+        gen.lines = [gen.lines[i] for i in kept]
+        gen.origins = [gen.origins[i] for i in kept]
     for h in gen.helpers.values():
         head += h.splitlines() + [""]
     if gen.uses_async_copy:
@@ -147,12 +157,15 @@ def assemble(gen: _KernelGen, params: list[_Var]) -> GeneratedKernel:
     head.append(f"__kernel void {gen.kernel_name(f.name)}(" + (",\n" + " " * (
         len(gen.kernel_name(f.name)) + 15)).join(sig) + ")")
     head.append("{")
+    if gen.checks_indices:      # where a work-item keeps its fault until its end
+        head += ["    " + d for d in declarations()]
     origins = [0] * len(head)
     for text, line in gen.hoisted:
         head.append("    " + text)
         origins.append(line)
-    lines = head + gen.lines + ["}", ""]
-    origins += gen.origins + [0, 0]
+    end = ["    " + RECORD] if gen.checks_indices else []
+    lines = head + gen.lines + end + ["}", ""]
+    origins += gen.origins + [0] * len(end) + [0, 0]
     line_map = {i + 1: o for i, o in enumerate(origins) if o}
     local_mem = _fold(" + ".join(gen.local_bytes)) if gen.local_bytes else "0"
     plan = LaunchPlan(

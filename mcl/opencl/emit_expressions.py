@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 from mcl.diagnostics import McplError, error
 from mcl.mcpl import ast
 from mcl.mcpl.check_common import is_builtin_stub, stub_writes
-from mcl.opencl.index_checks import CHECK_FUNCTION, FAULT_PARAM, IndexSite
+from mcl.opencl.index_checks import IndexSite, check_call, passed_privates
 from mcl.opencl.plan import evaluate
 
 if TYPE_CHECKING:
@@ -414,14 +414,15 @@ class _CPrinter:
         g.checks_indices = True
         count = sum(len(grp) for grp in groups)
         out, position = [], 0
-        for grp, level in zip(groups, dims, strict=True):
+        for grp, exprs, level in zip(groups, e.groups, dims, strict=True):
             checked = []
-            for (text, prec), size in zip(grp, level, strict=True):
+            for (text, prec), x, size in zip(grp, exprs, level, strict=True):
                 if position in positions:
                     g.index_sites.append(IndexSite(print_expr(e), e.base.id, position, count,
                                                    e.span, g.check_every_index))
-                    text, prec = (f"{CHECK_FUNCTION}({text}, {self.expr(size)}, "
-                                  f"{len(g.index_sites)}, {FAULT_PARAM})", _ATOM)
+                    wide = "long" in (self.type_of(x), self.type_of(size))
+                    text, prec = check_call(text, self.expr(size), len(g.index_sites), wide,
+                                            g.check_every_index), _ATOM
                 checked.append((text, prec))
                 position += 1
             out.append(checked)
@@ -522,9 +523,9 @@ class _CPrinter:
                 v.written = True
             else:
                 args.append(self.expr(a))
-        if h.checks_indices:        # it checks an index the data choose
+        if h.checks_indices:        # it checks indices: it keeps a fault in the caller's
             g.checks_indices = True
-            args.append(FAULT_PARAM)
+            args.append(passed_privates(g.check_every_index))
         return f"{h.cname}({', '.join(args)})"
 
     def stub_call(self, e: ast.Call, fn: ast.Function) -> str:

@@ -26,6 +26,7 @@ from mcl.opencl.emit_expressions import (
     _Var,
     root_name,
 )
+from mcl.opencl.index_checks import RECORD
 from mcl.opencl.plan import DTYPES, Argument, ViewCheck, evaluate
 
 #: the line that waits for a work-item's asynchronous copies before a barrier
@@ -93,6 +94,8 @@ class _StatementEmission:
             if s.value is not None and _is_kernel(self.f):
                 raise _err("opencl-kernel-return", "a kernel cannot return a value", s,
                            "write the result to an array parameter")
+            if self.index_checks is not None and _is_kernel(self.f):
+                self.emit(RECORD)       # the work-item's fault, where it checks indices
             self.emit("return;" if s.value is None else f"return {p.expr(s.value)};")
         elif isinstance(s, ast.If):
             self.emit(f"if ({p.expr(s.cond)}) {{")

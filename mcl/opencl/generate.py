@@ -49,7 +49,7 @@ from mcl.opencl.emit_expressions import (
     root_name,
 )
 from mcl.opencl.emit_statements import _StatementEmission
-from mcl.opencl.index_checks import FAULT_PARAM, IndexSite, sites_to_check
+from mcl.opencl.index_checks import IndexSite, helper_parameters, sites_to_check
 from mcl.opencl.plan import Argument, ViewCheck, evaluate
 from mcl.opencl.target import Target, load_target
 
@@ -164,7 +164,7 @@ class _Helper:
     by_pointer: frozenset[int]
     written: frozenset[int]
     read: frozenset[int]
-    #: it checks an index the data choose: it takes the fault record last
+    #: it checks indices: it takes pointers to the kernel's privates of the checks last
     checks_indices: bool = False
 
 
@@ -628,8 +628,8 @@ class _KernelGen(_StatementEmission):
                 pvars.append(v)
             sub.scopes.append({})
             sub.statements(g.body.statements)
-            if sub.checks_indices:      # the fault record, passed on by the caller
-                params.append(f"__global int* {FAULT_PARAM}")
+            if sub.checks_indices:      # where it keeps a fault: the kernel's privates
+                params += helper_parameters()
             written = {i for i, v in enumerate(pvars) if v.written}
             scalars = {i for i in written if not g.params[i].type.is_array}
             if scalars <= by_pointer:

@@ -70,8 +70,9 @@ def test_helpers_with_arrays_and_written_parameters(opencl_device, n, m):
     assert "accumulate_global(&sums[i], last);" in src
     # the kernel mcl.compile launches checks the helpers' indices as it runs, which the
     # analyses do not follow (mcl.opencl.index_checks)
-    assert "inline float row_sum(int n, int m, int i, __global float* x, __global int* " \
-        "mcl_fault)" in k.source and "x[(MCL_OFFSET)mcl_checked_index(i, n, " in k.source
+    assert "inline float row_sum(int n, int m, int i, __global float* x, int *mcl_bad, " \
+        "int *mcl_bad_i, int *mcl_bad_n, int *mcl_bad_l, long *mcl_bad_il, long *mcl_bad_nl)" \
+        in k.source and "x[(MCL_OFFSET)mcl_checked_index(i, n, " in k.source
     x = np.random.default_rng(m).uniform(-1, 1, (n, m)).astype(np.float32)
     got = k(n=n, m=m, x=x.copy(), sums=np.zeros(n, np.float32))
     np.testing.assert_array_equal(got["lasts"], x[:, -1])

@@ -9,6 +9,8 @@ driver)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -69,7 +71,8 @@ def test_a_loop_whose_bounds_the_data_choose_is_checked_at_each_access(spmv):
     row_ptr[-1] = 20
     message, d = _error(lambda: spmv(nrRows=8, nrCols=16, nnz=16, rowPtr=row_ptr,
                                      colIdx=col_idx, values=values, x=x))
-    assert "reached index 16, where" in message
+    # the work-item's last index outside: k runs to 19
+    assert re.search(r"reached index 1[6-9], where", message), message
     assert "has 16 elements (in the work-item of OpenCL global id (7, 0))" in message
     assert any(f"{a}[k] reached" in message for a in ("values", "colIdx"))
 
@@ -127,3 +130,27 @@ def test_only_the_kernels_mcl_compile_launches_check(opencl_device):
     for version in ("vector_add/hopper_v1", "matmul/hopper_v12"):
         path = EXAMPLES / f"{version}.mcpl"
         assert mcl.compile(path).source == generate(path)[0].source
+
+
+def test_a_long_index_and_a_work_item_that_returns_early(opencl_device):
+    """x[j] with j a long: checked in 64 bits; a work-item that returns right after its
+    index outside (j >= m) still records it."""
+    k = mcl.compile(KERNELS / "gather_return.mcpl")
+    assert "x[mcl_checked_index_long(j, m, " in k.source
+    n, m = 40, 9
+    idx = (np.arange(n) % m).astype(np.int32)
+    x = np.arange(1, m + 1, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    got = k(n=n, m=m, idx=idx, x=x, out=out)["out"]
+    assert np.allclose(got, np.where(idx == 0, x[idx], x[idx] + x[idx - 1]))
+    idx[20] = 9
+    message, d = _error(lambda: k(n=n, m=m, idx=idx, x=x, out=out))
+    assert d.span.line == 17 and "x[j] reached index 9, where x has 9 elements (in the " \
+        "work-item of OpenCL global id (20, 0))" in message
+    idx[20] = 3
+    idx[3] = 1 << 30
+    message, d = _error(lambda: k(n=n, m=m, idx=idx, x=x, out=out))
+    assert "x[j] reached index 1,073,741,824, where x has 9 elements" in message
+    idx[3] = -5             # past the return: the later int index is recorded first
+    message, d = _error(lambda: k(n=n, m=m, idx=idx, x=x, out=out))
+    assert "x[idx[i] - 1] reached index -6, where x has 9 elements" in message
