@@ -77,9 +77,9 @@ def helper_source() -> str:
     """The OpenCL C of the checks and of :data:`RECORD`. A check is ``i`` where it lies
     in ``[0, n)``, else 0, and keeps the site, the index and the extent in the
     work-item's private variables: no store in the access's path (one in the path, an
-    atomic compare-and-swap, cost spmv_csr perfect 42% on the H200 where this form
-    costs 12%: benchmarks/opencl/index_check_forms.py). The record, at the work-item's
-    end, stores the first of the work-items' faults to reach it."""
+    atomic compare-and-swap, cost spmv_csr perfect 42% on the H200 where this form costs
+    12%: benchmarks/results/perf/h200_2026-12-03_index_checks). The record, at the
+    work-item's end, stores the first of the work-items' faults to reach it."""
     ids = " ".join(f"{FAULT_PARAM}[{5 + d}] = (int)get_global_id({d});" for d in range(3))
     return f"""\
 // indices the data choose, checked as the kernel runs (mcl run, mcl.compile): outside
