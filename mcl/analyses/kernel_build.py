@@ -316,15 +316,23 @@ class KernelBuilder:
     # ---- statements
 
     def block(self, b: ast.Stmt) -> None:
-        if isinstance(b, ast.Block):
-            self.scopes.append({})
-            for s in b.statements:
-                self.stmt(s)
-            self.scopes.pop()
-        else:
-            self.scopes.append({})
-            self.stmt(b)
-            self.scopes.pop()
+        self.scopes.append({})
+        exits = 0
+        for s in b.statements if isinstance(b, ast.Block) else (b,):
+            self.stmt(s)
+            if isinstance(s, ast.If) and s.orelse is None and _leaves(s.then):
+                # `if (i >= n) return;`: the rest of the block runs where it does not hold
+                full = self.condition(s.cond)
+                self.guard += 1
+                self.pinned.append(frozenset())
+                self.conditions.append(Condition(None if full is None else sympy.Not(full),
+                                                 len(self.loops)))
+                exits += 1
+        for _ in range(exits):
+            self.conditions.pop()
+            self.pinned.pop()
+            self.guard -= 1
+        self.scopes.pop()
 
     def stmt(self, s: ast.Stmt) -> None:
         if isinstance(s, ast.Block):
@@ -676,6 +684,15 @@ class KernelBuilder:
             e, base.id, sym, sym.space if sym is not None else None,
             element_bytes(t, self.checked), tuple(indices), tuple(sizes), offset, write,
             tuple(self.loops), self.guard > 0, why, deps, tuple(self.conditions)))
+
+
+def _leaves(b: ast.Stmt) -> bool:
+    """Whether ``b`` always leaves the statements that follow it in its block: it ends
+    in a return, break or continue (``if (i >= n) { return; }``)."""
+    last = b.statements[-1] if isinstance(b, ast.Block) and b.statements else b
+    if isinstance(last, ast.Block):
+        return _leaves(last)
+    return isinstance(last, ast.Return | ast.Break | ast.Continue)
 
 
 def _course(compared, span: sympy.Expr, step: sympy.Expr) -> str | None:

@@ -241,6 +241,18 @@ def test_a_guarded_access_is_checked_where_its_condition_holds(tmp_path):
     assert "reaches 223" in d.message and "e = 15" in d.message
 
 
+def test_a_branch_that_leaves_guards_the_statements_after_it(tmp_path):
+    """`if (e >= 8) continue;` (or return, break): the rest of its block runs where the
+    condition fails, as CUDA's `if (i >= n) return;`; where the branch does not leave,
+    or after the block, it guards nothing."""
+    for leave in ("continue;", "break;", "return;", "{ continue; }"):
+        assert _bounds(tmp_path, 16, guard=f"if (e >= 8) {leave} ") == [], leave
+    (d,) = _bounds(tmp_path, 16, guard="if (e >= 8) { e = e; } ")
+    assert "reaches 223" in d.message
+    (d,) = _bounds(tmp_path, 16, guard="if (e >= 12) { continue; } ")
+    assert "reaches 159 (at e = 11, t = 7)" in d.message
+
+
 def test_an_access_under_a_condition_on_data_is_not_named(tmp_path):
     # the analyses cannot tell where a condition on data holds: no proof, no warning
     assert _bounds(tmp_path, 16, guard="if (inp[b, 0] > 0.0) ") == []
