@@ -3,8 +3,9 @@
 A barrier synchronises the units of a work-group (a block's warps and threads): every
 one of them must reach it, the same number of times. One inside an ``if`` whose
 condition differs between them (``if (t < 16) { ...; barrier(shared); }``), inside a
-loop whose trip count does (``for (j = t; j < n; j += 32)``), or in a loop that some of
-them leave early (``if (v[t] < 0) { break; }``) leaves the others waiting for units
+loop whose trip count does (``for (j = t; j < n; j += 32)``), in a loop that some of
+them leave early (``if (v[t] < 0) { break; }``), or after a return that some of them
+take (``if (i >= n) { return; }``) leaves the others waiting for units
 that never come, or the result undefined: OpenCL makes it undefined behaviour, NVIDIA's
 GPUs may hang or go on with a part of the block, PoCL may hang.
 
@@ -50,7 +51,7 @@ def divergent_barriers(function: ast.Function, hardware, kernel=None) -> list[Di
         return kernel is not None and _same_trips(kernel, node)
 
     out: list[Diagnostic] = []
-    _visit(function.body, [], varying, same_trips, grid, out)
+    _visit(function.body, [], varying, same_trips, grid, out, [])
     return out
 
 
@@ -111,38 +112,49 @@ def _varying(function: ast.Function, grid: str | None, hardware) -> Varying:
 
 def _visit(s: ast.Stmt, around: list[tuple[ast.Stmt, str]], varying: Varying,
            same_trips: Callable[[ast.For], bool], grid: str | None,
-           out: list[Diagnostic]) -> None:
+           out: list[Diagnostic], returned: list[ast.If]) -> None:
     """Each barrier under ``s``, with the statements around it whose control varies
     (``around``: the statement and how it varies; ``same_trips``: whether every unit
-    goes round a loop whose header varies equally often all the same)."""
+    goes round a loop whose header varies equally often all the same; ``returned``: the
+    ``if`` statements before it, in the order the units run them, that end the kernel
+    for some units of a work-group and not for others)."""
     if isinstance(s, ast.Barrier):
         if around:
             out.append(_warning(s, *around[-1]))
+        elif returned:
+            out.append(_warning(s, returned[0], "return"))
         return
     if isinstance(s, ast.ForEach):
         # the work-group's own loop starts afresh: what varied between work-groups does
         # not split a work-group
-        _visit(s.body, [] if s.group == grid else around, varying, same_trips, grid, out)
+        _visit(s.body, [] if s.group == grid else around, varying, same_trips, grid, out,
+               returned)
     elif isinstance(s, ast.If):
-        here = around + [(s, "if")] if varying.expr(s.cond) else around
-        _visit(s.then, here, varying, same_trips, grid, out)
+        varies = varying.expr(s.cond)
+        here = around + [(s, "if")] if varies else around
+        _visit(s.then, here, varying, same_trips, grid, out, returned)
         if s.orelse is not None:
-            _visit(s.orelse, here, varying, same_trips, grid, out)
+            _visit(s.orelse, here, varying, same_trips, grid, out, returned)
+        if (varies or around) and any(isinstance(n, ast.Return) for n in ast.walk(s)):
+            returned.append(s)      # `if (i >= n) return;`: the units after it differ
     elif isinstance(s, ast.For | ast.While):
         # a loop some units leave early is named for that (its index then varies too)
         early = varying.leaves_early(s)
         varies = varying.header(s) and not (isinstance(s, ast.For) and same_trips(s))
         here = around + [(early, "early")] if early is not None else \
             around + [(s, "loop")] if varies else around
-        _visit(s.body, here, varying, same_trips, grid, out)
+        _visit(s.body, here, varying, same_trips, grid, out, returned)
     elif isinstance(s, ast.Block):
         for c in s.statements:
-            _visit(c, around, varying, same_trips, grid, out)
+            _visit(c, around, varying, same_trips, grid, out, returned)
 
 
 def _warning(b: ast.Barrier, s: ast.Stmt, how: str) -> Diagnostic:
     if how == "if":
         where = f"inside 'if ({print_expr(s.cond)})', whose condition"
+    elif how == "return":
+        where = f"after 'if ({print_expr(s.cond)})', which ends the kernel for some units: " \
+            "that condition"
     elif how == "early":
         where = (f"in a loop that 'if ({print_expr(s.cond)})' leaves or skips for some "
                  "units: that condition")

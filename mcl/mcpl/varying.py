@@ -82,25 +82,28 @@ class Varying:
         return any(self.expr(e) for e in (init, s.cond, update))
 
     def leaves_early(self, s: ast.For | ast.While) -> ast.If | None:
-        """The outermost ``if`` with a varying condition in the body of ``s`` (not in a
-        loop inside it) around a ``break`` or ``continue``: its units leave the loop or
-        skip the rest of an iteration unequally."""
-        def search(n: ast.Stmt, under: ast.If | None) -> ast.If | None:
-            if isinstance(n, ast.Break | ast.Continue):
+        """The outermost ``if`` with a varying condition in the body of ``s`` around a
+        ``break`` or ``continue`` (not in a loop inside it) or a ``return`` (anywhere in
+        it): its units leave the loop or skip the rest of an iteration unequally."""
+        def search(n: ast.Stmt, under: ast.If | None, inner: bool) -> ast.If | None:
+            if isinstance(n, ast.Return) or isinstance(n, ast.Break | ast.Continue) \
+                    and not inner:
                 return under
             if isinstance(n, ast.If):
                 here = n if under is None and self.expr(n.cond) else under
-                found = search(n.then, here)
+                found = search(n.then, here, inner)
                 if found is None and n.orelse is not None:
-                    found = search(n.orelse, here)
+                    found = search(n.orelse, here, inner)
                 return found
             if isinstance(n, ast.Block):
                 for c in n.statements:
-                    found = search(c, under)
+                    found = search(c, under, inner)
                     if found is not None:
                         return found
-            return None     # (a loop inside has its own break)
-        return search(s.body, None)
+            if isinstance(n, ast.For | ast.While):    # its own break; a return leaves
+                return search(n.body, under, True)
+            return None
+        return search(s.body, None, False)
 
     def loop(self, s: ast.For | ast.While) -> bool:
         """Whether the units may go round ``s`` different numbers of times."""

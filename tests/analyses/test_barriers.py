@@ -49,6 +49,14 @@ def _found(tmp_path, body: str) -> list:
     # a flag set under a condition that varies
     ("int go = 0;\n if (w == 0) { go = 1; }\n if (go == 1) { barrier(shared); }",
      "inside 'if (go == 1)'"),
+    # after a return some threads take (CUDA's `if (i >= n) return;`)
+    ("if (tid >= 200) { return; }\n barrier(shared);",
+     "after 'if (tid >= 200)', which ends the kernel for some units"),
+    ("if (w == 0) { if (t > 3) { return; } }\n barrier(shared);",
+     "after 'if (t > 3)', which ends the kernel for some units"),
+    # a return in a loop: its later rounds' barriers too
+    ("for (int j = 0; j < 4; j++) { barrier(shared); if (t == j) { return; } }",
+     "in a loop that 'if (t == j)' leaves or skips for some units"),
 ])
 def test_a_barrier_behind_a_condition_that_varies_is_named(tmp_path, body, where):
     (d,) = _found(tmp_path, body)
@@ -70,6 +78,9 @@ def test_a_barrier_behind_a_condition_that_varies_is_named(tmp_path, body, where
     "for (int l = 0; l < n / 1024; l++) { barrier(shared); }",
     # a range that names the thread's index, but 8 rounds for every thread
     "for (int k = t; k < 256; k += 32) { barrier(shared); }",
+    # a return every thread of the block takes or none does, or after the last barrier
+    "if (b > n) { return; }\n barrier(shared);",
+    "barrier(shared);\n if (tid >= 200) { return; }",
 ])
 def test_a_barrier_every_unit_reaches_is_not_named(tmp_path, body):
     assert _found(tmp_path, body) == []
